@@ -1,0 +1,22 @@
+//! # slotscope-core
+//!
+//! The sans-IO heart of slotscope, shared by the native collector and the WASM viewer.
+//!
+//! This crate performs no networking, no file access and never reads a clock or a global random
+//! generator: every input (bytes of a recording, replies of a server, the current time) is handed in
+//! by the caller, and every output is a value. The same events always fold into the same state, so
+//! whatever the collector computes natively, the viewer computes identically in the browser.
+//!
+//! - [`slot`]: key → slot (CRC16-XMODEM with hash tags), slot ranges.
+//! - [`node`]: node ids and addresses.
+//! - [`time`]: timestamps and spans as plain data.
+//! - [`resp`]: RESP2/RESP3 parsing and command encoding.
+
+pub mod node;
+pub mod resp;
+pub mod slot;
+pub mod time;
+
+pub use node::{NodeAddr, NodeId, NodeRef};
+pub use slot::{Slot, SlotRange, SLOT_COUNT};
+pub use time::{TimeSpan, Timestamp};

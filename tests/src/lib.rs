@@ -1,0 +1,1 @@
+//! Real-cluster harness for slotscope integration tests.
