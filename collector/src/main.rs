@@ -1,1 +1,347 @@
-fn main() {}
+//! `slotscope`: records a live Redis Cluster / Valkey cluster into one file, and reads it back.
+
+mod command;
+mod connection;
+mod poll;
+mod progress;
+mod recorder;
+mod report;
+mod secret;
+mod sink;
+mod tls;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use slotscope_core::NodeAddr;
+
+use crate::connection::ConnectOptions;
+use crate::progress::{human_bytes, Progress};
+use crate::recorder::{RecordConfig, RecordError};
+use crate::sink::FileSink;
+
+/// Postmortem tool for Redis Cluster / Valkey cluster incidents on the client side of routing.
+#[derive(Parser, Debug)]
+#[command(name = "slotscope", version, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Record a live cluster into one file (JSON Lines, optionally zstd).
+    #[command(long_about = RECORD_ABOUT, after_help = RECORD_AFTER)]
+    Record(RecordArgs),
+    /// Print what a recording holds: duration, nodes, topology changes, poll failures.
+    Summary(SummaryArgs),
+}
+
+const RECORD_ABOUT: &str = "\
+Record a live cluster into one file.
+
+Starting from one seed address (a configuration endpoint is typical), slotscope discovers every node
+(CLUSTER SHARDS, falling back to CLUSTER SLOTS / CLUSTER NODES), polls all of them concurrently every
+--interval and keeps following the topology: a node added mid-recording is polled from the next round
+on, a node that no other node lists any more is recorded as gone, a node that fails 3 polls in a row
+is recorded as unreachable (and as recovered when it answers again). Each poll takes the node's
+topology (recorded when it changes), INFO (server, clients, stats, commandstats, errorstats, keyspace,
+memory) and CLIENT LIST. One slow or dead node never delays the others: each poll has its own
+--timeout, and a failure is recorded as an event.
+
+The collector is read-only: it sends only CLUSTER SHARDS/SLOTS/NODES/INFO, INFO, CLIENT LIST, PING
+and AUTH/HELLO to log in; any other command is refused before it reaches the network. An ACL user
+allowed just these is enough, e.g.
+  ACL SETUSER slotscope on >PASSWORD -@all +cluster|shards +cluster|slots +cluster|nodes
+      +cluster|info +info +client|list +ping +auth +hello
+
+The file is written as JSON Lines (zstd-compressed when FILE ends in .zst or with --compress) and
+flushed after every poll round. SIGINT or SIGTERM ends the recording cleanly: the current round is
+written, an end line is added and slotscope exits 0.";
+
+const RECORD_AFTER: &str = "\
+Passwords are never taken on the command line (they would show in ps and in shell history): set
+SLOTSCOPE_PASSWORD or use --password-file. They never appear in the recording, logs or errors.
+
+Examples:
+  slotscope record --seed clustercfg.example.cache.amazonaws.com:6379 --tls --out incident.jsonl.zst
+  SLOTSCOPE_PASSWORD=... slotscope record --seed 10.0.0.5:6379 --user slotscope --out r.jsonl --duration 10m";
+
+#[derive(clap::Args, Debug)]
+struct RecordArgs {
+    /// Address of one cluster node or of the configuration endpoint, HOST:PORT.
+    #[arg(long, value_name = "HOST:PORT", value_parser = parse_addr)]
+    seed: NodeAddr,
+    /// File to write; a name ending in .zst is zstd-compressed.
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    /// Time between polls of each node (e.g. 500ms, 1s, 5s).
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
+    interval: Duration,
+    /// Stop after this long (e.g. 90s, 10m, 2h); without it, record until Ctrl-C / SIGTERM.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    duration: Option<Duration>,
+    /// Give up on a node's poll after this long [default: 4/5 of --interval].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    timeout: Option<Duration>,
+    /// Compress with zstd whatever the file name.
+    #[arg(long)]
+    compress: bool,
+    /// Overwrite FILE if it exists (by default an existing file is never touched).
+    #[arg(long)]
+    force: bool,
+    /// Take CLIENT LIST every N polls of a node (it is the largest reply on busy nodes).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    client_list_every: u32,
+    /// Connect with TLS (certificate verified against the Mozilla roots or --cacert).
+    #[arg(long)]
+    tls: bool,
+    /// PEM file of the CA(s) that signed the servers' certificates (implies --tls).
+    #[arg(long, value_name = "FILE")]
+    cacert: Option<PathBuf>,
+    /// Do not verify the servers' certificates (implies --tls).
+    #[arg(long)]
+    insecure: bool,
+    /// ACL user name to log in as (password from SLOTSCOPE_PASSWORD or --password-file).
+    #[arg(long, value_name = "NAME")]
+    user: Option<String>,
+    /// File whose first line is the password (else the SLOTSCOPE_PASSWORD environment variable).
+    #[arg(long, value_name = "FILE")]
+    password_file: Option<PathBuf>,
+    /// Refused: passwords are not taken on the command line.
+    #[arg(long, hide = true, value_name = "PASSWORD", num_args = 0..=1)]
+    password: Option<Option<String>>,
+    /// No progress line, even on a terminal.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum SummaryFormat {
+    Text,
+    Json,
+}
+
+#[derive(clap::Args, Debug)]
+struct SummaryArgs {
+    /// A recording (.jsonl or .jsonl.zst).
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: SummaryFormat,
+}
+
+fn parse_addr(s: &str) -> Result<NodeAddr, String> {
+    s.parse()
+        .map_err(|e: slotscope_core::node::AddrError| e.to_string())
+}
+
+/// Parses `250ms`, `1s`, `1.5s`, `10m`, `2h` (a bare number is seconds).
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration (examples: 500ms, 1s, 10m, 2h)"))?;
+    let secs = match unit.trim() {
+        "ms" => n / 1000.0,
+        "" | "s" => n,
+        "m" | "min" => n * 60.0,
+        "h" => n * 3600.0,
+        other => {
+            return Err(format!(
+                "unknown unit `{other}` in `{s}` (use ms, s, m or h)"
+            ))
+        }
+    };
+    if !(secs.is_finite() && secs > 0.0 && secs < 1e9) {
+        return Err(format!("`{s}` must be a positive duration"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Cmd::Record(args) => run_record(args),
+        Cmd::Summary(args) => run_summary(args),
+    }
+}
+
+fn run_record(args: RecordArgs) -> ExitCode {
+    if args.password.is_some() {
+        eprintln!(
+            "error: --password is not accepted: a password on the command line shows in ps and shell \
+             history. Set {} or use --password-file FILE.",
+            secret::PASSWORD_ENV
+        );
+        return ExitCode::from(2);
+    }
+    let password = match secret::load_password(args.password_file.as_deref()) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let use_tls = args.tls || args.cacert.is_some() || args.insecure;
+    let tls = if use_tls {
+        match tls::client_config(args.cacert.as_deref(), args.insecure) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        None
+    };
+    let timeout = args
+        .timeout
+        .unwrap_or_else(|| args.interval.mul_f64(0.8))
+        .max(Duration::from_millis(10));
+    let cfg = RecordConfig {
+        seed: args.seed,
+        interval: args.interval,
+        timeout,
+        duration: args.duration,
+        connect: ConnectOptions {
+            tls,
+            user: args.user,
+            password,
+        },
+        client_list_every: args.client_list_every,
+        gone_after: 3,
+    };
+    let compress = args.compress || sink::wants_zstd(&args.out);
+    let sink = match FileSink::create(&args.out, compress, args.force) {
+        Ok(s) => s,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            eprintln!(
+                "error: {} already exists; choose another --out or pass --force to overwrite it",
+                args.out.display()
+            );
+            return ExitCode::from(2);
+        }
+        Err(e) => {
+            eprintln!("error: cannot create {}: {e}", args.out.display());
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut progress = if args.quiet {
+        Progress::disabled()
+    } else {
+        Progress::on_stderr()
+    };
+    let out = args.out.clone();
+    let result = runtime.block_on(async {
+        recorder::record(cfg, Box::new(sink), &mut progress, shutdown_signal()).await
+    });
+    progress.finish();
+    match result {
+        Ok(stats) => {
+            let f = &stats.figures;
+            eprintln!(
+                "slotscope: recorded {} rounds from {} nodes ({} samples, {} failures) to {} ({}), ended by {}",
+                f.rounds,
+                f.nodes,
+                f.samples,
+                f.failures,
+                out.display(),
+                human_bytes(std::fs::metadata(&out).map(|m| m.len()).unwrap_or(f.bytes)),
+                format!("{:?}", stats.reason).to_lowercase()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e @ RecordError::Seed { .. }) => {
+            // Nothing was recorded: leave no empty file behind.
+            let _ = std::fs::remove_file(&out);
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).ok();
+    let mut int = signal(SignalKind::interrupt()).ok();
+    tokio::select! {
+        _ = async { match term.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending().await } } => {}
+        _ = async { match int.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending().await } } => {}
+    }
+}
+
+fn run_summary(args: SummaryArgs) -> ExitCode {
+    let read = match report::read(&args.file) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match args.format {
+        SummaryFormat::Text => print!("{}", report::render_text(&read)),
+        SummaryFormat::Json => {
+            let mut v = serde_json::to_value(&read.summary).unwrap_or_default();
+            if let Some(obj) = v.as_object_mut() {
+                let bad: Vec<String> = read.bad_lines.iter().map(ToString::to_string).collect();
+                obj.insert("bad_lines".into(), bad.into());
+            }
+            println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        }
+    }
+    for e in &read.bad_lines {
+        eprintln!("warning: {e}");
+    }
+    if read.bad_lines.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_like_people_write_them() {
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("1s").unwrap(), Duration::from_secs(1));
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("10m").unwrap(), Duration::from_secs(600));
+        assert_eq!(parse_duration("2h").unwrap(), Duration::from_secs(7200));
+        assert_eq!(parse_duration("3").unwrap(), Duration::from_secs(3));
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("fast").is_err());
+        assert!(parse_duration("5d").unwrap_err().contains("unknown unit"));
+    }
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

@@ -1,1 +1,63 @@
-fn main() {}
+//! Key → slot throughput: `Slot::for_key` on 27-byte keys shaped like the incident's
+//! (`device_imp:0000123456789012`) and on bulk data, against the `crc16` crate's table CRC as the
+//! baseline in the same run.
+#![allow(missing_docs)] // criterion's macros generate undocumented items
+
+use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use slotscope_core::slot::crc16_xmodem;
+use slotscope_core::Slot;
+
+fn keys(n: usize) -> Vec<Vec<u8>> {
+    (0..n)
+        .map(|i| format!("device_imp:{:016}", 123_456_789_012u64 + i as u64 * 7919).into_bytes())
+        .collect()
+}
+
+fn bench_keys(c: &mut Criterion) {
+    let keys = keys(1024);
+    assert!(keys.iter().all(|k| k.len() == 27));
+    let mut g = c.benchmark_group("keyslot_27_byte_keys");
+    g.throughput(Throughput::Elements(keys.len() as u64));
+    g.bench_function("slotscope Slot::for_key", |b| {
+        b.iter(|| {
+            let mut acc = 0u32;
+            for k in &keys {
+                acc = acc.wrapping_add(u32::from(Slot::for_key(black_box(k)).get()));
+            }
+            acc
+        })
+    });
+    g.bench_function("crc16 crate (XMODEM) & 0x3fff", |b| {
+        b.iter(|| {
+            let mut acc = 0u32;
+            for k in &keys {
+                let crc = crc16::State::<crc16::XMODEM>::calculate(black_box(k));
+                acc = acc.wrapping_add(u32::from(crc & 0x3fff));
+            }
+            acc
+        })
+    });
+    g.finish();
+}
+
+fn bench_bulk(c: &mut Criterion) {
+    let mut g = c.benchmark_group("crc16_bulk");
+    for size in [4 * 1024usize, 1024 * 1024] {
+        let data: Vec<u8> = (0..size).map(|i| (i * 31 + 7) as u8).collect();
+        g.throughput(Throughput::Bytes(size as u64));
+        g.bench_with_input(BenchmarkId::new("slotscope", size), &data, |b, d| {
+            b.iter(|| crc16_xmodem(black_box(d)))
+        });
+        g.bench_with_input(BenchmarkId::new("crc16 crate", size), &data, |b, d| {
+            b.iter(|| crc16::State::<crc16::XMODEM>::calculate(black_box(d)))
+        });
+    }
+    g.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default();
+    targets = bench_keys, bench_bulk
+}
+criterion_main!(benches);

@@ -11,11 +11,21 @@
 //! - [`node`]: node ids and addresses.
 //! - [`time`]: timestamps and spans as plain data.
 //! - [`resp`]: RESP2/RESP3 parsing and command encoding.
+//! - [`info`], [`client_list`], [`topology`]: parsers of the replies the collector records.
+//! - [`recording`]: the schema of a recording (header and events, one JSON object per line).
+//! - [`reader`]: streaming reader of recordings, plain or zstd, tolerant of a cut-short tail.
+//! - [`summary`]: what a recording holds (nodes, slot moves, failures), folded from its lines.
 
+pub mod client_list;
+pub mod info;
 pub mod node;
+pub mod reader;
+pub mod recording;
 pub mod resp;
 pub mod slot;
+pub mod summary;
 pub mod time;
+pub mod topology;
 
 pub use node::{NodeAddr, NodeId, NodeRef};
 pub use slot::{Slot, SlotRange, SLOT_COUNT};

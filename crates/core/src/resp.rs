@@ -176,11 +176,7 @@ fn parse_at(buf: &[u8], pos: &mut usize, depth: usize) -> Result<Option<Value>, 
         b':' => Value::Integer(number(head)?),
         b'_' => Value::Null,
         b'#' => Value::Boolean(head == b"t"),
-        b',' => Value::Double(
-            text()
-                .parse()
-                .map_err(|_| RespError::BadNumber(text()))?,
-        ),
+        b',' => Value::Double(text().parse().map_err(|_| RespError::BadNumber(text()))?),
         b'(' => Value::BigNumber(text()),
         b'$' | b'!' | b'=' => {
             let n = number(head)?;
@@ -327,7 +323,10 @@ mod tests {
 
     #[test]
     fn rejects_garbage() {
-        assert!(matches!(parse(b"?x\r\n"), Err(RespError::UnknownType(b'?', 0))));
+        assert!(matches!(
+            parse(b"?x\r\n"),
+            Err(RespError::UnknownType(b'?', 0))
+        ));
         assert!(matches!(parse(b":abc\r\n"), Err(RespError::BadNumber(_))));
         assert!(matches!(parse(b"$3\r\nfooXY"), Err(RespError::MissingCrlf)));
         assert!(matches!(

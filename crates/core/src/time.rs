@@ -33,8 +33,22 @@ impl Timestamp {
     }
 
     /// The timestamp of a UTC civil date and time; `None` for out-of-range fields.
-    pub fn from_civil(y: i64, mo: u32, d: u32, h: u32, mi: u32, s: u32, ms: u32) -> Option<Timestamp> {
-        if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 || ms > 999 {
+    pub fn from_civil(
+        y: i64,
+        mo: u32,
+        d: u32,
+        h: u32,
+        mi: u32,
+        s: u32,
+        ms: u32,
+    ) -> Option<Timestamp> {
+        if !(1..=12).contains(&mo)
+            || !(1..=31).contains(&d)
+            || h > 23
+            || mi > 59
+            || s > 60
+            || ms > 999
+        {
             return None;
         }
         // Howard Hinnant's days_from_civil.
@@ -90,7 +104,10 @@ impl TimeSpan {
         if start <= end {
             TimeSpan { start, end }
         } else {
-            TimeSpan { start: end, end: start }
+            TimeSpan {
+                start: end,
+                end: start,
+            }
         }
     }
 
@@ -131,7 +148,10 @@ mod tests {
         assert_eq!(Timestamp(0).to_rfc3339(), "1970-01-01T00:00:00.000Z");
         let leap = Timestamp::from_civil(2024, 2, 29, 23, 59, 59, 999).unwrap();
         assert_eq!(leap.to_rfc3339(), "2024-02-29T23:59:59.999Z");
-        assert_eq!(Timestamp(leap.0 + 1).to_rfc3339(), "2024-03-01T00:00:00.000Z");
+        assert_eq!(
+            Timestamp(leap.0 + 1).to_rfc3339(),
+            "2024-03-01T00:00:00.000Z"
+        );
         assert!(Timestamp::from_civil(2024, 13, 1, 0, 0, 0, 0).is_none());
     }
 

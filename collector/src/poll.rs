@@ -1,0 +1,285 @@
+//! Polling one node: the only place that talks to a server and reads the clock. A poll sends the
+//! allowlisted commands in one pipeline and turns the replies into core values.
+
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use slotscope_core::client_list::{parse_client_list, ClientEntry};
+use slotscope_core::info::InfoReport;
+use slotscope_core::recording::FailureKind;
+use slotscope_core::resp::Value;
+use slotscope_core::topology::TopologyView;
+use slotscope_core::{NodeAddr, Timestamp};
+
+use crate::command::{Command, INFO_SECTIONS};
+use crate::connection::{ConnError, ConnectOptions, Connection};
+
+/// The `INFO` section name under which the `CLUSTER INFO` fields are recorded.
+pub const CLUSTER_INFO_SECTION: &str = "cluster_info";
+
+/// The wall-clock time now, as a core timestamp.
+pub fn now() -> Timestamp {
+    let ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    Timestamp(ms)
+}
+
+/// A step of a poll that failed while the rest went on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepFailure {
+    /// The step (`connect`, `auth`, a command name, `timeout`).
+    pub step: String,
+    /// What kind of failure.
+    pub kind: FailureKind,
+    /// The error text (never a secret).
+    pub error: String,
+}
+
+/// What one poll of one node gave.
+#[derive(Clone, Debug, Default)]
+pub struct Sample {
+    /// When the replies arrived.
+    pub t: Option<Timestamp>,
+    /// Round trip of the pipeline, in microseconds.
+    pub latency_us: u64,
+    /// The node's view of the cluster.
+    pub view: Option<TopologyView>,
+    /// Its `INFO`.
+    pub info: Option<InfoReport>,
+    /// Its `CLIENT LIST`, when taken this time.
+    pub clients: Option<Vec<ClientEntry>>,
+    /// Steps that failed. A failure of the connection fails the whole poll.
+    pub failures: Vec<StepFailure>,
+}
+
+impl Sample {
+    /// Whether the poll got the node's replies (some steps may still have failed).
+    pub fn is_ok(&self) -> bool {
+        self.info.is_some() || self.view.is_some()
+    }
+}
+
+/// A node's poller: its connection and what it learned about the server's abilities.
+pub struct Poller {
+    addr: NodeAddr,
+    opts: ConnectOptions,
+    conn: Option<Connection>,
+    shards_unsupported: bool,
+    multi_info_unsupported: bool,
+    polls: u64,
+    client_list_every: u64,
+}
+
+impl Poller {
+    /// A poller for the node at `addr`; connects on the first poll.
+    pub fn new(addr: NodeAddr, opts: ConnectOptions, client_list_every: u32) -> Poller {
+        Poller {
+            addr,
+            opts,
+            conn: None,
+            shards_unsupported: false,
+            multi_info_unsupported: false,
+            polls: 0,
+            client_list_every: u64::from(client_list_every.max(1)),
+        }
+    }
+
+    /// The node's address.
+    pub fn addr(&self) -> &NodeAddr {
+        &self.addr
+    }
+
+    /// Forgets the connection (after a timeout its state is unknown).
+    pub fn reset(&mut self) {
+        self.conn = None;
+    }
+
+    /// Polls the node once. Never fails: failures are part of the sample.
+    pub async fn poll(&mut self) -> Sample {
+        let take_clients = self.polls % self.client_list_every == 0;
+        self.polls += 1;
+        match self.try_poll(take_clients).await {
+            Ok(sample) => sample,
+            Err(e) => {
+                self.conn = None;
+                Sample {
+                    t: Some(now()),
+                    failures: vec![StepFailure {
+                        step: e.step().to_owned(),
+                        kind: e.kind(),
+                        error: e.to_string(),
+                    }],
+                    ..Sample::default()
+                }
+            }
+        }
+    }
+
+    async fn try_poll(&mut self, take_clients: bool) -> Result<Sample, ConnError> {
+        if self.conn.is_none() {
+            self.conn = Some(Connection::open(&self.addr, &self.opts).await?);
+        }
+        let conn = self.conn.as_mut().expect("connected above");
+        let topo = if self.shards_unsupported {
+            Command::ClusterSlots
+        } else {
+            Command::ClusterShards
+        };
+        let info_all: &[&str] = &["everything"];
+        let info = if self.multi_info_unsupported {
+            Command::Info(info_all)
+        } else {
+            Command::Info(INFO_SECTIONS)
+        };
+        let mut commands = vec![Command::ClusterNodes, topo, info, Command::ClusterInfo];
+        if take_clients {
+            commands.push(Command::ClientList);
+        }
+        let started = Instant::now();
+        let replies = conn.pipeline(&commands).await?;
+        let latency_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let mut sample = Sample {
+            t: Some(now()),
+            latency_us,
+            ..Sample::default()
+        };
+        let mut failures = Vec::new();
+        let mut replies = replies.into_iter();
+
+        // CLUSTER NODES: own id, flags, migrating / importing slots.
+        let nodes_view = match replies.next() {
+            Some(Value::Error(e)) => {
+                failures.push(server_error("CLUSTER NODES", e));
+                None
+            }
+            Some(v) => match v.as_text().map(|t| TopologyView::from_nodes(&t)) {
+                Some(Ok(view)) => Some(view),
+                Some(Err(e)) => {
+                    failures.push(protocol_error("CLUSTER NODES", e.to_string()));
+                    None
+                }
+                None => {
+                    failures.push(protocol_error(
+                        "CLUSTER NODES",
+                        format!("unexpected reply {v}"),
+                    ));
+                    None
+                }
+            },
+            None => None,
+        };
+        // CLUSTER SHARDS (or SLOTS): endpoints, health.
+        let topo_name = topo.name();
+        let main_view = match replies.next() {
+            Some(Value::Error(e)) => {
+                if !self.shards_unsupported && is_unknown_command(&e) {
+                    // Older server: use CLUSTER SLOTS from the next poll on.
+                    self.shards_unsupported = true;
+                } else {
+                    failures.push(server_error(topo_name, e));
+                }
+                None
+            }
+            Some(v) => {
+                let parsed = if self.shards_unsupported {
+                    TopologyView::from_slots(&v)
+                } else {
+                    TopologyView::from_shards(&v)
+                };
+                match parsed {
+                    Ok(view) => Some(view),
+                    Err(e) => {
+                        failures.push(protocol_error(topo_name, e.to_string()));
+                        None
+                    }
+                }
+            }
+            None => None,
+        };
+        let mut view = match (main_view, nodes_view) {
+            (Some(mut main), Some(nodes)) => {
+                main.merge_nodes(&nodes);
+                Some(main)
+            }
+            (Some(main), None) => Some(main),
+            (None, nodes) => nodes,
+        };
+        if let Some(v) = view.as_mut() {
+            v.fill_own_address(&self.addr);
+        }
+        sample.view = view;
+
+        match replies.next() {
+            Some(Value::Error(e)) => {
+                if !self.multi_info_unsupported && e.to_ascii_lowercase().contains("syntax") {
+                    self.multi_info_unsupported = true;
+                }
+                failures.push(server_error("INFO", e));
+            }
+            Some(v) => match v.as_text().map(|t| InfoReport::parse(&t)) {
+                Some(Ok(info)) => sample.info = Some(info),
+                Some(Err(e)) => failures.push(protocol_error("INFO", e.to_string())),
+                None => failures.push(protocol_error("INFO", format!("unexpected reply {v}"))),
+            },
+            None => {}
+        }
+
+        // CLUSTER INFO: cluster_state and slot counts as this node sees them, kept with the INFO.
+        match replies.next() {
+            Some(Value::Error(e)) => failures.push(server_error("CLUSTER INFO", e)),
+            Some(v) => match v.as_text().map(|t| InfoReport::parse(&t)) {
+                Some(Ok(ci)) => {
+                    if let Some(info) = sample.info.as_mut() {
+                        let fields = ci.sections.into_values().flatten().collect();
+                        info.sections
+                            .insert(CLUSTER_INFO_SECTION.to_owned(), fields);
+                    }
+                }
+                Some(Err(e)) => failures.push(protocol_error("CLUSTER INFO", e.to_string())),
+                None => failures.push(protocol_error(
+                    "CLUSTER INFO",
+                    format!("unexpected reply {v}"),
+                )),
+            },
+            None => {}
+        }
+
+        if take_clients {
+            match replies.next() {
+                Some(Value::Error(e)) => failures.push(server_error("CLIENT LIST", e)),
+                Some(v) => match v.as_text().map(|t| parse_client_list(&t)) {
+                    Some(Ok(clients)) => sample.clients = Some(clients),
+                    Some(Err(e)) => failures.push(protocol_error("CLIENT LIST", e.to_string())),
+                    None => failures.push(protocol_error(
+                        "CLIENT LIST",
+                        format!("unexpected reply {v}"),
+                    )),
+                },
+                None => {}
+            }
+        }
+        sample.failures = failures;
+        Ok(sample)
+    }
+}
+
+fn is_unknown_command(e: &str) -> bool {
+    let e = e.to_ascii_lowercase();
+    e.contains("unknown subcommand") || e.contains("unknown command")
+}
+
+fn server_error(step: &str, e: String) -> StepFailure {
+    StepFailure {
+        step: step.to_owned(),
+        kind: FailureKind::ServerError,
+        error: e,
+    }
+}
+
+fn protocol_error(step: &str, e: String) -> StepFailure {
+    StepFailure {
+        step: step.to_owned(),
+        kind: FailureKind::Protocol,
+        error: e,
+    }
+}

@@ -1,0 +1,120 @@
+//! Where recorded lines go: a JSON Lines file, optionally zstd-compressed, flushed after every poll
+//! round so that a crash loses at most the line being written.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use slotscope_core::recording::Line;
+
+/// A destination for recording lines.
+pub trait Sink: Send {
+    /// Writes one line.
+    fn write_line(&mut self, line: &Line) -> io::Result<()>;
+    /// Pushes everything written so far to the file.
+    fn flush(&mut self) -> io::Result<()>;
+    /// Completes the file (ends the zstd frame) and flushes it.
+    fn finish(self: Box<Self>) -> io::Result<()>;
+    /// Bytes on disk so far.
+    fn bytes_written(&self) -> u64;
+}
+
+/// Counts the bytes that reach the file.
+struct Counting<W> {
+    inner: W,
+    count: Arc<AtomicU64>,
+}
+
+impl<W: Write> Write for Counting<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.count.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+enum Target {
+    Plain(Counting<BufWriter<File>>),
+    Zstd(zstd::Encoder<'static, Counting<BufWriter<File>>>),
+}
+
+/// A recording file.
+pub struct FileSink {
+    target: Target,
+    count: Arc<AtomicU64>,
+    line: Vec<u8>,
+}
+
+/// zstd level used for recordings: high enough for the repetitive JSON, cheap at a few KB/s.
+pub const ZSTD_LEVEL: i32 = 9;
+
+impl FileSink {
+    /// Creates `path` (refusing to overwrite an existing file unless `overwrite`), compressed if
+    /// `compress`.
+    pub fn create(path: &Path, compress: bool, overwrite: bool) -> io::Result<FileSink> {
+        let file = if overwrite {
+            File::create(path)?
+        } else {
+            File::options().write(true).create_new(true).open(path)?
+        };
+        let count = Arc::new(AtomicU64::new(0));
+        let counting = Counting {
+            inner: BufWriter::with_capacity(64 * 1024, file),
+            count: count.clone(),
+        };
+        let target = if compress {
+            let mut enc = zstd::Encoder::new(counting, ZSTD_LEVEL)?;
+            enc.include_checksum(false)?;
+            enc.long_distance_matching(true)?;
+            enc.window_log(24)?;
+            Target::Zstd(enc)
+        } else {
+            Target::Plain(counting)
+        };
+        Ok(FileSink {
+            target,
+            count,
+            line: Vec::with_capacity(8 * 1024),
+        })
+    }
+}
+
+impl Sink for FileSink {
+    fn write_line(&mut self, line: &Line) -> io::Result<()> {
+        self.line.clear();
+        serde_json::to_writer(&mut self.line, line).map_err(io::Error::other)?;
+        self.line.push(b'\n');
+        match &mut self.target {
+            Target::Plain(w) => w.write_all(&self.line),
+            Target::Zstd(w) => w.write_all(&self.line),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut self.target {
+            Target::Plain(w) => w.flush(),
+            Target::Zstd(w) => w.flush(),
+        }
+    }
+
+    fn finish(self: Box<Self>) -> io::Result<()> {
+        match self.target {
+            Target::Plain(mut w) => w.flush(),
+            Target::Zstd(w) => w.finish()?.flush(),
+        }
+    }
+
+    fn bytes_written(&self) -> u64 {
+        self.count.load(Ordering::Relaxed)
+    }
+}
+
+/// Whether a path asks for compression by its name (`.zst`).
+pub fn wants_zstd(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "zst")
+}

@@ -1,0 +1,392 @@
+//! Streaming reader of recordings: plain JSON Lines or zstd-compressed, from any [`BufRead`] the
+//! caller supplies (a file natively, a byte slice in the browser).
+//!
+//! A recording cut short by a crash ends in a partial line (and, compressed, in a partial zstd
+//! frame). Both are tolerated: the reader yields every complete line and then reports the truncation
+//! through [`RecordingReader::truncated_tail`], not as an error. Any other bad line is an error that
+//! names its line number and what was wrong; iteration continues after it so the caller decides
+//! whether to stop.
+
+use std::io::{self, BufRead, BufReader, Read};
+
+use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
+
+use crate::recording::{Header, Line, SUPPORTED_SCHEMAS};
+
+/// The four bytes a zstd frame starts with.
+pub const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+
+/// Why a line of a recording could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The underlying reader failed.
+    #[error("line {line}: read error: {source}")]
+    Io {
+        /// 1-based number of the line being read.
+        line: u64,
+        /// The I/O error.
+        source: io::Error,
+    },
+    /// A complete line is not a valid record.
+    #[error("line {line}: {message}")]
+    BadLine {
+        /// 1-based line number.
+        line: u64,
+        /// What was wrong.
+        message: String,
+    },
+    /// The first line is not a header.
+    #[error("line 1: not a slotscope recording (the first line must be a header): {message}")]
+    NotARecording {
+        /// What the first line was instead.
+        message: String,
+    },
+    /// The header names a schema version this reader does not know.
+    #[error("line 1: schema version {found} is not supported (this build reads {supported:?})")]
+    UnsupportedSchema {
+        /// Version in the file.
+        found: u32,
+        /// Versions this build reads.
+        supported: &'static [u32],
+    },
+}
+
+impl ReadError {
+    /// The line number the error refers to.
+    pub fn line(&self) -> u64 {
+        match self {
+            ReadError::Io { line, .. } | ReadError::BadLine { line, .. } => *line,
+            ReadError::NotARecording { .. } | ReadError::UnsupportedSchema { .. } => 1,
+        }
+    }
+}
+
+/// Reads the lines of a recording one at a time.
+pub struct RecordingReader<R> {
+    src: R,
+    buf: Vec<u8>,
+    line: u64,
+    header: Option<Header>,
+    truncated: Option<u64>,
+    done: bool,
+}
+
+impl RecordingReader<Box<dyn BufRead>> {
+    /// A reader over `src`, decompressing it if it starts with the zstd magic number.
+    pub fn detect<S: BufRead + 'static>(mut src: S) -> io::Result<Self> {
+        let compressed = src.fill_buf()?.starts_with(&ZSTD_MAGIC);
+        let inner: Box<dyn BufRead> = if compressed {
+            Box::new(BufReader::with_capacity(64 * 1024, ZstdFrames::new(src)))
+        } else {
+            Box::new(src)
+        };
+        Ok(RecordingReader::new(inner))
+    }
+}
+
+impl<R: BufRead> RecordingReader<R> {
+    /// A reader over uncompressed JSON Lines.
+    pub fn new(src: R) -> Self {
+        RecordingReader {
+            src,
+            buf: Vec::with_capacity(4096),
+            line: 0,
+            header: None,
+            truncated: None,
+            done: false,
+        }
+    }
+
+    /// Reads the header (the first line). Call before iterating, or let the iterator do it.
+    pub fn header(&mut self) -> Result<&Header, ReadError> {
+        if self.header.is_none() {
+            match self.next_raw() {
+                Some(Ok(Line::Header(h))) => {
+                    if !SUPPORTED_SCHEMAS.contains(&h.schema) {
+                        self.done = true;
+                        return Err(ReadError::UnsupportedSchema {
+                            found: h.schema,
+                            supported: SUPPORTED_SCHEMAS,
+                        });
+                    }
+                    self.header = Some(h);
+                }
+                Some(Ok(other)) => {
+                    self.done = true;
+                    return Err(ReadError::NotARecording {
+                        message: format!("found a `{}` line", line_kind(&other)),
+                    });
+                }
+                Some(Err(ReadError::BadLine { message, .. })) => {
+                    self.done = true;
+                    return Err(ReadError::NotARecording { message });
+                }
+                Some(Err(e)) => {
+                    self.done = true;
+                    return Err(e);
+                }
+                None => {
+                    self.done = true;
+                    return Err(ReadError::NotARecording {
+                        message: "the file is empty".into(),
+                    });
+                }
+            }
+        }
+        Ok(self.header.as_ref().expect("header was just read"))
+    }
+
+    /// The line number of a partial last line that was skipped, if the input ended in one.
+    pub fn truncated_tail(&self) -> Option<u64> {
+        self.truncated
+    }
+
+    /// Number of lines read so far.
+    pub fn lines_read(&self) -> u64 {
+        self.line
+    }
+
+    fn next_raw(&mut self) -> Option<Result<Line, ReadError>> {
+        loop {
+            if self.done {
+                return None;
+            }
+            self.buf.clear();
+            let n = match self.src.read_until(b'\n', &mut self.buf) {
+                Ok(n) => n,
+                Err(e) => {
+                    self.done = true;
+                    // A compressed recording cut short ends inside a zstd frame: what came before
+                    // was yielded, the partial rest is the truncated tail.
+                    if e.kind() == io::ErrorKind::UnexpectedEof || is_frame_cut(&e) {
+                        self.truncated = Some(self.line + 1);
+                        return None;
+                    }
+                    return Some(Err(ReadError::Io {
+                        line: self.line + 1,
+                        source: e,
+                    }));
+                }
+            };
+            if n == 0 {
+                self.done = true;
+                return None;
+            }
+            self.line += 1;
+            let complete = self.buf.last() == Some(&b'\n');
+            let text = trim_line(&self.buf);
+            if text.iter().all(u8::is_ascii_whitespace) {
+                if complete {
+                    continue;
+                }
+                self.done = true;
+                return None;
+            }
+            return match serde_json::from_slice::<Line>(text) {
+                Ok(line) => Some(Ok(line)),
+                Err(_) if !complete => {
+                    self.done = true;
+                    self.truncated = Some(self.line);
+                    None
+                }
+                Err(e) => Some(Err(ReadError::BadLine {
+                    line: self.line,
+                    message: describe(text, &e),
+                })),
+            };
+        }
+    }
+}
+
+impl<R: BufRead> Iterator for RecordingReader<R> {
+    type Item = Result<(u64, Line), ReadError>;
+
+    /// The next event line with its line number; the header is read first if it was not yet.
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.header.is_none() && !self.done {
+            if let Err(e) = self.header() {
+                return Some(Err(e));
+            }
+        }
+        match self.next_raw()? {
+            Ok(Line::Header(_)) => Some(Err(ReadError::BadLine {
+                line: self.line,
+                message: "a second header line inside the recording".into(),
+            })),
+            Ok(line) => Some(Ok((self.line, line))),
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+fn line_kind(line: &Line) -> &'static str {
+    match line {
+        Line::Header(_) => "header",
+        Line::NodeDiscovered(_) => "node_discovered",
+        Line::NodeGone(_) => "node_gone",
+        Line::Topology(_) => "topology",
+        Line::Info(_) => "info",
+        Line::ClientList(_) => "client_list",
+        Line::PollFailed(_) => "poll_failed",
+        Line::PollRound(_) => "poll_round",
+        Line::Annotation(_) => "annotation",
+        Line::End(_) => "end",
+    }
+}
+
+fn trim_line(b: &[u8]) -> &[u8] {
+    let b = b.strip_suffix(b"\n").unwrap_or(b);
+    b.strip_suffix(b"\r").unwrap_or(b)
+}
+
+fn describe(text: &[u8], e: &serde_json::Error) -> String {
+    let preview: String = String::from_utf8_lossy(text).chars().take(60).collect();
+    let kind = match e.classify() {
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => "not valid JSON",
+        serde_json::error::Category::Data => "not a valid record",
+        serde_json::error::Category::Io => "unreadable",
+    };
+    format!("{kind} ({e}) in `{preview}`")
+}
+
+fn is_frame_cut(e: &io::Error) -> bool {
+    e.get_ref()
+        .is_some_and(|inner| inner.is::<ZstdCut>() || inner.to_string().contains("EOF"))
+}
+
+/// Marks a zstd stream that ended inside a frame.
+#[derive(Debug, thiserror::Error)]
+#[error("the zstd stream ends inside a frame (the recording was cut short): {0}")]
+struct ZstdCut(String);
+
+/// Decodes a sequence of zstd frames (a file appended to later holds several), yielding every byte
+/// decoded before a truncation before reporting it.
+struct ZstdFrames<R> {
+    src: R,
+    dec: FrameDecoder,
+    in_frame: bool,
+    failed: Option<String>,
+}
+
+impl<R: BufRead> ZstdFrames<R> {
+    fn new(src: R) -> Self {
+        ZstdFrames {
+            src,
+            dec: FrameDecoder::new(),
+            in_frame: false,
+            failed: None,
+        }
+    }
+}
+
+impl<R: BufRead> Read for ZstdFrames<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        loop {
+            if self.dec.can_collect() > 0 {
+                return self.dec.read(out);
+            }
+            if let Some(msg) = &self.failed {
+                return Err(io::Error::other(ZstdCut(msg.clone())));
+            }
+            if !self.in_frame || self.dec.is_finished() {
+                if self.src.fill_buf()?.is_empty() {
+                    return Ok(0);
+                }
+                if let Err(e) = self.dec.init(&mut self.src) {
+                    self.failed = Some(e.to_string());
+                    continue;
+                }
+                self.in_frame = true;
+                continue;
+            }
+            let want = out.len().max(1);
+            if let Err(e) = self
+                .dec
+                .decode_blocks(&mut self.src, BlockDecodingStrategy::UptoBytes(want))
+            {
+                self.failed = Some(e.to_string());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = r#"{"type":"header","schema":1,"collector":"slotscope test","seed":"127.0.0.1:7000","started":1000,"options":{"interval_ms":1000,"timeout_ms":800,"tls":false}}"#;
+    const ROUND: &str = r#"{"type":"poll_round","t":2000,"round":0,"nodes":3,"ok":3,"failed":0}"#;
+
+    type Items = Vec<Result<(u64, Line), String>>;
+
+    fn read_all(text: &str) -> (Items, Option<u64>) {
+        let mut r = RecordingReader::new(text.as_bytes());
+        let items: Vec<_> = r.by_ref().map(|x| x.map_err(|e| e.to_string())).collect();
+        (items, r.truncated_tail())
+    }
+
+    #[test]
+    fn reads_header_and_events() {
+        let (items, cut) = read_all(&format!("{HEADER}\n{ROUND}\n{ROUND}\n"));
+        assert_eq!(items.len(), 2);
+        assert_eq!(items[0].as_ref().unwrap().0, 2);
+        assert_eq!(cut, None);
+    }
+
+    #[test]
+    fn tolerates_a_truncated_last_line() {
+        let text = format!("{HEADER}\n{ROUND}\n{}", &ROUND[..30]);
+        let (items, cut) = read_all(&text);
+        assert_eq!(items.len(), 1);
+        assert!(items[0].is_ok());
+        assert_eq!(cut, Some(3));
+    }
+
+    #[test]
+    fn a_bad_complete_line_is_an_error_with_its_number() {
+        let text = format!("{HEADER}\n{ROUND}\n{{\"type\":\"poll_round\",\"t\":\"x\"}}\n{ROUND}\n");
+        let (items, _) = read_all(&text);
+        assert_eq!(items.len(), 3);
+        let err = items[1].as_ref().unwrap_err();
+        assert!(err.starts_with("line 3: not a valid record"), "{err}");
+        assert!(items[2].is_ok(), "reading goes on after a bad line");
+        let (items, _) = read_all(&format!("{HEADER}\nnot json\n"));
+        assert!(items[0]
+            .as_ref()
+            .unwrap_err()
+            .starts_with("line 2: not valid JSON"));
+        let (items, _) = read_all(&format!("{HEADER}\n{{\"type\":\"bogus\",\"t\":1}}\n"));
+        assert!(items[0]
+            .as_ref()
+            .unwrap_err()
+            .contains("unknown variant `bogus`"));
+    }
+
+    #[test]
+    fn a_file_without_header_is_rejected() {
+        let (items, _) = read_all(&format!("{ROUND}\n"));
+        assert_eq!(items.len(), 1);
+        assert!(items[0]
+            .as_ref()
+            .unwrap_err()
+            .contains("first line must be a header"));
+        let (items, _) = read_all("");
+        assert!(items[0].as_ref().unwrap_err().contains("empty"));
+        let newer = HEADER.replace("\"schema\":1", "\"schema\":99");
+        let (items, _) = read_all(&format!("{newer}\n"));
+        assert!(items[0].as_ref().unwrap_err().contains("schema version 99"));
+    }
+
+    #[test]
+    fn a_second_header_is_an_error() {
+        let (items, _) = read_all(&format!("{HEADER}\n{HEADER}\n"));
+        assert!(items[0].as_ref().unwrap_err().contains("second header"));
+    }
+
+    #[test]
+    fn blank_lines_and_crlf_are_accepted() {
+        let (items, _) = read_all(&format!("{HEADER}\r\n\r\n{ROUND}\r\n"));
+        assert_eq!(items.len(), 1);
+        assert_eq!(items[0].as_ref().unwrap().0, 3);
+    }
+}
