@@ -4,7 +4,7 @@
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use slotscope_core::client_list::{parse_client_list, ClientEntry};
-use slotscope_core::info::InfoReport;
+use slotscope_core::info::{InfoReport, CLUSTER_INFO_SECTION};
 use slotscope_core::recording::FailureKind;
 use slotscope_core::resp::Value;
 use slotscope_core::topology::TopologyView;
@@ -12,9 +12,6 @@ use slotscope_core::{NodeAddr, Timestamp};
 
 use crate::command::{Command, INFO_SECTIONS};
 use crate::connection::{ConnError, ConnectOptions, Connection};
-
-/// The `INFO` section name under which the `CLUSTER INFO` fields are recorded.
-pub const CLUSTER_INFO_SECTION: &str = "cluster_info";
 
 /// The wall-clock time now, as a core timestamp.
 pub fn now() -> Timestamp {

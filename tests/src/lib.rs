@@ -1,1 +1,31 @@
 //! Real-cluster harness for slotscope integration tests.
+//!
+//! Starts real `redis-server` / `valkey-server` processes on 127.0.0.1 (see [`kind`] for where the
+//! binaries come from; `scripts/setup` installs them), builds clusters with the cluster protocol,
+//! migrates slots, and drives load against them. Every process is a child of the test and is killed
+//! when its handle drops; every wait is bounded.
+//!
+//! - [`port`]: free client/bus port pairs.
+//! - [`kind`]: Redis or Valkey, and the binary of each.
+//! - [`client`]: a synchronous RESP client.
+//! - [`server`]: one server process.
+//! - [`topology`]: parsed `CLUSTER NODES` / `CLUSTER SLOTS`.
+//! - [`cluster`]: a cluster of servers; slot migration.
+//! - [`router`]: a cluster-aware client following `MOVED` / `ASK`.
+//! - [`load`]: a bounded background writer.
+
+pub mod client;
+pub mod cluster;
+pub mod kind;
+pub mod load;
+pub mod port;
+pub mod router;
+pub mod server;
+pub mod topology;
+
+pub use client::Client;
+pub use cluster::{Cluster, ClusterOptions};
+pub use kind::ServerKind;
+pub use load::{Load, LoadOptions, LoadReport};
+pub use router::{Routed, Router};
+pub use server::{Server, ServerOptions, ServerState};

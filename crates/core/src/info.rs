@@ -27,6 +27,10 @@ use serde::{Deserialize, Serialize};
 /// Sections kept out of [`InfoReport::sections`] because they are parsed into their own maps.
 const PARSED_SECTIONS: [&str; 3] = ["commandstats", "errorstats", "keyspace"];
 
+/// The section of an [`InfoReport`] under which the collector records the fields of `CLUSTER INFO`
+/// (`cluster_state`, `cluster_slots_ok`, …), which `INFO` itself does not include.
+pub const CLUSTER_INFO_SECTION: &str = "cluster_info";
+
 /// A parsed `INFO` reply. Counters are kept as the server reports them (cumulative since start).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InfoReport {
