@@ -226,6 +226,8 @@ pub async fn record(
         if deadline.is_some_and(|d| Instant::now() >= d) {
             break EndReason::Duration;
         }
+        let round_start = now();
+        let round_clock = Instant::now();
         let polled: Vec<NodeAddr> = nodes.keys().cloned().collect();
         let mut pending: BTreeSet<NodeAddr> = BTreeSet::new();
         for addr in &polled {
@@ -245,7 +247,10 @@ pub async fn record(
                 figures.failures += 1;
             }
         }
-        let round_deadline = Instant::now() + cfg.timeout + Duration::from_millis(250);
+        // Every node's poll ends by its own timeout; the round never outlasts the interval, so
+        // the next tick is never missed because of a slow node.
+        let round_deadline = Instant::now()
+            + (cfg.timeout + Duration::from_millis(50)).min(cfg.interval.mul_f64(0.95));
         let mut views: Vec<(NodeAddr, TopologyView)> = Vec::new();
         let (mut ok, mut failed) = (0u32, 0u32);
         let mut interrupted = false;
@@ -275,7 +280,8 @@ pub async fn record(
             }
         }
         sink.write_line(&Line::PollRound(PollRound {
-            t: now(),
+            t: round_start,
+            elapsed_ms: millis(round_clock.elapsed()),
             round,
             nodes: u32::try_from(polled.len()).unwrap_or(u32::MAX),
             ok,

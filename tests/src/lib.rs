@@ -13,9 +13,11 @@
 //! - [`cluster`]: a cluster of servers; slot migration.
 //! - [`router`]: a cluster-aware client following `MOVED` / `ASK`.
 //! - [`load`]: a bounded background writer.
+//! - [`collector`]: the real `slotscope` binary as a child process, and its recordings read back.
 
 pub mod client;
 pub mod cluster;
+pub mod collector;
 pub mod kind;
 pub mod load;
 pub mod port;
@@ -25,6 +27,7 @@ pub mod topology;
 
 pub use client::Client;
 pub use cluster::{Cluster, ClusterOptions};
+pub use collector::{run_slotscope, slotscope_bin, Recorder, Recording};
 pub use kind::ServerKind;
 pub use load::{Load, LoadOptions, LoadReport};
 pub use router::{Routed, Router};

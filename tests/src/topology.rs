@@ -2,7 +2,7 @@
 
 use std::io;
 
-use slotscope_core::resp::Value;
+use slotscope_core::topology::TopologyView;
 use slotscope_core::{NodeAddr, SlotRange};
 
 use crate::client::Client;
@@ -98,66 +98,50 @@ pub struct SlotOwner {
     pub replicas: Vec<NodeAddr>,
 }
 
-/// Parses a `CLUSTER SLOTS` reply, sorted by range.
-///
-/// # Errors
-///
-/// If the reply does not have the documented shape.
-pub fn parse_cluster_slots(reply: &Value) -> io::Result<Vec<SlotOwner>> {
-    let bad = |why: &str| io::Error::other(format!("CLUSTER SLOTS reply: {why}"));
-    let endpoint = |v: &Value| -> io::Result<(NodeAddr, String)> {
-        let e = v
-            .as_array()
-            .ok_or_else(|| bad("endpoint is not an array"))?;
-        let host = e
-            .first()
-            .and_then(Value::as_text)
-            .ok_or_else(|| bad("no host"))?;
-        let port = e
-            .get(1)
-            .and_then(Value::as_int)
-            .and_then(|p| u16::try_from(p).ok())
-            .ok_or_else(|| bad("no port"))?;
-        let id = e.get(2).and_then(Value::as_text).unwrap_or_default();
-        let addr = NodeAddr::new(host, port).ok_or_else(|| bad("empty host"))?;
-        Ok((addr, id))
-    };
-    let mut out = Vec::new();
-    for r in reply.as_array().ok_or_else(|| bad("not an array"))? {
-        let r = r.as_array().ok_or_else(|| bad("range is not an array"))?;
-        if r.len() < 3 {
-            return Err(bad("range with fewer than 3 elements"));
-        }
-        let num = |v: &Value| {
-            v.as_int()
-                .and_then(|n| u16::try_from(n).ok())
-                .ok_or_else(|| bad("bad slot number"))
-        };
-        let range =
-            SlotRange::try_from((num(&r[0])?, num(&r[1])?)).map_err(|e| bad(&e.to_string()))?;
-        let (addr, id) = endpoint(&r[2])?;
-        let replicas = r[3..]
-            .iter()
-            .map(|v| endpoint(v).map(|(a, _)| a))
-            .collect::<io::Result<_>>()?;
-        out.push(SlotOwner {
-            range,
-            addr,
-            id,
-            replicas,
-        });
-    }
-    out.sort_by_key(|o| o.range);
-    Ok(out)
-}
-
-/// `CLUSTER SLOTS` of the node behind `client`, parsed and sorted by range.
+/// `CLUSTER SLOTS` of the node behind `client`, parsed by the core's topology parser and sorted by
+/// range. A node that does not know its own address (a lone master) is given the client's.
 ///
 /// # Errors
 ///
 /// On a transport failure, an error reply or an unparsable reply.
 pub fn cluster_slots(client: &mut Client) -> io::Result<Vec<SlotOwner>> {
-    parse_cluster_slots(&client.cmd_ok(&["CLUSTER", "SLOTS"])?)
+    let reply = client.cmd_ok(&["CLUSTER", "SLOTS"])?;
+    let mut view = TopologyView::from_slots(&reply)
+        .map_err(|e| io::Error::other(format!("CLUSTER SLOTS reply: {e}")))?;
+    let asked = client.addr().clone();
+    // CLUSTER SLOTS names no `myself`: the node that reports an empty host for itself is the one
+    // asked, so fill that address in.
+    for shard in &mut view.shards {
+        for node in &mut shard.nodes {
+            if node.addr.is_none() {
+                node.addr = Some(asked.clone());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for shard in &view.shards {
+        let Some(primary) = shard.nodes.first() else {
+            continue;
+        };
+        let addr = primary
+            .addr
+            .clone()
+            .ok_or_else(|| io::Error::other("CLUSTER SLOTS reply: a primary without address"))?;
+        let replicas: Vec<NodeAddr> = shard.nodes[1..]
+            .iter()
+            .filter_map(|n| n.addr.clone())
+            .collect();
+        for &range in &shard.slots {
+            out.push(SlotOwner {
+                range,
+                addr: addr.clone(),
+                id: primary.id.to_string(),
+                replicas: replicas.clone(),
+            });
+        }
+    }
+    out.sort_by_key(|o| o.range);
+    Ok(out)
 }
 
 /// Parses `field:value` lines of `INFO` or `CLUSTER INFO` and returns the value of `field`.

@@ -48,6 +48,7 @@ pub struct InfoReport {
     pub errorstats: BTreeMap<String, u64>,
     /// Database index (`db0` → 0) → its key counts.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(with = "db_keys")]
     pub keyspace: BTreeMap<u32, KeyspaceStat>,
 }
 
@@ -344,6 +345,42 @@ impl<'a> Items<'a> {
             field: self.field.to_owned(),
             key,
         })
+    }
+}
+
+/// Serialises the keyspace map with the server's own keys (`"db0"`), since JSON object keys are
+/// strings and a recording line is read through a tagged enum, which cannot turn `"0"` back into a
+/// number.
+mod db_keys {
+    use std::collections::BTreeMap;
+
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::KeyspaceStat;
+
+    pub fn serialize<S: Serializer>(
+        map: &BTreeMap<u32, KeyspaceStat>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        let named: BTreeMap<String, &KeyspaceStat> =
+            map.iter().map(|(db, st)| (format!("db{db}"), st)).collect();
+        named.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<BTreeMap<u32, KeyspaceStat>, D::Error> {
+        let named = BTreeMap::<String, KeyspaceStat>::deserialize(d)?;
+        named
+            .into_iter()
+            .map(|(name, st)| {
+                name.strip_prefix("db")
+                    .and_then(|n| n.parse().ok())
+                    .map(|db| (db, st))
+                    .ok_or_else(|| D::Error::custom(format!("keyspace key `{name}` is not dbN")))
+            })
+            .collect()
     }
 }
 

@@ -241,8 +241,11 @@ pub struct PollFailed {
 /// One poll interval ended.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PollRound {
-    /// When the round's last node answered or timed out.
+    /// When the round began (rounds begin every interval, whatever their nodes do).
     pub t: Timestamp,
+    /// How long the round took, until its last node answered or timed out, in milliseconds.
+    #[serde(default)]
+    pub elapsed_ms: u64,
     /// Round number, from 0.
     pub round: u64,
     /// Nodes polled.
