@@ -179,7 +179,8 @@ pub async fn record(
     let mut nodes: BTreeMap<NodeAddr, NodeTask> = BTreeMap::new();
     let mut figures = Figures::default();
     let t0 = now();
-    let mut initial = seed_view.addresses();
+    let tls = cfg.connect.tls.is_some();
+    let mut initial = seed_view.poll_addresses(tls);
     if initial.is_empty() {
         initial.push(cfg.seed.clone());
     }
@@ -191,7 +192,7 @@ pub async fn record(
                 from: cfg.seed.clone(),
             }
         };
-        let id = id_at(&seed_view, &addr);
+        let id = seed_view.node_at(&addr, tls).map(|n| n.id.clone());
         sink.write_line(&Line::NodeDiscovered(NodeDiscovered {
             t: t0,
             node: NodeRef {
@@ -317,14 +318,6 @@ fn node_ref(addr: &NodeAddr, task: &NodeTask) -> NodeRef {
     }
 }
 
-fn id_at(view: &TopologyView, addr: &NodeAddr) -> Option<NodeId> {
-    view.shards
-        .iter()
-        .flat_map(|s| &s.nodes)
-        .find(|n| n.addr.as_ref() == Some(addr))
-        .map(|n| n.id.clone())
-}
-
 /// Writes the lines of one node's sample; returns whether the poll succeeded.
 fn write_sample(
     sink: &mut dyn Sink,
@@ -409,12 +402,13 @@ fn follow_topology(
     reports: &mpsc::Sender<Report>,
 ) -> std::io::Result<()> {
     let t = now();
+    let tls = cfg.connect.tls.is_some();
     for (reporter, view) in views {
-        for addr in view.addresses() {
+        for addr in view.poll_addresses(tls) {
             if nodes.contains_key(&addr) {
                 continue;
             }
-            let id = id_at(view, &addr);
+            let id = view.node_at(&addr, tls).map(|n| n.id.clone());
             sink.write_line(&Line::NodeDiscovered(NodeDiscovered {
                 t,
                 node: NodeRef {
@@ -447,7 +441,7 @@ fn follow_topology(
                 .filter(|(r, _)| r != *addr)
                 .map(|(_, v)| v)
                 .collect();
-            !others.is_empty() && others.iter().all(|v| !v.addresses().contains(addr))
+            !others.is_empty() && others.iter().all(|v| v.node_at(addr, tls).is_none())
         })
         .cloned()
         .collect();

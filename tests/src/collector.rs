@@ -13,16 +13,21 @@ use slotscope_core::recording::{Header, Line};
 
 use crate::kind::workspace_root;
 
-/// Path of the `slotscope` binary, building it once if `cargo test` has not.
+/// Path of the `slotscope` binary (`$SLOTSCOPE_BIN` if set), building it once if `cargo test` has
+/// not.
 pub fn slotscope_bin() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        // Test executables live in target/<profile>/deps; the binary in target/<profile>.
-        let exe = std::env::current_exe().expect("test executable path");
-        let profile_dir = exe
-            .parent()
-            .and_then(Path::parent)
-            .expect("target/<profile>");
+        // Test executables live in target/<profile>/deps, other binaries in target/<profile>,
+        // which is where the slotscope binary is.
+        if let Some(bin) = std::env::var_os("SLOTSCOPE_BIN") {
+            return PathBuf::from(bin);
+        }
+        let exe = std::env::current_exe().expect("executable path");
+        let mut profile_dir = exe.parent().expect("target/<profile>").to_owned();
+        if profile_dir.ends_with("deps") {
+            profile_dir.pop();
+        }
         let bin = profile_dir.join("slotscope");
         if !bin.exists() {
             let status = Command::new(env!("CARGO"))

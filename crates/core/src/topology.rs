@@ -129,6 +129,16 @@ impl TopoNode {
         }
     }
 
+    /// The address to connect to: the reported address, with the TLS port in place of the plain
+    /// one when `tls` is set and the node reports a TLS port.
+    pub fn poll_addr(&self, tls: bool) -> Option<NodeAddr> {
+        let addr = self.addr.as_ref()?;
+        match (tls, self.tls_port) {
+            (true, Some(p)) => NodeAddr::new(addr.host(), p),
+            _ => Some(addr.clone()),
+        }
+    }
+
     /// Whether `CLUSTER NODES` printed `flag` for this node.
     pub fn has_flag(&self, flag: &str) -> bool {
         self.flags.iter().any(|f| f == flag)
@@ -537,14 +547,26 @@ impl TopologyView {
     /// Every known node address, deduplicated and sorted; nodes still in handshake or without an
     /// address (`handshake`, `noaddr` flags) are left out, as they cannot be polled.
     pub fn addresses(&self) -> Vec<NodeAddr> {
+        self.poll_addresses(false)
+    }
+
+    /// The addresses to connect to, as [`TopologyView::addresses`]; with `tls`, a node's TLS port
+    /// replaces its plain port where the node reports one.
+    pub fn poll_addresses(&self, tls: bool) -> Vec<NodeAddr> {
         let mut addrs: Vec<NodeAddr> = self
             .nodes()
             .filter(|n| !n.has_flag("handshake") && !n.has_flag("noaddr"))
-            .filter_map(|n| n.addr.clone())
+            .filter_map(|n| n.poll_addr(tls))
             .collect();
         addrs.sort();
         addrs.dedup();
         addrs
+    }
+
+    /// The node reached at `addr` (as given by [`TopologyView::poll_addresses`] with the same `tls`).
+    pub fn node_at(&self, addr: &NodeAddr, tls: bool) -> Option<&TopoNode> {
+        self.nodes()
+            .find(|n| n.poll_addr(tls).as_ref() == Some(addr))
     }
 
     /// How many distinct slots some shard serves (16384 when the cluster is fully covered).
