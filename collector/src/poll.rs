@@ -208,7 +208,11 @@ impl Poller {
 
         match replies.next() {
             Some(Value::Error(e)) => {
-                if !self.multi_info_unsupported && e.to_ascii_lowercase().contains("syntax") {
+                let lower = e.to_ascii_lowercase();
+                // Servers before 7.0 take one section only: ask for everything from now on.
+                if !self.multi_info_unsupported
+                    && (lower.contains("syntax") || lower.contains("wrong number of arguments"))
+                {
                     self.multi_info_unsupported = true;
                 }
                 failures.push(server_error("INFO", e));
@@ -278,5 +282,178 @@ fn protocol_error(step: &str, e: String) -> StepFailure {
         step: step.to_owned(),
         kind: FailureKind::Protocol,
         error: e,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use slotscope_core::resp;
+    use slotscope_core::topology::TopologySource;
+    use slotscope_core::Slot;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    use super::*;
+    use crate::command::check_allowed;
+
+    const MYID: &str = "e0ec0cbf0c2d2a3a4b5c6d7e8f9000112233aabb";
+
+    /// What an old server (no `CLUSTER SHARDS`, no multi-section `INFO`) answers.
+    fn old_server_reply(argv: &[Vec<u8>]) -> Vec<u8> {
+        let words: Vec<String> = argv
+            .iter()
+            .map(|w| String::from_utf8_lossy(w).to_ascii_uppercase())
+            .collect();
+        let bulk = |s: &str| format!("${}\r\n{s}\r\n", s.len()).into_bytes();
+        match words.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+            ["CLUSTER", "SHARDS"] => {
+                b"-ERR unknown subcommand 'SHARDS'. Try CLUSTER HELP.\r\n".to_vec()
+            }
+            ["CLUSTER", "SLOTS"] => format!(
+                "*1\r\n*3\r\n:0\r\n:16383\r\n*3\r\n$0\r\n\r\n:7000\r\n${}\r\n{MYID}\r\n",
+                MYID.len()
+            )
+            .into_bytes(),
+            ["CLUSTER", "NODES"] => bulk(&format!(
+                "{MYID} :7000@17000 myself,master - 0 0 1 connected 0-16383\n"
+            )),
+            ["CLUSTER", "INFO"] => bulk("cluster_state:ok\r\ncluster_slots_ok:16384\r\n"),
+            ["INFO", "EVERYTHING"] => bulk(
+                "# Server\r\nredis_version:6.0.9\r\n\r\n# Commandstats\r\ncmdstat_get:calls=3,usec=9,usec_per_call=3.00\r\n",
+            ),
+            ["INFO", ..] => b"-ERR syntax error\r\n".to_vec(),
+            ["CLIENT", "LIST"] => bulk("id=7 addr=127.0.0.1:5000 fd=8 name= age=9 idle=0 cmd=get\n"),
+            _ => b"-ERR unexpected command\r\n".to_vec(),
+        }
+    }
+
+    /// A server on 127.0.0.1 answering from a script, remembering every command it received.
+    async fn scripted_server(
+        reply: fn(&[Vec<u8>]) -> Vec<u8>,
+    ) -> (NodeAddr, Arc<Mutex<Vec<Vec<Vec<u8>>>>>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = seen.clone();
+        tokio::spawn(async move {
+            let (mut sock, _) = listener.accept().await.unwrap();
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 4096];
+            // Bounded: the test sends a handful of pipelines, then drops the connection.
+            for _ in 0..100 {
+                let n = match sock.read(&mut chunk).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => n,
+                };
+                buf.extend_from_slice(&chunk[..n]);
+                while let Ok(Some((value, used))) = resp::parse(&buf) {
+                    buf.drain(..used);
+                    let argv: Vec<Vec<u8>> = value
+                        .as_array()
+                        .unwrap_or_default()
+                        .iter()
+                        .filter_map(|v| match v {
+                            resp::Value::Bulk(b) => Some(b.clone()),
+                            _ => None,
+                        })
+                        .collect();
+                    let out = reply(&argv);
+                    log.lock().unwrap().push(argv);
+                    if sock.write_all(&out).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+        (NodeAddr::new("127.0.0.1", port).unwrap(), seen)
+    }
+
+    fn opts() -> ConnectOptions {
+        ConnectOptions {
+            tls: None,
+            user: None,
+            password: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn an_old_server_is_polled_through_cluster_slots_and_info_everything() {
+        let (addr, seen) = scripted_server(old_server_reply).await;
+        let mut poller = Poller::new(addr.clone(), opts(), 1);
+
+        let first = poller.poll().await;
+        let view = first.view.expect("a view from CLUSTER NODES alone");
+        assert_eq!(view.source, TopologySource::Nodes);
+        assert_eq!(view.assigned_slots(), 16384);
+        assert_eq!(
+            view.myself.as_ref().map(|m| m.as_str()),
+            Some(MYID),
+            "CLUSTER NODES names the node"
+        );
+        assert_eq!(
+            view.node(view.myself.as_ref().unwrap()).unwrap().addr,
+            Some(addr.clone()),
+            "an empty own address is the polled one"
+        );
+        assert!(
+            first.failures.iter().all(|f| f.step != "CLUSTER SHARDS"),
+            "a missing CLUSTER SHARDS is no failure: {:?}",
+            first.failures
+        );
+        assert!(first.failures.iter().any(|f| f.step == "INFO"));
+        assert_eq!(first.clients.as_ref().map(Vec::len), Some(1));
+
+        let second = poller.poll().await;
+        assert!(second.failures.is_empty(), "{:?}", second.failures);
+        let view = second.view.expect("a view");
+        assert_eq!(view.source, TopologySource::Slots);
+        assert_eq!(
+            view.owner_of(Slot::new(42).unwrap()).map(|i| i.as_str()),
+            Some(MYID)
+        );
+        let info = second.info.expect("INFO everything");
+        assert_eq!(info.commandstats["get"].calls, 3);
+        assert_eq!(
+            info.get(slotscope_core::info::CLUSTER_INFO_SECTION, "cluster_state"),
+            Some("ok")
+        );
+
+        let seen = seen.lock().unwrap();
+        let names: Vec<String> = seen
+            .iter()
+            .map(|argv| {
+                argv.iter()
+                    .take(2)
+                    .map(|w| String::from_utf8_lossy(w).to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        assert!(names.contains(&"CLUSTER SLOTS".to_owned()));
+        assert_eq!(
+            names.iter().filter(|n| *n == "CLUSTER SHARDS").count(),
+            1,
+            "CLUSTER SHARDS is not asked again once refused"
+        );
+        for argv in seen.iter() {
+            assert_eq!(check_allowed(argv), Ok(()), "sent {names:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_is_a_connect_failure_not_an_error() {
+        // Bind then drop a listener: its port is closed, so the connection is refused at once.
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let mut poller = Poller::new(NodeAddr::new("127.0.0.1", port).unwrap(), opts(), 1);
+        let s = poller.poll().await;
+        assert!(!s.is_ok());
+        assert_eq!(s.failures.len(), 1);
+        assert_eq!(s.failures[0].kind, FailureKind::Connect);
+        assert_eq!(s.failures[0].step, "connect");
     }
 }

@@ -561,3 +561,52 @@ fn redis_password_never_reaches_the_recording_and_acl_allowlist_suffices() {
 fn valkey_password_never_reaches_the_recording_and_acl_allowlist_suffices() {
     password_protected_cluster(ServerKind::Valkey);
 }
+
+/// A node removed from the cluster (`CLUSTER FORGET` on every other node, as a scale-in does) is
+/// recorded as having left the topology, and polling it stops.
+#[test]
+fn a_forgotten_node_is_recorded_as_left() {
+    let mut cluster = Cluster::start(ServerKind::Valkey, 3, ClusterOptions::default());
+    let spare = cluster.add_master();
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("scale-in.jsonl");
+    let seed = cluster.seed().to_string();
+    let rec = Recorder::start(&out, &["--seed", &seed, "--interval", "500ms"], &[]);
+    sleep(Duration::from_millis(1500));
+    let spare_id = cluster.node_id(spare).to_owned();
+    for i in 0..3 {
+        cluster
+            .client(i)
+            .cmd_ok(&["CLUSTER", "FORGET", &spare_id])
+            .unwrap();
+    }
+    sleep(Duration::from_millis(2000));
+    rec.terminate();
+    let o = rec.wait(Duration::from_secs(20));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = Recording::read(&out);
+    let spare_addr = cluster.addr(spare);
+    let gone = r
+        .lines
+        .iter()
+        .find_map(|l| match l {
+            Line::NodeGone(g) if g.node.addr == spare_addr => Some(g.clone()),
+            _ => None,
+        })
+        .expect("the forgotten node is recorded as gone");
+    assert_eq!(gone.reason, GoneReason::LeftTopology);
+    assert_eq!(
+        gone.node.id.as_ref().map(|i| i.as_str()),
+        Some(spare_id.as_str())
+    );
+    let after = infos(&r, &spare_addr)
+        .iter()
+        .filter(|i| i.t > gone.t)
+        .count();
+    assert_eq!(after, 0, "no samples of a node after it left");
+    let last_round = rounds(&r).last().unwrap().nodes;
+    assert_eq!(
+        last_round, 3,
+        "the last rounds poll the three remaining nodes"
+    );
+}
