@@ -3,8 +3,6 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
-use slotscope_core::time::format_millis;
-
 /// Figures shown on the progress line.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Figures {
@@ -71,10 +69,12 @@ impl Progress {
 
 /// The text of the progress line.
 pub fn render(elapsed: Duration, f: &Figures) -> String {
-    let ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+    let s = elapsed.as_secs();
     format!(
-        "recording {}  nodes {}{}  rounds {}  samples {}  failures {}  file {}",
-        format_millis(ms / 1000 * 1000),
+        "recording {:02}:{:02}:{:02}  nodes {}{}  rounds {}  samples {}  failures {}  file {}",
+        s / 3600,
+        s / 60 % 60,
+        s % 60,
         f.nodes,
         if f.down > 0 {
             format!(" ({} down)", f.down)
@@ -120,7 +120,7 @@ mod tests {
         };
         assert_eq!(
             render(Duration::from_millis(42_500), &f),
-            "recording 42.0s  nodes 3 (1 down)  rounds 42  samples 120  failures 6  file 1.5 KiB"
+            "recording 00:00:42  nodes 3 (1 down)  rounds 42  samples 120  failures 6  file 1.5 KiB"
         );
         assert_eq!(human_bytes(512), "512 B");
     }
