@@ -164,9 +164,17 @@ pub async fn record(
             });
     drop(seed_poller);
     let Some(seed_view) = seed_sample.view else {
+        let tls = cfg.connect.tls.is_some();
         let reason = seed_sample.failures.first().map_or_else(
             || "no topology in the reply".to_owned(),
-            |f| format!("{}: {}", f.step, f.error),
+            |f| {
+                // The error text names its step already.
+                if !tls && matches!(f.kind, FailureKind::Io | FailureKind::Timeout) {
+                    format!("{} (if this is a TLS port, add --tls)", f.error)
+                } else {
+                    f.error.clone()
+                }
+            },
         );
         return Err(RecordError::Seed {
             seed: cfg.seed.clone(),
@@ -179,12 +187,12 @@ pub async fn record(
     let mut nodes: BTreeMap<NodeAddr, NodeTask> = BTreeMap::new();
     let mut figures = Figures::default();
     let t0 = now();
-    let tls = cfg.connect.tls.is_some();
-    let mut initial = seed_view.poll_addresses(tls);
+    let addressing = Addressing::new(&cfg, &seed_view);
+    let mut initial = addressing.targets(&seed_view);
     if initial.is_empty() {
-        initial.push(cfg.seed.clone());
+        initial.push((cfg.seed.clone(), None));
     }
-    for addr in initial {
+    for (addr, id) in initial {
         let via = if addr == cfg.seed {
             Discovery::Seed
         } else {
@@ -192,7 +200,6 @@ pub async fn record(
                 from: cfg.seed.clone(),
             }
         };
-        let id = seed_view.node_at(&addr, tls).map(|n| n.id.clone());
         sink.write_line(&Line::NodeDiscovered(NodeDiscovered {
             t: t0,
             node: NodeRef {
@@ -290,7 +297,14 @@ pub async fn record(
         }))?;
         round += 1;
 
-        follow_topology(&mut *sink, &cfg, &mut nodes, &views, &report_tx)?;
+        follow_topology(
+            &mut *sink,
+            &cfg,
+            &addressing,
+            &mut nodes,
+            &views,
+            &report_tx,
+        )?;
         sink.flush()?;
         figures.rounds = round;
         figures.nodes = nodes.len();
@@ -397,18 +411,21 @@ fn reachability(addr: &NodeAddr, task: &mut NodeTask, good: bool, gone_after: u3
 fn follow_topology(
     sink: &mut dyn Sink,
     cfg: &RecordConfig,
+    addressing: &Addressing,
     nodes: &mut BTreeMap<NodeAddr, NodeTask>,
     views: &[(NodeAddr, TopologyView)],
     reports: &mpsc::Sender<Report>,
 ) -> std::io::Result<()> {
     let t = now();
-    let tls = cfg.connect.tls.is_some();
-    for (reporter, view) in views {
-        for addr in view.poll_addresses(tls) {
+    let listed: Vec<(&NodeAddr, Vec<(NodeAddr, Option<NodeId>)>)> = views
+        .iter()
+        .map(|(reporter, view)| (reporter, addressing.targets(view)))
+        .collect();
+    for (reporter, targets) in &listed {
+        for (addr, id) in targets {
             if nodes.contains_key(&addr) {
                 continue;
             }
-            let id = view.node_at(&addr, tls).map(|n| n.id.clone());
             sink.write_line(&Line::NodeDiscovered(NodeDiscovered {
                 t,
                 node: NodeRef {
@@ -416,15 +433,15 @@ fn follow_topology(
                     id: id.clone(),
                 },
                 via: Discovery::Topology {
-                    from: reporter.clone(),
+                    from: (*reporter).clone(),
                 },
             }))?;
             let tx = spawn_node(addr.clone(), cfg, reports.clone());
             nodes.insert(
-                addr,
+                addr.clone(),
                 NodeTask {
                     tx,
-                    id,
+                    id: id.clone(),
                     failures_in_row: 0,
                     unreachable: false,
                     last_view: None,
@@ -436,12 +453,9 @@ fn follow_topology(
     let gone: Vec<NodeAddr> = nodes
         .keys()
         .filter(|addr| {
-            let others: Vec<&TopologyView> = views
-                .iter()
-                .filter(|(r, _)| r != *addr)
-                .map(|(_, v)| v)
-                .collect();
-            !others.is_empty() && others.iter().all(|v| v.node_at(addr, tls).is_none())
+            let mut others = listed.iter().filter(|(r, _)| r != addr).peekable();
+            others.peek().is_some()
+                && others.all(|(_, targets)| targets.iter().all(|(a, _)| a != *addr))
         })
         .cloned()
         .collect();
@@ -455,4 +469,48 @@ fn follow_topology(
         }
     }
     Ok(())
+}
+
+/// Which address each node of a view is polled at.
+///
+/// A node is polled at the address the cluster reports for it (its TLS port with `--tls`), except
+/// the node that answered the seed when the seed is an IP address it does not report: that node is
+/// polled at the seed, which is known to work (NAT, `cluster-announce-*`, or a TLS port the
+/// cluster does not announce, as with `tls-cluster no`).
+struct Addressing {
+    tls: bool,
+    seed_alias: Option<(NodeId, NodeAddr)>,
+}
+
+impl Addressing {
+    fn new(cfg: &RecordConfig, seed_view: &TopologyView) -> Addressing {
+        let tls = cfg.connect.tls.is_some();
+        let seed_is_ip = cfg.seed.host().parse::<std::net::IpAddr>().is_ok();
+        let seed_alias = seed_view
+            .myself
+            .as_ref()
+            .filter(|_| seed_is_ip)
+            .and_then(|me| seed_view.node(me))
+            .filter(|n| n.poll_addr(tls).as_ref() != Some(&cfg.seed))
+            .map(|n| (n.id.clone(), cfg.seed.clone()));
+        Addressing { tls, seed_alias }
+    }
+
+    /// The pollable nodes of `view` with the address to poll each at, sorted by address.
+    fn targets(&self, view: &TopologyView) -> Vec<(NodeAddr, Option<NodeId>)> {
+        let mut out: Vec<(NodeAddr, Option<NodeId>)> = view
+            .nodes()
+            .filter(|n| !n.has_flag("handshake") && !n.has_flag("noaddr"))
+            .filter_map(|n| {
+                let addr = match &self.seed_alias {
+                    Some((id, seed)) if *id == n.id => Some(seed.clone()),
+                    _ => n.poll_addr(self.tls),
+                }?;
+                Some((addr, Some(n.id.clone())))
+            })
+            .collect();
+        out.sort();
+        out.dedup_by(|a, b| a.0 == b.0);
+        out
+    }
 }
