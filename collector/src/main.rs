@@ -1,7 +1,9 @@
 //! `slotscope`: records a live Redis Cluster / Valkey cluster into one file, and reads it back.
 
+mod analysis_report;
 mod command;
 mod connection;
+mod input;
 mod poll;
 mod progress;
 mod recorder;
@@ -37,6 +39,9 @@ enum Cmd {
     Record(RecordArgs),
     /// Print what a recording holds: duration, nodes, topology changes, poll failures.
     Summary(SummaryArgs),
+    /// Analyse a recording: findings with their evidence, timeline, per-shard traffic, client census.
+    #[command(long_about = ANALYZE_ABOUT)]
+    Analyze(AnalyzeArgs),
 }
 
 const RECORD_ABOUT: &str = "\
@@ -124,6 +129,37 @@ enum SummaryFormat {
     Json,
 }
 
+const ANALYZE_ABOUT: &str = "\
+Analyse a recording and print a report: the findings (most important first), each with its time
+span, the numbers behind it and an explanation; a timeline of topology changes; per-shard traffic
+before and after each change; and the client census from CLIENT LIST.
+
+Findings (JSON `kind`): idle_shard (a shard owns slots but gets no commands after a change),
+redirect_storm (sustained MOVED/ASK, attributed to the client group whose commands carry it),
+redirects_decayed (the normal tail after a reshard), connection_churn (new connections/s far above
+open ones), client_group_lost (traffic vanishes or turns into errors after a change), slot_coverage
+(unowned or disputed slots), known_client_defect (a library version with a known routing defect).
+
+--format markdown is ready to paste into a postmortem; --format json has `findings` ordered by
+importance. Unreadable lines are reported with their number and the rest is analysed.";
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum AnalyzeFormat {
+    Text,
+    Json,
+    Markdown,
+}
+
+#[derive(clap::Args, Debug)]
+struct AnalyzeArgs {
+    /// A recording (.jsonl or .jsonl.zst).
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: AnalyzeFormat,
+}
+
 #[derive(clap::Args, Debug)]
 struct SummaryArgs {
     /// A recording (.jsonl or .jsonl.zst).
@@ -171,6 +207,7 @@ fn main() -> ExitCode {
     match cli.command {
         Cmd::Record(args) => run_record(args),
         Cmd::Summary(args) => run_summary(args),
+        Cmd::Analyze(args) => run_analyze(args),
     }
 }
 
@@ -306,16 +343,44 @@ fn run_summary(args: SummaryArgs) -> ExitCode {
         SummaryFormat::Json => {
             let mut v = serde_json::to_value(&read.summary).unwrap_or_default();
             if let Some(obj) = v.as_object_mut() {
-                let bad: Vec<String> = read.bad_lines.iter().map(ToString::to_string).collect();
+                let bad: Vec<String> = read
+                    .input
+                    .bad_lines
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect();
                 obj.insert("bad_lines".into(), bad.into());
             }
             println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
         }
     }
-    for e in &read.bad_lines {
+    for e in &read.input.bad_lines {
         eprintln!("warning: {e}");
     }
-    if read.bad_lines.is_empty() {
+    if read.input.bad_lines.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn run_analyze(args: AnalyzeArgs) -> ExitCode {
+    let analysed = match analysis_report::analyse(&args.file) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match args.format {
+        AnalyzeFormat::Text => print!("{}", analysis_report::render_text(&analysed)),
+        AnalyzeFormat::Markdown => print!("{}", analysis_report::render_markdown(&analysed)),
+        AnalyzeFormat::Json => println!("{}", analysis_report::render_json(&analysed)),
+    }
+    for e in &analysed.input.bad_lines {
+        eprintln!("warning: {e}");
+    }
+    if analysed.input.bad_lines.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

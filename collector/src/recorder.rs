@@ -417,13 +417,13 @@ fn follow_topology(
     reports: &mpsc::Sender<Report>,
 ) -> std::io::Result<()> {
     let t = now();
-    let listed: Vec<(&NodeAddr, Vec<(NodeAddr, Option<NodeId>)>)> = views
+    let listed: Vec<(&NodeAddr, Vec<Target>)> = views
         .iter()
         .map(|(reporter, view)| (reporter, addressing.targets(view)))
         .collect();
     for (reporter, targets) in &listed {
         for (addr, id) in targets {
-            if nodes.contains_key(&addr) {
+            if nodes.contains_key(addr) {
                 continue;
             }
             sink.write_line(&Line::NodeDiscovered(NodeDiscovered {
@@ -471,6 +471,9 @@ fn follow_topology(
     Ok(())
 }
 
+/// A node to poll: its address and, when known, its id.
+type Target = (NodeAddr, Option<NodeId>);
+
 /// Which address each node of a view is polled at.
 ///
 /// A node is polled at the address the cluster reports for it (its TLS port with `--tls`), except
@@ -497,8 +500,8 @@ impl Addressing {
     }
 
     /// The pollable nodes of `view` with the address to poll each at, sorted by address.
-    fn targets(&self, view: &TopologyView) -> Vec<(NodeAddr, Option<NodeId>)> {
-        let mut out: Vec<(NodeAddr, Option<NodeId>)> = view
+    fn targets(&self, view: &TopologyView) -> Vec<Target> {
+        let mut out: Vec<Target> = view
             .nodes()
             .filter(|n| !n.has_flag("handshake") && !n.has_flag("noaddr"))
             .filter_map(|n| {

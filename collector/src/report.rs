@@ -1,84 +1,36 @@
 //! `slotscope summary`: reads a recording through the core reader and prints what it holds.
 
 use std::fmt::Write as _;
-use std::fs::File;
-use std::io::BufReader;
 use std::path::Path;
 
-use slotscope_core::reader::{ReadError, RecordingReader};
 use slotscope_core::recording::{Discovery, GoneReason};
 use slotscope_core::summary::{Summary, SummaryBuilder};
 use slotscope_core::time::format_millis;
 use slotscope_core::{NodeId, Timestamp};
 
+use crate::input::{read_recording, Input, InputError};
 use crate::progress::human_bytes;
 
-/// A summary and the bad lines met while reading.
+/// A summary and what reading the file met.
 pub struct Read {
     /// What the recording holds.
     pub summary: Summary,
-    /// Lines that could not be read (line number and message).
-    pub bad_lines: Vec<ReadError>,
-    /// Size of the file.
-    pub file_bytes: u64,
-}
-
-/// Why a recording could not be summarised at all.
-#[derive(Debug, thiserror::Error)]
-pub enum SummaryError {
-    /// The file could not be opened.
-    #[error("cannot open {path}: {source}")]
-    Open {
-        /// The file.
-        path: String,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// The file is not a recording.
-    #[error("{path}: {source}")]
-    NotARecording {
-        /// The file.
-        path: String,
-        /// Why.
-        source: ReadError,
-    },
+    /// Bad lines, truncation, file size.
+    pub input: Input,
 }
 
 /// Reads `path` (plain or zstd) and folds it into a summary, collecting bad lines.
-pub fn read(path: &Path) -> Result<Read, SummaryError> {
-    let shown = path.display().to_string();
-    let file = File::open(path).map_err(|source| SummaryError::Open {
-        path: shown.clone(),
-        source,
-    })?;
-    let file_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut reader =
-        RecordingReader::detect(BufReader::with_capacity(256 * 1024, file)).map_err(|source| {
-            SummaryError::Open {
-                path: shown.clone(),
-                source,
-            }
-        })?;
-    let header = reader
-        .header()
-        .map_err(|source| SummaryError::NotARecording {
-            path: shown.clone(),
-            source,
-        })?
-        .clone();
-    let mut builder = SummaryBuilder::new(header);
-    let mut bad_lines = Vec::new();
-    for item in reader.by_ref() {
-        match item {
-            Ok((_, line)) => builder.push(&line),
-            Err(e) => bad_lines.push(e),
-        }
-    }
-    builder.set_truncated_tail(reader.truncated_tail());
+pub fn read(path: &Path) -> Result<Read, InputError> {
+    let (builder, input) = read_recording(
+        path,
+        |h| SummaryBuilder::new(h.clone()),
+        |b, line| b.push(line),
+    )?;
+    let mut builder = builder;
+    builder.set_truncated_tail(input.truncated_tail);
     Ok(Read {
         summary: builder.finish(),
-        bad_lines,
-        file_bytes,
+        input,
     })
 }
 
@@ -105,7 +57,7 @@ pub fn render_text(read: &Read) -> String {
         o,
         "recording   {} ({})",
         h.collector,
-        human_bytes(read.file_bytes)
+        human_bytes(read.input.file_bytes)
     );
     let _ = writeln!(o, "seed        {}", h.seed);
     let _ = writeln!(o, "started     {}", h.started);
@@ -227,9 +179,9 @@ pub fn render_text(read: &Read) -> String {
             let _ = writeln!(o, "  {}  [{source}] {text}", at(*t, start));
         }
     }
-    if !read.bad_lines.is_empty() {
-        let _ = writeln!(o, "\nunreadable lines ({})", read.bad_lines.len());
-        for e in read.bad_lines.iter().take(20) {
+    if !read.input.bad_lines.is_empty() {
+        let _ = writeln!(o, "\nunreadable lines ({})", read.input.bad_lines.len());
+        for e in read.input.bad_lines.iter().take(20) {
             let _ = writeln!(o, "  {e}");
         }
     }

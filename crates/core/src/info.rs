@@ -982,7 +982,7 @@ db0:keys=1,expires=1,avg_ttl=997847
         let json = serde_json::to_string(&info).unwrap();
         let back: InfoReport = serde_json::from_str(&json).unwrap();
         assert_eq!(back, info);
-        assert!(json.contains(r#""keyspace":{"0":{"keys":1,"expires":1,"avg_ttl":997847}}"#));
+        assert!(json.contains(r#""keyspace":{"db0":{"keys":1,"expires":1,"avg_ttl":997847}}"#));
         assert!(!json.contains("usec_per_call"));
 
         let sparse = InfoReport::parse("# Commandstats\ncmdstat_get:calls=3,usec=9\n").unwrap();

@@ -15,9 +15,16 @@
 //! - [`recording`]: the schema of a recording (header and events, one JSON object per line).
 //! - [`reader`]: streaming reader of recordings, plain or zstd, tolerant of a cut-short tail.
 //! - [`summary`]: what a recording holds (nodes, slot moves, failures), folded from its lines.
+//! - [`metrics`], [`census`]: counter deltas per node over time; client groups from `CLIENT LIST`.
+//! - [`finding`], [`analysis`], [`defect`]: findings derived from a recording, with their evidence.
 
+pub mod analysis;
+pub mod census;
 pub mod client_list;
+pub mod defect;
+pub mod finding;
 pub mod info;
+pub mod metrics;
 pub mod node;
 pub mod reader;
 pub mod recording;

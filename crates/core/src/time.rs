@@ -5,7 +5,9 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 /// Milliseconds since the Unix epoch, UTC.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(transparent)]
 pub struct Timestamp(pub u64);
 
@@ -90,7 +92,7 @@ impl fmt::Display for Timestamp {
 }
 
 /// A half-open span of time `[start, end)`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct TimeSpan {
     /// First instant in the span.
     pub start: Timestamp,

@@ -1,0 +1,368 @@
+//! `slotscope analyze`: the analysis of a recording as text for a terminal, markdown for a
+//! postmortem, or JSON for tools.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use slotscope_core::analysis::{Analysis, Analyzer};
+use slotscope_core::finding::{Attribution, Finding};
+use slotscope_core::recording::Discovery;
+use slotscope_core::time::format_millis;
+use slotscope_core::{NodeId, Timestamp};
+
+use crate::input::{read_recording, Input, InputError};
+
+/// An analysis and what reading the file met.
+pub struct Analysed {
+    /// The analysis.
+    pub analysis: Analysis,
+    /// Bad lines, truncation, file size.
+    pub input: Input,
+}
+
+/// Reads and analyses `path`.
+pub fn analyse(path: &Path) -> Result<Analysed, InputError> {
+    let (mut analyzer, input) =
+        read_recording(path, |h| Analyzer::new(h.clone()), |a, line| a.push(line))?;
+    analyzer.set_truncated_tail(input.truncated_tail);
+    Ok(Analysed {
+        analysis: analyzer.finish(),
+        input,
+    })
+}
+
+fn short(id: Option<&NodeId>) -> String {
+    id.map_or_else(|| "?".to_owned(), |i| i.short().to_owned())
+}
+
+fn at(t: Timestamp, start: Timestamp) -> String {
+    format!(
+        "{} (+{})",
+        t.time_of_day(),
+        format_millis(t.millis_since(start))
+    )
+}
+
+fn number(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else if v.abs() < 1.0 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+fn attribution(a: &Attribution) -> String {
+    match a {
+        Attribution::Group { group, commands } if commands.is_empty() => group.clone(),
+        Attribution::Group { group, commands } => format!("{group} (via {})", commands.join(", ")),
+        Attribution::Ambiguous { groups, commands } => format!(
+            "ambiguous: {} share {}",
+            groups.join(" / "),
+            if commands.is_empty() {
+                "the window".to_owned()
+            } else {
+                commands.join(", ")
+            }
+        ),
+        Attribution::Unknown { commands } if commands.is_empty() => {
+            "no client group identified".to_owned()
+        }
+        Attribution::Unknown { commands } => {
+            format!("no client group seen using {}", commands.join(", "))
+        }
+    }
+}
+
+fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.len() + 1 + word.len() > width {
+            let _ = writeln!(out, "{indent}{line}");
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        let _ = writeln!(out, "{indent}{line}");
+    }
+    out
+}
+
+fn numbers(f: &Finding) -> String {
+    f.numbers
+        .iter()
+        .map(|(k, v)| format!("{k}={}", number(*v)))
+        .collect::<Vec<_>>()
+        .join("  ")
+}
+
+/// The analysis as text for a terminal.
+pub fn render_text(a: &Analysed) -> String {
+    let s = &a.analysis.summary;
+    let start = s.header.started;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "recording of {} from {}, {}, {} nodes, polled every {}",
+        s.header.seed,
+        s.header.started,
+        s.span.map_or_else(
+            || "empty".to_owned(),
+            |sp| format_millis(sp.end.millis_since(start))
+        ),
+        s.nodes.len(),
+        format_millis(s.header.options.interval_ms)
+    );
+    let findings = &a.analysis.findings;
+    let _ = writeln!(o, "\nFINDINGS ({})", findings.len());
+    if findings.is_empty() {
+        let _ = writeln!(
+            o,
+            "  none: no idle shard, redirect storm, churn, lost client group or known defect seen"
+        );
+    }
+    for (n, f) in findings.iter().enumerate() {
+        let _ = writeln!(
+            o,
+            "{:>3}. [{:?}] {}  {} .. {}",
+            n + 1,
+            f.severity,
+            f.kind.name(),
+            at(f.span.start, start),
+            at(f.span.end, start)
+        );
+        o.push_str(&wrap(&f.title, 100, "     "));
+        o.push_str(&wrap(&f.explanation, 100, "       "));
+        if let Some(attr) = &f.attribution {
+            let _ = writeln!(o, "     attributed to: {}", attribution(attr));
+        }
+        for c in &f.context {
+            let _ = writeln!(o, "     context: {c}");
+        }
+        o.push_str(&wrap(&numbers(f), 100, "     numbers: "));
+    }
+    o.push_str(&timeline_text(a));
+    let _ = writeln!(
+        o,
+        "\nPER-SHARD TRAFFIC (business commands/s, before -> after the topology change)"
+    );
+    let _ = writeln!(
+        o,
+        "  {:<21} {:<8} {:>6} {:>9}  {:>17}  {:>17}  {:>15}",
+        "node", "id", "slots", "keys", "executed/s", "rejected/s", "MOVED/s"
+    );
+    for t in &a.analysis.shard_traffic {
+        let _ = writeln!(
+            o,
+            "  {:<21} {:<8} {:>6} {:>9}  {:>7.1} -> {:>7.1}  {:>7.1} -> {:>7.1}  {:>6.1} -> {:>6.1}",
+            t.addr.to_string(),
+            short(t.id.as_ref()),
+            t.slots,
+            t.keys,
+            t.before.calls,
+            t.after.calls,
+            t.before.rejected,
+            t.after.rejected,
+            t.before.moved,
+            t.after.moved
+        );
+    }
+    let _ = writeln!(
+        o,
+        "\nCLIENT CENSUS ({} groups)",
+        a.analysis.census.groups.len()
+    );
+    for g in &a.analysis.census.groups {
+        let _ = writeln!(
+            o,
+            "  {:<36} hosts {:<3} seen {:<5} open {:<4} new/s {:<6.2} lifetime {:<6} cmds {}",
+            g.key.label(),
+            g.hosts.len(),
+            g.connections_seen,
+            g.open_last,
+            g.new_per_sec,
+            g.median_lifetime_secs()
+                .map_or_else(|| "-".to_owned(), |l| format!("{l}s")),
+            g.commands.keys().cloned().collect::<Vec<_>>().join(",")
+        );
+    }
+    append_bad_lines(&mut o, a);
+    o
+}
+
+fn timeline_text(a: &Analysed) -> String {
+    let s = &a.analysis.summary;
+    let start = s.header.started;
+    let mut events: Vec<(Timestamp, String)> = Vec::new();
+    for n in &s.nodes {
+        let how = match &n.via {
+            Discovery::Seed => "seed".to_owned(),
+            Discovery::Topology { from } => format!("listed by {from}"),
+            Discovery::Recovered => "recovered".to_owned(),
+        };
+        events.push((
+            n.discovered,
+            format!("node {} ({}) appears, {how}", n.addr, short(n.id.as_ref())),
+        ));
+        for (t, why) in &n.gone {
+            events.push((*t, format!("node {} gone: {why:?}", n.addr).to_lowercase()));
+        }
+    }
+    for m in &s.slot_moves {
+        events.push((
+            m.span.start,
+            format!(
+                "{} slots move {} -> {} (until {})",
+                m.slots,
+                short(m.from.as_ref()),
+                short(m.to.as_ref()),
+                at(m.span.end, start)
+            ),
+        ));
+    }
+    for (t, source, text) in &s.annotations {
+        events.push((*t, format!("[{source}] {text}")));
+    }
+    events.sort_by_key(|e| e.0);
+    let mut o = String::new();
+    let _ = writeln!(o, "\nTIMELINE");
+    for (t, e) in events {
+        let _ = writeln!(o, "  {}  {e}", at(t, start));
+    }
+    o
+}
+
+fn append_bad_lines(o: &mut String, a: &Analysed) {
+    if let Some(line) = a.input.truncated_tail {
+        let _ = writeln!(
+            o,
+            "\nThe file ends in a partial line ({line}): the recording was cut short."
+        );
+    }
+    if !a.input.bad_lines.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nUNREADABLE LINES ({}), analysis used the rest",
+            a.input.bad_lines.len()
+        );
+        for e in a.input.bad_lines.iter().take(20) {
+            let _ = writeln!(o, "  {e}");
+        }
+    }
+}
+
+/// The analysis as markdown, ready to paste into a postmortem.
+pub fn render_markdown(a: &Analysed) -> String {
+    let s = &a.analysis.summary;
+    let start = s.header.started;
+    let mut o = String::new();
+    let _ = writeln!(o, "## Cluster evidence (slotscope)\n");
+    let _ = writeln!(
+        o,
+        "Recording of `{}` from {} for {}, {} nodes polled every {} ({}).\n",
+        s.header.seed,
+        s.header.started,
+        s.span.map_or_else(
+            || "0s".to_owned(),
+            |sp| format_millis(sp.end.millis_since(start))
+        ),
+        s.nodes.len(),
+        format_millis(s.header.options.interval_ms),
+        s.header.collector
+    );
+    let _ = writeln!(o, "### Findings\n");
+    if a.analysis.findings.is_empty() {
+        let _ = writeln!(o, "No finding: no idle shard, redirect storm, connection churn, lost client group or known client defect.\n");
+    }
+    for (n, f) in a.analysis.findings.iter().enumerate() {
+        let _ = writeln!(
+            o,
+            "{}. **{}** (`{}`, {:?}, {} – {}): {}\n",
+            n + 1,
+            f.title,
+            f.kind.name(),
+            f.severity,
+            at(f.span.start, start),
+            at(f.span.end, start),
+            f.explanation
+        );
+        if let Some(attr) = &f.attribution {
+            let _ = writeln!(o, "   - Attributed to: {}", attribution(attr));
+        }
+        for c in &f.context {
+            let _ = writeln!(o, "   - Context: {c}");
+        }
+        let _ = writeln!(o, "   - Numbers: {}\n", numbers(f).replace("  ", ", "));
+    }
+    let _ = writeln!(o, "### Timeline (UTC)\n");
+    for line in timeline_text(a).lines().skip(2) {
+        let _ = writeln!(o, "- {}", line.trim());
+    }
+    let _ = writeln!(
+        o,
+        "\n### Per-shard traffic before → after the topology change\n"
+    );
+    let _ = writeln!(
+        o,
+        "| node | id | slots | keys | executed/s | rejected/s | MOVED/s | new conns/s |"
+    );
+    let _ = writeln!(o, "|---|---|---:|---:|---:|---:|---:|---:|");
+    for t in &a.analysis.shard_traffic {
+        let _ = writeln!(
+            o,
+            "| {} | `{}` | {} | {} | {:.1} → {:.1} | {:.1} → {:.1} | {:.1} → {:.1} | {:.1} → {:.1} |",
+            t.addr,
+            short(t.id.as_ref()),
+            t.slots,
+            t.keys,
+            t.before.calls,
+            t.after.calls,
+            t.before.rejected,
+            t.after.rejected,
+            t.before.moved,
+            t.after.moved,
+            t.before.new_connections,
+            t.after.new_connections
+        );
+    }
+    let _ = writeln!(o, "\n### Client census\n");
+    let _ = writeln!(o, "| client group | hosts | connections seen | open at end | new/s | median lifetime | commands |");
+    let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|---|");
+    for g in &a.analysis.census.groups {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {:.2} | {} | {} |",
+            g.key.label(),
+            g.hosts.len(),
+            g.connections_seen,
+            g.open_last,
+            g.new_per_sec,
+            g.median_lifetime_secs()
+                .map_or_else(|| "–".to_owned(), |l| format!("{l} s")),
+            g.commands
+                .keys()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    append_bad_lines(&mut o, a);
+    o
+}
+
+/// The analysis as JSON: summary, findings (most important first), shard traffic, census, and
+/// the unreadable lines.
+pub fn render_json(a: &Analysed) -> String {
+    let mut v = serde_json::to_value(&a.analysis).unwrap_or_default();
+    if let Some(obj) = v.as_object_mut() {
+        let bad: Vec<String> = a.input.bad_lines.iter().map(ToString::to_string).collect();
+        obj.insert("bad_lines".into(), bad.into());
+    }
+    serde_json::to_string_pretty(&v).unwrap_or_default()
+}

@@ -1,0 +1,360 @@
+//! The client census: connections from `CLIENT LIST` over time, grouped by what identifies a client
+//! application (library name and version, connection name; the client host when a client says
+//! nothing about itself). Per group: connections open, new connections per second, connection
+//! lifetimes, the commands it was seen running, and the nodes it talks to.
+//!
+//! The collector's own connection (the one running `CLIENT LIST` when the list is taken) is left
+//! out.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::client_list::ClientEntry;
+use crate::metrics::{count_f64, ms_to_secs};
+use crate::node::NodeAddr;
+use crate::recording::{ClientListSample, Line};
+use crate::time::Timestamp;
+
+/// What identifies a client group.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct GroupKey {
+    /// `lib-name` (`CLIENT SETINFO`), if the client set it.
+    pub lib_name: Option<String>,
+    /// `lib-ver`, if set.
+    pub lib_ver: Option<String>,
+    /// Connection name (`CLIENT SETNAME`), if set.
+    pub name: Option<String>,
+    /// Client host, only when none of the above is set.
+    pub host: Option<String>,
+}
+
+impl GroupKey {
+    /// The key of a `CLIENT LIST` entry.
+    pub fn of(entry: &ClientEntry) -> GroupKey {
+        let lib_name = entry.lib_name().map(str::to_owned);
+        let lib_ver = entry.lib_ver().map(str::to_owned);
+        let name = entry.name().map(str::to_owned);
+        let anonymous = lib_name.is_none() && lib_ver.is_none() && name.is_none();
+        GroupKey {
+            host: anonymous
+                .then(|| entry.client_host().map(str::to_owned))
+                .flatten(),
+            lib_name,
+            lib_ver,
+            name,
+        }
+    }
+
+    /// A short label: `redis-py 5.0.0 "api"`, or `host 10.0.0.7`.
+    pub fn label(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(l) = &self.lib_name {
+            parts.push(l.clone());
+        }
+        if let Some(v) = &self.lib_ver {
+            parts.push(v.clone());
+        }
+        if let Some(n) = &self.name {
+            parts.push(format!("\"{n}\""));
+        }
+        if let Some(h) = &self.host {
+            parts.push(format!("host {h}"));
+        }
+        if parts.is_empty() {
+            "unidentified clients".to_owned()
+        } else {
+            parts.join(" ")
+        }
+    }
+}
+
+/// One client group over the recording.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClientGroup {
+    /// What identifies it.
+    pub key: GroupKey,
+    /// Client hosts seen.
+    pub hosts: BTreeSet<String>,
+    /// Nodes it had connections to.
+    pub nodes: BTreeSet<NodeAddr>,
+    /// Commands seen as a connection's last command (`cmd`), with how many sightings.
+    pub commands: BTreeMap<String, u64>,
+    /// Distinct connections seen.
+    pub connections_seen: u64,
+    /// Connections open in the last sample of each node, summed.
+    pub open_last: u64,
+    /// Largest number of connections open at one sample round, all nodes together.
+    pub open_max: u64,
+    /// Connections seen for the first time after the first sample of their node, per second of
+    /// the recording (a lower bound: connections shorter than a poll interval are missed).
+    pub new_per_sec: f64,
+    /// Age in seconds at the last sighting of every connection that disappeared.
+    pub lifetimes_secs: Vec<u64>,
+    /// First and last sighting.
+    pub first_seen: Timestamp,
+    /// Last sighting.
+    pub last_seen: Timestamp,
+}
+
+impl ClientGroup {
+    /// The median lifetime of connections that closed, in seconds.
+    pub fn median_lifetime_secs(&self) -> Option<u64> {
+        let mut l = self.lifetimes_secs.clone();
+        l.sort_unstable();
+        l.get(l.len() / 2).copied()
+    }
+}
+
+/// The census of a recording.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Census {
+    /// Groups, most connections seen first.
+    pub groups: Vec<ClientGroup>,
+}
+
+impl Census {
+    /// Indices of the groups seen running `cmd`.
+    pub fn groups_using(&self, cmd: &str) -> Vec<usize> {
+        (0..self.groups.len())
+            .filter(|&i| self.groups[i].commands.contains_key(cmd))
+            .collect()
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Conn {
+    group: usize,
+    age: u64,
+    first: Timestamp,
+}
+
+#[derive(Clone, Debug, Default)]
+struct NodeState {
+    first_sample: Option<Timestamp>,
+    own_ids: BTreeSet<u64>,
+    open: BTreeMap<u64, Conn>,
+}
+
+/// Builds the census one `client_list` line at a time.
+#[derive(Clone, Debug, Default)]
+pub struct CensusBuilder {
+    groups: Vec<ClientGroup>,
+    index: BTreeMap<GroupKey, usize>,
+    nodes: BTreeMap<NodeAddr, NodeState>,
+    new_after_first: Vec<u64>,
+    open_by_time: BTreeMap<(Timestamp, usize), u64>,
+    first: Option<Timestamp>,
+    last: Option<Timestamp>,
+}
+
+impl CensusBuilder {
+    /// Folds one line (only `client_list` lines matter).
+    pub fn push(&mut self, line: &Line) {
+        if let Line::ClientList(s) = line {
+            self.push_sample(s);
+        }
+    }
+
+    fn group(&mut self, key: GroupKey, t: Timestamp) -> usize {
+        if let Some(&i) = self.index.get(&key) {
+            return i;
+        }
+        self.groups.push(ClientGroup {
+            key: key.clone(),
+            hosts: BTreeSet::new(),
+            nodes: BTreeSet::new(),
+            commands: BTreeMap::new(),
+            connections_seen: 0,
+            open_last: 0,
+            open_max: 0,
+            new_per_sec: 0.0,
+            lifetimes_secs: Vec::new(),
+            first_seen: t,
+            last_seen: t,
+        });
+        self.new_after_first.push(0);
+        self.index.insert(key, self.groups.len() - 1);
+        self.groups.len() - 1
+    }
+
+    fn push_sample(&mut self, s: &ClientListSample) {
+        let t = s.t;
+        self.first = Some(self.first.map_or(t, |f| f.min(t)));
+        self.last = Some(self.last.map_or(t, |l| l.max(t)));
+        let mut state = self.nodes.remove(&s.node.addr).unwrap_or_default();
+        let first_sample = state.first_sample.is_none();
+        state.first_sample.get_or_insert(t);
+        // The collector's own connection is the one running CLIENT LIST right now.
+        for e in &s.clients {
+            if e.cmd() == Some("client|list") {
+                if let Some(id) = e.id() {
+                    state.own_ids.insert(id);
+                }
+            }
+        }
+        let mut now_open: BTreeMap<u64, Conn> = BTreeMap::new();
+        let mut per_group_open: BTreeMap<usize, u64> = BTreeMap::new();
+        for e in &s.clients {
+            let Some(id) = e.id() else { continue };
+            if state.own_ids.contains(&id) || e.flags().is_some_and(|f| f.contains('S')) {
+                // Skip the collector and replication links (flag S: a replica's connection).
+                continue;
+            }
+            let key = GroupKey::of(e);
+            let g = match state.open.get(&id) {
+                Some(c) => c.group,
+                None => self.group(key, t),
+            };
+            let group = &mut self.groups[g];
+            if let Some(h) = e.client_host() {
+                group.hosts.insert(h.to_owned());
+            }
+            group.nodes.insert(s.node.addr.clone());
+            if let Some(cmd) = e.cmd().filter(|c| !c.is_empty() && *c != "NULL") {
+                *group.commands.entry(cmd.to_owned()).or_default() += 1;
+            }
+            group.last_seen = group.last_seen.max(t);
+            group.first_seen = group.first_seen.min(t);
+            let first = match state.open.get(&id) {
+                Some(c) => c.first,
+                None => {
+                    group.connections_seen += 1;
+                    if !first_sample {
+                        self.new_after_first[g] += 1;
+                    }
+                    t
+                }
+            };
+            *per_group_open.entry(g).or_default() += 1;
+            now_open.insert(
+                id,
+                Conn {
+                    group: g,
+                    age: e.age_secs().unwrap_or(0),
+                    first,
+                },
+            );
+        }
+        for (id, c) in &state.open {
+            if !now_open.contains_key(id) {
+                self.groups[c.group].lifetimes_secs.push(c.age);
+            }
+        }
+        // Open counts per sample time (rounded to the second so one round's nodes add up).
+        let second = Timestamp(t.0 / 1000 * 1000);
+        for (g, n) in per_group_open {
+            *self.open_by_time.entry((second, g)).or_default() += n;
+        }
+        state.open = now_open;
+        self.nodes.insert(s.node.addr.clone(), state);
+    }
+
+    /// The finished census.
+    pub fn finish(mut self) -> Census {
+        let secs = match (self.first, self.last) {
+            (Some(f), Some(l)) => ms_to_secs(l.millis_since(f)),
+            _ => 0.0,
+        };
+        for state in self.nodes.values() {
+            for c in state.open.values() {
+                self.groups[c.group].open_last += 1;
+            }
+        }
+        for (&(_, g), &n) in &self.open_by_time {
+            let group = &mut self.groups[g];
+            group.open_max = group.open_max.max(n);
+        }
+        for (g, group) in self.groups.iter_mut().enumerate() {
+            group.new_per_sec = if secs > 0.0 {
+                count_f64(self.new_after_first[g]) / secs
+            } else {
+                0.0
+            };
+        }
+        let mut groups = self.groups;
+        groups.sort_by(|a, b| {
+            b.connections_seen
+                .cmp(&a.connections_seen)
+                .then_with(|| a.key.cmp(&b.key))
+        });
+        Census { groups }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client_list::parse_client_list;
+    use crate::node::NodeRef;
+
+    fn sample(t: u64, node: &str, text: &str) -> Line {
+        Line::ClientList(ClientListSample {
+            t: Timestamp(t),
+            node: NodeRef {
+                addr: node.parse().unwrap(),
+                id: None,
+            },
+            clients: parse_client_list(text).unwrap(),
+        })
+    }
+
+    const COLLECTOR: &str =
+        "id=3 addr=10.0.0.1:40000 laddr=10.0.0.9:6379 fd=8 name= age=100 idle=0 flags=N cmd=client|list lib-name= lib-ver=\n";
+
+    #[test]
+    fn groups_by_library_and_measures_lifetimes() {
+        let mut b = CensusBuilder::default();
+        let n = "10.0.0.9:6379";
+        b.push(&sample(
+            1_000,
+            n,
+            &format!(
+                "{COLLECTOR}id=10 addr=10.1.0.1:5000 fd=9 name= age=3600 idle=0 flags=N cmd=zrevrangebyscore lib-name=redis-py lib-ver=8.0.0\n\
+                 id=11 addr=10.2.0.1:5001 fd=10 name= age=1 idle=0 flags=N cmd=zrevrange lib-name=redis-py lib-ver=8.1.0\n"
+            ),
+        ));
+        b.push(&sample(
+            2_000,
+            n,
+            &format!(
+                "{COLLECTOR}id=10 addr=10.1.0.1:5000 fd=9 name= age=3601 idle=0 flags=N cmd=zrevrangebyscore lib-name=redis-py lib-ver=8.0.0\n\
+                 id=12 addr=10.2.0.2:5002 fd=11 name= age=0 idle=0 flags=N cmd=zrangebyscore lib-name=redis-py lib-ver=8.1.0\n"
+            ),
+        ));
+        let c = b.finish();
+        assert_eq!(c.groups.len(), 2, "{c:#?}");
+        let rec = c
+            .groups
+            .iter()
+            .find(|g| g.key.lib_ver.as_deref() == Some("8.1.0"))
+            .unwrap();
+        assert_eq!(rec.connections_seen, 2);
+        assert_eq!(rec.lifetimes_secs, vec![1]);
+        assert_eq!(rec.hosts.len(), 2);
+        assert!(
+            rec.commands.contains_key("zrevrange") && rec.commands.contains_key("zrangebyscore")
+        );
+        assert_eq!(rec.new_per_sec, 1.0);
+        assert_eq!(c.groups_using("zrevrangebyscore").len(), 1);
+        assert!(
+            c.groups_using("client|list").is_empty(),
+            "the collector is left out"
+        );
+        assert_eq!(rec.key.label(), "redis-py 8.1.0");
+    }
+
+    #[test]
+    fn anonymous_clients_group_by_host() {
+        let mut b = CensusBuilder::default();
+        b.push(&sample(
+            1_000,
+            "10.0.0.9:6379",
+            "id=5 addr=10.3.0.1:1 fd=9 name= age=5 idle=0 flags=N cmd=get\nid=6 addr=10.3.0.2:1 fd=9 name= age=5 idle=0 flags=N cmd=get\n",
+        ));
+        let c = b.finish();
+        assert_eq!(c.groups.len(), 2);
+        assert_eq!(c.groups[0].key.host.as_deref(), Some("10.3.0.1"));
+        assert_eq!(c.groups[0].new_per_sec, 0.0);
+    }
+}

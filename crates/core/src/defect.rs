@@ -1,0 +1,81 @@
+//! Client library versions with known cluster-routing defects, keyed by the `lib-name` and
+//! `lib-ver` a client reports with `CLIENT SETINFO` (and the server shows in `CLIENT LIST`). Each
+//! entry cites the upstream issue.
+
+/// A known defect of a range of library versions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Defect {
+    /// `lib-name` as the library reports it.
+    pub lib_name: &'static str,
+    /// First affected version (inclusive).
+    pub from: (u32, u32, u32),
+    /// Last affected version (inclusive).
+    pub to: (u32, u32, u32),
+    /// One line.
+    pub title: &'static str,
+    /// What goes wrong and when.
+    pub explanation: &'static str,
+    /// Upstream issue(s).
+    pub upstream: &'static str,
+}
+
+/// The table.
+pub const DEFECTS: &[Defect] = &[Defect {
+    lib_name: "redis-py",
+    from: (4, 4, 0),
+    to: (7, 1, 0),
+    title: "the cluster client drops startup nodes on connection errors",
+    explanation: "On a ConnectionError or TimeoutError the cluster client removes the failing node from its \
+                  startup nodes and re-initialises from those that remain. After the first initialisation the \
+                  startup nodes are the discovered nodes, not the configuration endpoint, so on a small cluster a few \
+                  errors during a scale-out or failover empty the list and every later command fails with \"Redis \
+                  Cluster cannot be connected. Please provide at least one reachable node: None\" until the process \
+                  is restarted. redis-py 8.0.0 keeps the node and moves it to the end of its list instead.",
+    upstream: "redis/redis-py#3221, redis/redis-py#2472",
+}];
+
+/// Parses `5.0.0`, `5.0`, `8.1.0b1` into (major, minor, patch); pre-release suffixes are ignored.
+pub fn parse_version(v: &str) -> Option<(u32, u32, u32)> {
+    let mut parts = v.trim().split('.').map(|p| {
+        let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse::<u32>().ok()
+    });
+    let major = parts.next()??;
+    let minor = parts.next().flatten().unwrap_or(0);
+    let patch = parts.next().flatten().unwrap_or(0);
+    Some((major, minor, patch))
+}
+
+/// The known defects of `lib_name` at version `lib_ver`.
+pub fn known_defects(lib_name: &str, lib_ver: &str) -> Vec<&'static Defect> {
+    let Some(v) = parse_version(lib_ver) else {
+        return Vec::new();
+    };
+    DEFECTS
+        .iter()
+        .filter(|d| d.lib_name.eq_ignore_ascii_case(lib_name) && d.from <= v && v <= d.to)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_in_the_range_match() {
+        assert_eq!(known_defects("redis-py", "5.0.0").len(), 1);
+        assert_eq!(known_defects("redis-py", "4.4.0").len(), 1);
+        assert_eq!(known_defects("redis-py", "7.1.0").len(), 1);
+        assert!(known_defects("redis-py", "8.0.0").is_empty());
+        assert!(known_defects("redis-py", "4.3.6").is_empty());
+        assert!(known_defects("jedis", "5.0.0").is_empty());
+        assert!(known_defects("redis-py", "garbage").is_empty());
+    }
+
+    #[test]
+    fn versions_parse_leniently() {
+        assert_eq!(parse_version("8.1.0b1"), Some((8, 1, 0)));
+        assert_eq!(parse_version("5.0"), Some((5, 0, 0)));
+        assert_eq!(parse_version("x"), None);
+    }
+}

@@ -1,0 +1,119 @@
+//! Findings: typed conclusions drawn from a recording, each with its time span, severity, the
+//! numbers behind it and a paragraph that explains it.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::node::NodeAddr;
+use crate::time::TimeSpan;
+
+/// What a finding is about. The snake_case names are stable: they are the `kind` in JSON output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingKind {
+    /// A shard owns slots (and keys) but receives no commands after a topology change.
+    IdleShard,
+    /// MOVED / ASK redirections sustained far above a reshard's normal decaying tail.
+    RedirectStorm,
+    /// Redirections right after a topology change that decayed: normal stale routing.
+    RedirectsDecayed,
+    /// New connections per second far above the connections open: clients rebuilding.
+    ConnectionChurn,
+    /// A client group's traffic vanished or turned into errors after a topology change.
+    ClientGroupLost,
+    /// Slots without an owner, or nodes disagreeing about owners.
+    SlotCoverage,
+    /// A client group runs a library version with a known cluster-routing defect.
+    KnownClientDefect,
+}
+
+impl FindingKind {
+    /// The stable snake_case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            FindingKind::IdleShard => "idle_shard",
+            FindingKind::RedirectStorm => "redirect_storm",
+            FindingKind::RedirectsDecayed => "redirects_decayed",
+            FindingKind::ConnectionChurn => "connection_churn",
+            FindingKind::ClientGroupLost => "client_group_lost",
+            FindingKind::SlotCoverage => "slot_coverage",
+            FindingKind::KnownClientDefect => "known_client_defect",
+        }
+    }
+}
+
+/// How much a finding matters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Worth knowing, not a fault.
+    Info,
+    /// Likely part of the incident.
+    Warning,
+    /// Traffic is lost or wrong.
+    Critical,
+}
+
+/// How a finding's traffic was attributed to a client group.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Attribution {
+    /// The commands that carry it are used by this group only.
+    Group {
+        /// The group's label.
+        group: String,
+        /// The commands that tie it to the group.
+        commands: Vec<String>,
+    },
+    /// Several groups use the commands that carry it.
+    Ambiguous {
+        /// The candidate groups.
+        groups: Vec<String>,
+        /// The commands.
+        commands: Vec<String>,
+    },
+    /// No group was seen using the commands (no census, or connections shorter than a poll).
+    Unknown {
+        /// The commands.
+        commands: Vec<String>,
+    },
+}
+
+/// One finding.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Finding {
+    /// What it is about.
+    pub kind: FindingKind,
+    /// How much it matters.
+    pub severity: Severity,
+    /// When it held.
+    pub span: TimeSpan,
+    /// One line.
+    pub title: String,
+    /// One paragraph: what the numbers say and what usually causes it.
+    pub explanation: String,
+    /// The numbers behind it, by name.
+    pub numbers: BTreeMap<String, f64>,
+    /// The node it concerns, if one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<NodeAddr>,
+    /// The client group it concerns or is attributed to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attribution: Option<Attribution>,
+    /// Where it sits relative to outside evidence ("first client error 12 s after migration
+    /// start").
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<String>,
+}
+
+impl Finding {
+    /// Orders findings by importance: severity, then kind, then time.
+    pub fn importance_key(&self) -> (std::cmp::Reverse<Severity>, FindingKind, u64) {
+        (
+            std::cmp::Reverse(self.severity),
+            self.kind,
+            self.span.start.as_millis(),
+        )
+    }
+}

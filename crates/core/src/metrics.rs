@@ -1,0 +1,479 @@
+//! Metrics over time from recorded counters: for every node, what changed between two consecutive
+//! `INFO` samples — calls, rejected and failed calls per command, errors per prefix, connections
+//! received — with keys, memory and open connections at the end of the interval.
+//!
+//! Counters are cumulative on the server. A counter that goes backwards (a restart, `CONFIG
+//! RESETSTAT`) restarted from zero, so its delta is its new value, never a negative number. The
+//! collector's own commands (one of each per poll) are taken out, so what remains is what clients
+//! sent.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::info::InfoReport;
+use crate::node::{NodeAddr, NodeId};
+use crate::recording::{InfoSample, Line};
+use crate::time::{TimeSpan, Timestamp};
+
+/// Commands the collector sends once per poll of a node (`CLIENT LIST` at most once).
+pub const COLLECTOR_COMMANDS: &[&str] = &[
+    "cluster|shards",
+    "cluster|slots",
+    "cluster|nodes",
+    "cluster|info",
+    "info",
+    "client|list",
+];
+
+/// Commands whose rates fingerprint client topology refreshes and reconnects (a full client
+/// rebuild asks for the slot map, and often `COMMAND`, `CLIENT SETINFO` and `INFO`, again).
+pub const REFRESH_COMMANDS: &[&str] = &[
+    "cluster|slots",
+    "cluster|shards",
+    "cluster|nodes",
+    "command",
+    "command|docs",
+    "command|info",
+    "client|setinfo",
+    "info",
+];
+
+/// Whether `cmd` (as named in `commandstats`) is a command that serves application data, as
+/// opposed to connection, topology or administration commands.
+pub fn is_business_command(cmd: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "cluster|", "client|", "config|", "command", "acl|", "memory|", "latency|", "slowlog|",
+        "module|", "object|", "debug", "script|",
+    ];
+    const PLAIN: &[&str] = &[
+        "info",
+        "ping",
+        "hello",
+        "auth",
+        "select",
+        "readonly",
+        "readwrite",
+        "asking",
+        "echo",
+        "quit",
+        "reset",
+        "role",
+        "monitor",
+        "time",
+        "lastsave",
+        "dbsize",
+        "save",
+        "bgsave",
+        "bgrewriteaof",
+        "wait",
+        "waitaof",
+        "shutdown",
+        "replicaof",
+        "slaveof",
+        "sync",
+        "psync",
+        "replconf",
+        "failover",
+        "flushall",
+        "flushdb",
+        "swapdb",
+        "lolwut",
+        "migrate",
+        "restore",
+        "restore-asking",
+    ];
+    !(PLAIN.contains(&cmd) || PREFIXES.iter().any(|p| cmd.starts_with(p)))
+}
+
+/// Changes of one command's counters over an interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CommandDelta {
+    /// Calls executed.
+    pub calls: u64,
+    /// Calls rejected before execution (`MOVED`, `ASK`, wrong arguments, ACL, …).
+    pub rejected: u64,
+    /// Calls that executed and failed.
+    pub failed: u64,
+    /// Microseconds spent executing.
+    pub usec: u64,
+}
+
+impl CommandDelta {
+    /// Calls attempted: executed plus rejected.
+    pub fn attempts(&self) -> u64 {
+        self.calls + self.rejected
+    }
+
+    fn add(&mut self, other: &CommandDelta) {
+        self.calls += other.calls;
+        self.rejected += other.rejected;
+        self.failed += other.failed;
+        self.usec += other.usec;
+    }
+}
+
+/// What changed on one node between two consecutive samples.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Interval {
+    /// From the earlier sample to the later one.
+    pub span: TimeSpan,
+    /// Per command (collector's own polls taken out).
+    pub commands: BTreeMap<String, CommandDelta>,
+    /// Per error prefix (`MOVED`, `ASK`, `CLUSTERDOWN`, `ERR`, …).
+    pub errors: BTreeMap<String, u64>,
+    /// Connections accepted (`total_connections_received`).
+    pub connections_received: u64,
+    /// Open client connections at the end (`connected_clients`).
+    pub connected_clients: Option<u64>,
+    /// Keys in all databases at the end.
+    pub keys: u64,
+    /// `used_memory` at the end, in bytes.
+    pub used_memory: Option<u64>,
+    /// The server restarted during the interval (uptime went back or the run id changed).
+    pub restarted: bool,
+}
+
+impl Interval {
+    /// Length in seconds (at least one millisecond).
+    pub fn secs(&self) -> f64 {
+        ms_to_secs(self.span.millis().max(1))
+    }
+
+    /// Business commands (see [`is_business_command`]) summed.
+    pub fn business(&self) -> CommandDelta {
+        let mut total = CommandDelta::default();
+        for (_, d) in self.commands.iter().filter(|(c, _)| is_business_command(c)) {
+            total.add(d);
+        }
+        total
+    }
+
+    /// Delta of one command (zero if absent).
+    pub fn command(&self, cmd: &str) -> CommandDelta {
+        self.commands.get(cmd).copied().unwrap_or_default()
+    }
+
+    /// Delta of one error prefix (zero if absent).
+    pub fn error(&self, prefix: &str) -> u64 {
+        self.errors.get(prefix).copied().unwrap_or(0)
+    }
+}
+
+/// Converts milliseconds to seconds as a float, without a lossy cast.
+pub fn ms_to_secs(ms: u64) -> f64 {
+    let ms = u32::try_from(ms).map_or(f64::from(u32::MAX), f64::from);
+    ms / 1000.0
+}
+
+/// A count as `f64` (exact below 2^32, saturating above; counts per interval stay far below).
+pub fn count_f64(n: u64) -> f64 {
+    u32::try_from(n).map_or(f64::from(u32::MAX), f64::from)
+}
+
+/// The metrics of one node.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NodeMetrics {
+    /// The address it was polled at.
+    pub addr: NodeAddr,
+    /// Its cluster id.
+    pub id: Option<NodeId>,
+    /// Consecutive intervals, in time order.
+    pub intervals: Vec<Interval>,
+    #[serde(skip)]
+    last: Option<(Timestamp, InfoReport)>,
+}
+
+impl NodeMetrics {
+    /// Sums of the intervals that lie within `span` (an interval counts if it ends inside).
+    pub fn total_in(&self, span: TimeSpan) -> Totals {
+        let mut t = Totals::default();
+        for i in self
+            .intervals
+            .iter()
+            .filter(|i| span.start < i.span.end && i.span.end <= span.end)
+        {
+            t.secs += i.secs();
+            t.business.add(&i.business());
+            for (c, d) in &i.commands {
+                t.commands.entry(c.clone()).or_default().add(d);
+            }
+            for (e, n) in &i.errors {
+                *t.errors.entry(e.clone()).or_default() += n;
+            }
+            t.connections_received += i.connections_received;
+            t.intervals += 1;
+        }
+        t
+    }
+
+    /// The last interval ending at or before `t`.
+    pub fn at(&self, t: Timestamp) -> Option<&Interval> {
+        self.intervals.iter().rev().find(|i| i.span.end <= t)
+    }
+}
+
+/// Sums over several intervals of one node.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Totals {
+    /// Seconds covered.
+    pub secs: f64,
+    /// Intervals summed.
+    pub intervals: usize,
+    /// Business commands summed.
+    pub business: CommandDelta,
+    /// Per command.
+    pub commands: BTreeMap<String, CommandDelta>,
+    /// Per error prefix.
+    pub errors: BTreeMap<String, u64>,
+    /// Connections accepted.
+    pub connections_received: u64,
+}
+
+impl Totals {
+    /// `n` per second over the covered time (0 when nothing is covered).
+    pub fn rate(&self, n: u64) -> f64 {
+        if self.secs > 0.0 {
+            count_f64(n) / self.secs
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Metrics of every node, folded from `info` lines.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Metrics {
+    /// Per node, in order of first sample.
+    pub nodes: Vec<NodeMetrics>,
+}
+
+impl Metrics {
+    /// Folds one line (only `info` lines matter).
+    pub fn push(&mut self, line: &Line) {
+        if let Line::Info(s) = line {
+            self.push_info(s);
+        }
+    }
+
+    /// The node polled at `addr`.
+    pub fn node(&self, addr: &NodeAddr) -> Option<&NodeMetrics> {
+        self.nodes.iter().find(|n| &n.addr == addr)
+    }
+
+    fn push_info(&mut self, s: &InfoSample) {
+        let i = match self.nodes.iter().position(|n| n.addr == s.node.addr) {
+            Some(i) => i,
+            None => {
+                self.nodes.push(NodeMetrics {
+                    addr: s.node.addr.clone(),
+                    id: None,
+                    intervals: Vec::new(),
+                    last: None,
+                });
+                self.nodes.len() - 1
+            }
+        };
+        let node = &mut self.nodes[i];
+        if s.node.id.is_some() {
+            node.id = s.node.id.clone();
+        }
+        if let Some((t0, prev)) = &node.last {
+            if s.t > *t0 {
+                node.intervals
+                    .push(interval(TimeSpan::new(*t0, s.t), prev, &s.info));
+            }
+        }
+        node.last = Some((s.t, s.info.clone()));
+    }
+}
+
+/// A counter's change: the difference, or the new value if it went backwards (it restarted).
+pub fn counter_delta(prev: u64, cur: u64) -> u64 {
+    cur.checked_sub(prev).unwrap_or(cur)
+}
+
+fn interval(span: TimeSpan, prev: &InfoReport, cur: &InfoReport) -> Interval {
+    let uptime = |r: &InfoReport| r.get_u64("server", "uptime_in_seconds");
+    let run_id = |r: &InfoReport| r.get("server", "run_id").map(str::to_owned);
+    let restarted = matches!((uptime(prev), uptime(cur)), (Some(a), Some(b)) if b < a)
+        || matches!((run_id(prev), run_id(cur)), (Some(a), Some(b)) if a != b);
+    let delta = |p: u64, c: u64| if restarted { c } else { counter_delta(p, c) };
+
+    let mut commands = BTreeMap::new();
+    for (name, c) in &cur.commandstats {
+        let p = prev.commandstats.get(name);
+        let mut d = CommandDelta {
+            calls: delta(p.map_or(0, |p| p.calls), c.calls),
+            rejected: delta(
+                p.and_then(|p| p.rejected_calls).unwrap_or(0),
+                c.rejected_calls.unwrap_or(0),
+            ),
+            failed: delta(
+                p.and_then(|p| p.failed_calls).unwrap_or(0),
+                c.failed_calls.unwrap_or(0),
+            ),
+            usec: delta(p.map_or(0, |p| p.usec), c.usec),
+        };
+        if COLLECTOR_COMMANDS.contains(&name.as_str()) {
+            d.calls = d.calls.saturating_sub(1);
+        }
+        if d != CommandDelta::default() {
+            commands.insert(name.clone(), d);
+        }
+    }
+    let mut errors = BTreeMap::new();
+    for (name, &c) in &cur.errorstats {
+        let d = delta(prev.errorstats.get(name).copied().unwrap_or(0), c);
+        if d > 0 {
+            errors.insert(name.clone(), d);
+        }
+    }
+    let conn = |r: &InfoReport| {
+        r.get_u64("stats", "total_connections_received")
+            .unwrap_or(0)
+    };
+    // The collector's own connection, when it reconnects, counts once; it is not taken out.
+    Interval {
+        span,
+        commands,
+        errors,
+        connections_received: delta(conn(prev), conn(cur)),
+        connected_clients: cur.get_u64("clients", "connected_clients"),
+        keys: cur.keyspace.values().map(|k| k.keys).sum(),
+        used_memory: cur.get_u64("memory", "used_memory"),
+        restarted,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::info::CommandStat;
+    use crate::node::NodeRef;
+
+    fn report(uptime: u64, zadd: (u64, u64), moved: u64, conns: u64) -> InfoReport {
+        let mut r = InfoReport::default();
+        r.sections.insert(
+            "server".into(),
+            [("uptime_in_seconds".to_owned(), uptime.to_string())].into(),
+        );
+        r.sections.insert(
+            "stats".into(),
+            [("total_connections_received".to_owned(), conns.to_string())].into(),
+        );
+        r.commandstats.insert(
+            "zadd".into(),
+            CommandStat {
+                calls: zadd.0,
+                usec: zadd.0 * 3,
+                rejected_calls: Some(zadd.1),
+                failed_calls: Some(0),
+            },
+        );
+        r.commandstats.insert(
+            "info".into(),
+            CommandStat {
+                calls: uptime,
+                usec: 1,
+                rejected_calls: Some(0),
+                failed_calls: Some(0),
+            },
+        );
+        if moved > 0 {
+            r.errorstats.insert("MOVED".into(), moved);
+        }
+        r
+    }
+
+    fn line(t: u64, info: InfoReport) -> Line {
+        Line::Info(InfoSample {
+            t: Timestamp(t),
+            node: NodeRef {
+                addr: "127.0.0.1:7000".parse().unwrap(),
+                id: None,
+            },
+            latency_us: 100,
+            info,
+        })
+    }
+
+    #[test]
+    fn deltas_between_samples_and_collector_polls_taken_out() {
+        let mut m = Metrics::default();
+        m.push(&line(1_000, report(10, (100, 5), 5, 40)));
+        m.push(&line(3_000, report(12, (160, 25), 25, 50)));
+        let node = &m.nodes[0];
+        assert_eq!(node.intervals.len(), 1);
+        let i = &node.intervals[0];
+        assert_eq!(
+            i.command("zadd"),
+            CommandDelta {
+                calls: 60,
+                rejected: 20,
+                failed: 0,
+                usec: 180
+            }
+        );
+        assert_eq!(i.error("MOVED"), 20);
+        assert_eq!(i.connections_received, 10);
+        assert_eq!(i.secs(), 2.0);
+        // INFO went from 10 to 12 calls: two polls, of which one is the collector's own.
+        assert_eq!(i.command("info").calls, 1);
+        assert_eq!(i.business().calls, 60);
+        assert!(!i.restarted);
+    }
+
+    #[test]
+    fn a_counter_reset_never_gives_a_negative_rate() {
+        let mut m = Metrics::default();
+        m.push(&line(1_000, report(100, (5_000, 10), 10, 900)));
+        // CONFIG RESETSTAT: counters restart from zero, uptime goes on.
+        m.push(&line(2_000, report(101, (7, 1), 0, 903)));
+        // A restart: uptime goes back.
+        m.push(&line(3_000, report(2, (3, 0), 2, 1)));
+        let i = &m.nodes[0].intervals;
+        assert_eq!(i[0].command("zadd").calls, 7);
+        assert_eq!(i[0].command("zadd").rejected, 1);
+        assert!(!i[0].restarted);
+        assert!(i[1].restarted);
+        assert_eq!(i[1].command("zadd").calls, 3);
+        assert_eq!(i[1].error("MOVED"), 2);
+        assert_eq!(i[1].connections_received, 1);
+    }
+
+    #[test]
+    fn business_commands_exclude_topology_and_admin() {
+        for c in ["zadd", "get", "zrevrange", "hgetall", "evalsha", "fcall"] {
+            assert!(is_business_command(c), "{c}");
+        }
+        for c in [
+            "cluster|slots",
+            "info",
+            "client|setinfo",
+            "command|docs",
+            "ping",
+            "asking",
+            "restore-asking",
+        ] {
+            assert!(!is_business_command(c), "{c}");
+        }
+    }
+
+    #[test]
+    fn totals_sum_intervals_within_a_span() {
+        let mut m = Metrics::default();
+        for k in 0..5u64 {
+            m.push(&line(1_000 + k * 1_000, report(10 + k, (k * 10, 0), 0, 0)));
+        }
+        let node = &m.nodes[0];
+        let t = node.total_in(TimeSpan::new(Timestamp(1_000), Timestamp(3_000)));
+        assert_eq!(t.intervals, 2);
+        assert_eq!(t.business.calls, 20);
+        assert_eq!(t.rate(t.business.calls), 10.0);
+        assert_eq!(
+            node.at(Timestamp(4_500)).unwrap().span.end,
+            Timestamp(4_000)
+        );
+    }
+}
