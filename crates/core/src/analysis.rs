@@ -270,25 +270,45 @@ impl<'a> Context<'a> {
     }
 
     /// A shard that owns slots but receives (almost) none of the cluster's commands after a change.
+    ///
+    /// The cluster's rate is the larger of the rates after and before the change, so a shard that
+    /// gained slots is flagged also when the clients went silent altogether (they then show up
+    /// as `client_group_lost` too).
     fn idle_shards(&self, traffic: &[ShardTraffic]) -> Vec<Finding> {
         let Some(after) = self.after else {
             return Vec::new();
         };
-        let total: f64 = traffic
+        let total_after: f64 = traffic
             .iter()
             .map(|t| t.after.calls + t.after.rejected)
             .sum();
+        let total_before: f64 = traffic
+            .iter()
+            .map(|t| t.before.calls + t.before.rejected)
+            .sum();
+        let total = total_after.max(total_before);
         let enough_time = traffic
             .iter()
             .any(|t| t.after.secs * 1000.0 >= 2.0 * ms(self.interval_ms));
         if total < 0.5 || !enough_time {
             return Vec::new();
         }
+        let gained: BTreeSet<&NodeId> = self
+            .summary
+            .slot_moves
+            .iter()
+            .filter_map(|m| m.to.as_ref())
+            .collect();
         let mut out = Vec::new();
         for t in traffic {
             let attempts = t.after.calls + t.after.rejected;
             let slot_share = count_f64(t.slots as u64) / f64::from(SLOT_COUNT);
-            if t.slots == 0 || slot_share < 0.01 || attempts / total >= IDLE_SHARE {
+            let received = t.id.as_ref().is_some_and(|id| gained.contains(id));
+            if t.slots == 0
+                || slot_share < 0.01
+                || attempts / total >= IDLE_SHARE
+                || !(received || total_after >= 0.5)
+            {
                 continue;
             }
             let elsewhere_rejected: f64 = traffic
