@@ -19,19 +19,22 @@ pub struct Defect {
     pub upstream: &'static str,
 }
 
-/// The table.
+/// The table. Boundaries were checked against the released wheels of every redis-py version from
+/// 4.2.2 to 8.1.0 (`redis/cluster.py` and `redis/asyncio/cluster.py`, `_execute_command`).
 pub const DEFECTS: &[Defect] = &[Defect {
     lib_name: "redis-py",
     from: (4, 4, 0),
-    to: (7, 1, 0),
-    title: "the cluster client drops startup nodes on connection errors",
-    explanation: "On a ConnectionError or TimeoutError the cluster client removes the failing node from its \
-                  startup nodes and re-initialises from those that remain. After the first initialisation the \
-                  startup nodes are the discovered nodes, not the configuration endpoint, so on a small cluster a few \
-                  errors during a scale-out or failover empty the list and every later command fails with \"Redis \
-                  Cluster cannot be connected. Please provide at least one reachable node: None\" until the process \
-                  is restarted. redis-py 8.0.0 keeps the node and moves it to the end of its list instead.",
-    upstream: "redis/redis-py#3221, redis/redis-py#2472",
+    to: (7, 1, 1),
+    title: "the cluster client drops nodes from its startup nodes on connection errors",
+    explanation: "On a ConnectionError or TimeoutError the cluster client (async and sync) pops the failing \
+                  node from its startup nodes before re-initialising. After the first initialisation the \
+                  startup nodes are the discovered nodes, not the configuration endpoint, so on a cluster of one \
+                  shard without replicas one error empties the list: every later initialisation fails with \
+                  \"Redis Cluster cannot be connected. Please provide at least one reachable node: None\" until \
+                  the process restarts (the sync client keeps routing from its stale slot map until its next \
+                  refresh). redis-py 7.2.0 replaced the pop: it marks the node's connections for reconnect and \
+                  moves the node to the end of its list (PR #3917); 8.x keeps that.",
+    upstream: "redis/redis-py#2555, #3221, #3310, #3693 (fixed by PR #3917 in 7.2.0); see also #2472",
 }];
 
 /// Parses `5.0.0`, `5.0`, `8.1.0b1` into (major, minor, patch); pre-release suffixes are ignored.
@@ -65,7 +68,8 @@ mod tests {
     fn versions_in_the_range_match() {
         assert_eq!(known_defects("redis-py", "5.0.0").len(), 1);
         assert_eq!(known_defects("redis-py", "4.4.0").len(), 1);
-        assert_eq!(known_defects("redis-py", "7.1.0").len(), 1);
+        assert_eq!(known_defects("redis-py", "7.1.1").len(), 1);
+        assert!(known_defects("redis-py", "7.2.0").is_empty());
         assert!(known_defects("redis-py", "8.0.0").is_empty());
         assert!(known_defects("redis-py", "4.3.6").is_empty());
         assert!(known_defects("jedis", "5.0.0").is_empty());
