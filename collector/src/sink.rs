@@ -69,7 +69,8 @@ impl FileSink {
         };
         let target = if compress {
             let mut enc = zstd::Encoder::new(counting, ZSTD_LEVEL)?;
-            enc.include_checksum(false)?;
+            // A content checksum at the end of the frame lets readers detect damage.
+            enc.include_checksum(true)?;
             enc.long_distance_matching(true)?;
             enc.window_log(24)?;
             Target::Zstd(enc)

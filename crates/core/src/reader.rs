@@ -114,7 +114,7 @@ impl<R: BufRead> RecordingReader<R> {
                 Some(Ok(other)) => {
                     self.done = true;
                     return Err(ReadError::NotARecording {
-                        message: format!("found a `{}` line", line_kind(&other)),
+                        message: format!("found a `{}` line", other.kind()),
                     });
                 }
                 Some(Err(ReadError::BadLine { message, .. })) => {
@@ -158,7 +158,7 @@ impl<R: BufRead> RecordingReader<R> {
                     self.done = true;
                     // A compressed recording cut short ends inside a zstd frame: what came before
                     // was yielded, the partial rest is the truncated tail.
-                    if e.kind() == io::ErrorKind::UnexpectedEof || is_frame_cut(&e) {
+                    if is_frame_cut(&e) {
                         self.truncated = Some(self.line + 1);
                         return None;
                     }
@@ -219,21 +219,6 @@ impl<R: BufRead> Iterator for RecordingReader<R> {
     }
 }
 
-fn line_kind(line: &Line) -> &'static str {
-    match line {
-        Line::Header(_) => "header",
-        Line::NodeDiscovered(_) => "node_discovered",
-        Line::NodeGone(_) => "node_gone",
-        Line::Topology(_) => "topology",
-        Line::Info(_) => "info",
-        Line::ClientList(_) => "client_list",
-        Line::PollFailed(_) => "poll_failed",
-        Line::PollRound(_) => "poll_round",
-        Line::Annotation(_) => "annotation",
-        Line::End(_) => "end",
-    }
-}
-
 fn trim_line(b: &[u8]) -> &[u8] {
     let b = b.strip_suffix(b"\n").unwrap_or(b);
     b.strip_suffix(b"\r").unwrap_or(b)
@@ -250,8 +235,7 @@ fn describe(text: &[u8], e: &serde_json::Error) -> String {
 }
 
 fn is_frame_cut(e: &io::Error) -> bool {
-    e.get_ref()
-        .is_some_and(|inner| inner.is::<ZstdCut>() || inner.to_string().contains("EOF"))
+    e.get_ref().is_some_and(|inner| inner.is::<ZstdCut>())
 }
 
 /// Marks a zstd stream that ended inside a frame.
@@ -259,55 +243,179 @@ fn is_frame_cut(e: &io::Error) -> bool {
 #[error("the zstd stream ends inside a frame (the recording was cut short): {0}")]
 struct ZstdCut(String);
 
-/// Decodes a sequence of zstd frames (a file appended to later holds several), yielding every byte
-/// decoded before a truncation before reporting it.
+/// Marks zstd data that cannot be decoded although more of it follows.
+#[derive(Debug, thiserror::Error)]
+#[error("damaged zstd data at compressed byte {at}: {message}")]
+struct ZstdDamaged {
+    at: u64,
+    message: String,
+}
+
+/// Records the compressed bytes of the current frame as the decoder consumes them, so that a
+/// frame cut short or damaged can be salvaged up to its last complete block.
+struct Tee<R> {
+    inner: R,
+    frame: Vec<u8>,
+}
+
+impl<R: Read> Read for Tee<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(out)?;
+        self.frame.extend_from_slice(&out[..n]);
+        Ok(n)
+    }
+}
+
+/// Decodes a sequence of zstd frames (a file appended to later holds several).
+///
+/// While a frame is unfinished the decoder holds back its last window of output (it may be
+/// referred to by later blocks). A recording whose writer crashed ends inside a frame, so on a
+/// cut (or on damage) the frame's complete blocks are decoded once more as a frame closed by an
+/// empty last block, and everything not yet yielded is yielded before the cut or damage is
+/// reported. Content checksums, where the writer included them, are verified at the end of each
+/// frame.
 struct ZstdFrames<R> {
-    src: R,
+    src: Tee<R>,
     dec: FrameDecoder,
     in_frame: bool,
-    failed: Option<String>,
+    /// Compressed bytes of the current frame at the end of its last complete block.
+    good: usize,
+    /// Decoded bytes of the current frame already yielded.
+    yielded: usize,
+    /// Compressed bytes of earlier frames.
+    offset: u64,
+    salvage: Vec<u8>,
+    failed: Option<io::Error>,
 }
 
 impl<R: BufRead> ZstdFrames<R> {
     fn new(src: R) -> Self {
         ZstdFrames {
-            src,
+            src: Tee {
+                inner: src,
+                frame: Vec::new(),
+            },
             dec: FrameDecoder::new(),
             in_frame: false,
+            good: 0,
+            yielded: 0,
+            offset: 0,
+            salvage: Vec::new(),
             failed: None,
         }
+    }
+
+    fn at_eof(&mut self) -> bool {
+        self.src.inner.fill_buf().map_or(true, <[u8]>::is_empty)
+    }
+
+    /// Stops decoding: keeps what the complete blocks hold, then reports `message`.
+    fn fail(&mut self, message: String) {
+        let cut = self.at_eof();
+        let mut rest = salvage(&self.src.frame[..self.good]);
+        self.salvage = if rest.len() > self.yielded {
+            rest.split_off(self.yielded)
+        } else {
+            Vec::new()
+        };
+        self.salvage.reverse();
+        self.failed = Some(if cut {
+            io::Error::other(ZstdCut(message))
+        } else {
+            io::Error::other(ZstdDamaged {
+                at: self.offset + self.good as u64,
+                message,
+            })
+        });
     }
 }
 
 impl<R: BufRead> Read for ZstdFrames<R> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         loop {
+            if !self.salvage.is_empty() {
+                let n = out.len().min(self.salvage.len());
+                for b in out.iter_mut().take(n) {
+                    *b = self.salvage.pop().unwrap_or_default();
+                }
+                return Ok(n);
+            }
+            if let Some(e) = self.failed.take() {
+                // Reported once; the reader stops at the first error.
+                self.failed = Some(io::Error::new(e.kind(), "zstd decoding stopped"));
+                return Err(e);
+            }
             if self.dec.can_collect() > 0 {
-                return self.dec.read(out);
+                let n = self.dec.read(out)?;
+                self.yielded += n;
+                return Ok(n);
             }
-            if let Some(msg) = &self.failed {
-                return Err(io::Error::other(ZstdCut(msg.clone())));
+            if self.in_frame && self.dec.is_finished() {
+                self.in_frame = false;
+                if let (Some(stored), Some(computed)) = (
+                    self.dec.get_checksum_from_data(),
+                    self.dec.get_calculated_checksum(),
+                ) {
+                    if stored != computed {
+                        self.failed = Some(io::Error::other(ZstdDamaged {
+                            at: self.offset + self.src.frame.len() as u64,
+                            message: "the frame's content checksum does not match".into(),
+                        }));
+                        continue;
+                    }
+                }
+                self.offset += self.src.frame.len() as u64;
             }
-            if !self.in_frame || self.dec.is_finished() {
-                if self.src.fill_buf()?.is_empty() {
+            if !self.in_frame {
+                if self.at_eof() {
                     return Ok(0);
                 }
-                if let Err(e) = self.dec.init(&mut self.src) {
-                    self.failed = Some(e.to_string());
-                    continue;
+                self.src.frame.clear();
+                self.yielded = 0;
+                self.good = 0;
+                match self.dec.init(&mut self.src) {
+                    Ok(()) => {
+                        self.in_frame = true;
+                        self.good = self.src.frame.len();
+                    }
+                    Err(e) => self.fail(e.to_string()),
                 }
-                self.in_frame = true;
                 continue;
             }
-            let want = out.len().max(1);
-            if let Err(e) = self
+            match self
                 .dec
-                .decode_blocks(&mut self.src, BlockDecodingStrategy::UptoBytes(want))
+                .decode_blocks(&mut self.src, BlockDecodingStrategy::UptoBlocks(1))
             {
-                self.failed = Some(e.to_string());
+                Ok(_) => self.good = self.src.frame.len(),
+                Err(e) => self.fail(e.to_string()),
             }
         }
     }
+}
+
+/// Decodes the complete blocks of an unfinished frame: the frame's bytes up to the end of a block,
+/// closed by an empty raw last block (and with the checksum flag cleared, as no checksum follows).
+/// Returns nothing if even that fails.
+fn salvage(frame: &[u8]) -> Vec<u8> {
+    const FRAME_HEADER_DESCRIPTOR: usize = 4;
+    const CHECKSUM_FLAG: u8 = 0b100;
+    if frame.len() <= FRAME_HEADER_DESCRIPTOR || !frame.starts_with(&ZSTD_MAGIC) {
+        return Vec::new();
+    }
+    let mut closed = frame.to_vec();
+    closed[FRAME_HEADER_DESCRIPTOR] &= !CHECKSUM_FLAG;
+    // Block header: last-block bit set, type raw, size 0.
+    closed.extend_from_slice(&[0x01, 0x00, 0x00]);
+    let mut dec = FrameDecoder::new();
+    let mut input = closed.as_slice();
+    if dec.init(&mut input).is_err()
+        || dec
+            .decode_blocks(&mut input, BlockDecodingStrategy::All)
+            .is_err()
+    {
+        return Vec::new();
+    }
+    dec.collect().unwrap_or_default()
 }
 
 #[cfg(test)]

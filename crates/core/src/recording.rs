@@ -114,12 +114,27 @@ impl Line {
         }
     }
 
+    /// The line's `"type"` tag, as written in the file.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Line::Header(_) => "header",
+            Line::NodeDiscovered(_) => "node_discovered",
+            Line::NodeGone(_) => "node_gone",
+            Line::Topology(_) => "topology",
+            Line::Info(_) => "info",
+            Line::ClientList(_) => "client_list",
+            Line::PollFailed(_) => "poll_failed",
+            Line::PollRound(_) => "poll_round",
+            Line::Annotation(_) => "annotation",
+            Line::End(_) => "end",
+        }
+    }
+
     /// The line as one JSON text, without the trailing newline.
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_else(|e| {
-            // Serialising these plain data types cannot fail; keep the file line-valid regardless.
-            format!(r#"{{"type":"annotation","t":0,"source":"slotscope","text":"unserialisable line: {e}"}}"#)
-        })
+        // Serialising cannot fail: the types hold only strings, numbers, sequences and maps with
+        // string keys.
+        serde_json::to_string(self).expect("a recording line serialises to JSON")
     }
 }
 
