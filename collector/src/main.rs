@@ -3,6 +3,7 @@
 mod analysis_report;
 mod command;
 mod connection;
+mod import;
 mod input;
 mod poll;
 mod progress;
@@ -42,6 +43,9 @@ enum Cmd {
     /// Analyse a recording: findings with their evidence, timeline, per-shard traffic, client census.
     #[command(long_about = ANALYZE_ABOUT)]
     Analyze(AnalyzeArgs),
+    /// Add outside evidence (a cloud event log, an application error log) to a recording.
+    #[command(long_about = import::ABOUT, after_help = import::AFTER)]
+    Import(ImportArgs),
 }
 
 const RECORD_ABOUT: &str = "\
@@ -170,6 +174,28 @@ struct SummaryArgs {
     format: SummaryFormat,
 }
 
+#[derive(clap::Args, Debug)]
+struct ImportArgs {
+    /// The recording to add to (.jsonl or .jsonl.zst); it is appended to, never rewritten.
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// The outside evidence: a cloud event log or an application log (`-`: standard input).
+    #[arg(long, value_name = "EVENTS")]
+    events: PathBuf,
+    /// What EVENTS is.
+    #[arg(long, value_enum, default_value = "auto")]
+    format: import::ImportFormat,
+    /// Date of lines that carry only a time of day [default: the recording's start date].
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = import::parse_date)]
+    date: Option<slotscope_core::evidence::Date>,
+    /// The annotations' source [default: cloud_event_log or app_log].
+    #[arg(long, value_name = "NAME", value_parser = import::parse_source)]
+    source: Option<String>,
+    /// Print the annotations that would be added; write nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
 fn parse_addr(s: &str) -> Result<NodeAddr, String> {
     s.parse()
         .map_err(|e: slotscope_core::node::AddrError| e.to_string())
@@ -208,6 +234,7 @@ fn main() -> ExitCode {
         Cmd::Record(args) => run_record(args),
         Cmd::Summary(args) => run_summary(args),
         Cmd::Analyze(args) => run_analyze(args),
+        Cmd::Import(args) => run_import(args),
     }
 }
 
@@ -384,6 +411,30 @@ fn run_analyze(args: AnalyzeArgs) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+fn run_import(args: ImportArgs) -> ExitCode {
+    let req = import::Request {
+        file: args.file,
+        events: args.events,
+        format: args.format,
+        date: args.date,
+        source: args.source,
+        dry_run: args.dry_run,
+    };
+    match import::run(&req) {
+        Ok(outcome) => {
+            print!("{}", outcome.report);
+            for w in &outcome.warnings {
+                eprintln!("warning: {w}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(e.exit_code())
+        }
     }
 }
 

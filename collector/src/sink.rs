@@ -53,6 +53,9 @@ pub struct FileSink {
 /// zstd level used for recordings: high enough for the repetitive JSON, cheap at a few KB/s.
 pub const ZSTD_LEVEL: i32 = 9;
 
+/// zstd window: 2^20 bytes.
+pub const ZSTD_WINDOW_LOG: u32 = 20;
+
 impl FileSink {
     /// Creates `path` (refusing to overwrite an existing file unless `overwrite`), compressed if
     /// `compress`.
@@ -71,8 +74,9 @@ impl FileSink {
             let mut enc = zstd::Encoder::new(counting, ZSTD_LEVEL)?;
             // A content checksum at the end of the frame lets readers detect damage.
             enc.include_checksum(true)?;
-            enc.long_distance_matching(true)?;
-            enc.window_log(24)?;
+            // A 1 MiB window: a poll round repeats the previous one, so a longer window or
+            // long-distance matching buys nothing and costs memory (see BENCHMARKS.md).
+            enc.window_log(ZSTD_WINDOW_LOG)?;
             Target::Zstd(enc)
         } else {
             Target::Plain(counting)

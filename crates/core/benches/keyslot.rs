@@ -4,7 +4,7 @@
 #![allow(missing_docs)] // criterion's macros generate undocumented items
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use slotscope_core::slot::crc16_xmodem;
+use slotscope_core::slot::{crc16_xmodem, hash_tag};
 use slotscope_core::Slot;
 
 fn keys(n: usize) -> Vec<Vec<u8>> {
@@ -23,6 +23,25 @@ fn bench_keys(c: &mut Criterion) {
             let mut acc = 0u32;
             for k in &keys {
                 acc = acc.wrapping_add(u32::from(Slot::for_key(black_box(k)).get()));
+            }
+            acc
+        })
+    });
+    // The two halves of `Slot::for_key`, to show where its time goes.
+    g.bench_function("slotscope hash_tag only", |b| {
+        b.iter(|| {
+            let mut acc = 0usize;
+            for k in &keys {
+                acc = acc.wrapping_add(hash_tag(black_box(k)).len());
+            }
+            acc
+        })
+    });
+    g.bench_function("slotscope crc16_xmodem only", |b| {
+        b.iter(|| {
+            let mut acc = 0u32;
+            for k in &keys {
+                acc = acc.wrapping_add(u32::from(crc16_xmodem(black_box(k)) & 0x3fff));
             }
             acc
         })

@@ -17,11 +17,13 @@
 //! - [`summary`]: what a recording holds (nodes, slot moves, failures), folded from its lines.
 //! - [`metrics`], [`census`]: counter deltas per node over time; client groups from `CLIENT LIST`.
 //! - [`finding`], [`analysis`], [`defect`]: findings derived from a recording, with their evidence.
+//! - [`evidence`]: cloud event logs and application error logs read into annotations.
 
 pub mod analysis;
 pub mod census;
 pub mod client_list;
 pub mod defect;
+pub mod evidence;
 pub mod finding;
 pub mod info;
 pub mod metrics;

@@ -1,4 +1,4 @@
-//! The recording schema: one JSON object per line, the first a [`Header`], every other an [`Event`].
+//! The recording schema: one JSON object per line, the first a [`Header`], every other an event ([`Line`]).
 //!
 //! Every line carries a `"type"` tag. Counters are stored as the server reported them (cumulative);
 //! rates are derived later. Every per-node event carries the node's address and, once known, its

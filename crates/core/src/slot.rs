@@ -168,15 +168,42 @@ impl fmt::Display for SlotRange {
 
 /// The part of `key` that is hashed: the content of the first `{…}` if non-empty, else the whole key.
 pub fn hash_tag(key: &[u8]) -> &[u8] {
-    if let Some(open) = key.iter().position(|&b| b == b'{') {
+    if let Some(open) = find_byte(key, b'{') {
         let rest = &key[open + 1..];
-        if let Some(close) = rest.iter().position(|&b| b == b'}') {
+        if let Some(close) = find_byte(rest, b'}') {
             if close > 0 {
                 return &rest[..close];
             }
         }
     }
     key
+}
+
+/// The index of the first `needle` in `hay`, eight bytes at a time: XOR with the needle turns
+/// matching bytes into zero bytes, and `(w - 0x01…01) & !w & 0x80…80` marks zero bytes (the lowest
+/// mark is always exact; borrows can only add marks above a true zero).
+fn find_byte(hay: &[u8], needle: u8) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let pattern = LO * u64::from(needle);
+    let mut chunks = hay.chunks_exact(8);
+    let mut base = 0;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(word) ^ pattern;
+        let marks = w.wrapping_sub(LO) & !w & HI;
+        if marks != 0 {
+            let byte = usize::try_from(marks.trailing_zeros() / 8).unwrap_or(0);
+            return Some(base + byte);
+        }
+        base += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&b| b == needle)
+        .map(|p| base + p)
 }
 
 /// Slicing-by-16 tables for CRC16-XMODEM (poly 0x1021, init 0, no reflection).
@@ -348,6 +375,14 @@ mod tests {
         #[test]
         fn sliced_crc_equals_bitwise(data in proptest::collection::vec(any::<u8>(), 0..200)) {
             prop_assert_eq!(crc16_xmodem(&data), bitwise(&data));
+        }
+
+        #[test]
+        fn word_search_finds_the_first_byte(
+            hay in proptest::collection::vec(prop_oneof![Just(b'{'), Just(b'}'), any::<u8>()], 0..80),
+            needle in prop_oneof![Just(b'{'), Just(b'}'), any::<u8>()],
+        ) {
+            prop_assert_eq!(find_byte(&hay, needle), hay.iter().position(|&b| b == needle));
         }
 
         #[test]

@@ -343,8 +343,8 @@ impl Recording {
 enum Settings {
     /// `zstd::Encoder::new(w, 9)` and nothing else.
     Level9,
-    /// What the collector's sink sets: level 9, content checksum, long-distance matching, 16 MiB
-    /// window (`collector/src/sink.rs`).
+    /// What the collector's sink sets: level 9, content checksum, 1 MiB window
+    /// (`collector/src/sink.rs`).
     Collector,
     /// Level 9 with a content checksum at the end of the frame.
     Checksummed,
@@ -356,8 +356,7 @@ fn encoder(settings: Settings) -> zstd::Encoder<'static, Vec<u8>> {
         Settings::Level9 => {}
         Settings::Collector => {
             enc.include_checksum(true).expect("checksum flag");
-            enc.long_distance_matching(true).expect("ldm");
-            enc.window_log(24).expect("window log");
+            enc.window_log(20).expect("window log");
         }
         Settings::Checksummed => enc.include_checksum(true).expect("checksum flag"),
     }
