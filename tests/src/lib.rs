@@ -14,6 +14,8 @@
 //! - [`router`]: a cluster-aware client following `MOVED` / `ASK`.
 //! - [`load`]: a bounded background writer.
 //! - [`collector`]: the real `slotscope` binary as a child process, and its recordings read back.
+//! - [`python`]: real redis-py cluster clients (pinned releases, `tests/scenarios/*.py`) as child
+//!   processes.
 
 pub mod client;
 pub mod cluster;
@@ -21,6 +23,7 @@ pub mod collector;
 pub mod kind;
 pub mod load;
 pub mod port;
+pub mod python;
 pub mod router;
 pub mod server;
 pub mod topology;

@@ -1,0 +1,379 @@
+//! `slotscope analyze` on recorded incidents, without a cluster.
+//!
+//! `tests/fixtures/` holds small recordings of the scenarios of `scenarios.rs` (real redis-py
+//! clients against Redis 7.0.15 and Valkey 8.1.8, 500 ms polls) and, beside each, what the clients
+//! themselves counted (`<name>.client.json`). Each test here analyses one fixture with the real
+//! binary and
+//!
+//! - compares a reduced form of `analyze --format json` with its insta snapshot
+//!   (`tests/tests/snapshots/`): finding kinds, severities, nodes (as `node0`, `node1`, … in order
+//!   of discovery), attributions, numbers rounded to two significant digits, and spans in whole
+//!   seconds from the start of the recording; per-shard rates and the census groups that ran
+//!   business commands;
+//! - checks the numbers that can be compared against the client's own counts.
+//!
+//! `scripts/regenerate-fixtures` re-records the files and rewrites the snapshots.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Map, Value};
+use slotscope_tests::run_slotscope;
+
+/// Largest fixture kept in the repository.
+const MAX_FIXTURE_BYTES: u64 = 400 * 1024;
+
+fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+fn fixture(name: &str) -> PathBuf {
+    fixtures_dir().join(format!("{name}.jsonl.zst"))
+}
+
+fn analyze(name: &str) -> Value {
+    let path = fixture(name);
+    assert!(
+        path.is_file(),
+        "missing fixture {}: run scripts/regenerate-fixtures",
+        path.display()
+    );
+    let size = std::fs::metadata(&path).unwrap().len();
+    assert!(
+        size <= MAX_FIXTURE_BYTES,
+        "{} is {size} bytes; keep fixtures under {MAX_FIXTURE_BYTES}",
+        path.display()
+    );
+    let o = run_slotscope(&["analyze", path.to_str().unwrap(), "--format", "json"]);
+    assert!(
+        o.status.success(),
+        "analyze {name}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).expect("analyze --format json is JSON")
+}
+
+fn clients(name: &str) -> Value {
+    let path = fixtures_dir().join(format!("{name}.client.json"));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}: run scripts/regenerate-fixtures", path.display()));
+    serde_json::from_str(&text).expect("client summary is JSON")
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or(0)
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(0.0)
+}
+
+/// `v` rounded to `sig` significant digits (integers below 10^sig stay as they are).
+fn round_sig(v: f64, sig: i32) -> f64 {
+    if v == 0.0 || !v.is_finite() {
+        return v;
+    }
+    // Truncation is what is wanted: the decimal exponent of |v|.
+    #[allow(clippy::cast_possible_truncation)]
+    let magnitude = v.abs().log10().floor() as i32;
+    let k = sig - 1 - magnitude;
+    if k >= 0 {
+        let p = 10f64.powi(k);
+        (v * p).round() / p
+    } else {
+        let p = 10f64.powi(-k);
+        (v / p).round() * p
+    }
+}
+
+/// Counts (whole numbers) as they are, anything else to two significant digits.
+fn rounded(v: &Value) -> Value {
+    match v.as_f64() {
+        Some(x) if x.fract() == 0.0 && x.abs() < 1e9 => v.clone(),
+        Some(x) => json!(round_sig(x, 2)),
+        None => Value::Null,
+    }
+}
+
+/// Addresses and node ids as `node<i>`, in the order the recording discovered them.
+struct Names {
+    by_addr: BTreeMap<String, String>,
+    by_id: BTreeMap<String, String>,
+}
+
+impl Names {
+    fn of(a: &Value) -> Names {
+        let mut by_addr = BTreeMap::new();
+        let mut by_id = BTreeMap::new();
+        for (i, n) in a["summary"]["nodes"].as_array().unwrap().iter().enumerate() {
+            let name = format!("node{i}");
+            by_addr.insert(n["addr"].as_str().unwrap().to_owned(), name.clone());
+            if let Some(id) = n["id"].as_str() {
+                by_id.insert(id.to_owned(), name);
+            }
+        }
+        Names { by_addr, by_id }
+    }
+
+    fn addr(&self, v: &Value) -> Value {
+        v.as_str().map_or(Value::Null, |a| {
+            json!(self.by_addr.get(a).map_or(a, String::as_str))
+        })
+    }
+
+    fn id(&self, v: &Value) -> Value {
+        v.as_str().map_or(Value::Null, |a| {
+            json!(self.by_id.get(a).map_or(a, String::as_str))
+        })
+    }
+}
+
+fn rates(r: &Value) -> Value {
+    json!({
+        "calls": rounded(&r["calls"]),
+        "rejected": rounded(&r["rejected"]),
+        "moved": rounded(&r["moved"]),
+        "new_connections": rounded(&r["new_connections"]),
+    })
+}
+
+/// The parts of an analysis worth a snapshot.
+fn reduced(a: &Value) -> Value {
+    let names = Names::of(a);
+    let start = u(&a["summary"]["span"]["start"]);
+    let secs = |t: &Value| json!((u(t).saturating_sub(start) + 500) / 1000);
+    let findings: Vec<Value> = a["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            let numbers: Map<String, Value> = x["numbers"]
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| (k.clone(), rounded(v)))
+                .collect();
+            let mut out = json!({
+                "kind": x["kind"],
+                "severity": x["severity"],
+                "from_secs": secs(&x["span"]["start"]),
+                "to_secs": secs(&x["span"]["end"]),
+                "numbers": numbers,
+            });
+            if let Some(n) = x.get("node") {
+                out["node"] = names.addr(n);
+            }
+            if let Some(at) = x.get("attribution") {
+                out["attribution"] = at.clone();
+            }
+            out
+        })
+        .collect();
+    let slot_moves: Vec<Value> = a["summary"]["slot_moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            json!({
+                "from": names.id(&m["from"]),
+                "to": names.id(&m["to"]),
+                "slots": m["slots"],
+                "from_secs": secs(&m["span"]["start"]),
+                "to_secs": secs(&m["span"]["end"]),
+            })
+        })
+        .collect();
+    let traffic: Vec<Value> = a["shard_traffic"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            json!({
+                "node": names.addr(&t["addr"]),
+                "slots": t["slots"],
+                "before": rates(&t["before"]),
+                "after": rates(&t["after"]),
+            })
+        })
+        .collect();
+    let census: Vec<Value> = a["census"]["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|g| {
+            let business: Vec<&String> = g["commands"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .filter(|c| is_business(c))
+                .collect();
+            (!business.is_empty()).then(|| json!({"key": g["key"], "business_commands": business}))
+        })
+        .collect();
+    json!({
+        "nodes": a["summary"]["nodes"].as_array().unwrap().len(),
+        "slot_moves": slot_moves,
+        "findings": findings,
+        "shard_traffic": traffic,
+        "census_groups_with_business_commands": census,
+    })
+}
+
+/// The commands the client scripts send on purpose (everything else is handshake or topology).
+fn is_business(cmd: &str) -> bool {
+    [
+        "zadd",
+        "zrevrange",
+        "zrangebyscore",
+        "zrevrangebyscore",
+        "hgetall",
+    ]
+    .contains(&cmd)
+}
+
+fn findings(a: &Value) -> &[Value] {
+    a["findings"].as_array().map_or(&[], Vec::as_slice)
+}
+
+fn finding<'a>(a: &'a Value, kind: &str) -> Option<&'a Value> {
+    findings(a).iter().find(|x| x["kind"] == kind)
+}
+
+fn num(x: &Value, name: &str) -> f64 {
+    x["numbers"][name]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{} has no number {name}", x["kind"]))
+}
+
+fn assert_close(what: &str, found: f64, expected: f64, rel: f64) {
+    let scale = found.abs().max(expected.abs()).max(f64::MIN_POSITIVE);
+    assert!(
+        (found - expected).abs() <= rel * scale,
+        "{what}: analyze says {found:.4}, the client says {expected:.4}"
+    );
+}
+
+fn traffic(a: &Value, i: usize) -> &Value {
+    let addr = &a["summary"]["nodes"][i]["addr"];
+    a["shard_traffic"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| &t["addr"] == addr)
+        .unwrap()
+}
+
+/// Incident 1 with redis-py 5.0.0: the wedged client's writes all fall before the scale-out.
+fn wedged_client_agrees(name: &str) {
+    let a = analyze(name);
+    let c = &clients(name)["incident1"];
+    let first = &findings(&a)[0];
+    assert_eq!(first["severity"], "critical");
+    let lost = finding(&a, "client_group_lost").expect("client_group_lost");
+    assert_close(
+        "writes before the change",
+        num(lost, "commands_per_sec_before") * f(&traffic(&a, 0)["before"]["secs"]),
+        f(&c["ok"]),
+        0.02,
+    );
+    insta::assert_json_snapshot!(name.replace(['.', '-'], "_"), reduced(&a));
+}
+
+/// Incident 1 with redis-py 8.0.0: after the scale-out both shards get the client's writes.
+fn recovered_client_agrees(name: &str) {
+    let a = analyze(name);
+    let c = &clients(name)["incident1"];
+    assert!(findings(&a).iter().all(|x| x["severity"] != "critical"));
+    let start = a["summary"]["slot_moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| u(&m["span"]["end"]))
+        .max()
+        .unwrap();
+    let end = u(&a["summary"]["span"]["end"]);
+    let ok: u64 = c["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| (start..end).contains(&u(&b[0])))
+        .map(|b| u(&b[1]))
+        .sum();
+    let client_rate = ok as f64 * 1000.0 / (end - start) as f64;
+    let after = f(&traffic(&a, 0)["after"]["calls"]) + f(&traffic(&a, 1)["after"]["calls"]);
+    assert_close("commands/s after the change", after, client_rate, 0.05);
+    insta::assert_json_snapshot!(name.replace(['.', '-'], "_"), reduced(&a));
+}
+
+/// Incident 2: the storm's per-command MOVED share is the remapped client's MOVED / calls sent.
+fn storm_agrees(name: &str) {
+    let a = analyze(name);
+    let c = &clients(name)["recommendation"];
+    let storm = &findings(&a)[0];
+    assert_eq!(storm["kind"], "redirect_storm");
+    for cmd in ["zrevrange", "zrangebyscore"] {
+        assert_close(
+            &format!("moved share of {cmd}"),
+            num(storm, &format!("moved_share:{cmd}")),
+            f(&c["commands"][cmd]["moved_share_of_calls"]),
+            0.05,
+        );
+    }
+    // Each of the storm's buckets holds the counters of the poll intervals that end in it: the
+    // MOVED of the half second (one 500 ms poll) before.
+    let (from, to) = (u(&storm["span"]["start"]), u(&storm["span"]["end"]));
+    let counted = (from - 500)..(to - 500);
+    let moved: u64 = c["moved_timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| counted.contains(&u(&b[0])))
+        .map(|b| u(&b[1]))
+        .sum();
+    assert_close(
+        "MOVED/s",
+        num(storm, "moved_per_sec"),
+        moved as f64 * 1000.0 / (to - from) as f64,
+        0.05,
+    );
+    insta::assert_json_snapshot!(name.replace(['.', '-'], "_"), reduced(&a));
+}
+
+#[test]
+fn incident_1_redis_py_5_0_0_on_valkey() {
+    wedged_client_agrees("incident1-redis-py-5.0.0-valkey");
+}
+
+#[test]
+fn incident_1_redis_py_5_0_0_on_redis() {
+    wedged_client_agrees("incident1-redis-py-5.0.0-redis");
+}
+
+#[test]
+fn incident_1_redis_py_8_0_0_on_valkey() {
+    recovered_client_agrees("incident1-redis-py-8.0.0-valkey");
+}
+
+#[test]
+fn incident_1_redis_py_8_0_0_on_redis() {
+    recovered_client_agrees("incident1-redis-py-8.0.0-redis");
+}
+
+#[test]
+fn incident_2_on_valkey() {
+    storm_agrees("incident2-valkey");
+}
+
+#[test]
+fn incident_2_on_redis() {
+    storm_agrees("incident2-redis");
+}
+
+#[test]
+fn rounding_keeps_two_significant_digits() {
+    assert_eq!(round_sig(41.7, 2), 42.0);
+    assert_eq!(round_sig(0.384, 2), 0.38);
+    assert_eq!(round_sig(8192.0, 2), 8200.0);
+    assert_eq!(round_sig(0.0, 2), 0.0);
+    assert_eq!(round_sig(-1.26, 2), -1.3);
+}
