@@ -745,12 +745,12 @@ fn group_label(key: &Value) -> String {
     parts.join(" ")
 }
 
-/// The churn comes from the remapped group's rebuilds. Known census defect (reported, not fixed
-/// here): a connection is grouped by what `CLIENT LIST` shows the first time it is seen, so a new
-/// connection caught inside its handshake (before `CLIENT SETNAME` / `CLIENT SETINFO`) makes a group
-/// of its own (`host 127.0.0.1` running `hello`, or the name without the library) and the churn
-/// attribution turns ambiguous. Accepted as long as every other candidate is such a handshake ghost
-/// or carries the remapped service's name; the healthy service must never be a candidate.
+/// The churn comes from the remapped group's rebuilds. The census moves a connection listed inside
+/// its handshake (before `CLIENT SETNAME` / `CLIENT SETINFO`) to its real group once it names
+/// itself, but a connection that closes before it is listed named stays in a group of its own
+/// (`host 127.0.0.1` running `hello`), so an ambiguous attribution is accepted as long as every
+/// other candidate is such a handshake ghost or carries the remapped service's name; the healthy
+/// service must never be a candidate.
 fn assert_churn_is_the_remapped_groups(a: &Value, churn: &Value) {
     let attr = &churn["attribution"];
     match attr["kind"].as_str() {

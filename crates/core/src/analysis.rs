@@ -326,7 +326,8 @@ impl<'a> Context<'a> {
                 ("slot_share".to_owned(), slot_share),
                 ("keys".to_owned(), count_f64(t.keys)),
                 ("commands_per_sec".to_owned(), attempts),
-                ("cluster_commands_per_sec".to_owned(), total),
+                ("cluster_commands_per_sec_before".to_owned(), total_before),
+                ("cluster_commands_per_sec_after".to_owned(), total_after),
                 ("rejected_per_sec_elsewhere".to_owned(), elsewhere_rejected),
                 ("moved_per_sec_elsewhere".to_owned(), elsewhere_moved),
                 ("window_secs".to_owned(), t.after.secs),
@@ -336,8 +337,14 @@ impl<'a> Context<'a> {
                 severity: Severity::Critical,
                 span: after,
                 title: format!(
-                    "{} owns {} slots ({:.0} %) and {} keys but received {:.1} commands/s of the cluster's {:.1}/s after the topology change",
-                    t.addr, t.slots, slot_share * 100.0, t.keys, attempts, total
+                    "{} owns {} slots ({:.0} %) and {} keys but received {:.1} commands/s after the topology change, while the cluster served {:.1}/s {}",
+                    t.addr,
+                    t.slots,
+                    slot_share * 100.0,
+                    t.keys,
+                    attempts,
+                    total,
+                    if total_after >= total_before { "after it" } else { "before it" }
                 ),
                 explanation: format!(
                     "After slots moved, this shard owns a share of the keyspace but clients do not send it commands: \
@@ -443,27 +450,45 @@ impl<'a> Context<'a> {
                     && count_f64(r) >= REDIRECT_SHARE * count_f64(b.attempts.max(1))
             })
             .collect();
-        let mut out = Vec::new();
-        let mut i = 0;
-        while i < hot.len() {
-            if !hot[i] {
-                i += 1;
+        // Runs of hot buckets.
+        let mut runs: Vec<(usize, usize)> = Vec::new();
+        for (k, &h) in hot.iter().enumerate() {
+            if !h {
                 continue;
             }
-            // A run of hot buckets, bridging single cold ones.
-            let start = i;
-            let mut end = i;
-            let mut j = i + 1;
-            while j < hot.len() && (hot[j] || (j + 1 < hot.len() && hot[j + 1])) {
-                if hot[j] {
-                    end = j;
-                }
-                j += 1;
+            match runs.last_mut() {
+                Some(r) if r.1 + 1 == k => r.1 = k,
+                _ => runs.push((k, k)),
             }
-            out.push(self.redirect_finding(&buckets[start..=end], census));
-            i = end + 1;
         }
-        out
+        // One episode: runs a few polls apart, or within the same topology change (and the
+        // 10 s after it), are one.
+        let gap = usize::try_from(3_000 / self.interval_ms.max(1))
+            .unwrap_or(0)
+            .max(3);
+        let change_of = |k: usize| {
+            let t = buckets[k].span.start;
+            self.summary
+                .slot_moves
+                .iter()
+                .position(|m| m.span.start <= t && t.0 <= m.span.end.0 + 10_000)
+        };
+        let mut episodes: Vec<(usize, usize)> = Vec::new();
+        for r in runs {
+            match episodes.last_mut() {
+                Some(e)
+                    if r.0 - e.1 <= gap
+                        || (change_of(e.1).is_some() && change_of(e.1) == change_of(r.0)) =>
+                {
+                    e.1 = r.1;
+                }
+                _ => episodes.push(r),
+            }
+        }
+        episodes
+            .into_iter()
+            .map(|(start, end)| self.redirect_finding(&buckets[start..=end], census))
+            .collect()
     }
 
     fn redirect_finding(&self, run: &[Bucket], census: &Census) -> Finding {
@@ -499,9 +524,11 @@ impl<'a> Context<'a> {
         let mut carriers: Vec<(String, f64)> = per_cmd
             .iter()
             .filter(|(c, (calls, rej))| {
+                // The commands that carry the redirects: a real part of all rejections.
                 crate::metrics::is_business_command(c)
-                    && count_f64(*rej) >= REDIRECT_SHARE * count_f64(calls + rej)
+                    && *rej > 0
                     && count_f64(*rej) >= 0.05 * count_f64(total_rejected.max(1))
+                    && count_f64(*rej) >= 0.01 * count_f64(calls + rej)
             })
             .map(|(c, (calls, rej))| (c.clone(), count_f64(*rej) / count_f64(calls + rej)))
             .collect();
@@ -668,10 +695,21 @@ impl<'a> Context<'a> {
                 }
             }
         }
-        let churners: Vec<&ClientGroup> = census
+        // Groups seen opening connections during the churn (a lower bound: connections shorter
+        // than a poll are never listed); only those opening a fair share of what the busiest
+        // group opened are candidates.
+        let opened: Vec<(usize, u64)> = census
             .groups
             .iter()
-            .filter(|g| g.new_per_sec > 0.0 && g.median_lifetime_secs().is_some_and(|l| l <= 5))
+            .enumerate()
+            .map(|(i, g)| (i, g.new_in(span)))
+            .filter(|&(_, n)| n >= 3)
+            .collect();
+        let busiest = opened.iter().map(|&(_, n)| n).max().unwrap_or(0);
+        let churners: Vec<&ClientGroup> = opened
+            .iter()
+            .filter(|&&(_, n)| n * 4 >= busiest)
+            .map(|&(i, _)| &census.groups[i])
             .collect();
         let attribution = match churners.as_slice() {
             [] => Attribution::Unknown {

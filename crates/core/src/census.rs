@@ -14,7 +14,7 @@ use crate::client_list::ClientEntry;
 use crate::metrics::{count_f64, ms_to_secs};
 use crate::node::NodeAddr;
 use crate::recording::{ClientListSample, Line};
-use crate::time::Timestamp;
+use crate::time::{TimeSpan, Timestamp};
 
 /// What identifies a client group.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -91,6 +91,9 @@ pub struct ClientGroup {
     pub new_per_sec: f64,
     /// Age in seconds at the last sighting of every connection that disappeared.
     pub lifetimes_secs: Vec<u64>,
+    /// New connections seen per second of the recording (Unix seconds → count).
+    #[serde(skip)]
+    pub new_by_second: BTreeMap<u64, u64>,
     /// First and last sighting.
     pub first_seen: Timestamp,
     /// Last sighting.
@@ -98,6 +101,13 @@ pub struct ClientGroup {
 }
 
 impl ClientGroup {
+    /// New connections first seen within `span` (sample times rounded down to the second).
+    pub fn new_in(&self, span: TimeSpan) -> u64 {
+        let from = span.start.as_millis() / 1000;
+        let to = span.end.as_millis().div_ceil(1000);
+        self.new_by_second.range(from..=to).map(|(_, n)| n).sum()
+    }
+
     /// The median lifetime of connections that closed, in seconds.
     pub fn median_lifetime_secs(&self) -> Option<u64> {
         let mut l = self.lifetimes_secs.clone();
@@ -127,6 +137,8 @@ struct Conn {
     group: usize,
     age: u64,
     first: Timestamp,
+    /// The second it was counted as new in, if it was (not in its node's first sample).
+    new_at: Option<u64>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -170,6 +182,7 @@ impl CensusBuilder {
             open_max: 0,
             new_per_sec: 0.0,
             lifetimes_secs: Vec::new(),
+            new_by_second: BTreeMap::new(),
             first_seen: t,
             last_seen: t,
         });
@@ -201,11 +214,37 @@ impl CensusBuilder {
                 // Skip the collector and replication links (flag S: a replica's connection).
                 continue;
             }
-            let key = GroupKey::of(e);
-            let g = match state.open.get(&id) {
-                Some(c) => c.group,
-                None => self.group(key, t),
-            };
+            // A connection belongs to the group its latest identity names: one listed before
+            // its client sent CLIENT SETNAME / SETINFO moves to its real group.
+            let g = self.group(GroupKey::of(e), t);
+            let known = state.open.get(&id).cloned();
+            let mut new_at = known.as_ref().and_then(|c| c.new_at);
+            match &known {
+                Some(c) if c.group != g => {
+                    let old = &mut self.groups[c.group];
+                    old.connections_seen = old.connections_seen.saturating_sub(1);
+                    if let Some(sec) = c.new_at {
+                        if let Some(n) = old.new_by_second.get_mut(&sec) {
+                            *n = n.saturating_sub(1);
+                        }
+                        self.new_after_first[c.group] =
+                            self.new_after_first[c.group].saturating_sub(1);
+                        *self.groups[g].new_by_second.entry(sec).or_default() += 1;
+                        self.new_after_first[g] += 1;
+                    }
+                    self.groups[g].connections_seen += 1;
+                }
+                Some(_) => {}
+                None => {
+                    self.groups[g].connections_seen += 1;
+                    if !first_sample {
+                        let sec = t.as_millis() / 1000;
+                        *self.groups[g].new_by_second.entry(sec).or_default() += 1;
+                        self.new_after_first[g] += 1;
+                        new_at = Some(sec);
+                    }
+                }
+            }
             let group = &mut self.groups[g];
             if let Some(h) = e.client_host() {
                 group.hosts.insert(h.to_owned());
@@ -216,16 +255,7 @@ impl CensusBuilder {
             }
             group.last_seen = group.last_seen.max(t);
             group.first_seen = group.first_seen.min(t);
-            let first = match state.open.get(&id) {
-                Some(c) => c.first,
-                None => {
-                    group.connections_seen += 1;
-                    if !first_sample {
-                        self.new_after_first[g] += 1;
-                    }
-                    t
-                }
-            };
+            let first = known.map_or(t, |c| c.first);
             *per_group_open.entry(g).or_default() += 1;
             now_open.insert(
                 id,
@@ -233,6 +263,7 @@ impl CensusBuilder {
                     group: g,
                     age: e.age_secs().unwrap_or(0),
                     first,
+                    new_at,
                 },
             );
         }
@@ -272,7 +303,12 @@ impl CensusBuilder {
                 0.0
             };
         }
-        let mut groups = self.groups;
+        // Groups whose every connection moved to another identity are left out.
+        let mut groups: Vec<ClientGroup> = self
+            .groups
+            .into_iter()
+            .filter(|g| g.connections_seen > 0)
+            .collect();
         groups.sort_by(|a, b| {
             b.connections_seen
                 .cmp(&a.connections_seen)
@@ -342,6 +378,40 @@ mod tests {
             "the collector is left out"
         );
         assert_eq!(rec.key.label(), "redis-py 8.1.0");
+    }
+
+    #[test]
+    fn a_connection_listed_before_it_named_itself_joins_its_real_group() {
+        let mut b = CensusBuilder::default();
+        let n = "10.0.0.9:6379";
+        b.push(&sample(
+            1_000,
+            n,
+            "id=5 addr=10.3.0.1:1 fd=9 name= age=0 idle=0 flags=N cmd=hello\n",
+        ));
+        b.push(&sample(
+            2_000,
+            n,
+            "id=5 addr=10.3.0.1:1 fd=9 name=api age=1 idle=0 flags=N cmd=get\n\
+             id=6 addr=10.3.0.1:2 fd=9 name= age=0 idle=0 flags=N cmd=hello\n",
+        ));
+        b.push(&sample(
+            3_000,
+            n,
+            "id=5 addr=10.3.0.1:1 fd=9 name=api age=2 idle=0 flags=N cmd=get\n\
+             id=6 addr=10.3.0.1:2 fd=9 name=api age=1 idle=0 flags=N cmd=get\n",
+        ));
+        let c = b.finish();
+        assert_eq!(c.groups.len(), 1, "{c:#?}");
+        let g = &c.groups[0];
+        assert_eq!(g.key.name.as_deref(), Some("api"));
+        assert_eq!(g.connections_seen, 2);
+        let all = TimeSpan::new(Timestamp(0), Timestamp(10_000));
+        assert_eq!(
+            g.new_in(all),
+            1,
+            "id 6 is new; id 5 was there at the first sample"
+        );
     }
 
     #[test]
