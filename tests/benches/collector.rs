@@ -46,6 +46,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 use slotscope_core::info::InfoReport;
+use slotscope_core::metrics::COLLECTOR_COMMANDS;
 use slotscope_core::recording::{InfoSample, Line};
 use slotscope_core::resp::Value;
 use slotscope_core::{NodeAddr, Slot};
@@ -73,16 +74,6 @@ const TARGET_ZSTD_PER_NODE_HOUR: f64 = 2e6;
 const TARGET_RSS: f64 = 30e6;
 /// Target: server milliseconds per node per poll (strictly below).
 const TARGET_SERVER_MS: f64 = 1.0;
-
-/// The collector's commands as `commandstats` names them.
-const COLLECTOR_COMMANDS: [&str; 6] = [
-    "cluster|shards",
-    "cluster|slots",
-    "cluster|nodes",
-    "cluster|info",
-    "info",
-    "client|list",
-];
 
 struct Options {
     secs: u64,
