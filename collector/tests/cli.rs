@@ -1,31 +1,9 @@
 //! The `slotscope` command line as a user meets it: help texts, refusals of bad input, and reading
 //! recordings. (Recording real clusters is tested in the workspace's `tests` crate.)
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
-fn slotscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_slotscope"))
-        .args(args)
-        .env_remove("SLOTSCOPE_PASSWORD")
-        .output()
-        .expect("run slotscope")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("slotscope-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use common::{slotscope, temp_dir, text};
 
 #[test]
 fn record_help_documents_every_option_and_the_allowlist() {
@@ -62,7 +40,7 @@ fn record_help_documents_every_option_and_the_allowlist() {
 
 #[test]
 fn a_password_on_the_command_line_is_refused_without_echoing_it() {
-    let d = temp_dir("pw");
+    let d = temp_dir("cli-pw");
     let out = d.join("r.jsonl");
     let o = slotscope(&[
         "record",
@@ -103,7 +81,7 @@ fn bad_seed_and_duration_are_explained() {
 
 #[test]
 fn an_existing_recording_is_never_overwritten_without_force() {
-    let d = temp_dir("exists");
+    let d = temp_dir("cli-exists");
     let out = d.join("r.jsonl");
     std::fs::write(&out, "precious").unwrap();
     let o = slotscope(&[
@@ -120,7 +98,7 @@ fn an_existing_recording_is_never_overwritten_without_force() {
 
 #[test]
 fn an_unreachable_seed_fails_clearly_and_leaves_no_file() {
-    let d = temp_dir("unreachable");
+    let d = temp_dir("cli-unreachable");
     let out = d.join("r.jsonl");
     // Port 1 on loopback: nothing listens there, the connection is refused at once.
     let o = slotscope(&[
@@ -143,7 +121,7 @@ fn an_unreachable_seed_fails_clearly_and_leaves_no_file() {
 
 #[test]
 fn summary_reports_bad_lines_with_their_numbers_and_goes_on() {
-    let d = temp_dir("summary");
+    let d = temp_dir("cli-summary");
     let f = d.join("r.jsonl");
     let header = r#"{"type":"header","schema":1,"collector":"slotscope test","seed":"127.0.0.1:7000","started":1000,"options":{"interval_ms":1000,"timeout_ms":800,"tls":false}}"#;
     let round = |n: u64| {

@@ -1,33 +1,15 @@
 //! `slotscope import` end to end: outside evidence appended to hand-made recordings (plain and
 //! zstd), checked through `slotscope summary --format json`; refusals leave the file byte-identical.
 
+mod common;
+
+use common::{slotscope, temp_dir, text};
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 use serde_json::Value;
-
-fn slotscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_slotscope"))
-        .args(args)
-        .output()
-        .expect("run slotscope")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("slotscope-import-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// 2025-03-14T05:05:00Z, in milliseconds.
 const START: u64 = 1_741_928_700_000;
@@ -185,7 +167,7 @@ fn import_both(dir: &Path, file: &Path) {
 
 #[test]
 fn cloud_and_app_logs_are_appended_to_a_plain_recording() {
-    let d = temp_dir("plain");
+    let d = temp_dir("import-plain");
     let original = recording();
     let file = write(&d, "r.jsonl", original.as_bytes());
     import_both(&d, &file);
@@ -219,7 +201,7 @@ fn compress_like_the_recorder(data: &[u8]) -> Vec<u8> {
 
 #[test]
 fn cloud_and_app_logs_are_appended_to_a_zstd_recording_as_new_frames() {
-    let d = temp_dir("zstd");
+    let d = temp_dir("import-zstd");
     let original = recording();
     let compressed = compress_like_the_recorder(original.as_bytes());
     let file = write(&d, "r.jsonl.zst", &compressed);
@@ -240,7 +222,7 @@ fn cloud_and_app_logs_are_appended_to_a_zstd_recording_as_new_frames() {
 
 #[test]
 fn a_complete_last_line_without_newline_gets_one_first() {
-    let d = temp_dir("nonl");
+    let d = temp_dir("import-nonl");
     let original = recording();
     let trimmed = original.trim_end_matches('\n');
     let file = write(&d, "r.jsonl", trimmed.as_bytes());
@@ -257,7 +239,7 @@ fn a_complete_last_line_without_newline_gets_one_first() {
 
 #[test]
 fn a_recording_cut_short_is_refused_and_left_untouched() {
-    let d = temp_dir("cut");
+    let d = temp_dir("import-cut");
     let cloud = write(&d, "events.txt", CLOUD.as_bytes());
     let original = recording();
     // A plain file ending in a partial line.
@@ -282,7 +264,7 @@ fn a_recording_cut_short_is_refused_and_left_untouched() {
 
 #[test]
 fn a_recording_still_being_written_is_refused() {
-    let d = temp_dir("live");
+    let d = temp_dir("import-live");
     let cloud = write(&d, "events.txt", CLOUD.as_bytes());
     // No end line, just written: a recorder seems to be at work.
     let original = recording();
@@ -315,7 +297,7 @@ fn a_recording_still_being_written_is_refused() {
 
 #[test]
 fn errors_exit_2_and_leave_the_file_byte_identical() {
-    let d = temp_dir("errors");
+    let d = temp_dir("import-errors");
     let original = recording();
     let file = write(&d, "r.jsonl", original.as_bytes());
     let no_times = write(&d, "notes.txt", b"Migrating slots\nsome note\n");
@@ -372,7 +354,7 @@ fn errors_exit_2_and_leave_the_file_byte_identical() {
 
 #[test]
 fn dry_run_prints_and_writes_nothing() {
-    let d = temp_dir("dry");
+    let d = temp_dir("import-dry");
     let original = recording();
     let file = write(&d, "r.jsonl", original.as_bytes());
     let app = write(&d, "app.log", APP.as_bytes());
@@ -392,7 +374,7 @@ fn dry_run_prints_and_writes_nothing() {
 
 #[test]
 fn date_source_format_and_stdin_options() {
-    let d = temp_dir("options");
+    let d = temp_dir("import-options");
     let original = recording();
     let file = write(&d, "r.jsonl", original.as_bytes());
     // --date puts time-only lines on that day (and warns they fall outside the recording).
