@@ -213,6 +213,9 @@ fn timeline_text(a: &Analysed) -> String {
         for (t, why) in &n.gone {
             events.push((*t, format!("node {} gone: {why:?}", n.addr).to_lowercase()));
         }
+        for t in &n.recovered {
+            events.push((*t, format!("node {} answers again", n.addr)));
+        }
     }
     for m in &s.slot_moves {
         events.push((
@@ -345,9 +348,10 @@ pub fn render_markdown(a: &Analysed) -> String {
             g.new_per_sec,
             g.median_lifetime_secs()
                 .map_or_else(|| "–".to_owned(), |l| format!("{l} s")),
+            // A `|` would end the table cell, even inside backticks.
             g.commands
                 .keys()
-                .map(|c| format!("`{c}`"))
+                .map(|c| format!("`{}`", c.replace('|', "\\|")))
                 .collect::<Vec<_>>()
                 .join(", ")
         );

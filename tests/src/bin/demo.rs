@@ -3,7 +3,7 @@
 //! Starts one Redis master owning all 16384 slots on 127.0.0.1, records it with
 //! `slotscope record`, adds a second master while a small load writes keys, migrates slots
 //! 8192–16383 to it with the real per-slot protocol, stops the recording with SIGTERM and prints
-//! `slotscope summary` of the file. Everything it starts, it stops.
+//! `slotscope summary` and `slotscope analyze` of the file. Everything it starts, it stops.
 
 use std::path::PathBuf;
 use std::thread::sleep;
@@ -74,8 +74,12 @@ fn main() {
     let o = run_slotscope(&["summary", out.to_str().expect("utf-8 path")]);
     print!("{}", String::from_utf8_lossy(&o.stdout));
     eprint!("{}", String::from_utf8_lossy(&o.stderr));
+    step("analysis of the recording:\n");
+    let o = run_slotscope(&["analyze", out.to_str().expect("utf-8 path")]);
+    print!("{}", String::from_utf8_lossy(&o.stdout));
+    eprint!("{}", String::from_utf8_lossy(&o.stderr));
     println!(
-        "\nThe recording is {} (JSON Lines, zstd): try `zstd -dc {} | head` or `slotscope summary --format json {}`.",
+        "\nThe recording is {} (JSON Lines, zstd): try `zstd -dc {} | head` or `slotscope analyze --format markdown {}`.",
         out.display(),
         out.display(),
         out.display()
