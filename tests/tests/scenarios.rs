@@ -22,7 +22,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, Once};
+use std::sync::{Mutex, MutexGuard};
 use std::thread::{self, sleep};
 use std::time::{Duration, Instant};
 
@@ -49,17 +49,9 @@ const INCIDENT_2_KEYS: usize = 1000;
 /// How long the incident 2 services run while recorded.
 const INCIDENT_2_RECORDED: Duration = Duration::from_secs(20);
 
-/// Scenarios compare rates: one at a time. Also points the servers' directories at `/dev/shm`.
+/// Scenarios compare rates: one at a time.
 fn exclusive() -> MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
-    static TMP: Once = Once::new();
-    TMP.call_once(|| {
-        let shm = Path::new("/dev/shm");
-        if std::env::var_os("TMPDIR").is_none() && shm.is_dir() && tempfile::tempdir_in(shm).is_ok()
-        {
-            std::env::set_var("TMPDIR", shm);
-        }
-    });
     LOCK.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
