@@ -147,6 +147,12 @@ pub fn render_text(a: &Analysed) -> String {
         }
         o.push_str(&wrap(&numbers(f), 100, "     numbers: "));
     }
+    if !a.analysis.evidence.is_empty() {
+        let _ = writeln!(o, "\nEVIDENCE");
+        for e in &a.analysis.evidence {
+            let _ = writeln!(o, "  {e}");
+        }
+    }
     o.push_str(&timeline_text(a));
     let _ = writeln!(
         o,
@@ -302,6 +308,13 @@ pub fn render_markdown(a: &Analysed) -> String {
             let _ = writeln!(o, "   - Context: {c}");
         }
         let _ = writeln!(o, "   - Numbers: {}\n", numbers(f).replace("  ", ", "));
+    }
+    if !a.analysis.evidence.is_empty() {
+        let _ = writeln!(o, "### Outside evidence\n");
+        for e in &a.analysis.evidence {
+            let _ = writeln!(o, "- {e}");
+        }
+        let _ = writeln!(o);
     }
     let _ = writeln!(o, "### Timeline (UTC)\n");
     for line in timeline_text(a).lines().skip(2) {

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::census::{Census, CensusBuilder, ClientGroup};
 use crate::defect::known_defects;
+use crate::evidence::APP_ERROR_KIND;
 use crate::finding::{Attribution, Finding, FindingKind, Severity};
 use crate::metrics::{count_f64, ms_to_secs, Interval, Metrics, NodeMetrics, REFRESH_COMMANDS};
 use crate::node::{NodeAddr, NodeId};
@@ -72,6 +73,9 @@ pub struct Analysis {
     pub census: Census,
     /// Findings, most important first.
     pub findings: Vec<Finding>,
+    /// Outside evidence set against itself and the recording: "first client error 12 s after
+    /// \"Migrating slots …\"".
+    pub evidence: Vec<String>,
     /// Per-node metrics over time (not serialised: large; use the viewer or the library).
     #[serde(skip)]
     pub metrics: Metrics,
@@ -141,11 +145,13 @@ impl Analyzer {
             f.context = relate(f.span, &self.annotations, &summary);
         }
         findings.sort_by_key(Finding::importance_key);
+        let evidence = relate_evidence(&self.annotations, &summary);
         Analysis {
             summary,
             shard_traffic,
             census,
             findings,
+            evidence,
             metrics: self.metrics,
         }
     }
@@ -918,6 +924,50 @@ fn defect_findings(census: &Census, span: TimeSpan) -> Vec<Finding> {
                 context: Vec::new(),
             });
         }
+    }
+    out
+}
+
+/// The first application error after each other piece of evidence that precedes it (cloud events
+/// such as a migration start), and after the first slot move the collector saw.
+fn relate_evidence(annotations: &[Annotation], summary: &Summary) -> Vec<String> {
+    let is_error =
+        |a: &Annotation| a.fields.get("kind").map(String::as_str) == Some(APP_ERROR_KIND);
+    let Some(first_error) = annotations
+        .iter()
+        .filter(|a| is_error(a))
+        .min_by_key(|a| a.t)
+    else {
+        return Vec::new();
+    };
+    let class = first_error
+        .fields
+        .get("class")
+        .map_or_else(String::new, |c| format!(" ({c})"));
+    let mut out = Vec::new();
+    let mut before: Vec<&Annotation> = annotations
+        .iter()
+        .filter(|a| !is_error(a) && a.t <= first_error.t)
+        .collect();
+    before.sort_by_key(|a| a.t);
+    for a in before.iter().rev().take(3).rev() {
+        out.push(format!(
+            "first client error{class} {} after \"{}\" ({})",
+            format_millis(first_error.t.millis_since(a.t)),
+            a.text,
+            a.source
+        ));
+    }
+    if let Some(m) = summary.slot_moves.iter().min_by_key(|m| m.span.start) {
+        let (gap, side) = if first_error.t >= m.span.start {
+            (first_error.t.millis_since(m.span.start), "after")
+        } else {
+            (m.span.start.millis_since(first_error.t), "before")
+        };
+        out.push(format!(
+            "first client error{class} {} {side} the collector saw slots begin to move",
+            format_millis(gap)
+        ));
     }
     out
 }

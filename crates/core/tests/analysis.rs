@@ -478,3 +478,48 @@ fn a_recording_cut_mid_line_is_analysed_up_to_the_cut() {
     assert!(a.summary.truncated_tail.is_some());
     assert_eq!(a.findings[0].kind, FindingKind::IdleShard);
 }
+
+#[test]
+fn the_first_client_error_is_placed_after_the_migration_start() {
+    use slotscope_core::recording::Annotation;
+    use std::collections::BTreeMap;
+    let note = |t: u64, source: &str, text: &str, kind: &str| {
+        Line::Annotation(Annotation {
+            t: Timestamp(t),
+            source: source.into(),
+            text: text.into(),
+            end: None,
+            fields: BTreeMap::from([
+                ("kind".to_owned(), kind.to_owned()),
+                ("class".to_owned(), "RedisClusterException".to_owned()),
+            ]),
+        })
+    };
+    let a = analyse(&[
+        note(
+            T0 + 5_000,
+            "cloud_event_log",
+            "Migrating slots from node groups 0001 to 0002 to rebalance slots",
+            "migration_start",
+        ),
+        note(
+            T0 + 17_000,
+            "app_log",
+            "3 × RedisClusterException: Redis Cluster cannot be connected.",
+            "app_error",
+        ),
+        note(
+            T0 + 18_000,
+            "app_log",
+            "5 × RedisClusterException: …",
+            "app_error",
+        ),
+    ]);
+    assert_eq!(
+        a.evidence,
+        vec![
+            "first client error (RedisClusterException) 12.0s after \"Migrating slots from node groups 0001 to 0002 to rebalance slots\" (cloud_event_log)"
+                .to_owned()
+        ]
+    );
+}
