@@ -12,7 +12,7 @@ use crate::input::{read_recording, Input, InputError};
 use crate::progress::human_bytes;
 
 /// A summary and what reading the file met.
-pub struct Read {
+pub struct Summarised {
     /// What the recording holds.
     pub summary: Summary,
     /// Bad lines, truncation, file size.
@@ -20,7 +20,7 @@ pub struct Read {
 }
 
 /// Reads `path` (plain or zstd) and folds it into a summary, collecting bad lines.
-pub fn read(path: &Path) -> Result<Read, InputError> {
+pub fn read(path: &Path) -> Result<Summarised, InputError> {
     let (builder, input) = read_recording(
         path,
         |h| SummaryBuilder::new(h.clone()),
@@ -28,7 +28,7 @@ pub fn read(path: &Path) -> Result<Read, InputError> {
     )?;
     let mut builder = builder;
     builder.set_truncated_tail(input.truncated_tail);
-    Ok(Read {
+    Ok(Summarised {
         summary: builder.finish(),
         input,
     })
@@ -48,7 +48,7 @@ fn at(t: Timestamp, start: Timestamp) -> String {
 }
 
 /// The summary as text for a terminal.
-pub fn render_text(read: &Read) -> String {
+pub fn render_text(read: &Summarised) -> String {
     let s = &read.summary;
     let h = &s.header;
     let start = h.started;
