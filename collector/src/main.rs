@@ -8,6 +8,7 @@ mod input;
 mod poll;
 mod progress;
 mod recorder;
+mod replay_report;
 mod report;
 mod secret;
 mod sink;
@@ -46,6 +47,58 @@ enum Cmd {
     /// Add outside evidence (a cloud event log, an application error log) to a recording.
     #[command(long_about = import::ABOUT, after_help = import::AFTER)]
     Import(ImportArgs),
+    /// Replay a workload against the recorded cluster through a client library model.
+    #[command(long_about = REPLAY_ABOUT)]
+    Replay(ReplayArgs),
+}
+
+const REPLAY_ABOUT: &str = "\
+Replay a workload against the cluster a recording describes (slot owners, migrations and node
+failures over time, the failures taken from poll_failed timeouts and connection errors) through a
+model of a client library, and report what the client would have done: MOVED share per command,
+errors as the application sees them, full re-initialisations, new connections, and whether the
+client ended wedged (no startup node left).
+
+Models: redis-py@5.0.0, redis-py@8.0.0 (asyncio cluster clients), ideal. Options (--set KEY=VALUE):
+reinitialize_steps (default 5), dynamic_startup_nodes, address_remap=HOST:PORT (every node to that
+address), startup_nodes=HOST:PORT[,...] (default: the recording's seed), retry_attempts (default 3).
+
+The workload is --rate evenly spaced commands per second over the recording's span (default: the
+business command rate the recording's INFO samples show, per node the median over the intervals
+with any, summed; 100 if none), each on a key key:{n} drawn from --keys keys with --seed.";
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ReplayFormat {
+    Text,
+    Json,
+}
+
+#[derive(clap::Args, Debug)]
+struct ReplayArgs {
+    /// A recording (.jsonl or .jsonl.zst).
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// Client model: redis-py@5.0.0, redis-py@8.0.0 or ideal.
+    #[arg(long, value_name = "NAME")]
+    model: String,
+    /// A model option, KEY=VALUE (repeatable).
+    #[arg(long, value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Commands per second [default: the business command rate observed in the recording, else 100].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    rate: Option<u32>,
+    /// Number of distinct keys.
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..))]
+    keys: u32,
+    /// Command name.
+    #[arg(long, value_name = "NAME", default_value = "zadd")]
+    command: String,
+    /// Seed of the workload's key choice and of the migration coin.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    seed: u64,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: ReplayFormat,
 }
 
 const RECORD_ABOUT: &str = "\
@@ -235,6 +288,7 @@ fn main() -> ExitCode {
         Cmd::Summary(args) => run_summary(args),
         Cmd::Analyze(args) => run_analyze(args),
         Cmd::Import(args) => run_import(args),
+        Cmd::Replay(args) => run_replay(args),
     }
 }
 
@@ -434,6 +488,31 @@ fn run_import(args: ImportArgs) -> ExitCode {
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+fn run_replay(args: ReplayArgs) -> ExitCode {
+    let req = replay_report::Request {
+        file: &args.file,
+        model: &args.model,
+        set: &args.set,
+        rate: args.rate,
+        keys: args.keys,
+        command: &args.command,
+        seed: args.seed,
+    };
+    match replay_report::run(&req) {
+        Ok(report) => {
+            match args.format {
+                ReplayFormat::Text => print!("{}", replay_report::render_text(&report)),
+                ReplayFormat::Json => println!("{}", replay_report::render_json(&report)),
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
         }
     }
 }

@@ -18,6 +18,7 @@
 //! - [`metrics`], [`census`]: counter deltas per node over time; client groups from `CLIENT LIST`.
 //! - [`finding`], [`analysis`], [`defect`]: findings derived from a recording, with their evidence.
 //! - [`evidence`]: cloud event logs and application error logs read into annotations.
+//! - [`replay`]: a workload replayed against a simulated cluster through client library models.
 
 pub mod analysis;
 pub mod census;
@@ -30,6 +31,7 @@ pub mod metrics;
 pub mod node;
 pub mod reader;
 pub mod recording;
+pub mod replay;
 pub mod resp;
 pub mod slot;
 pub mod summary;

@@ -1,0 +1,208 @@
+//! `slotscope replay`: a workload replayed against the cluster a recording describes, through a
+//! client library model.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use slotscope_core::metrics::Metrics;
+use slotscope_core::replay::{
+    model, replay, AskPolicy, ModelOptions, ReplayError, ReplayReport, SimClusterBuilder, Workload,
+    WorkloadSpec,
+};
+
+use crate::input::{read_recording, InputError};
+
+/// What to replay.
+pub struct Request<'a> {
+    /// The recording.
+    pub file: &'a Path,
+    /// The client model name.
+    pub model: &'a str,
+    /// `key=value` model options.
+    pub set: &'a [String],
+    /// Commands per second; `None`: the rate observed in the recording, else 100.
+    pub rate: Option<u32>,
+    /// Distinct keys.
+    pub keys: u32,
+    /// Command name.
+    pub command: &'a str,
+    /// Seed of the workload and of the migration coin.
+    pub seed: u64,
+}
+
+/// Why a replay could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The recording could not be read.
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// A model, option or workload was refused.
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
+    /// A `--set` is not `key=value`.
+    #[error("--set `{0}` is not KEY=VALUE")]
+    Set(String),
+    /// The recording holds no time span.
+    #[error("the recording holds no time span to replay over")]
+    Empty,
+}
+
+/// Where the workload's rate came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RateSource {
+    /// `--rate`.
+    Option,
+    /// The business commands the recording's `INFO` samples show (see [`observed_rate`]).
+    Observed,
+    /// Nothing observed: 100 per second.
+    Default,
+}
+
+impl RateSource {
+    /// The name shown in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            RateSource::Option => "option",
+            RateSource::Observed => "observed",
+            RateSource::Default => "default",
+        }
+    }
+}
+
+/// A replay's report with the workload it ran.
+pub struct Replayed {
+    /// The report.
+    pub report: ReplayReport,
+    /// Commands per second of the workload.
+    pub rate: u32,
+    /// Where the rate came from.
+    pub rate_source: RateSource,
+}
+
+/// The business command rate a recording shows: per node, the median of the rates of executed
+/// business calls over the `INFO` intervals that had any (so a client that stopped sending does
+/// not dilute it), summed over nodes; `None` when no interval had business calls.
+pub fn observed_rate(metrics: &Metrics) -> Option<u32> {
+    let mut total: u64 = 0;
+    for node in &metrics.nodes {
+        let mut rates: Vec<u64> = node
+            .intervals
+            .iter()
+            .filter_map(|i| {
+                let calls = i.business().calls;
+                let ms = i.span.millis().max(1);
+                (calls > 0).then(|| calls.saturating_mul(1000) / ms)
+            })
+            .collect();
+        if rates.is_empty() {
+            continue;
+        }
+        rates.sort_unstable();
+        total = total.saturating_add(rates[rates.len() / 2]);
+    }
+    u32::try_from(total).ok().filter(|&r| r > 0)
+}
+
+/// Reads the recording and replays the workload through the model.
+pub fn run(req: &Request<'_>) -> Result<Replayed, RunError> {
+    let ((mut builder, metrics), _input) = read_recording(
+        req.file,
+        |h| (SimClusterBuilder::for_recording(h), Metrics::default()),
+        |(b, m): &mut (SimClusterBuilder, Metrics), line| {
+            b.push(line);
+            m.push(line);
+        },
+    )?;
+    builder.ask_policy(AskPolicy::KeyCoin { seed: req.seed });
+    let cluster = builder.build();
+    let span = cluster
+        .span()
+        .filter(|s| s.millis() > 0)
+        .ok_or(RunError::Empty)?;
+    let seed_addr = cluster.seed().cloned().ok_or(RunError::Empty)?;
+    let mut opts = ModelOptions::new(seed_addr);
+    for kv in req.set {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| RunError::Set(kv.clone()))?;
+        opts.set(k.trim(), v.trim())?;
+    }
+    let mut client = model(req.model, opts)?;
+    let (rate, rate_source) = match (req.rate, observed_rate(&metrics)) {
+        (Some(r), _) => (r, RateSource::Option),
+        (None, Some(r)) => (r, RateSource::Observed),
+        (None, None) => (100, RateSource::Default),
+    };
+    let workload = Workload::generate(&WorkloadSpec {
+        start: span.start,
+        duration_ms: span.millis(),
+        rate_per_sec: rate,
+        keys: req.keys,
+        key_prefix: "key".into(),
+        command: req.command.into(),
+        seed: req.seed,
+    })?;
+    Ok(Replayed {
+        report: replay(&cluster, &workload, client.as_mut()),
+        rate,
+        rate_source,
+    })
+}
+
+/// The report as pretty JSON, with a `workload` object (`rate_per_sec`, `rate_source`).
+pub fn render_json(r: &Replayed) -> String {
+    let mut v = serde_json::to_value(&r.report).unwrap_or_default();
+    if let Some(obj) = v.as_object_mut() {
+        obj.insert(
+            "workload".into(),
+            serde_json::json!({"rate_per_sec": r.rate, "rate_source": r.rate_source.name()}),
+        );
+    }
+    serde_json::to_string_pretty(&v).unwrap_or_default()
+}
+
+/// The report as text.
+pub fn render_text(replayed: &Replayed) -> String {
+    let r = &replayed.report;
+    let mut s = String::new();
+    let _ = writeln!(s, "model: {}", r.model);
+    let _ = writeln!(
+        s,
+        "workload: {} commands/s ({})",
+        replayed.rate,
+        replayed.rate_source.name()
+    );
+    let _ = writeln!(
+        s,
+        "wedged: {}{}",
+        if r.wedged { "yes" } else { "no" },
+        r.wedged_since
+            .map(|t| format!(" (since {})", t.to_rfc3339()))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(
+        s,
+        "commands: {} ({} succeeded, {} failed)",
+        r.commands, r.succeeded, r.failed
+    );
+    for (class, n) in &r.errors {
+        let _ = writeln!(s, "  {class}: {n}");
+    }
+    for (cmd, share) in &r.moved_share {
+        let _ = writeln!(s, "MOVED share {cmd}: {:.1} %", share * 100.0);
+    }
+    let _ = writeln!(
+        s,
+        "MOVED {}, ASK {}, full re-initialisations {}, CLUSTER SLOTS calls {}, new connections {}, startup nodes at end {}",
+        r.moved, r.ask, r.full_reinits, r.cluster_slots_calls, r.new_connections, r.startup_nodes
+    );
+    let _ = writeln!(s, "per node:");
+    for (addr, n) in &r.nodes {
+        let _ = writeln!(
+            s,
+            "  {addr}: {} calls ({} ok, {} MOVED, {} ASK), {} failed attempts, {} CLUSTER SLOTS",
+            n.calls, n.ok, n.moved, n.ask, n.failed, n.cluster_slots
+        );
+    }
+    s
+}

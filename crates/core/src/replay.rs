@@ -1,0 +1,197 @@
+//! Replay: a workload run against a simulated cluster through a model of a client library, to
+//! show what a given client would have done during a recorded topology change.
+//!
+//! Everything is deterministic and sans-IO: time is virtual ([`Timestamp`] milliseconds taken from
+//! the workload), randomness comes from a small seeded generator ([`SimRng`]) owned by the caller.
+//!
+//! - [`SimCluster`] (built with [`SimClusterBuilder`] from a recording's lines or from explicit
+//!   layouts) answers a routed command at a virtual time with a [`Reply`]: `OK`, `MOVED`, `ASK`,
+//!   or a connection error / timeout inside a [`FaultWindow`].
+//! - [`Workload`]: commands (name and key) at times, generated from a [`WorkloadSpec`].
+//! - [`ClientModel`]: a client library's routing state machine; [`model`] builds the models
+//!   `redis-py@5.0.0`, `redis-py@8.0.0` and `ideal` from [`ModelOptions`].
+//! - [`replay()`]: runs the workload and returns a [`ReplayReport`] (counts in collector units,
+//!   MOVED share per command, whether the client ended wedged, a per-second timeline).
+
+mod client;
+mod cluster;
+mod run;
+
+pub use client::{model, ClientModel, ClientState, ErrorClass, ModelOptions, Outcome, Transport};
+pub use cluster::{AskPolicy, FaultKind, FaultWindow, Reply, SimCluster, SimClusterBuilder};
+pub use run::{replay, CommandStats, NodeStats, ReplayReport, Second};
+
+use crate::slot::Slot;
+use crate::time::Timestamp;
+
+/// Why a replay could not be set up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReplayError {
+    /// No model has this name.
+    #[error("unknown client model `{0}` (known: redis-py@5.0.0, redis-py@8.0.0, ideal)")]
+    UnknownModel(String),
+    /// The model has no option of this name.
+    #[error("unknown model option `{0}` (known: reinitialize_steps, dynamic_startup_nodes, address_remap, startup_nodes, retry_attempts)")]
+    UnknownOption(String),
+    /// The option's value could not be read.
+    #[error("bad value `{value}` for model option `{option}`: {reason}")]
+    BadValue {
+        /// The option.
+        option: String,
+        /// The value given.
+        value: String,
+        /// What was expected.
+        reason: String,
+    },
+    /// The model does not support this option value.
+    #[error("model `{model}` does not support {what}")]
+    Unsupported {
+        /// The model.
+        model: String,
+        /// The option and value.
+        what: String,
+    },
+    /// The workload parameters describe no command.
+    #[error("bad workload: {0}")]
+    BadWorkload(String),
+}
+
+/// A small seeded generator (SplitMix64): deterministic, owned by the caller, never global.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimRng {
+    state: u64,
+}
+
+impl SimRng {
+    /// A generator started from `seed`.
+    pub fn new(seed: u64) -> SimRng {
+        SimRng { state: seed }
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        mix64(self.state)
+    }
+
+    /// A number in `0..n` (`0` when `n == 0`), with the negligible bias of a modulo.
+    pub fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            self.next_u64() % n
+        }
+    }
+}
+
+/// The SplitMix64 finaliser: a well-mixed 64-bit hash of `z`.
+pub fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// One command of a workload, as a client routes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Routed {
+    /// The key's slot.
+    pub slot: Slot,
+    /// The key's index in the workload's key space (the per-key migration coin uses it).
+    pub key: u32,
+}
+
+/// One command of a workload at its time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WorkCommand {
+    /// When the application issues it.
+    pub t: Timestamp,
+    /// Index into [`Workload::names`].
+    pub name: u16,
+    /// Index of the key (see [`Workload::key_name`]).
+    pub key: u32,
+}
+
+/// Commands (name and key) at times, in time order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Workload {
+    /// Command names, as `INFO commandstats` names them (lower case).
+    pub names: Vec<String>,
+    /// Key prefix: key `n` is `prefix:{n}` (the number is the hash tag).
+    pub key_prefix: String,
+    /// The slot of every key, by key index.
+    pub key_slots: Vec<Slot>,
+    /// The commands, in time order.
+    pub commands: Vec<WorkCommand>,
+}
+
+/// Parameters of a generated workload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkloadSpec {
+    /// Time of the first command.
+    pub start: Timestamp,
+    /// Length of the workload in milliseconds.
+    pub duration_ms: u64,
+    /// Commands per second (evenly spaced).
+    pub rate_per_sec: u32,
+    /// Number of distinct keys (`prefix:{0}` … `prefix:{keys-1}`), each command picks one at random.
+    pub keys: u32,
+    /// Key prefix.
+    pub key_prefix: String,
+    /// Command name (`zadd`, `hgetall`, …).
+    pub command: String,
+    /// Seed of the key choice.
+    pub seed: u64,
+}
+
+impl Workload {
+    /// Generates the workload `spec` describes: `rate_per_sec` evenly spaced commands per second
+    /// for `duration_ms`, each on a key drawn uniformly with a [`SimRng`] seeded by `spec.seed`.
+    pub fn generate(spec: &WorkloadSpec) -> Result<Workload, ReplayError> {
+        if spec.rate_per_sec == 0 || spec.keys == 0 || spec.duration_ms == 0 {
+            return Err(ReplayError::BadWorkload(
+                "rate, keys and duration must be positive".into(),
+            ));
+        }
+        let rate = u64::from(spec.rate_per_sec);
+        let count = spec
+            .duration_ms
+            .checked_mul(rate)
+            .map(|n| n / 1000)
+            .ok_or_else(|| ReplayError::BadWorkload("too many commands".into()))?;
+        if count > 100_000_000 {
+            return Err(ReplayError::BadWorkload(format!(
+                "{count} commands is more than the 100 million a replay takes"
+            )));
+        }
+        let key_slots = (0..spec.keys)
+            .map(|n| Slot::for_key(key_name(&spec.key_prefix, n).as_bytes()))
+            .collect();
+        let mut rng = SimRng::new(spec.seed);
+        let keys = u64::from(spec.keys);
+        let mut commands = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
+        for i in 0..count {
+            let offset = i.saturating_mul(1000) / rate;
+            let key = u32::try_from(rng.below(keys)).unwrap_or(0);
+            commands.push(WorkCommand {
+                t: Timestamp(spec.start.0.saturating_add(offset)),
+                name: 0,
+                key,
+            });
+        }
+        Ok(Workload {
+            names: vec![spec.command.to_ascii_lowercase()],
+            key_prefix: spec.key_prefix.clone(),
+            key_slots,
+            commands,
+        })
+    }
+
+    /// The name of key `n`: `prefix:{n}`.
+    pub fn key_name(&self, n: u32) -> String {
+        key_name(&self.key_prefix, n)
+    }
+}
+
+fn key_name(prefix: &str, n: u32) -> String {
+    format!("{prefix}:{{{n}}}")
+}

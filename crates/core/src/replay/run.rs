@@ -1,0 +1,287 @@
+//! The replay driver and its report.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::client::{ClientModel, ErrorClass, Outcome, Transport};
+use super::cluster::{Reply, SimCluster};
+use super::{Routed, Workload};
+use crate::node::NodeAddr;
+use crate::slot::SlotRange;
+use crate::time::Timestamp;
+
+/// What one node received, in collector units (as `INFO commandstats` / `errorstats` count).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct NodeStats {
+    /// Commands that reached the node (served or rejected), `CLUSTER SLOTS` excluded.
+    pub calls: u64,
+    /// Of which served.
+    pub ok: u64,
+    /// Of which rejected with `MOVED`.
+    pub moved: u64,
+    /// Of which rejected with `ASK`.
+    pub ask: u64,
+    /// Attempts that met a connection error or a timeout.
+    pub failed: u64,
+    /// `CLUSTER SLOTS` calls.
+    pub cluster_slots: u64,
+}
+
+/// One command's figures.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct CommandStats {
+    /// Commands the application issued.
+    pub issued: u64,
+    /// Of which succeeded.
+    pub succeeded: u64,
+    /// Attempts that reached a server (served or rejected).
+    pub calls: u64,
+    /// `MOVED` replies.
+    pub moved: u64,
+    /// `ASK` replies.
+    pub ask: u64,
+    /// `moved / calls` (0 without calls): the share `INFO commandstats` would show rejected.
+    pub moved_share: f64,
+    /// Exceptions the application saw, by class.
+    pub errors: BTreeMap<String, u64>,
+}
+
+/// One second of the replay.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Second {
+    /// Start of the second.
+    pub t: Timestamp,
+    /// Commands issued.
+    pub commands: u64,
+    /// Commands that succeeded.
+    pub ok: u64,
+    /// Commands that raised.
+    pub errors: u64,
+    /// `MOVED` replies.
+    pub moved: u64,
+    /// `ASK` replies.
+    pub ask: u64,
+    /// Full initialisations.
+    pub full_reinits: u64,
+    /// Connections opened.
+    pub new_connections: u64,
+    /// Startup nodes at the end of the second.
+    pub startup_nodes: usize,
+    /// Whether the client was wedged at the end of the second.
+    pub wedged: bool,
+}
+
+/// The result of a replay.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ReplayReport {
+    /// The client model.
+    pub model: String,
+    /// Whether the client ended wedged (no startup node left, re-initialisation pending).
+    pub wedged: bool,
+    /// When it became wedged for good, if it did.
+    pub wedged_since: Option<Timestamp>,
+    /// Commands issued.
+    pub commands: u64,
+    /// Commands that succeeded.
+    pub succeeded: u64,
+    /// Commands that raised.
+    pub failed: u64,
+    /// `MOVED` replies, all nodes.
+    pub moved: u64,
+    /// `ASK` replies, all nodes.
+    pub ask: u64,
+    /// MOVED share per command (`moved / calls`).
+    pub moved_share: BTreeMap<String, f64>,
+    /// Exceptions the application saw, by class.
+    pub errors: BTreeMap<String, u64>,
+    /// Successful full initialisations (each one `CLUSTER SLOTS` answer).
+    pub full_reinits: u64,
+    /// `CLUSTER SLOTS` calls, failed ones included.
+    pub cluster_slots_calls: u64,
+    /// Connections opened.
+    pub new_connections: u64,
+    /// Startup nodes at the end.
+    pub startup_nodes: usize,
+    /// Per node address.
+    pub nodes: BTreeMap<String, NodeStats>,
+    /// Per command name.
+    pub per_command: BTreeMap<String, CommandStats>,
+    /// Per second from the first command.
+    pub timeline: Vec<Second>,
+}
+
+struct Wire<'a> {
+    cluster: &'a SimCluster,
+    now: Timestamp,
+    name: usize,
+    nodes: Vec<NodeStats>,
+    commands: Vec<CommandStats>,
+    moved: u64,
+    ask: u64,
+}
+
+impl Wire<'_> {
+    fn node(&mut self, addr: &NodeAddr) -> Option<&mut NodeStats> {
+        let i = self.cluster.nodes().iter().position(|a| a == addr)?;
+        self.nodes.get_mut(i)
+    }
+}
+
+impl Transport for Wire<'_> {
+    fn send(&mut self, to: &NodeAddr, cmd: Routed, asking: bool) -> Reply {
+        let reply = self.cluster.answer(self.now, to, cmd, asking);
+        let reached = !matches!(reply, Reply::ConnectionError | Reply::Timeout);
+        let (moved, ask) = (
+            matches!(reply, Reply::Moved { .. }),
+            matches!(reply, Reply::Ask { .. }),
+        );
+        if let Some(n) = self.node(to) {
+            if reached {
+                n.calls += 1;
+            } else {
+                n.failed += 1;
+            }
+            n.ok += u64::from(reply == Reply::Ok);
+            n.moved += u64::from(moved);
+            n.ask += u64::from(ask);
+        }
+        let c = &mut self.commands[self.name];
+        c.calls += u64::from(reached);
+        c.moved += u64::from(moved);
+        c.ask += u64::from(ask);
+        self.moved += u64::from(moved);
+        self.ask += u64::from(ask);
+        reply
+    }
+
+    fn cluster_slots(&mut self, to: &NodeAddr) -> Result<Vec<(SlotRange, NodeAddr)>, Reply> {
+        if let Some(n) = self.node(to) {
+            n.cluster_slots += 1;
+        }
+        self.cluster.cluster_slots(self.now, to)
+    }
+}
+
+fn share(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        crate::metrics::count_f64(part) / crate::metrics::count_f64(whole)
+    }
+}
+
+/// Runs `workload` against `cluster` through `client`, in one plain loop over the commands.
+pub fn replay(
+    cluster: &SimCluster,
+    workload: &Workload,
+    client: &mut dyn ClientModel,
+) -> ReplayReport {
+    let mut wire = Wire {
+        cluster,
+        now: Timestamp(0),
+        name: 0,
+        nodes: vec![NodeStats::default(); cluster.nodes().len()],
+        commands: vec![CommandStats::default(); workload.names.len()],
+        moved: 0,
+        ask: 0,
+    };
+    let mut report = ReplayReport {
+        model: client.name().to_owned(),
+        ..ReplayReport::default()
+    };
+    let mut errors: BTreeMap<ErrorClass, u64> = BTreeMap::new();
+    let mut cmd_errors: Vec<BTreeMap<ErrorClass, u64>> =
+        vec![BTreeMap::new(); workload.names.len()];
+    let start = workload.commands.first().map_or(Timestamp(0), |c| c.t);
+    let mut prev = client.state();
+    let mut wedged_since = None;
+    for wc in &workload.commands {
+        let Some(&slot) = workload
+            .key_slots
+            .get(usize::try_from(wc.key).unwrap_or(usize::MAX))
+        else {
+            continue;
+        };
+        let name = usize::from(wc.name);
+        if name >= wire.commands.len() {
+            continue;
+        }
+        wire.now = wc.t;
+        wire.name = name;
+        let (moved0, ask0) = (wire.moved, wire.ask);
+        let outcome = client.execute(Routed { slot, key: wc.key }, &mut wire);
+        let state = client.state();
+        let second = usize::try_from(wc.t.millis_since(start) / 1000).unwrap_or(usize::MAX);
+        if report.timeline.len() <= second && second < 1_000_000 {
+            let first = report.timeline.len();
+            report.timeline.extend((first..=second).map(|s| Second {
+                t: Timestamp(start.0.saturating_add(u64::try_from(s).unwrap_or(0) * 1000)),
+                ..Second::default()
+            }));
+        }
+        let c = &mut wire.commands[name];
+        c.issued += 1;
+        report.commands += 1;
+        let ok = outcome == Outcome::Ok;
+        match outcome {
+            Outcome::Ok => {
+                c.succeeded += 1;
+                report.succeeded += 1;
+            }
+            Outcome::Failed(class) => {
+                report.failed += 1;
+                *errors.entry(class).or_default() += 1;
+                *cmd_errors[name].entry(class).or_default() += 1;
+            }
+        }
+        if let Some(s) = report.timeline.get_mut(second) {
+            s.commands += 1;
+            s.ok += u64::from(ok);
+            s.errors += u64::from(!ok);
+            s.moved += wire.moved - moved0;
+            s.ask += wire.ask - ask0;
+            s.full_reinits += state.full_reinits - prev.full_reinits;
+            s.new_connections += state.new_connections - prev.new_connections;
+            s.startup_nodes = state.startup_nodes;
+            s.wedged = state.wedged;
+        }
+        match (state.wedged, wedged_since) {
+            (true, None) => wedged_since = Some(wc.t),
+            (false, Some(_)) => wedged_since = None,
+            _ => {}
+        }
+        prev = state;
+    }
+    let state = client.state();
+    report.wedged = state.wedged;
+    report.wedged_since = wedged_since;
+    report.moved = wire.moved;
+    report.ask = wire.ask;
+    report.full_reinits = state.full_reinits;
+    report.cluster_slots_calls = state.cluster_slots_calls;
+    report.new_connections = state.new_connections;
+    report.startup_nodes = state.startup_nodes;
+    report.errors = errors
+        .into_iter()
+        .map(|(k, v)| (k.name().to_owned(), v))
+        .collect();
+    for (i, mut c) in wire.commands.into_iter().enumerate() {
+        c.moved_share = share(c.moved, c.calls);
+        c.errors = cmd_errors[i]
+            .iter()
+            .map(|(k, v)| (k.name().to_owned(), *v))
+            .collect();
+        report
+            .moved_share
+            .insert(workload.names[i].clone(), c.moved_share);
+        report.per_command.insert(workload.names[i].clone(), c);
+    }
+    report.nodes = cluster
+        .nodes()
+        .iter()
+        .zip(wire.nodes)
+        .map(|(a, s)| (a.to_string(), s))
+        .collect();
+    report
+}

@@ -1,0 +1,273 @@
+//! Replay of synthetic incidents through the client models.
+
+use slotscope_core::metrics::count_f64;
+use slotscope_core::replay::{
+    model, replay, FaultKind, FaultWindow, ModelOptions, ReplayReport, Reply, Routed, SimCluster,
+    SimClusterBuilder, Workload, WorkloadSpec,
+};
+use slotscope_core::{NodeAddr, Slot, SlotRange, TimeSpan, Timestamp};
+
+const T0: u64 = 1_700_000_000_000;
+
+fn addr(s: &str) -> NodeAddr {
+    s.parse().unwrap()
+}
+
+fn range(a: u16, b: u16) -> SlotRange {
+    SlotRange::try_from((a, b)).unwrap()
+}
+
+fn at(secs: u64) -> Timestamp {
+    Timestamp(T0 + secs * 1000)
+}
+
+/// Incident 1: A owns every slot; A stops answering for 2 s at 10 s; B appears at 20 s and
+/// slots 8192-16383 migrate to it over 2 s.
+fn incident1() -> SimCluster {
+    let (a, b) = (addr("10.0.0.1:6379"), addr("10.0.0.2:6379"));
+    let mut builder = SimClusterBuilder::new();
+    builder.layout(at(0), &[(range(0, 16383), a.clone())], &[]);
+    builder.fault(FaultWindow {
+        node: a.clone(),
+        span: TimeSpan::new(at(10), at(12)),
+        kind: FaultKind::Timeout,
+    });
+    builder.add_node(&b);
+    let migrating: Vec<_> = range(8192, 16383)
+        .slots()
+        .map(|s| (s, a.clone(), b.clone()))
+        .collect();
+    builder.layout(at(20), &[(range(0, 16383), a.clone())], &migrating);
+    builder.layout(
+        at(22),
+        &[(range(0, 8191), a.clone()), (range(8192, 16383), b.clone())],
+        &[],
+    );
+    builder.build()
+}
+
+/// Incident 2: A and B own half the slots each, from the start.
+fn incident2() -> SimCluster {
+    let mut builder = SimClusterBuilder::new();
+    builder.layout(
+        at(0),
+        &[
+            (range(0, 8191), addr("10.0.0.1:6379")),
+            (range(8192, 16383), addr("10.0.0.2:6379")),
+        ],
+        &[],
+    );
+    builder.build()
+}
+
+fn workload(secs: u64, command: &str) -> Workload {
+    Workload::generate(&WorkloadSpec {
+        start: at(0),
+        duration_ms: secs * 1000,
+        rate_per_sec: 100,
+        keys: 10_000,
+        key_prefix: "device_imp".into(),
+        command: command.into(),
+        seed: 42,
+    })
+    .unwrap()
+}
+
+fn run(cluster: &SimCluster, w: &Workload, name: &str, set: &[(&str, &str)]) -> ReplayReport {
+    let mut opts = ModelOptions::new(addr("10.0.0.1:6379"));
+    for (k, v) in set {
+        opts.set(k, v).unwrap();
+    }
+    let mut client = model(name, opts).unwrap();
+    replay(cluster, w, client.as_mut())
+}
+
+fn commands_from(w: &Workload, t: Timestamp) -> u64 {
+    u64::try_from(w.commands.iter().filter(|c| c.t >= t).count()).unwrap()
+}
+
+#[test]
+fn redis_py_5_wedges_after_one_timeout_and_never_reaches_the_new_node() {
+    let (cluster, w) = (incident1(), workload(60, "zadd"));
+    let r = run(&cluster, &w, "redis-py@5.0.0", &[]);
+    assert!(r.wedged);
+    assert_eq!(r.startup_nodes, 0);
+    assert_eq!(r.wedged_since, Some(at(10)));
+    assert_eq!(r.nodes["10.0.0.2:6379"].calls, 0);
+    // Every command from the timeout on fails in initialize().
+    let after = commands_from(&w, at(10));
+    assert_eq!(r.errors["RedisClusterException"], after);
+    assert_eq!(r.failed, after);
+    assert!(r.timeline[30].wedged && !r.timeline[9].wedged);
+    assert_eq!(r.timeline[30].ok, 0);
+}
+
+#[test]
+fn redis_py_8_recovers_and_sends_half_to_the_new_node() {
+    let (cluster, w) = (incident1(), workload(60, "zadd"));
+    let r = run(&cluster, &w, "redis-py@8.0.0", &[]);
+    assert!(!r.wedged);
+    assert_eq!(
+        r.startup_nodes, 2,
+        "both nodes, discovered by the re-initialisations"
+    );
+    assert!(r.failed > 0 && r.failed <= commands_from(&w, at(10)) - commands_from(&w, at(12)));
+    assert_eq!(r.timeline[30].errors, 0);
+    let share = count_f64(r.nodes["10.0.0.2:6379"].ok) / count_f64(commands_from(&w, at(22)));
+    assert!((0.4..0.6).contains(&share), "share to the new node {share}");
+}
+
+#[test]
+fn ideal_client_recovers_and_sends_half_to_the_new_node() {
+    let (cluster, w) = (incident1(), workload(60, "zadd"));
+    let r = run(&cluster, &w, "ideal", &[]);
+    assert!(!r.wedged);
+    assert_eq!(r.full_reinits, 1, "the ideal client initialises once");
+    assert_eq!(r.errors.get("RedisClusterException"), None);
+    assert!(r.errors["TimeoutError"] > 0);
+    let share = count_f64(r.nodes["10.0.0.2:6379"].ok) / count_f64(commands_from(&w, at(22)));
+    assert!((0.4..0.6).contains(&share), "share to the new node {share}");
+}
+
+#[test]
+fn address_remap_to_one_node_gives_sustained_moved_and_reinit_every_five() {
+    let (cluster, w) = (incident2(), workload(60, "zrevrange"));
+    let r = run(
+        &cluster,
+        &w,
+        "redis-py@8.0.0",
+        &[("address_remap", "10.0.0.1:6379")],
+    );
+    let share = r.moved_share["zrevrange"];
+    assert!((0.3..0.5).contains(&share), "MOVED share {share}");
+    assert_eq!(r.failed, 0);
+    assert!(
+        (r.moved / 5).abs_diff(r.full_reinits - 1) <= 1,
+        "{} MOVED, {} re-inits",
+        r.moved,
+        r.full_reinits
+    );
+    // Sustained: MOVED in every second, and connections churn.
+    assert!(r.timeline.iter().all(|s| s.moved > 0));
+    assert!(r.new_connections > 100);
+}
+
+#[test]
+fn without_remap_no_moved_after_the_first_init() {
+    let (cluster, w) = (incident2(), workload(60, "zrevrange"));
+    let r = run(&cluster, &w, "redis-py@8.0.0", &[]);
+    assert_eq!(r.moved, 0);
+    assert_eq!(r.moved_share["zrevrange"], 0.0);
+    assert_eq!(r.full_reinits, 1);
+    assert_eq!(r.new_connections, 2);
+}
+
+#[test]
+fn same_seed_gives_identical_reports() {
+    let cluster = incident1();
+    let a = run(&cluster, &workload(30, "zadd"), "redis-py@8.0.0", &[]);
+    let b = run(&cluster, &workload(30, "zadd"), "redis-py@8.0.0", &[]);
+    assert_eq!(a, b);
+    assert_eq!(
+        serde_json::to_string(&a).unwrap(),
+        serde_json::to_string(&b).unwrap()
+    );
+}
+
+#[test]
+fn migration_source_asks_for_about_half_the_keys_and_target_serves_after_asking() {
+    let cluster = incident1();
+    let (a, b) = (addr("10.0.0.1:6379"), addr("10.0.0.2:6379"));
+    let slot = Slot::new(9000).unwrap();
+    let asks = (0..1000u32)
+        .filter(|&key| {
+            matches!(
+                cluster.answer(at(21), &a, Routed { slot, key }, false),
+                Reply::Ask { .. }
+            )
+        })
+        .count();
+    assert!((400..600).contains(&asks), "{asks} ASK of 1000");
+    let cmd = Routed { slot, key: 1 };
+    assert_eq!(cluster.answer(at(21), &b, cmd, true), Reply::Ok);
+    assert!(matches!(
+        cluster.answer(at(21), &b, cmd, false),
+        Reply::Moved { to, .. } if to == a
+    ));
+    assert!(matches!(
+        cluster.answer(at(25), &a, cmd, false),
+        Reply::Moved { to, .. } if to == b
+    ));
+    assert_eq!(cluster.answer(at(11), &a, cmd, false), Reply::Timeout);
+}
+
+#[test]
+fn unknown_model_and_option_are_refused() {
+    let opts = ModelOptions::new(addr("10.0.0.1:6379"));
+    assert!(model("jedis@5", opts.clone()).is_err());
+    let mut o = opts.clone();
+    assert!(o.set("reinitialize_stepz", "5").is_err());
+    assert!(o.set("address_remap", "nohost").is_err());
+    o.set("dynamic_startup_nodes", "false").unwrap();
+    assert!(model("redis-py@5.0.0", o.clone()).is_err());
+    assert!(model("redis-py@8.0.0", o).is_ok());
+}
+
+#[test]
+fn workload_is_seeded_and_evenly_spaced() {
+    let w = workload(10, "zadd");
+    assert_eq!(w.commands.len(), 1000);
+    assert_eq!(w.commands[100].t, at(1));
+    assert_eq!(w.key_name(7), "device_imp:{7}");
+    assert_eq!(w.key_slots[7], Slot::for_key(b"7"));
+    assert_eq!(w, workload(10, "zadd"));
+    let other = Workload::generate(&WorkloadSpec {
+        seed: 43,
+        ..WorkloadSpec {
+            start: at(0),
+            duration_ms: 10_000,
+            rate_per_sec: 100,
+            keys: 10_000,
+            key_prefix: "device_imp".into(),
+            command: "zadd".into(),
+            seed: 0,
+        }
+    })
+    .unwrap();
+    assert_ne!(w.commands, other.commands);
+}
+
+/// The real incident 1 recording (Valkey, one node SIGSTOPped for 2 s, then a scale-out).
+fn fixture_cluster() -> SimCluster {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/incident1-redis-py-5.0.0-valkey.jsonl.zst"
+    );
+    let file = std::io::BufReader::new(std::fs::File::open(path).unwrap());
+    let mut reader = slotscope_core::reader::RecordingReader::detect(file).unwrap();
+    let mut builder = SimClusterBuilder::for_recording(&reader.header().unwrap().clone());
+    for item in reader.by_ref() {
+        builder.push(&item.unwrap().1);
+    }
+    builder.build()
+}
+
+#[test]
+fn recording_folds_into_two_nodes_a_timeout_window_and_a_half_moved_slot_range() {
+    let cluster = fixture_cluster();
+    let (a, b) = (addr("127.0.0.1:22804"), addr("127.0.0.1:22807"));
+    assert_eq!(cluster.nodes(), [a.clone(), b.clone()]);
+    // Four poll timeouts 0.5 s apart (each [t - 400 ms, t]) merge into one window.
+    let faults = cluster.faults();
+    assert_eq!(faults.len(), 1);
+    assert_eq!(faults[0].node, a);
+    assert_eq!(faults[0].kind, FaultKind::Timeout);
+    assert_eq!(faults[0].span.start, Timestamp(1_795_992_865_459 - 400));
+    assert_eq!(faults[0].span.end, Timestamp(1_795_992_866_947));
+    let span = cluster.span().unwrap();
+    let last = Slot::new(16383).unwrap();
+    assert_eq!(cluster.owner(span.start, last), Some(&a));
+    assert_eq!(cluster.owner(span.end, last), Some(&b));
+    assert_eq!(cluster.owner(span.end, Slot::new(8191).unwrap()), Some(&a));
+    assert!(cluster.epochs() > 10, "the migration is seen step by step");
+}
