@@ -3,6 +3,7 @@
 mod analysis_report;
 mod command;
 mod connection;
+mod hypotheses_report;
 mod import;
 mod input;
 mod poll;
@@ -50,6 +51,8 @@ enum Cmd {
     /// Replay a workload against the recorded cluster through a client library model.
     #[command(long_about = REPLAY_ABOUT)]
     Replay(ReplayArgs),
+    /// Rank client variants (model × configuration) by how well each reproduces a recording.
+    Hypotheses(HypothesesArgs),
 }
 
 const REPLAY_ABOUT: &str = "\
@@ -289,6 +292,7 @@ fn main() -> ExitCode {
         Cmd::Analyze(args) => run_analyze(args),
         Cmd::Import(args) => run_import(args),
         Cmd::Replay(args) => run_replay(args),
+        Cmd::Hypotheses(args) => run_hypotheses(args),
     }
 }
 
@@ -507,6 +511,42 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
             match args.format {
                 ReplayFormat::Text => print!("{}", replay_report::render_text(&report)),
                 ReplayFormat::Json => println!("{}", replay_report::render_json(&report)),
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Arguments of `slotscope hypotheses`.
+#[derive(clap::Args, Debug)]
+struct HypothesesArgs {
+    /// A recording (.jsonl or .jsonl.zst).
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: AnalyzeFormat,
+    /// Seed of the workload's key choice and of the migration coin.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    seed: u64,
+    /// Number of distinct keys.
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..))]
+    keys: u32,
+}
+
+fn run_hypotheses(args: HypothesesArgs) -> ExitCode {
+    match hypotheses_report::run(&args.file, args.keys, args.seed) {
+        Ok(h) => {
+            match args.format {
+                AnalyzeFormat::Text => print!("{}", hypotheses_report::render_text(&h)),
+                AnalyzeFormat::Json => println!("{}", hypotheses_report::render_json(&h)),
+                AnalyzeFormat::Markdown => {
+                    print!("{}", hypotheses_report::render_markdown(&h));
+                }
             }
             ExitCode::SUCCESS
         }

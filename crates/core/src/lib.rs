@@ -19,6 +19,8 @@
 //! - [`finding`], [`analysis`], [`defect`]: findings derived from a recording, with their evidence.
 //! - [`evidence`]: cloud event logs and application error logs read into annotations.
 //! - [`replay`]: a workload replayed against a simulated cluster through client library models.
+//! - [`hypothesis`]: client variants replayed against one recording, ranked by how well each
+//!   reproduces the recorded evidence.
 
 pub mod analysis;
 pub mod census;
@@ -26,6 +28,7 @@ pub mod client_list;
 pub mod defect;
 pub mod evidence;
 pub mod finding;
+pub mod hypothesis;
 pub mod info;
 pub mod metrics;
 pub mod node;

@@ -1,0 +1,412 @@
+//! Hypotheses: variants of a client (model × configuration) replayed against one recording and
+//! ranked by how well each reproduces what the recording shows.
+//!
+//! The evidence ([`Evidence`]) comes from the recording's [`Metrics`]: the MOVED share of the
+//! business commands, cluster-wide `MOVED` per second, new connections per second, `CLUSTER
+//! SLOTS`/`SHARDS` calls per second (the collector's own polls already taken out by
+//! [`Metrics`]) and whether business traffic ended at about zero (what a wedged client looks
+//! like). Each variant's [`ReplayReport`] is read into the same units ([`Prediction`]), every
+//! metric gets an agreement in `0..=1` and the total is their mean.
+//!
+//! Deterministic: the same recording, variants and seed always give the same ranking (ties keep
+//! the order of [`standard_variants`]).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::metrics::{count_f64, is_business_command, ms_to_secs, CommandDelta, Metrics};
+use crate::node::NodeAddr;
+use crate::replay::{
+    model, replay, ModelOptions, ReplayError, ReplayReport, SimCluster, Workload, WorkloadSpec,
+};
+use crate::time::{TimeSpan, Timestamp};
+
+/// Business traffic in the last part of a recording below this share of its mean rate looks
+/// like a client that stopped (wedged).
+pub const WEDGED_TAIL_SHARE: f64 = 0.05;
+
+/// Rates below this many per second count as this many when comparing (so 0 against 0.01/s is
+/// not a 100 % error).
+pub const RATE_FLOOR: f64 = 0.1;
+
+/// The tail of a recording judged for "traffic ended": its last tenth, at least 10 s.
+fn tail_ms(span_ms: u64) -> u64 {
+    (span_ms / 10).max(10_000).min(span_ms / 2)
+}
+
+/// What the recording shows, in the units a replay is compared in.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Evidence {
+    /// The business command with most attempts (the one the workload replays), if any.
+    pub command: Option<String>,
+    /// Rejected ÷ (calls + rejected) of each business command over the recording.
+    pub moved_share_by_command: BTreeMap<String, f64>,
+    /// The same share over all business commands together (the one compared).
+    pub moved_share: f64,
+    /// `MOVED` errors per second, all nodes.
+    pub moved_per_sec: f64,
+    /// Connections accepted per second, all nodes.
+    pub new_connections_per_sec: f64,
+    /// `CLUSTER SLOTS` + `CLUSTER SHARDS` calls per second by clients, all nodes.
+    pub cluster_slots_per_sec: f64,
+    /// Business traffic ended at about zero.
+    pub traffic_ended: bool,
+    /// Seconds the `INFO` intervals cover (first sample to last, any node).
+    pub secs: f64,
+}
+
+impl Evidence {
+    /// The evidence of a recording's metrics.
+    pub fn from_metrics(metrics: &Metrics) -> Evidence {
+        let span = metrics
+            .nodes
+            .iter()
+            .flat_map(|n| n.intervals.iter().map(|i| i.span))
+            .reduce(|a, b| TimeSpan::new(a.start.min(b.start), a.end.max(b.end)));
+        let Some(span) = span else {
+            return Evidence::default();
+        };
+        let secs = ms_to_secs(span.millis().max(1));
+        let tail_start = Timestamp(span.end.0.saturating_sub(tail_ms(span.millis())));
+        let mut per_cmd: BTreeMap<String, CommandDelta> = BTreeMap::new();
+        let (mut moved, mut conns, mut slots) = (0u64, 0u64, 0u64);
+        let (mut business, mut tail_business) = (0u64, 0u64);
+        for node in &metrics.nodes {
+            for i in &node.intervals {
+                for (c, d) in &i.commands {
+                    if is_business_command(c) {
+                        let e = per_cmd.entry(c.clone()).or_default();
+                        e.calls += d.calls;
+                        e.rejected += d.rejected;
+                    }
+                }
+                moved += i.error("MOVED");
+                conns += i.connections_received;
+                slots += i.command("cluster|slots").calls + i.command("cluster|shards").calls;
+                let b = i.business().calls;
+                business += b;
+                if i.span.start >= tail_start {
+                    tail_business += b;
+                }
+            }
+        }
+        let tail_secs = ms_to_secs(span.end.millis_since(tail_start).max(1));
+        let share = |d: &CommandDelta| ratio(d.rejected, d.attempts());
+        let (calls, rejected) = per_cmd
+            .values()
+            .fold((0, 0), |(c, r), d| (c + d.calls, r + d.rejected));
+        Evidence {
+            command: per_cmd
+                .iter()
+                .max_by(|a, b| a.1.attempts().cmp(&b.1.attempts()).then(b.0.cmp(a.0)))
+                .map(|(c, _)| c.clone()),
+            moved_share_by_command: per_cmd.iter().map(|(c, d)| (c.clone(), share(d))).collect(),
+            moved_share: ratio(rejected, calls + rejected),
+            moved_per_sec: count_f64(moved) / secs,
+            new_connections_per_sec: count_f64(conns) / secs,
+            cluster_slots_per_sec: count_f64(slots) / secs,
+            traffic_ended: ended(
+                count_f64(business) / secs,
+                count_f64(tail_business) / tail_secs,
+            ),
+            secs,
+        }
+    }
+}
+
+fn ratio(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        count_f64(part) / count_f64(whole)
+    }
+}
+
+fn ended(mean_rate: f64, tail_rate: f64) -> bool {
+    mean_rate > 0.0 && tail_rate < WEDGED_TAIL_SHARE * mean_rate
+}
+
+/// What one replay predicts, in the units of [`Evidence`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Prediction {
+    /// MOVED share of the workload's command.
+    pub moved_share: f64,
+    /// `MOVED` replies per second.
+    pub moved_per_sec: f64,
+    /// Connections opened per second.
+    pub new_connections_per_sec: f64,
+    /// `CLUSTER SLOTS` calls per second.
+    pub cluster_slots_per_sec: f64,
+    /// Successful commands ended at about zero.
+    pub traffic_ended: bool,
+}
+
+impl Prediction {
+    /// Reads a replay's report over `secs` seconds.
+    pub fn from_report(r: &ReplayReport, secs: f64) -> Prediction {
+        let secs = if secs > 0.0 { secs } else { 1.0 };
+        let n = r.timeline.len();
+        let tail = (n / 10).max(10).min(n / 2);
+        let ok: u64 = r.timeline.iter().map(|s| s.ok).sum();
+        let tail_ok: u64 = r.timeline[n - tail..].iter().map(|s| s.ok).sum();
+        let per = |k: usize, v: u64| count_f64(v) / count_f64(u64::try_from(k.max(1)).unwrap_or(1));
+        Prediction {
+            moved_share: r.moved_share.values().next().copied().unwrap_or(0.0),
+            moved_per_sec: count_f64(r.moved) / secs,
+            new_connections_per_sec: count_f64(r.new_connections) / secs,
+            cluster_slots_per_sec: count_f64(r.cluster_slots_calls) / secs,
+            traffic_ended: tail > 0 && ended(per(n, ok), per(tail, tail_ok)),
+        }
+    }
+}
+
+/// A value compared: a number or a yes/no.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Value {
+    /// A rate or a share.
+    Number(f64),
+    /// A yes/no.
+    Flag(bool),
+}
+
+/// One metric of one variant.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MetricScore {
+    /// What the recording shows.
+    pub observed: Value,
+    /// What the replay predicts.
+    pub predicted: Value,
+    /// `0..=1`, 1 for a perfect match.
+    pub agreement: f64,
+}
+
+/// The metrics compared, in display order.
+pub const METRICS: &[&str] = &[
+    "moved_share",
+    "moved_per_sec",
+    "new_connections_per_sec",
+    "cluster_slots_per_sec",
+    "traffic_ended",
+];
+
+/// Agreement of two rates: 1 − relative error (against the larger of the two and
+/// [`RATE_FLOOR`]), capped at 0.
+pub fn rate_agreement(observed: f64, predicted: f64) -> f64 {
+    let scale = observed.abs().max(predicted.abs()).max(RATE_FLOOR);
+    (1.0 - (predicted - observed).abs() / scale).clamp(0.0, 1.0)
+}
+
+/// Agreement of two shares (`0..=1`): 1 − their absolute difference.
+pub fn share_agreement(observed: f64, predicted: f64) -> f64 {
+    (1.0 - (predicted - observed).abs()).clamp(0.0, 1.0)
+}
+
+/// Per-metric agreements of a prediction with the evidence (keys: [`METRICS`]). The workload
+/// stands for all business traffic (its rate is the total business rate), so its MOVED share is
+/// compared with the share over all business commands.
+pub fn compare(e: &Evidence, p: &Prediction) -> BTreeMap<String, MetricScore> {
+    let num = |o: f64, p: f64, agreement: f64| MetricScore {
+        observed: Value::Number(o),
+        predicted: Value::Number(p),
+        agreement,
+    };
+    let share = e.moved_share;
+    let rate = |o: f64, p: f64| num(o, p, rate_agreement(o, p));
+    [
+        (
+            "moved_share",
+            num(share, p.moved_share, share_agreement(share, p.moved_share)),
+        ),
+        ("moved_per_sec", rate(e.moved_per_sec, p.moved_per_sec)),
+        (
+            "new_connections_per_sec",
+            rate(e.new_connections_per_sec, p.new_connections_per_sec),
+        ),
+        (
+            "cluster_slots_per_sec",
+            rate(e.cluster_slots_per_sec, p.cluster_slots_per_sec),
+        ),
+        (
+            "traffic_ended",
+            MetricScore {
+                observed: Value::Flag(e.traffic_ended),
+                predicted: Value::Flag(p.traffic_ended),
+                agreement: if e.traffic_ended == p.traffic_ended {
+                    1.0
+                } else {
+                    0.0
+                },
+            },
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
+}
+
+/// A client variant: a model and its options.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Variant {
+    /// The model name.
+    pub model: String,
+    /// `key=value` options (see [`ModelOptions::set`]).
+    pub config: BTreeMap<String, String>,
+}
+
+impl Variant {
+    /// A variant of `model` with `config`.
+    pub fn new(model: &str, config: &[(&str, String)]) -> Variant {
+        Variant {
+            model: model.to_owned(),
+            config: config
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                .collect(),
+        }
+    }
+
+    /// `model` or `model key=value …`.
+    pub fn label(&self) -> String {
+        let mut s = self.model.clone();
+        for (k, v) in &self.config {
+            s.push_str(&format!(" {k}={v}"));
+        }
+        s
+    }
+}
+
+/// The standard set: `redis-py@5.0.0` and `redis-py@8.0.0` each plain, with `address_remap`
+/// to each of `nodes`, with `reinitialize_steps=0` and `=1`; then `ideal`.
+pub fn standard_variants(nodes: &[NodeAddr]) -> Vec<Variant> {
+    let mut v = Vec::new();
+    for m in ["redis-py@5.0.0", "redis-py@8.0.0"] {
+        v.push(Variant::new(m, &[]));
+        for n in nodes {
+            v.push(Variant::new(m, &[("address_remap", n.to_string())]));
+        }
+        for steps in ["0", "1"] {
+            v.push(Variant::new(m, &[("reinitialize_steps", steps.to_owned())]));
+        }
+    }
+    v.push(Variant::new("ideal", &[]));
+    v
+}
+
+/// One ranked variant.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Ranked {
+    /// The model name.
+    pub model: String,
+    /// Its options.
+    pub config: BTreeMap<String, String>,
+    /// Mean agreement over [`METRICS`], `0..=1`.
+    pub score: f64,
+    /// Per metric.
+    pub metrics: BTreeMap<String, MetricScore>,
+}
+
+/// Workload parameters shared by every variant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HypothesisSpec {
+    /// Commands per second.
+    pub rate_per_sec: u32,
+    /// Distinct keys.
+    pub keys: u32,
+    /// Seed of the workload (the cluster's migration coin is set by its builder).
+    pub seed: u64,
+}
+
+/// All hypotheses of one recording, best first.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Hypotheses {
+    /// The command replayed.
+    pub command: String,
+    /// Commands per second replayed.
+    pub rate_per_sec: u32,
+    /// What the recording shows.
+    pub evidence: Evidence,
+    /// The variants, best first.
+    pub variants: Vec<Ranked>,
+}
+
+/// Replays every variant against `cluster` and ranks them against `evidence`. The workload
+/// spans the cluster's span, replaying the evidence's main command (`zadd` if none).
+pub fn rank(
+    cluster: &SimCluster,
+    evidence: &Evidence,
+    variants: &[Variant],
+    spec: &HypothesisSpec,
+) -> Result<Hypotheses, ReplayError> {
+    let span = cluster
+        .span()
+        .filter(|s| s.millis() > 0)
+        .ok_or_else(|| ReplayError::BadWorkload("the recording holds no time span".into()))?;
+    let seed_addr = cluster
+        .seed()
+        .or_else(|| cluster.nodes().first())
+        .cloned()
+        .ok_or_else(|| ReplayError::BadWorkload("the recording holds no node".into()))?;
+    let command = evidence.command.clone().unwrap_or_else(|| "zadd".into());
+    let workload = Workload::generate(&WorkloadSpec {
+        start: span.start,
+        duration_ms: span.millis(),
+        rate_per_sec: spec.rate_per_sec,
+        keys: spec.keys,
+        key_prefix: "key".into(),
+        command: command.clone(),
+        seed: spec.seed,
+    })?;
+    let secs = ms_to_secs(span.millis());
+    let mut ranked = Vec::with_capacity(variants.len());
+    for v in variants {
+        let mut opts = ModelOptions::new(seed_addr.clone());
+        for (k, val) in &v.config {
+            opts.set(k, val)?;
+        }
+        let mut client = model(&v.model, opts)?;
+        let report = replay(cluster, &workload, client.as_mut());
+        let metrics = compare(evidence, &Prediction::from_report(&report, secs));
+        let score = metrics.values().map(|m| m.agreement).sum::<f64>()
+            / count_f64(u64::try_from(metrics.len().max(1)).unwrap_or(1));
+        ranked.push(Ranked {
+            model: v.model.clone(),
+            config: v.config.clone(),
+            score,
+            metrics,
+        });
+    }
+    ranked.sort_by(|a, b| b.score.total_cmp(&a.score));
+    Ok(Hypotheses {
+        command,
+        rate_per_sec: spec.rate_per_sec,
+        evidence: evidence.clone(),
+        variants: ranked,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agreements_are_symmetric_and_bounded() {
+        assert_eq!(rate_agreement(0.0, 0.0), 1.0);
+        assert_eq!(rate_agreement(10.0, 5.0), 0.5);
+        assert_eq!(rate_agreement(5.0, 10.0), 0.5);
+        assert!((rate_agreement(0.0, 0.01) - 0.9).abs() < 1e-9);
+        assert_eq!(rate_agreement(100.0, 0.0), 0.0);
+        assert!((share_agreement(0.4, 0.3) - 0.9).abs() < 1e-9);
+    }
+
+    #[test]
+    fn standard_variants_cover_each_node() {
+        let nodes: Vec<NodeAddr> =
+            vec!["10.0.0.1:1".parse().unwrap(), "10.0.0.2:1".parse().unwrap()];
+        let v = standard_variants(&nodes);
+        assert_eq!(v.len(), 2 * (1 + 2 + 2) + 1);
+        assert_eq!(v[1].label(), "redis-py@5.0.0 address_remap=10.0.0.1:1");
+        assert_eq!(v.last().unwrap().model, "ideal");
+    }
+}

@@ -1,0 +1,228 @@
+//! Hypotheses on a synthetic recording: a steady two-node cluster whose clients show the
+//! `address_remap` signature (sustained MOVED on one node, CLUSTER SLOTS and new connections
+//! at a fifth of the MOVED rate) must be explained best by a remapped client.
+
+use slotscope_core::hypothesis::{rank, standard_variants, Evidence, HypothesisSpec, Value};
+use slotscope_core::info::{CommandStat, InfoReport};
+use slotscope_core::metrics::Metrics;
+use slotscope_core::recording::{Header, InfoSample, Line, RecordOptions, TopologySample};
+use slotscope_core::replay::SimClusterBuilder;
+use slotscope_core::topology::TopologyView;
+use slotscope_core::{NodeAddr, NodeId, NodeRef, Timestamp};
+
+const A: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+const B: &str = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+const T0: u64 = 1_700_000_000_000;
+
+fn addr(port: u16) -> NodeAddr {
+    NodeAddr::new("10.0.0.1", port).unwrap()
+}
+
+fn node(port: u16, id: &str) -> NodeRef {
+    NodeRef {
+        addr: addr(port),
+        id: NodeId::new(id),
+    }
+}
+
+fn header() -> Header {
+    Header {
+        schema: 1,
+        collector: "slotscope test".into(),
+        seed: addr(7000),
+        started: Timestamp(T0),
+        options: RecordOptions {
+            interval_ms: 1000,
+            timeout_ms: 800,
+            duration_ms: None,
+            tls: false,
+            user: None,
+            auth: false,
+            client_list_every: 1,
+        },
+    }
+}
+
+/// `CLUSTER NODES` as `me` sees it: A (7000) owns 0-8191, B (7001) 8192-16383.
+fn topology(t: u64, port: u16, me: &str) -> Line {
+    let flag = |id: &str| if id == me { "myself,master" } else { "master" };
+    let text = format!(
+        "{A} 10.0.0.1:7000@17000 {} - 0 0 1 connected 0-8191\n{B} 10.0.0.1:7001@17001 {} - 0 0 2 connected 8192-16383\n",
+        flag(A),
+        flag(B)
+    );
+    Line::Topology(TopologySample {
+        t: Timestamp(t),
+        node: node(port, me),
+        view: TopologyView::from_nodes(&text).unwrap(),
+    })
+}
+
+/// Cumulative counters of one node after `k` seconds at the given per-second rates.
+struct Rates {
+    zadd: u64,
+    rejected: u64,
+    slots: u64,
+    conns: u64,
+}
+
+fn info(k: u64, port: u16, id: &str, r: &Rates) -> Line {
+    let mut rep = InfoReport::default();
+    rep.sections.insert(
+        "server".into(),
+        [("uptime_in_seconds".to_owned(), (100 + k).to_string())].into(),
+    );
+    rep.sections.insert(
+        "stats".into(),
+        [(
+            "total_connections_received".to_owned(),
+            (10 + r.conns * k).to_string(),
+        )]
+        .into(),
+    );
+    let stat = |calls: u64, rejected: u64| CommandStat {
+        calls,
+        usec: calls,
+        rejected_calls: Some(rejected),
+        failed_calls: Some(0),
+    };
+    rep.commandstats
+        .insert("zadd".into(), stat(r.zadd * k, r.rejected * k));
+    // The collector's own CLUSTER SLOTS, once per poll, comes on top of the clients'.
+    rep.commandstats
+        .insert("cluster|slots".into(), stat((r.slots + 1) * k, 0));
+    rep.commandstats.insert("info".into(), stat(k, 0));
+    if r.rejected > 0 {
+        rep.errorstats.insert("MOVED".into(), r.rejected * k);
+    }
+    Line::Info(InfoSample {
+        t: Timestamp(T0 + k * 1000),
+        node: node(port, id),
+        latency_us: 300,
+        info: rep,
+    })
+}
+
+/// 60 s of a steady cluster: 100 zadd/s executed, half on each node, and on A 60 MOVED/s,
+/// 12 CLUSTER SLOTS/s and 12 new connections/s (a client remapped to A).
+fn remap_storm() -> Vec<Line> {
+    let mut lines = vec![topology(T0, 7000, A), topology(T0, 7001, B)];
+    for k in 0..=60 {
+        lines.push(info(
+            k,
+            7000,
+            A,
+            &Rates {
+                zadd: 50,
+                rejected: 60,
+                slots: 12,
+                conns: 12,
+            },
+        ));
+        lines.push(info(
+            k,
+            7001,
+            B,
+            &Rates {
+                zadd: 50,
+                rejected: 0,
+                slots: 0,
+                conns: 0,
+            },
+        ));
+    }
+    lines
+}
+
+#[test]
+fn a_remap_storm_is_best_explained_by_a_remapped_client() {
+    let lines = remap_storm();
+    let mut builder = SimClusterBuilder::for_recording(&header());
+    let mut metrics = Metrics::default();
+    for l in &lines {
+        builder.push(l);
+        metrics.push(l);
+    }
+    let cluster = builder.build();
+    let evidence = Evidence::from_metrics(&metrics);
+    assert_eq!(evidence.command.as_deref(), Some("zadd"));
+    assert!((evidence.moved_share - 60.0 / 160.0).abs() < 1e-9);
+    assert!((evidence.moved_per_sec - 60.0).abs() < 1e-9);
+    assert!((evidence.cluster_slots_per_sec - 12.0).abs() < 1e-9);
+    assert!(!evidence.traffic_ended);
+
+    let variants = standard_variants(cluster.nodes());
+    assert_eq!(variants.len(), 11);
+    let spec = HypothesisSpec {
+        rate_per_sec: 100,
+        keys: 10_000,
+        seed: 1,
+    };
+    let h = rank(&cluster, &evidence, &variants, &spec).unwrap();
+    assert_eq!(h.variants.len(), variants.len());
+    let top = &h.variants[0];
+    assert_eq!(
+        top.config.get("address_remap").map(String::as_str),
+        Some("10.0.0.1:7000"),
+        "{:#?}",
+        h.variants
+    );
+    assert!(h.variants.windows(2).all(|w| w[0].score >= w[1].score));
+    let plain = h
+        .variants
+        .iter()
+        .find(|v| v.model == "redis-py@8.0.0" && v.config.is_empty())
+        .unwrap();
+    assert!(
+        top.score > plain.score + 0.2,
+        "{} vs {}",
+        top.score,
+        plain.score
+    );
+    assert_eq!(
+        top.metrics["moved_per_sec"].observed,
+        Value::Number(evidence.moved_per_sec)
+    );
+    // Deterministic: the same inputs give the same ranking.
+    assert_eq!(h, rank(&cluster, &evidence, &variants, &spec).unwrap());
+}
+
+#[test]
+fn traffic_that_stops_looks_wedged() {
+    let mut metrics = Metrics::default();
+    let mut lines = vec![topology(T0, 7000, A)];
+    for k in 0..=60u64 {
+        // 100 zadd/s for 40 s, then nothing.
+        let calls = 100 * k.min(40);
+        let mut rep = InfoReport::default();
+        rep.sections.insert(
+            "server".into(),
+            [("uptime_in_seconds".to_owned(), (100 + k).to_string())].into(),
+        );
+        rep.commandstats.insert(
+            "zadd".into(),
+            CommandStat {
+                calls,
+                usec: calls,
+                rejected_calls: Some(0),
+                failed_calls: Some(0),
+            },
+        );
+        lines.push(Line::Info(InfoSample {
+            t: Timestamp(T0 + k * 1000),
+            node: node(7000, A),
+            latency_us: 300,
+            info: rep,
+        }));
+    }
+    for l in &lines {
+        metrics.push(l);
+    }
+    let e = Evidence::from_metrics(&metrics);
+    assert!(e.traffic_ended);
+    assert_eq!(e.moved_share, 0.0);
+    assert_eq!(
+        Evidence::from_metrics(&Metrics::default()),
+        Evidence::default()
+    );
+}
