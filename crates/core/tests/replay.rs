@@ -271,3 +271,22 @@ fn recording_folds_into_two_nodes_a_timeout_window_and_a_half_moved_slot_range()
     assert_eq!(cluster.owner(span.end, Slot::new(8191).unwrap()), Some(&a));
     assert!(cluster.epochs() > 10, "the migration is seen step by step");
 }
+
+#[test]
+fn a_socket_timeout_makes_the_client_wait_out_a_silent_node() {
+    let (cluster, w) = (incident1(), workload(60, "zadd"));
+    let open_loop = run(&cluster, &w, "redis-py@8.0.0", &[]);
+    let waiting = run(&cluster, &w, "redis-py@8.0.0", &[("socket_timeout", "0.5")]);
+    assert!(!waiting.wedged);
+    // The 2 s stall: open loop, every scheduled command fails; waiting 0.5 s per timeout, only a
+    // handful are issued and the rest of the stall's commands are never sent.
+    assert!(open_loop.failed >= 150, "{}", open_loop.failed);
+    assert!(waiting.failed <= 8, "{}", waiting.failed);
+    assert!(waiting.skipped_while_waiting >= 150);
+    assert_eq!(open_loop.skipped_while_waiting, 0);
+    assert!(waiting.cluster_slots_calls < open_loop.cluster_slots_calls);
+    let mut opts = ModelOptions::new(addr("10.0.0.1:6379"));
+    assert!(opts.set("socket_timeout", "-1").is_err());
+    assert!(opts.set("socket_timeout", "abc").is_err());
+    assert!(opts.set("socket_timeout", "None").is_ok());
+}

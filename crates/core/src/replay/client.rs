@@ -78,6 +78,11 @@ pub trait ClientModel {
     fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome;
     /// The client's state now.
     fn state(&self) -> ClientState;
+    /// `socket_timeout` in milliseconds: how long a request waits on a silent node before it fails
+    /// with a timeout. `None`: waiting is not modelled (every command is tried when scheduled).
+    fn socket_timeout_ms(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Options of a model, named as the library names them.
@@ -93,6 +98,10 @@ pub struct ModelOptions {
     pub startup_nodes: Vec<NodeAddr>,
     /// `cluster_error_retry_attempts`: retries of a command after a connection error / timeout.
     pub retry_attempts: u32,
+    /// `socket_timeout` in milliseconds. With it set, every timeout costs the client that long, and
+    /// a sequential client issues none of the commands scheduled while it waits. `None` (the
+    /// default here): waiting is not modelled.
+    pub socket_timeout_ms: Option<u64>,
 }
 
 impl ModelOptions {
@@ -104,6 +113,7 @@ impl ModelOptions {
             address_remap: None,
             startup_nodes: vec![seed],
             retry_attempts: 3,
+            socket_timeout_ms: None,
         }
     }
 
@@ -150,6 +160,21 @@ impl ModelOptions {
                     return Err(bad("at least one address"));
                 }
                 self.startup_nodes = list;
+            }
+            "socket_timeout" => {
+                self.socket_timeout_ms = match value {
+                    "" | "none" | "None" => None,
+                    v => {
+                        let secs: f64 = v.parse().map_err(|_| bad("not a number of seconds"))?;
+                        if !(secs.is_finite() && secs > 0.0 && secs <= 3600.0) {
+                            return Err(bad("expected seconds in (0, 3600]"));
+                        }
+                        // In (0, 3.6e6]: the conversion cannot truncate.
+                        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                        let ms = (secs * 1000.0).round() as u64;
+                        Some(ms.max(1))
+                    }
+                };
             }
             _ => return Err(ReplayError::UnknownOption(key.to_owned())),
         }
@@ -381,6 +406,10 @@ impl Client {
 impl ClientModel for Client {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn socket_timeout_ms(&self) -> Option<u64> {
+        self.opts.socket_timeout_ms
     }
 
     fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {

@@ -54,6 +54,9 @@ pub struct Second {
     pub t: Timestamp,
     /// Commands issued.
     pub commands: u64,
+    /// Commands of the workload not issued because the client was waiting out a timeout (only
+    /// with `socket_timeout` set).
+    pub skipped_while_waiting: u64,
     /// Commands that succeeded.
     pub ok: u64,
     /// Commands that raised.
@@ -83,6 +86,9 @@ pub struct ReplayReport {
     pub wedged_since: Option<Timestamp>,
     /// Commands issued.
     pub commands: u64,
+    /// Commands of the workload not issued because the client was waiting out a timeout (only
+    /// with `socket_timeout` set).
+    pub skipped_while_waiting: u64,
     /// Commands that succeeded.
     pub succeeded: u64,
     /// Commands that raised.
@@ -119,6 +125,7 @@ struct Wire<'a> {
     commands: Vec<CommandStats>,
     moved: u64,
     ask: u64,
+    timeouts: u64,
 }
 
 impl Wire<'_> {
@@ -131,6 +138,7 @@ impl Wire<'_> {
 impl Transport for Wire<'_> {
     fn send(&mut self, to: &NodeAddr, cmd: Routed, asking: bool) -> Reply {
         let reply = self.cluster.answer(self.now, to, cmd, asking);
+        self.timeouts += u64::from(reply == Reply::Timeout);
         let reached = !matches!(reply, Reply::ConnectionError | Reply::Timeout);
         let (moved, ask) = (
             matches!(reply, Reply::Moved { .. }),
@@ -159,7 +167,9 @@ impl Transport for Wire<'_> {
         if let Some(n) = self.node(to) {
             n.cluster_slots += 1;
         }
-        self.cluster.cluster_slots(self.now, to)
+        let answer = self.cluster.cluster_slots(self.now, to);
+        self.timeouts += u64::from(matches!(answer, Err(Reply::Timeout)));
+        answer
     }
 }
 
@@ -185,7 +195,9 @@ pub fn replay(
         commands: vec![CommandStats::default(); workload.names.len()],
         moved: 0,
         ask: 0,
+        timeouts: 0,
     };
+    let mut busy_until = Timestamp(0);
     let mut report = ReplayReport {
         model: client.name().to_owned(),
         ..ReplayReport::default()
@@ -207,10 +219,21 @@ pub fn replay(
         if name >= wire.commands.len() {
             continue;
         }
+        if wc.t < busy_until {
+            // Still waiting on a silent node: a sequential client does not issue this one.
+            report.skipped_while_waiting += 1;
+            continue;
+        }
         wire.now = wc.t;
         wire.name = name;
-        let (moved0, ask0) = (wire.moved, wire.ask);
+        let (moved0, ask0, timeouts0) = (wire.moved, wire.ask, wire.timeouts);
         let outcome = client.execute(Routed { slot, key: wc.key }, &mut wire);
+        if let Some(wait) = client.socket_timeout_ms() {
+            let waited = wait.saturating_mul(wire.timeouts - timeouts0);
+            if waited > 0 {
+                busy_until = Timestamp(wc.t.0.saturating_add(waited));
+            }
+        }
         let state = client.state();
         let second = usize::try_from(wc.t.millis_since(start) / 1000).unwrap_or(usize::MAX);
         if report.timeline.len() <= second && second < 1_000_000 {
