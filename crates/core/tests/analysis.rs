@@ -6,63 +6,13 @@ use slotscope_core::client_list::parse_client_list;
 use slotscope_core::finding::{Attribution, FindingKind, Severity};
 use slotscope_core::info::{CommandStat, InfoReport, KeyspaceStat};
 use slotscope_core::reader::RecordingReader;
-use slotscope_core::recording::{
-    ClientListSample, Header, InfoSample, Line, PollRound, RecordOptions, TopologySample,
-};
+use slotscope_core::recording::{ClientListSample, InfoSample, Line, PollRound};
 use slotscope_core::topology::TopologyView;
-use slotscope_core::{NodeAddr, NodeId, NodeRef, Timestamp};
+use slotscope_core::Timestamp;
 
-const A: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
-const B: &str = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
-const T0: u64 = 1_700_000_000_000;
+mod common;
 
-fn addr(port: u16) -> NodeAddr {
-    NodeAddr::new("10.0.0.1", port).unwrap()
-}
-
-fn node(port: u16, id: &str) -> NodeRef {
-    NodeRef {
-        addr: addr(port),
-        id: NodeId::new(id),
-    }
-}
-
-fn header() -> Header {
-    Header {
-        schema: 1,
-        collector: "slotscope test".into(),
-        seed: addr(7000),
-        started: Timestamp(T0),
-        options: RecordOptions {
-            interval_ms: 1000,
-            timeout_ms: 800,
-            duration_ms: None,
-            tls: false,
-            user: None,
-            auth: false,
-            client_list_every: 1,
-        },
-    }
-}
-
-/// `CLUSTER NODES` as seen by `me`: A on 7000, B on 7001, with A owning `a_slots`.
-fn view(me: &str, a_slots: &str, b_slots: &str) -> TopologyView {
-    let flag = |id: &str| if id == me { "myself,master" } else { "master" };
-    let text = format!(
-        "{A} 10.0.0.1:7000@17000 {} - 0 0 1 connected {a_slots}\n{B} 10.0.0.1:7001@17001 {} - 0 0 2 connected {b_slots}\n",
-        flag(A),
-        flag(B)
-    );
-    TopologyView::from_nodes(&text).unwrap()
-}
-
-fn topology(t: u64, port: u16, id: &str, v: TopologyView) -> Line {
-    Line::Topology(TopologySample {
-        t: Timestamp(t),
-        node: node(port, id),
-        view: v,
-    })
-}
+use common::{addr, header, node, topology, view, A, B, T0};
 
 /// Cumulative counters of one node at one moment.
 #[derive(Clone, Default)]

@@ -5,57 +5,17 @@
 use slotscope_core::hypothesis::{rank, standard_variants, Evidence, HypothesisSpec, Value};
 use slotscope_core::info::{CommandStat, InfoReport};
 use slotscope_core::metrics::Metrics;
-use slotscope_core::recording::{Header, InfoSample, Line, RecordOptions, TopologySample};
+use slotscope_core::recording::{InfoSample, Line};
 use slotscope_core::replay::SimClusterBuilder;
-use slotscope_core::topology::TopologyView;
-use slotscope_core::{NodeAddr, NodeId, NodeRef, Timestamp};
+use slotscope_core::Timestamp;
 
-const A: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
-const B: &str = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
-const T0: u64 = 1_700_000_000_000;
+mod common;
 
-fn addr(port: u16) -> NodeAddr {
-    NodeAddr::new("10.0.0.1", port).unwrap()
-}
-
-fn node(port: u16, id: &str) -> NodeRef {
-    NodeRef {
-        addr: addr(port),
-        id: NodeId::new(id),
-    }
-}
-
-fn header() -> Header {
-    Header {
-        schema: 1,
-        collector: "slotscope test".into(),
-        seed: addr(7000),
-        started: Timestamp(T0),
-        options: RecordOptions {
-            interval_ms: 1000,
-            timeout_ms: 800,
-            duration_ms: None,
-            tls: false,
-            user: None,
-            auth: false,
-            client_list_every: 1,
-        },
-    }
-}
+use common::{header, node, topology, view, A, B, T0};
 
 /// `CLUSTER NODES` as `me` sees it: A (7000) owns 0-8191, B (7001) 8192-16383.
-fn topology(t: u64, port: u16, me: &str) -> Line {
-    let flag = |id: &str| if id == me { "myself,master" } else { "master" };
-    let text = format!(
-        "{A} 10.0.0.1:7000@17000 {} - 0 0 1 connected 0-8191\n{B} 10.0.0.1:7001@17001 {} - 0 0 2 connected 8192-16383\n",
-        flag(A),
-        flag(B)
-    );
-    Line::Topology(TopologySample {
-        t: Timestamp(t),
-        node: node(port, me),
-        view: TopologyView::from_nodes(&text).unwrap(),
-    })
+fn two_shards(t: u64, port: u16, me: &str) -> Line {
+    topology(t, port, me, view(me, "0-8191", "8192-16383"))
 }
 
 /// Cumulative counters of one node after `k` seconds at the given per-second rates.
@@ -106,7 +66,7 @@ fn info(k: u64, port: u16, id: &str, r: &Rates) -> Line {
 /// 60 s of a steady cluster: 100 zadd/s executed, half on each node, and on A 60 MOVED/s,
 /// 12 CLUSTER SLOTS/s and 12 new connections/s (a client remapped to A).
 fn remap_storm() -> Vec<Line> {
-    let mut lines = vec![topology(T0, 7000, A), topology(T0, 7001, B)];
+    let mut lines = vec![two_shards(T0, 7000, A), two_shards(T0, 7001, B)];
     for k in 0..=60 {
         lines.push(info(
             k,
@@ -190,7 +150,7 @@ fn a_remap_storm_is_best_explained_by_a_remapped_client() {
 #[test]
 fn traffic_that_stops_looks_wedged() {
     let mut metrics = Metrics::default();
-    let mut lines = vec![topology(T0, 7000, A)];
+    let mut lines = vec![two_shards(T0, 7000, A)];
     for k in 0..=60u64 {
         // 100 zadd/s for 40 s, then nothing.
         let calls = 100 * k.min(40);
