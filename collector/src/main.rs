@@ -49,7 +49,7 @@ enum Cmd {
     #[command(long_about = import::ABOUT, after_help = import::AFTER)]
     Import(ImportArgs),
     /// Replay a workload against the recorded cluster through a client library model.
-    #[command(long_about = REPLAY_ABOUT)]
+    #[command(long_about = REPLAY_ABOUT, after_help = replay_models_help())]
     Replay(ReplayArgs),
     /// Rank client variants (model × configuration) by how well each reproduces a recording.
     Hypotheses(HypothesesArgs),
@@ -62,13 +62,25 @@ model of a client library, and report what the client would have done: MOVED sha
 errors as the application sees them, full re-initialisations, new connections, and whether the
 client ended wedged (no startup node left).
 
-Models: redis-py@5.0.0, redis-py@8.0.0 (asyncio cluster clients), ideal. Options (--set KEY=VALUE):
-reinitialize_steps (default 5), dynamic_startup_nodes, address_remap=HOST:PORT (every node to that
-address), startup_nodes=HOST:PORT[,...] (default: the recording's seed), retry_attempts (default 3).
+Every model takes --set startup_nodes=HOST:PORT[,...] (default: the recording's seed) and
+socket_timeout=SECONDS (a timeout costs the client that long; default: waiting not modelled); the
+models and their own options, named as the library names them, are listed below.
 
 The workload is --rate evenly spaced commands per second over the recording's span (default: the
 business command rate the recording's INFO samples show, per node the median over the intervals
-with any, summed; 100 if none), each on a key key:{n} drawn from --keys keys with --seed.";
+with any, summed; 100 if none), each on one of --keys keys (key:{0}, key:{1}, …) drawn with --seed.";
+
+/// The models and their options, for `replay --help`.
+fn replay_models_help() -> String {
+    let mut s = String::from("Models:\n");
+    for m in slotscope_core::replay::MODELS {
+        s.push_str(&format!("  {}\n      {}\n", m.name, m.about));
+        for (name, about) in m.options {
+            s.push_str(&format!("      --set {name}=…\n          {about}\n"));
+        }
+    }
+    s
+}
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum ReplayFormat {
@@ -81,7 +93,7 @@ struct ReplayArgs {
     /// A recording (.jsonl or .jsonl.zst).
     #[arg(value_name = "FILE")]
     file: PathBuf,
-    /// Client model: redis-py@5.0.0, redis-py@8.0.0 or ideal.
+    /// Client model (listed at the end of --help).
     #[arg(long, value_name = "NAME")]
     model: String,
     /// A model option, KEY=VALUE (repeatable).

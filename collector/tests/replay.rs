@@ -47,12 +47,19 @@ fn replay_text_names_the_model_and_refuses_unknown_models_and_options() {
         out.contains("model: ideal") && out.contains("wedged: no"),
         "{out}"
     );
-    let o = slotscope(&["replay", FIXTURE, "--model", "jedis@5"]);
+    let o = slotscope(&["replay", FIXTURE, "--model", "jedis@0.1"]);
     assert!(!o.status.success());
-    assert!(text(&o).contains("unknown client model"));
+    assert!(text(&o).contains("unknown client model"), "{}", text(&o));
     let o = slotscope(&["replay", FIXTURE, "--model", "ideal", "--set", "nope=1"]);
     assert!(!o.status.success());
-    assert!(text(&o).contains("unknown model option"));
+    assert!(
+        text(&o).contains("model `ideal` has no option `nope`"),
+        "{}",
+        text(&o)
+    );
+    let o = slotscope(&["replay", FIXTURE, "--model", "ideal", "--set", "no pe=1"]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("unknown model option"), "{}", text(&o));
 }
 
 #[test]

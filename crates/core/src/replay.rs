@@ -8,17 +8,20 @@
 //!   layouts) answers a routed command at a virtual time with a [`Reply`]: `OK`, `MOVED`, `ASK`,
 //!   or a connection error / timeout inside a [`FaultWindow`].
 //! - [`Workload`]: commands (name and key) at times, generated from a [`WorkloadSpec`].
-//! - [`ClientModel`]: a client library's routing state machine; [`model`] builds the models
-//!   `redis-py@5.0.0`, `redis-py@8.0.0` and `ideal` from [`ModelOptions`].
+//! - [`ClientModel`]: a client library's routing state machine; [`model`] builds one of
+//!   [`MODELS`] by name from [`ModelOptions`].
 //! - [`replay()`]: runs the workload and returns a [`ReplayReport`] (counts in collector units,
 //!   MOVED share per command, whether the client ended wedged, a per-second timeline).
 
 mod client;
 mod cluster;
+mod redis_py;
+mod registry;
 mod run;
 
-pub use client::{model, ClientModel, ClientState, ErrorClass, ModelOptions, Outcome, Transport};
+pub use client::{ClientModel, ClientState, ErrorClass, ModelOptions, Outcome, Transport};
 pub use cluster::{AskPolicy, FaultKind, FaultWindow, Reply, SimCluster, SimClusterBuilder};
+pub use registry::{model, model_names, ModelInfo, MODELS};
 pub use run::{replay, CommandStats, NodeStats, ReplayReport, Second};
 
 use crate::slot::Slot;
@@ -28,11 +31,19 @@ use crate::time::Timestamp;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReplayError {
     /// No model has this name.
-    #[error("unknown client model `{0}` (known: redis-py@5.0.0, redis-py@8.0.0, ideal)")]
+    #[error("unknown client model `{0}` (known: {known})", known = model_names())]
     UnknownModel(String),
-    /// The model has no option of this name.
-    #[error("unknown model option `{0}` (known: reinitialize_steps, dynamic_startup_nodes, address_remap, startup_nodes, retry_attempts)")]
+    /// No model has an option of this name.
+    #[error("unknown model option `{0}`")]
     UnknownOption(String),
+    /// The option is not one of this model's.
+    #[error("model `{model}` has no option `{option}` (see `slotscope replay --help` for each model's options)")]
+    OptionOfOtherModel {
+        /// The model.
+        model: String,
+        /// The option given.
+        option: String,
+    },
     /// The option's value could not be read.
     #[error("bad value `{value}` for model option `{option}`: {reason}")]
     BadValue {

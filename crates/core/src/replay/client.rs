@@ -1,16 +1,22 @@
-//! Client library models: the routing state machines of redis-py's asyncio cluster client and of
-//! an ideal client.
+//! What a client library model is: the [`ClientModel`] trait, the [`Transport`] it talks through,
+//! what it reports ([`ClientState`], [`Outcome`], [`ErrorClass`]) and its [`ModelOptions`].
+
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use super::{ReplayError, Routed};
 use crate::node::NodeAddr;
-use crate::slot::{Slot, SlotRange, SLOT_COUNT};
+use crate::slot::SlotRange;
+use crate::time::Timestamp;
 
 use super::cluster::Reply;
 
 /// What a client can ask the (simulated) cluster; the driver knows the time and the command.
 pub trait Transport {
+    /// The virtual time of the current command (for models with timers: periodic refresh, rate
+    /// limits on refreshes).
+    fn now(&self) -> Timestamp;
     /// Sends the current command for `cmd` to `to` (after `ASKING` when `asking`).
     fn send(&mut self, to: &NodeAddr, cmd: Routed, asking: bool) -> Reply;
     /// Sends `CLUSTER SLOTS` to `to`.
@@ -78,12 +84,22 @@ pub trait ClientModel {
     fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome;
     /// The client's state now.
     fn state(&self) -> ClientState;
+    /// The name the library gives the exception (or error type) of `class`; redis-py's names by
+    /// default.
+    fn error_name(&self, class: ErrorClass) -> &'static str {
+        class.name()
+    }
     /// `socket_timeout` in milliseconds: how long a request waits on a silent node before it fails
     /// with a timeout. `None`: waiting is not modelled (every command is tried when scheduled).
     fn socket_timeout_ms(&self) -> Option<u64> {
         None
     }
 }
+
+/// redis-py's default `reinitialize_steps`.
+const DEFAULT_REINITIALIZE_STEPS: u32 = 5;
+/// redis-py's default `cluster_error_retry_attempts`.
+const DEFAULT_RETRY_ATTEMPTS: u32 = 3;
 
 /// Options of a model, named as the library names them.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -102,18 +118,22 @@ pub struct ModelOptions {
     /// a sequential client issues none of the commands scheduled while it waits. `None` (the
     /// default here): waiting is not modelled.
     pub socket_timeout_ms: Option<u64>,
+    /// Options of other libraries, by the library's own name (`adaptiveRefreshTriggersTimeout`,
+    /// `MaxRedirects`, …): read and checked by the model that knows them.
+    pub library: BTreeMap<String, String>,
 }
 
 impl ModelOptions {
     /// Library defaults with `startup_nodes` = `[seed]`.
     pub fn new(seed: NodeAddr) -> ModelOptions {
         ModelOptions {
-            reinitialize_steps: 5,
+            reinitialize_steps: DEFAULT_REINITIALIZE_STEPS,
             dynamic_startup_nodes: true,
             address_remap: None,
             startup_nodes: vec![seed],
-            retry_attempts: 3,
+            retry_attempts: DEFAULT_RETRY_ATTEMPTS,
             socket_timeout_ms: None,
+            library: BTreeMap::new(),
         }
     }
 
@@ -176,273 +196,81 @@ impl ModelOptions {
                     }
                 };
             }
-            _ => return Err(ReplayError::UnknownOption(key.to_owned())),
+            other => {
+                let plausible = !other.is_empty()
+                    && other.len() <= 64
+                    && other
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-');
+                if !plausible {
+                    return Err(ReplayError::UnknownOption(other.to_owned()));
+                }
+                self.library
+                    .insert(other.to_owned(), value.trim().to_owned());
+            }
         }
         Ok(())
     }
-}
 
-/// The model named `name` (`redis-py@5.0.0`, `redis-py@8.0.0` or `ideal`) with `options`.
-pub fn model(name: &str, options: ModelOptions) -> Result<Box<dyn ClientModel>, ReplayError> {
-    let flavor = match name {
-        "redis-py@5.0.0" => Flavor::Py5,
-        "redis-py@8.0.0" => Flavor::Py8,
-        "ideal" => Flavor::Ideal,
-        other => return Err(ReplayError::UnknownModel(other.to_owned())),
-    };
-    if flavor == Flavor::Py5 && !options.dynamic_startup_nodes {
-        return Err(ReplayError::Unsupported {
-            model: name.to_owned(),
-            what: "dynamic_startup_nodes=false (the asyncio client of 5.0.0 always replaces \
-                   startup_nodes by the discovered nodes)"
-                .to_owned(),
-        });
-    }
-    Ok(Box::new(Client::new(name, flavor, options)))
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Flavor {
-    /// redis-py 4.4.0–7.1.1 asyncio: pops the failing node from startup_nodes.
-    Py5,
-    /// redis-py 7.2.0+ asyncio: marks the node for reconnect, moves it last.
-    Py8,
-    /// Patches every MOVED, never re-initialises on its own, keeps its seeds.
-    Ideal,
-}
-
-const NONE: u16 = u16::MAX;
-/// redis-py's `RedisClusterRequestTTL`.
-const REQUEST_TTL: u32 = 16;
-
-/// How one attempt ended, when not with a reply.
-enum Fail {
-    /// A connection error or timeout on that node: retryable.
-    Node(ErrorClass, u16),
-    /// Raised to the application at once.
-    Raise(ErrorClass),
-}
-
-struct Client {
-    name: String,
-    flavor: Flavor,
-    opts: ModelOptions,
-    /// Interned addresses; indices are what the tables hold.
-    addrs: Vec<NodeAddr>,
-    /// Whether a connection to the address is open.
-    open: Vec<bool>,
-    /// Slot → address index.
-    table: Vec<u16>,
-    startup: Vec<u16>,
-    needs_init: bool,
-    moved_counter: u32,
-    state: ClientState,
-}
-
-impl Client {
-    fn new(name: &str, flavor: Flavor, opts: ModelOptions) -> Client {
-        let mut c = Client {
-            name: name.to_owned(),
-            flavor,
-            opts,
-            addrs: Vec::new(),
-            open: Vec::new(),
-            table: vec![NONE; usize::from(SLOT_COUNT)],
-            startup: Vec::new(),
-            needs_init: true,
-            moved_counter: 0,
-            state: ClientState::default(),
-        };
-        let seeds = c.opts.startup_nodes.clone();
-        for s in &seeds {
-            let i = c.intern(s);
-            if !c.startup.contains(&i) {
-                c.startup.push(i);
-            }
+    /// The library options for `model`, which knows the option names `known`: an error names the
+    /// first option the model does not know.
+    pub fn library_options_for(
+        &self,
+        model: &str,
+        known: &[(&str, &str)],
+    ) -> Result<&BTreeMap<String, String>, ReplayError> {
+        if let Some(k) = self
+            .library
+            .keys()
+            .find(|k| !known.iter().any(|(name, _)| name == k))
+        {
+            return Err(ReplayError::OptionOfOtherModel {
+                model: model.to_owned(),
+                option: k.clone(),
+            });
         }
-        c.refresh_state();
-        c
+        Ok(&self.library)
     }
 
-    fn intern(&mut self, addr: &NodeAddr) -> u16 {
-        if let Some(i) = self.addrs.iter().position(|a| a == addr) {
-            return u16::try_from(i).unwrap_or(0);
-        }
-        match u16::try_from(self.addrs.len()) {
-            Ok(i) if i != NONE => {
-                self.addrs.push(addr.clone());
-                self.open.push(false);
-                i
-            }
-            _ => 0,
+    /// Checks that none of redis-py's own options was changed from its default (for the models
+    /// of other libraries).
+    pub fn redis_py_options_unset(&self, model: &str) -> Result<(), ReplayError> {
+        let changed = [
+            (
+                "reinitialize_steps",
+                self.reinitialize_steps != DEFAULT_REINITIALIZE_STEPS,
+            ),
+            ("dynamic_startup_nodes", !self.dynamic_startup_nodes),
+            ("address_remap", self.address_remap.is_some()),
+            (
+                "cluster_error_retry_attempts",
+                self.retry_attempts != DEFAULT_RETRY_ATTEMPTS,
+            ),
+        ];
+        match changed.iter().find(|(_, c)| *c) {
+            Some((option, _)) => Err(ReplayError::OptionOfOtherModel {
+                model: model.to_owned(),
+                option: (*option).to_owned(),
+            }),
+            None => Ok(()),
         }
     }
 
-    fn connect(&mut self, i: u16) {
-        let i = usize::from(i);
-        if !self.open[i] {
-            self.open[i] = true;
-            self.state.new_connections += 1;
+    /// Reads library option `key` with `parse`, `default` when absent.
+    pub fn library_value<T>(
+        &self,
+        key: &str,
+        default: T,
+        parse: impl Fn(&str) -> Option<T>,
+        expected: &str,
+    ) -> Result<T, ReplayError> {
+        match self.library.get(key) {
+            None => Ok(default),
+            Some(v) => parse(v).ok_or_else(|| ReplayError::BadValue {
+                option: key.to_owned(),
+                value: v.clone(),
+                reason: expected.to_owned(),
+            }),
         }
-    }
-
-    /// `close()`: every connection dropped, re-initialise before the next command.
-    fn close(&mut self) {
-        self.open.iter_mut().for_each(|o| *o = false);
-        self.needs_init = true;
-    }
-
-    fn refresh_state(&mut self) {
-        self.state.startup_nodes = self.startup.len();
-        self.state.wedged = self.needs_init && self.startup.is_empty();
-    }
-
-    /// `initialize()`: `CLUSTER SLOTS` from each startup node in turn until one answers.
-    fn initialize(&mut self, net: &mut dyn Transport) -> Result<(), ErrorClass> {
-        for k in 0..self.startup.len() {
-            let s = self.startup[k];
-            self.connect(s);
-            self.state.cluster_slots_calls += 1;
-            let addr = self.addrs[usize::from(s)].clone();
-            match net.cluster_slots(&addr) {
-                Ok(ranges) => {
-                    self.table.iter_mut().for_each(|t| *t = NONE);
-                    let mut discovered = Vec::new();
-                    for (r, a) in ranges {
-                        let a = self.opts.address_remap.clone().unwrap_or(a);
-                        let i = self.intern(&a);
-                        if !discovered.contains(&i) {
-                            discovered.push(i);
-                        }
-                        for slot in r.slots() {
-                            self.table[usize::from(slot.get())] = i;
-                        }
-                    }
-                    if self.flavor == Flavor::Ideal {
-                        for d in discovered {
-                            if !self.startup.contains(&d) {
-                                self.startup.push(d);
-                            }
-                        }
-                    } else if self.opts.dynamic_startup_nodes {
-                        self.startup = discovered;
-                    }
-                    self.needs_init = false;
-                    self.state.full_reinits += 1;
-                    return Ok(());
-                }
-                Err(_) => self.open[usize::from(s)] = false,
-            }
-        }
-        Err(ErrorClass::RedisClusterException)
-    }
-
-    fn on_node_error(&mut self, node: u16) {
-        match self.flavor {
-            Flavor::Py5 => {
-                self.startup.retain(|&s| s != node);
-                self.close();
-            }
-            Flavor::Py8 => {
-                self.open[usize::from(node)] = false;
-                if let Some(p) = self.startup.iter().position(|&s| s == node) {
-                    let n = self.startup.remove(p);
-                    self.startup.push(n);
-                }
-                self.needs_init = true;
-            }
-            Flavor::Ideal => self.open[usize::from(node)] = false,
-        }
-    }
-
-    fn attempt(&mut self, cmd: Routed, net: &mut dyn Transport) -> Result<(), Fail> {
-        let slot: Slot = cmd.slot;
-        let mut target = self.table[usize::from(slot.get())];
-        if target == NONE {
-            self.needs_init = true;
-            return Err(Fail::Raise(ErrorClass::RedisClusterException));
-        }
-        let mut asking = false;
-        for _ in 0..REQUEST_TTL {
-            self.connect(target);
-            let addr = &self.addrs[usize::from(target)];
-            match net.send(addr, cmd, asking) {
-                Reply::Ok => return Ok(()),
-                Reply::Moved { slot, to } => {
-                    asking = false;
-                    self.moved_counter += 1;
-                    let steps = self.opts.reinitialize_steps;
-                    if self.flavor != Flavor::Ideal && steps > 0 && self.moved_counter % steps == 0
-                    {
-                        // Full close(); the slot table is kept until the next initialize(),
-                        // so this command is retried on the stale owner.
-                        self.close();
-                        self.moved_counter = 0;
-                        target = self.table[usize::from(slot.get())];
-                        if target == NONE {
-                            target = self.intern(&to);
-                        }
-                    } else {
-                        let i = self.intern(&to);
-                        self.table[usize::from(slot.get())] = i;
-                        target = i;
-                    }
-                }
-                Reply::Ask { to, .. } => {
-                    target = self.intern(&to);
-                    asking = true;
-                }
-                Reply::ConnectionError => {
-                    return Err(Fail::Node(ErrorClass::ConnectionError, target))
-                }
-                Reply::Timeout => return Err(Fail::Node(ErrorClass::TimeoutError, target)),
-                Reply::ClusterDown => return Err(Fail::Raise(ErrorClass::ClusterDownError)),
-            }
-        }
-        Err(Fail::Raise(ErrorClass::ClusterError))
-    }
-}
-
-impl ClientModel for Client {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn socket_timeout_ms(&self) -> Option<u64> {
-        self.opts.socket_timeout_ms
-    }
-
-    fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
-        let attempts = 1 + self.opts.retry_attempts;
-        let mut last = ErrorClass::ConnectionError;
-        let mut outcome = None;
-        for _ in 0..attempts {
-            if self.needs_init {
-                if let Err(e) = self.initialize(net) {
-                    outcome = Some(Outcome::Failed(e));
-                    break;
-                }
-            }
-            match self.attempt(cmd, net) {
-                Ok(()) => {
-                    outcome = Some(Outcome::Ok);
-                    break;
-                }
-                Err(Fail::Node(class, node)) => {
-                    self.on_node_error(node);
-                    last = class;
-                }
-                Err(Fail::Raise(class)) => {
-                    outcome = Some(Outcome::Failed(class));
-                    break;
-                }
-            }
-        }
-        self.refresh_state();
-        outcome.unwrap_or(Outcome::Failed(last))
-    }
-
-    fn state(&self) -> ClientState {
-        self.state
     }
 }

@@ -136,6 +136,10 @@ impl Wire<'_> {
 }
 
 impl Transport for Wire<'_> {
+    fn now(&self) -> Timestamp {
+        self.now
+    }
+
     fn send(&mut self, to: &NodeAddr, cmd: Routed, asking: bool) -> Reply {
         let reply = self.cluster.answer(self.now, to, cmd, asking);
         self.timeouts += u64::from(reply == Reply::Timeout);
@@ -287,13 +291,13 @@ pub fn replay(
     report.startup_nodes = state.startup_nodes;
     report.errors = errors
         .into_iter()
-        .map(|(k, v)| (k.name().to_owned(), v))
+        .map(|(k, v)| (client.error_name(k).to_owned(), v))
         .collect();
     for (i, mut c) in wire.commands.into_iter().enumerate() {
         c.moved_share = share(c.moved, c.calls);
         c.errors = cmd_errors[i]
             .iter()
-            .map(|(k, v)| (k.name().to_owned(), *v))
+            .map(|(k, v)| (client.error_name(*k).to_owned(), *v))
             .collect();
         report
             .moved_share

@@ -1,0 +1,301 @@
+//! redis-py's asyncio cluster client (`redis.asyncio.cluster.RedisCluster`) in two generations,
+//! and an ideal client for contrast.
+//!
+//! Written from the wheels' `redis/asyncio/cluster.py`: 5.0.0 (the 4.4.0–7.1.1 behaviour: a
+//! connection error or timeout pops the node from `startup_nodes` and closes everything) and 8.0.0
+//! (7.2.0+: the node is marked for reconnect and moved to the end of `startup_nodes`).
+
+use super::client::{ClientModel, ClientState, ErrorClass, ModelOptions, Outcome, Transport};
+use super::cluster::Reply;
+use super::{ReplayError, Routed};
+use crate::node::NodeAddr;
+use crate::slot::{Slot, SLOT_COUNT};
+
+/// The redis-py models' own options (besides `startup_nodes` and `socket_timeout`).
+pub(super) const OPTIONS: &[(&str, &str)] = &[
+    (
+        "reinitialize_steps",
+        "full re-initialisation every this many MOVED (default 5, 0 never)",
+    ),
+    (
+        "dynamic_startup_nodes",
+        "replace startup_nodes by the discovered nodes (default true; 5.0.0 always does)",
+    ),
+    (
+        "address_remap",
+        "HOST:PORT: every address of a CLUSTER SLOTS answer becomes this one",
+    ),
+    (
+        "cluster_error_retry_attempts",
+        "retries after a connection error or timeout (default 3; alias retry_attempts)",
+    ),
+];
+
+/// Builds `redis-py@5.0.0`, `redis-py@8.0.0` or `ideal`.
+pub(super) fn build(
+    name: &str,
+    options: ModelOptions,
+) -> Result<Box<dyn ClientModel>, ReplayError> {
+    let flavor = match name {
+        "redis-py@5.0.0" => Flavor::Py5,
+        "redis-py@8.0.0" => Flavor::Py8,
+        "ideal" => Flavor::Ideal,
+        other => return Err(ReplayError::UnknownModel(other.to_owned())),
+    };
+    options.library_options_for(name, &[])?;
+    if flavor == Flavor::Py5 && !options.dynamic_startup_nodes {
+        return Err(ReplayError::Unsupported {
+            model: name.to_owned(),
+            what: "dynamic_startup_nodes=false (the asyncio client of 5.0.0 always replaces \
+                   startup_nodes by the discovered nodes)"
+                .to_owned(),
+        });
+    }
+    Ok(Box::new(Client::new(name, flavor, options)))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Flavor {
+    /// redis-py 4.4.0–7.1.1 asyncio: pops the failing node from startup_nodes.
+    Py5,
+    /// redis-py 7.2.0+ asyncio: marks the node for reconnect, moves it last.
+    Py8,
+    /// Patches every MOVED, never re-initialises on its own, keeps its seeds.
+    Ideal,
+}
+
+const NONE: u16 = u16::MAX;
+/// redis-py's `RedisClusterRequestTTL`.
+const REQUEST_TTL: u32 = 16;
+
+/// How one attempt ended, when not with a reply.
+enum Fail {
+    /// A connection error or timeout on that node: retryable.
+    Node(ErrorClass, u16),
+    /// Raised to the application at once.
+    Raise(ErrorClass),
+}
+
+struct Client {
+    name: String,
+    flavor: Flavor,
+    opts: ModelOptions,
+    /// Interned addresses; indices are what the tables hold.
+    addrs: Vec<NodeAddr>,
+    /// Whether a connection to the address is open.
+    open: Vec<bool>,
+    /// Slot → address index.
+    table: Vec<u16>,
+    startup: Vec<u16>,
+    needs_init: bool,
+    moved_counter: u32,
+    state: ClientState,
+}
+
+impl Client {
+    fn new(name: &str, flavor: Flavor, opts: ModelOptions) -> Client {
+        let mut c = Client {
+            name: name.to_owned(),
+            flavor,
+            opts,
+            addrs: Vec::new(),
+            open: Vec::new(),
+            table: vec![NONE; usize::from(SLOT_COUNT)],
+            startup: Vec::new(),
+            needs_init: true,
+            moved_counter: 0,
+            state: ClientState::default(),
+        };
+        let seeds = c.opts.startup_nodes.clone();
+        for s in &seeds {
+            let i = c.intern(s);
+            if !c.startup.contains(&i) {
+                c.startup.push(i);
+            }
+        }
+        c.refresh_state();
+        c
+    }
+
+    fn intern(&mut self, addr: &NodeAddr) -> u16 {
+        if let Some(i) = self.addrs.iter().position(|a| a == addr) {
+            return u16::try_from(i).unwrap_or(0);
+        }
+        match u16::try_from(self.addrs.len()) {
+            Ok(i) if i != NONE => {
+                self.addrs.push(addr.clone());
+                self.open.push(false);
+                i
+            }
+            _ => 0,
+        }
+    }
+
+    fn connect(&mut self, i: u16) {
+        let i = usize::from(i);
+        if !self.open[i] {
+            self.open[i] = true;
+            self.state.new_connections += 1;
+        }
+    }
+
+    /// `close()`: every connection dropped, re-initialise before the next command.
+    fn close(&mut self) {
+        self.open.iter_mut().for_each(|o| *o = false);
+        self.needs_init = true;
+    }
+
+    fn refresh_state(&mut self) {
+        self.state.startup_nodes = self.startup.len();
+        self.state.wedged = self.needs_init && self.startup.is_empty();
+    }
+
+    /// `initialize()`: `CLUSTER SLOTS` from each startup node in turn until one answers.
+    fn initialize(&mut self, net: &mut dyn Transport) -> Result<(), ErrorClass> {
+        for k in 0..self.startup.len() {
+            let s = self.startup[k];
+            self.connect(s);
+            self.state.cluster_slots_calls += 1;
+            let addr = self.addrs[usize::from(s)].clone();
+            match net.cluster_slots(&addr) {
+                Ok(ranges) => {
+                    self.table.iter_mut().for_each(|t| *t = NONE);
+                    let mut discovered = Vec::new();
+                    for (r, a) in ranges {
+                        let a = self.opts.address_remap.clone().unwrap_or(a);
+                        let i = self.intern(&a);
+                        if !discovered.contains(&i) {
+                            discovered.push(i);
+                        }
+                        for slot in r.slots() {
+                            self.table[usize::from(slot.get())] = i;
+                        }
+                    }
+                    if self.flavor == Flavor::Ideal {
+                        for d in discovered {
+                            if !self.startup.contains(&d) {
+                                self.startup.push(d);
+                            }
+                        }
+                    } else if self.opts.dynamic_startup_nodes {
+                        self.startup = discovered;
+                    }
+                    self.needs_init = false;
+                    self.state.full_reinits += 1;
+                    return Ok(());
+                }
+                Err(_) => self.open[usize::from(s)] = false,
+            }
+        }
+        Err(ErrorClass::RedisClusterException)
+    }
+
+    fn on_node_error(&mut self, node: u16) {
+        match self.flavor {
+            Flavor::Py5 => {
+                self.startup.retain(|&s| s != node);
+                self.close();
+            }
+            Flavor::Py8 => {
+                self.open[usize::from(node)] = false;
+                if let Some(p) = self.startup.iter().position(|&s| s == node) {
+                    let n = self.startup.remove(p);
+                    self.startup.push(n);
+                }
+                self.needs_init = true;
+            }
+            Flavor::Ideal => self.open[usize::from(node)] = false,
+        }
+    }
+
+    fn attempt(&mut self, cmd: Routed, net: &mut dyn Transport) -> Result<(), Fail> {
+        let slot: Slot = cmd.slot;
+        let mut target = self.table[usize::from(slot.get())];
+        if target == NONE {
+            self.needs_init = true;
+            return Err(Fail::Raise(ErrorClass::RedisClusterException));
+        }
+        let mut asking = false;
+        for _ in 0..REQUEST_TTL {
+            self.connect(target);
+            let addr = &self.addrs[usize::from(target)];
+            match net.send(addr, cmd, asking) {
+                Reply::Ok => return Ok(()),
+                Reply::Moved { slot, to } => {
+                    asking = false;
+                    self.moved_counter += 1;
+                    let steps = self.opts.reinitialize_steps;
+                    if self.flavor != Flavor::Ideal && steps > 0 && self.moved_counter % steps == 0
+                    {
+                        // Full close(); the slot table is kept until the next initialize(),
+                        // so this command is retried on the stale owner.
+                        self.close();
+                        self.moved_counter = 0;
+                        target = self.table[usize::from(slot.get())];
+                        if target == NONE {
+                            target = self.intern(&to);
+                        }
+                    } else {
+                        let i = self.intern(&to);
+                        self.table[usize::from(slot.get())] = i;
+                        target = i;
+                    }
+                }
+                Reply::Ask { to, .. } => {
+                    target = self.intern(&to);
+                    asking = true;
+                }
+                Reply::ConnectionError => {
+                    return Err(Fail::Node(ErrorClass::ConnectionError, target))
+                }
+                Reply::Timeout => return Err(Fail::Node(ErrorClass::TimeoutError, target)),
+                Reply::ClusterDown => return Err(Fail::Raise(ErrorClass::ClusterDownError)),
+            }
+        }
+        Err(Fail::Raise(ErrorClass::ClusterError))
+    }
+}
+
+impl ClientModel for Client {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn socket_timeout_ms(&self) -> Option<u64> {
+        self.opts.socket_timeout_ms
+    }
+
+    fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
+        let attempts = 1 + self.opts.retry_attempts;
+        let mut last = ErrorClass::ConnectionError;
+        let mut outcome = None;
+        for _ in 0..attempts {
+            if self.needs_init {
+                if let Err(e) = self.initialize(net) {
+                    outcome = Some(Outcome::Failed(e));
+                    break;
+                }
+            }
+            match self.attempt(cmd, net) {
+                Ok(()) => {
+                    outcome = Some(Outcome::Ok);
+                    break;
+                }
+                Err(Fail::Node(class, node)) => {
+                    self.on_node_error(node);
+                    last = class;
+                }
+                Err(Fail::Raise(class)) => {
+                    outcome = Some(Outcome::Failed(class));
+                    break;
+                }
+            }
+        }
+        self.refresh_state();
+        outcome.unwrap_or(Outcome::Failed(last))
+    }
+
+    fn state(&self) -> ClientState {
+        self.state
+    }
+}

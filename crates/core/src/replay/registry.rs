@@ -1,0 +1,48 @@
+//! The models by name: what `--model NAME` accepts and what each model's options are.
+
+use super::client::{ClientModel, ModelOptions};
+use super::{redis_py, ReplayError};
+
+/// A client model as users pick it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModelInfo {
+    /// Name to pass to [`model`], `library@version`.
+    pub name: &'static str,
+    /// What it imitates, in one line.
+    pub about: &'static str,
+    /// Its own options (`name`, description with the default), besides `startup_nodes` and
+    /// `socket_timeout`, which every model takes.
+    pub options: &'static [(&'static str, &'static str)],
+}
+
+/// Every model, in the order `--help` lists them.
+pub const MODELS: &[ModelInfo] = &[
+    ModelInfo {
+        name: "redis-py@5.0.0",
+        about: "redis-py 4.4.0-7.1.1 asyncio RedisCluster: a node error pops it from startup_nodes",
+        options: redis_py::OPTIONS,
+    },
+    ModelInfo {
+        name: "redis-py@8.0.0",
+        about: "redis-py 7.2.0+ asyncio RedisCluster: a node error moves it last in startup_nodes",
+        options: redis_py::OPTIONS,
+    },
+    ModelInfo {
+        name: "ideal",
+        about: "patches its slot table on every MOVED, keeps its seeds, never rebuilds on its own",
+        options: &[],
+    },
+];
+
+/// The names of every model, comma-separated (for messages).
+pub fn model_names() -> String {
+    MODELS.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
+}
+
+/// The model named `name` (one of [`MODELS`]) with `options`.
+pub fn model(name: &str, options: ModelOptions) -> Result<Box<dyn ClientModel>, ReplayError> {
+    match name {
+        "redis-py@5.0.0" | "redis-py@8.0.0" | "ideal" => redis_py::build(name, options),
+        other => Err(ReplayError::UnknownModel(other.to_owned())),
+    }
+}
