@@ -1,4 +1,4 @@
-//! `slotscope hypotheses`: client variants (model × configuration) replayed against one recording
+//! `slotscope hypotheses`: client variants (model × configuration × faults) replayed against a recording
 //! and ranked by how well each reproduces what the recording shows.
 
 use std::fmt::Write as _;
@@ -15,7 +15,7 @@ use crate::input::read_recording;
 use crate::replay_report::{observed_rate, RunError};
 
 /// Reads the recording, replays every standard variant and ranks them.
-pub fn run(file: &Path, keys: u32, seed: u64) -> Result<Hypotheses, RunError> {
+pub fn run(file: &Path, keys: u32, seed: u64, concurrency: u32) -> Result<Hypotheses, RunError> {
     let ((mut builder, metrics), _input) = read_recording(
         file,
         |h| (SimClusterBuilder::for_recording(h), Metrics::default()),
@@ -34,11 +34,12 @@ pub fn run(file: &Path, keys: u32, seed: u64) -> Result<Hypotheses, RunError> {
         rate_per_sec: observed_rate(&metrics).unwrap_or(100),
         keys,
         seed,
+        concurrency,
     };
     Ok(rank(
         &cluster,
         &evidence,
-        &standard_variants(cluster.nodes()),
+        &standard_variants(&cluster),
         &spec,
     )?)
 }
@@ -47,6 +48,9 @@ fn label(r: &Ranked) -> String {
     let mut s = r.model.clone();
     for (k, v) in &r.config {
         let _ = write!(s, " {k}={v}");
+    }
+    if r.faults != "recorded" {
+        let _ = write!(s, " faults={}", r.faults);
     }
     s
 }

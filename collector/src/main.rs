@@ -51,7 +51,7 @@ enum Cmd {
     /// Replay a workload against the recorded cluster through a client library model.
     #[command(long_about = REPLAY_ABOUT, after_help = replay_models_help())]
     Replay(ReplayArgs),
-    /// Rank client variants (model × configuration) by how well each reproduces a recording.
+    /// Rank client variants (model × configuration × faults) by how well each reproduces a recording.
     Hypotheses(HypothesesArgs),
 }
 
@@ -108,6 +108,10 @@ struct ReplayArgs {
     /// Command name.
     #[arg(long, value_name = "NAME", default_value = "zadd")]
     command: String,
+    /// Commands the application has in flight at most (tasks or threads sharing the client); with
+    /// socket_timeout set, a command scheduled while all of them wait on a timeout is not issued.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    concurrency: u32,
     /// Seed of the workload's key choice and of the migration coin.
     #[arg(long, value_name = "N", default_value_t = 1)]
     seed: u64,
@@ -516,6 +520,7 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
         rate: args.rate,
         keys: args.keys,
         command: &args.command,
+        concurrency: args.concurrency,
         seed: args.seed,
     };
     match replay_report::run(&req) {
@@ -548,10 +553,13 @@ struct HypothesesArgs {
     /// Number of distinct keys.
     #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..))]
     keys: u32,
+    /// Commands the application has in flight at most (see `replay --help`).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    concurrency: u32,
 }
 
 fn run_hypotheses(args: HypothesesArgs) -> ExitCode {
-    match hypotheses_report::run(&args.file, args.keys, args.seed) {
+    match hypotheses_report::run(&args.file, args.keys, args.seed, args.concurrency) {
         Ok(h) => {
             match args.format {
                 AnalyzeFormat::Text => print!("{}", hypotheses_report::render_text(&h)),

@@ -26,6 +26,8 @@ pub struct Request<'a> {
     pub keys: u32,
     /// Command name.
     pub command: &'a str,
+    /// Commands in flight at most.
+    pub concurrency: u32,
     /// Seed of the workload and of the migration coin.
     pub seed: u64,
 }
@@ -141,7 +143,8 @@ pub fn run(req: &Request<'_>) -> Result<Replayed, RunError> {
         key_prefix: "key".into(),
         command: req.command.into(),
         seed: req.seed,
-    })?;
+    })?
+    .with_concurrency(req.concurrency);
     Ok(Replayed {
         report: replay(&cluster, &workload, client.as_mut()),
         rate,
@@ -168,9 +171,10 @@ pub fn render_text(replayed: &Replayed) -> String {
     let _ = writeln!(s, "model: {}", r.model);
     let _ = writeln!(
         s,
-        "workload: {} commands/s ({})",
+        "workload: {} commands/s ({}), {} in flight at most",
         replayed.rate,
-        replayed.rate_source.name()
+        replayed.rate_source.name(),
+        r.concurrency
     );
     let _ = writeln!(
         s,

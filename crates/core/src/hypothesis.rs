@@ -1,5 +1,5 @@
-//! Hypotheses: variants of a client (model × configuration) replayed against one recording and
-//! ranked by how well each reproduces what the recording shows.
+//! Hypotheses: variants of a client (model × configuration × faults) replayed against one
+//! recording and ranked by how well each reproduces what the recording shows.
 //!
 //! The evidence ([`Evidence`]) comes from the recording's [`Metrics`]: the MOVED share of the
 //! business commands, cluster-wide `MOVED` per second, new connections per second, `CLUSTER
@@ -16,9 +16,9 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::metrics::{count_f64, is_business_command, ms_to_secs, CommandDelta, Metrics};
-use crate::node::NodeAddr;
 use crate::replay::{
-    model, replay, ModelOptions, ReplayError, ReplayReport, SimCluster, Workload, WorkloadSpec,
+    model, replay, FaultKind, FaultWindow, ModelOptions, ReplayError, ReplayReport, SimCluster,
+    Workload, WorkloadSpec,
 };
 use crate::time::{TimeSpan, Timestamp};
 
@@ -246,17 +246,64 @@ pub fn compare(e: &Evidence, p: &Prediction) -> BTreeMap<String, MetricScore> {
     .collect()
 }
 
-/// A client variant: a model and its options.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// Which node failures a variant replays.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Faults {
+    /// The recording's: poll timeouts and connection errors as fault windows.
+    Recorded,
+    /// None: would it have happened without the failures the recording shows?
+    Cleared,
+    /// The recording's and one more: a failure the poller may have missed.
+    Added(FaultWindow),
+}
+
+impl Faults {
+    /// `recorded`, `none` or e.g. `+timeout 10.0.0.1:6379 2.0s at +20.0s` (the time from
+    /// `origin`, the recording's start).
+    pub fn label(&self, origin: Timestamp) -> String {
+        match self {
+            Faults::Recorded => "recorded".into(),
+            Faults::Cleared => "none".into(),
+            Faults::Added(w) => format!(
+                "+{} {} {:.1}s at +{:.1}s",
+                match w.kind {
+                    FaultKind::Timeout => "timeout",
+                    FaultKind::ConnectionError => "connection error",
+                },
+                w.node,
+                ms_to_secs(w.span.millis()),
+                ms_to_secs(w.span.start.millis_since(origin)),
+            ),
+        }
+    }
+
+    /// `cluster` with these faults.
+    fn apply(&self, cluster: &SimCluster) -> SimCluster {
+        match self {
+            Faults::Recorded => cluster.clone(),
+            Faults::Cleared => cluster.with_faults(&[]),
+            Faults::Added(w) => {
+                let mut all = cluster.faults();
+                all.push(w.clone());
+                cluster.with_faults(&all)
+            }
+        }
+    }
+}
+
+/// A client variant: a model, its options and the node failures it meets.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Variant {
     /// The model name.
     pub model: String,
     /// `key=value` options (see [`ModelOptions::set`]).
     pub config: BTreeMap<String, String>,
+    /// The failures replayed.
+    pub faults: Faults,
 }
 
 impl Variant {
-    /// A variant of `model` with `config`.
+    /// A variant of `model` with `config`, meeting the recorded failures.
     pub fn new(model: &str, config: &[(&str, String)]) -> Variant {
         Variant {
             model: model.to_owned(),
@@ -264,23 +311,53 @@ impl Variant {
                 .iter()
                 .map(|(k, v)| ((*k).to_owned(), v.clone()))
                 .collect(),
+            faults: Faults::Recorded,
         }
     }
 
-    /// `model` or `model key=value …`.
-    pub fn label(&self) -> String {
+    /// The same variant meeting `faults`.
+    #[must_use]
+    pub fn with_faults(mut self, faults: Faults) -> Variant {
+        self.faults = faults;
+        self
+    }
+
+    /// `model`, then ` key=value` for each option, then ` faults=…` unless recorded (times from
+    /// `origin`).
+    pub fn label(&self, origin: Timestamp) -> String {
         let mut s = self.model.clone();
         for (k, v) in &self.config {
             s.push_str(&format!(" {k}={v}"));
+        }
+        if self.faults != Faults::Recorded {
+            s.push_str(&format!(" faults={}", self.faults.label(origin)));
         }
         s
     }
 }
 
-/// The standard set: `redis-py@5.0.0` and `redis-py@8.0.0` each plain, with `address_remap`
-/// to each of `nodes`, with `reinitialize_steps=0` and `=1`; then `ideal`.
-pub fn standard_variants(nodes: &[NodeAddr]) -> Vec<Variant> {
+/// How long the missed stall of [`standard_variants`] lasts.
+pub const MISSED_STALL_MS: u64 = 2_000;
+
+/// The standard set for `cluster`: `redis-py@5.0.0` and `redis-py@8.0.0` each plain, with
+/// `address_remap` to each node, with `reinitialize_steps=0` and `=1`; then the fault axis for
+/// both: without the recorded failures when there are any, else with a missed
+/// [`MISSED_STALL_MS`] timeout of the seed node at the first slot move; then `ideal`.
+pub fn standard_variants(cluster: &SimCluster) -> Vec<Variant> {
+    let nodes = cluster.nodes();
     let mut v = Vec::new();
+    let fault = if !cluster.faults().is_empty() {
+        Some(Faults::Cleared)
+    } else {
+        let seed = cluster.seed().or_else(|| nodes.first());
+        seed.zip(cluster.changes().first()).map(|(node, &t)| {
+            Faults::Added(FaultWindow {
+                node: node.clone(),
+                span: TimeSpan::new(t, Timestamp(t.0.saturating_add(MISSED_STALL_MS))),
+                kind: FaultKind::Timeout,
+            })
+        })
+    };
     for m in ["redis-py@5.0.0", "redis-py@8.0.0"] {
         v.push(Variant::new(m, &[]));
         for n in nodes {
@@ -288,6 +365,9 @@ pub fn standard_variants(nodes: &[NodeAddr]) -> Vec<Variant> {
         }
         for steps in ["0", "1"] {
             v.push(Variant::new(m, &[("reinitialize_steps", steps.to_owned())]));
+        }
+        if let Some(f) = &fault {
+            v.push(Variant::new(m, &[]).with_faults(f.clone()));
         }
     }
     v.push(Variant::new("ideal", &[]));
@@ -301,6 +381,8 @@ pub struct Ranked {
     pub model: String,
     /// Its options.
     pub config: BTreeMap<String, String>,
+    /// The failures replayed (see [`Faults::label`]).
+    pub faults: String,
     /// Mean agreement over [`METRICS`], `0..=1`.
     pub score: f64,
     /// Per metric.
@@ -316,6 +398,8 @@ pub struct HypothesisSpec {
     pub keys: u32,
     /// Seed of the workload (the cluster's migration coin is set by its builder).
     pub seed: u64,
+    /// Commands in flight at most.
+    pub concurrency: u32,
 }
 
 /// All hypotheses of one recording, best first.
@@ -357,7 +441,8 @@ pub fn rank(
         key_prefix: "key".into(),
         command: command.clone(),
         seed: spec.seed,
-    })?;
+    })?
+    .with_concurrency(spec.concurrency);
     let secs = ms_to_secs(span.millis());
     let mut ranked = Vec::with_capacity(variants.len());
     for v in variants {
@@ -366,13 +451,14 @@ pub fn rank(
             opts.set(k, val)?;
         }
         let mut client = model(&v.model, opts)?;
-        let report = replay(cluster, &workload, client.as_mut());
+        let report = replay(&v.faults.apply(cluster), &workload, client.as_mut());
         let metrics = compare(evidence, &Prediction::from_report(&report, secs));
         let score = metrics.values().map(|m| m.agreement).sum::<f64>()
             / count_f64(u64::try_from(metrics.len().max(1)).unwrap_or(1));
         ranked.push(Ranked {
             model: v.model.clone(),
             config: v.config.clone(),
+            faults: v.faults.label(span.start),
             score,
             metrics,
         });
@@ -400,13 +486,56 @@ mod tests {
         assert!((share_agreement(0.4, 0.3) - 0.9).abs() < 1e-9);
     }
 
+    use crate::node::NodeAddr;
+
+    fn two_nodes(fault: bool) -> SimCluster {
+        use crate::replay::SimClusterBuilder;
+        use crate::slot::SlotRange;
+        let (a, b): (NodeAddr, NodeAddr) =
+            ("10.0.0.1:1".parse().unwrap(), "10.0.0.2:1".parse().unwrap());
+        let all = SlotRange::try_from((0, 16383)).unwrap();
+        let (lo, hi) = (
+            SlotRange::try_from((0, 8191)).unwrap(),
+            SlotRange::try_from((8192, 16383)).unwrap(),
+        );
+        let mut builder = SimClusterBuilder::new();
+        builder.layout(Timestamp(0), &[(all, a.clone())], &[]);
+        builder.add_node(&b);
+        builder.layout(Timestamp(20_000), &[(lo, a.clone()), (hi, b)], &[]);
+        if fault {
+            builder.fault(FaultWindow {
+                node: a,
+                span: TimeSpan::new(Timestamp(10_000), Timestamp(12_000)),
+                kind: FaultKind::Timeout,
+            });
+        }
+        builder.build()
+    }
+
     #[test]
-    fn standard_variants_cover_each_node() {
-        let nodes: Vec<NodeAddr> =
-            vec!["10.0.0.1:1".parse().unwrap(), "10.0.0.2:1".parse().unwrap()];
-        let v = standard_variants(&nodes);
-        assert_eq!(v.len(), 2 * (1 + 2 + 2) + 1);
-        assert_eq!(v[1].label(), "redis-py@5.0.0 address_remap=10.0.0.1:1");
+    fn standard_variants_cover_each_node_and_the_fault_axis() {
+        let with_fault = two_nodes(true);
+        let v = standard_variants(&with_fault);
+        assert_eq!(v.len(), 2 * (1 + 2 + 2 + 1) + 1);
+        let origin = Timestamp(0);
+        assert_eq!(
+            v[1].label(origin),
+            "redis-py@5.0.0 address_remap=10.0.0.1:1"
+        );
+        assert_eq!(v[5].label(origin), "redis-py@5.0.0 faults=none");
         assert_eq!(v.last().unwrap().model, "ideal");
+        assert_eq!(v[5].faults.apply(&with_fault).faults(), vec![]);
+        // Without recorded failures: a missed stall of the first node at the slot move.
+        let v = standard_variants(&two_nodes(false));
+        assert_eq!(
+            v[5].label(origin),
+            "redis-py@5.0.0 faults=+timeout 10.0.0.1:1 2.0s at +20.0s"
+        );
+        let applied = v[5].faults.apply(&two_nodes(false)).faults();
+        assert_eq!(applied.len(), 1);
+        assert_eq!(
+            applied[0].span,
+            TimeSpan::new(Timestamp(20_000), Timestamp(22_000))
+        );
     }
 }

@@ -133,6 +133,10 @@ pub struct Workload {
     pub key_slots: Vec<Slot>,
     /// The commands, in time order.
     pub commands: Vec<WorkCommand>,
+    /// How many commands the application can have in flight at once (its tasks or threads
+    /// sharing the one client; at least 1). A command scheduled while every one of them waits out a
+    /// timeout is not issued.
+    pub concurrency: u32,
 }
 
 /// Parameters of a generated workload.
@@ -194,7 +198,15 @@ impl Workload {
             key_prefix: spec.key_prefix.clone(),
             key_slots,
             commands,
+            concurrency: 1,
         })
+    }
+
+    /// The same workload with `n` commands in flight at most (`n` of at least 1).
+    #[must_use]
+    pub fn with_concurrency(mut self, n: u32) -> Workload {
+        self.concurrency = n.max(1);
+        self
     }
 
     /// The name of key `n`: `prefix:{n}`.

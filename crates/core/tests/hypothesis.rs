@@ -111,12 +111,14 @@ fn a_remap_storm_is_best_explained_by_a_remapped_client() {
     assert!((evidence.cluster_slots_per_sec - 12.0).abs() < 1e-9);
     assert!(!evidence.traffic_ended);
 
-    let variants = standard_variants(cluster.nodes());
+    let variants = standard_variants(&cluster);
+    // No failure and no slot move recorded: no fault variant.
     assert_eq!(variants.len(), 11);
     let spec = HypothesisSpec {
         rate_per_sec: 100,
         keys: 10_000,
         seed: 1,
+        concurrency: 1,
     };
     let h = rank(&cluster, &evidence, &variants, &spec).unwrap();
     assert_eq!(h.variants.len(), variants.len());

@@ -204,9 +204,17 @@ fn migration_source_asks_for_about_half_the_keys_and_target_serves_after_asking(
 #[test]
 fn unknown_model_and_option_are_refused() {
     let opts = ModelOptions::new(addr("10.0.0.1:6379"));
-    assert!(model("jedis@5", opts.clone()).is_err());
+    assert!(model("jedis@0.1", opts.clone()).is_err());
     let mut o = opts.clone();
-    assert!(o.set("reinitialize_stepz", "5").is_err());
+    // An unknown name is taken as another library's option and refused by the model.
+    o.set("reinitialize_stepz", "5").unwrap();
+    let err = model("redis-py@8.0.0", o.clone()).err().unwrap();
+    assert!(
+        err.to_string().contains("no option `reinitialize_stepz`"),
+        "{err}"
+    );
+    assert!(o.set("reinitialize steps", "5").is_err());
+    let mut o = opts.clone();
     assert!(o.set("address_remap", "nohost").is_err());
     o.set("dynamic_startup_nodes", "false").unwrap();
     assert!(model("redis-py@5.0.0", o.clone()).is_err());
@@ -289,4 +297,48 @@ fn a_socket_timeout_makes_the_client_wait_out_a_silent_node() {
     assert!(opts.set("socket_timeout", "-1").is_err());
     assert!(opts.set("socket_timeout", "abc").is_err());
     assert!(opts.set("socket_timeout", "None").is_ok());
+}
+
+#[test]
+fn concurrency_lets_other_commands_through_while_one_waits_out_a_timeout() {
+    let cluster = incident1();
+    let w = workload(60, "zadd");
+    let set = [("socket_timeout", "0.5")];
+    let one = run(&cluster, &w, "redis-py@8.0.0", &set);
+    let four = run(
+        &cluster,
+        &w.clone().with_concurrency(4),
+        "redis-py@8.0.0",
+        &set,
+    );
+    let many = run(
+        &cluster,
+        &w.clone().with_concurrency(100),
+        "redis-py@8.0.0",
+        &set,
+    );
+    assert_eq!((one.concurrency, four.concurrency), (1, 4));
+    // More lanes: fewer commands skipped, more of them meet the stall.
+    assert!(four.skipped_while_waiting < one.skipped_while_waiting);
+    assert!(
+        four.failed > one.failed,
+        "{} vs {}",
+        four.failed,
+        one.failed
+    );
+    // 100 lanes at 100 commands/s with 0.5 s waits: never all busy.
+    assert_eq!(many.skipped_while_waiting, 0);
+    assert_eq!(many.commands, u64::try_from(w.commands.len()).unwrap());
+    // Without waiting, lanes change nothing.
+    let plain = run(&cluster, &w, "redis-py@8.0.0", &[]);
+    let plain4 = run(
+        &cluster,
+        &w.clone().with_concurrency(4),
+        "redis-py@8.0.0",
+        &[],
+    );
+    assert_eq!(plain.failed, plain4.failed);
+    assert_eq!(plain.cluster_slots_calls, plain4.cluster_slots_calls);
+    // The shared client recovers either way.
+    assert!(!four.wedged && !many.wedged);
 }

@@ -116,6 +116,26 @@ impl SimCluster {
             .collect()
     }
 
+    /// The same cluster with its fault windows replaced by `windows` (windows of nodes the
+    /// cluster does not know are dropped): a hypothesis of what failed.
+    #[must_use]
+    pub fn with_faults(&self, windows: &[FaultWindow]) -> SimCluster {
+        let mut faults: Vec<(u16, TimeSpan, FaultKind)> = windows
+            .iter()
+            .filter_map(|w| Some((*self.by_addr.get(&w.node)?, w.span, w.kind)))
+            .collect();
+        faults.sort_by_key(|&(n, span, _)| (n, span.start));
+        SimCluster {
+            faults,
+            ..self.clone()
+        }
+    }
+
+    /// When the slot layout changed: the start of every epoch after the first.
+    pub fn changes(&self) -> Vec<Timestamp> {
+        self.epochs.iter().skip(1).map(|e| e.start).collect()
+    }
+
     /// From the first to the last line folded (recordings only).
     pub fn span(&self) -> Option<TimeSpan> {
         self.span

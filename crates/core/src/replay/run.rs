@@ -80,6 +80,8 @@ pub struct Second {
 pub struct ReplayReport {
     /// The client model.
     pub model: String,
+    /// Commands in flight at most (the workload's concurrency).
+    pub concurrency: u32,
     /// Whether the client ended wedged (no startup node left, re-initialisation pending).
     pub wedged: bool,
     /// When it became wedged for good, if it did.
@@ -186,6 +188,12 @@ fn share(part: u64, whole: u64) -> f64 {
 }
 
 /// Runs `workload` against `cluster` through `client`, in one plain loop over the commands.
+///
+/// Commands take no virtual time except a timeout's wait (with the model's `socket_timeout`): the
+/// application has `workload.concurrency` lanes (tasks or threads sharing the client), a command
+/// goes to a free lane, a timeout keeps its lane busy for the wait, and a command scheduled while
+/// every lane waits is not issued (`skipped_while_waiting`). The client's state is shared by all
+/// lanes, and a command's effect on it counts from when it was issued.
 pub fn replay(
     cluster: &SimCluster,
     workload: &Workload,
@@ -201,9 +209,11 @@ pub fn replay(
         ask: 0,
         timeouts: 0,
     };
-    let mut busy_until = Timestamp(0);
+    let lanes = usize::try_from(workload.concurrency.max(1)).unwrap_or(1);
+    let mut busy_until = vec![Timestamp(0); lanes];
     let mut report = ReplayReport {
         model: client.name().to_owned(),
+        concurrency: workload.concurrency.max(1),
         ..ReplayReport::default()
     };
     let mut errors: BTreeMap<ErrorClass, u64> = BTreeMap::new();
@@ -223,11 +233,11 @@ pub fn replay(
         if name >= wire.commands.len() {
             continue;
         }
-        if wc.t < busy_until {
-            // Still waiting on a silent node: a sequential client does not issue this one.
+        let Some(lane) = busy_until.iter().position(|&b| b <= wc.t) else {
+            // Every lane still waits on a silent node: the application issues nothing now.
             report.skipped_while_waiting += 1;
             continue;
-        }
+        };
         wire.now = wc.t;
         wire.name = name;
         let (moved0, ask0, timeouts0) = (wire.moved, wire.ask, wire.timeouts);
@@ -235,7 +245,7 @@ pub fn replay(
         if let Some(wait) = client.socket_timeout_ms() {
             let waited = wait.saturating_mul(wire.timeouts - timeouts0);
             if waited > 0 {
-                busy_until = Timestamp(wc.t.0.saturating_add(waited));
+                busy_until[lane] = Timestamp(wc.t.0.saturating_add(waited));
             }
         }
         let state = client.state();
