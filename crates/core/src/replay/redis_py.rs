@@ -9,7 +9,7 @@ use super::client::{ClientModel, ClientState, ErrorClass, ModelOptions, Outcome,
 use super::cluster::Reply;
 use super::{ReplayError, Routed};
 use crate::node::NodeAddr;
-use crate::slot::{Slot, SLOT_COUNT};
+use crate::slot::{Slot, SlotRange, SLOT_COUNT};
 
 /// The redis-py models' own options (besides `startup_nodes` and `socket_timeout`).
 pub(super) const OPTIONS: &[(&str, &str)] = &[
@@ -86,6 +86,11 @@ struct Client {
     open: Vec<bool>,
     /// Slot → address index.
     table: Vec<u16>,
+    /// The owner ranges `table` was last built from (interned, remapped): a re-initialisation
+    /// that gets the same answer only undoes the MOVED patches since.
+    built_from: Vec<(SlotRange, u16)>,
+    /// Slots patched after a MOVED since the table was built, with the owner they had then.
+    patched: Vec<(u16, u16)>,
     startup: Vec<u16>,
     needs_init: bool,
     moved_counter: u32,
@@ -101,6 +106,8 @@ impl Client {
             addrs: Vec::new(),
             open: Vec::new(),
             table: vec![NONE; usize::from(SLOT_COUNT)],
+            built_from: Vec::new(),
+            patched: Vec::new(),
             startup: Vec::new(),
             needs_init: true,
             moved_counter: 0,
@@ -150,6 +157,24 @@ impl Client {
         self.state.wedged = self.needs_init && self.startup.is_empty();
     }
 
+    /// Makes `owners` the slot table. The same answer as last time only undoes the patches since
+    /// (a replay-speed shortcut with the same result as a rebuild).
+    fn load_table(&mut self, owners: Vec<(SlotRange, u16)>) {
+        if owners == self.built_from {
+            for &(slot, was) in self.patched.iter().rev() {
+                self.table[usize::from(slot)] = was;
+            }
+        } else {
+            self.table.fill(NONE);
+            for &(r, i) in &owners {
+                let (first, last) = (usize::from(r.start().get()), usize::from(r.end().get()));
+                self.table[first..=last].fill(i);
+            }
+            self.built_from = owners;
+        }
+        self.patched.clear();
+    }
+
     /// `initialize()`: `CLUSTER SLOTS` from each startup node in turn until one answers.
     fn initialize(&mut self, net: &mut dyn Transport) -> Result<(), ErrorClass> {
         for k in 0..self.startup.len() {
@@ -159,18 +184,19 @@ impl Client {
             let addr = self.addrs[usize::from(s)].clone();
             match net.cluster_slots(&addr) {
                 Ok(ranges) => {
-                    self.table.iter_mut().for_each(|t| *t = NONE);
+                    let mut owners = Vec::with_capacity(ranges.len());
                     let mut discovered = Vec::new();
                     for (r, a) in ranges {
-                        let a = self.opts.address_remap.clone().unwrap_or(a);
-                        let i = self.intern(&a);
+                        let i = match &self.opts.address_remap {
+                            Some(to) => self.intern(&to.clone()),
+                            None => self.intern(&a),
+                        };
                         if !discovered.contains(&i) {
                             discovered.push(i);
                         }
-                        for slot in r.slots() {
-                            self.table[usize::from(slot.get())] = i;
-                        }
+                        owners.push((r, i));
                     }
+                    self.load_table(owners);
                     if self.flavor == Flavor::Ideal {
                         for d in discovered {
                             if !self.startup.contains(&d) {
@@ -237,7 +263,14 @@ impl Client {
                         }
                     } else {
                         let i = self.intern(&to);
-                        self.table[usize::from(slot.get())] = i;
+                        let entry = &mut self.table[usize::from(slot.get())];
+                        if self.patched.len() < usize::from(SLOT_COUNT) {
+                            self.patched.push((slot.get(), *entry));
+                        } else {
+                            // More patches than slots: the next initialisation rebuilds.
+                            self.built_from.clear();
+                        }
+                        *entry = i;
                         target = i;
                     }
                 }
