@@ -15,7 +15,12 @@
 
 mod client;
 mod cluster;
+mod go_redis;
+mod jedis;
+mod lettuce;
+mod pool;
 mod redis_py;
+mod redis_rs;
 mod registry;
 mod run;
 

@@ -7,9 +7,11 @@
 
 use super::client::{ClientModel, ClientState, ErrorClass, ModelOptions, Outcome, Transport};
 use super::cluster::Reply;
+use super::pool::{Lease, Link, Pools};
 use super::{ReplayError, Routed};
 use crate::node::NodeAddr;
 use crate::slot::{Slot, SlotRange, SLOT_COUNT};
+use crate::time::Timestamp;
 
 /// The redis-py models' own options (besides `startup_nodes` and `socket_timeout`).
 pub(super) const OPTIONS: &[(&str, &str)] = &[
@@ -65,6 +67,9 @@ enum Flavor {
 }
 
 const NONE: u16 = u16::MAX;
+/// `max_connections` per node: 2**31 in 5.0.0 (no practical limit), 100 from 7.x.
+const MAX_CONNECTIONS_PY5: usize = 1 << 31;
+const MAX_CONNECTIONS_PY8: usize = 100;
 /// redis-py's `RedisClusterRequestTTL`.
 const REQUEST_TTL: u32 = 16;
 
@@ -82,8 +87,11 @@ struct Client {
     opts: ModelOptions,
     /// Interned addresses; indices are what the tables hold.
     addrs: Vec<NodeAddr>,
-    /// Whether a connection to the address is open.
-    open: Vec<bool>,
+    /// Each node's connections (`ClusterNode._connections` / `_free`).
+    pools: Pools,
+    /// The virtual time within the current command: its start, plus the waits of the timeouts
+    /// met so far.
+    clock: Timestamp,
     /// Slot → address index.
     table: Vec<u16>,
     /// The owner ranges `table` was last built from (interned, remapped): a re-initialisation
@@ -104,7 +112,12 @@ impl Client {
             flavor,
             opts,
             addrs: Vec::new(),
-            open: Vec::new(),
+            pools: Pools::new(if flavor == Flavor::Py5 {
+                MAX_CONNECTIONS_PY5
+            } else {
+                MAX_CONNECTIONS_PY8
+            }),
+            clock: Timestamp(0),
             table: vec![NONE; usize::from(SLOT_COUNT)],
             built_from: Vec::new(),
             patched: Vec::new(),
@@ -131,24 +144,36 @@ impl Client {
         match u16::try_from(self.addrs.len()) {
             Ok(i) if i != NONE => {
                 self.addrs.push(addr.clone());
-                self.open.push(false);
                 i
             }
             _ => 0,
         }
     }
 
-    fn connect(&mut self, i: u16) {
-        let i = usize::from(i);
-        if !self.open[i] {
-            self.open[i] = true;
-            self.state.new_connections += 1;
+    /// Takes a connection to `node` for one exchange at the command's clock.
+    fn lease(&mut self, node: u16) -> Lease {
+        self.pools.acquire(node, self.clock)
+    }
+
+    /// Gives the connection back after `reply`: a timeout holds it (and the command) for
+    /// `socket_timeout`, then it is dropped (`disconnect_on_error`); a refusal drops it.
+    fn give_back(&mut self, lease: Lease, reply: &Reply) {
+        let link = match reply {
+            Reply::ConnectionError => Link::Refused,
+            Reply::Timeout => Link::TimedOut,
+            _ => Link::Answered,
+        };
+        if link == Link::TimedOut {
+            let wait = self.opts.socket_timeout_ms.unwrap_or(0);
+            self.clock = Timestamp(self.clock.0.saturating_add(wait));
         }
+        self.pools.finish(lease, link, self.clock);
+        self.state.new_connections = self.pools.opened();
     }
 
     /// `close()`: every connection dropped, re-initialise before the next command.
     fn close(&mut self) {
-        self.open.iter_mut().for_each(|o| *o = false);
+        self.pools.disconnect_all();
         self.needs_init = true;
     }
 
@@ -179,38 +204,37 @@ impl Client {
     fn initialize(&mut self, net: &mut dyn Transport) -> Result<(), ErrorClass> {
         for k in 0..self.startup.len() {
             let s = self.startup[k];
-            self.connect(s);
+            let lease = self.lease(s);
             self.state.cluster_slots_calls += 1;
             let addr = self.addrs[usize::from(s)].clone();
-            match net.cluster_slots(&addr) {
-                Ok(ranges) => {
-                    let mut owners = Vec::with_capacity(ranges.len());
-                    let mut discovered = Vec::new();
-                    for (r, a) in ranges {
-                        let i = match &self.opts.address_remap {
-                            Some(to) => self.intern(&to.clone()),
-                            None => self.intern(&a),
-                        };
-                        if !discovered.contains(&i) {
-                            discovered.push(i);
-                        }
-                        owners.push((r, i));
+            let answer = net.cluster_slots(&addr);
+            self.give_back(lease, answer.as_ref().err().unwrap_or(&Reply::Ok));
+            if let Ok(ranges) = answer {
+                let mut owners = Vec::with_capacity(ranges.len());
+                let mut discovered = Vec::new();
+                for (r, a) in ranges {
+                    let i = match &self.opts.address_remap {
+                        Some(to) => self.intern(&to.clone()),
+                        None => self.intern(&a),
+                    };
+                    if !discovered.contains(&i) {
+                        discovered.push(i);
                     }
-                    self.load_table(owners);
-                    if self.flavor == Flavor::Ideal {
-                        for d in discovered {
-                            if !self.startup.contains(&d) {
-                                self.startup.push(d);
-                            }
-                        }
-                    } else if self.opts.dynamic_startup_nodes {
-                        self.startup = discovered;
-                    }
-                    self.needs_init = false;
-                    self.state.full_reinits += 1;
-                    return Ok(());
+                    owners.push((r, i));
                 }
-                Err(_) => self.open[usize::from(s)] = false,
+                self.load_table(owners);
+                if self.flavor == Flavor::Ideal {
+                    for d in discovered {
+                        if !self.startup.contains(&d) {
+                            self.startup.push(d);
+                        }
+                    }
+                } else if self.opts.dynamic_startup_nodes {
+                    self.startup = discovered;
+                }
+                self.needs_init = false;
+                self.state.full_reinits += 1;
+                return Ok(());
             }
         }
         Err(ErrorClass::RedisClusterException)
@@ -223,14 +247,15 @@ impl Client {
                 self.close();
             }
             Flavor::Py8 => {
-                self.open[usize::from(node)] = false;
+                // update_active_connections_for_reconnect + disconnect_free_connections.
+                self.pools.disconnect(node);
                 if let Some(p) = self.startup.iter().position(|&s| s == node) {
                     let n = self.startup.remove(p);
                     self.startup.push(n);
                 }
                 self.needs_init = true;
             }
-            Flavor::Ideal => self.open[usize::from(node)] = false,
+            Flavor::Ideal => self.pools.disconnect(node),
         }
     }
 
@@ -243,9 +268,10 @@ impl Client {
         }
         let mut asking = false;
         for _ in 0..REQUEST_TTL {
-            self.connect(target);
-            let addr = &self.addrs[usize::from(target)];
-            match net.send(addr, cmd, asking) {
+            let lease = self.lease(target);
+            let reply = net.send(&self.addrs[usize::from(target)], cmd, asking);
+            self.give_back(lease, &reply);
+            match reply {
                 Reply::Ok => return Ok(()),
                 Reply::Moved { slot, to } => {
                     asking = false;
@@ -299,6 +325,7 @@ impl ClientModel for Client {
     }
 
     fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
+        self.clock = net.now();
         let attempts = 1 + self.opts.retry_attempts;
         let mut last = ErrorClass::ConnectionError;
         let mut outcome = None;

@@ -32,6 +32,26 @@ pub const MODELS: &[ModelInfo] = &[
         about: "patches its slot table on every MOVED, keeps its seeds, never rebuilds on its own",
         options: &[],
     },
+    ModelInfo {
+        name: super::redis_rs::NAME,
+        about: "redis-rs async ClusterConnection: every MOVED rebuilds the slot map, keeps initial_nodes",
+        options: super::redis_rs::OPTIONS,
+    },
+    ModelInfo {
+        name: super::go_redis::NAME,
+        about: "go-redis v9 ClusterClient: MOVED follows and lazily reloads (200 ms hold), 10 s staleness",
+        options: super::go_redis::OPTIONS,
+    },
+    ModelInfo {
+        name: super::lettuce::NAME,
+        about: "Lettuce 6.x RedisClusterClient: follows MOVED without refreshing unless refresh triggers are on",
+        options: super::lettuce::OPTIONS,
+    },
+    ModelInfo {
+        name: super::jedis::NAME,
+        about: "Jedis 5.x JedisCluster: every MOVED renews the slot cache, start nodes always retried",
+        options: super::jedis::OPTIONS,
+    },
 ];
 
 /// The names of every model, comma-separated (for messages).
@@ -43,6 +63,10 @@ pub fn model_names() -> String {
 pub fn model(name: &str, options: ModelOptions) -> Result<Box<dyn ClientModel>, ReplayError> {
     match name {
         "redis-py@5.0.0" | "redis-py@8.0.0" | "ideal" => redis_py::build(name, options),
+        super::redis_rs::NAME => super::redis_rs::build(name, options),
+        super::go_redis::NAME => super::go_redis::build(name, options),
+        super::lettuce::NAME => super::lettuce::build(name, options),
+        super::jedis::NAME => super::jedis::build(name, options),
         other => Err(ReplayError::UnknownModel(other.to_owned())),
     }
 }

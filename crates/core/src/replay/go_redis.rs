@@ -1,0 +1,520 @@
+//! go-redis v9's cluster client (`redis.ClusterClient`), model `go-redis@9.8.0`.
+//!
+//! Written from the source of `github.com/redis/go-redis/v9`: `osscluster.go` at commit
+//! `006e9b56182800b7217daa246b0e2b8f0ca6100a` (the 9.7.1–9.8.0 code: it has the no-backoff-on-
+//! redirect change of PR #3048 and the `Addrs()` copy fix of 9.7.1, and predates the
+//! `StreamingCredentialsProvider` of 9.9.0; no `version.go` of that commit was available, so the
+//! name says 9.8.0), with `error.go` (`shouldRetry`, `isBadConn`, `isMovedError`) and `redis.go`
+//! (`baseClient.process`, the per-node `MaxRetries` loop).
+//!
+//! What is modelled, by function of `osscluster.go`:
+//!
+//! - `ClusterClient.process`: up to `MaxRedirects + 1` attempts (default 3 → 4). `MOVED`/`ASK`:
+//!   `state.LazyReload()`, then the next attempt goes to the named node at once (`ASKING` first
+//!   for `ASK`); the slot table is *not* patched. A retryable error (network error, timeout,
+//!   `CLUSTERDOWN`, per `shouldRetry`): the first retry goes to the same node, later ones re-pick
+//!   the slot's master (`MarkAsFailing` only matters for replica reads, so for a master it is
+//!   the same node again). The retry backoff (`MinRetryBackoff` 8 ms … `MaxRetryBackoff` 512 ms)
+//!   is not waited out in the replay.
+//! - `clusterStateHolder.Get`: no state → a synchronous `Reload`; a state older than 10 s →
+//!   `LazyReload`. `LazyReload`: if no reload is running, a goroutine runs `Reload` and then sleeps
+//!   200 ms before clearing the flag, so at most one reload per ~200 ms whatever the number of
+//!   `MOVED`. The replay runs that background reload right after the command that started it, at
+//!   the same virtual time (so before the next command); the flag stays set until 200 ms later,
+//!   or, when the reload failed (it returns before the sleep), for the `ReadTimeout` of each
+//!   silent node it waited on (not at all with waiting not modelled, `ReadTimeout=-1`).
+//! - `ClusterClient.loadState`: `CLUSTER SLOTS` to the addresses of `clusterNodes.Addrs()` in a
+//!   random order (`rand.Perm`, here a seeded [`SimRng`]) until one answers. `Addrs()` is
+//!   `activeAddrs` when non-empty, else `addrs`: the seed `Addrs` plus every address the client
+//!   ever created a node for (`GetOrCreate` appends and nothing removes), so the seeds are never
+//!   forgotten and the client cannot wedge. When no address answers, `activeAddrs` is cleared.
+//! - `newClusterState` schedules `clusterNodes.GC(generation)` one minute later: `activeAddrs`
+//!   becomes the nodes seen in that state or a later one; other node clients are closed (a later
+//!   use opens a new connection).
+//! - A slot with no owner in the table is sent to `clusterNodes.Random()`.
+//! - Per-node client (`redis.go`, `baseClient.process`): `MaxRetries` (the cluster default of 0
+//!   becomes -1: no per-node retry); a network error or timeout removes the pooled connection
+//!   (`isBadConn`), so the next command to that node opens a new one.
+//!
+//! `ReadTimeout` (default 3 s) is how long a command waits on a silent node; it is the replay's
+//! `socket_timeout`. Not modelled: replica routing (`ReadOnly`, `RouteByLatency`,
+//! `RouteRandomly`), pipelines and transactions, `replaceLoopbackHost`, the `ClusterSlots`
+//! callback. go-redis has no address-remap option: `ClusterOptions.Dialer` (or `NewClient`) can
+//! dial another address than the one named, but the slot table keeps the announced addresses.
+//! Later releases (with `ClusterStateReloadInterval`, `FailingTimeoutSeconds`) changed the timers;
+//! this model is of the code named above.
+
+use super::client::{ClientModel, ClientState, ErrorClass, ModelOptions, Outcome, Transport};
+use super::cluster::Reply;
+use super::{ReplayError, Routed, SimRng};
+use crate::node::NodeAddr;
+use crate::slot::SLOT_COUNT;
+use crate::time::Timestamp;
+
+/// The go-redis model's own options, by their `ClusterOptions` names.
+pub(super) const OPTIONS: &[(&str, &str)] = &[
+    (
+        "MaxRedirects",
+        "attempts after the first on MOVED/ASK and retryable errors (default 3; -1 none)",
+    ),
+    (
+        "MaxRetries",
+        "per-node retries of a network error or timeout (default 0, which go-redis makes -1: none)",
+    ),
+    (
+        "ReadTimeout",
+        "wait on a silent node, e.g. 3s or 500ms (default 3s; -1 waits are not modelled); \
+         same as socket_timeout",
+    ),
+];
+
+/// The model's name.
+pub(super) const NAME: &str = "go-redis@9.8.0";
+
+/// `LazyReload`: the goroutine sleeps this long after a successful reload.
+const LAZY_RELOAD_HOLD_MS: u64 = 200;
+/// `clusterStateHolder.Get`: a state older than this is lazily reloaded.
+const STATE_MAX_AGE_MS: u64 = 10_000;
+/// `newClusterState`: `GC` runs this long after a state was made.
+const GC_DELAY_MS: u64 = 60_000;
+/// `ClusterOptions.init`: default `ReadTimeout`.
+const DEFAULT_READ_TIMEOUT_MS: u64 = 3_000;
+/// Seed of the generator behind `rand.Perm` and `clusterNodes.Random`.
+const RNG_SEED: u64 = 0x676f_2d72_6564_6973;
+
+const NONE: u16 = u16::MAX;
+
+/// Builds `go-redis@9.8.0`.
+pub(super) fn build(
+    name: &str,
+    options: ModelOptions,
+) -> Result<Box<dyn ClientModel>, ReplayError> {
+    if name != NAME {
+        return Err(ReplayError::UnknownModel(name.to_owned()));
+    }
+    options.redis_py_options_unset(name)?;
+    options.library_options_for(name, OPTIONS)?;
+    let max_redirects = options.library_value(
+        "MaxRedirects",
+        3,
+        |v| match v.parse::<i32>().ok()? {
+            -1 => Some(0),
+            0 => Some(3),
+            n => u32::try_from(n).ok().filter(|&n| n <= 100),
+        },
+        "an integer from -1 to 100",
+    )?;
+    let max_retries = options.library_value(
+        "MaxRetries",
+        0,
+        |v| match v.parse::<i32>().ok()? {
+            n if n <= 0 => Some(0),
+            n => u32::try_from(n).ok().filter(|&n| n <= 100),
+        },
+        "an integer up to 100",
+    )?;
+    let read_timeout = options.library_value(
+        "ReadTimeout",
+        None,
+        |v| parse_go_duration(v).map(Some),
+        "a duration such as 3s or 500ms, or -1",
+    )?;
+    let timeout_ms = match (read_timeout, options.socket_timeout_ms) {
+        (Some(_), Some(_)) => {
+            return Err(ReplayError::Unsupported {
+                model: name.to_owned(),
+                what: "both ReadTimeout and socket_timeout (they are the same setting)".to_owned(),
+            })
+        }
+        (Some(t), None) => t,
+        (None, Some(t)) => Some(t),
+        (None, None) => Some(DEFAULT_READ_TIMEOUT_MS),
+    };
+    Ok(Box::new(Client::new(
+        name,
+        &options.startup_nodes,
+        max_redirects,
+        max_retries,
+        timeout_ms,
+    )))
+}
+
+/// A Go duration as `ClusterOptions` takes it (`3s`, `500ms`, `1m`, a plain number of seconds as
+/// `ParseClusterURL` reads it): `Some(None)` for a disabled timeout (`-1`, `0` is the default).
+fn parse_go_duration(v: &str) -> Option<Option<u64>> {
+    let v = v.trim();
+    if v == "-1" || v.starts_with('-') {
+        return Some(None);
+    }
+    let (num, unit_ms) = if let Some(n) = v.strip_suffix("ms") {
+        (n, 1)
+    } else if let Some(n) = v.strip_suffix('s') {
+        (n, 1000)
+    } else if let Some(n) = v.strip_suffix('m') {
+        (n, 60_000)
+    } else {
+        (v, 1000)
+    };
+    let n: u64 = num.parse().ok()?;
+    let ms = n.checked_mul(unit_ms).filter(|&ms| ms <= 3_600_000)?;
+    Some(Some(if ms == 0 { DEFAULT_READ_TIMEOUT_MS } else { ms }))
+}
+
+/// One `clusterState`.
+struct State {
+    /// Slot → master address index.
+    table: Vec<u16>,
+    created: Timestamp,
+}
+
+struct Client {
+    name: String,
+    max_redirects: u32,
+    max_retries: u32,
+    timeout_ms: Option<u64>,
+    rng: SimRng,
+    /// Interned addresses.
+    addrs: Vec<NodeAddr>,
+    /// `clusterNodes.addrs`: seeds and every address a node was created for; never shrinks.
+    known: Vec<u16>,
+    /// `clusterNodes.activeAddrs`.
+    active: Vec<u16>,
+    /// Whether `clusterNodes.nodes` holds a client for the address.
+    has_node: Vec<bool>,
+    /// Whether that client's pool holds an open connection.
+    open: Vec<bool>,
+    /// `clusterNode.generation`.
+    node_gen: Vec<u32>,
+    /// `clusterNodes._generation`.
+    generation: u32,
+    state: Option<State>,
+    /// A `LazyReload` started during this command, run after it.
+    reload_due: bool,
+    /// `clusterStateHolder.reloading` is set until then.
+    reloading_until: Option<Timestamp>,
+    /// Pending `GC(generation)` timers.
+    gc: Vec<(Timestamp, u32)>,
+    /// `CLUSTER SLOTS` calls that timed out.
+    timeouts: u64,
+    stats: ClientState,
+}
+
+impl Client {
+    fn new(
+        name: &str,
+        seeds: &[NodeAddr],
+        max_redirects: u32,
+        max_retries: u32,
+        timeout_ms: Option<u64>,
+    ) -> Client {
+        let mut c = Client {
+            name: name.to_owned(),
+            max_redirects,
+            max_retries,
+            timeout_ms,
+            rng: SimRng::new(RNG_SEED),
+            addrs: Vec::new(),
+            known: Vec::new(),
+            active: Vec::new(),
+            has_node: Vec::new(),
+            open: Vec::new(),
+            node_gen: Vec::new(),
+            generation: 0,
+            state: None,
+            reload_due: false,
+            reloading_until: None,
+            gc: Vec::new(),
+            timeouts: 0,
+            stats: ClientState::default(),
+        };
+        for s in seeds {
+            let i = c.intern(s);
+            if !c.known.contains(&i) {
+                c.known.push(i);
+            }
+        }
+        c.refresh_stats();
+        c
+    }
+
+    fn intern(&mut self, addr: &NodeAddr) -> u16 {
+        if let Some(i) = self.addrs.iter().position(|a| a == addr) {
+            return u16::try_from(i).unwrap_or(0);
+        }
+        match u16::try_from(self.addrs.len()) {
+            Ok(i) if i != NONE => {
+                self.addrs.push(addr.clone());
+                self.has_node.push(false);
+                self.open.push(false);
+                self.node_gen.push(0);
+                i
+            }
+            _ => 0,
+        }
+    }
+
+    /// `clusterNodes.GetOrCreate`.
+    fn get_or_create(&mut self, addr: &NodeAddr) -> u16 {
+        let i = self.intern(addr);
+        if !self.has_node[usize::from(i)] {
+            self.has_node[usize::from(i)] = true;
+            self.open[usize::from(i)] = false;
+        }
+        if !self.known.contains(&i) {
+            self.known.push(i);
+        }
+        i
+    }
+
+    /// `clusterNodes.Addrs`.
+    fn addrs_for_load(&self) -> Vec<u16> {
+        if self.active.is_empty() {
+            self.known.clone()
+        } else {
+            self.active.clone()
+        }
+    }
+
+    fn refresh_stats(&mut self) {
+        self.stats.startup_nodes = self.addrs_for_load().len();
+        // `addrs` never shrinks and loadState falls back to it: never wedged.
+        self.stats.wedged = false;
+    }
+
+    /// Runs the `GC` timers due by `now`.
+    fn run_gc(&mut self, now: Timestamp) {
+        while let Some(p) = self.gc.iter().position(|&(due, _)| due <= now) {
+            let (_, gen) = self.gc.remove(p);
+            self.active.clear();
+            for i in 0..self.addrs.len() {
+                if !self.has_node[i] {
+                    continue;
+                }
+                if self.node_gen[i] >= gen {
+                    self.active.push(u16::try_from(i).unwrap_or(0));
+                } else {
+                    self.has_node[i] = false;
+                    self.open[i] = false;
+                }
+            }
+        }
+    }
+
+    /// Uses the node's pooled connection, opening one if there is none.
+    fn connect(&mut self, i: u16) {
+        let i = usize::from(i);
+        self.has_node[i] = true;
+        if !self.open[i] {
+            self.open[i] = true;
+            self.stats.new_connections += 1;
+        }
+    }
+
+    /// `ClusterClient.loadState` and `clusterStateHolder.Reload`.
+    fn reload(&mut self, net: &mut dyn Transport) -> Result<(), ErrorClass> {
+        let mut order = self.addrs_for_load();
+        // rand.Perm, as a Fisher-Yates shuffle.
+        for k in (1..order.len()).rev() {
+            let j = usize::try_from(self.rng.below(u64::try_from(k + 1).unwrap_or(1)))
+                .unwrap_or(0)
+                .min(k);
+            order.swap(k, j);
+        }
+        let mut first_err = None;
+        for i in order {
+            let addr = self.addrs[usize::from(i)].clone();
+            self.get_or_create(&addr);
+            self.connect(i);
+            self.stats.cluster_slots_calls += 1;
+            match net.cluster_slots(&addr) {
+                Ok(ranges) => {
+                    self.generation = self.generation.wrapping_add(1);
+                    let gen = self.generation;
+                    let mut table = vec![NONE; usize::from(SLOT_COUNT)];
+                    for (r, a) in ranges {
+                        let n = self.get_or_create(&a);
+                        let g = &mut self.node_gen[usize::from(n)];
+                        *g = (*g).max(gen);
+                        for slot in r.slots() {
+                            table[usize::from(slot.get())] = n;
+                        }
+                    }
+                    let now = net.now();
+                    self.state = Some(State {
+                        table,
+                        created: now,
+                    });
+                    self.gc
+                        .push((Timestamp(now.0.saturating_add(GC_DELAY_MS)), gen));
+                    self.stats.full_reinits += 1;
+                    return Ok(());
+                }
+                Err(reply) => {
+                    self.timeouts += u64::from(reply == Reply::Timeout);
+                    if matches!(reply, Reply::ConnectionError | Reply::Timeout) {
+                        self.open[usize::from(i)] = false;
+                    }
+                    first_err.get_or_insert(class_of(&reply));
+                }
+            }
+        }
+        self.active.clear();
+        Err(first_err.unwrap_or(ErrorClass::RedisClusterException))
+    }
+
+    /// `clusterStateHolder.LazyReload`.
+    fn lazy_reload(&mut self, now: Timestamp) {
+        let running = self.reload_due || self.reloading_until.is_some_and(|t| now < t);
+        if !running {
+            self.reload_due = true;
+        }
+    }
+
+    /// `clusterStateHolder.Get` then `slotMasterNode` (or `clusterNodes.Random`).
+    fn cmd_node(&mut self, cmd: Routed, net: &mut dyn Transport) -> Result<u16, ErrorClass> {
+        let now = net.now();
+        match &self.state {
+            None => self.reload(net)?,
+            Some(s) if now.millis_since(s.created) > STATE_MAX_AGE_MS => self.lazy_reload(now),
+            Some(_) => {}
+        }
+        let owner = self
+            .state
+            .as_ref()
+            .map_or(NONE, |s| s.table[usize::from(cmd.slot.get())]);
+        if owner != NONE {
+            return Ok(owner);
+        }
+        let addrs = self.addrs_for_load();
+        if addrs.is_empty() {
+            return Err(ErrorClass::RedisClusterException);
+        }
+        let k = usize::try_from(self.rng.below(u64::try_from(addrs.len()).unwrap_or(1)))
+            .unwrap_or(0)
+            .min(addrs.len() - 1);
+        let addr = self.addrs[usize::from(addrs[k])].clone();
+        Ok(self.get_or_create(&addr))
+    }
+
+    /// `node.Client.Process`: the per-node `MaxRetries` loop of `baseClient.process`.
+    fn node_send(
+        &mut self,
+        node: u16,
+        cmd: Routed,
+        asking: bool,
+        net: &mut dyn Transport,
+    ) -> Reply {
+        let mut reply = Reply::ConnectionError;
+        for _ in 0..=self.max_retries {
+            self.connect(node);
+            let addr = self.addrs[usize::from(node)].clone();
+            reply = net.send(&addr, cmd, asking);
+            match reply {
+                Reply::ConnectionError | Reply::Timeout => {
+                    // isBadConn: the connection is removed from the pool.
+                    self.open[usize::from(node)] = false;
+                }
+                Reply::ClusterDown => {}
+                _ => return reply,
+            }
+        }
+        reply
+    }
+
+    fn process(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
+        let now = net.now();
+        let mut node: Option<u16> = None;
+        let mut ask = false;
+        let mut last = ErrorClass::ConnectionError;
+        for attempt in 0..=self.max_redirects {
+            let n = match node {
+                Some(n) => n,
+                None => match self.cmd_node(cmd, net) {
+                    Ok(n) => n,
+                    Err(class) => return Outcome::Failed(class),
+                },
+            };
+            node = Some(n);
+            let reply = self.node_send(n, cmd, ask, net);
+            ask = false;
+            match reply {
+                Reply::Ok => return Outcome::Ok,
+                Reply::Moved { to, .. } => {
+                    self.lazy_reload(now);
+                    node = Some(self.get_or_create(&to));
+                    last = ErrorClass::ClusterError;
+                }
+                Reply::Ask { to, .. } => {
+                    self.lazy_reload(now);
+                    node = Some(self.get_or_create(&to));
+                    ask = true;
+                    last = ErrorClass::ClusterError;
+                }
+                Reply::ConnectionError | Reply::Timeout | Reply::ClusterDown => {
+                    last = class_of(&reply);
+                    if attempt > 0 {
+                        // MarkAsFailing; slotMasterNode picks the master again.
+                        node = None;
+                    }
+                }
+            }
+        }
+        Outcome::Failed(last)
+    }
+}
+
+fn class_of(reply: &Reply) -> ErrorClass {
+    match reply {
+        Reply::Timeout => ErrorClass::TimeoutError,
+        Reply::ClusterDown => ErrorClass::ClusterDownError,
+        Reply::Moved { .. } | Reply::Ask { .. } => ErrorClass::ClusterError,
+        Reply::Ok | Reply::ConnectionError => ErrorClass::ConnectionError,
+    }
+}
+
+impl ClientModel for Client {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn socket_timeout_ms(&self) -> Option<u64> {
+        self.timeout_ms
+    }
+
+    fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
+        let now = net.now();
+        self.run_gc(now);
+        let outcome = self.process(cmd, net);
+        if self.reload_due {
+            // The LazyReload goroutine, run at the time it started.
+            self.reload_due = false;
+            let before = self.timeouts;
+            let hold = match self.reload(net) {
+                Ok(()) => LAZY_RELOAD_HOLD_MS,
+                // Failed: no sleep, but the goroutine held the flag while it waited on silent
+                // nodes (ReadTimeout each).
+                Err(_) => self
+                    .timeout_ms
+                    .unwrap_or(0)
+                    .saturating_mul(self.timeouts - before),
+            };
+            self.reloading_until = Some(Timestamp(now.0.saturating_add(hold)));
+        }
+        self.refresh_stats();
+        outcome
+    }
+
+    fn state(&self) -> ClientState {
+        self.stats
+    }
+
+    fn error_name(&self, class: ErrorClass) -> &'static str {
+        match class {
+            ErrorClass::RedisClusterException => "redis: cluster has no nodes",
+            ErrorClass::ConnectionError => "dial tcp: connect: connection refused",
+            ErrorClass::TimeoutError => "i/o timeout",
+            ErrorClass::ClusterDownError => "CLUSTERDOWN",
+            ErrorClass::ClusterError => "MOVED (MaxRedirects exhausted)",
+        }
+    }
+}

@@ -1,0 +1,548 @@
+//! Jedis 5.x `redis.clients.jedis.JedisCluster`, model `jedis@5.1.0`.
+//!
+//! Written from the `redis/jedis` sources:
+//!
+//! - `src/main/java/redis/clients/jedis/executors/ClusterCommandExecutor.java` (commit
+//!   `0c6ed231d7b72a2705bdf62bb56de8ae0afeed8d`, 5.x): `executeCommand`,
+//!   `handleConnectionProblem`, `getBackoffSleepMillis`;
+//! - `src/main/java/redis/clients/jedis/JedisClusterInfoCache.java` (commit
+//!   `000e07b8b0dcf323fdcccfdfd6528971ce6ac63f`, the 5.x line after 5.1.0 with the
+//!   `TopologyRefreshTask` of PR #3596): `renewClusterSlots`, `discoverClusterSlots`,
+//!   `discoverClusterNodesAndSlots`, `checkClusterSlotSequence`, `setupNodeIfNotExist`,
+//!   the `topologyRefreshPeriod` constructor (`scheduleWithFixedDelay`);
+//! - `src/main/java/redis/clients/jedis/providers/ClusterConnectionProvider.java` (commit
+//!   `0131f087af710f298582f1cc9b6a5f34327cccfc`, a later line whose methods used here are
+//!   unchanged): `initializeSlotsCache`, `renewSlotCache`, `getConnection(HostAndPort)`,
+//!   `getConnectionFromSlot`, `getConnection()`.
+//!
+//! `topologyRefreshPeriod` arrived in 5.1.0 (PR #3596); the routing paths modelled are the same
+//! from 5.1.0 through 5.2.x.
+//!
+//! # What is modelled
+//!
+//! - **Start-up** (`initializeSlotsCache`): the start nodes, shuffled, each over a new connection,
+//!   until one answers `CLUSTER SLOTS` with all 16384 slots (`checkClusterSlotSequence` refuses an
+//!   answer with holes). Here it happens at the first command; a failure fails that command
+//!   (`JedisClusterOperationException`: "Could not initialize cluster slots cache.") and the next
+//!   command tries again.
+//! - **`executeCommand`**: up to `maxAttempts` (default 5) attempts within
+//!   `maxTotalRetriesDuration` (default `soTimeout × maxAttempts` = 10 s).
+//!   - `MOVED`: `renewSlotCache(connection)`: a full `CLUSTER SLOTS` refresh, first through the
+//!     connection that got the `MOVED`, on **every** `MOVED`; the next attempt goes to the target.
+//!   - `ASK`: the next attempt goes to the target after `ASKING`; no refresh.
+//!   - `JedisConnectionException` (refused, reset, read timeout): the next attempt goes to the
+//!     slot's node again. From two consecutive failures on (`maxAttempts >= 3`), a random
+//!     backoff sleep (`0..=millisLeft / attemptsLeft²`), then `renewSlotCache()` and the failure
+//!     count and redirect are reset; with `maxAttempts < 3`, a refresh when no attempt is left.
+//!     A backoff with the deadline already passed raises at once.
+//!   - After each failed attempt past the deadline, and when attempts run out:
+//!     `JedisClusterOperationException`. A `CLUSTERDOWN` reply raises `JedisClusterException`.
+//! - **`renewClusterSlots`** (the rediscover lock is always free here: commands run one at a
+//!   time): the given connection first, then every start node over a new connection — the start
+//!   nodes are never dropped, so the client can always recover — then the other known nodes,
+//!   shuffled, through their pools. The first complete answer replaces the slot table; nodes
+//!   not in it are removed and their pools destroyed (`discoverClusterSlots`). A failed refresh
+//!   changes nothing and raises nothing.
+//! - **`topologyRefreshPeriod`** (default none: off): `renewClusterSlots(null)` every period,
+//!   first one period after the client was built.
+//! - **Connections**: one pool per known node; a redirect to an unknown node creates its pool
+//!   (`setupNodeIfNotExist`). A connection that fails is broken and destroyed, the next use opens
+//!   a new one; `new_connections` counts each connection established (a refused one is not).
+//!
+//! - **State**: `startup_nodes` is the number of start nodes (never dropped, so the client is
+//!   never `wedged`); `full_reinits` counts applied `CLUSTER SLOTS` answers (start-up included).
+//!
+//! # Choices of the model
+//!
+//! - Time inside a command: each read timeout costs `socket_timeout` (Jedis's `soTimeout`,
+//!   2 s when not set) and each backoff its sleep, against `maxTotalRetriesDuration`. The driver
+//!   makes the client wait only when `socket_timeout` is set, and only for the timeouts.
+//! - The background refresh runs before the next command after it is due, once however many
+//!   periods passed (the fixed-delay schedule restarts from then).
+//! - Shuffles and backoff draw from a [`SimRng`] seeded with a constant: replays are
+//!   deterministic. A start-node set is taken in the given order (Jedis's is a `HashSet`).
+//! - `getConnection()` (a random node, for a slot the table lacks even after a refresh) pings the
+//!   node first; the ping is not sent here, the node is only picked.
+//! - Exceptions: `JedisClusterOperationException` (redis-py class `ClusterError`),
+//!   `JedisClusterException` (`ClusterDownError`). A `JedisConnectionException` never reaches the
+//!   application (the executor wraps it); the name is kept for `ConnectionError` and
+//!   `TimeoutError`.
+
+use super::client::{ClientModel, ClientState, ErrorClass, ModelOptions, Outcome, Transport};
+use super::cluster::Reply;
+use super::{ReplayError, Routed, SimRng};
+use crate::node::NodeAddr;
+use crate::slot::{SlotRange, SLOT_COUNT};
+use crate::time::Timestamp;
+
+/// The model's name.
+pub(super) const NAME: &str = "jedis@5.1.0";
+
+/// Jedis's own options, by their constructor parameter names (besides `startup_nodes` and
+/// `socket_timeout`, which is Jedis's `soTimeout`).
+pub(super) const OPTIONS: &[(&str, &str)] = &[
+    (
+        "maxAttempts",
+        "attempts of a command, redirects and connection failures alike (default 5)",
+    ),
+    (
+        "maxTotalRetriesDuration",
+        "seconds a command may spend retrying (default soTimeout x maxAttempts = 10)",
+    ),
+    (
+        "topologyRefreshPeriod",
+        "seconds between background CLUSTER SLOTS refreshes (default none: off)",
+    ),
+];
+
+/// Jedis's `Protocol.DEFAULT_TIMEOUT` in milliseconds (`soTimeout`).
+const DEFAULT_SO_TIMEOUT_MS: u64 = 2000;
+/// Seed of the shuffles and backoff draws.
+const RNG_SEED: u64 = 0x4A45_4449_535F_3531;
+
+/// Seconds with up to three decimals (`10`, `0.5`) as milliseconds.
+fn parse_secs_ms(v: &str) -> Option<u64> {
+    let (int, frac) = v.split_once('.').unwrap_or((v, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if (int.is_empty() && frac.is_empty()) || frac.len() > 3 || !digits(int) || !digits(frac) {
+        return None;
+    }
+    let secs: u64 = if int.is_empty() { 0 } else { int.parse().ok()? };
+    let ms: u64 = if frac.is_empty() {
+        0
+    } else {
+        format!("{frac:0<3}").parse().ok()?
+    };
+    secs.checked_mul(1000)?.checked_add(ms)
+}
+
+/// Builds `jedis@5.1.0`.
+pub(super) fn build(
+    name: &str,
+    options: ModelOptions,
+) -> Result<Box<dyn ClientModel>, ReplayError> {
+    if name != NAME {
+        return Err(ReplayError::UnknownModel(name.to_owned()));
+    }
+    options.redis_py_options_unset(name)?;
+    options.library_options_for(name, OPTIONS)?;
+    let max_attempts = options.library_value(
+        "maxAttempts",
+        5u32,
+        |v| v.parse().ok().filter(|n: &u32| (1..=100).contains(n)),
+        "a number of attempts from 1 to 100",
+    )?;
+    let so_timeout_ms = options.socket_timeout_ms.unwrap_or(DEFAULT_SO_TIMEOUT_MS);
+    let max_total_ms = options.library_value(
+        "maxTotalRetriesDuration",
+        so_timeout_ms.saturating_mul(u64::from(max_attempts)),
+        parse_secs_ms,
+        "a number of seconds",
+    )?;
+    let refresh_period_ms = options.library_value(
+        "topologyRefreshPeriod",
+        None,
+        |v| match v {
+            "" | "none" | "None" | "null" => Some(None),
+            v => parse_secs_ms(v).filter(|&ms| ms > 0).map(Some),
+        },
+        "a positive number of seconds, or none",
+    )?;
+    Ok(Box::new(Client::new(
+        name,
+        Settings {
+            max_attempts,
+            max_total_ms,
+            so_timeout_ms,
+            refresh_period_ms,
+        },
+        &options,
+    )))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Settings {
+    max_attempts: u32,
+    max_total_ms: u64,
+    so_timeout_ms: u64,
+    refresh_period_ms: Option<u64>,
+}
+
+const NONE: u16 = u16::MAX;
+
+/// How one attempt ended, when not served.
+enum Attempt {
+    /// `JedisRedirectionException`: `MOVED` (true) or `ASK` (false) to the node, through `via`.
+    Redirect { moved: bool, to: u16, via: u16 },
+    /// `JedisConnectionException` (refused, reset or read timeout).
+    Connection,
+    /// Raised to the application at once.
+    Raise(ErrorClass),
+}
+
+struct Client {
+    name: String,
+    cfg: Settings,
+    socket_timeout_ms: Option<u64>,
+    rng: SimRng,
+    addrs: Vec<NodeAddr>,
+    /// Whether the node's pool holds a live connection.
+    open: Vec<bool>,
+    /// `nodes`: the node has a pool.
+    known: Vec<bool>,
+    /// `startNodes`.
+    seeds: Vec<u16>,
+    /// `slots`: slot → node.
+    table: Vec<u16>,
+    initialized: bool,
+    next_refresh: Option<Timestamp>,
+    state: ClientState,
+}
+
+impl Client {
+    fn new(name: &str, cfg: Settings, opts: &ModelOptions) -> Client {
+        let mut c = Client {
+            name: name.to_owned(),
+            cfg,
+            socket_timeout_ms: opts.socket_timeout_ms,
+            rng: SimRng::new(RNG_SEED),
+            addrs: Vec::new(),
+            open: Vec::new(),
+            known: Vec::new(),
+            seeds: Vec::new(),
+            table: vec![NONE; usize::from(SLOT_COUNT)],
+            initialized: false,
+            next_refresh: None,
+            state: ClientState::default(),
+        };
+        for s in &opts.startup_nodes {
+            let i = c.intern(s);
+            if !c.seeds.contains(&i) {
+                c.seeds.push(i);
+            }
+        }
+        c.state.startup_nodes = c.seeds.len();
+        c
+    }
+
+    fn intern(&mut self, addr: &NodeAddr) -> u16 {
+        if let Some(i) = self.addrs.iter().position(|a| a == addr) {
+            return u16::try_from(i).unwrap_or(0);
+        }
+        match u16::try_from(self.addrs.len()) {
+            Ok(i) if i != NONE => {
+                self.addrs.push(addr.clone());
+                self.open.push(false);
+                self.known.push(false);
+                i
+            }
+            _ => 0,
+        }
+    }
+
+    fn shuffle(&mut self, v: &mut [u16]) {
+        for i in (1..v.len()).rev() {
+            let bound = u64::try_from(i + 1).unwrap_or(u64::MAX);
+            let j = usize::try_from(self.rng.below(bound)).unwrap_or(0);
+            v.swap(i, j);
+        }
+    }
+
+    /// `CLUSTER SLOTS` to `node`; `pooled`: through the node's pool (else over a new connection,
+    /// closed after). A timeout adds `soTimeout` to `elapsed`.
+    fn cluster_slots(
+        &mut self,
+        node: u16,
+        pooled: bool,
+        elapsed: &mut u64,
+        net: &mut dyn Transport,
+    ) -> Option<Vec<(SlotRange, NodeAddr)>> {
+        let i = usize::from(node);
+        self.state.cluster_slots_calls += 1;
+        let answer = net.cluster_slots(&self.addrs[i]);
+        let reached = !matches!(answer, Err(Reply::ConnectionError));
+        if reached && !(pooled && self.open[i]) {
+            self.state.new_connections += 1;
+        }
+        if matches!(answer, Err(Reply::Timeout)) {
+            *elapsed = elapsed.saturating_add(self.cfg.so_timeout_ms);
+        }
+        if pooled {
+            self.open[i] = answer.is_ok();
+        }
+        let ranges = answer.ok()?;
+        // checkClusterSlotSequence(): every slot exactly once, or the answer is refused.
+        let covered: usize = ranges.iter().map(|(r, _)| r.slots().count()).sum();
+        (covered == usize::from(SLOT_COUNT)).then_some(ranges)
+    }
+
+    /// `discoverClusterSlots`: the slot table from `ranges`; nodes not in it lose their pools.
+    fn apply(&mut self, ranges: Vec<(SlotRange, NodeAddr)>) {
+        self.table.iter_mut().for_each(|t| *t = NONE);
+        let mut seen = vec![false; self.addrs.len()];
+        for (r, a) in ranges {
+            let i = self.intern(&a);
+            let u = usize::from(i);
+            if u >= seen.len() {
+                seen.resize(u + 1, false);
+            }
+            seen[u] = true;
+            self.known[u] = true;
+            for slot in r.slots() {
+                self.table[usize::from(slot.get())] = i;
+            }
+        }
+        for (u, s) in seen.iter().enumerate() {
+            if !s {
+                self.known[u] = false;
+                self.open[u] = false;
+            }
+        }
+        self.state.full_reinits += 1;
+    }
+
+    /// `renewClusterSlots(jedis)`: `via` first, then the start nodes, then the other known nodes.
+    fn renew(&mut self, via: Option<u16>, elapsed: &mut u64, net: &mut dyn Transport) {
+        if let Some(v) = via {
+            if let Some(ranges) = self.cluster_slots(v, true, elapsed, net) {
+                self.apply(ranges);
+                return;
+            }
+        }
+        for k in 0..self.seeds.len() {
+            let s = self.seeds[k];
+            if let Some(ranges) = self.cluster_slots(s, false, elapsed, net) {
+                self.apply(ranges);
+                return;
+            }
+        }
+        let mut pools: Vec<u16> = (0..self.addrs.len())
+            .filter(|&u| self.known[u])
+            .filter_map(|u| u16::try_from(u).ok())
+            .collect();
+        self.shuffle(&mut pools);
+        for p in pools {
+            if self.seeds.contains(&p) {
+                continue;
+            }
+            if let Some(ranges) = self.cluster_slots(p, true, elapsed, net) {
+                self.apply(ranges);
+                return;
+            }
+        }
+    }
+
+    /// `initializeSlotsCache`: the shuffled start nodes until one gives a complete answer.
+    fn initialize(&mut self, net: &mut dyn Transport) -> bool {
+        let mut order = self.seeds.clone();
+        self.shuffle(&mut order);
+        let mut elapsed = 0;
+        for s in order {
+            if let Some(ranges) = self.cluster_slots(s, false, &mut elapsed, net) {
+                // discoverClusterNodesAndSlots(): reset() first, every pool destroyed.
+                self.known.iter_mut().for_each(|k| *k = false);
+                self.open.iter_mut().for_each(|o| *o = false);
+                self.apply(ranges);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The background `TopologyRefreshTask`, when due.
+    fn background(&mut self, net: &mut dyn Transport) {
+        let now = net.now();
+        let Some(period) = self.cfg.refresh_period_ms else {
+            return;
+        };
+        let next = *self
+            .next_refresh
+            .get_or_insert(Timestamp(now.0.saturating_add(period)));
+        if now >= next {
+            let mut elapsed = 0;
+            self.renew(None, &mut elapsed, net);
+            self.next_refresh = Some(Timestamp(now.0.saturating_add(period)));
+        }
+    }
+
+    /// One attempt: the connection, then the command.
+    fn attempt(
+        &mut self,
+        cmd: Routed,
+        redirect: Option<(u16, bool)>,
+        elapsed: &mut u64,
+        net: &mut dyn Transport,
+    ) -> Result<(), Attempt> {
+        let (node, asking) = match redirect {
+            Some((to, moved)) => {
+                // getConnection(HostAndPort): setupNodeIfNotExist().
+                self.known[usize::from(to)] = true;
+                (to, !moved)
+            }
+            None => (self.slot_node(cmd, elapsed, net)?, false),
+        };
+        let i = usize::from(node);
+        let reply = net.send(&self.addrs[i], cmd, asking);
+        if reply != Reply::ConnectionError && !self.open[i] {
+            self.open[i] = true;
+            self.state.new_connections += 1;
+        }
+        match reply {
+            Reply::Ok => Ok(()),
+            Reply::Moved { to, .. } => Err(Attempt::Redirect {
+                moved: true,
+                to: self.intern(&to),
+                via: node,
+            }),
+            Reply::Ask { to, .. } => Err(Attempt::Redirect {
+                moved: false,
+                to: self.intern(&to),
+                via: node,
+            }),
+            Reply::ConnectionError => {
+                self.open[i] = false;
+                Err(Attempt::Connection)
+            }
+            Reply::Timeout => {
+                // The broken connection is destroyed when it goes back to the pool.
+                self.open[i] = false;
+                *elapsed = elapsed.saturating_add(self.cfg.so_timeout_ms);
+                Err(Attempt::Connection)
+            }
+            Reply::ClusterDown => Err(Attempt::Raise(ErrorClass::ClusterDownError)),
+        }
+    }
+
+    /// `getConnectionFromSlot`: the slot's node; else a refresh and again; else a random node.
+    fn slot_node(
+        &mut self,
+        cmd: Routed,
+        elapsed: &mut u64,
+        net: &mut dyn Transport,
+    ) -> Result<u16, Attempt> {
+        let slot = usize::from(cmd.slot.get());
+        if self.table[slot] != NONE {
+            return Ok(self.table[slot]);
+        }
+        self.renew(None, elapsed, net);
+        if self.table[slot] != NONE {
+            return Ok(self.table[slot]);
+        }
+        let pools: Vec<u16> = (0..self.addrs.len())
+            .filter(|&u| self.known[u])
+            .filter_map(|u| u16::try_from(u).ok())
+            .collect();
+        if pools.is_empty() {
+            // getConnection(): "No reachable node in cluster."
+            return Err(Attempt::Raise(ErrorClass::ClusterError));
+        }
+        let n = u64::try_from(pools.len()).unwrap_or(u64::MAX);
+        let k = usize::try_from(self.rng.below(n)).unwrap_or(0);
+        Ok(pools[k])
+    }
+
+    /// `handleConnectionProblem`: true when the failure count and redirect are to be reset.
+    fn connection_problem(
+        &mut self,
+        attempts_left: u32,
+        failures: u32,
+        elapsed: &mut u64,
+        net: &mut dyn Transport,
+    ) -> Result<bool, ErrorClass> {
+        if self.cfg.max_attempts < 3 {
+            if attempts_left == 0 {
+                self.renew(None, elapsed, net);
+                return Ok(true);
+            }
+            return Ok(false);
+        }
+        if failures < 2 {
+            return Ok(false);
+        }
+        // getBackoffSleepMillis()
+        if attempts_left > 0 {
+            let left = self
+                .cfg
+                .max_total_ms
+                .checked_sub(*elapsed)
+                .ok_or(ErrorClass::ClusterError)?;
+            let squared = u64::from(attempts_left).saturating_mul(u64::from(attempts_left));
+            let sleep = self.rng.below(left / squared + 1);
+            *elapsed = elapsed.saturating_add(sleep);
+        }
+        self.renew(None, elapsed, net);
+        Ok(true)
+    }
+
+    /// `executeCommand`.
+    fn execute_command(&mut self, cmd: Routed, net: &mut dyn Transport) -> Result<(), ErrorClass> {
+        let mut elapsed = 0u64;
+        let mut redirect: Option<(u16, bool)> = None;
+        let mut failures = 0u32;
+        for attempts_left in (1..=self.cfg.max_attempts).rev() {
+            match self.attempt(cmd, redirect, &mut elapsed, net) {
+                Ok(()) => return Ok(()),
+                Err(Attempt::Raise(class)) => return Err(class),
+                Err(Attempt::Connection) => {
+                    failures += 1;
+                    if self.connection_problem(attempts_left - 1, failures, &mut elapsed, net)? {
+                        failures = 0;
+                        redirect = None;
+                    }
+                }
+                Err(Attempt::Redirect { moved, to, via }) => {
+                    failures = 0;
+                    redirect = Some((to, moved));
+                    if moved {
+                        self.renew(Some(via), &mut elapsed, net);
+                    }
+                }
+            }
+            if elapsed > self.cfg.max_total_ms {
+                // "Cluster retry … deadline exceeded."
+                return Err(ErrorClass::ClusterError);
+            }
+        }
+        // "No more cluster attempts left."
+        Err(ErrorClass::ClusterError)
+    }
+}
+
+impl ClientModel for Client {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
+        if !self.initialized {
+            if !self.initialize(net) {
+                return Outcome::Failed(ErrorClass::ClusterError);
+            }
+            self.initialized = true;
+        }
+        self.background(net);
+        match self.execute_command(cmd, net) {
+            Ok(()) => Outcome::Ok,
+            Err(class) => Outcome::Failed(class),
+        }
+    }
+
+    fn state(&self) -> ClientState {
+        self.state
+    }
+
+    fn error_name(&self, class: ErrorClass) -> &'static str {
+        match class {
+            ErrorClass::ClusterError | ErrorClass::RedisClusterException => {
+                "JedisClusterOperationException"
+            }
+            ErrorClass::ClusterDownError => "JedisClusterException",
+            ErrorClass::ConnectionError => "JedisConnectionException",
+            ErrorClass::TimeoutError => "JedisConnectionException (read timed out)",
+        }
+    }
+
+    fn socket_timeout_ms(&self) -> Option<u64> {
+        self.socket_timeout_ms
+    }
+}

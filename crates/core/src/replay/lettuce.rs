@@ -1,0 +1,702 @@
+//! Lettuce 6.x `io.lettuce.core.cluster.RedisClusterClient`, model `lettuce@6.3.2`.
+//!
+//! Written from the `redis/lettuce` (formerly `lettuce-io/lettuce-core`) sources of the 6.x line:
+//!
+//! - `src/main/java/io/lettuce/core/cluster/ClusterTopologyRefreshScheduler.java` (commit
+//!   `043ea71bace8f40f243ff84c966fa7149a96ca01`, 6.2 line): `activateTopologyRefreshIfNeeded`,
+//!   `onMovedRedirection`, `onAskRedirection`, `onReconnectAttempt`, `onUncoveredSlot`,
+//!   `onUnknownNode`, `indicateTopologyRefreshSignal`, `acquireTimeout`, `Timeout.isExpired`;
+//! - `src/main/java/io/lettuce/core/cluster/RedisClusterClient.java` (commit
+//!   `07899263d106af11aea6377dc32ee53f4880bfcf`, 6.3 line): `refreshPartitionsAsync`,
+//!   `loadPartitionsAsync`, `fetchPartitions`, `getTopologyRefreshSource`, `determinePartitions`;
+//! - `src/main/java/io/lettuce/core/cluster/PooledClusterConnectionProvider.java` (6.x, `Intent`
+//!   API): `getWriteConnection`, `getConnectionAsync(Intent, host, port)`, `beforeGetConnection`,
+//!   `reconfigurePartitions` / `closeStaleConnections`;
+//! - `src/main/java/io/lettuce/core/cluster/ClusterCommand.java` (commit
+//!   `26895dd19ebc3567b6aa3f555dd78eec85b2f46b`): `complete` (the redirect count);
+//! - `src/main/java/io/lettuce/core/cluster/ClusterDistributionChannelWriter.java`: `doWrite` (a
+//!   MOVED or ASK is re-written to the target without touching the partitions);
+//! - `src/main/java/io/lettuce/core/cluster/ClusterTopologyRefreshOptions.java`: the defaults;
+//! - `src/main/java/io/lettuce/core/cluster/topology/DefaultClusterTopologyRefresh.java`:
+//!   `loadViews` (with discovery, nodes seen in the views and not among the sources are queried
+//!   too).
+//!
+//! The routing paths modelled are the same across 6.1–6.3; the model is named after 6.3.2, a
+//! release of the 6.3 line.
+//!
+//! # What is modelled
+//!
+//! - **No refresh by default.** The partition table (slot → node, and the set of known nodes) is
+//!   loaded once, from every seed, when the client is first used. A `MOVED` is followed
+//!   (`ClusterCommand.complete` re-writes the command; `ClusterDistributionChannelWriter.doWrite`
+//!   sends it to the MOVED target) but the table is **not** updated, so after a reshard every
+//!   command on a moved slot meets `MOVED` first, forever. Neither periodic refresh
+//!   (`enablePeriodicRefresh`, `refreshPeriod` 60 s) nor any adaptive trigger is on by default.
+//! - **`maxRedirects`** (default 5): a command is re-written while `redirections < maxRedirects`;
+//!   the next `MOVED`/`ASK` completes it with the error (`RedisCommandExecutionException`).
+//! - **`validateClusterNodeMembership`** (default true): a redirect to a node that is not in the
+//!   partition table is refused by `beforeGetConnection` (`UnknownPartitionException`, and the
+//!   `UNKNOWN_NODE` trigger fires). So with the defaults, slots moved to a node that joined after
+//!   the table was loaded fail on every command, forever.
+//! - **Adaptive triggers** `MOVED_REDIRECT`, `ASK_REDIRECT`, `PERSISTENT_RECONNECTS` (a node's
+//!   reconnect attempt number reaches `refreshTriggersReconnectAttempts`, default 5),
+//!   `UNCOVERED_SLOT`, `UNKNOWN_NODE`: each signal first acquires the rate-limit `Timeout`
+//!   (`adaptiveRefreshTriggersTimeout`, default 30 s: a signal is dropped until
+//!   `expires < now`), then schedules a refresh.
+//! - **A refresh** (`refreshPartitionsAsync`) asks every source for its view: with
+//!   `dynamicRefreshSources` (default true) the sources are all nodes of the current table (sorted
+//!   by address), and nodes discovered in the views are asked too; without it, the seeds only. If
+//!   no source answers and the sources were not the seeds, the seeds are tried
+//!   (`loadPartitionsAsync`). A failed refresh keeps the old table. After a successful one,
+//!   connections to nodes that left the table are closed (`closeStaleConnections`, default true).
+//!   Lettuce asks each node for `CLUSTER NODES` and `CLIENT LIST`/`INFO` over a dedicated
+//!   connection opened for the refresh and closed after: here each node asked is one
+//!   [`Transport::cluster_slots`] call, counted in `cluster_slots_calls`, and one connection
+//!   opened (`new_connections`) unless it was refused. A view is a `CLUSTER SLOTS` answer, so a
+//!   master without slots (which `CLUSTER NODES` would list) is not known to the model.
+//! - **Connections**: one per node, opened on first use (a refused connect fails the command with
+//!   `RedisConnectionException`). A connection that breaks (`ConnectionError`) is reconnected by
+//!   the watchdog with Lettuce's default exponential delay (1, 2, 4, … ms, at most 30 s; reconnect
+//!   attempt `n` at `2^n - 1` ms after the break, taken from `Delay.exponential()` and not re-read);
+//!   commands written meanwhile are buffered. A silent node (`Timeout`) keeps its connection.
+//!
+//! - **State**: `startup_nodes` is the number of seeds (`initialUris`, never dropped);
+//!   `full_reinits` counts applied views (the initial load included); `wedged` is true when the
+//!   table is known stale (a `MOVED`, an unknown node or an uncovered slot since the last refresh)
+//!   and neither periodic refresh nor the matching trigger is on, so nothing will ever refresh it.
+//!
+//! # Choices of the model
+//!
+//! - Background work (a scheduled adaptive refresh, a due periodic refresh, reconnect attempts)
+//!   happens before the next command after it is due: commands run one at a time, and Lettuce's
+//!   refresh runs asynchronously after the command that triggered it. A periodic refresh due
+//!   several times since the last command runs once.
+//! - A command to a silent node (`Timeout`) or buffered on a broken connection fails with
+//!   `RedisCommandTimeoutException`: the simulation answers at the command's time only, so a node
+//!   silent at that time is taken as silent for Lettuce's whole `timeout` (60 s by default). Set
+//!   `socket_timeout` to that timeout to make the sequential client wait it out.
+//! - Exceptions: `UnknownPartitionException` (redis-py class `RedisClusterException`),
+//!   `RedisConnectionException` (`ConnectionError`: the initial topology could not be loaded or a
+//!   connection could not be opened), `RedisCommandTimeoutException` (`TimeoutError`),
+//!   `PartitionSelectorException` (`ClusterDownError`: no node for the slot in the table),
+//!   `RedisCommandExecutionException` (`ClusterError`: a `MOVED`/`ASK` past `maxRedirects`, or a
+//!   `CLUSTERDOWN` reply).
+
+use super::client::{ClientModel, ClientState, ErrorClass, ModelOptions, Outcome, Transport};
+use super::cluster::Reply;
+use super::{ReplayError, Routed};
+use crate::node::NodeAddr;
+use crate::slot::{SlotRange, SLOT_COUNT};
+use crate::time::Timestamp;
+
+/// The model's name.
+pub(super) const NAME: &str = "lettuce@6.3.2";
+
+/// Lettuce's own options, by their builder names (besides `startup_nodes` and `socket_timeout`).
+pub(super) const OPTIONS: &[(&str, &str)] = &[
+    (
+        "maxRedirects",
+        "MOVED/ASK redirections followed before the error is raised (default 5)",
+    ),
+    (
+        "validateClusterNodeMembership",
+        "refuse to connect to nodes not in the partition table (default true)",
+    ),
+    (
+        "enablePeriodicRefresh",
+        "refresh the topology every refreshPeriod (default false)",
+    ),
+    (
+        "refreshPeriod",
+        "seconds between periodic refreshes (default 60; needs enablePeriodicRefresh)",
+    ),
+    (
+        "enableAllAdaptiveRefreshTriggers",
+        "refresh on MOVED, ASK, persistent reconnects, uncovered slot, unknown node (default false)",
+    ),
+    (
+        "enableAdaptiveRefreshTrigger",
+        "comma-separated triggers: MOVED_REDIRECT, ASK_REDIRECT, PERSISTENT_RECONNECTS, \
+         UNCOVERED_SLOT, UNKNOWN_NODE (default none)",
+    ),
+    (
+        "adaptiveRefreshTriggersTimeout",
+        "seconds: adaptive triggers are ignored this long after one fired (default 30)",
+    ),
+    (
+        "refreshTriggersReconnectAttempts",
+        "reconnect attempts of a node before PERSISTENT_RECONNECTS fires (default 5)",
+    ),
+    (
+        "dynamicRefreshSources",
+        "ask every known node (true) or only the seeds (false) for the topology (default true)",
+    ),
+    (
+        "closeStaleConnections",
+        "close connections to nodes that left the topology after a refresh (default true)",
+    ),
+];
+
+/// `ClusterTopologyRefreshOptions.RefreshTrigger`, as bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Trigger {
+    MovedRedirect,
+    AskRedirect,
+    PersistentReconnects,
+    UncoveredSlot,
+    UnknownNode,
+}
+
+const ALL_TRIGGERS: u8 = 31;
+
+impl Trigger {
+    fn bit(self) -> u8 {
+        match self {
+            Trigger::MovedRedirect => 1,
+            Trigger::AskRedirect => 2,
+            Trigger::PersistentReconnects => 4,
+            Trigger::UncoveredSlot => 8,
+            Trigger::UnknownNode => 16,
+        }
+    }
+
+    fn parse(name: &str) -> Option<Trigger> {
+        match name.trim() {
+            "MOVED_REDIRECT" => Some(Trigger::MovedRedirect),
+            "ASK_REDIRECT" => Some(Trigger::AskRedirect),
+            "PERSISTENT_RECONNECTS" => Some(Trigger::PersistentReconnects),
+            "UNCOVERED_SLOT" => Some(Trigger::UncoveredSlot),
+            "UNKNOWN_NODE" => Some(Trigger::UnknownNode),
+            _ => None,
+        }
+    }
+}
+
+/// Lettuce's options, read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Settings {
+    max_redirects: u32,
+    validate_membership: bool,
+    periodic_ms: Option<u64>,
+    triggers: u8,
+    adaptive_timeout_ms: u64,
+    reconnect_attempts: u32,
+    dynamic_sources: bool,
+    close_stale: bool,
+}
+
+fn parse_bool(v: &str) -> Option<bool> {
+    match v {
+        "true" | "True" | "1" => Some(true),
+        "false" | "False" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+/// Seconds with up to three decimals (`30`, `0.5`) as milliseconds.
+fn parse_secs_ms(v: &str) -> Option<u64> {
+    let (int, frac) = v.split_once('.').unwrap_or((v, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if (int.is_empty() && frac.is_empty()) || frac.len() > 3 || !digits(int) || !digits(frac) {
+        return None;
+    }
+    let secs: u64 = if int.is_empty() { 0 } else { int.parse().ok()? };
+    let ms: u64 = if frac.is_empty() {
+        0
+    } else {
+        format!("{frac:0<3}").parse().ok()?
+    };
+    secs.checked_mul(1000)?.checked_add(ms)
+}
+
+fn parse_triggers(v: &str) -> Option<u8> {
+    v.split([',', '+', '|'])
+        .filter(|s| !s.trim().is_empty())
+        .try_fold(0u8, |acc, s| Trigger::parse(s).map(|t| acc | t.bit()))
+}
+
+impl Settings {
+    fn read(options: &ModelOptions) -> Result<Settings, ReplayError> {
+        let max_redirects = options.library_value(
+            "maxRedirects",
+            5u32,
+            |v| v.parse().ok().filter(|&n: &u32| n <= 100),
+            "a number of redirections up to 100",
+        )?;
+        let validate_membership = options.library_value(
+            "validateClusterNodeMembership",
+            true,
+            parse_bool,
+            "true or false",
+        )?;
+        let periodic =
+            options.library_value("enablePeriodicRefresh", false, parse_bool, "true or false")?;
+        let period = options.library_value(
+            "refreshPeriod",
+            60_000u64,
+            |v| parse_secs_ms(v).filter(|&ms| ms > 0),
+            "a positive number of seconds",
+        )?;
+        let all = options.library_value(
+            "enableAllAdaptiveRefreshTriggers",
+            false,
+            parse_bool,
+            "true or false",
+        )?;
+        let some = options.library_value(
+            "enableAdaptiveRefreshTrigger",
+            0u8,
+            parse_triggers,
+            "trigger names (MOVED_REDIRECT, ASK_REDIRECT, PERSISTENT_RECONNECTS, UNCOVERED_SLOT, \
+             UNKNOWN_NODE) separated by commas",
+        )?;
+        let adaptive_timeout_ms = options.library_value(
+            "adaptiveRefreshTriggersTimeout",
+            30_000u64,
+            parse_secs_ms,
+            "a number of seconds",
+        )?;
+        let reconnect_attempts = options.library_value(
+            "refreshTriggersReconnectAttempts",
+            5u32,
+            |v| v.parse().ok(),
+            "a number of reconnect attempts",
+        )?;
+        let dynamic_sources =
+            options.library_value("dynamicRefreshSources", true, parse_bool, "true or false")?;
+        let close_stale =
+            options.library_value("closeStaleConnections", true, parse_bool, "true or false")?;
+        Ok(Settings {
+            max_redirects,
+            validate_membership,
+            periodic_ms: periodic.then_some(period),
+            triggers: if all { ALL_TRIGGERS } else { some },
+            adaptive_timeout_ms,
+            reconnect_attempts,
+            dynamic_sources,
+            close_stale,
+        })
+    }
+}
+
+/// Builds `lettuce@6.3.2`.
+pub(super) fn build(
+    name: &str,
+    options: ModelOptions,
+) -> Result<Box<dyn ClientModel>, ReplayError> {
+    if name != NAME {
+        return Err(ReplayError::UnknownModel(name.to_owned()));
+    }
+    options.redis_py_options_unset(name)?;
+    options.library_options_for(name, OPTIONS)?;
+    let settings = Settings::read(&options)?;
+    Ok(Box::new(Client::new(name, settings, &options)))
+}
+
+const NONE: u16 = u16::MAX;
+
+/// A node connection of the connection provider.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Conn {
+    /// None opened (or closed as stale).
+    Closed,
+    /// Connected.
+    Open,
+    /// Broken at `since`; the watchdog reconnects, `reported` attempts were signalled.
+    Down { since: Timestamp, reported: u32 },
+}
+
+/// Reconnect attempts the watchdog made `elapsed_ms` after a break: attempt `n` waits `2^(n-1)`
+/// ms (at most 30 s) after the previous one.
+fn reconnect_attempts(elapsed_ms: u64) -> u32 {
+    const DOUBLING_END_MS: u64 = (1 << 15) - 1;
+    let n = if elapsed_ms < DOUBLING_END_MS {
+        u64::from(63 - elapsed_ms.saturating_add(1).leading_zeros())
+    } else {
+        15 + (elapsed_ms - DOUBLING_END_MS) / 30_000
+    };
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// Why a command failed inside the routing loop.
+struct Fail(ErrorClass);
+
+struct Client {
+    name: String,
+    cfg: Settings,
+    socket_timeout_ms: Option<u64>,
+    /// Interned addresses; indices are what the tables hold.
+    addrs: Vec<NodeAddr>,
+    conns: Vec<Conn>,
+    /// `initialUris`.
+    seeds: Vec<u16>,
+    /// The partition table: slot → node.
+    table: Vec<u16>,
+    /// The nodes of the partition table.
+    members: Vec<u16>,
+    initialized: bool,
+    /// The adaptive-refresh rate limit: a trigger is taken when this is before now.
+    adaptive_expires: Option<Timestamp>,
+    refresh_scheduled: bool,
+    next_periodic: Option<Timestamp>,
+    /// Triggers that would have fixed the table since the last refresh (for `wedged`).
+    stale: u8,
+    state: ClientState,
+}
+
+impl Client {
+    fn new(name: &str, cfg: Settings, opts: &ModelOptions) -> Client {
+        let mut c = Client {
+            name: name.to_owned(),
+            cfg,
+            socket_timeout_ms: opts.socket_timeout_ms,
+            addrs: Vec::new(),
+            conns: Vec::new(),
+            seeds: Vec::new(),
+            table: vec![NONE; usize::from(SLOT_COUNT)],
+            members: Vec::new(),
+            initialized: false,
+            adaptive_expires: None,
+            refresh_scheduled: false,
+            next_periodic: None,
+            stale: 0,
+            state: ClientState::default(),
+        };
+        for s in &opts.startup_nodes {
+            let i = c.intern(s);
+            if !c.seeds.contains(&i) {
+                c.seeds.push(i);
+            }
+        }
+        c.state.startup_nodes = c.seeds.len();
+        c
+    }
+
+    fn intern(&mut self, addr: &NodeAddr) -> u16 {
+        if let Some(i) = self.addrs.iter().position(|a| a == addr) {
+            return u16::try_from(i).unwrap_or(0);
+        }
+        match u16::try_from(self.addrs.len()) {
+            Ok(i) if i != NONE => {
+                self.addrs.push(addr.clone());
+                self.conns.push(Conn::Closed);
+                i
+            }
+            _ => 0,
+        }
+    }
+
+    fn addr(&self, i: u16) -> &NodeAddr {
+        &self.addrs[usize::from(i)]
+    }
+
+    /// `ClusterTopologyRefreshScheduler`: a trigger signal, taken when the trigger is enabled
+    /// and the rate-limit timeout has expired; the refresh runs before the next command.
+    fn signal(&mut self, trigger: Trigger, now: Timestamp) {
+        if self.cfg.triggers & trigger.bit() == 0 {
+            return;
+        }
+        // acquireTimeout(): an unexpired timeout drops the signal; `isExpired` is `expires < now`.
+        if self.adaptive_expires.is_some_and(|e| e >= now) {
+            return;
+        }
+        self.adaptive_expires = Some(Timestamp(
+            now.0.saturating_add(self.cfg.adaptive_timeout_ms),
+        ));
+        self.refresh_scheduled = true;
+    }
+
+    /// One node asked for its view over a dedicated connection.
+    fn view_of(
+        &mut self,
+        node: u16,
+        net: &mut dyn Transport,
+    ) -> Option<Vec<(SlotRange, NodeAddr)>> {
+        self.state.cluster_slots_calls += 1;
+        let answer = net.cluster_slots(&self.addrs[usize::from(node)]);
+        if !matches!(answer, Err(Reply::ConnectionError)) {
+            self.state.new_connections += 1;
+        }
+        answer.ok()
+    }
+
+    /// `DefaultClusterTopologyRefresh.loadViews`: every source, then (with discovery) every node
+    /// the views name that was not a source. The first view obtained is the one used.
+    fn load_views(
+        &mut self,
+        sources: &[u16],
+        net: &mut dyn Transport,
+    ) -> Option<Vec<(SlotRange, NodeAddr)>> {
+        let mut views = Vec::new();
+        for &s in sources {
+            if let Some(v) = self.view_of(s, net) {
+                views.push(v);
+            }
+        }
+        if self.cfg.dynamic_sources {
+            let mut discovered = Vec::new();
+            for (_, a) in views.iter().flatten() {
+                let i = self.intern(a);
+                if !sources.contains(&i) && !discovered.contains(&i) {
+                    discovered.push(i);
+                }
+            }
+            for d in discovered {
+                if let Some(v) = self.view_of(d, net) {
+                    views.push(v);
+                }
+            }
+        }
+        views.into_iter().next()
+    }
+
+    /// `refreshPartitionsAsync` / `initializePartitions`: true when a view was applied.
+    fn refresh(&mut self, net: &mut dyn Transport) -> bool {
+        // getTopologyRefreshSource()
+        let sources = if self.cfg.dynamic_sources && !self.members.is_empty() {
+            let mut m = self.members.clone();
+            m.sort_by(|a, b| self.addr(*a).cmp(self.addr(*b)));
+            m
+        } else {
+            self.seeds.clone()
+        };
+        let mut view = self.load_views(&sources, net);
+        if view.is_none() && self.cfg.dynamic_sources && sources != self.seeds {
+            // loadPartitionsAsync(): recovery through the initial seed nodes.
+            let seeds = self.seeds.clone();
+            view = self.load_views(&seeds, net);
+        }
+        let Some(view) = view else {
+            return false;
+        };
+        self.table.iter_mut().for_each(|t| *t = NONE);
+        self.members.clear();
+        for (r, a) in view {
+            let i = self.intern(&a);
+            if !self.members.contains(&i) {
+                self.members.push(i);
+            }
+            for slot in r.slots() {
+                self.table[usize::from(slot.get())] = i;
+            }
+        }
+        if self.cfg.close_stale {
+            for (i, c) in self.conns.iter_mut().enumerate() {
+                let known = u16::try_from(i).is_ok_and(|i| self.members.contains(&i));
+                if !known {
+                    *c = Conn::Closed;
+                }
+            }
+        }
+        self.stale = 0;
+        self.state.full_reinits += 1;
+        true
+    }
+
+    /// Work due before this command: the first topology load, a scheduled adaptive refresh, a
+    /// periodic refresh.
+    fn background(&mut self, net: &mut dyn Transport) -> Result<(), Fail> {
+        let now = net.now();
+        if !self.initialized {
+            if !self.refresh(net) {
+                // RedisClusterClient.connect(): "Unable to establish a connection to Redis
+                // Cluster"; the application retries with the next command.
+                return Err(Fail(ErrorClass::ConnectionError));
+            }
+            self.initialized = true;
+            self.refresh_scheduled = false;
+            // activateTopologyRefreshIfNeeded(): scheduleAtFixedRate(period, period).
+            self.next_periodic = self
+                .cfg
+                .periodic_ms
+                .map(|p| Timestamp(now.0.saturating_add(p)));
+            return Ok(());
+        }
+        let mut due = std::mem::take(&mut self.refresh_scheduled);
+        if let (Some(next), Some(period)) = (self.next_periodic, self.cfg.periodic_ms) {
+            if now >= next {
+                due = true;
+                let missed = (now.0 - next.0) / period + 1;
+                self.next_periodic = Some(Timestamp(
+                    next.0.saturating_add(missed.saturating_mul(period)),
+                ));
+            }
+        }
+        if due {
+            self.refresh(net);
+        }
+        Ok(())
+    }
+
+    /// Writes the command to `node`'s connection (opening or re-opening it as Lettuce would).
+    fn send(
+        &mut self,
+        node: u16,
+        cmd: Routed,
+        asking: bool,
+        net: &mut dyn Transport,
+    ) -> Result<Reply, Fail> {
+        let now = net.now();
+        let i = usize::from(node);
+        if let Conn::Down { since, reported } = self.conns[i] {
+            let attempts = reconnect_attempts(now.millis_since(since));
+            if attempts > reported {
+                self.conns[i] = Conn::Down {
+                    since,
+                    reported: attempts,
+                };
+                if attempts >= self.cfg.reconnect_attempts {
+                    self.signal(Trigger::PersistentReconnects, now);
+                }
+            }
+        }
+        let reply = net.send(&self.addrs[i], cmd, asking);
+        match (self.conns[i], reply) {
+            (Conn::Closed, Reply::ConnectionError) => Err(Fail(ErrorClass::ConnectionError)),
+            (Conn::Closed, Reply::Timeout) => Err(Fail(ErrorClass::TimeoutError)),
+            (Conn::Open, Reply::ConnectionError) => {
+                // The watchdog takes over; the command is buffered until it times out.
+                self.conns[i] = Conn::Down {
+                    since: now,
+                    reported: 0,
+                };
+                Err(Fail(ErrorClass::TimeoutError))
+            }
+            (Conn::Down { .. }, Reply::ConnectionError) | (_, Reply::Timeout) => {
+                Err(Fail(ErrorClass::TimeoutError))
+            }
+            (Conn::Open, reply) => Ok(reply),
+            (Conn::Closed | Conn::Down { .. }, reply) => {
+                self.conns[i] = Conn::Open;
+                self.state.new_connections += 1;
+                Ok(reply)
+            }
+        }
+    }
+
+    /// `beforeGetConnection`: a redirect target must be in the partition table.
+    fn admit(&mut self, node: u16, now: Timestamp) -> Result<(), Fail> {
+        if self.members.contains(&node) {
+            return Ok(());
+        }
+        self.signal(Trigger::UnknownNode, now);
+        self.stale |= Trigger::UnknownNode.bit();
+        if self.cfg.validate_membership {
+            return Err(Fail(ErrorClass::RedisClusterException));
+        }
+        Ok(())
+    }
+
+    fn route(&mut self, cmd: Routed, net: &mut dyn Transport) -> Result<(), Fail> {
+        self.background(net)?;
+        let now = net.now();
+        let mut target = self.table[usize::from(cmd.slot.get())];
+        if target == NONE {
+            self.signal(Trigger::UncoveredSlot, now);
+            self.stale |= Trigger::UncoveredSlot.bit();
+            return Err(Fail(ErrorClass::ClusterDownError));
+        }
+        let mut asking = false;
+        let mut redirections = 0u32;
+        loop {
+            match self.send(target, cmd, asking, net)? {
+                Reply::Ok => return Ok(()),
+                Reply::Moved { to, .. } => {
+                    if redirections >= self.cfg.max_redirects {
+                        return Err(Fail(ErrorClass::ClusterError));
+                    }
+                    redirections += 1;
+                    self.signal(Trigger::MovedRedirect, now);
+                    self.stale |= Trigger::MovedRedirect.bit();
+                    target = self.intern(&to);
+                    asking = false;
+                    self.admit(target, now)?;
+                }
+                Reply::Ask { to, .. } => {
+                    if redirections >= self.cfg.max_redirects {
+                        return Err(Fail(ErrorClass::ClusterError));
+                    }
+                    redirections += 1;
+                    self.signal(Trigger::AskRedirect, now);
+                    target = self.intern(&to);
+                    asking = true;
+                    self.admit(target, now)?;
+                }
+                Reply::ClusterDown => return Err(Fail(ErrorClass::ClusterError)),
+                Reply::ConnectionError | Reply::Timeout => {
+                    return Err(Fail(ErrorClass::TimeoutError))
+                }
+            }
+        }
+    }
+
+    fn refresh_state(&mut self) {
+        let can_fix = self.cfg.periodic_ms.is_some() || self.stale & self.cfg.triggers != 0;
+        self.state.wedged = self.initialized && self.stale != 0 && !can_fix;
+    }
+}
+
+impl ClientModel for Client {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
+        let outcome = match self.route(cmd, net) {
+            Ok(()) => Outcome::Ok,
+            Err(Fail(class)) => Outcome::Failed(class),
+        };
+        self.refresh_state();
+        outcome
+    }
+
+    fn state(&self) -> ClientState {
+        self.state
+    }
+
+    fn error_name(&self, class: ErrorClass) -> &'static str {
+        match class {
+            ErrorClass::RedisClusterException => "UnknownPartitionException",
+            ErrorClass::ConnectionError => "RedisConnectionException",
+            ErrorClass::TimeoutError => "RedisCommandTimeoutException",
+            ErrorClass::ClusterDownError => "PartitionSelectorException",
+            ErrorClass::ClusterError => "RedisCommandExecutionException",
+        }
+    }
+
+    fn socket_timeout_ms(&self) -> Option<u64> {
+        self.socket_timeout_ms
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reconnect_attempts_follow_the_exponential_delay() {
+        assert_eq!(reconnect_attempts(0), 0);
+        assert_eq!(reconnect_attempts(1), 1);
+        assert_eq!(reconnect_attempts(2), 1);
+        assert_eq!(reconnect_attempts(3), 2);
+        assert_eq!(reconnect_attempts(31), 5);
+        assert_eq!(reconnect_attempts(32_766), 14);
+        assert_eq!(reconnect_attempts(32_767), 15);
+        assert_eq!(reconnect_attempts(32_767 + 30_000), 16);
+    }
+
+    #[test]
+    fn seconds_and_triggers_parse() {
+        assert_eq!(parse_secs_ms("30"), Some(30_000));
+        assert_eq!(parse_secs_ms("0.5"), Some(500));
+        assert_eq!(parse_secs_ms("1.25"), Some(1250));
+        assert_eq!(parse_secs_ms("1.2345"), None);
+        assert_eq!(parse_secs_ms("-1"), None);
+        assert_eq!(parse_secs_ms(""), None);
+        assert_eq!(
+            parse_triggers("MOVED_REDIRECT,UNKNOWN_NODE"),
+            Some(Trigger::MovedRedirect.bit() | Trigger::UnknownNode.bit())
+        );
+        assert_eq!(parse_triggers("MOVED"), None);
+    }
+}

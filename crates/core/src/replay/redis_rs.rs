@@ -1,0 +1,595 @@
+//! redis-rs's async cluster client (crate `redis`, feature `cluster-async`,
+//! `cluster_async::ClusterConnection`), model `redis-rs@1.8.1`.
+//!
+//! Written from the crate `redis` 1.8.1 (the newest non-pre-release on crates.io when read):
+//! `src/cluster_handling/async_connection/mod.rs` (`refresh_slots`, `get_connection`,
+//! `get_redirected_connection`, `reconnect_loop`, `reconnect_to_initial_nodes`, `poll_flush`,
+//! `poll_recover`), `src/cluster_handling/async_connection/request.rs` (`choose_response`),
+//! `src/cluster_handling/client.rs` (`ClusterClientBuilder`, `RetryParams`),
+//! `src/errors/redis_error.rs` and `src/errors/server_error.rs` (`retry_method`).
+//!
+//! What is modelled:
+//!
+//! - `MOVED` (`RetryMethod::MovedRedirect`): the request is retried at once on the named node and
+//!   the connection starts a full slot rebuild (`PollFlushAction::RebuildSlots`): there is no
+//!   rate limit and no patching, every `MOVED` costs a `refresh_slots`. The redirected retry is
+//!   already in flight when the rebuild starts, and no new request is dispatched until it ends,
+//!   so the replay runs the rebuild right after the command.
+//! - `refresh_slots`: `CLUSTER SLOTS` to each `Connected` node of the connection map in turn
+//!   until one answers (the map is a `HashMap`; the replay takes the nodes in order of first
+//!   sight); if none does, a second pass reconnects and asks every node of the map again. On
+//!   success the slot map is rebuilt from that one answer, nodes that left the topology are
+//!   dropped from the map and a connection is made to every topology node.
+//! - `ASK` (`AskRedirect`): `ASKING` and the command on the named node; no rebuild.
+//! - A connection error (`Io`, connection dropped → `RetryMethod::Reconnect`): the node is
+//!   marked `Reconnecting` and `reconnect_loop` repairs it in the background (backoff 50 ms
+//!   doubling to 1 s, forever unless `max_connection_attempts`); the request is retried at once
+//!   with its slot route. While the slot's node is not connected, `get_connection` sends to a
+//!   random connected node (which answers `MOVED`); with no connection at all it fails with
+//!   `ClusterConnectionNotFound`, which reconnects to the initial nodes
+//!   (`ReconnectFromInitialConnections`). A redirect to a node that cannot be connected is
+//!   `OperationTarget::NotFound`: rebuild, then retry after a sleep. The replay cannot probe a
+//!   node without sending to it, so a reconnect attempt is taken to succeed when its time comes
+//!   and the next command to the node shows whether it did.
+//! - A timeout (`Io` `TimedOut`, `RetryMethod::RetryImmediately`): no rebuild, no reconnect, the
+//!   connection is kept. `response_timeout` is unset by default: the library then waits on a
+//!   silent node as long as it takes; the replay, which cannot wait, counts such a command as
+//!   failed with `Io` `TimedOut` (set `response_timeout` or `socket_timeout` to model the wait).
+//!   With `response_timeout` set, `overall_response_timeout` defaults to the same value, so the
+//!   first timeout ends the request; with `overall_response_timeout=none` it is retried on the
+//!   same node up to `retries` times.
+//! - `retries` (default 16) bounds every retry of a request (redirects included). The waits of
+//!   `RetryMethod::WaitAndRetry` and of the `NotFound` path (`rand(min_retry_wait ..
+//!   min(max_retry_wait, factor·base^retry))` ms, at least 1.28 s by default) are not waited out:
+//!   a `CLUSTERDOWN` ends the command at once, and a rebuild that fails ends it with the
+//!   rebuild's error (the library would go on rebuilding in a loop while the request sleeps).
+//! - The initial nodes (`ClusterClient::new`'s list) are kept for the life of the connection, so
+//!   the client never wedges: `startup_nodes` is their number.
+//!
+//! `node_address_map` (`ClusterClientBuilder::node_address_map`) maps announced addresses to
+//! others at connection time only; the slot map keeps the announced addresses, so it is not an
+//! `address_remap` and is not modelled. Not modelled either: replicas and read routing,
+//! pipelines, multi-node commands, pub/sub resubscription.
+
+use super::client::{ClientModel, ClientState, ErrorClass, ModelOptions, Outcome, Transport};
+use super::cluster::Reply;
+use super::{ReplayError, Routed, SimRng};
+use crate::node::NodeAddr;
+use crate::slot::SLOT_COUNT;
+use crate::time::Timestamp;
+
+/// The redis-rs model's own options, by their `ClusterClientBuilder` names.
+pub(super) const OPTIONS: &[(&str, &str)] = &[
+    (
+        "retries",
+        "retries of a request, redirects included (default 16)",
+    ),
+    (
+        "response_timeout",
+        "milliseconds a request waits on a silent node (default unset: waits forever); \
+         same as socket_timeout",
+    ),
+    (
+        "overall_response_timeout",
+        "milliseconds, or none: bound of a request with its retries (default: response_timeout)",
+    ),
+    (
+        "connection_timeout",
+        "milliseconds to connect (default 1000); checked, not simulated",
+    ),
+    (
+        "min_retry_wait",
+        "milliseconds, lower bound of a retry's sleep (default 1280); checked, not simulated",
+    ),
+    (
+        "max_retry_wait",
+        "milliseconds, upper bound of a retry's sleep (default 655360); checked, not simulated",
+    ),
+    (
+        "max_connection_attempts",
+        "reconnect attempts before a node is dropped from the map (default unset: forever)",
+    ),
+];
+
+/// The model's name.
+pub(super) const NAME: &str = "redis-rs@1.8.1";
+
+/// `RetryParams::default().number_of_retries`.
+const DEFAULT_RETRIES: u32 = 16;
+/// `reconnect_loop`: first backoff.
+const RECONNECT_BACKOFF_MS: u64 = 50;
+/// `reconnect_loop`: backoff cap.
+const RECONNECT_BACKOFF_MAX_MS: u64 = 1000;
+/// Seed of the generator behind `get_random_connection`.
+const RNG_SEED: u64 = 0x7265_6469_732d_7273;
+
+const NONE: u16 = u16::MAX;
+
+/// Builds `redis-rs@1.8.1`.
+pub(super) fn build(
+    name: &str,
+    options: ModelOptions,
+) -> Result<Box<dyn ClientModel>, ReplayError> {
+    if name != NAME {
+        return Err(ReplayError::UnknownModel(name.to_owned()));
+    }
+    options.redis_py_options_unset(name)?;
+    options.library_options_for(name, OPTIONS)?;
+    let ms = |v: &str| v.trim().parse::<u64>().ok().filter(|&n| n <= 3_600_000);
+    let retries = options.library_value(
+        "retries",
+        DEFAULT_RETRIES,
+        |v| v.parse().ok().filter(|&n: &u32| n <= 100),
+        "a number up to 100",
+    )?;
+    let response_timeout = options.library_value(
+        "response_timeout",
+        None,
+        |v| ms(v).filter(|&n| n > 0).map(Some),
+        "milliseconds in 1..=3600000",
+    )?;
+    // `None`: match response_timeout; `Some(None)`: no overall timeout.
+    let overall = options.library_value(
+        "overall_response_timeout",
+        None,
+        |v| match v {
+            "none" | "None" => Some(Some(None)),
+            v => ms(v).filter(|&n| n > 0).map(|n| Some(Some(n))),
+        },
+        "milliseconds in 1..=3600000, or none",
+    )?;
+    options.library_value(
+        "connection_timeout",
+        1000,
+        |v| ms(v).filter(|&n| n > 0),
+        "milliseconds in 1..=3600000",
+    )?;
+    let min_wait = options.library_value("min_retry_wait", 1280, ms, "milliseconds")?;
+    let max_wait = options.library_value("max_retry_wait", 655_360, ms, "milliseconds")?;
+    if min_wait > max_wait {
+        return Err(ReplayError::BadValue {
+            option: "min_retry_wait".to_owned(),
+            value: min_wait.to_string(),
+            reason: format!("more than max_retry_wait ({max_wait})"),
+        });
+    }
+    let max_connection_attempts = options.library_value(
+        "max_connection_attempts",
+        None,
+        |v| v.parse::<u32>().ok().filter(|&n| n > 0).map(Some),
+        "a positive number",
+    )?;
+    let timeout_ms = match (response_timeout, options.socket_timeout_ms) {
+        (Some(_), Some(_)) => {
+            return Err(ReplayError::Unsupported {
+                model: name.to_owned(),
+                what: "both response_timeout and socket_timeout (they are the same setting)"
+                    .to_owned(),
+            })
+        }
+        (a, b) => a.or(b),
+    };
+    // With an overall timeout (by default that of the response), the first timeout ends the
+    // request; without one the request is retried.
+    let retry_timeouts = match overall {
+        Some(None) => true,
+        Some(Some(_)) | None => false,
+    };
+    Ok(Box::new(Client::new(
+        name,
+        &options.startup_nodes,
+        Config {
+            retries,
+            timeout_ms,
+            retry_timeouts,
+            max_connection_attempts,
+        },
+    )))
+}
+
+struct Config {
+    retries: u32,
+    timeout_ms: Option<u64>,
+    retry_timeouts: bool,
+    max_connection_attempts: Option<u32>,
+}
+
+/// A `ConnState` of the connection map.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Conn {
+    Connected,
+    /// Under repair by `reconnect_loop`: next attempt at `next`.
+    Reconnecting {
+        next: Timestamp,
+    },
+    /// Left by a failed second pass of `refresh_slots`.
+    Connecting,
+}
+
+/// How one attempt ended.
+enum Step {
+    /// The request is over.
+    Done(Outcome),
+    /// Retry (counting one retry) after this error, on this redirect or on the slot route.
+    Retry(ErrorClass, Option<(u16, bool)>),
+}
+
+struct Client {
+    name: String,
+    cfg: Config,
+    rng: SimRng,
+    addrs: Vec<NodeAddr>,
+    /// The connection map: `None` when the address has no entry.
+    conns: Vec<Option<Conn>>,
+    initial: Vec<u16>,
+    /// The slot map: slot → primary.
+    table: Vec<u16>,
+    initialized: bool,
+    /// A `RebuildSlots` not yet done (or whose last try failed).
+    rebuild: bool,
+    /// `reconnect_loop`'s next backoff per address.
+    backoff: Vec<u64>,
+    /// `reconnect_loop`'s attempts per address since the node last answered.
+    attempts: Vec<u32>,
+    stats: ClientState,
+}
+
+impl Client {
+    fn new(name: &str, seeds: &[NodeAddr], cfg: Config) -> Client {
+        let mut c = Client {
+            name: name.to_owned(),
+            cfg,
+            rng: SimRng::new(RNG_SEED),
+            addrs: Vec::new(),
+            conns: Vec::new(),
+            initial: Vec::new(),
+            table: vec![NONE; usize::from(SLOT_COUNT)],
+            initialized: false,
+            rebuild: false,
+            backoff: Vec::new(),
+            attempts: Vec::new(),
+            stats: ClientState::default(),
+        };
+        for s in seeds {
+            let i = c.intern(s);
+            if !c.initial.contains(&i) {
+                c.initial.push(i);
+            }
+        }
+        c.stats.startup_nodes = c.initial.len();
+        c
+    }
+
+    fn intern(&mut self, addr: &NodeAddr) -> u16 {
+        if let Some(i) = self.addrs.iter().position(|a| a == addr) {
+            return u16::try_from(i).unwrap_or(0);
+        }
+        match u16::try_from(self.addrs.len()) {
+            Ok(i) if i != NONE => {
+                self.addrs.push(addr.clone());
+                self.conns.push(None);
+                self.backoff.push(RECONNECT_BACKOFF_MS);
+                self.attempts.push(0);
+                i
+            }
+            _ => 0,
+        }
+    }
+
+    fn conn(&self, i: u16) -> Option<Conn> {
+        self.conns[usize::from(i)]
+    }
+
+    fn set_connected(&mut self, i: u16) {
+        if self.conn(i) != Some(Conn::Connected) {
+            self.stats.new_connections += 1;
+        }
+        self.conns[usize::from(i)] = Some(Conn::Connected);
+    }
+
+    /// `reconnect_loop`'s attempts that are due by `now` (taken to succeed; see the module doc).
+    fn poll_reconnects(&mut self, now: Timestamp) {
+        for i in 0..self.conns.len() {
+            if let Some(Conn::Reconnecting { next }) = self.conns[i] {
+                if next > now {
+                    continue;
+                }
+                let n = u16::try_from(i).unwrap_or(NONE);
+                let in_topology = self.table.contains(&n);
+                let exhausted = self
+                    .cfg
+                    .max_connection_attempts
+                    .is_some_and(|max| self.attempts[i] >= max);
+                if !in_topology || exhausted {
+                    self.conns[i] = None;
+                } else {
+                    self.set_connected(n);
+                }
+            }
+        }
+    }
+
+    /// `PollFlushAction::Reconnect`: starts `reconnect_loop` unless one runs. Its first attempt,
+    /// at once, is taken to fail (the node has just failed); the next is one backoff later, the
+    /// backoff doubling from 50 ms to 1 s while the node keeps failing.
+    fn start_reconnect(&mut self, i: u16, now: Timestamp) {
+        let k = usize::from(i);
+        if matches!(
+            self.conns[k],
+            Some(Conn::Reconnecting { .. } | Conn::Connecting)
+        ) {
+            return;
+        }
+        let backoff = self.backoff[k];
+        self.conns[k] = Some(Conn::Reconnecting {
+            next: Timestamp(now.0.saturating_add(backoff)),
+        });
+        self.backoff[k] = backoff.saturating_mul(2).min(RECONNECT_BACKOFF_MAX_MS);
+        self.attempts[k] = self.attempts[k].saturating_add(1);
+    }
+
+    /// Applies a `CLUSTER SLOTS` answer: rebuilds the slot map, keeps only topology nodes in the
+    /// connection map and connects to each of them (`refresh_connections_locked`).
+    fn apply(&mut self, ranges: Vec<(crate::slot::SlotRange, NodeAddr)>) {
+        self.table.iter_mut().for_each(|t| *t = NONE);
+        let mut nodes = Vec::new();
+        for (r, a) in ranges {
+            let i = self.intern(&a);
+            if !nodes.contains(&i) {
+                nodes.push(i);
+            }
+            for slot in r.slots() {
+                self.table[usize::from(slot.get())] = i;
+            }
+        }
+        for i in 0..self.conns.len() {
+            let n = u16::try_from(i).unwrap_or(NONE);
+            if !nodes.contains(&n) {
+                self.conns[i] = None;
+            }
+        }
+        for n in nodes {
+            self.set_connected(n);
+        }
+        self.stats.full_reinits += 1;
+    }
+
+    fn query(&mut self, i: u16, net: &mut dyn Transport) -> Result<(), ErrorClass> {
+        self.stats.cluster_slots_calls += 1;
+        let addr = self.addrs[usize::from(i)].clone();
+        match net.cluster_slots(&addr) {
+            Ok(ranges) => {
+                self.apply(ranges);
+                Ok(())
+            }
+            Err(reply) => Err(class_of(&reply)),
+        }
+    }
+
+    /// `refresh_slots`.
+    fn refresh_slots(&mut self, net: &mut dyn Transport) -> Result<(), ErrorClass> {
+        let mut last = ErrorClass::RedisClusterException;
+        let members: Vec<u16> = (0..self.conns.len())
+            .filter(|&i| self.conns[i].is_some())
+            .filter_map(|i| u16::try_from(i).ok())
+            .collect();
+        for &i in &members {
+            if self.conn(i) != Some(Conn::Connected) {
+                continue;
+            }
+            match self.query(i, net) {
+                Ok(()) => return Ok(()),
+                Err(e) => last = e,
+            }
+        }
+        // Second pass: repair each connection (PING, or a new connection) and ask again.
+        for &i in &members {
+            if self.conn(i).is_none() {
+                continue;
+            }
+            self.conns[usize::from(i)] = Some(Conn::Connecting);
+            match self.query(i, net) {
+                Ok(()) => return Ok(()),
+                Err(e) => {
+                    last = e;
+                    if !matches!(e, ErrorClass::ConnectionError | ErrorClass::TimeoutError) {
+                        // Reachable: the repaired connection is kept.
+                        self.conns[usize::from(i)] = Some(Conn::Connected);
+                    }
+                    // Else connect_and_check failed and the entry stays `Connecting`.
+                }
+            }
+        }
+        Err(last)
+    }
+
+    /// `reconnect_to_initial_nodes`: connect to the initial nodes, replace the connection map by
+    /// them and refresh the slots (the connection and the `CLUSTER SLOTS` answer are taken
+    /// together: a node that cannot be connected is asked nothing by the library).
+    fn reconnect_to_initial_nodes(&mut self, net: &mut dyn Transport) -> Result<(), ErrorClass> {
+        let mut last = ErrorClass::ConnectionError;
+        let initial = self.initial.clone();
+        for i in initial {
+            self.stats.cluster_slots_calls += 1;
+            let addr = self.addrs[usize::from(i)].clone();
+            match net.cluster_slots(&addr) {
+                Ok(ranges) => {
+                    self.conns.iter_mut().for_each(|c| *c = None);
+                    self.set_connected(i);
+                    self.apply(ranges);
+                    self.initialized = true;
+                    return Ok(());
+                }
+                Err(reply) => last = class_of(&reply),
+            }
+        }
+        Err(last)
+    }
+
+    /// `get_connection` for the slot route: the primary if connected, else a random connected
+    /// node.
+    fn route(&mut self, cmd: Routed) -> Option<u16> {
+        let owner = self.table[usize::from(cmd.slot.get())];
+        if owner != NONE && self.conn(owner) == Some(Conn::Connected) {
+            return Some(owner);
+        }
+        let connected: Vec<u16> = (0..self.conns.len())
+            .filter(|&i| self.conns[i] == Some(Conn::Connected))
+            .filter_map(|i| u16::try_from(i).ok())
+            .collect();
+        if connected.is_empty() {
+            return None;
+        }
+        let k = usize::try_from(self.rng.below(u64::try_from(connected.len()).unwrap_or(1)))
+            .unwrap_or(0)
+            .min(connected.len() - 1);
+        Some(connected[k])
+    }
+
+    /// `get_redirected_connection` and the attempt on it.
+    fn redirected(&mut self, to: u16, asking: bool, cmd: Routed, net: &mut dyn Transport) -> Step {
+        let prev = self.conn(to);
+        if prev == Some(Conn::Connected) {
+            return self.attempt(to, asking, None, cmd, net);
+        }
+        // connect_check_and_add: a new connection, kept only if it works.
+        self.set_connected(to);
+        self.attempt(to, asking, Some(prev), cmd, net)
+    }
+
+    /// Sends on `node`; `fresh` holds the map entry before a connection made for this attempt.
+    fn attempt(
+        &mut self,
+        node: u16,
+        asking: bool,
+        fresh: Option<Option<Conn>>,
+        cmd: Routed,
+        net: &mut dyn Transport,
+    ) -> Step {
+        let now = net.now();
+        let addr = self.addrs[usize::from(node)].clone();
+        let reply = net.send(&addr, cmd, asking);
+        match reply {
+            Reply::Ok => {
+                let k = usize::from(node);
+                self.backoff[k] = RECONNECT_BACKOFF_MS;
+                self.attempts[k] = 0;
+                Step::Done(Outcome::Ok)
+            }
+            Reply::Moved { to, .. } => {
+                self.rebuild = true;
+                Step::Retry(ErrorClass::ClusterError, Some((self.intern(&to), false)))
+            }
+            Reply::Ask { to, .. } => {
+                Step::Retry(ErrorClass::ClusterError, Some((self.intern(&to), true)))
+            }
+            Reply::ClusterDown => Step::Done(Outcome::Failed(ErrorClass::ClusterDownError)),
+            Reply::ConnectionError | Reply::Timeout => {
+                let class = class_of(&reply);
+                if let Some(prev) = fresh {
+                    // The connection could not be made: OperationTarget::NotFound, rebuild,
+                    // then retry on the slot route after a sleep.
+                    self.conns[usize::from(node)] = prev;
+                    self.rebuild = true;
+                    if self.refresh_slots(net).is_ok() {
+                        self.rebuild = false;
+                    }
+                    return Step::Retry(class, None);
+                }
+                if reply == Reply::Timeout {
+                    return if self.cfg.retry_timeouts {
+                        // RetryImmediately keeps the routing.
+                        Step::Retry(class, asking.then_some((node, true)))
+                    } else {
+                        Step::Done(Outcome::Failed(class))
+                    };
+                }
+                self.start_reconnect(node, now);
+                Step::Retry(class, None)
+            }
+        }
+    }
+
+    /// One request, with `choose_response`'s retries.
+    fn request(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
+        let now = net.now();
+        let mut redirect: Option<(u16, bool)> = None;
+        let mut last = ErrorClass::ConnectionError;
+        for _ in 0..=self.cfg.retries {
+            self.poll_reconnects(now);
+            let step = match redirect.take() {
+                Some((to, asking)) => self.redirected(to, asking, cmd, net),
+                None => match self.route(cmd) {
+                    Some(node) => self.attempt(node, false, None, cmd, net),
+                    None => {
+                        // ClusterConnectionNotFound → ReconnectFromInitialConnections.
+                        let _ = self.reconnect_to_initial_nodes(net);
+                        Step::Retry(ErrorClass::RedisClusterException, None)
+                    }
+                },
+            };
+            match step {
+                Step::Done(o) => return o,
+                Step::Retry(class, next) => {
+                    last = class;
+                    redirect = next;
+                }
+            }
+        }
+        Outcome::Failed(last)
+    }
+}
+
+fn class_of(reply: &Reply) -> ErrorClass {
+    match reply {
+        Reply::Timeout => ErrorClass::TimeoutError,
+        Reply::ClusterDown => ErrorClass::ClusterDownError,
+        Reply::Moved { .. } | Reply::Ask { .. } => ErrorClass::ClusterError,
+        Reply::Ok | Reply::ConnectionError => ErrorClass::ConnectionError,
+    }
+}
+
+impl ClientModel for Client {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn socket_timeout_ms(&self) -> Option<u64> {
+        self.cfg.timeout_ms
+    }
+
+    fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
+        if !self.initialized {
+            // ClusterConnection::new: create_initial_connections, then refresh_slots.
+            if let Err(class) = self.reconnect_to_initial_nodes(net) {
+                return Outcome::Failed(class);
+            }
+        }
+        if self.rebuild {
+            // Requests wait while the connection is in `Recover`; a failed rebuild fails them.
+            match self.refresh_slots(net) {
+                Ok(()) => self.rebuild = false,
+                Err(class) => return Outcome::Failed(class),
+            }
+        }
+        let outcome = self.request(cmd, net);
+        if self.rebuild && self.refresh_slots(net).is_ok() {
+            self.rebuild = false;
+        }
+        outcome
+    }
+
+    fn state(&self) -> ClientState {
+        self.stats
+    }
+
+    fn error_name(&self, class: ErrorClass) -> &'static str {
+        match class {
+            ErrorClass::RedisClusterException => "ClusterConnectionNotFound",
+            ErrorClass::ConnectionError => "Io (connection refused)",
+            ErrorClass::TimeoutError => "Io (timed out)",
+            ErrorClass::ClusterDownError => "Server(ClusterDown)",
+            ErrorClass::ClusterError => "Server(Moved) (retries exhausted)",
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! Replay of synthetic incidents through the Jedis 5.x model.
+
+use slotscope_core::metrics::count_f64;
+use slotscope_core::replay::{
+    model, replay, FaultKind, FaultWindow, ModelOptions, ReplayReport, SimCluster,
+    SimClusterBuilder, Workload, WorkloadSpec,
+};
+use slotscope_core::{NodeAddr, SlotRange, TimeSpan, Timestamp};
+
+const T0: u64 = 1_700_000_000_000;
+const JEDIS: &str = "jedis@5.1.0";
+const A: &str = "10.0.0.1:6379";
+const B: &str = "10.0.0.2:6379";
+
+fn addr(s: &str) -> NodeAddr {
+    s.parse().unwrap()
+}
+
+fn range(a: u16, b: u16) -> SlotRange {
+    SlotRange::try_from((a, b)).unwrap()
+}
+
+fn at(secs: u64) -> Timestamp {
+    Timestamp(T0 + secs * 1000)
+}
+
+/// Incident 1: A owns every slot; A stops answering for 2 s at 10 s; B appears at 20 s and
+/// slots 8192-16383 migrate to it over 2 s.
+fn incident1() -> SimCluster {
+    let (a, b) = (addr(A), addr(B));
+    let mut builder = SimClusterBuilder::new();
+    builder.layout(at(0), &[(range(0, 16383), a.clone())], &[]);
+    builder.fault(FaultWindow {
+        node: a.clone(),
+        span: TimeSpan::new(at(10), at(12)),
+        kind: FaultKind::Timeout,
+    });
+    builder.add_node(&b);
+    let migrating: Vec<_> = range(8192, 16383)
+        .slots()
+        .map(|s| (s, a.clone(), b.clone()))
+        .collect();
+    builder.layout(at(20), &[(range(0, 16383), a.clone())], &migrating);
+    builder.layout(
+        at(22),
+        &[(range(0, 8191), a.clone()), (range(8192, 16383), b.clone())],
+        &[],
+    );
+    builder.build()
+}
+
+/// B owns slot 16383 from the start; at 20 s slots 8192-16383 belong to B.
+fn reshard() -> SimCluster {
+    let (a, b) = (addr(A), addr(B));
+    let mut builder = SimClusterBuilder::new();
+    builder.layout(
+        at(0),
+        &[
+            (range(0, 16382), a.clone()),
+            (range(16383, 16383), b.clone()),
+        ],
+        &[],
+    );
+    builder.layout(
+        at(20),
+        &[(range(0, 8191), a.clone()), (range(8192, 16383), b.clone())],
+        &[],
+    );
+    builder.build()
+}
+
+/// A and B own half the slots each; B refuses connections from 10 s to 12 s.
+fn b_refuses_for_two_seconds() -> SimCluster {
+    let mut builder = SimClusterBuilder::new();
+    builder.layout(
+        at(0),
+        &[(range(0, 8191), addr(A)), (range(8192, 16383), addr(B))],
+        &[],
+    );
+    builder.fault(FaultWindow {
+        node: addr(B),
+        span: TimeSpan::new(at(10), at(12)),
+        kind: FaultKind::ConnectionError,
+    });
+    builder.build()
+}
+
+fn workload(secs: u64) -> Workload {
+    Workload::generate(&WorkloadSpec {
+        start: at(0),
+        duration_ms: secs * 1000,
+        rate_per_sec: 100,
+        keys: 10_000,
+        key_prefix: "device_imp".into(),
+        command: "zadd".into(),
+        seed: 42,
+    })
+    .unwrap()
+}
+
+fn run(cluster: &SimCluster, w: &Workload, set: &[(&str, &str)]) -> ReplayReport {
+    let mut opts = ModelOptions::new(addr(A));
+    for (k, v) in set {
+        opts.set(k, v).unwrap();
+    }
+    let mut client = model(JEDIS, opts).unwrap();
+    replay(cluster, w, client.as_mut())
+}
+
+fn commands_from(w: &Workload, t: Timestamp) -> u64 {
+    u64::try_from(w.commands.iter().filter(|c| c.t >= t).count()).unwrap()
+}
+
+fn commands_within(w: &Workload, from: Timestamp, to: Timestamp) -> u64 {
+    u64::try_from(
+        w.commands
+            .iter()
+            .filter(|c| c.t >= from && c.t < to)
+            .count(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn jedis_renews_the_slot_cache_on_moved_so_a_reshard_costs_one_moved() {
+    let (cluster, w) = (reshard(), workload(60));
+    let r = run(&cluster, &w, &[]);
+    assert_eq!(r.model, JEDIS);
+    assert_eq!(r.failed, 0);
+    assert_eq!(r.moved, 1);
+    assert_eq!(
+        r.full_reinits, 2,
+        "start-up, then the MOVED's renewSlotCache"
+    );
+    assert_eq!(r.cluster_slots_calls, 2);
+    assert_eq!(r.nodes[A].cluster_slots, 2);
+    assert!(!r.wedged);
+}
+
+#[test]
+fn jedis_recovers_in_incident1_and_sends_half_to_the_new_node() {
+    let (cluster, w) = (incident1(), workload(60));
+    let r = run(&cluster, &w, &[]);
+    assert!(!r.wedged);
+    assert_eq!(r.startup_nodes, 1, "startNodes are kept");
+    assert_eq!(
+        r.moved, 1,
+        "the first MOVED after the migration renews the cache"
+    );
+    assert_eq!(
+        r.full_reinits, 2,
+        "start-up and that MOVED; renewals in the stall fail"
+    );
+    assert_eq!(r.timeline[30].errors, 0);
+    assert_eq!(r.failed, commands_within(&w, at(10), at(12)));
+    let share = count_f64(r.nodes[B].ok) / count_f64(commands_from(&w, at(22)));
+    assert!((0.4..0.6).contains(&share), "share to the new node {share}");
+}
+
+#[test]
+fn jedis_in_a_two_second_timeout_window_tries_four_times_renews_and_gives_up_on_the_deadline() {
+    let (cluster, w) = (incident1(), workload(30));
+    let r = run(&cluster, &w, &[]);
+    let stalled = commands_within(&w, at(10), at(12));
+    assert_eq!(r.errors["JedisClusterOperationException"], stalled);
+    assert_eq!(r.errors.len(), 1);
+    // soTimeout 2 s, maxTotalRetriesDuration 10 s: attempt 4 (8 s of timeouts plus one failed
+    // renewal's 2 s) passes the deadline; attempt 5 is never made.
+    assert_eq!(r.nodes[A].failed, 4 * stalled);
+    // One or two failed renewals per command (the second only with a zero backoff draw), the
+    // start node A each time (B is not known yet); then start-up and the MOVED at 22 s.
+    let slots_calls = r.nodes[A].cluster_slots - 2;
+    assert!(
+        (stalled..=2 * stalled).contains(&slots_calls),
+        "{slots_calls} renewals for {stalled} commands"
+    );
+}
+
+#[test]
+fn jedis_renews_after_two_consecutive_connection_failures_and_runs_out_of_attempts() {
+    let (cluster, w) = (b_refuses_for_two_seconds(), workload(30));
+    let r = run(&cluster, &w, &[]);
+    let failed = r.errors["JedisClusterOperationException"];
+    assert_eq!(failed, r.failed);
+    assert!(failed > 50, "{failed}");
+    // Five refused attempts per command; renewals (through start node A, which answers) after
+    // the 2nd and the 4th.
+    assert_eq!(r.nodes[B].failed, 5 * failed);
+    assert_eq!(r.full_reinits, 1 + 2 * failed);
+    assert!(r.timeline[13..].iter().all(|s| s.errors == 0));
+    let two = run(&cluster, &w, &[("maxAttempts", "2")]);
+    // With fewer than 3 attempts, one renewal when no attempt is left.
+    assert_eq!(two.nodes[B].failed, 2 * two.failed);
+    assert_eq!(two.full_reinits, 1 + two.failed);
+}
+
+#[test]
+fn jedis_max_attempts_one_fails_the_command_that_meets_moved() {
+    let (cluster, w) = (reshard(), workload(60));
+    let r = run(&cluster, &w, &[("maxAttempts", "1")]);
+    assert_eq!(r.moved, 1);
+    assert_eq!(r.failed, 1);
+    assert_eq!(r.errors["JedisClusterOperationException"], 1);
+    assert_eq!(r.full_reinits, 2, "the cache was renewed before giving up");
+}
+
+#[test]
+fn jedis_topology_refresh_period_renews_in_the_background_and_avoids_the_moved() {
+    let (cluster, w) = (reshard(), workload(60));
+    let r = run(&cluster, &w, &[("topologyRefreshPeriod", "5")]);
+    // Every 5 s from the first command: 5, 10, …, 55 s; the one at 20 s sees the reshard.
+    assert_eq!(r.full_reinits, 1 + 11);
+    assert_eq!(r.cluster_slots_calls, 12);
+    assert_eq!(r.moved, 0);
+    let default = run(&cluster, &w, &[]);
+    assert_eq!(default.full_reinits, 2);
+}
+
+#[test]
+fn jedis_refuses_a_slot_map_with_holes_at_start_up() {
+    let mut builder = SimClusterBuilder::new();
+    builder.layout(at(0), &[(range(0, 16382), addr(A))], &[]);
+    let (cluster, w) = (builder.build(), workload(5));
+    let r = run(&cluster, &w, &[]);
+    assert_eq!(r.succeeded, 0);
+    assert_eq!(r.full_reinits, 0);
+    assert_eq!(
+        r.cluster_slots_calls, r.commands,
+        "one start node tried per command"
+    );
+    assert_eq!(r.errors["JedisClusterOperationException"], r.commands);
+    assert!(!r.wedged);
+}
+
+#[test]
+fn jedis_options_are_checked() {
+    let opts = ModelOptions::new(addr(A));
+    let with = |k: &str, v: &str| {
+        let mut o = opts.clone();
+        o.set(k, v).unwrap();
+        model(JEDIS, o)
+    };
+    assert!(with("maxAttempts", "3").is_ok());
+    assert!(with("maxAttempts", "0").is_err());
+    assert!(with("maxTotalRetriesDuration", "2.5").is_ok());
+    assert!(with("maxTotalRetriesDuration", "soon").is_err());
+    assert!(with("topologyRefreshPeriod", "none").is_ok());
+    assert!(with("topologyRefreshPeriod", "0").is_err());
+    assert!(with("maxRedirects", "5").is_err(), "a Lettuce option");
+    assert!(
+        with("dynamic_startup_nodes", "false").is_err(),
+        "a redis-py option"
+    );
+}

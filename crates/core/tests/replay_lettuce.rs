@@ -1,0 +1,358 @@
+//! Replay of synthetic incidents through the Lettuce 6.x model.
+
+use slotscope_core::metrics::count_f64;
+use slotscope_core::replay::{
+    model, replay, FaultKind, FaultWindow, ModelOptions, ReplayReport, SimCluster,
+    SimClusterBuilder, Workload, WorkloadSpec,
+};
+use slotscope_core::{NodeAddr, SlotRange, TimeSpan, Timestamp};
+
+const T0: u64 = 1_700_000_000_000;
+const LETTUCE: &str = "lettuce@6.3.2";
+const A: &str = "10.0.0.1:6379";
+const B: &str = "10.0.0.2:6379";
+
+fn addr(s: &str) -> NodeAddr {
+    s.parse().unwrap()
+}
+
+fn range(a: u16, b: u16) -> SlotRange {
+    SlotRange::try_from((a, b)).unwrap()
+}
+
+fn at(secs: u64) -> Timestamp {
+    Timestamp(T0 + secs * 1000)
+}
+
+/// Incident 1: A owns every slot; A stops answering for 2 s at 10 s; B appears at 20 s and
+/// slots 8192-16383 migrate to it over 2 s.
+fn incident1() -> SimCluster {
+    let (a, b) = (addr(A), addr(B));
+    let mut builder = SimClusterBuilder::new();
+    builder.layout(at(0), &[(range(0, 16383), a.clone())], &[]);
+    builder.fault(FaultWindow {
+        node: a.clone(),
+        span: TimeSpan::new(at(10), at(12)),
+        kind: FaultKind::Timeout,
+    });
+    builder.add_node(&b);
+    let migrating: Vec<_> = range(8192, 16383)
+        .slots()
+        .map(|s| (s, a.clone(), b.clone()))
+        .collect();
+    builder.layout(at(20), &[(range(0, 16383), a.clone())], &migrating);
+    builder.layout(
+        at(22),
+        &[(range(0, 8191), a.clone()), (range(8192, 16383), b.clone())],
+        &[],
+    );
+    builder.build()
+}
+
+/// A reshard between known nodes: B owns slot 16383 from the start (so it is in the topology
+/// Lettuce loads); at 20 s slots 8192-16383 belong to B.
+fn reshard() -> SimCluster {
+    let (a, b) = (addr(A), addr(B));
+    let mut builder = SimClusterBuilder::new();
+    builder.layout(
+        at(0),
+        &[
+            (range(0, 16382), a.clone()),
+            (range(16383, 16383), b.clone()),
+        ],
+        &[],
+    );
+    builder.layout(
+        at(20),
+        &[(range(0, 8191), a.clone()), (range(8192, 16383), b.clone())],
+        &[],
+    );
+    builder.build()
+}
+
+/// A reshard in two steps 5 s apart: slots 12288-16382 move at 20 s, 8192-12287 at 25 s.
+fn reshard_in_two_steps() -> SimCluster {
+    let (a, b) = (addr(A), addr(B));
+    let mut builder = SimClusterBuilder::new();
+    builder.layout(
+        at(0),
+        &[
+            (range(0, 16382), a.clone()),
+            (range(16383, 16383), b.clone()),
+        ],
+        &[],
+    );
+    builder.layout(
+        at(20),
+        &[
+            (range(0, 12287), a.clone()),
+            (range(12288, 16383), b.clone()),
+        ],
+        &[],
+    );
+    builder.layout(
+        at(25),
+        &[(range(0, 8191), a.clone()), (range(8192, 16383), b.clone())],
+        &[],
+    );
+    builder.build()
+}
+
+/// A and B own half the slots each; B refuses connections from 10 s to 12 s.
+fn b_refuses_for_two_seconds() -> SimCluster {
+    let mut builder = SimClusterBuilder::new();
+    builder.layout(
+        at(0),
+        &[(range(0, 8191), addr(A)), (range(8192, 16383), addr(B))],
+        &[],
+    );
+    builder.fault(FaultWindow {
+        node: addr(B),
+        span: TimeSpan::new(at(10), at(12)),
+        kind: FaultKind::ConnectionError,
+    });
+    builder.build()
+}
+
+fn workload(secs: u64) -> Workload {
+    Workload::generate(&WorkloadSpec {
+        start: at(0),
+        duration_ms: secs * 1000,
+        rate_per_sec: 100,
+        keys: 10_000,
+        key_prefix: "device_imp".into(),
+        command: "zadd".into(),
+        seed: 42,
+    })
+    .unwrap()
+}
+
+fn run(cluster: &SimCluster, w: &Workload, set: &[(&str, &str)]) -> ReplayReport {
+    let mut opts = ModelOptions::new(addr(A));
+    for (k, v) in set {
+        opts.set(k, v).unwrap();
+    }
+    let mut client = model(LETTUCE, opts).unwrap();
+    replay(cluster, w, client.as_mut())
+}
+
+fn commands_from(w: &Workload, t: Timestamp) -> u64 {
+    u64::try_from(w.commands.iter().filter(|c| c.t >= t).count()).unwrap()
+}
+
+fn commands_within(w: &Workload, from: Timestamp, to: Timestamp) -> u64 {
+    u64::try_from(
+        w.commands
+            .iter()
+            .filter(|c| c.t >= from && c.t < to)
+            .count(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn default_lettuce_follows_moved_forever_after_a_reshard_between_known_nodes() {
+    let (cluster, w) = (reshard(), workload(60));
+    let r = run(&cluster, &w, &[]);
+    assert_eq!(r.model, LETTUCE);
+    assert_eq!(r.failed, 0);
+    assert_eq!(
+        r.full_reinits, 1,
+        "the topology is loaded once and never again"
+    );
+    assert_eq!(
+        r.cluster_slots_calls, 2,
+        "the seed, then B discovered in its view"
+    );
+    // About half the commands after the reshard meet MOVED first, to the very end.
+    let per_command = count_f64(r.moved) / count_f64(commands_from(&w, at(20)));
+    assert!(
+        (0.4..0.6).contains(&per_command),
+        "MOVED per command {per_command}"
+    );
+    assert!(r.timeline[21..].iter().all(|s| s.moved > 0));
+    assert!(r.timeline[59].moved >= 30, "{}", r.timeline[59].moved);
+    assert!(r.wedged, "stale table and no refresh trigger enabled");
+}
+
+#[test]
+fn moved_redirect_trigger_refreshes_once_and_moved_stops() {
+    let (cluster, w) = (reshard(), workload(60));
+    for set in [
+        [("enableAdaptiveRefreshTrigger", "MOVED_REDIRECT")],
+        [("enableAllAdaptiveRefreshTriggers", "true")],
+    ] {
+        let r = run(&cluster, &w, &set);
+        assert_eq!(r.failed, 0);
+        assert_eq!(
+            r.moved, 1,
+            "{set:?}: the refresh runs before the next command"
+        );
+        assert_eq!(r.full_reinits, 2);
+        assert!(!r.wedged);
+        // The refresh asks every known node (dynamicRefreshSources): A and B.
+        assert_eq!(r.cluster_slots_calls, 4);
+    }
+}
+
+#[test]
+fn adaptive_refreshes_are_rate_limited_by_adaptive_refresh_triggers_timeout() {
+    let (cluster, w) = (reshard_in_two_steps(), workload(60));
+    let r = run(
+        &cluster,
+        &w,
+        &[("enableAdaptiveRefreshTrigger", "MOVED_REDIRECT")],
+    );
+    // 20 s: a MOVED, a refresh; 25 s: MOVED signals dropped until the 30 s timeout (taken at
+    // 20 s) has expired; the first MOVED after 50 s refreshes again.
+    assert_eq!(r.full_reinits, 3);
+    assert!(r.timeline[26..50].iter().all(|s| s.moved > 0));
+    assert!(r.timeline[51..].iter().all(|s| s.moved == 0));
+    assert!(r.moved > 400, "{}", r.moved);
+    let fast = run(
+        &cluster,
+        &w,
+        &[
+            ("enableAdaptiveRefreshTrigger", "MOVED_REDIRECT"),
+            ("adaptiveRefreshTriggersTimeout", "1"),
+        ],
+    );
+    assert_eq!(fast.full_reinits, 3);
+    assert_eq!(fast.moved, 2, "one MOVED per reshard step");
+}
+
+#[test]
+fn periodic_refresh_picks_up_the_reshard_without_any_trigger() {
+    let (cluster, w) = (reshard(), workload(60));
+    let r = run(
+        &cluster,
+        &w,
+        &[("enablePeriodicRefresh", "true"), ("refreshPeriod", "15")],
+    );
+    // Refreshes at 15, 30, 45 s (the first one period after the initial load): MOVED from
+    // 20 s until the one at 30 s.
+    assert_eq!(r.full_reinits, 4);
+    assert!(r.timeline[25].moved > 0);
+    assert!(r.timeline[31..].iter().all(|s| s.moved == 0));
+    assert!(!r.wedged);
+    let not_enabled = run(&cluster, &w, &[("refreshPeriod", "15")]);
+    assert_eq!(
+        not_enabled.full_reinits, 1,
+        "refreshPeriod alone enables nothing"
+    );
+}
+
+#[test]
+fn default_lettuce_refuses_redirects_to_a_node_that_joined_later_in_incident1() {
+    let (cluster, w) = (incident1(), workload(60));
+    let r = run(&cluster, &w, &[]);
+    // B was not in the topology loaded at 0 s: validateClusterNodeMembership refuses every
+    // ASK and MOVED to it, forever.
+    assert_eq!(r.nodes[B].calls, 0);
+    let refused = r.errors["UnknownPartitionException"];
+    let share = count_f64(refused) / count_f64(commands_from(&w, at(20)));
+    assert!((0.3..0.6).contains(&share), "refused share {share}");
+    assert!(r.timeline[59].errors > 30);
+    assert!(r.wedged);
+    assert_eq!(r.full_reinits, 1);
+    // The 2 s stall: every command in it times out; the connection is kept.
+    assert_eq!(
+        r.errors["RedisCommandTimeoutException"],
+        commands_within(&w, at(10), at(12))
+    );
+    assert_eq!(
+        r.new_connections, 2,
+        "the topology load, then the node connection"
+    );
+}
+
+#[test]
+fn validate_cluster_node_membership_false_follows_redirects_to_the_new_node() {
+    let (cluster, w) = (incident1(), workload(60));
+    let r = run(&cluster, &w, &[("validateClusterNodeMembership", "false")]);
+    assert_eq!(r.errors.get("UnknownPartitionException"), None);
+    assert!(r.nodes[B].ok > 0);
+    // Still no refresh: the moved half meets MOVED on every command.
+    assert_eq!(r.full_reinits, 1);
+    assert!(r.timeline[59].moved >= 30);
+}
+
+#[test]
+fn all_triggers_recover_in_incident1_once_the_rate_limit_allows_a_refresh_after_the_migration() {
+    let (cluster, w) = (incident1(), workload(60));
+    let r = run(
+        &cluster,
+        &w,
+        &[("enableAllAdaptiveRefreshTriggers", "true")],
+    );
+    // The ASK at 20 s refreshes at once, but the view (CLUSTER SLOTS) does not list B yet; the
+    // next refresh waits for the 30 s timeout: B is refused until just after 50 s.
+    assert_eq!(r.full_reinits, 3);
+    assert!(r.timeline[45].errors > 0);
+    assert!(r.timeline[51..]
+        .iter()
+        .all(|s| s.errors == 0 && s.moved == 0));
+    let share = count_f64(r.nodes[B].ok) / count_f64(commands_from(&w, at(51)));
+    assert!((0.4..0.6).contains(&share), "share to the new node {share}");
+    let fast = run(
+        &cluster,
+        &w,
+        &[
+            ("enableAllAdaptiveRefreshTriggers", "true"),
+            ("adaptiveRefreshTriggersTimeout", "1"),
+        ],
+    );
+    assert!(fast.timeline[23..].iter().all(|s| s.errors == 0));
+    assert!(!fast.wedged);
+}
+
+#[test]
+fn persistent_reconnects_trigger_refreshes_while_a_node_refuses_connections() {
+    let (cluster, w) = (b_refuses_for_two_seconds(), workload(30));
+    let default = run(&cluster, &w, &[]);
+    let triggered = run(
+        &cluster,
+        &w,
+        &[("enableAdaptiveRefreshTrigger", "PERSISTENT_RECONNECTS")],
+    );
+    for r in [&default, &triggered] {
+        // Commands buffered on the broken connection time out; B is reconnected after 12 s.
+        assert!(r.errors["RedisCommandTimeoutException"] > 50);
+        assert!(r.timeline[13..].iter().all(|s| s.errors == 0));
+        assert!(!r.wedged);
+    }
+    assert_eq!(default.full_reinits, 1);
+    // The reconnect attempt count reaches 5 within the window (31 ms after the break): one
+    // refresh; the next signal falls inside the 30 s timeout.
+    assert_eq!(triggered.full_reinits, 2);
+    // Seed and discovered B at start; then both again, B refused.
+    assert_eq!(triggered.cluster_slots_calls, 4);
+    // The initial load's two connections, A and B, then B again after the outage.
+    assert_eq!(default.new_connections, 2 + 2 + 1);
+}
+
+#[test]
+fn lettuce_options_are_checked() {
+    let opts = ModelOptions::new(addr(A));
+    let with = |k: &str, v: &str| {
+        let mut o = opts.clone();
+        o.set(k, v).unwrap();
+        model(LETTUCE, o)
+    };
+    assert!(with("maxRedirects", "3").is_ok());
+    assert!(with("maxRedirects", "many").is_err());
+    assert!(with("adaptiveRefreshTriggersTimeout", "0.5").is_ok());
+    assert!(with("adaptiveRefreshTriggersTimeout", "-1").is_err());
+    assert!(with(
+        "enableAdaptiveRefreshTrigger",
+        "MOVED_REDIRECT,ASK_REDIRECT"
+    )
+    .is_ok());
+    assert!(with("enableAdaptiveRefreshTrigger", "MOVED").is_err());
+    assert!(with("refreshPeriod", "0").is_err());
+    assert!(with("maxAttempts", "5").is_err(), "a Jedis option");
+    assert!(
+        with("reinitialize_steps", "3").is_err(),
+        "a redis-py option"
+    );
+}
