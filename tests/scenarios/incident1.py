@@ -10,8 +10,12 @@ counted) and at the end prints one JSON line to stdout:
     startup_nodes / nodes_cache (the client's own node lists at the end), wire (what was really sent
     to each node: per command, ok / MOVED / ASK / exception class), timeline (100 ms buckets).
 
+With `--concurrency N`, N tasks share the client (each issues its next write when its previous one
+is done; the pacer holds all of them to --rate together), and the summary also has `connections`
+(per node: connections opened and connects that failed) and `connections_opened`.
+
 Usage: incident1.py --host 127.0.0.1 --port 7000 --duration 20 [--rate 200] [--keys 4000]
-                    [--timeout 0.5] [--name exposure]
+                    [--timeout 0.5] [--name exposure] [--concurrency 1]
 """
 
 import argparse
@@ -31,9 +35,12 @@ def parse_args():
     p.add_argument("--keys", type=int, default=4000, help="distinct keys device_imp:0..N-1")
     p.add_argument("--timeout", type=float, default=0.5, help="socket (connect) timeout, seconds")
     p.add_argument("--name", default="exposure", help="connection name (CLIENT SETNAME)")
+    p.add_argument("--concurrency", type=int, default=1, help="tasks sharing the client, 1-64")
     a = p.parse_args()
     if not 0 < a.duration <= 600 or not 0 < a.rate <= 2000 or a.keys < 1:
         p.error("duration must be in (0, 600], rate in (0, 2000], keys >= 1")
+    if not 1 <= a.concurrency <= 64:
+        p.error("concurrency must be in [1, 64]")
     return a
 
 
@@ -61,13 +68,15 @@ async def main():
                 log(f"first error after {outcomes.ok} writes: {type(e).__name__}: {e}")
             outcomes.record_error("zadd", e)
 
-    run = await run_until(args.duration, step)
+    run = await run_until(args.duration, step, args.concurrency)
     nm = client.nodes_manager
     summary = outcomes.as_json()
     summary.update(run)
     summary["startup_nodes"] = sorted(nm.startup_nodes)
     summary["nodes_cache"] = sorted(nm.nodes_cache)
     summary["wire"] = wire.as_json()
+    summary["connections"] = wire.connections_json()
+    summary["connections_opened"] = wire.connections_opened()
     summary["moved_timeline"] = wire.moved_timeline()
     summary["zadd_ok_by_node"] = {
         node: cmds["zadd"].get("ok", 0) for node, cmds in summary["wire"].items() if "zadd" in cmds

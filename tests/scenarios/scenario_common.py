@@ -4,12 +4,17 @@
   or an exception class), by wrapping `redis.asyncio.cluster.ClusterNode.execute_command`, the one
   place where both redis-py 5.0.0 and 8.0.0 send a command to one node and read its reply. The
   library itself keeps no such counts; they are the client's own view to compare with the server's
-  counters (commandstats `rejected_calls` counts exactly these MOVED replies).
+  counters (commandstats `rejected_calls` counts exactly these MOVED replies). It also counts, per
+  node, the connections the library opened (a connect and its handshake that succeeded on a
+  connection that was not connected) and the connects that failed, by wrapping the connection's
+  connect (`connect_check_health` in 8.x, `connect` in 5.0.0, both called whenever a command
+  is sent on a connection that is not connected).
 - `Outcomes`: per application command, ok / errors by class, the first message of each class, a
   timeline in 100 ms buckets (wall clock, epoch milliseconds, to compare with a recording).
 - `Pacer`: a bounded rate without bursts after a stall.
-- `run_until`: runs the loop until the duration is over or SIGTERM / SIGINT arrives, then prints
-  one JSON summary line to stdout.
+- `run_until`: runs the loop (in `concurrency` tasks sharing the one client) until the duration is
+  over or SIGTERM / SIGINT arrives.
+- `emit`: prints one JSON summary line to stdout.
 
 Only standard-library modules and redis-py; nothing here reaches beyond the given host and port.
 """
@@ -23,6 +28,7 @@ import time
 
 import redis
 from redis.asyncio.cluster import ClusterNode
+from redis.asyncio.connection import AbstractConnection
 from redis.exceptions import AskError, MovedError
 
 BUCKET_MS = 100
@@ -43,6 +49,8 @@ class Wire:
         )
         # 100 ms bucket (epoch ms) -> MOVED replies received
         self.moved_buckets = collections.Counter()
+        # node -> {"opened": n, "failed": n}
+        self.connections = collections.defaultdict(collections.Counter)
 
     def install(self):
         original = ClusterNode.execute_command
@@ -67,7 +75,38 @@ class Wire:
             return reply
 
         ClusterNode.execute_command = counted
+        self._install_connect_counter()
         return self
+
+    def _install_connect_counter(self):
+        name = (
+            "connect_check_health"
+            if hasattr(AbstractConnection, "connect_check_health")
+            else "connect"
+        )
+        original = getattr(AbstractConnection, name)
+        wire = self
+
+        async def counted_connect(conn, *args, **kwargs):
+            was = conn.is_connected
+            node = f"{getattr(conn, 'host', '?')}:{getattr(conn, 'port', '?')}"
+            try:
+                result = await original(conn, *args, **kwargs)
+            except BaseException:
+                if not was:
+                    wire.connections[node]["failed"] += 1
+                raise
+            if not was and conn.is_connected:
+                wire.connections[node]["opened"] += 1
+            return result
+
+        setattr(AbstractConnection, name, counted_connect)
+
+    def connections_json(self):
+        return {node: dict(c) for node, c in sorted(self.connections.items())}
+
+    def connections_opened(self):
+        return sum(c["opened"] for c in self.connections.values())
 
     def total(self, cmd, outcome):
         return sum(c[cmd][outcome] for c in self.counts.values() if cmd in c)
@@ -167,19 +206,30 @@ class Pacer:
         self.next += self.period
 
 
-async def run_until(duration, step):
-    """Calls `await step(i)` for i = 0, 1, … until `duration` seconds passed or SIGTERM/SIGINT."""
+async def run_until(duration, step, concurrency=1):
+    """Calls `await step(i)` for i = 0, 1, … until `duration` seconds passed or SIGTERM/SIGINT,
+    from `concurrency` tasks at once (each takes the next i when its previous step is done)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     deadline = time.monotonic() + duration
     started_ms = int(time.time() * 1000)
-    i = 0
-    while not stop.is_set() and time.monotonic() < deadline:
-        await step(i)
-        i += 1
-    return {"started_ms": started_ms, "ended_ms": int(time.time() * 1000), "iterations": i}
+    counter = [0]
+
+    async def lane():
+        while not stop.is_set() and time.monotonic() < deadline:
+            i = counter[0]
+            counter[0] += 1
+            await step(i)
+
+    await asyncio.gather(*(lane() for _ in range(max(1, concurrency))))
+    return {
+        "started_ms": started_ms,
+        "ended_ms": int(time.time() * 1000),
+        "iterations": counter[0],
+        "concurrency": max(1, concurrency),
+    }
 
 
 def emit(summary):

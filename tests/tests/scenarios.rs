@@ -258,11 +258,18 @@ impl Run {
     }
 }
 
-/// Incident 1 with the client of redis-py `version`: one master owning every slot, `slotscope
-/// record`, the client writing; the only node stopped (SIGSTOP) for [`PAUSE`] and resumed; then a
-/// second master added and slots 8192–16383 migrated to it, and 7 s more.
+/// Incident 1 with the client of redis-py `version` writing [`INCIDENT_1_RATE`] per second from
+/// one task (see [`incident_1_with`]).
 fn incident_1(kind: ServerKind, version: &str) -> Run {
-    let clock = Clock::new(format!("{kind} redis-py {version}"));
+    incident_1_with(kind, version, INCIDENT_1_RATE, 1)
+}
+
+/// Incident 1 with the client of redis-py `version` writing `rate` per second from `tasks` tasks
+/// sharing it: one master owning every slot, `slotscope record`, the client writing; the only
+/// node stopped (SIGSTOP) for [`PAUSE`] and resumed; then a second master added and slots
+/// 8192–16383 migrated to it, and 7 s more.
+fn incident_1_with(kind: ServerKind, version: &str, rate: f64, tasks: u32) -> Run {
+    let clock = Clock::new(format!("{kind} redis-py {version}, {tasks} task(s)"));
     let mut cluster = Cluster::start(kind, 1, ClusterOptions::default());
     clock.step("cluster of one master started");
     let dir = TempDir::new().unwrap();
@@ -284,11 +291,13 @@ fn incident_1(kind: ServerKind, version: &str) -> Run {
             "--duration".into(),
             "120".into(),
             "--rate".into(),
-            INCIDENT_1_RATE.to_string(),
+            rate.to_string(),
             "--timeout".into(),
             "0.5".into(),
             "--name".into(),
             "exposure".into(),
+            "--concurrency".into(),
+            tasks.to_string(),
         ],
         Duration::from_secs(150),
     );
@@ -529,6 +538,50 @@ fn incident_1_scale_out_wedges_redis_py_5_0_0_but_not_8_0_0() {
 #[test]
 fn incident_1_on_redis_7_0_without_client_setinfo() {
     incident_1_both(ServerKind::Redis);
+}
+
+/// Incident 1 at twice the rate from 8 tasks sharing one client (the fidelity suite's
+/// concurrency case, kept as the fixtures `incident1-c8-redis-py-*-valkey`): 5.0.0 still ends
+/// wedged, 8.0.0 still recovers and writes to both shards, and both count the connections they
+/// opened.
+#[test]
+fn incident_1_with_8_tasks_sharing_the_client() {
+    let kind = ServerKind::Valkey;
+    let _one_at_a_time = exclusive();
+    let (old, new) = thread::scope(|s| {
+        let old = s.spawn(|| incident_1_with(kind, REDIS_PY_5_0_0, 2.0 * INCIDENT_1_RATE, 8));
+        let new = s.spawn(|| incident_1_with(kind, REDIS_PY_8_0_0, 2.0 * INCIDENT_1_RATE, 8));
+        (old.join().unwrap(), new.join().unwrap())
+    });
+    let (c5, c8) = (old.client("incident1"), new.client("incident1"));
+    assert_eq!(u(&c5["concurrency"]), 8);
+    assert_eq!(c5["startup_nodes"], json!([]), "5.0.0 wedged: {c5}");
+    assert_eq!(c5["first_error"]["RedisClusterException"], WEDGED);
+    assert!(c5["first_ok_after_last_error_ms"].is_null());
+    assert!(
+        c8["first_ok_after_last_error_ms"].is_u64(),
+        "8.0.0 recovered"
+    );
+    assert!(
+        u(&c8["zadd_ok_by_node"][&new.new_node]) > 500,
+        "8.0.0 writes to the new shard: {}",
+        c8["zadd_ok_by_node"]
+    );
+    for c in [c5, c8] {
+        assert!(u(&c["connections_opened"]) >= 1, "{}", c["connections"]);
+        // About the rate asked for until the stall (8 tasks keep up with 400/s).
+        assert!(u(&c["iterations"]) > 2000, "{}", c["iterations"]);
+    }
+    keep_fixture(
+        "incident1-c8-redis-py-5.0.0-valkey",
+        &old.recording,
+        &old.clients,
+    );
+    keep_fixture(
+        "incident1-c8-redis-py-8.0.0-valkey",
+        &new.recording,
+        &new.clients,
+    );
 }
 
 /// Incident 2: two masters, sorted sets on both, `slotscope record`, then the remapped

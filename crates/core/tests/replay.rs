@@ -304,32 +304,39 @@ fn concurrency_lets_other_commands_through_while_one_waits_out_a_timeout() {
     let cluster = incident1();
     let w = workload(60, "zadd");
     let set = [("socket_timeout", "0.5")];
-    let one = run(&cluster, &w, "redis-py@8.0.0", &set);
-    let four = run(
-        &cluster,
-        &w.clone().with_concurrency(4),
-        "redis-py@8.0.0",
-        &set,
-    );
-    let many = run(
-        &cluster,
-        &w.clone().with_concurrency(100),
-        "redis-py@8.0.0",
-        &set,
-    );
+    let lanes = |n: u32| {
+        run(
+            &cluster,
+            &w.clone().with_concurrency(n),
+            "redis-py@8.0.0",
+            &set,
+        )
+    };
+    let (one, four, many) = (lanes(1), lanes(4), lanes(100));
     assert_eq!((one.concurrency, four.concurrency), (1, 4));
-    // More lanes: fewer commands skipped, more of them meet the stall.
-    assert!(four.skipped_while_waiting < one.skipped_while_waiting);
+    // More lanes: fewer commands of the 2 s stall skipped. Even 100 lanes all end up waiting
+    // (on the silent node, then on the initialisation that holds the lock until the node is
+    // back), so about half the stall's 200 commands are still skipped.
+    assert!(one.skipped_while_waiting > four.skipped_while_waiting);
+    assert!(four.skipped_while_waiting > many.skipped_while_waiting);
     assert!(
-        four.failed > one.failed,
-        "{} vs {}",
-        four.failed,
-        one.failed
+        (80..=120).contains(&many.skipped_while_waiting),
+        "{}",
+        many.skipped_while_waiting
     );
-    // 100 lanes at 100 commands/s with 0.5 s waits: never all busy.
-    assert_eq!(many.skipped_while_waiting, 0);
-    assert_eq!(many.commands, u64::try_from(w.commands.len()).unwrap());
-    // Without waiting, lanes change nothing.
+    // `_initialize_lock`: tasks that need a re-initialisation while one runs wait for it, so
+    // CLUSTER SLOTS calls hardly grow with the lanes ...
+    assert!(
+        many.cluster_slots_calls <= one.cluster_slots_calls + 2,
+        "{} vs {}",
+        many.cluster_slots_calls,
+        one.cluster_slots_calls
+    );
+    // ... while connections do: each waiting task holds one of its own, and a pool grows to the
+    // tasks that go out together, each reconnecting after the node's connections were dropped.
+    assert!(one.new_connections < four.new_connections);
+    assert!(four.new_connections < many.new_connections);
+    // Without waiting, lanes change only the pool sizes.
     let plain = run(&cluster, &w, "redis-py@8.0.0", &[]);
     let plain4 = run(
         &cluster,

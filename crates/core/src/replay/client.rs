@@ -17,6 +17,14 @@ pub trait Transport {
     /// The virtual time of the current command (for models with timers: periodic refresh, rate
     /// limits on refreshes).
     fn now(&self) -> Timestamp;
+    /// Waits `ms` (a backoff, a lock held by another task): later exchanges happen that much
+    /// later, and the application's lane stays busy. A timeout reply has already cost the
+    /// model's `socket_timeout` this way.
+    fn sleep(&mut self, ms: u64);
+    /// Ends work the client did in the background (a lazy reload, a scheduled refresh): the
+    /// command goes on at `t`, its time before that work, as it did not wait for it (never
+    /// earlier than the command's start).
+    fn resume_at(&mut self, t: Timestamp);
     /// Sends the current command for `cmd` to `to` (after `ASKING` when `asking`).
     fn send(&mut self, to: &NodeAddr, cmd: Routed, asking: bool) -> Reply;
     /// Sends `CLUSTER SLOTS` to `to`.
@@ -94,6 +102,9 @@ pub trait ClientModel {
     fn socket_timeout_ms(&self) -> Option<u64> {
         None
     }
+    /// Told once before the first command: how many commands the application has in flight at
+    /// most (tasks or threads sharing the client). Models with connection pools size them by it.
+    fn set_concurrency(&mut self, _in_flight: u32) {}
 }
 
 /// redis-py's default `reinitialize_steps`.

@@ -486,10 +486,14 @@ impl ClientModel for Client {
         self.run_gc(now);
         let outcome = self.process(cmd, net);
         if self.reload_due {
-            // The LazyReload goroutine, run at the time it started.
+            // The LazyReload goroutine, run when the command is done; the command does not
+            // wait for it.
             self.reload_due = false;
             let before = self.timeouts;
-            let hold = match self.reload(net) {
+            let resume = net.now();
+            let reloaded = self.reload(net);
+            net.resume_at(resume);
+            let hold = match reloaded {
                 Ok(()) => LAZY_RELOAD_HOLD_MS,
                 // Failed: no sleep, but the goroutine held the flag while it waited on silent
                 // nodes (ReadTimeout each).

@@ -55,8 +55,10 @@
 //! # Choices of the model
 //!
 //! - Time inside a command: each read timeout costs `socket_timeout` (Jedis's `soTimeout`,
-//!   2 s when not set) and each backoff its sleep, against `maxTotalRetriesDuration`. The driver
-//!   makes the client wait only when `socket_timeout` is set, and only for the timeouts.
+//!   2 s when not set) and each backoff its sleep, against `maxTotalRetriesDuration`. With
+//!   `socket_timeout` set the replay also waits them out: later attempts of the command are
+//!   answered that much later (a node back from a stall answers), and the application's lane
+//!   stays busy meanwhile.
 //! - The background refresh runs before the next command after it is due, once however many
 //!   periods passed (the fixed-delay schedule restarts from then).
 //! - Shuffles and backoff draw from a [`SimRng`] seeded with a constant: replays are
@@ -469,6 +471,10 @@ impl Client {
             let squared = u64::from(attempts_left).saturating_mul(u64::from(attempts_left));
             let sleep = self.rng.below(left / squared + 1);
             *elapsed = elapsed.saturating_add(sleep);
+            if self.socket_timeout_ms.is_some() {
+                // Waiting is modelled: the retry happens that much later.
+                net.sleep(sleep);
+            }
         }
         self.renew(None, elapsed, net);
         Ok(true)

@@ -523,7 +523,10 @@ impl Client {
             }
         }
         if due {
+            // An asynchronous refresh: the command does not wait for it.
+            let resume = net.now();
             self.refresh(net);
+            net.resume_at(resume);
         }
         Ok(())
     }

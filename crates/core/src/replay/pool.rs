@@ -1,6 +1,11 @@
 //! Connection pools of a simulated client: per node, connection objects that are connected or
 //! not and busy until a virtual time, so that commands in flight at once each hold their own
 //! connection and every (re)connection is counted as the server would count it.
+//!
+//! A pool hands its free connections out in turn (redis-py's `_free` deque: `popleft` to take,
+//! `append` to give back), and grows to the application's concurrency: tasks that queued behind
+//! an initialisation go out together, each on a connection of its own. So after every drop of
+//! the node's connections the next `concurrency` commands to it each reconnect.
 
 use crate::time::Timestamp;
 
@@ -35,9 +40,19 @@ pub(super) struct Lease {
 /// Per-node pools (nodes by interned index).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Pools {
-    nodes: Vec<Vec<Conn>>,
+    nodes: Vec<Pool>,
     max_per_node: usize,
+    /// Connection objects a pool grows to even without overlap (the concurrency).
+    burst: usize,
     opened: u64,
+}
+
+/// One node's connections, handed out in turn.
+#[derive(Clone, Debug, Default)]
+struct Pool {
+    conns: Vec<Conn>,
+    /// Where the next search for a free connection starts.
+    next: usize,
 }
 
 impl Pools {
@@ -46,8 +61,14 @@ impl Pools {
         Pools {
             nodes: Vec::new(),
             max_per_node: max_per_node.max(1),
+            burst: 1,
             opened: 0,
         }
+    }
+
+    /// Lets every pool grow to `n` connections (capped by the pool's maximum).
+    pub(super) fn set_burst(&mut self, n: usize) {
+        self.burst = n.clamp(1, self.max_per_node);
     }
 
     /// Connections opened so far (every successful connect, reconnects included).
@@ -55,38 +76,46 @@ impl Pools {
         self.opened
     }
 
-    fn pool(&mut self, node: u16) -> &mut Vec<Conn> {
+    fn pool(&mut self, node: u16) -> &mut Pool {
         let i = usize::from(node);
         if self.nodes.len() <= i {
-            self.nodes.resize_with(i + 1, Vec::new);
+            self.nodes.resize_with(i + 1, Pool::default);
         }
         &mut self.nodes[i]
     }
 
-    /// Takes a connection to `node` that is free at `now`: the first free one, else a new object
-    /// (not yet connected), else, with the pool full, the one that frees first.
+    /// Takes a connection to `node` that is free at `now`: a new object while the pool is below
+    /// its burst size, else the next free one in turn, else a new object while below the maximum,
+    /// else (the pool full) the one that frees first.
     pub(super) fn acquire(&mut self, node: u16, now: Timestamp) -> Lease {
-        let max = self.max_per_node;
+        let (max, burst) = (self.max_per_node, self.burst);
         let pool = self.pool(node);
-        let index = match pool.iter().position(|c| c.busy_until <= now) {
-            Some(i) => i,
-            None if pool.len() < max => {
-                pool.push(Conn {
+        let n = pool.conns.len();
+        let free = (0..n)
+            .map(|k| (pool.next + k) % n)
+            .find(|&i| pool.conns[i].busy_until <= now);
+        let index = match free {
+            Some(i) if n >= burst => i,
+            _ if n < max => {
+                pool.conns.push(Conn {
                     connected: false,
                     busy_until: now,
                 });
-                pool.len() - 1
+                n
             }
+            Some(i) => i,
             None => pool
+                .conns
                 .iter()
                 .enumerate()
                 .min_by_key(|(_, c)| c.busy_until)
                 .map_or(0, |(i, _)| i),
         };
+        pool.next = (index + 1) % pool.conns.len().max(1);
         Lease {
             node,
             index,
-            was_connected: pool.get(index).is_some_and(|c| c.connected),
+            was_connected: pool.conns.get(index).is_some_and(|c| c.connected),
         }
     }
 
@@ -94,7 +123,7 @@ impl Pools {
     /// `until`. A connection that was not open and reached the node counts as opened.
     pub(super) fn finish(&mut self, lease: Lease, link: Link, until: Timestamp) {
         let opened = link == Link::Answered && !lease.was_connected;
-        if let Some(c) = self.pool(lease.node).get_mut(lease.index) {
+        if let Some(c) = self.pool(lease.node).conns.get_mut(lease.index) {
             c.connected = link == Link::Answered;
             c.busy_until = until;
         }
@@ -103,14 +132,17 @@ impl Pools {
 
     /// Drops every connection to `node` (each reconnects on its next use).
     pub(super) fn disconnect(&mut self, node: u16) {
-        self.pool(node).iter_mut().for_each(|c| c.connected = false);
+        self.pool(node)
+            .conns
+            .iter_mut()
+            .for_each(|c| c.connected = false);
     }
 
     /// Drops every connection of every pool.
     pub(super) fn disconnect_all(&mut self) {
         self.nodes
             .iter_mut()
-            .flatten()
+            .flat_map(|p| p.conns.iter_mut())
             .for_each(|c| c.connected = false);
     }
 }
@@ -134,11 +166,32 @@ mod tests {
         assert_eq!(l.index, 1);
         p.finish(l, Link::Answered, Timestamp(10));
         assert_eq!(p.opened(), 2);
-        // After the wait the timed-out one is free again but must reconnect.
+        // After the wait the timed-out one is free again, and its turn: it must reconnect.
         let l = p.acquire(0, Timestamp(600));
         assert_eq!(l.index, 0);
         p.finish(l, Link::Answered, Timestamp(600));
         assert_eq!(p.opened(), 3);
+    }
+
+    #[test]
+    fn a_pool_grows_to_its_burst_and_hands_connections_out_in_turn() {
+        let mut p = Pools::new(100);
+        p.set_burst(3);
+        let mut used = Vec::new();
+        for t in 0..6 {
+            let l = p.acquire(0, Timestamp(t));
+            used.push(l.index);
+            p.finish(l, Link::Answered, Timestamp(t));
+        }
+        assert_eq!(used, [0, 1, 2, 0, 1, 2]);
+        assert_eq!(p.opened(), 3);
+        // A drop of the node's connections costs one reconnect per connection of the pool.
+        p.disconnect(0);
+        for t in 10..16 {
+            let l = p.acquire(0, Timestamp(t));
+            p.finish(l, Link::Answered, Timestamp(t));
+        }
+        assert_eq!(p.opened(), 6);
     }
 
     #[test]

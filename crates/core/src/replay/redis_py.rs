@@ -89,9 +89,11 @@ struct Client {
     addrs: Vec<NodeAddr>,
     /// Each node's connections (`ClusterNode._connections` / `_free`).
     pools: Pools,
-    /// The virtual time within the current command: its start, plus the waits of the timeouts
-    /// met so far.
-    clock: Timestamp,
+    /// When the last `initialize()` ended: one held `_initialize_lock` until then, and a task
+    /// that needs one meanwhile waits for it.
+    init_until: Timestamp,
+    /// Whether that initialisation succeeded.
+    init_ok: bool,
     /// Slot → address index.
     table: Vec<u16>,
     /// The owner ranges `table` was last built from (interned, remapped): a re-initialisation
@@ -117,7 +119,8 @@ impl Client {
             } else {
                 MAX_CONNECTIONS_PY8
             }),
-            clock: Timestamp(0),
+            init_until: Timestamp(0),
+            init_ok: false,
             table: vec![NONE; usize::from(SLOT_COUNT)],
             built_from: Vec::new(),
             patched: Vec::new(),
@@ -150,24 +153,21 @@ impl Client {
         }
     }
 
-    /// Takes a connection to `node` for one exchange at the command's clock.
-    fn lease(&mut self, node: u16) -> Lease {
-        self.pools.acquire(node, self.clock)
+    /// Takes a connection to `node` for one exchange now.
+    fn lease(&mut self, node: u16, net: &dyn Transport) -> Lease {
+        self.pools.acquire(node, net.now())
     }
 
-    /// Gives the connection back after `reply`: a timeout holds it (and the command) for
-    /// `socket_timeout`, then it is dropped (`disconnect_on_error`); a refusal drops it.
-    fn give_back(&mut self, lease: Lease, reply: &Reply) {
+    /// Gives the connection back after `reply` (the transport's clock already moved past a
+    /// timeout's wait, during which the connection was held): a timeout drops it
+    /// (`disconnect_on_error`), so does a refusal.
+    fn give_back(&mut self, lease: Lease, reply: &Reply, net: &dyn Transport) {
         let link = match reply {
             Reply::ConnectionError => Link::Refused,
             Reply::Timeout => Link::TimedOut,
             _ => Link::Answered,
         };
-        if link == Link::TimedOut {
-            let wait = self.opts.socket_timeout_ms.unwrap_or(0);
-            self.clock = Timestamp(self.clock.0.saturating_add(wait));
-        }
-        self.pools.finish(lease, link, self.clock);
+        self.pools.finish(lease, link, net.now());
         self.state.new_connections = self.pools.opened();
     }
 
@@ -200,15 +200,34 @@ impl Client {
         self.patched.clear();
     }
 
-    /// `initialize()`: `CLUSTER SLOTS` from each startup node in turn until one answers.
+    /// `initialize()` under `_initialize_lock`: a task that finds another's initialisation
+    /// running waits for it to end; if it succeeded, that one served this task's request too
+    /// (it clears `_initialize`), else the task runs its own.
     fn initialize(&mut self, net: &mut dyn Transport) -> Result<(), ErrorClass> {
+        let now = net.now();
+        if now < self.init_until {
+            net.sleep(self.init_until.millis_since(now));
+            if self.init_ok {
+                self.needs_init = false;
+                return Ok(());
+            }
+        }
+        let result = self.initialize_now(net);
+        self.init_until = net.now();
+        self.init_ok = result.is_ok();
+        result
+    }
+
+    /// `NodesManager.initialize()`: `CLUSTER SLOTS` from each startup node in turn until one
+    /// answers.
+    fn initialize_now(&mut self, net: &mut dyn Transport) -> Result<(), ErrorClass> {
         for k in 0..self.startup.len() {
             let s = self.startup[k];
-            let lease = self.lease(s);
+            let lease = self.lease(s, net);
             self.state.cluster_slots_calls += 1;
             let addr = self.addrs[usize::from(s)].clone();
             let answer = net.cluster_slots(&addr);
-            self.give_back(lease, answer.as_ref().err().unwrap_or(&Reply::Ok));
+            self.give_back(lease, answer.as_ref().err().unwrap_or(&Reply::Ok), net);
             if let Ok(ranges) = answer {
                 let mut owners = Vec::with_capacity(ranges.len());
                 let mut discovered = Vec::new();
@@ -268,9 +287,9 @@ impl Client {
         }
         let mut asking = false;
         for _ in 0..REQUEST_TTL {
-            let lease = self.lease(target);
+            let lease = self.lease(target, net);
             let reply = net.send(&self.addrs[usize::from(target)], cmd, asking);
-            self.give_back(lease, &reply);
+            self.give_back(lease, &reply, net);
             match reply {
                 Reply::Ok => return Ok(()),
                 Reply::Moved { slot, to } => {
@@ -324,8 +343,12 @@ impl ClientModel for Client {
         self.opts.socket_timeout_ms
     }
 
+    fn set_concurrency(&mut self, in_flight: u32) {
+        self.pools
+            .set_burst(usize::try_from(in_flight).unwrap_or(usize::MAX));
+    }
+
     fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
-        self.clock = net.now();
         let attempts = 1 + self.opts.retry_attempts;
         let mut last = ErrorClass::ConnectionError;
         let mut outcome = None;

@@ -127,7 +127,10 @@ struct Wire<'a> {
     commands: Vec<CommandStats>,
     moved: u64,
     ask: u64,
-    timeouts: u64,
+    /// What a timeout costs: the client's `socket_timeout` (0 when not modelled).
+    timeout_ms: u64,
+    /// When the current command was issued.
+    start: Timestamp,
 }
 
 impl Wire<'_> {
@@ -142,9 +145,19 @@ impl Transport for Wire<'_> {
         self.now
     }
 
+    fn sleep(&mut self, ms: u64) {
+        self.now = Timestamp(self.now.0.saturating_add(ms));
+    }
+
+    fn resume_at(&mut self, t: Timestamp) {
+        self.now = t.max(self.start);
+    }
+
     fn send(&mut self, to: &NodeAddr, cmd: Routed, asking: bool) -> Reply {
         let reply = self.cluster.answer(self.now, to, cmd, asking);
-        self.timeouts += u64::from(reply == Reply::Timeout);
+        if reply == Reply::Timeout {
+            self.sleep(self.timeout_ms);
+        }
         let reached = !matches!(reply, Reply::ConnectionError | Reply::Timeout);
         let (moved, ask) = (
             matches!(reply, Reply::Moved { .. }),
@@ -174,7 +187,9 @@ impl Transport for Wire<'_> {
             n.cluster_slots += 1;
         }
         let answer = self.cluster.cluster_slots(self.now, to);
-        self.timeouts += u64::from(matches!(answer, Err(Reply::Timeout)));
+        if matches!(answer, Err(Reply::Timeout)) {
+            self.sleep(self.timeout_ms);
+        }
         answer
     }
 }
@@ -189,11 +204,12 @@ fn share(part: u64, whole: u64) -> f64 {
 
 /// Runs `workload` against `cluster` through `client`, in one plain loop over the commands.
 ///
-/// Commands take no virtual time except a timeout's wait (with the model's `socket_timeout`): the
-/// application has `workload.concurrency` lanes (tasks or threads sharing the client), a command
-/// goes to a free lane, a timeout keeps its lane busy for the wait, and a command scheduled while
-/// every lane waits is not issued (`skipped_while_waiting`). The client's state is shared by all
-/// lanes, and a command's effect on it counts from when it was issued.
+/// Commands take no virtual time except waiting: every timeout costs the model's
+/// `socket_timeout`, and a model may sleep ([`Transport::sleep`]); later exchanges of the same
+/// command are answered at the later time. The application has `workload.concurrency` lanes (tasks
+/// or threads sharing the client): a command goes to a free lane, keeps it busy while it waits,
+/// and a command scheduled while every lane waits is not issued (`skipped_while_waiting`). The
+/// client's state is shared by all lanes; commands run one after another in the order issued.
 pub fn replay(
     cluster: &SimCluster,
     workload: &Workload,
@@ -207,9 +223,11 @@ pub fn replay(
         commands: vec![CommandStats::default(); workload.names.len()],
         moved: 0,
         ask: 0,
-        timeouts: 0,
+        timeout_ms: client.socket_timeout_ms().unwrap_or(0),
+        start: Timestamp(0),
     };
     let lanes = usize::try_from(workload.concurrency.max(1)).unwrap_or(1);
+    client.set_concurrency(workload.concurrency.max(1));
     let mut busy_until = vec![Timestamp(0); lanes];
     let mut report = ReplayReport {
         model: client.name().to_owned(),
@@ -239,15 +257,12 @@ pub fn replay(
             continue;
         };
         wire.now = wc.t;
+        wire.start = wc.t;
         wire.name = name;
-        let (moved0, ask0, timeouts0) = (wire.moved, wire.ask, wire.timeouts);
+        let (moved0, ask0) = (wire.moved, wire.ask);
         let outcome = client.execute(Routed { slot, key: wc.key }, &mut wire);
-        if let Some(wait) = client.socket_timeout_ms() {
-            let waited = wait.saturating_mul(wire.timeouts - timeouts0);
-            if waited > 0 {
-                busy_until[lane] = Timestamp(wc.t.0.saturating_add(waited));
-            }
-        }
+        // The command took the time the client waited (timeouts, sleeps): its lane is busy.
+        busy_until[lane] = wire.now;
         let state = client.state();
         let second = usize::try_from(wc.t.millis_since(start) / 1000).unwrap_or(usize::MAX);
         if report.timeline.len() <= second && second < 1_000_000 {
