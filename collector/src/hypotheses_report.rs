@@ -15,7 +15,13 @@ use crate::input::read_recording;
 use crate::replay_report::{observed_rate, RunError};
 
 /// Reads the recording, replays every standard variant and ranks them.
-pub fn run(file: &Path, keys: u32, seed: u64, concurrency: u32) -> Result<Hypotheses, RunError> {
+pub fn run(
+    file: &Path,
+    keys: u32,
+    seed: u64,
+    concurrency: u32,
+    redis_py_socket_timeout_ms: Option<u64>,
+) -> Result<Hypotheses, RunError> {
     let ((mut builder, metrics), _input) = read_recording(
         file,
         |h| (SimClusterBuilder::for_recording(h), Metrics::default()),
@@ -35,6 +41,7 @@ pub fn run(file: &Path, keys: u32, seed: u64, concurrency: u32) -> Result<Hypoth
         keys,
         seed,
         concurrency,
+        redis_py_socket_timeout_ms,
     };
     Ok(rank(
         &cluster,

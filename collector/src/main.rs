@@ -556,10 +556,32 @@ struct HypothesesArgs {
     /// Commands the application has in flight at most (see `replay --help`).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     concurrency: u32,
+    /// socket_timeout of the redis-py variants, seconds (redis-py sets none and waits while a node
+    /// is silent; the replay needs a finite wait). 0: waiting not modelled.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
+    redis_py_socket_timeout: f64,
+}
+
+/// Seconds in `(0, 3600]` to whole milliseconds (at least 1); `None` for 0 or anything else.
+fn secs_to_ms(secs: f64) -> Option<u64> {
+    if secs.is_finite() && secs > 0.0 && secs <= 3600.0 {
+        // In (0, 3.6e6]: the conversion cannot truncate.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let ms = (secs * 1000.0).round() as u64;
+        Some(ms.max(1))
+    } else {
+        None
+    }
 }
 
 fn run_hypotheses(args: HypothesesArgs) -> ExitCode {
-    match hypotheses_report::run(&args.file, args.keys, args.seed, args.concurrency) {
+    match hypotheses_report::run(
+        &args.file,
+        args.keys,
+        args.seed,
+        args.concurrency,
+        secs_to_ms(args.redis_py_socket_timeout),
+    ) {
         Ok(h) => {
             match args.format {
                 AnalyzeFormat::Text => print!("{}", hypotheses_report::render_text(&h)),

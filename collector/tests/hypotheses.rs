@@ -98,3 +98,35 @@ fn text_and_markdown_show_per_metric_agreement() {
     let o = slotscope(&["hypotheses", "/nonexistent/recording.jsonl"]);
     assert!(!o.status.success());
 }
+
+#[test]
+fn incident1_redis_py_8_ranks_first_and_the_stall_matters_for_5_0_0() {
+    let v = hypotheses_json("incident1-redis-py-8.0.0-valkey.jsonl.zst");
+    assert_well_formed(&v);
+    let list = variants(&v);
+    assert_eq!(list[0]["model"], "redis-py@8.0.0", "{:#}", list[0]);
+    assert_eq!(list[0]["faults"], "recorded");
+    // The fault axis: the same recording replayed without its recorded stall.
+    let cleared: Vec<_> = list.iter().filter(|r| r["faults"] == "none").collect();
+    assert_eq!(cleared.len(), 2, "one per redis-py release");
+    // On the 5.0.0 recording the stall is what wedged the client: without it, 5.0.0 ranks far
+    // below its plain variant.
+    let v5 = hypotheses_json("incident1-redis-py-5.0.0-valkey.jsonl.zst");
+    let score = |faults: &str| {
+        variants(&v5)
+            .iter()
+            .find(|r| r["model"] == "redis-py@5.0.0" && r["faults"] == faults)
+            .and_then(|r| r["score"].as_f64())
+            .unwrap()
+    };
+    assert!(score("recorded") > score("none") + 0.2);
+    // Other libraries are ranked too.
+    for model in [
+        "lettuce@6.3.2",
+        "jedis@5.1.0",
+        "go-redis@9.8.0",
+        "redis-rs@1.8.1",
+    ] {
+        assert!(list.iter().any(|r| r["model"] == model), "{model}");
+    }
+}

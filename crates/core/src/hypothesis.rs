@@ -342,7 +342,9 @@ pub const MISSED_STALL_MS: u64 = 2_000;
 /// The standard set for `cluster`: `redis-py@5.0.0` and `redis-py@8.0.0` each plain, with
 /// `address_remap` to each node, with `reinitialize_steps=0` and `=1`; then the fault axis for
 /// both: without the recorded failures when there are any, else with a missed
-/// [`MISSED_STALL_MS`] timeout of the seed node at the first slot move; then `ideal`.
+/// [`MISSED_STALL_MS`] timeout of the seed node at the first slot move; then the other
+/// libraries with their defaults (Lettuce also with every adaptive refresh trigger on); then
+/// `ideal`.
 pub fn standard_variants(cluster: &SimCluster) -> Vec<Variant> {
     let nodes = cluster.nodes();
     let mut v = Vec::new();
@@ -370,6 +372,18 @@ pub fn standard_variants(cluster: &SimCluster) -> Vec<Variant> {
             v.push(Variant::new(m, &[]).with_faults(f.clone()));
         }
     }
+    for m in [
+        "redis-rs@1.8.1",
+        "go-redis@9.8.0",
+        "lettuce@6.3.2",
+        "jedis@5.1.0",
+    ] {
+        v.push(Variant::new(m, &[]));
+    }
+    v.push(Variant::new(
+        "lettuce@6.3.2",
+        &[("enableAllAdaptiveRefreshTriggers", "true".to_owned())],
+    ));
     v.push(Variant::new("ideal", &[]));
     v
 }
@@ -400,6 +414,10 @@ pub struct HypothesisSpec {
     pub seed: u64,
     /// Commands in flight at most.
     pub concurrency: u32,
+    /// `socket_timeout` of the redis-py variants that do not set their own, in milliseconds.
+    /// redis-py leaves it unset (a request waits for as long as the node is silent); a replay
+    /// without any wait issues every scheduled command into a stall, which no real client does.
+    pub redis_py_socket_timeout_ms: Option<u64>,
 }
 
 /// All hypotheses of one recording, best first.
@@ -449,6 +467,9 @@ pub fn rank(
         let mut opts = ModelOptions::new(seed_addr.clone());
         for (k, val) in &v.config {
             opts.set(k, val)?;
+        }
+        if v.model.starts_with("redis-py@") && !v.config.contains_key("socket_timeout") {
+            opts.socket_timeout_ms = spec.redis_py_socket_timeout_ms;
         }
         let mut client = model(&v.model, opts)?;
         let report = replay(&v.faults.apply(cluster), &workload, client.as_mut());
@@ -516,7 +537,18 @@ mod tests {
     fn standard_variants_cover_each_node_and_the_fault_axis() {
         let with_fault = two_nodes(true);
         let v = standard_variants(&with_fault);
-        assert_eq!(v.len(), 2 * (1 + 2 + 2 + 1) + 1);
+        assert_eq!(v.len(), 2 * (1 + 2 + 2 + 1) + 5 + 1);
+        // Every variant names a model that exists and options it takes.
+        for variant in &v {
+            let mut opts = crate::replay::ModelOptions::new("10.0.0.1:1".parse().unwrap());
+            for (k, val) in &variant.config {
+                opts.set(k, val).unwrap();
+            }
+            assert!(
+                crate::replay::model(&variant.model, opts).is_ok(),
+                "{variant:?}"
+            );
+        }
         let origin = Timestamp(0);
         assert_eq!(
             v[1].label(origin),

@@ -113,12 +113,13 @@ fn a_remap_storm_is_best_explained_by_a_remapped_client() {
 
     let variants = standard_variants(&cluster);
     // No failure and no slot move recorded: no fault variant.
-    assert_eq!(variants.len(), 11);
+    assert_eq!(variants.len(), 16);
     let spec = HypothesisSpec {
         rate_per_sec: 100,
         keys: 10_000,
         seed: 1,
         concurrency: 1,
+        redis_py_socket_timeout_ms: Some(1000),
     };
     let h = rank(&cluster, &evidence, &variants, &spec).unwrap();
     assert_eq!(h.variants.len(), variants.len());
