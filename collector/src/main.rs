@@ -86,6 +86,7 @@ fn replay_models_help() -> String {
 enum ReplayFormat {
     Text,
     Json,
+    Markdown,
 }
 
 #[derive(clap::Args, Debug)]
@@ -528,6 +529,7 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
             match args.format {
                 ReplayFormat::Text => print!("{}", replay_report::render_text(&report)),
                 ReplayFormat::Json => println!("{}", replay_report::render_json(&report)),
+                ReplayFormat::Markdown => print!("{}", replay_report::render_markdown(&report)),
             }
             ExitCode::SUCCESS
         }

@@ -186,8 +186,11 @@ pub fn render_text(replayed: &Replayed) -> String {
     );
     let _ = writeln!(
         s,
-        "commands: {} ({} succeeded, {} failed)",
-        r.commands, r.succeeded, r.failed
+        "commands: {} ({} succeeded, {} failed){}",
+        r.commands,
+        r.succeeded,
+        r.failed,
+        skipped(r)
     );
     for (class, n) in &r.errors {
         let _ = writeln!(s, "  {class}: {n}");
@@ -200,11 +203,100 @@ pub fn render_text(replayed: &Replayed) -> String {
         "MOVED {}, ASK {}, full re-initialisations {}, CLUSTER SLOTS calls {}, new connections {}, startup nodes at end {}",
         r.moved, r.ask, r.full_reinits, r.cluster_slots_calls, r.new_connections, r.startup_nodes
     );
+    let _ = writeln!(s, "at the end: {}", held(r));
     let _ = writeln!(s, "per node:");
     for (addr, n) in &r.nodes {
         let _ = writeln!(
             s,
             "  {addr}: {} calls ({} ok, {} MOVED, {} ASK), {} failed attempts, {} CLUSTER SLOTS",
+            n.calls, n.ok, n.moved, n.ask, n.failed, n.cluster_slots
+        );
+    }
+    s
+}
+
+fn skipped(r: &ReplayReport) -> String {
+    if r.skipped_while_waiting == 0 {
+        String::new()
+    } else {
+        format!(
+            ", {} not issued while every task waited",
+            r.skipped_while_waiting
+        )
+    }
+}
+
+fn held(r: &ReplayReport) -> String {
+    let h = &r.held;
+    format!(
+        "{} connections open; slot table on {} node(s), {} slots on the node it names most, {} unmapped",
+        h.open_connections, h.table_nodes, h.top_node_slots, h.unmapped_slots
+    )
+}
+
+/// The report as Markdown (for a postmortem document).
+pub fn render_markdown(replayed: &Replayed) -> String {
+    let r = &replayed.report;
+    let mut s = String::new();
+    let _ = writeln!(s, "## Replay: `{}`\n", r.model);
+    let _ = writeln!(
+        s,
+        "Workload: {} commands/s ({}), {} in flight at most.\n",
+        replayed.rate,
+        replayed.rate_source.name(),
+        r.concurrency
+    );
+    let _ = writeln!(s, "| figure | value |\n|---|---|");
+    let wedged = match (r.wedged, r.wedged_since) {
+        (true, Some(t)) => format!("**yes**, since {}", t.to_rfc3339()),
+        (true, None) => "**yes**".to_owned(),
+        (false, _) => "no".to_owned(),
+    };
+    let rows = [
+        ("wedged", wedged),
+        (
+            "commands",
+            format!(
+                "{} ({} succeeded, {} failed){}",
+                r.commands,
+                r.succeeded,
+                r.failed,
+                skipped(r)
+            ),
+        ),
+        ("MOVED / ASK", format!("{} / {}", r.moved, r.ask)),
+        ("full re-initialisations", r.full_reinits.to_string()),
+        ("CLUSTER SLOTS calls", r.cluster_slots_calls.to_string()),
+        ("new connections", r.new_connections.to_string()),
+        ("startup nodes at the end", r.startup_nodes.to_string()),
+        ("at the end", held(r)),
+    ];
+    for (k, v) in rows {
+        let _ = writeln!(s, "| {k} | {v} |");
+    }
+    let _ = writeln!(
+        s,
+        "\n| command | issued | succeeded | MOVED share | errors |\n|---|---|---|---|---|"
+    );
+    for (cmd, c) in &r.per_command {
+        let errors: Vec<String> = c.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let _ = writeln!(
+            s,
+            "| {cmd} | {} | {} | {:.1} % | {} |",
+            c.issued,
+            c.succeeded,
+            c.moved_share * 100.0,
+            errors.join(", ")
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\n| node | calls | ok | MOVED | ASK | failed attempts | CLUSTER SLOTS |\n|---|---|---|---|---|---|---|"
+    );
+    for (addr, n) in &r.nodes {
+        let _ = writeln!(
+            s,
+            "| {addr} | {} | {} | {} | {} | {} | {} |",
             n.calls, n.ok, n.moved, n.ask, n.failed, n.cluster_slots
         );
     }

@@ -100,3 +100,21 @@ fn address_remap_replay_of_incident2_shows_sustained_moved_and_a_reinit_every_fi
     assert_eq!(r["moved"], 0);
     assert_eq!(r["full_reinits"], 1);
 }
+
+#[test]
+fn markdown_replay_has_the_figures_and_the_client_at_the_end() {
+    let o = slotscope(&[
+        "replay",
+        FIXTURE,
+        "--model",
+        "redis-py@5.0.0",
+        "--format",
+        "markdown",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = text(&o);
+    assert!(out.starts_with("## Replay: `redis-py@5.0.0`"), "{out}");
+    assert!(out.contains("| wedged | **yes**, since "), "{out}");
+    assert!(out.contains("| at the end | 0 connections open"), "{out}");
+    assert!(out.contains("| command | issued |"), "{out}");
+}

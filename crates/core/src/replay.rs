@@ -24,7 +24,9 @@ mod redis_rs;
 mod registry;
 mod run;
 
-pub use client::{ClientModel, ClientState, ErrorClass, ModelOptions, Outcome, Transport};
+pub use client::{
+    ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
+};
 pub use cluster::{AskPolicy, FaultKind, FaultWindow, Reply, SimCluster, SimClusterBuilder};
 pub use registry::{model, model_names, ModelInfo, MODELS};
 pub use run::{replay, CommandStats, NodeStats, ReplayReport, Second};

@@ -150,6 +150,22 @@ fn address_remap_to_one_node_gives_sustained_moved_and_reinit_every_five() {
     // Sustained: MOVED in every second, and connections churn.
     assert!(r.timeline.iter().all(|s| s.moved > 0));
     assert!(r.new_connections > 100);
+    // The client's table collapsed onto the one address (MOVED patches aside).
+    assert!(
+        r.timeline.iter().all(|s| s.top_node_slots > 16_000),
+        "{:?}",
+        r.timeline
+            .iter()
+            .map(|s| s.top_node_slots)
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(r.held.unmapped_slots, 0);
+    assert_eq!(r.held.open_connections, 2);
+    let plain = run(&cluster, &w, "redis-py@8.0.0", &[]);
+    assert!(plain
+        .timeline
+        .iter()
+        .all(|s| s.top_node_slots == 8192 && s.table_nodes == 2));
 }
 
 #[test]

@@ -84,6 +84,46 @@ pub struct ClientState {
     pub new_connections: u64,
 }
 
+/// What a client holds at one moment, sampled once per second of a replay (it takes a pass over
+/// the slot table).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ClientSnapshot {
+    /// Connections open now.
+    pub open_connections: u64,
+    /// Distinct nodes the slot table points to.
+    pub table_nodes: usize,
+    /// Slots the table gives to the node it names most (16384 when a table has collapsed onto
+    /// one address; about 16384 ÷ shards when healthy).
+    pub top_node_slots: usize,
+    /// Slots the table has no node for.
+    pub unmapped_slots: usize,
+}
+
+impl ClientSnapshot {
+    /// The snapshot of a slot table (`slot → interned node`, `none` for no node) and a count of
+    /// open connections.
+    pub fn of_table(table: &[u16], none: u16, open_connections: u64) -> ClientSnapshot {
+        let mut counts: Vec<(u16, usize)> = Vec::new();
+        let mut unmapped = 0;
+        for run in table.chunk_by(|a, b| a == b) {
+            let n = run[0];
+            if n == none {
+                unmapped += run.len();
+            } else if let Some(c) = counts.iter_mut().find(|c| c.0 == n) {
+                c.1 += run.len();
+            } else {
+                counts.push((n, run.len()));
+            }
+        }
+        ClientSnapshot {
+            open_connections,
+            table_nodes: counts.len(),
+            top_node_slots: counts.iter().map(|c| c.1).max().unwrap_or(0),
+            unmapped_slots: unmapped,
+        }
+    }
+}
+
 /// A client library's routing state machine.
 pub trait ClientModel {
     /// The model's name, e.g. `redis-py@5.0.0`.
@@ -92,6 +132,8 @@ pub trait ClientModel {
     fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome;
     /// The client's state now.
     fn state(&self) -> ClientState;
+    /// What it holds now: open connections and a summary of its slot table.
+    fn snapshot(&self) -> ClientSnapshot;
     /// The name the library gives the exception (or error type) of `class`; redis-py's names by
     /// default.
     fn error_name(&self, class: ErrorClass) -> &'static str {

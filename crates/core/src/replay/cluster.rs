@@ -170,10 +170,21 @@ impl SimCluster {
             .map(|(_, _, k)| *k)
     }
 
+    /// The index of the node at `addr` in [`nodes`](Self::nodes), if the cluster has one there.
+    pub fn node_index(&self, addr: &NodeAddr) -> Option<u16> {
+        self.by_addr.get(addr).copied()
+    }
+
     /// The reply of the node at `to` to command `cmd` at `t`; `asking` when the client sent
     /// `ASKING` first (after an `ASK` redirect).
     pub fn answer(&self, t: Timestamp, to: &NodeAddr, cmd: Routed, asking: bool) -> Reply {
-        let Some(&node) = self.by_addr.get(to) else {
+        self.answer_at(t, self.node_index(to), cmd, asking)
+    }
+
+    /// [`answer`](Self::answer) for the node of index `node` (from [`node_index`](Self::node_index);
+    /// `None`: no node at that address, a connection error).
+    pub fn answer_at(&self, t: Timestamp, node: Option<u16>, cmd: Routed, asking: bool) -> Reply {
+        let Some(node) = node else {
             return Reply::ConnectionError;
         };
         if let Some(kind) = self.fault(t, node) {

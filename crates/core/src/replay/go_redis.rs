@@ -44,7 +44,9 @@
 //! Later releases (with `ClusterStateReloadInterval`, `FailingTimeoutSeconds`) changed the timers;
 //! this model is of the code named above.
 
-use super::client::{ClientModel, ClientState, ErrorClass, ModelOptions, Outcome, Transport};
+use super::client::{
+    ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
+};
 use super::cluster::Reply;
 use super::{ReplayError, Routed, SimRng};
 use crate::node::NodeAddr;
@@ -510,6 +512,20 @@ impl ClientModel for Client {
 
     fn state(&self) -> ClientState {
         self.stats
+    }
+
+    fn snapshot(&self) -> ClientSnapshot {
+        let open = self.open.iter().filter(|&&o| o).count();
+        let open = u64::try_from(open).unwrap_or(u64::MAX);
+        match &self.state {
+            Some(st) => ClientSnapshot::of_table(&st.table, NONE, open),
+            None => ClientSnapshot {
+                open_connections: open,
+                table_nodes: 0,
+                top_node_slots: 0,
+                unmapped_slots: usize::from(SLOT_COUNT),
+            },
+        }
     }
 
     fn error_name(&self, class: ErrorClass) -> &'static str {

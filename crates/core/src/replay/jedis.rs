@@ -70,7 +70,9 @@
 //!   application (the executor wraps it); the name is kept for `ConnectionError` and
 //!   `TimeoutError`.
 
-use super::client::{ClientModel, ClientState, ErrorClass, ModelOptions, Outcome, Transport};
+use super::client::{
+    ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
+};
 use super::cluster::Reply;
 use super::{ReplayError, Routed, SimRng};
 use crate::node::NodeAddr;
@@ -535,6 +537,11 @@ impl ClientModel for Client {
 
     fn state(&self) -> ClientState {
         self.state
+    }
+
+    fn snapshot(&self) -> ClientSnapshot {
+        let open = self.open.iter().filter(|&&o| o).count();
+        ClientSnapshot::of_table(&self.table, NONE, u64::try_from(open).unwrap_or(u64::MAX))
     }
 
     fn error_name(&self, class: ErrorClass) -> &'static str {

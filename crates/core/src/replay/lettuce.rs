@@ -82,7 +82,9 @@
 //!   `RedisCommandExecutionException` (`ClusterError`: a `MOVED`/`ASK` past `maxRedirects`, or a
 //!   `CLUSTERDOWN` reply).
 
-use super::client::{ClientModel, ClientState, ErrorClass, ModelOptions, Outcome, Transport};
+use super::client::{
+    ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
+};
 use super::cluster::Reply;
 use super::{ReplayError, Routed};
 use crate::node::NodeAddr;
@@ -655,6 +657,11 @@ impl ClientModel for Client {
 
     fn state(&self) -> ClientState {
         self.state
+    }
+
+    fn snapshot(&self) -> ClientSnapshot {
+        let open = self.conns.iter().filter(|&&c| c == Conn::Open).count();
+        ClientSnapshot::of_table(&self.table, NONE, u64::try_from(open).unwrap_or(u64::MAX))
     }
 
     fn error_name(&self, class: ErrorClass) -> &'static str {

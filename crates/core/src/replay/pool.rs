@@ -130,6 +130,17 @@ impl Pools {
         self.opened += u64::from(opened);
     }
 
+    /// Connections open now, all pools.
+    pub(super) fn open(&self) -> u64 {
+        let n = self
+            .nodes
+            .iter()
+            .flat_map(|p| p.conns.iter())
+            .filter(|c| c.connected)
+            .count();
+        u64::try_from(n).unwrap_or(u64::MAX)
+    }
+
     /// Drops every connection to `node` (each reconnects on its next use).
     pub(super) fn disconnect(&mut self, node: u16) {
         self.pool(node)

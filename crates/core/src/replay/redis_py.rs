@@ -5,7 +5,9 @@
 //! connection error or timeout pops the node from `startup_nodes` and closes everything) and 8.0.0
 //! (7.2.0+: the node is marked for reconnect and moved to the end of `startup_nodes`).
 
-use super::client::{ClientModel, ClientState, ErrorClass, ModelOptions, Outcome, Transport};
+use super::client::{
+    ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
+};
 use super::cluster::Reply;
 use super::pool::{Lease, Link, Pools};
 use super::{ReplayError, Routed};
@@ -380,5 +382,9 @@ impl ClientModel for Client {
 
     fn state(&self) -> ClientState {
         self.state
+    }
+
+    fn snapshot(&self) -> ClientSnapshot {
+        ClientSnapshot::of_table(&self.table, NONE, self.pools.open())
     }
 }

@@ -51,7 +51,9 @@
 //! `address_remap` and is not modelled. Not modelled either: replicas and read routing,
 //! pipelines, multi-node commands, pub/sub resubscription.
 
-use super::client::{ClientModel, ClientState, ErrorClass, ModelOptions, Outcome, Transport};
+use super::client::{
+    ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
+};
 use super::cluster::Reply;
 use super::{ReplayError, Routed, SimRng};
 use crate::node::NodeAddr;
@@ -581,6 +583,15 @@ impl ClientModel for Client {
 
     fn state(&self) -> ClientState {
         self.stats
+    }
+
+    fn snapshot(&self) -> ClientSnapshot {
+        let open = self
+            .conns
+            .iter()
+            .filter(|c| **c == Some(Conn::Connected))
+            .count();
+        ClientSnapshot::of_table(&self.table, NONE, u64::try_from(open).unwrap_or(u64::MAX))
     }
 
     fn error_name(&self, class: ErrorClass) -> &'static str {

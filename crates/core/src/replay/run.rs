@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::client::{ClientModel, ErrorClass, Outcome, Transport};
+use super::client::{ClientModel, ClientSnapshot, ErrorClass, Outcome, Transport};
 use super::cluster::{Reply, SimCluster};
 use super::{Routed, Workload};
 use crate::node::NodeAddr;
@@ -73,7 +73,27 @@ pub struct Second {
     pub startup_nodes: usize,
     /// Whether the client was wedged at the end of the second.
     pub wedged: bool,
+    /// Connections open at the end of the second.
+    pub open_connections: u64,
+    /// Distinct nodes the client's slot table pointed to at the end of the second.
+    pub table_nodes: usize,
+    /// Slots the client's table gave to the node it named most, at the end of the second.
+    pub top_node_slots: usize,
+    /// Slots the client's table had no node for at the end of the second.
+    pub unmapped_slots: usize,
 }
+
+impl Second {
+    fn set_snapshot(&mut self, s: ClientSnapshot) {
+        self.open_connections = s.open_connections;
+        self.table_nodes = s.table_nodes;
+        self.top_node_slots = s.top_node_slots;
+        self.unmapped_slots = s.unmapped_slots;
+    }
+}
+
+/// A replay's timeline is cut after this many seconds (about 11.5 days).
+const MAX_SECONDS: usize = 1_000_000;
 
 /// The result of a replay.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -111,6 +131,8 @@ pub struct ReplayReport {
     pub new_connections: u64,
     /// Startup nodes at the end.
     pub startup_nodes: usize,
+    /// What the client held at the end: open connections, its slot table's nodes.
+    pub held: ClientSnapshot,
     /// Per node address.
     pub nodes: BTreeMap<String, NodeStats>,
     /// Per command name.
@@ -131,12 +153,33 @@ struct Wire<'a> {
     timeout_ms: u64,
     /// When the current command was issued.
     start: Timestamp,
+    /// Addresses looked up and their indices (at most [`SEEN_MAX`]).
+    seen: Vec<(NodeAddr, Option<u16>)>,
 }
 
+/// Addresses [`Wire`] remembers; beyond, it looks them up every time.
+const SEEN_MAX: usize = 64;
+
 impl Wire<'_> {
-    fn node(&mut self, addr: &NodeAddr) -> Option<&mut NodeStats> {
-        let i = self.cluster.nodes().iter().position(|a| a == addr)?;
-        self.nodes.get_mut(i)
+    /// The cluster's index of the node at `addr`, remembering every address asked (a client
+    /// talks to a handful of addresses over and over).
+    fn index(&mut self, addr: &NodeAddr) -> Option<u16> {
+        if let Some((_, i)) = self
+            .seen
+            .iter()
+            .find(|(a, _)| a.port() == addr.port() && a.host() == addr.host())
+        {
+            return *i;
+        }
+        let i = self.cluster.node_index(addr);
+        if self.seen.len() < SEEN_MAX {
+            self.seen.push((addr.clone(), i));
+        }
+        i
+    }
+
+    fn node(&mut self, i: Option<u16>) -> Option<&mut NodeStats> {
+        self.nodes.get_mut(usize::from(i?))
     }
 }
 
@@ -154,7 +197,8 @@ impl Transport for Wire<'_> {
     }
 
     fn send(&mut self, to: &NodeAddr, cmd: Routed, asking: bool) -> Reply {
-        let reply = self.cluster.answer(self.now, to, cmd, asking);
+        let i = self.index(to);
+        let reply = self.cluster.answer_at(self.now, i, cmd, asking);
         if reply == Reply::Timeout {
             self.sleep(self.timeout_ms);
         }
@@ -163,7 +207,7 @@ impl Transport for Wire<'_> {
             matches!(reply, Reply::Moved { .. }),
             matches!(reply, Reply::Ask { .. }),
         );
-        if let Some(n) = self.node(to) {
+        if let Some(n) = self.node(i) {
             if reached {
                 n.calls += 1;
             } else {
@@ -183,7 +227,8 @@ impl Transport for Wire<'_> {
     }
 
     fn cluster_slots(&mut self, to: &NodeAddr) -> Result<Vec<(SlotRange, NodeAddr)>, Reply> {
-        if let Some(n) = self.node(to) {
+        let i = self.index(to);
+        if let Some(n) = self.node(i) {
             n.cluster_slots += 1;
         }
         let answer = self.cluster.cluster_slots(self.now, to);
@@ -225,6 +270,7 @@ pub fn replay(
         ask: 0,
         timeout_ms: client.socket_timeout_ms().unwrap_or(0),
         start: Timestamp(0),
+        seen: Vec::new(),
     };
     let lanes = usize::try_from(workload.concurrency.max(1)).unwrap_or(1);
     client.set_concurrency(workload.concurrency.max(1));
@@ -240,6 +286,8 @@ pub fn replay(
     let start = workload.commands.first().map_or(Timestamp(0), |c| c.t);
     let mut prev = client.state();
     let mut wedged_since = None;
+    // Seconds of the timeline whose snapshot is set.
+    let mut snapped = 0;
     for wc in &workload.commands {
         let Some(&slot) = workload
             .key_slots
@@ -256,6 +304,20 @@ pub fn replay(
             report.skipped_while_waiting += 1;
             continue;
         };
+        let second = usize::try_from(wc.t.millis_since(start) / 1000).unwrap_or(usize::MAX);
+        if report.timeline.len() <= second && second < MAX_SECONDS {
+            // A new second: what the client held at the end of the seconds before it.
+            let first = report.timeline.len();
+            report.timeline.extend((first..=second).map(|s| Second {
+                t: Timestamp(start.0.saturating_add(u64::try_from(s).unwrap_or(0) * 1000)),
+                ..Second::default()
+            }));
+            let snap = client.snapshot();
+            for s in &mut report.timeline[snapped..second] {
+                s.set_snapshot(snap);
+            }
+            snapped = second;
+        }
         wire.now = wc.t;
         wire.start = wc.t;
         wire.name = name;
@@ -264,14 +326,6 @@ pub fn replay(
         // The command took the time the client waited (timeouts, sleeps): its lane is busy.
         busy_until[lane] = wire.now;
         let state = client.state();
-        let second = usize::try_from(wc.t.millis_since(start) / 1000).unwrap_or(usize::MAX);
-        if report.timeline.len() <= second && second < 1_000_000 {
-            let first = report.timeline.len();
-            report.timeline.extend((first..=second).map(|s| Second {
-                t: Timestamp(start.0.saturating_add(u64::try_from(s).unwrap_or(0) * 1000)),
-                ..Second::default()
-            }));
-        }
         let c = &mut wire.commands[name];
         c.issued += 1;
         report.commands += 1;
@@ -305,6 +359,11 @@ pub fn replay(
         }
         prev = state;
     }
+    let snap = client.snapshot();
+    for s in &mut report.timeline[snapped..] {
+        s.set_snapshot(snap);
+    }
+    report.held = snap;
     let state = client.state();
     report.wedged = state.wedged;
     report.wedged_since = wedged_since;
