@@ -8,7 +8,7 @@ use slotscope_core::hypothesis::{
     rank, standard_variants, Evidence, Hypotheses, HypothesisSpec, MetricScore, Ranked, Value,
     METRICS,
 };
-use slotscope_core::metrics::Metrics;
+use slotscope_core::metrics::{count_f64, Metrics};
 use slotscope_core::replay::{AskPolicy, SimClusterBuilder};
 
 use crate::input::read_recording;
@@ -98,6 +98,20 @@ fn observed(h: &Hypotheses, metric: &str) -> String {
         .map_or_else(String::new, |m| value(m.observed, metric))
 }
 
+/// The commands replayed: the recording's business mix with shares, else the one command.
+fn workload(h: &Hypotheses) -> String {
+    let total: u64 = h.evidence.mix.values().sum();
+    if total == 0 {
+        return h.command.clone();
+    }
+    h.evidence
+        .mix
+        .iter()
+        .map(|(c, n)| format!("{c} {:.0} %", count_f64(*n) * 100.0 / count_f64(total)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The ranking as text: the evidence, then one row per variant with each predicted value and
 /// its agreement.
 pub fn render_text(h: &Hypotheses) -> String {
@@ -105,7 +119,9 @@ pub fn render_text(h: &Hypotheses) -> String {
     let _ = writeln!(
         s,
         "workload: {} at {} commands/s over {:.0} s",
-        h.command, h.rate_per_sec, h.evidence.secs
+        workload(h),
+        h.rate_per_sec,
+        h.evidence.secs
     );
     let _ = writeln!(s, "observed (MOVED share: all business commands):");
     for m in METRICS {
@@ -135,7 +151,9 @@ pub fn render_markdown(h: &Hypotheses) -> String {
     let _ = writeln!(
         s,
         "Workload: `{}` at {} commands/s over {:.0} s.\n",
-        h.command, h.rate_per_sec, h.evidence.secs
+        workload(h),
+        h.rate_per_sec,
+        h.evidence.secs
     );
     let _ = write!(s, "| rank | variant | score |");
     for m in METRICS {

@@ -106,9 +106,10 @@ struct ReplayArgs {
     /// Number of distinct keys.
     #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..))]
     keys: u32,
-    /// Command name.
-    #[arg(long, value_name = "NAME", default_value = "zadd")]
-    command: String,
+    /// Replay this command only [default: the business command mix the recording shows, else
+    /// zadd].
+    #[arg(long, value_name = "NAME")]
+    command: Option<String>,
     /// Commands the application has in flight at most (tasks or threads sharing the client); with
     /// socket_timeout set, a command scheduled while all of them wait on a timeout is not issued.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
@@ -520,7 +521,7 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
         set: &args.set,
         rate: args.rate,
         keys: args.keys,
-        command: &args.command,
+        command: args.command.as_deref(),
         concurrency: args.concurrency,
         seed: args.seed,
     };

@@ -4,7 +4,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use slotscope_core::metrics::Metrics;
+use slotscope_core::hypothesis::Evidence;
+use slotscope_core::metrics::{count_f64, Metrics};
 use slotscope_core::replay::{
     model, replay, AskPolicy, ModelOptions, ReplayError, ReplayReport, SimClusterBuilder, Workload,
     WorkloadSpec,
@@ -24,8 +25,8 @@ pub struct Request<'a> {
     pub rate: Option<u32>,
     /// Distinct keys.
     pub keys: u32,
-    /// Command name.
-    pub command: &'a str,
+    /// Command name; `None`: the business command mix the recording shows, else `zadd`.
+    pub command: Option<&'a str>,
     /// Commands in flight at most.
     pub concurrency: u32,
     /// Seed of the workload and of the migration coin.
@@ -79,6 +80,19 @@ pub struct Replayed {
     pub rate: u32,
     /// Where the rate came from.
     pub rate_source: RateSource,
+    /// The commands replayed with their shares (empty: `zadd` only).
+    pub mix: Vec<(String, f64)>,
+}
+
+fn mix_text(r: &Replayed) -> String {
+    if r.mix.is_empty() {
+        return "zadd".to_owned();
+    }
+    r.mix
+        .iter()
+        .map(|(c, share)| format!("{c} {:.0} %", share * 100.0))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The business command rate a recording shows: per node, the median of the rates of executed
@@ -135,20 +149,30 @@ pub fn run(req: &Request<'_>) -> Result<Replayed, RunError> {
         (None, Some(r)) => (r, RateSource::Observed),
         (None, None) => (100, RateSource::Default),
     };
+    let mix: Vec<(String, u64)> = match req.command {
+        Some(c) => vec![(c.to_owned(), 1)],
+        None => Evidence::from_metrics(&metrics).mix.into_iter().collect(),
+    };
     let workload = Workload::generate(&WorkloadSpec {
         start: span.start,
         duration_ms: span.millis(),
         rate_per_sec: rate,
         keys: req.keys,
         key_prefix: "key".into(),
-        command: req.command.into(),
+        command: "zadd".into(),
         seed: req.seed,
     })?
+    .with_mix(&mix, req.seed)
     .with_concurrency(req.concurrency);
+    let total: u64 = mix.iter().map(|(_, n)| n).sum();
     Ok(Replayed {
         report: replay(&cluster, &workload, client.as_mut()),
         rate,
         rate_source,
+        mix: mix
+            .into_iter()
+            .map(|(c, n)| (c, count_f64(n) / count_f64(total.max(1))))
+            .collect(),
     })
 }
 
@@ -158,7 +182,11 @@ pub fn render_json(r: &Replayed) -> String {
     if let Some(obj) = v.as_object_mut() {
         obj.insert(
             "workload".into(),
-            serde_json::json!({"rate_per_sec": r.rate, "rate_source": r.rate_source.name()}),
+            serde_json::json!({
+                "rate_per_sec": r.rate,
+                "rate_source": r.rate_source.name(),
+                "mix": r.mix.iter().map(|(c, s)| serde_json::json!({"command": c, "share": s})).collect::<Vec<_>>(),
+            }),
         );
     }
     serde_json::to_string_pretty(&v).unwrap_or_default()
@@ -171,9 +199,10 @@ pub fn render_text(replayed: &Replayed) -> String {
     let _ = writeln!(s, "model: {}", r.model);
     let _ = writeln!(
         s,
-        "workload: {} commands/s ({}), {} in flight at most",
+        "workload: {} commands/s ({}) of {}, {} in flight at most",
         replayed.rate,
         replayed.rate_source.name(),
+        mix_text(replayed),
         r.concurrency
     );
     let _ = writeln!(
@@ -241,9 +270,10 @@ pub fn render_markdown(replayed: &Replayed) -> String {
     let _ = writeln!(s, "## Replay: `{}`\n", r.model);
     let _ = writeln!(
         s,
-        "Workload: {} commands/s ({}), {} in flight at most.\n",
+        "Workload: {} commands/s ({}) of {}, {} in flight at most.\n",
         replayed.rate,
         replayed.rate_source.name(),
+        mix_text(replayed),
         r.concurrency
     );
     let _ = writeln!(s, "| figure | value |\n|---|---|");

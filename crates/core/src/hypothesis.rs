@@ -44,6 +44,9 @@ pub struct Evidence {
     pub moved_share_by_command: BTreeMap<String, f64>,
     /// The same share over all business commands together (the one compared).
     pub moved_share: f64,
+    /// Attempts (calls + rejected) of each business command over the recording: the workload
+    /// mix a replay of it draws from.
+    pub mix: BTreeMap<String, u64>,
     /// `MOVED` errors per second, all nodes.
     pub moved_per_sec: f64,
     /// Connections accepted per second, all nodes.
@@ -103,6 +106,11 @@ impl Evidence {
                 .map(|(c, _)| c.clone()),
             moved_share_by_command: per_cmd.iter().map(|(c, d)| (c.clone(), share(d))).collect(),
             moved_share: ratio(rejected, calls + rejected),
+            mix: per_cmd
+                .iter()
+                .map(|(c, d)| (c.clone(), d.attempts()))
+                .filter(|(_, n)| *n > 0)
+                .collect(),
             moved_per_sec: count_f64(moved) / secs,
             new_connections_per_sec: count_f64(conns) / secs,
             cluster_slots_per_sec: count_f64(slots) / secs,
@@ -434,7 +442,7 @@ pub struct Hypotheses {
 }
 
 /// Replays every variant against `cluster` and ranks them against `evidence`. The workload
-/// spans the cluster's span, replaying the evidence's main command (`zadd` if none).
+/// spans the cluster's span with the evidence's command mix (`zadd` if none).
 pub fn rank(
     cluster: &SimCluster,
     evidence: &Evidence,
@@ -460,6 +468,14 @@ pub fn rank(
         command: command.clone(),
         seed: spec.seed,
     })?
+    .with_mix(
+        &evidence
+            .mix
+            .iter()
+            .map(|(c, n)| (c.clone(), *n))
+            .collect::<Vec<_>>(),
+        spec.seed,
+    )
     .with_concurrency(spec.concurrency);
     let secs = ms_to_secs(span.millis());
     let mut ranked = Vec::with_capacity(variants.len());

@@ -209,6 +209,32 @@ impl Workload {
         })
     }
 
+    /// The same workload with its commands named after `mix` (command name, weight: e.g. the
+    /// calls a recording shows): each command's name is drawn in proportion to the weights with
+    /// a [`SimRng`] seeded by `seed`. An empty mix or one of zero weights changes nothing.
+    #[must_use]
+    pub fn with_mix(mut self, mix: &[(String, u64)], seed: u64) -> Workload {
+        let total: u64 = mix.iter().map(|(_, w)| *w).sum();
+        if total == 0 || mix.len() > usize::from(u16::MAX) {
+            return self;
+        }
+        let mut rng = SimRng::new(seed ^ 0x6D69_785F_6E61_6D65);
+        for c in &mut self.commands {
+            let mut draw = rng.below(total);
+            let mut name = 0;
+            for (i, (_, w)) in mix.iter().enumerate() {
+                if draw < *w {
+                    name = i;
+                    break;
+                }
+                draw -= w;
+            }
+            c.name = u16::try_from(name).unwrap_or(0);
+        }
+        self.names = mix.iter().map(|(n, _)| n.to_ascii_lowercase()).collect();
+        self
+    }
+
     /// The same workload with `n` commands in flight at most (`n` of at least 1).
     #[must_use]
     pub fn with_concurrency(mut self, n: u32) -> Workload {

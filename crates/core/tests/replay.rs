@@ -365,3 +365,22 @@ fn concurrency_lets_other_commands_through_while_one_waits_out_a_timeout() {
     // The shared client recovers either way.
     assert!(!four.wedged && !many.wedged);
 }
+
+#[test]
+fn a_mix_names_commands_in_proportion_and_is_seeded() {
+    let mix = vec![("zrevrange".to_owned(), 3), ("GET".to_owned(), 1)];
+    let w = workload(100, "zadd").with_mix(&mix, 7);
+    assert_eq!(w.names, ["zrevrange", "get"]);
+    let gets = w.commands.iter().filter(|c| c.name == 1).count();
+    let share = count_f64(u64::try_from(gets).unwrap()) / count_f64(10_000);
+    assert!((0.23..0.27).contains(&share), "{share}");
+    assert_eq!(w, workload(100, "zadd").with_mix(&mix, 7));
+    assert_ne!(w, workload(100, "zadd").with_mix(&mix, 8));
+    // Nothing to draw from: unchanged.
+    assert_eq!(workload(1, "zadd").with_mix(&[], 7), workload(1, "zadd"));
+    let r = run(&incident2(), &w, "ideal", &[]);
+    assert_eq!(
+        r.per_command["get"].issued + r.per_command["zrevrange"].issued,
+        10_000
+    );
+}
