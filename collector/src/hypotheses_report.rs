@@ -2,14 +2,16 @@
 //! and ranked by how well each reproduces what the recording shows.
 
 use std::fmt::Write as _;
+use std::io::IsTerminal;
 use std::path::Path;
 
 use slotscope_core::hypothesis::{
-    rank, standard_variants, Evidence, Hypotheses, HypothesisSpec, MetricScore, Ranked, Value,
-    METRICS,
+    rank_with_progress, standard_variants, Evidence, Hypotheses, HypothesisSpec, MetricScore,
+    Ranked, Value, METRICS,
 };
 use slotscope_core::metrics::{count_f64, Metrics};
 use slotscope_core::replay::{AskPolicy, SimClusterBuilder};
+use slotscope_core::Timestamp;
 
 use crate::input::read_recording;
 use crate::replay_report::{observed_rate, RunError};
@@ -43,12 +45,23 @@ pub fn run(
         concurrency,
         redis_py_socket_timeout_ms,
     };
-    Ok(rank(
-        &cluster,
-        &evidence,
-        &standard_variants(&cluster),
-        &spec,
-    )?)
+    let variants = standard_variants(&cluster);
+    let origin = cluster.span().map_or(Timestamp(0), |s| s.start);
+    let terminal = std::io::stderr().is_terminal();
+    let ranked = rank_with_progress(&cluster, &evidence, &variants, &spec, &mut |i, v| {
+        if terminal {
+            eprint!(
+                "\r\x1b[2Kreplaying {}/{}: {}",
+                i + 1,
+                variants.len(),
+                v.label(origin)
+            );
+        }
+    });
+    if terminal {
+        eprint!("\r\x1b[2K");
+    }
+    Ok(ranked?)
 }
 
 fn label(r: &Ranked) -> String {

@@ -449,6 +449,17 @@ pub fn rank(
     variants: &[Variant],
     spec: &HypothesisSpec,
 ) -> Result<Hypotheses, ReplayError> {
+    rank_with_progress(cluster, evidence, variants, spec, &mut |_, _| {})
+}
+
+/// [`rank`], calling `progress(i, variant)` before replaying the `i`-th variant (from 0).
+pub fn rank_with_progress(
+    cluster: &SimCluster,
+    evidence: &Evidence,
+    variants: &[Variant],
+    spec: &HypothesisSpec,
+    progress: &mut dyn FnMut(usize, &Variant),
+) -> Result<Hypotheses, ReplayError> {
     let span = cluster
         .span()
         .filter(|s| s.millis() > 0)
@@ -479,7 +490,8 @@ pub fn rank(
     .with_concurrency(spec.concurrency);
     let secs = ms_to_secs(span.millis());
     let mut ranked = Vec::with_capacity(variants.len());
-    for v in variants {
+    for (i, v) in variants.iter().enumerate() {
+        progress(i, v);
         let mut opts = ModelOptions::new(seed_addr.clone());
         for (k, val) in &v.config {
             opts.set(k, val)?;
