@@ -40,6 +40,7 @@ pub mod slot;
 pub mod summary;
 pub mod time;
 pub mod topology;
+pub mod track;
 
 pub use node::{NodeAddr, NodeId, NodeRef};
 pub use slot::{Slot, SlotRange, SLOT_COUNT};

@@ -85,6 +85,17 @@ struct Epoch {
     migrating: Vec<(Slot, u16, u16)>,
 }
 
+/// One slot layout of a [`SimCluster`]'s timeline (node indices into [`SimCluster::nodes`]).
+#[derive(Clone, Copy, Debug)]
+pub struct EpochLayout<'a> {
+    /// From when.
+    pub start: Timestamp,
+    /// Owner ranges, ascending.
+    pub owners: &'a [(SlotRange, u16)],
+    /// Slots being migrated: `(slot, source, target)`, by slot.
+    pub migrating: &'a [(Slot, u16, u16)],
+}
+
 /// A cluster whose slot owners, migrations and failures follow a timeline; it answers routed
 /// commands at virtual times. Built by [`SimClusterBuilder`].
 #[derive(Clone, Debug)]
@@ -129,6 +140,15 @@ impl SimCluster {
             faults,
             ..self.clone()
         }
+    }
+
+    /// The slot layouts in time order.
+    pub fn layouts(&self) -> impl Iterator<Item = EpochLayout<'_>> + '_ {
+        self.epochs.iter().map(|e| EpochLayout {
+            start: e.start,
+            owners: &e.ranges,
+            migrating: &e.migrating,
+        })
     }
 
     /// When the slot layout changed: the start of every epoch after the first.

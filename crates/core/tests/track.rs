@@ -1,0 +1,98 @@
+//! Tracks folded from the real recordings of the founding incidents (`tests/fixtures/`).
+
+use slotscope_core::reader::RecordingReader;
+use slotscope_core::track::{Tracks, TracksBuilder};
+use slotscope_core::{NodeAddr, Slot, TimeSpan};
+
+fn tracks(name: &str) -> Tracks {
+    let path = format!(
+        "{}/../../tests/fixtures/{name}.jsonl.zst",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let file = std::io::BufReader::new(std::fs::File::open(path).unwrap());
+    let mut reader = RecordingReader::detect(file).unwrap();
+    let mut builder = TracksBuilder::new(&reader.header().unwrap().clone());
+    for item in reader.by_ref() {
+        builder.push(&item.unwrap().1);
+    }
+    builder.finish()
+}
+
+fn series<'a>(list: &'a [slotscope_core::track::Series], label: &str) -> &'a [f32] {
+    &list
+        .iter()
+        .find(|s| s.label == label)
+        .unwrap_or_else(|| panic!("no series {label}"))
+        .values
+}
+
+fn mean(v: &[f32]) -> f32 {
+    let vals: Vec<f32> = v.iter().copied().filter(|x| !x.is_nan()).collect();
+    vals.iter().sum::<f32>() / vals.len().max(1) as f32
+}
+
+#[test]
+fn incident_2_shows_the_moved_storm_on_the_remapped_commands_only() {
+    let t = tracks("incident2-valkey");
+    assert_eq!(t.nodes.len(), 2);
+    assert_eq!(t.grid.bucket_ms, 500);
+    assert!(t.grid.buckets > 30, "{}", t.grid.buckets);
+    // The remapped service's commands are rejected about 37 % of the time, the healthy one's
+    // hardly ever (the recording's own counters).
+    let storm = mean(series(&t.moved_share, "zrevrange"));
+    let healthy = mean(series(&t.moved_share, "zrevrangebyscore"));
+    assert!((0.25..0.5).contains(&storm), "{storm}");
+    assert!(healthy < 0.05, "{healthy}");
+    // Both shards serve traffic; connections churn; refreshes are visible.
+    assert!(t.node_rate.iter().all(|s| s.is_active()));
+    assert!(t.new_connections.max() > 5.0);
+    assert!(t.refreshes.is_active());
+    assert!(t.errors.iter().any(|s| s.label == "MOVED" && s.is_active()));
+    // One layout: half the slots each.
+    let l = t.layout_at(t.grid.time(t.grid.buckets - 1)).unwrap();
+    assert_eq!(l.owners.len(), 2);
+    assert_ne!(
+        l.owner(Slot::new(0).unwrap()),
+        l.owner(Slot::new(16383).unwrap())
+    );
+}
+
+#[test]
+fn incident_1_shows_the_stall_the_new_node_and_the_migration() {
+    let t = tracks("incident1-redis-py-5.0.0-valkey");
+    assert_eq!(t.nodes.len(), 2);
+    // The 2 s SIGSTOP: poll timeouts of the only node.
+    assert!(t
+        .poll_failures
+        .iter()
+        .any(|m| m.kind == "timeout" && m.node == Some(0)));
+    // The new node appears mid-recording, and slots 8192-16383 are seen migrating to it.
+    let new: NodeAddr = t.nodes[1].clone();
+    assert!(t
+        .node_events
+        .iter()
+        .any(|m| m.kind == "discovered" && m.node == Some(1)));
+    assert!(t
+        .layouts
+        .iter()
+        .any(|l| l.migrating.iter().any(|m| m.2 == 1)));
+    let first = &t.layouts[0];
+    assert_eq!(first.owners.len(), 1);
+    let last = t.layouts.last().unwrap();
+    assert_eq!(last.owner(Slot::new(16383).unwrap()), Some(1), "{new}");
+    assert_eq!(last.owner(Slot::new(0).unwrap()), Some(0));
+    // The wedged client: the old node's rate falls to about zero at the end, the new node never
+    // serves anything.
+    let old = series(&t.node_rate, &t.nodes[0].to_string());
+    let head = mean(&old[4..10]);
+    let tail = mean(&old[old.len() - 6..]);
+    assert!(head > 100.0 && tail < head / 10.0, "{head} -> {tail}");
+    assert!(!t.node_rate[1].is_active());
+    // The grid covers the recording.
+    let span = t.grid.span();
+    assert!(span.millis() >= 20_000, "{span:?}");
+    assert_eq!(
+        t.grid.range(TimeSpan::new(span.start, span.end)),
+        0..t.grid.buckets
+    );
+}
