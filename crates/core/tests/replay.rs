@@ -2,93 +2,17 @@
 
 use slotscope_core::metrics::count_f64;
 use slotscope_core::replay::{
-    model, replay, FaultKind, FaultWindow, ModelOptions, ReplayReport, Reply, Routed, SimCluster,
-    SimClusterBuilder, Workload, WorkloadSpec,
+    model, FaultKind, ModelOptions, Reply, Routed, SimCluster, SimClusterBuilder, Workload,
+    WorkloadSpec,
 };
-use slotscope_core::{NodeAddr, Slot, SlotRange, TimeSpan, Timestamp};
+use slotscope_core::{Slot, Timestamp};
 
-const T0: u64 = 1_700_000_000_000;
-
-fn addr(s: &str) -> NodeAddr {
-    s.parse().unwrap()
-}
-
-fn range(a: u16, b: u16) -> SlotRange {
-    SlotRange::try_from((a, b)).unwrap()
-}
-
-fn at(secs: u64) -> Timestamp {
-    Timestamp(T0 + secs * 1000)
-}
-
-/// Incident 1: A owns every slot; A stops answering for 2 s at 10 s; B appears at 20 s and
-/// slots 8192-16383 migrate to it over 2 s.
-fn incident1() -> SimCluster {
-    let (a, b) = (addr("10.0.0.1:6379"), addr("10.0.0.2:6379"));
-    let mut builder = SimClusterBuilder::new();
-    builder.layout(at(0), &[(range(0, 16383), a.clone())], &[]);
-    builder.fault(FaultWindow {
-        node: a.clone(),
-        span: TimeSpan::new(at(10), at(12)),
-        kind: FaultKind::Timeout,
-    });
-    builder.add_node(&b);
-    let migrating: Vec<_> = range(8192, 16383)
-        .slots()
-        .map(|s| (s, a.clone(), b.clone()))
-        .collect();
-    builder.layout(at(20), &[(range(0, 16383), a.clone())], &migrating);
-    builder.layout(
-        at(22),
-        &[(range(0, 8191), a.clone()), (range(8192, 16383), b.clone())],
-        &[],
-    );
-    builder.build()
-}
-
-/// Incident 2: A and B own half the slots each, from the start.
-fn incident2() -> SimCluster {
-    let mut builder = SimClusterBuilder::new();
-    builder.layout(
-        at(0),
-        &[
-            (range(0, 8191), addr("10.0.0.1:6379")),
-            (range(8192, 16383), addr("10.0.0.2:6379")),
-        ],
-        &[],
-    );
-    builder.build()
-}
-
-fn workload(secs: u64, command: &str) -> Workload {
-    Workload::generate(&WorkloadSpec {
-        start: at(0),
-        duration_ms: secs * 1000,
-        rate_per_sec: 100,
-        keys: 10_000,
-        key_prefix: "device_imp".into(),
-        command: command.into(),
-        seed: 42,
-    })
-    .unwrap()
-}
-
-fn run(cluster: &SimCluster, w: &Workload, name: &str, set: &[(&str, &str)]) -> ReplayReport {
-    let mut opts = ModelOptions::new(addr("10.0.0.1:6379"));
-    for (k, v) in set {
-        opts.set(k, v).unwrap();
-    }
-    let mut client = model(name, opts).unwrap();
-    replay(cluster, w, client.as_mut())
-}
-
-fn commands_from(w: &Workload, t: Timestamp) -> u64 {
-    u64::try_from(w.commands.iter().filter(|c| c.t >= t).count()).unwrap()
-}
+mod sim;
+use sim::*;
 
 #[test]
 fn redis_py_5_wedges_after_one_timeout_and_never_reaches_the_new_node() {
-    let (cluster, w) = (incident1(), workload(60, "zadd"));
+    let (cluster, w) = (incident1(), workload_of(60, 100, "zadd"));
     let r = run(&cluster, &w, "redis-py@5.0.0", &[]);
     assert!(r.wedged);
     assert_eq!(r.startup_nodes, 0);
@@ -104,7 +28,7 @@ fn redis_py_5_wedges_after_one_timeout_and_never_reaches_the_new_node() {
 
 #[test]
 fn redis_py_8_recovers_and_sends_half_to_the_new_node() {
-    let (cluster, w) = (incident1(), workload(60, "zadd"));
+    let (cluster, w) = (incident1(), workload_of(60, 100, "zadd"));
     let r = run(&cluster, &w, "redis-py@8.0.0", &[]);
     assert!(!r.wedged);
     assert_eq!(
@@ -119,7 +43,7 @@ fn redis_py_8_recovers_and_sends_half_to_the_new_node() {
 
 #[test]
 fn ideal_client_recovers_and_sends_half_to_the_new_node() {
-    let (cluster, w) = (incident1(), workload(60, "zadd"));
+    let (cluster, w) = (incident1(), workload_of(60, 100, "zadd"));
     let r = run(&cluster, &w, "ideal", &[]);
     assert!(!r.wedged);
     assert_eq!(r.full_reinits, 1, "the ideal client initialises once");
@@ -131,7 +55,7 @@ fn ideal_client_recovers_and_sends_half_to_the_new_node() {
 
 #[test]
 fn address_remap_to_one_node_gives_sustained_moved_and_reinit_every_five() {
-    let (cluster, w) = (incident2(), workload(60, "zrevrange"));
+    let (cluster, w) = (incident2(), workload_of(60, 100, "zrevrange"));
     let r = run(
         &cluster,
         &w,
@@ -170,7 +94,7 @@ fn address_remap_to_one_node_gives_sustained_moved_and_reinit_every_five() {
 
 #[test]
 fn without_remap_no_moved_after_the_first_init() {
-    let (cluster, w) = (incident2(), workload(60, "zrevrange"));
+    let (cluster, w) = (incident2(), workload_of(60, 100, "zrevrange"));
     let r = run(&cluster, &w, "redis-py@8.0.0", &[]);
     assert_eq!(r.moved, 0);
     assert_eq!(r.moved_share["zrevrange"], 0.0);
@@ -181,8 +105,18 @@ fn without_remap_no_moved_after_the_first_init() {
 #[test]
 fn same_seed_gives_identical_reports() {
     let cluster = incident1();
-    let a = run(&cluster, &workload(30, "zadd"), "redis-py@8.0.0", &[]);
-    let b = run(&cluster, &workload(30, "zadd"), "redis-py@8.0.0", &[]);
+    let a = run(
+        &cluster,
+        &workload_of(30, 100, "zadd"),
+        "redis-py@8.0.0",
+        &[],
+    );
+    let b = run(
+        &cluster,
+        &workload_of(30, 100, "zadd"),
+        "redis-py@8.0.0",
+        &[],
+    );
     assert_eq!(a, b);
     assert_eq!(
         serde_json::to_string(&a).unwrap(),
@@ -239,12 +173,12 @@ fn unknown_model_and_option_are_refused() {
 
 #[test]
 fn workload_is_seeded_and_evenly_spaced() {
-    let w = workload(10, "zadd");
+    let w = workload_of(10, 100, "zadd");
     assert_eq!(w.commands.len(), 1000);
     assert_eq!(w.commands[100].t, at(1));
     assert_eq!(w.key_name(7), "device_imp:{7}");
     assert_eq!(w.key_slots[7], Slot::for_key(b"7"));
-    assert_eq!(w, workload(10, "zadd"));
+    assert_eq!(w, workload_of(10, 100, "zadd"));
     let other = Workload::generate(&WorkloadSpec {
         seed: 43,
         ..WorkloadSpec {
@@ -298,7 +232,7 @@ fn recording_folds_into_two_nodes_a_timeout_window_and_a_half_moved_slot_range()
 
 #[test]
 fn a_socket_timeout_makes_the_client_wait_out_a_silent_node() {
-    let (cluster, w) = (incident1(), workload(60, "zadd"));
+    let (cluster, w) = (incident1(), workload_of(60, 100, "zadd"));
     let open_loop = run(&cluster, &w, "redis-py@8.0.0", &[]);
     let waiting = run(&cluster, &w, "redis-py@8.0.0", &[("socket_timeout", "0.5")]);
     assert!(!waiting.wedged);
@@ -318,7 +252,7 @@ fn a_socket_timeout_makes_the_client_wait_out_a_silent_node() {
 #[test]
 fn concurrency_lets_other_commands_through_while_one_waits_out_a_timeout() {
     let cluster = incident1();
-    let w = workload(60, "zadd");
+    let w = workload_of(60, 100, "zadd");
     let set = [("socket_timeout", "0.5")];
     let lanes = |n: u32| {
         run(
@@ -369,15 +303,18 @@ fn concurrency_lets_other_commands_through_while_one_waits_out_a_timeout() {
 #[test]
 fn a_mix_names_commands_in_proportion_and_is_seeded() {
     let mix = vec![("zrevrange".to_owned(), 3), ("GET".to_owned(), 1)];
-    let w = workload(100, "zadd").with_mix(&mix, 7);
+    let w = workload_of(100, 100, "zadd").with_mix(&mix, 7);
     assert_eq!(w.names, ["zrevrange", "get"]);
     let gets = w.commands.iter().filter(|c| c.name == 1).count();
     let share = count_f64(u64::try_from(gets).unwrap()) / count_f64(10_000);
     assert!((0.23..0.27).contains(&share), "{share}");
-    assert_eq!(w, workload(100, "zadd").with_mix(&mix, 7));
-    assert_ne!(w, workload(100, "zadd").with_mix(&mix, 8));
+    assert_eq!(w, workload_of(100, 100, "zadd").with_mix(&mix, 7));
+    assert_ne!(w, workload_of(100, 100, "zadd").with_mix(&mix, 8));
     // Nothing to draw from: unchanged.
-    assert_eq!(workload(1, "zadd").with_mix(&[], 7), workload(1, "zadd"));
+    assert_eq!(
+        workload_of(1, 100, "zadd").with_mix(&[], 7),
+        workload_of(1, 100, "zadd")
+    );
     let r = run(&incident2(), &w, "ideal", &[]);
     assert_eq!(
         r.per_command["get"].issued + r.per_command["zrevrange"].issued,

@@ -1,85 +1,23 @@
 //! Replay of synthetic incidents through the go-redis v9 ClusterClient model.
 
 use slotscope_core::metrics::count_f64;
-use slotscope_core::replay::{
-    model, replay, FaultKind, FaultWindow, ModelOptions, ReplayReport, SimCluster,
-    SimClusterBuilder, Workload, WorkloadSpec,
-};
-use slotscope_core::{NodeAddr, SlotRange, TimeSpan, Timestamp};
+use slotscope_core::replay::{model, FaultKind, ModelOptions, ReplayReport, SimCluster, Workload};
 
-const T0: u64 = 1_700_000_000_000;
+mod sim;
+use sim::*;
+
 const MODEL: &str = "go-redis@9.8.0";
-
-fn addr(s: &str) -> NodeAddr {
-    s.parse().unwrap()
-}
-
-fn range(a: u16, b: u16) -> SlotRange {
-    SlotRange::try_from((a, b)).unwrap()
-}
-
-fn at(secs: u64) -> Timestamp {
-    Timestamp(T0 + secs * 1000)
-}
-
-/// Incident 1: A owns every slot; A fails for 2 s at 10 s; B appears at 20 s and slots
-/// 8192-16383 migrate to it over 2 s.
-fn incident1(kind: FaultKind) -> SimCluster {
-    let (a, b) = (addr("10.0.0.1:6379"), addr("10.0.0.2:6379"));
-    let mut builder = SimClusterBuilder::new();
-    builder.layout(at(0), &[(range(0, 16383), a.clone())], &[]);
-    builder.fault(FaultWindow {
-        node: a.clone(),
-        span: TimeSpan::new(at(10), at(12)),
-        kind,
-    });
-    builder.add_node(&b);
-    let migrating: Vec<_> = range(8192, 16383)
-        .slots()
-        .map(|s| (s, a.clone(), b.clone()))
-        .collect();
-    builder.layout(at(20), &[(range(0, 16383), a.clone())], &migrating);
-    builder.layout(
-        at(22),
-        &[(range(0, 8191), a.clone()), (range(8192, 16383), b.clone())],
-        &[],
-    );
-    builder.build()
-}
-
-fn workload(secs: u64, rate: u32) -> Workload {
-    Workload::generate(&WorkloadSpec {
-        start: at(0),
-        duration_ms: secs * 1000,
-        rate_per_sec: rate,
-        keys: 10_000,
-        key_prefix: "device_imp".into(),
-        command: "zadd".into(),
-        seed: 42,
-    })
-    .unwrap()
-}
-
-fn run(cluster: &SimCluster, w: &Workload, set: &[(&str, &str)]) -> ReplayReport {
-    let mut opts = ModelOptions::new(addr("10.0.0.1:6379"));
-    for (k, v) in set {
-        opts.set(k, v).unwrap();
-    }
-    let mut client = model(MODEL, opts).unwrap();
-    replay(cluster, w, client.as_mut())
-}
-
-fn commands_from(w: &Workload, t: Timestamp) -> u64 {
-    u64::try_from(w.commands.iter().filter(|c| c.t >= t).count()).unwrap()
-}
 
 #[test]
 fn moved_reloads_are_lazy_and_at_most_one_per_200_ms() {
     // 1000 commands/s: the table is not patched, so MOVED go on until a reload lands; a reload
     // started by an ASK just before 22 s holds the flag 200 ms, so at most ~200 ms of MOVED
     // (half the keys) and none a second later.
-    let (cluster, w) = (incident1(FaultKind::Timeout), workload(30, 1000));
-    let r = run(&cluster, &w, &[("ReadTimeout", "100ms")]);
+    let (cluster, w) = (
+        incident1_with(FaultKind::Timeout),
+        workload_of(30, 1000, "zadd"),
+    );
+    let r = run_model(&cluster, &w, &[("ReadTimeout", "100ms")]);
     assert!(r.moved >= 1);
     assert!(r.moved <= 120, "{} MOVED", r.moved);
     assert_eq!(r.timeline[23].moved, 0);
@@ -89,8 +27,11 @@ fn moved_reloads_are_lazy_and_at_most_one_per_200_ms() {
 #[test]
 fn ask_during_the_migration_triggers_lazy_reloads_rate_limited_to_200_ms() {
     // ASK also calls LazyReload: during the 2 s migration at most ~one reload per 200 ms.
-    let (cluster, w) = (incident1(FaultKind::Timeout), workload(30, 1000));
-    let r = run(&cluster, &w, &[("ReadTimeout", "100ms")]);
+    let (cluster, w) = (
+        incident1_with(FaultKind::Timeout),
+        workload_of(30, 1000, "zadd"),
+    );
+    let r = run_model(&cluster, &w, &[("ReadTimeout", "100ms")]);
     let total: u64 = r.nodes.values().map(|n| n.cluster_slots).sum();
     assert_eq!(total, r.cluster_slots_calls);
     assert!(r.ask > 100);
@@ -106,8 +47,11 @@ fn ask_during_the_migration_triggers_lazy_reloads_rate_limited_to_200_ms() {
 
 #[test]
 fn recovers_from_incident1_and_sends_half_to_the_new_node() {
-    let (cluster, w) = (incident1(FaultKind::Timeout), workload(60, 100));
-    let r = run(&cluster, &w, &[]);
+    let (cluster, w) = (
+        incident1_with(FaultKind::Timeout),
+        workload_of(60, 100, "zadd"),
+    );
+    let r = run_model(&cluster, &w, &[]);
     assert!(!r.wedged);
     assert!(r.startup_nodes >= 1);
     assert_eq!(r.timeline[30].errors, 0);
@@ -120,8 +64,11 @@ fn a_silent_node_costs_read_timeouts_and_the_retry_after_the_stall_succeeds() {
     // shouldRetry(timeout) is true: up to MaxRedirects + 1 = 4 attempts on the same master, each
     // after waiting ReadTimeout (default 3 s). The stall lasts 2 s, so the first command's
     // retry, 3 s later, is answered; the 3 s wait skips everything scheduled meanwhile.
-    let (cluster, w) = (incident1(FaultKind::Timeout), workload(20, 100));
-    let r = run(&cluster, &w, &[]);
+    let (cluster, w) = (
+        incident1_with(FaultKind::Timeout),
+        workload_of(20, 100, "zadd"),
+    );
+    let r = run_model(&cluster, &w, &[]);
     assert_eq!(r.failed, 0);
     assert_eq!(r.nodes["10.0.0.1:6379"].failed, 1);
     assert_eq!(
@@ -130,13 +77,13 @@ fn a_silent_node_costs_read_timeouts_and_the_retry_after_the_stall_succeeds() {
     );
     // With a 100 ms ReadTimeout a command waits at most 4 x 100 ms: those that meet the stall
     // early fail after 4 attempts, the last ones are answered once the node is back.
-    let w1 = run(&cluster, &w, &[("ReadTimeout", "100ms")]);
+    let w1 = run_model(&cluster, &w, &[("ReadTimeout", "100ms")]);
     assert!(w1.failed >= 1);
     assert!(w1.nodes["10.0.0.1:6379"].failed >= 4 * w1.failed);
     assert!(w1.skipped_while_waiting > 0);
     // Without a read deadline (-1) every attempt is tried at once: each command of the stall
     // fails.
-    let open = run(&cluster, &w, &[("ReadTimeout", "-1")]);
+    let open = run_model(&cluster, &w, &[("ReadTimeout", "-1")]);
     assert_eq!(
         open.failed,
         commands_from(&w, at(10)) - commands_from(&w, at(12))
@@ -146,8 +93,11 @@ fn a_silent_node_costs_read_timeouts_and_the_retry_after_the_stall_succeeds() {
 
 #[test]
 fn refused_connections_reopen_a_connection_and_keep_the_seeds() {
-    let (cluster, w) = (incident1(FaultKind::ConnectionError), workload(30, 100));
-    let r = run(&cluster, &w, &[("MaxRedirects", "-1")]);
+    let (cluster, w) = (
+        incident1_with(FaultKind::ConnectionError),
+        workload_of(30, 100, "zadd"),
+    );
+    let r = run_model(&cluster, &w, &[("MaxRedirects", "-1")]);
     assert!(!r.wedged);
     assert!(r
         .errors
@@ -172,4 +122,9 @@ fn options_are_checked_by_their_go_redis_names() {
     let mut o = ModelOptions::new(addr("10.0.0.1:6379"));
     o.set("retries", "3").unwrap();
     assert!(model(MODEL, o).is_err(), "a redis-rs option");
+}
+
+/// Replays `w` on `cluster` through MODEL with the options `set`.
+fn run_model(cluster: &SimCluster, w: &Workload, set: &[(&str, &str)]) -> ReplayReport {
+    run(cluster, w, MODEL, set)
 }

@@ -2,129 +2,18 @@
 
 use slotscope_core::metrics::count_f64;
 use slotscope_core::replay::{
-    model, replay, FaultKind, FaultWindow, ModelOptions, ReplayReport, SimCluster,
-    SimClusterBuilder, Workload, WorkloadSpec,
+    model, ModelOptions, ReplayReport, SimCluster, SimClusterBuilder, Workload,
 };
-use slotscope_core::{NodeAddr, SlotRange, TimeSpan, Timestamp};
 
-const T0: u64 = 1_700_000_000_000;
+mod sim;
+use sim::*;
+
 const JEDIS: &str = "jedis@5.1.0";
-const A: &str = "10.0.0.1:6379";
-const B: &str = "10.0.0.2:6379";
-
-fn addr(s: &str) -> NodeAddr {
-    s.parse().unwrap()
-}
-
-fn range(a: u16, b: u16) -> SlotRange {
-    SlotRange::try_from((a, b)).unwrap()
-}
-
-fn at(secs: u64) -> Timestamp {
-    Timestamp(T0 + secs * 1000)
-}
-
-/// Incident 1: A owns every slot; A stops answering for 2 s at 10 s; B appears at 20 s and
-/// slots 8192-16383 migrate to it over 2 s.
-fn incident1() -> SimCluster {
-    let (a, b) = (addr(A), addr(B));
-    let mut builder = SimClusterBuilder::new();
-    builder.layout(at(0), &[(range(0, 16383), a.clone())], &[]);
-    builder.fault(FaultWindow {
-        node: a.clone(),
-        span: TimeSpan::new(at(10), at(12)),
-        kind: FaultKind::Timeout,
-    });
-    builder.add_node(&b);
-    let migrating: Vec<_> = range(8192, 16383)
-        .slots()
-        .map(|s| (s, a.clone(), b.clone()))
-        .collect();
-    builder.layout(at(20), &[(range(0, 16383), a.clone())], &migrating);
-    builder.layout(
-        at(22),
-        &[(range(0, 8191), a.clone()), (range(8192, 16383), b.clone())],
-        &[],
-    );
-    builder.build()
-}
-
-/// B owns slot 16383 from the start; at 20 s slots 8192-16383 belong to B.
-fn reshard() -> SimCluster {
-    let (a, b) = (addr(A), addr(B));
-    let mut builder = SimClusterBuilder::new();
-    builder.layout(
-        at(0),
-        &[
-            (range(0, 16382), a.clone()),
-            (range(16383, 16383), b.clone()),
-        ],
-        &[],
-    );
-    builder.layout(
-        at(20),
-        &[(range(0, 8191), a.clone()), (range(8192, 16383), b.clone())],
-        &[],
-    );
-    builder.build()
-}
-
-/// A and B own half the slots each; B refuses connections from 10 s to 12 s.
-fn b_refuses_for_two_seconds() -> SimCluster {
-    let mut builder = SimClusterBuilder::new();
-    builder.layout(
-        at(0),
-        &[(range(0, 8191), addr(A)), (range(8192, 16383), addr(B))],
-        &[],
-    );
-    builder.fault(FaultWindow {
-        node: addr(B),
-        span: TimeSpan::new(at(10), at(12)),
-        kind: FaultKind::ConnectionError,
-    });
-    builder.build()
-}
-
-fn workload(secs: u64) -> Workload {
-    Workload::generate(&WorkloadSpec {
-        start: at(0),
-        duration_ms: secs * 1000,
-        rate_per_sec: 100,
-        keys: 10_000,
-        key_prefix: "device_imp".into(),
-        command: "zadd".into(),
-        seed: 42,
-    })
-    .unwrap()
-}
-
-fn run(cluster: &SimCluster, w: &Workload, set: &[(&str, &str)]) -> ReplayReport {
-    let mut opts = ModelOptions::new(addr(A));
-    for (k, v) in set {
-        opts.set(k, v).unwrap();
-    }
-    let mut client = model(JEDIS, opts).unwrap();
-    replay(cluster, w, client.as_mut())
-}
-
-fn commands_from(w: &Workload, t: Timestamp) -> u64 {
-    u64::try_from(w.commands.iter().filter(|c| c.t >= t).count()).unwrap()
-}
-
-fn commands_within(w: &Workload, from: Timestamp, to: Timestamp) -> u64 {
-    u64::try_from(
-        w.commands
-            .iter()
-            .filter(|c| c.t >= from && c.t < to)
-            .count(),
-    )
-    .unwrap()
-}
 
 #[test]
 fn jedis_renews_the_slot_cache_on_moved_so_a_reshard_costs_one_moved() {
     let (cluster, w) = (reshard(), workload(60));
-    let r = run(&cluster, &w, &[]);
+    let r = run_model(&cluster, &w, &[]);
     assert_eq!(r.model, JEDIS);
     assert_eq!(r.failed, 0);
     assert_eq!(r.moved, 1);
@@ -140,7 +29,7 @@ fn jedis_renews_the_slot_cache_on_moved_so_a_reshard_costs_one_moved() {
 #[test]
 fn jedis_recovers_in_incident1_and_sends_half_to_the_new_node() {
     let (cluster, w) = (incident1(), workload(60));
-    let r = run(&cluster, &w, &[]);
+    let r = run_model(&cluster, &w, &[]);
     assert!(!r.wedged);
     assert_eq!(r.startup_nodes, 1, "startNodes are kept");
     assert_eq!(
@@ -160,7 +49,7 @@ fn jedis_recovers_in_incident1_and_sends_half_to_the_new_node() {
 #[test]
 fn jedis_in_a_two_second_timeout_window_tries_four_times_renews_and_gives_up_on_the_deadline() {
     let (cluster, w) = (incident1(), workload(30));
-    let r = run(&cluster, &w, &[]);
+    let r = run_model(&cluster, &w, &[]);
     let stalled = commands_within(&w, at(10), at(12));
     assert_eq!(r.errors["JedisClusterOperationException"], stalled);
     assert_eq!(r.errors.len(), 1);
@@ -179,7 +68,7 @@ fn jedis_in_a_two_second_timeout_window_tries_four_times_renews_and_gives_up_on_
 #[test]
 fn jedis_renews_after_two_consecutive_connection_failures_and_runs_out_of_attempts() {
     let (cluster, w) = (b_refuses_for_two_seconds(), workload(30));
-    let r = run(&cluster, &w, &[]);
+    let r = run_model(&cluster, &w, &[]);
     let failed = r.errors["JedisClusterOperationException"];
     assert_eq!(failed, r.failed);
     assert!(failed > 50, "{failed}");
@@ -188,7 +77,7 @@ fn jedis_renews_after_two_consecutive_connection_failures_and_runs_out_of_attemp
     assert_eq!(r.nodes[B].failed, 5 * failed);
     assert_eq!(r.full_reinits, 1 + 2 * failed);
     assert!(r.timeline[13..].iter().all(|s| s.errors == 0));
-    let two = run(&cluster, &w, &[("maxAttempts", "2")]);
+    let two = run_model(&cluster, &w, &[("maxAttempts", "2")]);
     // With fewer than 3 attempts, one renewal when no attempt is left.
     assert_eq!(two.nodes[B].failed, 2 * two.failed);
     assert_eq!(two.full_reinits, 1 + two.failed);
@@ -197,7 +86,7 @@ fn jedis_renews_after_two_consecutive_connection_failures_and_runs_out_of_attemp
 #[test]
 fn jedis_max_attempts_one_fails_the_command_that_meets_moved() {
     let (cluster, w) = (reshard(), workload(60));
-    let r = run(&cluster, &w, &[("maxAttempts", "1")]);
+    let r = run_model(&cluster, &w, &[("maxAttempts", "1")]);
     assert_eq!(r.moved, 1);
     assert_eq!(r.failed, 1);
     assert_eq!(r.errors["JedisClusterOperationException"], 1);
@@ -207,12 +96,12 @@ fn jedis_max_attempts_one_fails_the_command_that_meets_moved() {
 #[test]
 fn jedis_topology_refresh_period_renews_in_the_background_and_avoids_the_moved() {
     let (cluster, w) = (reshard(), workload(60));
-    let r = run(&cluster, &w, &[("topologyRefreshPeriod", "5")]);
+    let r = run_model(&cluster, &w, &[("topologyRefreshPeriod", "5")]);
     // Every 5 s from the first command: 5, 10, …, 55 s; the one at 20 s sees the reshard.
     assert_eq!(r.full_reinits, 1 + 11);
     assert_eq!(r.cluster_slots_calls, 12);
     assert_eq!(r.moved, 0);
-    let default = run(&cluster, &w, &[]);
+    let default = run_model(&cluster, &w, &[]);
     assert_eq!(default.full_reinits, 2);
 }
 
@@ -221,7 +110,7 @@ fn jedis_refuses_a_slot_map_with_holes_at_start_up() {
     let mut builder = SimClusterBuilder::new();
     builder.layout(at(0), &[(range(0, 16382), addr(A))], &[]);
     let (cluster, w) = (builder.build(), workload(5));
-    let r = run(&cluster, &w, &[]);
+    let r = run_model(&cluster, &w, &[]);
     assert_eq!(r.succeeded, 0);
     assert_eq!(r.full_reinits, 0);
     assert_eq!(
@@ -251,4 +140,9 @@ fn jedis_options_are_checked() {
         with("dynamic_startup_nodes", "false").is_err(),
         "a redis-py option"
     );
+}
+
+/// Replays `w` on `cluster` through JEDIS with the options `set`.
+fn run_model(cluster: &SimCluster, w: &Workload, set: &[(&str, &str)]) -> ReplayReport {
+    run(cluster, w, JEDIS, set)
 }

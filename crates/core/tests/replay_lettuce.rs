@@ -2,73 +2,13 @@
 
 use slotscope_core::metrics::count_f64;
 use slotscope_core::replay::{
-    model, replay, FaultKind, FaultWindow, ModelOptions, ReplayReport, SimCluster,
-    SimClusterBuilder, Workload, WorkloadSpec,
+    model, ModelOptions, ReplayReport, SimCluster, SimClusterBuilder, Workload,
 };
-use slotscope_core::{NodeAddr, SlotRange, TimeSpan, Timestamp};
 
-const T0: u64 = 1_700_000_000_000;
+mod sim;
+use sim::*;
+
 const LETTUCE: &str = "lettuce@6.3.2";
-const A: &str = "10.0.0.1:6379";
-const B: &str = "10.0.0.2:6379";
-
-fn addr(s: &str) -> NodeAddr {
-    s.parse().unwrap()
-}
-
-fn range(a: u16, b: u16) -> SlotRange {
-    SlotRange::try_from((a, b)).unwrap()
-}
-
-fn at(secs: u64) -> Timestamp {
-    Timestamp(T0 + secs * 1000)
-}
-
-/// Incident 1: A owns every slot; A stops answering for 2 s at 10 s; B appears at 20 s and
-/// slots 8192-16383 migrate to it over 2 s.
-fn incident1() -> SimCluster {
-    let (a, b) = (addr(A), addr(B));
-    let mut builder = SimClusterBuilder::new();
-    builder.layout(at(0), &[(range(0, 16383), a.clone())], &[]);
-    builder.fault(FaultWindow {
-        node: a.clone(),
-        span: TimeSpan::new(at(10), at(12)),
-        kind: FaultKind::Timeout,
-    });
-    builder.add_node(&b);
-    let migrating: Vec<_> = range(8192, 16383)
-        .slots()
-        .map(|s| (s, a.clone(), b.clone()))
-        .collect();
-    builder.layout(at(20), &[(range(0, 16383), a.clone())], &migrating);
-    builder.layout(
-        at(22),
-        &[(range(0, 8191), a.clone()), (range(8192, 16383), b.clone())],
-        &[],
-    );
-    builder.build()
-}
-
-/// A reshard between known nodes: B owns slot 16383 from the start (so it is in the topology
-/// Lettuce loads); at 20 s slots 8192-16383 belong to B.
-fn reshard() -> SimCluster {
-    let (a, b) = (addr(A), addr(B));
-    let mut builder = SimClusterBuilder::new();
-    builder.layout(
-        at(0),
-        &[
-            (range(0, 16382), a.clone()),
-            (range(16383, 16383), b.clone()),
-        ],
-        &[],
-    );
-    builder.layout(
-        at(20),
-        &[(range(0, 8191), a.clone()), (range(8192, 16383), b.clone())],
-        &[],
-    );
-    builder.build()
-}
 
 /// A reshard in two steps 5 s apart: slots 12288-16382 move at 20 s, 8192-12287 at 25 s.
 fn reshard_in_two_steps() -> SimCluster {
@@ -98,62 +38,10 @@ fn reshard_in_two_steps() -> SimCluster {
     builder.build()
 }
 
-/// A and B own half the slots each; B refuses connections from 10 s to 12 s.
-fn b_refuses_for_two_seconds() -> SimCluster {
-    let mut builder = SimClusterBuilder::new();
-    builder.layout(
-        at(0),
-        &[(range(0, 8191), addr(A)), (range(8192, 16383), addr(B))],
-        &[],
-    );
-    builder.fault(FaultWindow {
-        node: addr(B),
-        span: TimeSpan::new(at(10), at(12)),
-        kind: FaultKind::ConnectionError,
-    });
-    builder.build()
-}
-
-fn workload(secs: u64) -> Workload {
-    Workload::generate(&WorkloadSpec {
-        start: at(0),
-        duration_ms: secs * 1000,
-        rate_per_sec: 100,
-        keys: 10_000,
-        key_prefix: "device_imp".into(),
-        command: "zadd".into(),
-        seed: 42,
-    })
-    .unwrap()
-}
-
-fn run(cluster: &SimCluster, w: &Workload, set: &[(&str, &str)]) -> ReplayReport {
-    let mut opts = ModelOptions::new(addr(A));
-    for (k, v) in set {
-        opts.set(k, v).unwrap();
-    }
-    let mut client = model(LETTUCE, opts).unwrap();
-    replay(cluster, w, client.as_mut())
-}
-
-fn commands_from(w: &Workload, t: Timestamp) -> u64 {
-    u64::try_from(w.commands.iter().filter(|c| c.t >= t).count()).unwrap()
-}
-
-fn commands_within(w: &Workload, from: Timestamp, to: Timestamp) -> u64 {
-    u64::try_from(
-        w.commands
-            .iter()
-            .filter(|c| c.t >= from && c.t < to)
-            .count(),
-    )
-    .unwrap()
-}
-
 #[test]
 fn default_lettuce_follows_moved_forever_after_a_reshard_between_known_nodes() {
     let (cluster, w) = (reshard(), workload(60));
-    let r = run(&cluster, &w, &[]);
+    let r = run_model(&cluster, &w, &[]);
     assert_eq!(r.model, LETTUCE);
     assert_eq!(r.failed, 0);
     assert_eq!(
@@ -182,7 +70,7 @@ fn moved_redirect_trigger_refreshes_once_and_moved_stops() {
         [("enableAdaptiveRefreshTrigger", "MOVED_REDIRECT")],
         [("enableAllAdaptiveRefreshTriggers", "true")],
     ] {
-        let r = run(&cluster, &w, &set);
+        let r = run_model(&cluster, &w, &set);
         assert_eq!(r.failed, 0);
         assert_eq!(
             r.moved, 1,
@@ -198,7 +86,7 @@ fn moved_redirect_trigger_refreshes_once_and_moved_stops() {
 #[test]
 fn adaptive_refreshes_are_rate_limited_by_adaptive_refresh_triggers_timeout() {
     let (cluster, w) = (reshard_in_two_steps(), workload(60));
-    let r = run(
+    let r = run_model(
         &cluster,
         &w,
         &[("enableAdaptiveRefreshTrigger", "MOVED_REDIRECT")],
@@ -209,7 +97,7 @@ fn adaptive_refreshes_are_rate_limited_by_adaptive_refresh_triggers_timeout() {
     assert!(r.timeline[26..50].iter().all(|s| s.moved > 0));
     assert!(r.timeline[51..].iter().all(|s| s.moved == 0));
     assert!(r.moved > 400, "{}", r.moved);
-    let fast = run(
+    let fast = run_model(
         &cluster,
         &w,
         &[
@@ -224,7 +112,7 @@ fn adaptive_refreshes_are_rate_limited_by_adaptive_refresh_triggers_timeout() {
 #[test]
 fn periodic_refresh_picks_up_the_reshard_without_any_trigger() {
     let (cluster, w) = (reshard(), workload(60));
-    let r = run(
+    let r = run_model(
         &cluster,
         &w,
         &[("enablePeriodicRefresh", "true"), ("refreshPeriod", "15")],
@@ -235,7 +123,7 @@ fn periodic_refresh_picks_up_the_reshard_without_any_trigger() {
     assert!(r.timeline[25].moved > 0);
     assert!(r.timeline[31..].iter().all(|s| s.moved == 0));
     assert!(!r.wedged);
-    let not_enabled = run(&cluster, &w, &[("refreshPeriod", "15")]);
+    let not_enabled = run_model(&cluster, &w, &[("refreshPeriod", "15")]);
     assert_eq!(
         not_enabled.full_reinits, 1,
         "refreshPeriod alone enables nothing"
@@ -245,7 +133,7 @@ fn periodic_refresh_picks_up_the_reshard_without_any_trigger() {
 #[test]
 fn default_lettuce_refuses_redirects_to_a_node_that_joined_later_in_incident1() {
     let (cluster, w) = (incident1(), workload(60));
-    let r = run(&cluster, &w, &[]);
+    let r = run_model(&cluster, &w, &[]);
     // B was not in the topology loaded at 0 s: validateClusterNodeMembership refuses every
     // ASK and MOVED to it, forever.
     assert_eq!(r.nodes[B].calls, 0);
@@ -269,7 +157,7 @@ fn default_lettuce_refuses_redirects_to_a_node_that_joined_later_in_incident1() 
 #[test]
 fn validate_cluster_node_membership_false_follows_redirects_to_the_new_node() {
     let (cluster, w) = (incident1(), workload(60));
-    let r = run(&cluster, &w, &[("validateClusterNodeMembership", "false")]);
+    let r = run_model(&cluster, &w, &[("validateClusterNodeMembership", "false")]);
     assert_eq!(r.errors.get("UnknownPartitionException"), None);
     assert!(r.nodes[B].ok > 0);
     // Still no refresh: the moved half meets MOVED on every command.
@@ -280,7 +168,7 @@ fn validate_cluster_node_membership_false_follows_redirects_to_the_new_node() {
 #[test]
 fn all_triggers_recover_in_incident1_once_the_rate_limit_allows_a_refresh_after_the_migration() {
     let (cluster, w) = (incident1(), workload(60));
-    let r = run(
+    let r = run_model(
         &cluster,
         &w,
         &[("enableAllAdaptiveRefreshTriggers", "true")],
@@ -294,7 +182,7 @@ fn all_triggers_recover_in_incident1_once_the_rate_limit_allows_a_refresh_after_
         .all(|s| s.errors == 0 && s.moved == 0));
     let share = count_f64(r.nodes[B].ok) / count_f64(commands_from(&w, at(51)));
     assert!((0.4..0.6).contains(&share), "share to the new node {share}");
-    let fast = run(
+    let fast = run_model(
         &cluster,
         &w,
         &[
@@ -309,8 +197,8 @@ fn all_triggers_recover_in_incident1_once_the_rate_limit_allows_a_refresh_after_
 #[test]
 fn persistent_reconnects_trigger_refreshes_while_a_node_refuses_connections() {
     let (cluster, w) = (b_refuses_for_two_seconds(), workload(30));
-    let default = run(&cluster, &w, &[]);
-    let triggered = run(
+    let default = run_model(&cluster, &w, &[]);
+    let triggered = run_model(
         &cluster,
         &w,
         &[("enableAdaptiveRefreshTrigger", "PERSISTENT_RECONNECTS")],
@@ -355,4 +243,9 @@ fn lettuce_options_are_checked() {
         with("reinitialize_steps", "3").is_err(),
         "a redis-py option"
     );
+}
+
+/// Replays `w` on `cluster` through LETTUCE with the options `set`.
+fn run_model(cluster: &SimCluster, w: &Workload, set: &[(&str, &str)]) -> ReplayReport {
+    run(cluster, w, LETTUCE, set)
 }

@@ -1,84 +1,19 @@
 //! Replay of synthetic incidents through the redis-rs async cluster model.
 
 use slotscope_core::metrics::count_f64;
-use slotscope_core::replay::{
-    model, replay, FaultKind, FaultWindow, ModelOptions, ReplayReport, SimCluster,
-    SimClusterBuilder, Workload, WorkloadSpec,
-};
-use slotscope_core::{NodeAddr, SlotRange, TimeSpan, Timestamp};
+use slotscope_core::replay::{model, FaultKind, ModelOptions, ReplayReport, SimCluster, Workload};
 
-const T0: u64 = 1_700_000_000_000;
+mod sim;
+use sim::*;
+
 const MODEL: &str = "redis-rs@1.8.1";
-
-fn addr(s: &str) -> NodeAddr {
-    s.parse().unwrap()
-}
-
-fn range(a: u16, b: u16) -> SlotRange {
-    SlotRange::try_from((a, b)).unwrap()
-}
-
-fn at(secs: u64) -> Timestamp {
-    Timestamp(T0 + secs * 1000)
-}
-
-/// Incident 1: A owns every slot; A stops answering (or refuses) for 2 s at 10 s; B appears at
-/// 20 s and slots 8192-16383 migrate to it over 2 s.
-fn incident1(kind: FaultKind) -> SimCluster {
-    let (a, b) = (addr("10.0.0.1:6379"), addr("10.0.0.2:6379"));
-    let mut builder = SimClusterBuilder::new();
-    builder.layout(at(0), &[(range(0, 16383), a.clone())], &[]);
-    builder.fault(FaultWindow {
-        node: a.clone(),
-        span: TimeSpan::new(at(10), at(12)),
-        kind,
-    });
-    builder.add_node(&b);
-    let migrating: Vec<_> = range(8192, 16383)
-        .slots()
-        .map(|s| (s, a.clone(), b.clone()))
-        .collect();
-    builder.layout(at(20), &[(range(0, 16383), a.clone())], &migrating);
-    builder.layout(
-        at(22),
-        &[(range(0, 8191), a.clone()), (range(8192, 16383), b.clone())],
-        &[],
-    );
-    builder.build()
-}
-
-fn workload(secs: u64) -> Workload {
-    Workload::generate(&WorkloadSpec {
-        start: at(0),
-        duration_ms: secs * 1000,
-        rate_per_sec: 100,
-        keys: 10_000,
-        key_prefix: "device_imp".into(),
-        command: "zadd".into(),
-        seed: 42,
-    })
-    .unwrap()
-}
-
-fn run(cluster: &SimCluster, w: &Workload, set: &[(&str, &str)]) -> ReplayReport {
-    let mut opts = ModelOptions::new(addr("10.0.0.1:6379"));
-    for (k, v) in set {
-        opts.set(k, v).unwrap();
-    }
-    let mut client = model(MODEL, opts).unwrap();
-    replay(cluster, w, client.as_mut())
-}
-
-fn commands_from(w: &Workload, t: Timestamp) -> u64 {
-    u64::try_from(w.commands.iter().filter(|c| c.t >= t).count()).unwrap()
-}
 
 #[test]
 fn one_moved_after_the_migration_triggers_one_full_rebuild() {
     // Every MOVED rebuilds the slot map from one CLUSTER SLOTS answer; the first MOVED after the
     // ownership change (22 s) is the only one.
-    let (cluster, w) = (incident1(FaultKind::Timeout), workload(60));
-    let r = run(&cluster, &w, &[]);
+    let (cluster, w) = (incident1_with(FaultKind::Timeout), workload(60));
+    let r = run_model(&cluster, &w, &[]);
     assert_eq!(r.moved, 1);
     assert_eq!(r.cluster_slots_calls, 2, "initial + one rebuild");
     assert_eq!(r.full_reinits, 2);
@@ -88,8 +23,8 @@ fn one_moved_after_the_migration_triggers_one_full_rebuild() {
 
 #[test]
 fn recovers_from_incident1_and_sends_half_to_the_new_node() {
-    let (cluster, w) = (incident1(FaultKind::Timeout), workload(60));
-    let r = run(&cluster, &w, &[]);
+    let (cluster, w) = (incident1_with(FaultKind::Timeout), workload(60));
+    let r = run_model(&cluster, &w, &[]);
     assert!(!r.wedged);
     assert_eq!(r.startup_nodes, 1, "initial_nodes are kept as given");
     assert_eq!(r.timeline[30].errors, 0);
@@ -101,8 +36,8 @@ fn recovers_from_incident1_and_sends_half_to_the_new_node() {
 fn a_timeout_fails_only_that_command_without_refresh_or_reconnect() {
     // RetryMethod::RetryImmediately and the overall timeout equal to the response timeout: one
     // attempt per command, no CLUSTER SLOTS, the connection is kept.
-    let (cluster, w) = (incident1(FaultKind::Timeout), workload(20));
-    let r = run(&cluster, &w, &[]);
+    let (cluster, w) = (incident1_with(FaultKind::Timeout), workload(20));
+    let r = run_model(&cluster, &w, &[]);
     let stalled = commands_from(&w, at(10)) - commands_from(&w, at(12));
     assert_eq!(r.failed, stalled);
     assert_eq!(r.errors["Io (timed out)"], stalled);
@@ -112,13 +47,13 @@ fn a_timeout_fails_only_that_command_without_refresh_or_reconnect() {
 
 #[test]
 fn response_timeout_makes_the_client_wait_and_skip_the_stall() {
-    let (cluster, w) = (incident1(FaultKind::Timeout), workload(20));
-    let r = run(&cluster, &w, &[("response_timeout", "500")]);
+    let (cluster, w) = (incident1_with(FaultKind::Timeout), workload(20));
+    let r = run_model(&cluster, &w, &[("response_timeout", "500")]);
     assert!(r.failed <= 5, "{}", r.failed);
     assert!(r.skipped_while_waiting >= 150);
     // Without an overall timeout each timeout is retried on the same node, 500 ms later each
     // time: the stall's first command outlives the 2 s stall and succeeds.
-    let retried = run(
+    let retried = run_model(
         &cluster,
         &w,
         &[
@@ -135,8 +70,8 @@ fn response_timeout_makes_the_client_wait_and_skip_the_stall() {
 fn refused_connections_on_the_only_node_reconnect_from_initial_nodes() {
     // Connection dropped → Reconnect; no other connection → ClusterConnectionNotFound →
     // ReconnectFromInitialConnections, each a CLUSTER SLOTS to the seed; recovered after 12 s.
-    let (cluster, w) = (incident1(FaultKind::ConnectionError), workload(30));
-    let r = run(&cluster, &w, &[]);
+    let (cluster, w) = (incident1_with(FaultKind::ConnectionError), workload(30));
+    let r = run_model(&cluster, &w, &[]);
     assert!(!r.wedged);
     assert!(
         r.errors.contains_key("ClusterConnectionNotFound")
@@ -165,4 +100,9 @@ fn options_are_checked_by_their_redis_rs_names() {
     o.set("response_timeout", "100").unwrap();
     o.set("socket_timeout", "0.1").unwrap();
     assert!(model(MODEL, o).is_err(), "the same setting twice");
+}
+
+/// Replays `w` on `cluster` through MODEL with the options `set`.
+fn run_model(cluster: &SimCluster, w: &Workload, set: &[(&str, &str)]) -> ReplayReport {
+    run(cluster, w, MODEL, set)
 }

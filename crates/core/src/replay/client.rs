@@ -47,6 +47,17 @@ pub enum ErrorClass {
 }
 
 impl ErrorClass {
+    /// The class of a failed exchange's reply, as most libraries raise it: a timeout, a
+    /// `CLUSTERDOWN`, a redirect that was one too many, else a connection error.
+    pub fn of_reply(reply: &Reply) -> ErrorClass {
+        match reply {
+            Reply::Timeout => ErrorClass::TimeoutError,
+            Reply::ClusterDown => ErrorClass::ClusterDownError,
+            Reply::Moved { .. } | Reply::Ask { .. } => ErrorClass::ClusterError,
+            Reply::Ok | Reply::ConnectionError => ErrorClass::ConnectionError,
+        }
+    }
+
     /// The class name.
     pub fn name(self) -> &'static str {
         match self {
@@ -121,6 +132,47 @@ impl ClientSnapshot {
             top_node_slots: counts.iter().map(|c| c.1).max().unwrap_or(0),
             unmapped_slots: unmapped,
         }
+    }
+}
+
+/// `true`/`True`/`1` or `false`/`False`/`0`, as option values are written.
+pub fn parse_bool(v: &str) -> Option<bool> {
+    match v {
+        "true" | "True" | "1" => Some(true),
+        "false" | "False" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+/// Seconds with up to three decimals (`30`, `0.5`) as milliseconds.
+pub fn parse_secs_ms(v: &str) -> Option<u64> {
+    let (int, frac) = v.split_once('.').unwrap_or((v, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if (int.is_empty() && frac.is_empty()) || frac.len() > 3 || !digits(int) || !digits(frac) {
+        return None;
+    }
+    let secs: u64 = if int.is_empty() { 0 } else { int.parse().ok()? };
+    let ms: u64 = if frac.is_empty() {
+        0
+    } else {
+        format!("{frac:0<3}").parse().ok()?
+    };
+    secs.checked_mul(1000)?.checked_add(ms)
+}
+
+/// Interning of node addresses, as every model keeps them: the index of `addr` in `addrs`, and
+/// whether it was added now (the caller then grows its per-address tables). Once `u16::MAX`
+/// addresses are known (`u16::MAX` itself marks "no node" in slot tables), a new one maps to 0.
+pub fn intern_addr(addrs: &mut Vec<NodeAddr>, addr: &NodeAddr) -> (u16, bool) {
+    if let Some(i) = addrs.iter().position(|a| a == addr) {
+        return (u16::try_from(i).unwrap_or(0), false);
+    }
+    match u16::try_from(addrs.len()) {
+        Ok(i) if i != u16::MAX => {
+            addrs.push(addr.clone());
+            (i, true)
+        }
+        _ => (0, false),
     }
 }
 
@@ -215,11 +267,8 @@ impl ModelOptions {
                     .ok_or_else(|| bad("not a number up to 100"))?;
             }
             "dynamic_startup_nodes" => {
-                self.dynamic_startup_nodes = match value {
-                    "true" | "True" | "1" => true,
-                    "false" | "False" | "0" => false,
-                    _ => return Err(bad("expected true or false")),
-                };
+                self.dynamic_startup_nodes =
+                    parse_bool(value).ok_or_else(|| bad("expected true or false"))?;
             }
             "address_remap" => {
                 self.address_remap = match value {
@@ -307,6 +356,22 @@ impl ModelOptions {
             }),
             None => Ok(()),
         }
+    }
+
+    /// Checks that `name` is the model `expected` and that the options given are its own (none of
+    /// redis-py's, no library option it does not know): the common start of a model's `build`.
+    pub fn check_for_model(
+        &self,
+        name: &str,
+        expected: &str,
+        known: &[(&str, &str)],
+    ) -> Result<(), ReplayError> {
+        if name != expected {
+            return Err(ReplayError::UnknownModel(name.to_owned()));
+        }
+        self.redis_py_options_unset(name)?;
+        self.library_options_for(name, known)?;
+        Ok(())
     }
 
     /// Reads library option `key` with `parse`, `default` when absent.

@@ -45,7 +45,8 @@
 //! this model is of the code named above.
 
 use super::client::{
-    ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
+    intern_addr, ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome,
+    Transport,
 };
 use super::cluster::Reply;
 use super::{ReplayError, Routed, SimRng};
@@ -91,11 +92,7 @@ pub(super) fn build(
     name: &str,
     options: ModelOptions,
 ) -> Result<Box<dyn ClientModel>, ReplayError> {
-    if name != NAME {
-        return Err(ReplayError::UnknownModel(name.to_owned()));
-    }
-    options.redis_py_options_unset(name)?;
-    options.library_options_for(name, OPTIONS)?;
+    options.check_for_model(name, NAME, OPTIONS)?;
     let max_redirects = options.library_value(
         "MaxRedirects",
         3,
@@ -240,19 +237,13 @@ impl Client {
     }
 
     fn intern(&mut self, addr: &NodeAddr) -> u16 {
-        if let Some(i) = self.addrs.iter().position(|a| a == addr) {
-            return u16::try_from(i).unwrap_or(0);
+        let (i, new) = intern_addr(&mut self.addrs, addr);
+        if new {
+            self.has_node.push(false);
+            self.open.push(false);
+            self.node_gen.push(0);
         }
-        match u16::try_from(self.addrs.len()) {
-            Ok(i) if i != NONE => {
-                self.addrs.push(addr.clone());
-                self.has_node.push(false);
-                self.open.push(false);
-                self.node_gen.push(0);
-                i
-            }
-            _ => 0,
-        }
+        i
     }
 
     /// `clusterNodes.GetOrCreate`.
@@ -356,7 +347,7 @@ impl Client {
                     if matches!(reply, Reply::ConnectionError | Reply::Timeout) {
                         self.open[usize::from(i)] = false;
                     }
-                    first_err.get_or_insert(class_of(&reply));
+                    first_err.get_or_insert(ErrorClass::of_reply(&reply));
                 }
             }
         }
@@ -453,7 +444,7 @@ impl Client {
                     last = ErrorClass::ClusterError;
                 }
                 Reply::ConnectionError | Reply::Timeout | Reply::ClusterDown => {
-                    last = class_of(&reply);
+                    last = ErrorClass::of_reply(&reply);
                     if attempt > 0 {
                         // MarkAsFailing; slotMasterNode picks the master again.
                         node = None;
@@ -462,15 +453,6 @@ impl Client {
             }
         }
         Outcome::Failed(last)
-    }
-}
-
-fn class_of(reply: &Reply) -> ErrorClass {
-    match reply {
-        Reply::Timeout => ErrorClass::TimeoutError,
-        Reply::ClusterDown => ErrorClass::ClusterDownError,
-        Reply::Moved { .. } | Reply::Ask { .. } => ErrorClass::ClusterError,
-        Reply::Ok | Reply::ConnectionError => ErrorClass::ConnectionError,
     }
 }
 

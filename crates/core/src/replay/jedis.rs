@@ -71,7 +71,8 @@
 //!   `TimeoutError`.
 
 use super::client::{
-    ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
+    intern_addr, parse_secs_ms, ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions,
+    Outcome, Transport,
 };
 use super::cluster::Reply;
 use super::{ReplayError, Routed, SimRng};
@@ -104,32 +105,12 @@ const DEFAULT_SO_TIMEOUT_MS: u64 = 2000;
 /// Seed of the shuffles and backoff draws.
 const RNG_SEED: u64 = 0x4A45_4449_535F_3531;
 
-/// Seconds with up to three decimals (`10`, `0.5`) as milliseconds.
-fn parse_secs_ms(v: &str) -> Option<u64> {
-    let (int, frac) = v.split_once('.').unwrap_or((v, ""));
-    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    if (int.is_empty() && frac.is_empty()) || frac.len() > 3 || !digits(int) || !digits(frac) {
-        return None;
-    }
-    let secs: u64 = if int.is_empty() { 0 } else { int.parse().ok()? };
-    let ms: u64 = if frac.is_empty() {
-        0
-    } else {
-        format!("{frac:0<3}").parse().ok()?
-    };
-    secs.checked_mul(1000)?.checked_add(ms)
-}
-
 /// Builds `jedis@5.1.0`.
 pub(super) fn build(
     name: &str,
     options: ModelOptions,
 ) -> Result<Box<dyn ClientModel>, ReplayError> {
-    if name != NAME {
-        return Err(ReplayError::UnknownModel(name.to_owned()));
-    }
-    options.redis_py_options_unset(name)?;
-    options.library_options_for(name, OPTIONS)?;
+    options.check_for_model(name, NAME, OPTIONS)?;
     let max_attempts = options.library_value(
         "maxAttempts",
         5u32,
@@ -230,18 +211,12 @@ impl Client {
     }
 
     fn intern(&mut self, addr: &NodeAddr) -> u16 {
-        if let Some(i) = self.addrs.iter().position(|a| a == addr) {
-            return u16::try_from(i).unwrap_or(0);
+        let (i, new) = intern_addr(&mut self.addrs, addr);
+        if new {
+            self.open.push(false);
+            self.known.push(false);
         }
-        match u16::try_from(self.addrs.len()) {
-            Ok(i) if i != NONE => {
-                self.addrs.push(addr.clone());
-                self.open.push(false);
-                self.known.push(false);
-                i
-            }
-            _ => 0,
-        }
+        i
     }
 
     fn shuffle(&mut self, v: &mut [u16]) {

@@ -83,7 +83,8 @@
 //!   `CLUSTERDOWN` reply).
 
 use super::client::{
-    ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
+    intern_addr, parse_bool, parse_secs_ms, ClientModel, ClientSnapshot, ClientState, ErrorClass,
+    ModelOptions, Outcome, Transport,
 };
 use super::cluster::Reply;
 use super::{ReplayError, Routed};
@@ -187,30 +188,6 @@ struct Settings {
     close_stale: bool,
 }
 
-fn parse_bool(v: &str) -> Option<bool> {
-    match v {
-        "true" | "True" | "1" => Some(true),
-        "false" | "False" | "0" => Some(false),
-        _ => None,
-    }
-}
-
-/// Seconds with up to three decimals (`30`, `0.5`) as milliseconds.
-fn parse_secs_ms(v: &str) -> Option<u64> {
-    let (int, frac) = v.split_once('.').unwrap_or((v, ""));
-    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    if (int.is_empty() && frac.is_empty()) || frac.len() > 3 || !digits(int) || !digits(frac) {
-        return None;
-    }
-    let secs: u64 = if int.is_empty() { 0 } else { int.parse().ok()? };
-    let ms: u64 = if frac.is_empty() {
-        0
-    } else {
-        format!("{frac:0<3}").parse().ok()?
-    };
-    secs.checked_mul(1000)?.checked_add(ms)
-}
-
 fn parse_triggers(v: &str) -> Option<u8> {
     v.split([',', '+', '|'])
         .filter(|s| !s.trim().is_empty())
@@ -286,11 +263,7 @@ pub(super) fn build(
     name: &str,
     options: ModelOptions,
 ) -> Result<Box<dyn ClientModel>, ReplayError> {
-    if name != NAME {
-        return Err(ReplayError::UnknownModel(name.to_owned()));
-    }
-    options.redis_py_options_unset(name)?;
-    options.library_options_for(name, OPTIONS)?;
+    options.check_for_model(name, NAME, OPTIONS)?;
     let settings = Settings::read(&options)?;
     Ok(Box::new(Client::new(name, settings, &options)))
 }
@@ -375,17 +348,11 @@ impl Client {
     }
 
     fn intern(&mut self, addr: &NodeAddr) -> u16 {
-        if let Some(i) = self.addrs.iter().position(|a| a == addr) {
-            return u16::try_from(i).unwrap_or(0);
+        let (i, new) = intern_addr(&mut self.addrs, addr);
+        if new {
+            self.conns.push(Conn::Closed);
         }
-        match u16::try_from(self.addrs.len()) {
-            Ok(i) if i != NONE => {
-                self.addrs.push(addr.clone());
-                self.conns.push(Conn::Closed);
-                i
-            }
-            _ => 0,
-        }
+        i
     }
 
     fn addr(&self, i: u16) -> &NodeAddr {

@@ -6,7 +6,8 @@
 //! (7.2.0+: the node is marked for reconnect and moved to the end of `startup_nodes`).
 
 use super::client::{
-    ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
+    intern_addr, ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome,
+    Transport,
 };
 use super::cluster::Reply;
 use super::pool::{Lease, Link, Pools};
@@ -143,16 +144,7 @@ impl Client {
     }
 
     fn intern(&mut self, addr: &NodeAddr) -> u16 {
-        if let Some(i) = self.addrs.iter().position(|a| a == addr) {
-            return u16::try_from(i).unwrap_or(0);
-        }
-        match u16::try_from(self.addrs.len()) {
-            Ok(i) if i != NONE => {
-                self.addrs.push(addr.clone());
-                i
-            }
-            _ => 0,
-        }
+        intern_addr(&mut self.addrs, addr).0
     }
 
     /// Takes a connection to `node` for one exchange now.

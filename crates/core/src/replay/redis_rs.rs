@@ -52,7 +52,8 @@
 //! pipelines, multi-node commands, pub/sub resubscription.
 
 use super::client::{
-    ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
+    intern_addr, ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome,
+    Transport,
 };
 use super::cluster::Reply;
 use super::{ReplayError, Routed, SimRng};
@@ -112,11 +113,7 @@ pub(super) fn build(
     name: &str,
     options: ModelOptions,
 ) -> Result<Box<dyn ClientModel>, ReplayError> {
-    if name != NAME {
-        return Err(ReplayError::UnknownModel(name.to_owned()));
-    }
-    options.redis_py_options_unset(name)?;
-    options.library_options_for(name, OPTIONS)?;
+    options.check_for_model(name, NAME, OPTIONS)?;
     let ms = |v: &str| v.trim().parse::<u64>().ok().filter(|&n| n <= 3_600_000);
     let retries = options.library_value(
         "retries",
@@ -263,19 +260,13 @@ impl Client {
     }
 
     fn intern(&mut self, addr: &NodeAddr) -> u16 {
-        if let Some(i) = self.addrs.iter().position(|a| a == addr) {
-            return u16::try_from(i).unwrap_or(0);
+        let (i, new) = intern_addr(&mut self.addrs, addr);
+        if new {
+            self.conns.push(None);
+            self.backoff.push(RECONNECT_BACKOFF_MS);
+            self.attempts.push(0);
         }
-        match u16::try_from(self.addrs.len()) {
-            Ok(i) if i != NONE => {
-                self.addrs.push(addr.clone());
-                self.conns.push(None);
-                self.backoff.push(RECONNECT_BACKOFF_MS);
-                self.attempts.push(0);
-                i
-            }
-            _ => 0,
-        }
+        i
     }
 
     fn conn(&self, i: u16) -> Option<Conn> {
@@ -364,7 +355,7 @@ impl Client {
                 self.apply(ranges);
                 Ok(())
             }
-            Err(reply) => Err(class_of(&reply)),
+            Err(reply) => Err(ErrorClass::of_reply(&reply)),
         }
     }
 
@@ -422,7 +413,7 @@ impl Client {
                     self.initialized = true;
                     return Ok(());
                 }
-                Err(reply) => last = class_of(&reply),
+                Err(reply) => last = ErrorClass::of_reply(&reply),
             }
         }
         Err(last)
@@ -487,7 +478,7 @@ impl Client {
             }
             Reply::ClusterDown => Step::Done(Outcome::Failed(ErrorClass::ClusterDownError)),
             Reply::ConnectionError | Reply::Timeout => {
-                let class = class_of(&reply);
+                let class = ErrorClass::of_reply(&reply);
                 if let Some(prev) = fresh {
                     // The connection could not be made: OperationTarget::NotFound, rebuild,
                     // then retry on the slot route after a sleep.
@@ -539,15 +530,6 @@ impl Client {
             }
         }
         Outcome::Failed(last)
-    }
-}
-
-fn class_of(reply: &Reply) -> ErrorClass {
-    match reply {
-        Reply::Timeout => ErrorClass::TimeoutError,
-        Reply::ClusterDown => ErrorClass::ClusterDownError,
-        Reply::Moved { .. } | Reply::Ask { .. } => ErrorClass::ClusterError,
-        Reply::Ok | Reply::ConnectionError => ErrorClass::ConnectionError,
     }
 }
 

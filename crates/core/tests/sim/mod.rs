@@ -1,0 +1,154 @@
+//! Synthetic incidents for the replay tests: two nodes A (10.0.0.1:6379) and B (10.0.0.2:6379),
+//! the founding incidents' layouts, workloads and a one-call replay.
+
+#![allow(dead_code)] // each test binary uses a part
+
+use slotscope_core::replay::{
+    model, replay, FaultKind, FaultWindow, ModelOptions, ReplayReport, SimCluster,
+    SimClusterBuilder, Workload, WorkloadSpec,
+};
+use slotscope_core::{NodeAddr, SlotRange, TimeSpan, Timestamp};
+
+/// Time 0 of every synthetic incident.
+pub const T0: u64 = 1_700_000_000_000;
+/// Node A, the first master and the seed.
+pub const A: &str = "10.0.0.1:6379";
+/// Node B, added by incident 1, the second master of incident 2.
+pub const B: &str = "10.0.0.2:6379";
+
+/// An address from text.
+pub fn addr(s: &str) -> NodeAddr {
+    s.parse().unwrap()
+}
+
+/// Slots `a..=b`.
+pub fn range(a: u16, b: u16) -> SlotRange {
+    SlotRange::try_from((a, b)).unwrap()
+}
+
+/// `secs` after [`T0`].
+pub fn at(secs: u64) -> Timestamp {
+    Timestamp(T0 + secs * 1000)
+}
+
+/// Incident 1: A owns every slot; A fails (`kind`) for 2 s at 10 s; B appears at 20 s and slots
+/// 8192-16383 migrate to it over 2 s.
+pub fn incident1_with(kind: FaultKind) -> SimCluster {
+    let (a, b) = (addr(A), addr(B));
+    let mut builder = SimClusterBuilder::new();
+    builder.layout(at(0), &[(range(0, 16383), a.clone())], &[]);
+    builder.fault(FaultWindow {
+        node: a.clone(),
+        span: TimeSpan::new(at(10), at(12)),
+        kind,
+    });
+    builder.add_node(&b);
+    let migrating: Vec<_> = range(8192, 16383)
+        .slots()
+        .map(|s| (s, a.clone(), b.clone()))
+        .collect();
+    builder.layout(at(20), &[(range(0, 16383), a.clone())], &migrating);
+    builder.layout(
+        at(22),
+        &[(range(0, 8191), a.clone()), (range(8192, 16383), b.clone())],
+        &[],
+    );
+    builder.build()
+}
+
+/// Incident 1 with A silent (timeouts) for 2 s.
+pub fn incident1() -> SimCluster {
+    incident1_with(FaultKind::Timeout)
+}
+
+/// Incident 2: A and B own half the slots each, from the start.
+pub fn incident2() -> SimCluster {
+    let mut builder = SimClusterBuilder::new();
+    builder.layout(
+        at(0),
+        &[(range(0, 8191), addr(A)), (range(8192, 16383), addr(B))],
+        &[],
+    );
+    builder.build()
+}
+
+/// A reshard between known nodes: B owns only slot 16383 until 20 s, then 8192-16383 at once.
+pub fn reshard() -> SimCluster {
+    let (a, b) = (addr(A), addr(B));
+    let mut builder = SimClusterBuilder::new();
+    builder.layout(
+        at(0),
+        &[
+            (range(0, 16382), a.clone()),
+            (range(16383, 16383), b.clone()),
+        ],
+        &[],
+    );
+    builder.layout(
+        at(20),
+        &[(range(0, 8191), a.clone()), (range(8192, 16383), b.clone())],
+        &[],
+    );
+    builder.build()
+}
+
+/// Incident 2's layout with B refusing connections from 10 s to 12 s.
+pub fn b_refuses_for_two_seconds() -> SimCluster {
+    let mut builder = SimClusterBuilder::new();
+    builder.layout(
+        at(0),
+        &[(range(0, 8191), addr(A)), (range(8192, 16383), addr(B))],
+        &[],
+    );
+    builder.fault(FaultWindow {
+        node: addr(B),
+        span: TimeSpan::new(at(10), at(12)),
+        kind: FaultKind::ConnectionError,
+    });
+    builder.build()
+}
+
+/// `rate` `command`s per second for `secs` from [`T0`], on 10,000 keys `device_imp:{n}`, seed 42.
+pub fn workload_of(secs: u64, rate: u32, command: &str) -> Workload {
+    Workload::generate(&WorkloadSpec {
+        start: at(0),
+        duration_ms: secs * 1000,
+        rate_per_sec: rate,
+        keys: 10_000,
+        key_prefix: "device_imp".into(),
+        command: command.into(),
+        seed: 42,
+    })
+    .unwrap()
+}
+
+/// 100 ZADD per second for `secs`.
+pub fn workload(secs: u64) -> Workload {
+    workload_of(secs, 100, "zadd")
+}
+
+/// Replays `w` on `cluster` through `name` seeded at A, with the options `set`.
+pub fn run(cluster: &SimCluster, w: &Workload, name: &str, set: &[(&str, &str)]) -> ReplayReport {
+    let mut opts = ModelOptions::new(addr(A));
+    for (k, v) in set {
+        opts.set(k, v).unwrap();
+    }
+    let mut client = model(name, opts).unwrap();
+    replay(cluster, w, client.as_mut())
+}
+
+/// Commands of `w` issued at or after `t`.
+pub fn commands_from(w: &Workload, t: Timestamp) -> u64 {
+    u64::try_from(w.commands.iter().filter(|c| c.t >= t).count()).unwrap()
+}
+
+/// Commands of `w` issued in `[from, to)`.
+pub fn commands_within(w: &Workload, from: Timestamp, to: Timestamp) -> u64 {
+    u64::try_from(
+        w.commands
+            .iter()
+            .filter(|c| c.t >= from && c.t < to)
+            .count(),
+    )
+    .unwrap()
+}
