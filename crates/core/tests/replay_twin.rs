@@ -1,6 +1,6 @@
 //! Replay answers pinned to exact numbers on both platforms.
 //!
-//! The synthetic incidents of `tests/replay.rs` (the same builders, copied), replayed through the
+//! The synthetic incidents of `tests/sim` (shared with `tests/replay.rs`), replayed through the
 //! client models, with every count of the report pinned to the exact number the native build
 //! gives. The same checks run in a real browser: `tests/wasm_replay.rs` includes this file as a
 //! module and calls the `check_*` functions from `wasm_bindgen_test`s, so the native build and
@@ -10,90 +10,18 @@
 use std::collections::BTreeMap;
 
 use slotscope_core::metrics::count_f64;
-use slotscope_core::replay::{
-    mix64, model, replay, FaultKind, FaultWindow, ModelOptions, ReplayReport, SimCluster,
-    SimClusterBuilder, Workload, WorkloadSpec,
-};
-use slotscope_core::{NodeAddr, SlotRange, TimeSpan, Timestamp};
+use slotscope_core::replay::{mix64, ReplayReport, Workload};
+use slotscope_core::Timestamp;
 
-const T0: u64 = 1_700_000_000_000;
-const NEW_NODE: &str = "10.0.0.2:6379";
+// The builders of tests/sim, by path so that this file also works as a module of wasm_replay.rs.
+#[path = "sim/mod.rs"]
+mod sim;
+use sim::{at, commands_from, incident1, incident2, run, workload_of};
 
-fn addr(s: &str) -> NodeAddr {
-    s.parse().unwrap()
-}
-
-fn range(a: u16, b: u16) -> SlotRange {
-    SlotRange::try_from((a, b)).unwrap()
-}
-
-fn at(secs: u64) -> Timestamp {
-    Timestamp(T0 + secs * 1000)
-}
-
-/// Incident 1: A owns every slot; A stops answering for 2 s at 10 s; B appears at 20 s and
-/// slots 8192-16383 migrate to it over 2 s.
-fn incident1() -> SimCluster {
-    let (a, b) = (addr("10.0.0.1:6379"), addr(NEW_NODE));
-    let mut builder = SimClusterBuilder::new();
-    builder.layout(at(0), &[(range(0, 16383), a.clone())], &[]);
-    builder.fault(FaultWindow {
-        node: a.clone(),
-        span: TimeSpan::new(at(10), at(12)),
-        kind: FaultKind::Timeout,
-    });
-    builder.add_node(&b);
-    let migrating: Vec<_> = range(8192, 16383)
-        .slots()
-        .map(|s| (s, a.clone(), b.clone()))
-        .collect();
-    builder.layout(at(20), &[(range(0, 16383), a.clone())], &migrating);
-    builder.layout(
-        at(22),
-        &[(range(0, 8191), a.clone()), (range(8192, 16383), b.clone())],
-        &[],
-    );
-    builder.build()
-}
-
-/// Incident 2: A and B own half the slots each, from the start.
-fn incident2() -> SimCluster {
-    let mut builder = SimClusterBuilder::new();
-    builder.layout(
-        at(0),
-        &[
-            (range(0, 8191), addr("10.0.0.1:6379")),
-            (range(8192, 16383), addr(NEW_NODE)),
-        ],
-        &[],
-    );
-    builder.build()
-}
+const NEW_NODE: &str = sim::B;
 
 fn workload(secs: u64, command: &str) -> Workload {
-    Workload::generate(&WorkloadSpec {
-        start: at(0),
-        duration_ms: secs * 1000,
-        rate_per_sec: 100,
-        keys: 10_000,
-        key_prefix: "device_imp".into(),
-        command: command.into(),
-        seed: 42,
-    })
-    .unwrap()
-}
-
-fn run(cluster: &SimCluster, w: &Workload, name: &str, set: &[(&str, &str)]) -> ReplayReport {
-    let mut opts = ModelOptions::new(addr("10.0.0.1:6379"));
-    for (k, v) in set {
-        opts.set(k, v).unwrap();
-    }
-    let mut client = model(name, opts).unwrap();
-    replay(cluster, w, client.as_mut())
-}
-
-fn commands_from(w: &Workload, t: Timestamp) -> u64 {
-    u64::try_from(w.commands.iter().filter(|c| c.t >= t).count()).unwrap()
+    workload_of(secs, 100, command)
 }
 
 fn map<V: Copy>(entries: &[(&str, V)]) -> BTreeMap<String, V> {
