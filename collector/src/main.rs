@@ -12,6 +12,7 @@ mod recorder;
 mod replay_report;
 mod report;
 mod secret;
+mod serve;
 mod sink;
 mod tls;
 
@@ -53,6 +54,9 @@ enum Cmd {
     Replay(ReplayArgs),
     /// Rank client variants (model × configuration × faults) by how well each reproduces a recording.
     Hypotheses(HypothesesArgs),
+    /// Serve the browser viewer on 127.0.0.1, on a recording or on the demo.
+    #[command(long_about = serve::ABOUT, after_help = serve::AFTER)]
+    Serve(serve::ServeArgs),
 }
 
 const REPLAY_ABOUT: &str = "\
@@ -311,6 +315,7 @@ fn main() -> ExitCode {
         Cmd::Import(args) => run_import(args),
         Cmd::Replay(args) => run_replay(args),
         Cmd::Hypotheses(args) => run_hypotheses(args),
+        Cmd::Serve(args) => serve::run(args, shutdown_signal),
     }
 }
 

@@ -1,4 +1,4 @@
-//! `scripts/demo`: the shape of incident 1 on a local cluster, recorded by the real collector.
+//! `scripts/demo-record`: the shape of incident 1 on a local cluster, recorded by the real collector.
 //!
 //! Starts one Redis master owning all 16384 slots on 127.0.0.1, records it with
 //! `slotscope record`, adds a second master while a small load writes keys, migrates slots

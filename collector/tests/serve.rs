@@ -1,0 +1,279 @@
+//! `slotscope serve` as the browser meets it: the real binary started on a free port of 127.0.0.1,
+//! asked over plain HTTP/1.1 for the viewer's files, a recording and a path that climbs out of the
+//! served directory; then killed by its PID. Every wait is bounded.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use common::{slotscope, temp_dir, text};
+
+/// How long any one step may take (start-up, one request).
+const STEP: Duration = Duration::from_secs(20);
+
+/// A running `slotscope serve`, killed (by its PID) when dropped.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// Starts `slotscope serve --port 0 --no-open ARGS…` in `cwd` and waits for its URL.
+    fn start(cwd: &Path, args: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_slotscope"))
+            .arg("serve")
+            .args(["--port", "0", "--no-open"])
+            .args(args)
+            .current_dir(cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start slotscope serve");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let mut server = Server {
+            child,
+            url: String::new(),
+        };
+        server.url = rx
+            .recv_timeout(STEP)
+            .expect("slotscope serve printed no URL in time")
+            .trim()
+            .to_string();
+        server
+    }
+
+    /// `host:port` of the server.
+    fn authority(&self) -> &str {
+        self.url
+            .strip_prefix("http://")
+            .and_then(|rest| rest.split('/').next())
+            .expect("an http:// URL")
+    }
+
+    /// Sends `GET PATH` as written (no normalisation) and returns (status, headers, body).
+    fn get(&self, path: &str) -> (u16, String, Vec<u8>) {
+        let mut s = TcpStream::connect(self.authority()).expect("connect");
+        s.set_read_timeout(Some(STEP)).unwrap();
+        s.set_write_timeout(Some(STEP)).unwrap();
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            self.authority()
+        )
+        .unwrap();
+        let mut raw = Vec::new();
+        s.read_to_end(&mut raw).expect("read the response");
+        let end = raw
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .expect("a complete response head");
+        let head = String::from_utf8_lossy(&raw[..end]).to_string();
+        let status = head
+            .split_whitespace()
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .expect("a status code");
+        (status, head, raw[end + 4..].to_vec())
+    }
+}
+
+/// The Content-Type header's value.
+fn content_type(head: &str) -> String {
+    head.lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("content-type")
+                .then(|| v.trim().to_string())
+        })
+        .unwrap_or_default()
+}
+
+/// A directory laid out like scripts/build-web's output, with a secret file beside it.
+fn fake_viewer(name: &str) -> (PathBuf, PathBuf) {
+    let root = temp_dir(name);
+    let dist = root.join("web").join("dist");
+    std::fs::create_dir_all(dist.join("demo")).unwrap();
+    std::fs::write(dist.join("index.html"), "<!doctype html><div id=app></div>").unwrap();
+    std::fs::write(
+        dist.join("slotscope_web.js"),
+        "export default function init() {}",
+    )
+    .unwrap();
+    std::fs::write(dist.join("slotscope_web_bg.wasm"), b"\0asm\x01\0\0\0").unwrap();
+    std::fs::write(
+        dist.join("demo").join("incident1.jsonl.zst"),
+        b"\x28\xb5\x2f\xfd",
+    )
+    .unwrap();
+    std::fs::write(root.join("secret.txt"), "not for the browser").unwrap();
+    (root, dist)
+}
+
+#[test]
+fn serves_the_viewer_a_recording_and_refuses_traversal() {
+    let (root, dist) = fake_viewer("serve-main");
+    let recording = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/incident2-valkey.jsonl.zst")
+        .canonicalize()
+        .unwrap();
+    let server = Server::start(
+        &root,
+        &[
+            "--dist",
+            dist.to_str().unwrap(),
+            recording.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        server.url.starts_with("http://127.0.0.1:")
+            && server
+                .url
+                .ends_with("/?src=/recording/incident2-valkey.jsonl.zst"),
+        "{}",
+        server.url
+    );
+
+    let (status, head, body) = server.get("/");
+    assert_eq!(status, 200, "{head}");
+    assert!(content_type(&head).starts_with("text/html"), "{head}");
+    assert!(String::from_utf8_lossy(&body).contains("id=app"));
+
+    let (status, head, _) = server.get("/index.html?src=/recording/x");
+    assert_eq!(status, 200, "{head}");
+
+    let (status, head, body) = server.get("/slotscope_web_bg.wasm");
+    assert_eq!(status, 200, "{head}");
+    assert_eq!(content_type(&head), "application/wasm");
+    assert_eq!(&body[..4], b"\0asm");
+
+    let (status, head, _) = server.get("/slotscope_web.js");
+    assert_eq!(status, 200, "{head}");
+    assert!(content_type(&head).starts_with("text/javascript"), "{head}");
+
+    let (status, head, body) = server.get("/recording/incident2-valkey.jsonl.zst");
+    assert_eq!(status, 200, "{head}");
+    assert_eq!(content_type(&head), "application/octet-stream");
+    assert_eq!(body, std::fs::read(&recording).unwrap());
+
+    let (status, head, _) = server.get("/demo/incident1.jsonl.zst");
+    assert_eq!(status, 200, "{head}");
+    assert_eq!(content_type(&head), "application/octet-stream");
+
+    for escape in [
+        "/../secret.txt",
+        "/../../secret.txt",
+        "/%2e%2e/secret.txt",
+        "/demo/..%2f..%2fsecret.txt",
+        "/recording/..%2fsecret.txt",
+    ] {
+        let (status, head, body) = server.get(escape);
+        assert_eq!(status, 403, "{escape}: {head}");
+        assert!(!String::from_utf8_lossy(&body).contains("not for the browser"));
+    }
+
+    let (status, _, body) = server.get("/favicon.ico");
+    assert_eq!(
+        status, 204,
+        "no icon in the bundle: no content, not an error"
+    );
+    assert!(body.is_empty());
+
+    let (status, _, _) = server.get("/no-such-file.js");
+    assert_eq!(status, 404);
+    let (status, _, _) = server.get("/recording/other.jsonl.zst");
+    assert_eq!(status, 404);
+    drop(server);
+    let _ = std::fs::remove_dir_all(root);
+}
+
+#[test]
+fn finds_web_dist_above_the_current_directory_and_serves_the_demo() {
+    let (root, _dist) = fake_viewer("serve-find");
+    let below = root.join("some").join("where");
+    std::fs::create_dir_all(&below).unwrap();
+    let server = Server::start(&below, &[]);
+    assert!(
+        server.url.starts_with("http://127.0.0.1:") && server.url.ends_with('/'),
+        "the demo URL: {}",
+        server.url
+    );
+    let (status, head, body) = server.get("/");
+    assert_eq!(status, 200, "{head}");
+    assert!(String::from_utf8_lossy(&body).contains("id=app"));
+    drop(server);
+    let _ = std::fs::remove_dir_all(root);
+}
+
+#[test]
+fn a_missing_viewer_says_how_to_build_it() {
+    let root = temp_dir("serve-missing");
+    let o = slotscope(&[
+        "serve",
+        "--no-open",
+        "--port",
+        "0",
+        "--dist",
+        root.join("nothing").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("scripts/build-web"), "{}", text(&o));
+
+    let (viewer, dist) = fake_viewer("serve-missing-file");
+    let o = slotscope(&[
+        "serve",
+        "--no-open",
+        "--port",
+        "0",
+        "--dist",
+        dist.to_str().unwrap(),
+        "/no/such/recording.jsonl",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("/no/such/recording.jsonl"),
+        "{}",
+        text(&o)
+    );
+    let _ = std::fs::remove_dir_all(root);
+    let _ = std::fs::remove_dir_all(viewer);
+}
+
+#[test]
+fn serve_help_explains_where_the_viewer_comes_from() {
+    let o = slotscope(&["serve", "--help"]);
+    assert!(o.status.success());
+    let help = text(&o);
+    for needle in [
+        "--port",
+        "--dist",
+        "--no-open",
+        "web/dist",
+        "scripts/build-web",
+        "127.0.0.1",
+        "/recording/",
+    ] {
+        assert!(
+            help.contains(needle),
+            "serve --help lacks {needle}:\n{help}"
+        );
+    }
+}

@@ -1,0 +1,109 @@
+// Measures the viewer in headless Chromium (not a test: it reports, it does not judge):
+//   - open time: from navigation start to the recording analysed and drawn (findings listed,
+//     tracks present), by the page's own performance.now();
+//   - redraw time of pan (ArrowRight/ArrowLeft) and zoom (+/-): from the key event until the app's
+//     render and canvas redraw are done (the next task), median, p95 and max; and, as an upper
+//     bound that includes waiting for the display's frame, until the second animation frame.
+// Figures go to BENCHMARKS.md by hand.
+//
+//   cargo run --release -p slotscope-tests --bin synth -- --hours 24 --nodes 6 --interval-ms 1000 \
+//       | zstd -q -T0 -o target/synth-24h-6n.jsonl.zst
+//   scripts/build-web && cargo build -p slotscope
+//   node web/e2e/bench/viewer-perf.mjs target/synth-24h-6n.jsonl.zst [--runs 3] [--frames 40]
+//
+// Without a file it measures the demo (incident 1).
+import { resolve } from 'node:path';
+
+const argv = process.argv.slice(2);
+const opt = (name, dflt) => {
+  const i = argv.indexOf(name);
+  if (i < 0) return dflt;
+  const v = Number(argv[i + 1]);
+  argv.splice(i, 2);
+  return v;
+};
+const runs = opt('--runs', 3);
+const frames = opt('--frames', 40);
+const file = argv[0] ? resolve(argv[0]) : undefined;
+// Opening a big file may take long; allow it (every wait is still bounded). Set before the
+// harness is loaded: it reads the bound once.
+process.env.SLOTSCOPE_E2E_STEP_MS ||= '600000';
+const { launchBrowser, newPage, screenshot, startServer, state, waitLoaded } = await import('../harness.mjs');
+
+const quantile = (xs, q) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
+};
+const fmt = (x) => x.toFixed(1);
+
+const server = await startServer(file);
+const browser = await launchBrowser();
+const name = file ? file.split('/').pop() : 'incident1';
+const result = { file: name, chromium: browser.version(), open_ms: [], redraw: {} };
+try {
+  for (let run = 0; run < runs; run += 1) {
+    const page = await newPage(browser);
+    await page.goto(server.url);
+    await waitLoaded(page, name.replace(/\.jsonl(\.zst)?$/, ''));
+    // performance.now() counts from the navigation's start.
+    result.open_ms.push(await page.evaluate(() => performance.now()));
+    if (run < runs - 1) {
+      await page.context().close();
+      continue;
+    }
+    const s = await state(page);
+    result.window = s.window;
+    await page.locator('#tracks canvas[data-track]').first().click();
+    const zoomIn = async () => {
+      // Zoom in to about an eighth of the recording, so that panning has somewhere to go.
+      for (let i = 0; i < 3; i += 1) await page.keyboard.press('+');
+      await page.waitForTimeout(200);
+    };
+    for (const [label, keys] of [['zoom', ['+', '-']], ['pan', ['ArrowRight', 'ArrowLeft']]]) {
+      if (label === 'pan') await zoomIn();
+      const startWindow = (await state(page)).window;
+      let changed = 0;
+      const work = [];
+      const frame = [];
+      for (let i = 0; i < frames; i += 1) {
+        const key = keys[i % 2];
+        const [w, f] = await page.evaluate(async (k) => {
+          // Start between frames, so that one measurement's frame does not spill into the next.
+          await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+          const target = document.activeElement || document.body;
+          const t0 = performance.now();
+          target.dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true, cancelable: true }));
+          // Yew renders, and the tracks redraw their canvases (effects), in microtasks after the
+          // event: a new task starts only once they are done.
+          await new Promise((r) => { const c = new MessageChannel(); c.port1.onmessage = r; c.port2.postMessage(0); });
+          const t1 = performance.now();
+          // The frame that shows it: the second animation frame after the event has begun.
+          await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+          return [t1 - t0, performance.now() - t0];
+        }, key);
+        work.push(w);
+        frame.push(f);
+        const now = (await state(page)).window;
+        if (now[0] !== startWindow[0] || now[1] !== startWindow[1]) changed += 1;
+      }
+      result.redraw[label] = {
+        work_median_ms: quantile(work, 0.5), work_p95_ms: quantile(work, 0.95), work_max_ms: Math.max(...work),
+        frame_median_ms: quantile(frame, 0.5), frame_p95_ms: quantile(frame, 0.95), n: work.length,
+        events_that_moved_the_window: changed,
+      };
+    }
+    const after = await state(page);
+    result.window_after = after.window;
+    await screenshot(page, `bench-${name}`);
+    await page.context().close();
+  }
+} finally {
+  await browser.close();
+  server.stop();
+}
+console.log(JSON.stringify(result, null, 2));
+console.log(`open: ${result.open_ms.map(fmt).join(', ')} ms (median ${fmt(quantile(result.open_ms, 0.5))})`);
+for (const [k, v] of Object.entries(result.redraw)) {
+  console.log(`${k}: redraw work median ${fmt(v.work_median_ms)} ms, p95 ${fmt(v.work_p95_ms)} ms, max ${fmt(v.work_max_ms)} ms; `
+    + `to the second frame median ${fmt(v.frame_median_ms)} ms, p95 ${fmt(v.frame_p95_ms)} ms (${v.n} events)`);
+}

@@ -1,0 +1,203 @@
+// The viewer as a person meets it, in headless Chromium against `slotscope serve`: the demo opens
+// on incident 1 with its top finding, a finding click moves the cursor, a bad file is reported with
+// its line number (and the app keeps working), zoom and pan change the visible range, the URL hash
+// restores the view on reload, and `?src=` opens a served recording. Screenshots of the main views
+// go to web/e2e/artifacts/.
+//
+// Run: node --test web/e2e/   (needs scripts/build-web's web/dist and a built slotscope binary)
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import {
+  FIXTURES, STEP_MS, launchBrowser, newPage, screenshot, startServer, state, waitLoaded, waitState,
+} from './harness.mjs';
+
+const TRACKS = ['topology', 'node-rate', 'moved-share', 'errors', 'connections', 'refreshes', 'events'];
+const TEST = { timeout: 4 * STEP_MS };
+
+/** Width of the visible window, ms. */
+const span = (s) => s.window[1] - s.window[0];
+
+/** The first canvas track's box, to point the mouse at. */
+async function trackBox(page) {
+  const canvas = page.locator('#tracks canvas[data-track]').first();
+  await canvas.scrollIntoViewIfNeeded();
+  const box = await canvas.boundingBox();
+  assert.ok(box && box.width > 50 && box.height > 10, `a visible track canvas: ${JSON.stringify(box)}`);
+  return box;
+}
+
+describe('viewer on the demo', () => {
+  let server;
+  let browser;
+  before(async () => {
+    server = await startServer();
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    server?.stop();
+  });
+
+  test('the demo opens on incident 1 and shows its top finding, idle_shard', TEST, async () => {
+    const page = await newPage(browser);
+    await page.goto(server.url);
+    const s = await waitLoaded(page, 'incident1');
+    assert.ok(s.findings >= 1, JSON.stringify(s));
+    const top = page.locator('#findings li.finding').first();
+    assert.equal(await top.getAttribute('data-kind'), 'idle_shard');
+    assert.ok(await top.isVisible(), 'the top finding is visible');
+    assert.ok((await top.boundingBox()).y < 900, 'the top finding is on the first screen');
+    assert.match(await page.locator('#recording-name').innerText(), /incident1/);
+    for (const track of TRACKS) {
+      assert.equal(await page.locator(`#tracks canvas[data-track="${track}"]`).count(), 1, `track ${track}`);
+    }
+    for (const id of ['#range-start', '#range-end', '#cursor']) {
+      assert.match(await page.locator(id).innerText(), /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/, `${id} is ISO 8601`);
+    }
+    assert.ok(s.window[0] < s.window[1], JSON.stringify(s));
+    await screenshot(page, '01-demo-incident1');
+    assert.deepEqual(page.consoleErrors, []);
+    await page.context().close();
+  });
+
+  test('clicking the top finding moves the cursor and the window to its evidence', TEST, async () => {
+    const page = await newPage(browser);
+    await page.goto(server.url);
+    await waitLoaded(page, 'incident1');
+    // Park the cursor away from the finding first, so that the jump is seen.
+    const box = await trackBox(page);
+    await page.mouse.click(box.x + box.width * 0.02, box.y + box.height / 2);
+    const before = await state(page);
+    const cursorText = await page.locator('#cursor').innerText();
+    await page.locator('#findings li.finding').first().click();
+    const s = await waitState(page, (x) => x.cursor !== before.cursor, 'the cursor to move');
+    assert.ok(s.cursor >= s.window[0] && s.cursor <= s.window[1], `cursor inside the window: ${JSON.stringify(s)}`);
+    await page.waitForFunction((t) => document.querySelector('#cursor')?.innerText !== t, cursorText);
+    await screenshot(page, '02-finding-clicked');
+    await page.context().close();
+  });
+
+  test('incident 2 (button) leads with the redirect storm and lists client groups', TEST, async () => {
+    const page = await newPage(browser);
+    await page.goto(server.url);
+    await waitLoaded(page, 'incident1');
+    await page.locator('#demo-2').click();
+    const s = await waitLoaded(page, 'incident2');
+    assert.equal(await page.locator('#findings li.finding').first().getAttribute('data-kind'), 'redirect_storm');
+    assert.ok(s.findings >= 2, JSON.stringify(s));
+    assert.ok(await page.locator('#census tr.group').count() >= 1, 'the census lists client groups');
+    await screenshot(page, '03-demo-incident2');
+    await page.context().close();
+  });
+
+  test('a bad file shows an error naming the line, and the app keeps working', TEST, async () => {
+    const page = await newPage(browser);
+    await page.goto(server.url);
+    await waitLoaded(page, 'incident1');
+    const header = JSON.stringify({
+      type: 'header', schema: 1, collector: 'slotscope 0.1.0', seed: '127.0.0.1:7000', started: 1795992896812,
+      options: { interval_ms: 1000, timeout_ms: 800, tls: false, auth: false, client_list_every: 1 },
+    });
+    const poll = JSON.stringify({ type: 'poll_round', t: 1795992897812, elapsed_ms: 3, round: 0, nodes: 1, ok: 1, failed: 0 });
+    const text = `${header}\n${poll}\nthis line is not JSON {\n${poll}\n`;
+    await page.locator('#file-input').setInputFiles({
+      name: 'broken.jsonl', mimeType: 'application/octet-stream', buffer: Buffer.from(text),
+    });
+    const status = page.locator('#status.error');
+    await status.waitFor({ state: 'visible' });
+    assert.match(await status.innerText(), /line 3/i);
+    await screenshot(page, '04-bad-file');
+    // Still usable: the demo loads again.
+    await page.locator('#demo-1').click();
+    await waitLoaded(page, 'incident1');
+    await page.context().close();
+  });
+
+  test('zoom (wheel, +/-) and pan (keys, drag) change the visible range', TEST, async () => {
+    const page = await newPage(browser);
+    await page.goto(server.url);
+    const s0 = await waitLoaded(page, 'incident1');
+    const box = await trackBox(page);
+    const mid = { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+    const rangeText = async () => `${await page.locator('#range-start').innerText()} ${await page.locator('#range-end').innerText()}`;
+    const r0 = await rangeText();
+
+    await page.mouse.move(mid.x, mid.y);
+    await page.mouse.wheel(0, -400);
+    const s1 = await waitState(page, (s) => span(s) < span(s0), 'the wheel to zoom in');
+    await page.waitForFunction((r) => `${document.querySelector('#range-start').innerText} ${document.querySelector('#range-end').innerText}` !== r, r0);
+    await screenshot(page, '05-zoomed');
+
+    await page.keyboard.press('ArrowRight');
+    const s2 = await waitState(page, (s) => s.window[0] > s1.window[0], 'ArrowRight to pan later');
+    assert.ok(Math.abs(span(s2) - span(s1)) <= 1, `panning keeps the width: ${JSON.stringify([s1, s2])}`);
+    await page.keyboard.press('ArrowLeft');
+    await waitState(page, (s) => s.window[0] < s2.window[0], 'ArrowLeft to pan earlier');
+
+    const s3 = await state(page);
+    await page.keyboard.press('-');
+    const s4 = await waitState(page, (s) => span(s) > span(s3), '- to zoom out');
+    await page.keyboard.press('+');
+    await waitState(page, (s) => span(s) < span(s4), '+ to zoom in');
+
+    const s5 = await state(page);
+    await page.mouse.move(mid.x, mid.y);
+    await page.mouse.down();
+    await page.mouse.move(mid.x - box.width / 4, mid.y, { steps: 8 });
+    await page.mouse.up();
+    await waitState(page, (s) => s.window[0] !== s5.window[0] && Math.abs(span(s) - span(s5)) <= 1, 'a drag to pan');
+    await page.context().close();
+  });
+
+  test('the URL hash holds window and cursor, and a reload restores them', TEST, async () => {
+    const page = await newPage(browser);
+    await page.goto(server.url);
+    const s0 = await waitLoaded(page, 'incident1');
+    const box = await trackBox(page);
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.mouse.wheel(0, -400);
+    await waitState(page, (s) => span(s) < span(s0), 'a zoom');
+    await page.mouse.click(box.x + box.width * 0.6, box.y + box.height / 2);
+    const set = await waitState(page, (s) => s.cursor !== s0.cursor, 'a click to set the cursor');
+    await page.waitForFunction(() => /(^#|&)w=\d+-\d+/.test(location.hash) && /(^#|&)c=\d+/.test(location.hash));
+    const url = page.url();
+
+    await page.reload();
+    const back = await waitLoaded(page, 'incident1');
+    assert.deepEqual(back.window, set.window);
+    assert.equal(back.cursor, set.cursor);
+
+    // The same URL in a fresh page (a shared link) shows the same view.
+    const other = await newPage(browser);
+    await other.goto(url);
+    const shared = await waitLoaded(other, 'incident1');
+    assert.deepEqual(shared.window, set.window);
+    assert.equal(shared.cursor, set.cursor);
+    await screenshot(other, '06-restored-from-hash');
+    await other.context().close();
+    await page.context().close();
+  });
+});
+
+describe('viewer on a served recording', () => {
+  let server;
+  let browser;
+  before(async () => {
+    server = await startServer(FIXTURES.incident2);
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    server?.stop();
+  });
+
+  test('`slotscope serve FILE` prints a ?src= URL that opens FILE', TEST, async () => {
+    assert.match(server.url, /\?src=\/recording\/incident2-valkey\.jsonl\.zst$/);
+    const page = await newPage(browser);
+    await page.goto(server.url);
+    const s = await waitLoaded(page, 'incident2-valkey');
+    assert.equal(await page.locator('#findings li.finding').first().getAttribute('data-kind'), 'redirect_storm');
+    assert.equal(s.loaded.includes('incident2-valkey'), true);
+    await page.context().close();
+  });
+});

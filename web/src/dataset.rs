@@ -1,0 +1,296 @@
+//! A loaded recording: its tracks and its analysis, parsed a chunk at a time so the page stays
+//! responsive and can show progress.
+
+use std::cell::Cell;
+use std::io::{self, BufRead, Cursor, Read};
+use std::rc::Rc;
+
+use slotscope_core::analysis::{Analysis, Analyzer};
+use slotscope_core::reader::{ReadError, RecordingReader};
+use slotscope_core::recording::Line;
+use slotscope_core::track::{Tracks, TracksBuilder};
+
+/// Everything the viewer shows of one recording.
+#[derive(Debug)]
+pub struct Dataset {
+    /// Display name (file name or URL).
+    pub name: String,
+    /// The time tracks.
+    pub tracks: Tracks,
+    /// Findings, census and per-node metrics.
+    pub analysis: Analysis,
+    /// Lines read (the header included).
+    pub lines: u64,
+}
+
+impl Dataset {
+    /// The span the recording covers, in epoch milliseconds.
+    pub fn span(&self) -> (u64, u64) {
+        let s = self.tracks.grid.span();
+        (s.start.as_millis(), s.end.as_millis())
+    }
+}
+
+/// A shared, loaded recording, compared by identity (two loads of one file are two datasets).
+#[derive(Clone, Debug)]
+pub struct Shared(pub Rc<Dataset>);
+
+impl PartialEq for Shared {
+    fn eq(&self, other: &Shared) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::ops::Deref for Shared {
+    type Target = Dataset;
+
+    fn deref(&self) -> &Dataset {
+        &self.0
+    }
+}
+
+/// A byte source that counts what has been consumed (for the progress indicator).
+struct Counted {
+    inner: Cursor<Vec<u8>>,
+    consumed: Rc<Cell<u64>>,
+}
+
+impl Read for Counted {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.consumed.set(
+            self.consumed
+                .get()
+                .saturating_add(u64::try_from(n).unwrap_or(0)),
+        );
+        Ok(n)
+    }
+}
+
+impl BufRead for Counted {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.consumed.set(
+            self.consumed
+                .get()
+                .saturating_add(u64::try_from(amt).unwrap_or(0)),
+        );
+        self.inner.consume(amt);
+    }
+}
+
+/// Why a recording could not be loaded.
+#[derive(Debug, PartialEq, Eq)]
+pub struct LoadError {
+    /// The line it refers to (1-based), when one.
+    pub line: Option<u64>,
+    /// What was wrong, naming the line.
+    pub message: String,
+}
+
+impl LoadError {
+    fn read(e: &ReadError) -> LoadError {
+        LoadError {
+            line: Some(e.line()),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// What one parsing step ended with.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Step {
+    /// More to do; the share done so far (0 to 1).
+    Progress(f64),
+    /// Every line is read: call [`Parser::finish`].
+    Done,
+}
+
+/// Parses a recording in steps of a bounded number of lines.
+pub struct Parser {
+    name: String,
+    reader: RecordingReader<Box<dyn BufRead>>,
+    tracks: TracksBuilder,
+    analyzer: Analyzer,
+    consumed: Rc<Cell<u64>>,
+    total: u64,
+}
+
+impl std::fmt::Debug for Parser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Parser").field("name", &self.name).finish()
+    }
+}
+
+fn share(done: u64, total: u64) -> f64 {
+    if total == 0 {
+        return 1.0;
+    }
+    let d = u32::try_from(done.saturating_mul(10_000) / total).unwrap_or(10_000);
+    f64::from(d.min(10_000)) / 10_000.0
+}
+
+impl Parser {
+    /// Starts parsing `bytes` (plain JSON Lines or zstd): reads the header.
+    pub fn new(name: impl Into<String>, bytes: Vec<u8>) -> Result<Parser, LoadError> {
+        let total = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+        let consumed = Rc::new(Cell::new(0));
+        let src = Counted {
+            inner: Cursor::new(bytes),
+            consumed: consumed.clone(),
+        };
+        let mut reader = RecordingReader::detect(src).map_err(|e| LoadError {
+            line: None,
+            message: format!("cannot read the file: {e}"),
+        })?;
+        let header = reader.header().map_err(|e| LoadError::read(&e))?.clone();
+        Ok(Parser {
+            name: name.into(),
+            reader,
+            tracks: TracksBuilder::new(&header),
+            analyzer: Analyzer::new(header),
+            consumed,
+            total,
+        })
+    }
+
+    fn fold(&mut self, line: &Line) {
+        self.tracks.push(line);
+        self.analyzer.push(line);
+    }
+
+    /// Reads up to `max_lines` lines. A bad line stops the load with an error naming it.
+    pub fn step(&mut self, max_lines: usize) -> Result<Step, LoadError> {
+        for _ in 0..max_lines {
+            match self.reader.next() {
+                Some(Ok((_, line))) => self.fold(&line),
+                Some(Err(e)) => return Err(LoadError::read(&e)),
+                None => return Ok(Step::Done),
+            }
+        }
+        Ok(Step::Progress(share(self.consumed.get(), self.total)))
+    }
+
+    /// The dataset, from the lines read so far.
+    pub fn finish(self) -> Dataset {
+        let lines = self.reader.lines_read();
+        let mut analyzer = self.analyzer;
+        analyzer.set_truncated_tail(self.reader.truncated_tail());
+        Dataset {
+            name: self.name,
+            tracks: self.tracks.finish(),
+            analysis: analyzer.finish(),
+            lines,
+        }
+    }
+
+    /// Parses everything at once (tests and small files).
+    pub fn run(mut self) -> Result<Dataset, LoadError> {
+        while self.step(10_000)? != Step::Done {}
+        Ok(self.finish())
+    }
+}
+
+/// The fixture recordings shared with the core's tests (native tests only).
+#[cfg(test)]
+pub(crate) fn fixture(name: &str) -> Dataset {
+    let path = format!(
+        "{}/../tests/fixtures/{name}.jsonl.zst",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let bytes = std::fs::read(path).unwrap();
+    Parser::new(name, bytes).unwrap().run().unwrap()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_incident_2_recording_loads_in_steps_with_progress() {
+        let path = format!(
+            "{}/../tests/fixtures/incident2-valkey.jsonl.zst",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let bytes = std::fs::read(path).unwrap();
+        let mut parser = Parser::new("incident2", bytes).unwrap();
+        let mut shares = Vec::new();
+        while let Step::Progress(p) = parser.step(50).unwrap() {
+            shares.push(p);
+        }
+        let data = parser.finish();
+        assert!(shares.len() > 2, "{shares:?}");
+        assert!(shares.windows(2).all(|w| w[0] <= w[1]), "{shares:?}");
+        assert!(shares.iter().all(|&p| (0.0..=1.0).contains(&p)));
+        assert_eq!(data.tracks.nodes.len(), 2);
+        assert!(!data.analysis.findings.is_empty());
+        let (a, b) = data.span();
+        assert!(b > a);
+    }
+
+    #[test]
+    fn a_bad_line_stops_the_load_and_is_named() {
+        let text = concat!(
+            r#"{"type":"header","schema":1,"collector":"slotscope 0.1.0","seed":"127.0.0.1:22809","#,
+            r#""started":1795992896812,"options":{"interval_ms":500,"timeout_ms":400,"tls":false,"auth":false}}"#,
+            "\n",
+            r#"{"type":"node_discovered","t":1795992896830,"node":{"addr":"127.0.0.1:22809"},"via":{"kind":"seed"}}"#,
+            "\n{\"type\": \"info\", oops\n",
+            r#"{"type":"node_discovered","t":1795992896830,"node":{"addr":"127.0.0.1:22810"},"via":{"kind":"seed"}}"#,
+            "\n",
+        );
+        let parser = Parser::new("bad.jsonl", text.as_bytes().to_vec()).unwrap();
+        let e = parser.run().unwrap_err();
+        assert_eq!(e.line, Some(3), "{}", e.message);
+        assert!(e.message.starts_with("line 3:"), "{}", e.message);
+    }
+
+    #[test]
+    fn garbage_is_not_a_recording() {
+        let e = Parser::new("x", b"hello\nworld\n".to_vec()).unwrap_err();
+        assert_eq!(e.line, Some(1));
+        assert!(
+            e.message.contains("not a slotscope recording"),
+            "{}",
+            e.message
+        );
+    }
+}
+
+/// Load timing of a large recording, natively: `SLOTSCOPE_BENCH_FILE=… cargo test --release -p
+/// slotscope-web load_timing -- --ignored --nocapture`.
+#[cfg(test)]
+mod timing {
+    use super::*;
+
+    #[test]
+    #[ignore = "needs SLOTSCOPE_BENCH_FILE"]
+    fn load_timing() {
+        let Ok(path) = std::env::var("SLOTSCOPE_BENCH_FILE") else {
+            return;
+        };
+        let bytes = std::fs::read(path).unwrap();
+        let t = std::time::Instant::now();
+        let mut r = RecordingReader::detect(Cursor::new(bytes.clone())).unwrap();
+        let lines = r.by_ref().filter(|l| l.is_ok()).count();
+        eprintln!("read only: {lines} lines in {:?}", t.elapsed());
+        let t = std::time::Instant::now();
+        let mut p = Parser::new("bench", bytes).unwrap();
+        while p.step(10_000).unwrap() != Step::Done {}
+        let read = t.elapsed();
+        let t = std::time::Instant::now();
+        let tracks = p.tracks.finish();
+        let tracks_finish = t.elapsed();
+        let t = std::time::Instant::now();
+        let analysis = p.analyzer.finish();
+        let analysis_finish = t.elapsed();
+        eprintln!(
+            "read+fold {read:?}, tracks finish {tracks_finish:?}, analysis finish {analysis_finish:?}; {} buckets, {} findings",
+            tracks.grid.buckets,
+            analysis.findings.len()
+        );
+    }
+}

@@ -1,0 +1,312 @@
+//! Drawing the tracks with plotters on any backend: a canvas in the browser, SVG in native tests.
+//!
+//! Every track draws in pixel coordinates through the one [`TimeScale`]; series are down-sampled
+//! to one min/max pair per pixel column, so a day at one-second resolution draws as fast as a
+//! minute.
+
+pub mod events;
+pub mod series;
+pub mod topology;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use slotscope_core::track::{Grid, Series};
+use slotscope_core::{TimeSpan, Timestamp};
+
+use crate::dataset::Dataset;
+use crate::scale::TimeScale;
+use crate::state::ViewState;
+
+/// Colour of the shared cursor line.
+pub const CURSOR: RGBColor = RGBColor(214, 40, 40);
+/// Colour of a slot range being migrated.
+pub const MIGRATING: RGBColor = RGBColor(255, 183, 3);
+/// Colour of the selection's shading.
+pub const SELECTION: RGBColor = RGBColor(30, 120, 255);
+/// Colour of grid lines.
+pub const GRID: RGBColor = RGBColor(226, 230, 236);
+/// Colour of text.
+pub const INK: RGBColor = RGBColor(60, 64, 72);
+
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(44, 160, 44),
+    RGBColor(148, 103, 189),
+    RGBColor(23, 190, 207),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+];
+
+/// The colour of node (or series) `i`.
+pub fn color(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// The tracks, top to bottom.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrackKind {
+    /// Slot ranges per node over time, migrating ranges highlighted.
+    Topology,
+    /// Business commands per second per node.
+    NodeRate,
+    /// MOVED share per command.
+    MovedShare,
+    /// `errorstats` rates.
+    Errors,
+    /// New connections per second against open connections.
+    Connections,
+    /// `CLUSTER SLOTS`/`SHARDS` calls per second.
+    Refreshes,
+    /// Poll failures, node events, annotations, and the time axis.
+    Events,
+}
+
+impl TrackKind {
+    /// Every track, top to bottom.
+    pub const ALL: [TrackKind; 7] = [
+        TrackKind::Topology,
+        TrackKind::NodeRate,
+        TrackKind::MovedShare,
+        TrackKind::Errors,
+        TrackKind::Connections,
+        TrackKind::Refreshes,
+        TrackKind::Events,
+    ];
+
+    /// The `data-track` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            TrackKind::Topology => "topology",
+            TrackKind::NodeRate => "node-rate",
+            TrackKind::MovedShare => "moved-share",
+            TrackKind::Errors => "errors",
+            TrackKind::Connections => "connections",
+            TrackKind::Refreshes => "refreshes",
+            TrackKind::Events => "events",
+        }
+    }
+
+    /// The title shown above it.
+    pub fn title(self) -> &'static str {
+        match self {
+            TrackKind::Topology => "Topology: slot ranges per node (migrating ranges in amber)",
+            TrackKind::NodeRate => "Commands/s per node",
+            TrackKind::MovedShare => "MOVED share per command",
+            TrackKind::Errors => "Errors/s (errorstats)",
+            TrackKind::Connections => "New connections/s and open connections",
+            TrackKind::Refreshes => "Topology refreshes/s (CLUSTER SLOTS + SHARDS)",
+            TrackKind::Events => "Poll failures · node events · annotations",
+        }
+    }
+
+    /// Height in CSS pixels.
+    pub fn height(self) -> u32 {
+        match self {
+            TrackKind::Topology => 110,
+            TrackKind::NodeRate => 100,
+            TrackKind::Events => 92,
+            TrackKind::Refreshes => 60,
+            _ => 80,
+        }
+    }
+}
+
+/// What every drawing needs besides its data.
+#[derive(Clone, Copy, Debug)]
+pub struct Frame<'a> {
+    /// The view.
+    pub state: &'a ViewState,
+    /// Time ↔ pixels.
+    pub scale: TimeScale,
+    /// Local time zone offset in minutes east of UTC; `None` for UTC.
+    pub offset: Option<i32>,
+}
+
+/// A drawing error, as text.
+pub type DrawError = String;
+
+fn err<E: std::fmt::Debug>(e: E) -> DrawError {
+    format!("{e:?}")
+}
+
+/// Draws track `kind` of `data` onto `area`: background, grid, the data, selection and cursor.
+pub fn track<DB: DrawingBackend>(
+    kind: TrackKind,
+    area: &DrawingArea<DB, Shift>,
+    frame: &Frame<'_>,
+    data: &Dataset,
+) -> Result<(), DrawError> {
+    area.fill(&WHITE).map_err(err)?;
+    let (_, h) = area.dim_in_pixel();
+    let h = i32::try_from(h).unwrap_or(i32::MAX);
+    for (_, x) in frame.scale.ticks(110.0) {
+        let x = x.round() as i32;
+        area.draw(&PathElement::new(vec![(x, 0), (x, h)], GRID))
+            .map_err(err)?;
+    }
+    match kind {
+        TrackKind::Topology => topology::draw(area, frame, &data.tracks)?,
+        TrackKind::Events => events::draw(area, frame, &data.tracks)?,
+        _ => series::draw(kind, area, frame, &data.tracks)?,
+    }
+    selection(area, frame)?;
+    cursor(area, frame)?;
+    Ok(())
+}
+
+fn selection<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    frame: &Frame<'_>,
+) -> Result<(), DrawError> {
+    let Some((a, b)) = frame.state.selection else {
+        return Ok(());
+    };
+    let (_, h) = area.dim_in_pixel();
+    let h = i32::try_from(h).unwrap_or(i32::MAX);
+    let (xa, xb) = (frame.scale.px(a), frame.scale.px(b));
+    area.draw(&Rectangle::new(
+        [(xa, 0), (xb.max(xa + 1), h)],
+        SELECTION.mix(0.15).filled(),
+    ))
+    .map_err(err)?;
+    Ok(())
+}
+
+/// Draws the shared cursor line, if the cursor is in the window.
+pub fn cursor<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    frame: &Frame<'_>,
+) -> Result<(), DrawError> {
+    let Some(c) = frame.state.cursor else {
+        return Ok(());
+    };
+    let (start, end) = frame.scale.window();
+    if c < start || c > end {
+        return Ok(());
+    }
+    let (_, h) = area.dim_in_pixel();
+    let h = i32::try_from(h).unwrap_or(i32::MAX);
+    let x = frame.scale.px(c);
+    area.draw(&PathElement::new(
+        vec![(x, 0), (x, h)],
+        CURSOR.stroke_width(1),
+    ))
+    .map_err(err)?;
+    Ok(())
+}
+
+/// One pixel column's values: the smallest and largest value of the buckets it covers.
+pub type Column = Option<(f32, f32)>;
+
+/// `series` down-sampled to the pixel columns of `scale`: min and max of the buckets each column
+/// covers (`None` where there is no data).
+pub fn columns(series: &Series, grid: &Grid, scale: &TimeScale) -> Vec<Column> {
+    let width = scale.pixels().ceil().clamp(0.0, 100_000.0) as u32;
+    (0..width)
+        .map(|col| {
+            let (a, b) = scale.column(col);
+            let buckets = grid.range(TimeSpan::new(Timestamp(a), Timestamp(b)));
+            let mut out: Column = None;
+            for &v in series.values.get(buckets).unwrap_or(&[]) {
+                if v.is_nan() {
+                    continue;
+                }
+                out = Some(match out {
+                    None => (v, v),
+                    Some((lo, hi)) => (lo.min(v), hi.max(v)),
+                });
+            }
+            out
+        })
+        .collect()
+}
+
+/// Renders a track to SVG text (native tests).
+#[cfg(test)]
+pub(crate) fn svg(kind: TrackKind, state: &ViewState, data: &Dataset, width: u32) -> String {
+    let mut out = String::new();
+    {
+        let backend = SVGBackend::with_string(&mut out, (width, kind.height()));
+        let area = backend.into_drawing_area();
+        let frame = Frame {
+            state,
+            scale: TimeScale::new(state.window, width),
+            offset: None,
+        };
+        track(kind, &area, &frame, data).unwrap();
+        area.present().unwrap();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::fixture;
+    use crate::state::Action;
+
+    #[test]
+    fn columns_keep_the_min_and_max_of_each_pixel() {
+        let grid = Grid {
+            start: Timestamp(0),
+            bucket_ms: 1000,
+            buckets: 8,
+        };
+        let s = Series {
+            label: "x".into(),
+            values: vec![1.0, 5.0, f32::NAN, f32::NAN, 2.0, 3.0, 9.0, 0.0],
+        };
+        // Two buckets per pixel.
+        let scale = TimeScale::new((0, 8000), 4);
+        assert_eq!(
+            columns(&s, &grid, &scale),
+            vec![Some((1.0, 5.0)), None, Some((2.0, 3.0)), Some((0.0, 9.0))]
+        );
+    }
+
+    #[test]
+    fn a_day_at_one_second_down_samples_to_the_width() {
+        let grid = Grid {
+            start: Timestamp(0),
+            bucket_ms: 1000,
+            buckets: 86_400,
+        };
+        let s = Series {
+            label: "x".into(),
+            values: (0..86_400u32)
+                .map(|i| f32::from(u16::try_from(i % 72).unwrap()))
+                .collect(),
+        };
+        let scale = TimeScale::new((0, 86_400_000), 1200);
+        let c = columns(&s, &grid, &scale);
+        assert_eq!(c.len(), 1200);
+        assert!(c.iter().all(|c| *c == Some((0.0, 71.0))), "{:?}", &c[..3]);
+    }
+
+    #[test]
+    fn the_cursor_line_is_drawn_at_its_x_on_every_track() {
+        let data = fixture("incident2-valkey");
+        let (a, b) = data.span();
+        let state = ViewState::default()
+            .reduce(Action::Loaded {
+                name: "i2".into(),
+                source: None,
+                span: (a, b),
+                findings: 0,
+            })
+            .reduce(Action::SetCursor(a + (b - a) / 4));
+        let x = TimeScale::new(state.window, 800).px(a + (b - a) / 4);
+        assert!((195..=205).contains(&x), "{x}");
+        for kind in TrackKind::ALL {
+            let svg = svg(kind, &state, &data, 800);
+            let line = format!("points=\"{x},0 {x},{} \"", kind.height());
+            let found = svg
+                .lines()
+                .any(|l| l.contains("stroke=\"#D62828\"") && l.contains(&line));
+            assert!(found, "{}: no cursor line {line}", kind.name());
+        }
+    }
+}

@@ -1,0 +1,86 @@
+//! # slotscope-web
+//!
+//! The postmortem viewer: a Yew app compiled to WASM that opens a slotscope recording in the
+//! browser and shows the incident on one time axis (topology, traffic, redirections, connection
+//! churn, events), with the core's findings and client census beside it. It calls
+//! `slotscope-core` directly; there is no server logic.
+//!
+//! - [`state`]: the view state and its reducer (plain data, tested natively).
+//! - [`scale`]: the one time ↔ pixel mapping; [`clock`]: times as text.
+//! - [`dataset`]: a recording parsed in chunks into tracks and an analysis.
+//! - [`draw`]: the tracks drawn with plotters (canvas in the browser, SVG in tests).
+//! - [`readout`], [`delta`]: hover values and selection deltas.
+//! - [`view`]: the Yew components.
+
+pub mod clock;
+pub mod dataset;
+pub mod delta;
+pub mod draw;
+pub mod readout;
+pub mod scale;
+pub mod state;
+pub mod view;
+
+use std::cell::RefCell;
+
+use wasm_bindgen::prelude::*;
+
+thread_local! {
+    static SNAPSHOT: RefCell<String> = RefCell::new(state::ViewState::default().to_json());
+    static DRAW_MS: std::cell::Cell<f64> = const { std::cell::Cell::new(0.0) };
+}
+
+/// Records how long the last redraw of every track took (measured by the tracks view).
+pub fn record_draw_ms(ms: f64) {
+    DRAW_MS.with(|d| d.set(ms));
+}
+
+/// Milliseconds the last redraw of all tracks took, for performance measurements.
+#[wasm_bindgen]
+pub fn slotscope_draw_ms() -> f64 {
+    DRAW_MS.with(|d| d.get())
+}
+
+/// Records the state the test hook returns (called by the app on every change).
+pub fn publish(state: &state::ViewState) {
+    SNAPSHOT.with(|s| *s.borrow_mut() = state.to_json());
+}
+
+/// The view state as JSON, for end-to-end tests:
+/// `{"window":[start_ms,end_ms],"cursor":ms,"selection":null|[a,b],"panels":[…],"loaded":"name","findings":n}`.
+#[wasm_bindgen]
+pub fn slotscope_state() -> String {
+    SNAPSHOT.with(|s| s.borrow().clone())
+}
+
+/// Entry point: exposes `window.slotscope_state` and mounts the app into `#app`.
+#[wasm_bindgen(start)]
+pub fn start() {
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let hook = Closure::<dyn Fn() -> String>::new(slotscope_state);
+    // Failing to set the hook only affects tests; the app still runs.
+    let _ = js_sys::Reflect::set(
+        &window,
+        &JsValue::from_str("slotscope_state"),
+        hook.as_ref(),
+    );
+    hook.forget();
+    let draw = Closure::<dyn Fn() -> f64>::new(slotscope_draw_ms);
+    let _ = js_sys::Reflect::set(
+        &window,
+        &JsValue::from_str("slotscope_draw_ms"),
+        draw.as_ref(),
+    );
+    draw.forget();
+    let root = window.document().and_then(|d| d.get_element_by_id("app"));
+    match root {
+        Some(root) => {
+            yew::Renderer::<view::app::App>::with_root(root).render();
+        }
+        None => {
+            yew::Renderer::<view::app::App>::new().render();
+        }
+    }
+}

@@ -1,0 +1,639 @@
+//! The viewer's state and its reducer: plain data, no Yew or web-sys types, so every rule (zoom,
+//! pan, cursor, selection, the URL hash) is tested natively.
+//!
+//! Times are milliseconds since the Unix epoch, as in the recording.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+/// The narrowest window zoom goes down to, in milliseconds.
+pub const MIN_WINDOW_MS: u64 = 200;
+
+/// How much one zoom step (a key press, a wheel notch) narrows or widens the window.
+pub const ZOOM_STEP: f64 = 1.25;
+
+/// The share of the window one pan key press moves it by.
+pub const PAN_STEP: f64 = 0.1;
+
+/// The share of a finding's span added on each side when jumping to it.
+pub const JUMP_MARGIN: f64 = 0.25;
+
+/// A panel that can be opened or closed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Panel {
+    /// The findings list.
+    Findings,
+    /// The client census.
+    Census,
+}
+
+impl Panel {
+    /// Every panel, in display order.
+    pub const ALL: [Panel; 2] = [Panel::Findings, Panel::Census];
+
+    /// The name used in the URL hash and the DOM.
+    pub fn name(self) -> &'static str {
+        match self {
+            Panel::Findings => "findings",
+            Panel::Census => "census",
+        }
+    }
+
+    /// The panel called `name`.
+    pub fn from_name(name: &str) -> Option<Panel> {
+        Panel::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+/// What the viewer shows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ViewState {
+    /// The span of the loaded recording `[start, end]`, if one is loaded.
+    pub data: Option<(u64, u64)>,
+    /// The visible time window `[start, end]`.
+    pub window: (u64, u64),
+    /// The shared cursor.
+    pub cursor: Option<u64>,
+    /// A selected range `[start, end]`.
+    pub selection: Option<(u64, u64)>,
+    /// Open panels.
+    pub panels: BTreeSet<Panel>,
+    /// The name of the loaded recording.
+    pub loaded: Option<String>,
+    /// The URL the recording was loaded from, when it can be loaded again (not a local file).
+    pub source: Option<String>,
+    /// Number of findings of the loaded recording.
+    pub findings: usize,
+    /// Times in UTC (`true`) or local time.
+    pub utc: bool,
+    /// Set by [`Action::Restore`]: the next load keeps the restored window if it fits the data.
+    pub restored: bool,
+}
+
+impl Default for ViewState {
+    fn default() -> Self {
+        ViewState {
+            data: None,
+            window: (0, 0),
+            cursor: None,
+            selection: None,
+            panels: Panel::ALL.into_iter().collect(),
+            loaded: None,
+            source: None,
+            findings: 0,
+            utc: true,
+            restored: false,
+        }
+    }
+}
+
+/// Something that changes the state.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// A recording finished loading.
+    Loaded {
+        /// Its display name.
+        name: String,
+        /// Its URL when it came from one.
+        source: Option<String>,
+        /// The span it covers.
+        span: (u64, u64),
+        /// How many findings it has.
+        findings: usize,
+    },
+    /// Zoom by `factor` (> 1 zooms in) keeping the instant `at` at the same place.
+    ZoomAt {
+        /// Above 1 zooms in, below 1 zooms out.
+        factor: f64,
+        /// The instant that stays put.
+        at: u64,
+    },
+    /// Zoom in one step around the cursor (or the window's middle).
+    ZoomIn,
+    /// Zoom out one step around the cursor (or the window's middle).
+    ZoomOut,
+    /// Move the window by this many milliseconds (negative: earlier), clamped to the data.
+    PanBy(i64),
+    /// Move the window by a share of its width (negative: earlier).
+    PanSteps(f64),
+    /// Set the cursor.
+    SetCursor(u64),
+    /// Select a range (the ends in any order).
+    Select(u64, u64),
+    /// Drop the selection.
+    ClearSelection,
+    /// Jump to a span (a finding's): cursor at its start, the window around it.
+    JumpTo(u64, u64),
+    /// Open or close a panel.
+    TogglePanel(Panel),
+    /// Show times in UTC (`true`) or local time.
+    SetUtc(bool),
+    /// Restore what a URL hash held.
+    Restore(HashState),
+}
+
+/// `x` rounded to whole milliseconds, clamped to `u64`.
+fn ms(x: f64) -> u64 {
+    if x.is_nan() || x <= 0.0 {
+        0
+    } else if x >= 1.8e19 {
+        u64::MAX
+    } else {
+        // In range and non-negative (checked above).
+        x.round() as u64
+    }
+}
+
+fn to_f64(x: u64) -> f64 {
+    // Epoch milliseconds are far below 2^53: exact.
+    x as f64
+}
+
+impl ViewState {
+    /// The visible window's width in milliseconds.
+    pub fn width(&self) -> u64 {
+        self.window.1.saturating_sub(self.window.0)
+    }
+
+    fn min_width(&self) -> u64 {
+        let span = self
+            .data
+            .map_or(MIN_WINDOW_MS, |(a, b)| b.saturating_sub(a));
+        MIN_WINDOW_MS.min(span.max(1))
+    }
+
+    /// `window` moved (not resized) to lie inside the data, or narrowed to it when wider.
+    fn clamp_window(&self, (start, end): (u64, u64)) -> (u64, u64) {
+        let Some((lo, hi)) = self.data else {
+            return (start, end);
+        };
+        let width = end.saturating_sub(start).min(hi - lo).max(self.min_width());
+        let start = start.clamp(lo, hi.saturating_sub(width).max(lo));
+        (start, start + width)
+    }
+
+    fn clamp_time(&self, t: u64) -> u64 {
+        match self.data {
+            Some((lo, hi)) => t.clamp(lo, hi),
+            None => t,
+        }
+    }
+
+    fn zoom(&mut self, factor: f64, at: u64) {
+        if factor <= 0.0 || factor.is_nan() {
+            return;
+        }
+        let (start, end) = self.window;
+        let at = at.clamp(start, end.max(start));
+        let width = to_f64(end - start) / factor;
+        let width = width.max(to_f64(self.min_width()));
+        let left_share = if end > start {
+            to_f64(at - start) / to_f64(end - start)
+        } else {
+            0.5
+        };
+        let new_start = ms(to_f64(at) - width * left_share);
+        self.window = self.clamp_window((new_start, new_start.saturating_add(ms(width))));
+    }
+
+    fn zoom_anchor(&self) -> u64 {
+        match self.cursor {
+            Some(c) if self.window.0 <= c && c <= self.window.1 => c,
+            _ => self.window.0 + self.width() / 2,
+        }
+    }
+
+    fn pan(&mut self, delta: i64) {
+        let (start, end) = self.window;
+        let width = end - start;
+        let new_start = if delta < 0 {
+            start.saturating_sub(delta.unsigned_abs())
+        } else {
+            start.saturating_add(delta.unsigned_abs())
+        };
+        self.window = self.clamp_window((new_start, new_start.saturating_add(width)));
+    }
+
+    /// The state after `action`.
+    pub fn reduce(mut self, action: Action) -> ViewState {
+        match action {
+            Action::Loaded {
+                name,
+                source,
+                span,
+                findings,
+            } => {
+                let (lo, hi) = (span.0.min(span.1), span.0.max(span.1));
+                self.data = Some((lo, hi));
+                self.loaded = Some(name);
+                self.source = source;
+                self.findings = findings;
+                let keep = self.restored && self.window.0 < hi && self.window.1 > lo;
+                self.restored = false;
+                if keep {
+                    self.window = self.clamp_window(self.window);
+                    self.cursor = self.cursor.map(|c| self.clamp_time(c));
+                    self.selection = self
+                        .selection
+                        .map(|(a, b)| (self.clamp_time(a), self.clamp_time(b)));
+                } else {
+                    self.window = self.clamp_window((lo, hi));
+                    self.cursor = Some(lo);
+                    self.selection = None;
+                }
+            }
+            Action::ZoomAt { factor, at } => self.zoom(factor, at),
+            Action::ZoomIn => {
+                let at = self.zoom_anchor();
+                self.zoom(ZOOM_STEP, at);
+            }
+            Action::ZoomOut => {
+                let at = self.zoom_anchor();
+                self.zoom(1.0 / ZOOM_STEP, at);
+            }
+            Action::PanBy(delta) => self.pan(delta),
+            Action::PanSteps(steps) => {
+                let delta = to_f64(self.width()) * PAN_STEP * steps;
+                let magnitude = ms(delta.abs());
+                let magnitude = i64::try_from(magnitude).unwrap_or(i64::MAX);
+                self.pan(if delta < 0.0 { -magnitude } else { magnitude });
+            }
+            Action::SetCursor(t) => self.cursor = Some(self.clamp_time(t)),
+            Action::Select(a, b) => {
+                let (a, b) = (self.clamp_time(a.min(b)), self.clamp_time(a.max(b)));
+                self.selection = (b > a).then_some((a, b));
+            }
+            Action::ClearSelection => self.selection = None,
+            Action::JumpTo(a, b) => {
+                let (a, b) = (a.min(b), a.max(b));
+                let margin = ms(to_f64(b - a) * JUMP_MARGIN).max(MIN_WINDOW_MS);
+                self.window =
+                    self.clamp_window((a.saturating_sub(margin), b.saturating_add(margin)));
+                self.cursor = Some(self.clamp_time(a));
+            }
+            Action::TogglePanel(p) => {
+                if !self.panels.remove(&p) {
+                    self.panels.insert(p);
+                }
+            }
+            Action::SetUtc(utc) => self.utc = utc,
+            Action::Restore(h) => {
+                // A load follows when nothing is loaded yet or the hash names another recording:
+                // that load keeps the restored window. Otherwise it applies to what is shown.
+                let load_follows =
+                    self.data.is_none() || (h.source.is_some() && h.source != self.source);
+                if let Some(w) = h.window {
+                    self.window = if load_follows {
+                        w
+                    } else {
+                        self.clamp_window(w)
+                    };
+                    self.restored = load_follows;
+                }
+                self.cursor = h
+                    .cursor
+                    .map(|c| if load_follows { c } else { self.clamp_time(c) });
+                self.selection = h.selection;
+                if let Some(p) = h.panels {
+                    self.panels = p;
+                }
+                if h.source.is_some() {
+                    self.source = h.source;
+                }
+            }
+        }
+        self
+    }
+
+    /// The part of the state the URL hash holds.
+    pub fn hash_state(&self) -> HashState {
+        HashState {
+            window: Some(self.window),
+            cursor: self.cursor,
+            selection: self.selection,
+            panels: Some(self.panels.clone()),
+            source: self.source.clone(),
+        }
+    }
+
+    /// The state as the JSON the test hook `slotscope_state()` returns.
+    pub fn to_json(&self) -> String {
+        #[derive(Serialize)]
+        struct Snapshot<'a> {
+            window: [u64; 2],
+            cursor: Option<u64>,
+            selection: Option<[u64; 2]>,
+            panels: Vec<&'static str>,
+            loaded: Option<&'a str>,
+            findings: usize,
+            utc: bool,
+        }
+        let snap = Snapshot {
+            window: [self.window.0, self.window.1],
+            cursor: self.cursor,
+            selection: self.selection.map(|(a, b)| [a, b]),
+            panels: self.panels.iter().map(|p| p.name()).collect(),
+            loaded: self.loaded.as_deref(),
+            findings: self.findings,
+            utc: self.utc,
+        };
+        serde_json::to_string(&snap).unwrap_or_default()
+    }
+}
+
+/// What the URL hash holds: `#w=START-END&c=CURSOR&s=A-B&p=findings,census&r=URL`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HashState {
+    /// The visible window.
+    pub window: Option<(u64, u64)>,
+    /// The cursor.
+    pub cursor: Option<u64>,
+    /// The selection.
+    pub selection: Option<(u64, u64)>,
+    /// Open panels (`None`: not given, keep the defaults).
+    pub panels: Option<BTreeSet<Panel>>,
+    /// The recording's URL, when it came from one.
+    pub source: Option<String>,
+}
+
+fn range(text: &str) -> Option<(u64, u64)> {
+    let (a, b) = text.split_once('-')?;
+    let (a, b) = (a.parse::<u64>().ok()?, b.parse::<u64>().ok()?);
+    (a <= b).then_some((a, b))
+}
+
+/// Percent-encodes what would break a hash parameter.
+fn encode(text: &str) -> String {
+    let mut out = String::new();
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/:?=,".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = text.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+impl HashState {
+    /// The hash text (without the leading `#`).
+    pub fn encode(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some((a, b)) = self.window {
+            parts.push(format!("w={a}-{b}"));
+        }
+        if let Some(c) = self.cursor {
+            parts.push(format!("c={c}"));
+        }
+        if let Some((a, b)) = self.selection {
+            parts.push(format!("s={a}-{b}"));
+        }
+        if let Some(p) = &self.panels {
+            let names: Vec<&str> = p.iter().map(|p| p.name()).collect();
+            parts.push(format!("p={}", names.join(",")));
+        }
+        if let Some(r) = &self.source {
+            parts.push(format!("r={}", encode(r)));
+        }
+        parts.join("&")
+    }
+
+    /// Reads a hash (with or without the leading `#`); unknown or malformed parts are ignored.
+    /// `None` when it holds nothing this viewer understands.
+    pub fn decode(hash: &str) -> Option<HashState> {
+        let hash = hash.strip_prefix('#').unwrap_or(hash);
+        let mut h = HashState::default();
+        let mut any = false;
+        for part in hash.split('&') {
+            let Some((key, value)) = part.split_once('=') else {
+                continue;
+            };
+            match key {
+                "w" => h.window = range(value),
+                "c" => h.cursor = value.parse().ok(),
+                "s" => h.selection = range(value),
+                "p" => {
+                    h.panels = Some(
+                        value
+                            .split(',')
+                            .filter_map(Panel::from_name)
+                            .collect::<BTreeSet<_>>(),
+                    )
+                }
+                "r" => h.source = decode(value).filter(|s| !s.is_empty()),
+                _ => continue,
+            }
+            any = true;
+        }
+        any.then_some(h)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loaded() -> ViewState {
+        ViewState::default().reduce(Action::Loaded {
+            name: "r.jsonl".into(),
+            source: None,
+            span: (10_000, 20_000),
+            findings: 3,
+        })
+    }
+
+    #[test]
+    fn loading_shows_the_whole_recording_with_the_cursor_at_its_start() {
+        let s = loaded();
+        assert_eq!(s.window, (10_000, 20_000));
+        assert_eq!(s.cursor, Some(10_000));
+        assert_eq!(s.loaded.as_deref(), Some("r.jsonl"));
+        assert_eq!(s.findings, 3);
+    }
+
+    #[test]
+    fn zoom_in_keeps_the_cursor_in_place() {
+        let s = loaded().reduce(Action::SetCursor(12_000));
+        let z = s.reduce(Action::ZoomIn);
+        assert_eq!(z.width(), 8_000);
+        // The cursor was at 20 % of the window and stays there.
+        assert_eq!(z.window, (10_400, 18_400));
+        let back = z.reduce(Action::ZoomOut);
+        assert_eq!(back.window, (10_000, 20_000));
+    }
+
+    #[test]
+    fn zoom_at_the_mouse_keeps_that_instant_put() {
+        let s = loaded().reduce(Action::ZoomAt {
+            factor: 2.0,
+            at: 15_000,
+        });
+        assert_eq!(s.window, (12_500, 17_500));
+        let s = s.reduce(Action::ZoomAt {
+            factor: 2.0,
+            at: 17_500,
+        });
+        assert_eq!(s.window, (15_000, 17_500));
+    }
+
+    #[test]
+    fn zoom_stops_at_the_minimum_width_and_the_data_span() {
+        let mut s = loaded();
+        for _ in 0..100 {
+            s = s.reduce(Action::ZoomIn);
+        }
+        assert_eq!(s.width(), MIN_WINDOW_MS);
+        for _ in 0..100 {
+            s = s.reduce(Action::ZoomOut);
+        }
+        assert_eq!(s.window, (10_000, 20_000));
+    }
+
+    #[test]
+    fn pan_is_clamped_to_the_data_span() {
+        let s = loaded().reduce(Action::ZoomAt {
+            factor: 4.0,
+            at: 10_000,
+        });
+        assert_eq!(s.window, (10_000, 12_500));
+        let right = s.clone().reduce(Action::PanBy(1_000));
+        assert_eq!(right.window, (11_000, 13_500));
+        let left = s.clone().reduce(Action::PanBy(-5_000));
+        assert_eq!(left.window, (10_000, 12_500));
+        let far = s.clone().reduce(Action::PanBy(1_000_000));
+        assert_eq!(far.window, (17_500, 20_000));
+        let key = s.reduce(Action::PanSteps(1.0));
+        assert_eq!(key.window, (10_250, 12_750));
+    }
+
+    #[test]
+    fn cursor_and_selection_stay_inside_the_data() {
+        let s = loaded().reduce(Action::SetCursor(99_999));
+        assert_eq!(s.cursor, Some(20_000));
+        let s = s.reduce(Action::Select(15_000, 5_000));
+        assert_eq!(s.selection, Some((10_000, 15_000)));
+        let s = s.reduce(Action::Select(12_000, 12_000));
+        assert_eq!(s.selection, None, "an empty range selects nothing");
+    }
+
+    #[test]
+    fn jumping_to_a_finding_frames_its_span_with_a_margin() {
+        let s = loaded().reduce(Action::JumpTo(14_000, 16_000));
+        assert_eq!(s.cursor, Some(14_000));
+        assert_eq!(s.window, (13_500, 16_500));
+        // Near the edge the window is moved inside the data, keeping its width.
+        let s = s.reduce(Action::JumpTo(10_000, 10_400));
+        assert_eq!(s.window, (10_000, 10_800));
+    }
+
+    #[test]
+    fn hash_round_trips() {
+        let s = loaded()
+            .reduce(Action::JumpTo(14_000, 16_000))
+            .reduce(Action::Select(14_500, 15_000))
+            .reduce(Action::TogglePanel(Panel::Census));
+        let text = s.hash_state().encode();
+        assert_eq!(text, "w=13500-16500&c=14000&s=14500-15000&p=findings");
+        let h = HashState::decode(&format!("#{text}")).unwrap();
+        assert_eq!(h, s.hash_state());
+        let with_src = HashState {
+            source: Some("demo/incident 2.jsonl.zst".into()),
+            ..h
+        };
+        let back = HashState::decode(&with_src.encode()).unwrap();
+        assert_eq!(back.source.as_deref(), Some("demo/incident 2.jsonl.zst"));
+        assert!(with_src.encode().contains("r=demo/incident%202.jsonl.zst"));
+    }
+
+    #[test]
+    fn a_restored_hash_survives_the_load() {
+        let h = HashState::decode("w=14000-15000&c=14500&s=14200-14300&p=census").unwrap();
+        let s = ViewState::default()
+            .reduce(Action::Restore(h))
+            .reduce(Action::Loaded {
+                name: "r".into(),
+                source: None,
+                span: (10_000, 20_000),
+                findings: 0,
+            });
+        assert_eq!(s.window, (14_000, 15_000));
+        assert_eq!(s.cursor, Some(14_500));
+        assert_eq!(s.selection, Some((14_200, 14_300)));
+        assert_eq!(s.panels, [Panel::Census].into_iter().collect());
+        // A second load (another recording) starts from its own span.
+        let s = s.reduce(Action::Loaded {
+            name: "other".into(),
+            source: None,
+            span: (50_000, 60_000),
+            findings: 0,
+        });
+        assert_eq!(s.window, (50_000, 60_000));
+    }
+
+    #[test]
+    fn a_hash_edited_while_a_recording_is_shown_applies_to_it() {
+        let h = HashState::decode("w=12000-13000&c=99999").unwrap();
+        let s = loaded().reduce(Action::Restore(h));
+        assert_eq!(s.window, (12_000, 13_000));
+        assert_eq!(s.cursor, Some(20_000), "clamped to the data");
+        assert!(
+            !s.restored,
+            "no load follows, so the next load starts afresh"
+        );
+    }
+
+    #[test]
+    fn a_hash_outside_the_recording_is_dropped() {
+        let h = HashState::decode("w=1-2&c=1").unwrap();
+        let s = ViewState::default()
+            .reduce(Action::Restore(h))
+            .reduce(Action::Loaded {
+                name: "r".into(),
+                source: None,
+                span: (10_000, 20_000),
+                findings: 0,
+            });
+        assert_eq!(s.window, (10_000, 20_000));
+        assert_eq!(s.cursor, Some(10_000));
+    }
+
+    #[test]
+    fn malformed_hashes_are_ignored() {
+        assert_eq!(HashState::decode(""), None);
+        assert_eq!(HashState::decode("#foo=bar"), None);
+        let h = HashState::decode("w=9-3&c=x&p=nope,census").unwrap();
+        assert_eq!(h.window, None);
+        assert_eq!(h.cursor, None);
+        assert_eq!(h.panels, Some([Panel::Census].into_iter().collect()));
+    }
+
+    #[test]
+    fn the_test_hook_json_has_the_documented_fields() {
+        let s = loaded().reduce(Action::Select(11_000, 12_000));
+        let v: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
+        assert_eq!(v["window"], serde_json::json!([10_000, 20_000]));
+        assert_eq!(v["cursor"], 10_000);
+        assert_eq!(v["selection"], serde_json::json!([11_000, 12_000]));
+        assert_eq!(v["panels"], serde_json::json!(["findings", "census"]));
+        assert_eq!(v["loaded"], "r.jsonl");
+        assert_eq!(v["findings"], 3);
+    }
+}

@@ -1,0 +1,127 @@
+//! The findings panel: most important first; a click jumps to the finding's evidence.
+
+use slotscope_core::finding::{Attribution, Finding};
+use slotscope_core::time::format_millis;
+use yew::prelude::*;
+
+use crate::clock;
+use crate::dataset::Shared;
+use crate::state::Action;
+
+/// Properties of [`FindingsPanel`].
+#[derive(Clone, PartialEq, Properties)]
+pub struct FindingsProps {
+    /// The loaded recording.
+    pub data: Shared,
+    /// Local time offset in minutes, `None` for UTC.
+    pub offset: Option<i32>,
+    /// Where actions go.
+    pub dispatch: Callback<Action>,
+}
+
+/// A finding's attribution as one line.
+pub fn attribution(a: &Attribution) -> String {
+    match a {
+        Attribution::Group { group, commands } if commands.is_empty() => group.clone(),
+        Attribution::Group { group, commands } => format!("{group} (via {})", commands.join(", ")),
+        Attribution::Ambiguous { groups, commands } => format!(
+            "ambiguous: {} share {}",
+            groups.join(" / "),
+            if commands.is_empty() {
+                "the window".to_owned()
+            } else {
+                commands.join(", ")
+            }
+        ),
+        Attribution::Unknown { commands } if commands.is_empty() => {
+            "no client group identified".to_owned()
+        }
+        Attribution::Unknown { commands } => {
+            format!("no client group seen using {}", commands.join(", "))
+        }
+    }
+}
+
+/// A number as the CLI prints it.
+pub fn number(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else if v.abs() < 1.0 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+fn severity(f: &Finding) -> &'static str {
+    match f.severity {
+        slotscope_core::finding::Severity::Critical => "critical",
+        slotscope_core::finding::Severity::Warning => "warning",
+        slotscope_core::finding::Severity::Info => "info",
+    }
+}
+
+/// The findings list.
+#[function_component(FindingsPanel)]
+pub fn findings_panel(props: &FindingsProps) -> Html {
+    let mut findings: Vec<&Finding> = props.data.analysis.findings.iter().collect();
+    findings.sort_by_key(|f| f.importance_key());
+    let start = props.data.span().0;
+    html! {
+        <section class="panel findings-panel">
+            <h2>{ format!("Findings ({})", findings.len()) }</h2>
+            if findings.is_empty() {
+                <p class="empty">{ "No findings: nothing in this recording looks like a routing incident." }</p>
+            }
+            <ol id="findings">
+                { for findings.into_iter().map(|f| {
+                    let (a, b) = (f.span.start.as_millis(), f.span.end.as_millis());
+                    let dispatch = props.dispatch.clone();
+                    let onclick = Callback::from(move |_: MouseEvent| dispatch.emit(Action::JumpTo(a, b)));
+                    let numbers: Vec<String> = f.numbers.iter().map(|(k, v)| format!("{k} = {}", number(*v))).collect();
+                    html! {
+                        <li class={classes!("finding", severity(f))} data-kind={f.kind.name()} {onclick}
+                            title="Click to jump to the evidence">
+                            <div class="finding-head">
+                                <span class="severity">{ severity(f) }</span>
+                                <span class="finding-title">{ f.title.clone() }</span>
+                            </div>
+                            <div class="finding-when">
+                                { format!("{} (+{}), for {}", clock::format(a, props.offset),
+                                    format_millis(a.saturating_sub(start)), format_millis(b.saturating_sub(a))) }
+                                if let Some(n) = &f.node { { format!(" · node {n}") } }
+                            </div>
+                            if let Some(att) = &f.attribution {
+                                <div class="attribution">{ format!("attributed to: {}", attribution(att)) }</div>
+                            }
+                            if !numbers.is_empty() {
+                                <div class="numbers">{ numbers.join(" · ") }</div>
+                            }
+                            <p class="explanation">{ f.explanation.clone() }</p>
+                            { for f.context.iter().map(|c| html! { <div class="context">{ c.clone() }</div> }) }
+                        </li>
+                    }
+                }) }
+            </ol>
+        </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attributions_read_like_the_cli() {
+        let a = Attribution::Group {
+            group: "redis-py 5.0.0".into(),
+            commands: vec!["zrevrange".into()],
+        };
+        assert_eq!(attribution(&a), "redis-py 5.0.0 (via zrevrange)");
+        let u = Attribution::Unknown { commands: vec![] };
+        assert_eq!(attribution(&u), "no client group identified");
+        assert_eq!(number(3.0), "3");
+        assert_eq!(number(0.3712), "0.371");
+        assert_eq!(number(12.34), "12.3");
+    }
+}

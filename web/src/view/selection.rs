@@ -1,0 +1,67 @@
+//! The selected range: its bounds and a table of per-node and per-command deltas over it.
+
+use slotscope_core::time::format_millis;
+use yew::prelude::*;
+
+use crate::clock;
+use crate::dataset::Shared;
+use crate::delta;
+use crate::state::Action;
+
+/// Properties of [`SelectionPanel`].
+#[derive(Clone, PartialEq, Properties)]
+pub struct SelectionProps {
+    /// The selected range.
+    pub range: (u64, u64),
+    /// The loaded recording.
+    pub data: Shared,
+    /// Local time offset in minutes, `None` for UTC.
+    pub offset: Option<i32>,
+    /// Where actions go.
+    pub dispatch: Callback<Action>,
+}
+
+/// The selection and its deltas.
+#[function_component(SelectionPanel)]
+pub fn selection_panel(props: &SelectionProps) -> Html {
+    let (a, b) = props.range;
+    let d = delta::over(&props.data.analysis.metrics, (a, b));
+    let clear = {
+        let dispatch = props.dispatch.clone();
+        Callback::from(move |_: MouseEvent| dispatch.emit(Action::ClearSelection))
+    };
+    let zoom = {
+        let dispatch = props.dispatch.clone();
+        Callback::from(move |_: MouseEvent| dispatch.emit(Action::JumpTo(a, b)))
+    };
+    html! {
+        <div id="selection" class="panel">
+            <div class="selection-head">
+                <strong>{ "Selection " }</strong>
+                { format!("{} → {} ({})", clock::format(a, props.offset), clock::format(b, props.offset), format_millis(b - a)) }
+                <button onclick={zoom}>{ "zoom to" }</button>
+                <button onclick={clear}>{ "clear" }</button>
+            </div>
+            <div class="tables">
+                <table class="deltas nodes">
+                    <thead><tr><th>{ "node" }</th><th>{ "calls" }</th><th>{ "rejected" }</th><th>{ "failed" }</th><th>{ "MOVED" }</th><th>{ "new conns" }</th></tr></thead>
+                    <tbody>
+                        { for d.nodes.iter().map(|n| html! {
+                            <tr class="node"><td>{ n.node.clone() }</td><td class="num">{ n.calls }</td><td class="num">{ n.rejected }</td>
+                            <td class="num">{ n.failed }</td><td class="num">{ n.moved }</td><td class="num">{ n.new_connections }</td></tr>
+                        }) }
+                    </tbody>
+                </table>
+                <table class="deltas commands">
+                    <thead><tr><th>{ "command" }</th><th>{ "calls" }</th><th>{ "rejected" }</th><th>{ "failed" }</th></tr></thead>
+                    <tbody>
+                        { for d.commands.iter().map(|c| html! {
+                            <tr class="command"><td>{ c.command.clone() }</td><td class="num">{ c.calls }</td>
+                            <td class="num">{ c.rejected }</td><td class="num">{ c.failed }</td></tr>
+                        }) }
+                    </tbody>
+                </table>
+            </div>
+        </div>
+    }
+}

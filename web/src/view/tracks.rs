@@ -1,0 +1,293 @@
+//! The tracks: one canvas per track on one time axis, with zoom, pan, cursor, selection and the
+//! hover readout.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use gloo_events::{EventListener, EventListenerOptions};
+use plotters::prelude::IntoDrawingArea;
+use plotters_canvas::CanvasBackend;
+use wasm_bindgen::JsCast;
+use web_sys::{HtmlCanvasElement, WheelEvent};
+use yew::prelude::*;
+
+use crate::clock;
+use crate::dataset::Shared;
+use crate::draw::{self, Frame, TrackKind};
+use crate::readout;
+use crate::scale::TimeScale;
+use crate::state::{Action, ViewState, ZOOM_STEP};
+
+/// Properties of [`TracksView`].
+#[derive(Clone, PartialEq, Properties)]
+pub struct TracksProps {
+    /// The view.
+    pub state: ViewState,
+    /// The loaded recording.
+    pub data: Option<Shared>,
+    /// Where actions go.
+    pub dispatch: Callback<Action>,
+    /// Local time offset in minutes, `None` for UTC.
+    pub offset: Option<i32>,
+}
+
+/// A drag in progress.
+#[derive(Clone, Copy, Debug)]
+struct Drag {
+    start_x: f64,
+    last_x: f64,
+    shift: bool,
+    moved: bool,
+}
+
+/// Pixels a press must move to count as a drag rather than a click.
+const CLICK_SLOP: f64 = 3.0;
+
+fn width_of(root: &NodeRef) -> u32 {
+    root.cast::<web_sys::HtmlElement>().map_or(800, |e| {
+        u32::try_from(e.client_width()).unwrap_or(800).max(1)
+    })
+}
+
+fn x_of(root: &NodeRef, client_x: i32) -> f64 {
+    let left = root
+        .cast::<web_sys::Element>()
+        .map_or(0.0, |e| e.get_bounding_client_rect().left());
+    f64::from(client_x) - left
+}
+
+fn now() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.now())
+}
+
+fn redraw(canvases: &[NodeRef], width: u32, state: &ViewState, data: &Shared, offset: Option<i32>) {
+    let began = now();
+    let frame = Frame {
+        state,
+        scale: TimeScale::new(state.window, width),
+        offset,
+    };
+    for (kind, node) in TrackKind::ALL.iter().zip(canvases) {
+        let Some(canvas) = node.cast::<HtmlCanvasElement>() else {
+            continue;
+        };
+        canvas.set_width(width);
+        canvas.set_height(kind.height());
+        let Some(backend) = CanvasBackend::with_canvas_object(canvas) else {
+            continue;
+        };
+        let area = backend.into_drawing_area();
+        if let Err(e) = draw::track(*kind, &area, &frame, data) {
+            web_sys::console::error_1(&format!("drawing {}: {e}", kind.name()).into());
+        }
+        let _ = area.present();
+    }
+    crate::record_draw_ms(now() - began);
+}
+
+/// The track canvases and the hover readout.
+#[function_component(TracksView)]
+pub fn tracks_view(props: &TracksProps) -> Html {
+    let root = use_node_ref();
+    let canvases = use_memo((), |_| {
+        TrackKind::ALL
+            .iter()
+            .map(|_| NodeRef::default())
+            .collect::<Vec<_>>()
+    });
+    let hover = use_state(|| None::<u64>);
+    let drag = use_mut_ref(|| None::<Drag>);
+    let live: Rc<RefCell<ViewState>> = use_mut_ref(|| props.state.clone());
+    *live.borrow_mut() = props.state.clone();
+    let resized = use_state(|| 0u32);
+
+    // Wheel zoom (not passive, so the page does not scroll) and window resizes.
+    {
+        let root = root.clone();
+        let live = live.clone();
+        let dispatch = props.dispatch.clone();
+        let resized = resized.setter();
+        use_effect_with((), move |_| {
+            let mut listeners = Vec::new();
+            if let Some(el) = root.cast::<web_sys::Element>() {
+                let root2 = root.clone();
+                listeners.push(EventListener::new_with_options(
+                    &el,
+                    "wheel",
+                    EventListenerOptions::enable_prevent_default(),
+                    move |e| {
+                        let Some(e) = e.dyn_ref::<WheelEvent>() else {
+                            return;
+                        };
+                        e.prevent_default();
+                        let state = live.borrow();
+                        if state.data.is_none() || e.delta_y() == 0.0 {
+                            return;
+                        }
+                        let scale = TimeScale::new(state.window, width_of(&root2));
+                        let at = scale.time(x_of(&root2, e.client_x()));
+                        let factor = if e.delta_y() < 0.0 {
+                            ZOOM_STEP
+                        } else {
+                            1.0 / ZOOM_STEP
+                        };
+                        dispatch.emit(Action::ZoomAt { factor, at });
+                    },
+                ));
+            }
+            if let Some(w) = web_sys::window() {
+                let root = root.clone();
+                listeners.push(EventListener::new(&w, "resize", move |_| {
+                    resized.set(width_of(&root));
+                }));
+            }
+            move || drop(listeners)
+        });
+    }
+
+    // A new recording: forget the hover position of the old one.
+    {
+        let hover = hover.clone();
+        use_effect_with(props.data.clone(), move |_| hover.set(None));
+    }
+
+    // Redraw when the view, the data, the width or the time zone change (not on hover).
+    {
+        let canvases = canvases.clone();
+        let root = root.clone();
+        use_effect_with(
+            (
+                props.state.clone(),
+                props.data.clone(),
+                *resized,
+                props.offset,
+            ),
+            move |(state, data, _, offset)| {
+                if let Some(data) = data {
+                    redraw(&canvases, width_of(&root), state, data, *offset);
+                }
+            },
+        );
+    }
+
+    let time_at = {
+        let root = root.clone();
+        let live = live.clone();
+        move |client_x: i32| {
+            let state = live.borrow();
+            TimeScale::new(state.window, width_of(&root)).time(x_of(&root, client_x))
+        }
+    };
+    let onmousedown = {
+        let drag = drag.clone();
+        let root = root.clone();
+        Callback::from(move |e: MouseEvent| {
+            if e.button() != 0 {
+                return;
+            }
+            e.prevent_default();
+            let x = x_of(&root, e.client_x());
+            *drag.borrow_mut() = Some(Drag {
+                start_x: x,
+                last_x: x,
+                shift: e.shift_key(),
+                moved: false,
+            });
+        })
+    };
+    let onmousemove = {
+        let drag = drag.clone();
+        let root = root.clone();
+        let live = live.clone();
+        let hover = hover.clone();
+        let dispatch = props.dispatch.clone();
+        let time_at = time_at.clone();
+        Callback::from(move |e: MouseEvent| {
+            let x = x_of(&root, e.client_x());
+            let mut d = drag.borrow_mut();
+            let Some(d) = d.as_mut() else {
+                if live.borrow().data.is_some() {
+                    hover.set(Some(time_at(e.client_x())));
+                }
+                return;
+            };
+            if (x - d.start_x).abs() > CLICK_SLOP {
+                d.moved = true;
+            }
+            if !d.moved {
+                return;
+            }
+            let state = live.borrow().clone();
+            let scale = TimeScale::new(state.window, width_of(&root));
+            if d.shift {
+                dispatch.emit(Action::Select(scale.time(d.start_x), scale.time(x)));
+            } else {
+                let dx = x - d.last_x;
+                let ms = (dx * scale.ms_per_px()).round();
+                // Bounded by the window width.
+                let ms = ms.clamp(-9.0e15, 9.0e15) as i64;
+                if ms != 0 {
+                    dispatch.emit(Action::PanBy(-ms));
+                }
+            }
+            d.last_x = x;
+        })
+    };
+    let onmouseup = {
+        let drag = drag.clone();
+        let dispatch = props.dispatch.clone();
+        let time_at = time_at.clone();
+        Callback::from(move |e: MouseEvent| {
+            let Some(d) = drag.borrow_mut().take() else {
+                return;
+            };
+            if !d.moved {
+                if d.shift {
+                    dispatch.emit(Action::ClearSelection);
+                } else {
+                    dispatch.emit(Action::SetCursor(time_at(e.client_x())));
+                }
+            }
+        })
+    };
+    let onmouseleave = {
+        let drag = drag.clone();
+        let hover = hover.clone();
+        Callback::from(move |_: MouseEvent| {
+            *drag.borrow_mut() = None;
+            hover.set(None);
+        })
+    };
+
+    let hover_text = match (&props.data, (*hover).or(props.state.cursor)) {
+        (Some(data), Some(t)) => {
+            let mut lines = vec![format!(
+                "{} {}",
+                if hover.is_some() { "at" } else { "cursor" },
+                clock::format(t, props.offset)
+            )];
+            lines.extend(readout::at(&data.tracks, t));
+            lines.join("\n")
+        }
+        _ => String::new(),
+    };
+
+    html! {
+        <>
+            <div id="tracks" ref={root} {onmousedown} {onmousemove} {onmouseup} {onmouseleave}>
+                { for TrackKind::ALL.iter().zip(canvases.iter()).map(|(kind, node)| html! {
+                    <div class="track">
+                        <div class="track-title">{ kind.title() }</div>
+                        <canvas data-track={kind.name()} ref={node.clone()} height={kind.height().to_string()} />
+                    </div>
+                }) }
+                if props.data.is_none() {
+                    <p class="empty">{ "No recording loaded yet." }</p>
+                }
+            </div>
+            <pre id="hover">{ hover_text }</pre>
+        </>
+    }
+}
