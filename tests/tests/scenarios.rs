@@ -393,7 +393,9 @@ fn incident_1_checks(kind: ServerKind, old: &Run, new: &Run) {
     );
     let ok_old = u(&c["ok"]);
     let err_old = u(&c["error_total"]);
-    assert!(ok_old >= 400, "5.0.0 wrote {ok_old} before the pause");
+    // 4 s at 200/s is 800 writes; a loaded 2-core machine runs the Python client well below its
+    // rate (370 seen once), so this only checks the client was writing before the pause.
+    assert!(ok_old >= 100, "5.0.0 wrote {ok_old} before the pause");
     // Wedged from the pause to the end: still failing after the scale-out, every write refused
     // client-side at the client's pace (the write-up's service failed 17-25 writes/s, for hours).
     assert!(
