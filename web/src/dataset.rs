@@ -21,6 +21,9 @@ pub struct Dataset {
     pub analysis: Analysis,
     /// Lines read (the header included).
     pub lines: u64,
+    /// The recording's bytes as loaded (plain or zstd), kept so the what-if replay can read the
+    /// lines again (see `crate::whatif`).
+    pub bytes: Rc<[u8]>,
 }
 
 impl Dataset {
@@ -51,7 +54,7 @@ impl std::ops::Deref for Shared {
 
 /// A byte source that counts what has been consumed (for the progress indicator).
 struct Counted {
-    inner: Cursor<Vec<u8>>,
+    inner: Cursor<Rc<[u8]>>,
     consumed: Rc<Cell<u64>>,
 }
 
@@ -117,6 +120,7 @@ pub struct Parser {
     analyzer: Analyzer,
     consumed: Rc<Cell<u64>>,
     total: u64,
+    bytes: Rc<[u8]>,
 }
 
 impl std::fmt::Debug for Parser {
@@ -138,8 +142,9 @@ impl Parser {
     pub fn new(name: impl Into<String>, bytes: Vec<u8>) -> Result<Parser, LoadError> {
         let total = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
         let consumed = Rc::new(Cell::new(0));
+        let bytes: Rc<[u8]> = bytes.into();
         let src = Counted {
-            inner: Cursor::new(bytes),
+            inner: Cursor::new(bytes.clone()),
             consumed: consumed.clone(),
         };
         let mut reader = RecordingReader::detect(src).map_err(|e| LoadError {
@@ -154,6 +159,7 @@ impl Parser {
             analyzer: Analyzer::new(header),
             consumed,
             total,
+            bytes,
         })
     }
 
@@ -184,6 +190,7 @@ impl Parser {
             tracks: self.tracks.finish(),
             analysis: analyzer.finish(),
             lines,
+            bytes: self.bytes,
         }
     }
 

@@ -9,17 +9,20 @@
 //! - [`scale`]: the one time ↔ pixel mapping; [`clock`]: times as text.
 //! - [`dataset`]: a recording parsed in chunks into tracks and an analysis.
 //! - [`draw`]: the tracks drawn with plotters (canvas in the browser, SVG in tests).
-//! - [`readout`], [`delta`]: hover values and selection deltas.
+//! - [`readout`], [`delta`]: hover values and selection deltas; [`diff`]: the topology diff.
 //! - [`view`]: the Yew components.
+//! - [`whatif`]: a client model replayed against the recording, as series over the tracks.
 
 pub mod clock;
 pub mod dataset;
 pub mod delta;
+pub mod diff;
 pub mod draw;
 pub mod readout;
 pub mod scale;
 pub mod state;
 pub mod view;
+pub mod whatif;
 
 use std::cell::RefCell;
 

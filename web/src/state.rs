@@ -26,17 +26,35 @@ pub enum Panel {
     Findings,
     /// The client census.
     Census,
+    /// The 16384-slot map at the cursor.
+    SlotMap,
+    /// The topology diff between two instants.
+    TopologyDiff,
+    /// The what-if replay of a client model.
+    Whatif,
 }
 
 impl Panel {
     /// Every panel, in display order.
-    pub const ALL: [Panel; 2] = [Panel::Findings, Panel::Census];
+    pub const ALL: [Panel; 5] = [
+        Panel::Findings,
+        Panel::Census,
+        Panel::SlotMap,
+        Panel::TopologyDiff,
+        Panel::Whatif,
+    ];
+
+    /// The panels open on a first visit.
+    pub const DEFAULT_OPEN: [Panel; 2] = [Panel::Findings, Panel::Census];
 
     /// The name used in the URL hash and the DOM.
     pub fn name(self) -> &'static str {
         match self {
             Panel::Findings => "findings",
             Panel::Census => "census",
+            Panel::SlotMap => "slotmap",
+            Panel::TopologyDiff => "topology-diff",
+            Panel::Whatif => "whatif",
         }
     }
 
@@ -78,7 +96,7 @@ impl Default for ViewState {
             window: (0, 0),
             cursor: None,
             selection: None,
-            panels: Panel::ALL.into_iter().collect(),
+            panels: Panel::DEFAULT_OPEN.into_iter().collect(),
             loaded: None,
             source: None,
             findings: 0,
@@ -613,6 +631,25 @@ mod tests {
             });
         assert_eq!(s.window, (10_000, 20_000));
         assert_eq!(s.cursor, Some(10_000));
+    }
+
+    #[test]
+    fn the_slot_map_and_topology_diff_panels_start_closed_and_round_trip() {
+        let s = loaded();
+        assert!(!s.panels.contains(&Panel::SlotMap));
+        assert!(!s.panels.contains(&Panel::TopologyDiff));
+        let s = s
+            .reduce(Action::TogglePanel(Panel::SlotMap))
+            .reduce(Action::TogglePanel(Panel::TopologyDiff));
+        let text = s.hash_state().encode();
+        assert!(
+            text.ends_with("&p=findings,census,slotmap,topology-diff"),
+            "{text}"
+        );
+        let h = HashState::decode(&text).unwrap();
+        assert_eq!(h.panels, Some(s.panels.clone()));
+        let closed = s.reduce(Action::TogglePanel(Panel::SlotMap));
+        assert!(!closed.panels.contains(&Panel::SlotMap));
     }
 
     #[test]

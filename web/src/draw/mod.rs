@@ -5,7 +5,9 @@
 //! minute.
 
 pub mod events;
+pub mod overlay;
 pub mod series;
+pub mod slotmap;
 pub mod topology;
 
 use plotters::coord::Shift;
@@ -139,6 +141,18 @@ pub fn track<DB: DrawingBackend>(
     frame: &Frame<'_>,
     data: &Dataset,
 ) -> Result<(), DrawError> {
+    track_with(kind, area, frame, data, None)
+}
+
+/// Draws track `kind` as [`track`] does, with a what-if prediction drawn over the observed data
+/// when `predicted` is given (see [`overlay`]).
+pub fn track_with<DB: DrawingBackend>(
+    kind: TrackKind,
+    area: &DrawingArea<DB, Shift>,
+    frame: &Frame<'_>,
+    data: &Dataset,
+    predicted: Option<&crate::whatif::Overlay>,
+) -> Result<(), DrawError> {
     area.fill(&WHITE).map_err(err)?;
     let (_, h) = area.dim_in_pixel();
     let h = i32::try_from(h).unwrap_or(i32::MAX);
@@ -149,8 +163,20 @@ pub fn track<DB: DrawingBackend>(
     }
     match kind {
         TrackKind::Topology => topology::draw(area, frame, &data.tracks)?,
-        TrackKind::Events => events::draw(area, frame, &data.tracks)?,
-        _ => series::draw(kind, area, frame, &data.tracks)?,
+        TrackKind::Events => {
+            events::draw(area, frame, &data.tracks)?;
+            if let Some(p) = predicted {
+                overlay::wedged(area, frame, p)?;
+            }
+        }
+        _ => {
+            let grid = &data.tracks.grid;
+            let peak = predicted.map_or(0.0, |p| overlay::peak(kind, p, grid, frame));
+            let top = series::draw_scaled(kind, area, frame, &data.tracks, peak)?;
+            if let Some(p) = predicted {
+                overlay::draw(kind, area, frame, grid, p, top)?;
+            }
+        }
     }
     selection(area, frame)?;
     cursor(area, frame)?;
@@ -227,6 +253,18 @@ pub fn columns(series: &Series, grid: &Grid, scale: &TimeScale) -> Vec<Column> {
 /// Renders a track to SVG text (native tests).
 #[cfg(test)]
 pub(crate) fn svg(kind: TrackKind, state: &ViewState, data: &Dataset, width: u32) -> String {
+    svg_with(kind, state, data, None, width)
+}
+
+/// Renders a track to SVG text with a what-if prediction over it (native tests).
+#[cfg(test)]
+pub(crate) fn svg_with(
+    kind: TrackKind,
+    state: &ViewState,
+    data: &Dataset,
+    predicted: Option<&crate::whatif::Overlay>,
+    width: u32,
+) -> String {
     let mut out = String::new();
     {
         let backend = SVGBackend::with_string(&mut out, (width, kind.height()));
@@ -236,7 +274,7 @@ pub(crate) fn svg(kind: TrackKind, state: &ViewState, data: &Dataset, width: u32
             scale: TimeScale::new(state.window, width),
             offset: None,
         };
-        track(kind, &area, &frame, data).unwrap();
+        track_with(kind, &area, &frame, data, predicted).unwrap();
         area.present().unwrap();
     }
     out

@@ -45,6 +45,18 @@ pub fn draw<DB: DrawingBackend>(
     frame: &Frame<'_>,
     tracks: &Tracks,
 ) -> Result<(), DrawError> {
+    draw_scaled(kind, area, frame, tracks, 0.0).map(|_| ())
+}
+
+/// Draws the series of line track `kind` on a scale reaching at least `at_least` (so a series
+/// drawn over them, e.g. a prediction, fits); returns the value at the top of the plot.
+pub fn draw_scaled<DB: DrawingBackend>(
+    kind: TrackKind,
+    area: &DrawingArea<DB, Shift>,
+    frame: &Frame<'_>,
+    tracks: &Tracks,
+    at_least: f32,
+) -> Result<f32, DrawError> {
     let (_, h) = area.dim_in_pixel();
     let h = i32::try_from(h).unwrap_or(i32::MAX);
     let list = of(kind, tracks);
@@ -57,7 +69,7 @@ pub fn draw<DB: DrawingBackend>(
     } else {
         cols.iter()
             .flat_map(|(_, _, c)| c.iter().flatten().map(|&(_, hi)| hi))
-            .fold(0.0f32, f32::max)
+            .fold(at_least.max(0.0), f32::max)
     };
     let top = if top > 0.0 { top * 1.1 } else { 1.0 };
     let plot_top = 18.0f32;
@@ -118,7 +130,7 @@ pub fn draw<DB: DrawingBackend>(
     };
     area.draw(&Text::new(label, (w - 90, 3), font.color(&INK)))
         .map_err(err)?;
-    Ok(())
+    Ok(top)
 }
 
 #[cfg(test)]

@@ -17,7 +17,10 @@ use crate::view::census::CensusPanel;
 use crate::view::findings::FindingsPanel;
 use crate::view::loader::{Loader, Source};
 use crate::view::selection::SelectionPanel;
+use crate::view::slotmap::SlotMapPanel;
+use crate::view::topology_diff::TopologyDiffPanel;
 use crate::view::tracks::TracksView;
+use crate::view::whatif::WhatifPanel;
 
 /// The recording shown when nothing else is asked for.
 pub const DEFAULT_DEMO: &str = "demo/incident1.jsonl.zst";
@@ -198,6 +201,12 @@ pub fn app() -> Html {
     let model = use_reducer(Model::default);
     let data = use_state(|| None::<Shared>);
     let status = use_state(Status::default);
+    // The what-if prediction drawn over the tracks; a new recording drops it.
+    let prediction = use_state(|| None::<crate::whatif::Shared>);
+    {
+        let prediction = prediction.clone();
+        use_effect_with((*data).clone(), move |_| prediction.set(None));
+    }
     let sinks = Sinks {
         dispatch: model.dispatcher(),
         data: data.setter(),
@@ -226,7 +235,9 @@ pub fn app() -> Html {
 
             let keys = {
                 let dispatch = sinks.dispatch.clone();
-                EventListener::new(&window, "keydown", move |e| {
+                // Not passive: the keys it handles must not also scroll the page.
+                let active = EventListenerOptions::enable_prevent_default();
+                EventListener::new_with_options(&window, "keydown", active, move |e| {
                     let Some(e) = e.dyn_ref::<KeyboardEvent>() else {
                         return;
                     };
@@ -372,18 +383,32 @@ pub fn app() -> Html {
             </div>
             <main class="main">
                 <section class="timeline">
-                    <TracksView state={state.clone()} data={(*data).clone()} dispatch={dispatch.clone()} offset={offset} />
+                    <TracksView state={state.clone()} data={(*data).clone()} dispatch={dispatch.clone()} offset={offset}
+                        overlay={(*prediction).clone()} />
                     if let (Some(sel), Some(d)) = (state.selection, (*data).clone()) {
                         <SelectionPanel range={sel} data={d} offset={offset} dispatch={dispatch.clone()} />
                     }
                 </section>
                 <aside class="panels">
                     if let Some(d) = (*data).clone() {
+                        // The slot map and diff follow the cursor: first, so they stay in view.
+                        if state.panels.contains(&Panel::SlotMap) {
+                            <SlotMapPanel data={d.clone()} cursor={state.cursor} offset={offset} />
+                        }
+                        if state.panels.contains(&Panel::TopologyDiff) {
+                            <TopologyDiffPanel data={d.clone()} offset={offset}
+                                instants={crate::diff::default_instants(state)}
+                                from_selection={state.selection.is_some()} />
+                        }
                         if state.panels.contains(&Panel::Findings) {
                             <FindingsPanel data={d.clone()} offset={offset} dispatch={dispatch.clone()} />
                         }
                         if state.panels.contains(&Panel::Census) {
-                            <CensusPanel data={d} />
+                            <CensusPanel data={d.clone()} />
+                        }
+                        if state.panels.contains(&Panel::Whatif) {
+                            <WhatifPanel data={d} offset={offset} prediction={(*prediction).clone()}
+                                on_prediction={let p = prediction.setter(); Callback::from(move |x| p.set(x))} />
                         }
                     }
                 </aside>

@@ -5,7 +5,10 @@ pub mod census;
 pub mod findings;
 pub mod loader;
 pub mod selection;
+pub mod slotmap;
+pub mod topology_diff;
 pub mod tracks;
+pub mod whatif;
 
 /// The local time zone's offset at `ms`, in minutes east of UTC (browser only; 0 natively).
 pub fn local_offset(ms: u64) -> i32 {

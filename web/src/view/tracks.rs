@@ -29,6 +29,9 @@ pub struct TracksProps {
     pub dispatch: Callback<Action>,
     /// Local time offset in minutes, `None` for UTC.
     pub offset: Option<i32>,
+    /// A what-if prediction to draw over the observed series.
+    #[prop_or_default]
+    pub overlay: Option<crate::whatif::Shared>,
 }
 
 /// A drag in progress.
@@ -62,7 +65,14 @@ fn now() -> f64 {
         .map_or(0.0, |p| p.now())
 }
 
-fn redraw(canvases: &[NodeRef], width: u32, state: &ViewState, data: &Shared, offset: Option<i32>) {
+fn redraw(
+    canvases: &[NodeRef],
+    width: u32,
+    state: &ViewState,
+    data: &Shared,
+    offset: Option<i32>,
+    overlay: Option<&crate::whatif::Overlay>,
+) {
     let began = now();
     let frame = Frame {
         state,
@@ -79,7 +89,7 @@ fn redraw(canvases: &[NodeRef], width: u32, state: &ViewState, data: &Shared, of
             continue;
         };
         let area = backend.into_drawing_area();
-        if let Err(e) = draw::track(*kind, &area, &frame, data) {
+        if let Err(e) = draw::track_with(*kind, &area, &frame, data, overlay) {
             web_sys::console::error_1(&format!("drawing {}: {e}", kind.name()).into());
         }
         let _ = area.present();
@@ -163,10 +173,12 @@ pub fn tracks_view(props: &TracksProps) -> Html {
                 props.data.clone(),
                 *resized,
                 props.offset,
+                props.overlay.clone(),
             ),
-            move |(state, data, _, offset)| {
+            move |(state, data, _, offset, overlay)| {
                 if let Some(data) = data {
-                    redraw(&canvases, width_of(&root), state, data, *offset);
+                    let overlay = overlay.as_ref().map(|p| &p.0.overlay);
+                    redraw(&canvases, width_of(&root), state, data, *offset, overlay);
                 }
             },
         );

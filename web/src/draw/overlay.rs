@@ -1,0 +1,268 @@
+//! The what-if overlay: a replay's predicted series drawn dashed over the observed ones on the
+//! same tracks and scale, and the interval the predicted client was wedged on the events track.
+
+use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+
+use slotscope_core::track::{Grid, Series};
+
+use super::events::AXIS;
+use super::{columns, err, DrawError, Frame, TrackKind};
+use crate::whatif::Overlay;
+
+/// Colour of predicted series and of the wedged interval.
+pub const PREDICTED: RGBColor = RGBColor(199, 21, 133);
+
+/// Length of a dash and of the gap after it, in pixels.
+const DASH: (i32, i32) = (6, 4);
+
+/// The predicted series track `kind` shows.
+pub fn of(kind: TrackKind, overlay: &Overlay) -> Vec<&Series> {
+    match kind {
+        TrackKind::NodeRate => vec![&overlay.ok_rate],
+        TrackKind::MovedShare => overlay.moved_share.iter().collect(),
+        TrackKind::Connections => vec![&overlay.new_connections],
+        TrackKind::Refreshes => vec![&overlay.refreshes],
+        TrackKind::Topology | TrackKind::Errors | TrackKind::Events => Vec::new(),
+    }
+}
+
+/// The largest predicted value track `kind` shows in the visible window (the observed series'
+/// scale is widened to it).
+pub fn peak(kind: TrackKind, overlay: &Overlay, grid: &Grid, frame: &Frame<'_>) -> f32 {
+    of(kind, overlay)
+        .into_iter()
+        .flat_map(|s| columns(s, grid, &frame.scale))
+        .flatten()
+        .map(|(_, hi)| hi)
+        .fold(0.0f32, f32::max)
+}
+
+/// The legend text: `predicted (model)`.
+pub fn legend(overlay: &Overlay) -> String {
+    format!("predicted ({})", overlay.model)
+}
+
+/// Draws the predicted series of line track `kind` dashed, `top` being the value at the top of
+/// the plot (as [`super::series::draw_scaled`] returned it), with a legend entry.
+pub fn draw<DB: DrawingBackend>(
+    kind: TrackKind,
+    area: &DrawingArea<DB, Shift>,
+    frame: &Frame<'_>,
+    grid: &Grid,
+    overlay: &Overlay,
+    top: f32,
+) -> Result<(), DrawError> {
+    let list = of(kind, overlay);
+    if list.is_empty() {
+        return Ok(());
+    }
+    let (w, h) = area.dim_in_pixel();
+    let (w, h) = (
+        i32::try_from(w).unwrap_or(i32::MAX),
+        i32::try_from(h).unwrap_or(i32::MAX),
+    );
+    // The same mapping as the observed series (series.rs): plot from y = 18 to h - 2.
+    let plot_top = 18.0f32;
+    let span = f32::from(u16::try_from(h).unwrap_or(u16::MAX)) - plot_top - 2.0;
+    let top = if top > 0.0 { top } else { 1.0 };
+    let y = |v: f32| -> i32 {
+        let y = plot_top + span * (1.0 - (v / top).clamp(0.0, 1.0));
+        // Within 0..h by the clamp.
+        y.round() as i32
+    };
+    let style = PREDICTED.stroke_width(2);
+    let dashed = |run: Vec<(i32, i32)>| DashedPathElement::new(run, DASH.0, DASH.1, style);
+    for s in list {
+        let mut run: Vec<(i32, i32)> = Vec::new();
+        for (x, v) in columns(s, grid, &frame.scale).iter().enumerate() {
+            let x = i32::try_from(x).unwrap_or(i32::MAX);
+            match v {
+                // One point per column (the middle of its range) keeps the dashes readable.
+                Some((lo, hi)) => run.push((x, y((lo + hi) / 2.0))),
+                None if !run.is_empty() => {
+                    area.draw(&dashed(std::mem::take(&mut run))).map_err(err)?;
+                }
+                None => {}
+            }
+        }
+        if run.len() == 1 {
+            run.push((run[0].0 + 1, run[0].1));
+        }
+        if !run.is_empty() {
+            area.draw(&dashed(run)).map_err(err)?;
+        }
+    }
+    // Legend entry, left of the "max" label at the top right.
+    let text = legend(overlay);
+    let width = i32::try_from(text.chars().count()).unwrap_or(40) * 6 + 24;
+    let x = (w - 100 - width).max(0);
+    area.draw(&PathElement::new(vec![(x, 9), (x + 16, 9)], style))
+        .map_err(err)?;
+    area.draw(&Text::new(
+        text,
+        (x + 20, 3),
+        ("sans-serif", 12).into_font().color(&PREDICTED),
+    ))
+    .map_err(err)?;
+    Ok(())
+}
+
+/// Marks the intervals the predicted client was wedged on the events track (above its axis).
+pub fn wedged<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    frame: &Frame<'_>,
+    overlay: &Overlay,
+) -> Result<(), DrawError> {
+    let (_, h) = area.dim_in_pixel();
+    let body = i32::try_from(h).unwrap_or(i32::MAX) - AXIS;
+    let (start, end) = frame.scale.window();
+    for &(a, b) in &overlay.wedged {
+        if b < start || a > end {
+            continue;
+        }
+        let (x0, x1) = (frame.scale.px(a), frame.scale.px(b));
+        area.draw(&Rectangle::new(
+            [(x0, 0), (x1.max(x0 + 1), body)],
+            PREDICTED.mix(0.12).filled(),
+        ))
+        .map_err(err)?;
+        area.draw(&PathElement::new(
+            vec![(x0, 0), (x0, body)],
+            PREDICTED.stroke_width(2),
+        ))
+        .map_err(err)?;
+        area.draw(&Text::new(
+            format!("{}: wedged", legend(overlay)),
+            (x0 + 4, body - 14),
+            ("sans-serif", 11).into_font().color(&PREDICTED),
+        ))
+        .map_err(err)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::fixture;
+    use crate::draw::{svg_with, TrackKind};
+    use crate::state::{Action, ViewState};
+    use crate::whatif::{run, Request};
+
+    fn hex(c: RGBColor) -> String {
+        format!("stroke=\"#{:02X}{:02X}{:02X}\"", c.0, c.1, c.2)
+    }
+
+    fn loaded(span: (u64, u64)) -> ViewState {
+        ViewState::default().reduce(Action::Loaded {
+            name: "x".into(),
+            source: None,
+            span,
+            findings: 0,
+        })
+    }
+
+    /// The y of every point of the predicted lines in `svg`.
+    fn predicted_ys(svg: &str) -> Vec<i32> {
+        let stroke = hex(PREDICTED);
+        svg.lines()
+            .filter(|l| l.contains(&stroke) && l.contains("<polyline"))
+            .flat_map(|l| {
+                let pts = l.split("points=\"").nth(1).unwrap_or("");
+                pts.split(' ')
+                    .filter_map(|p| p.split(',').nth(1)?.parse::<i32>().ok())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn incident_1_redis_py_5_is_drawn_wedged_with_its_rate_falling_to_zero() {
+        let data = fixture("incident1-redis-py-5.0.0-valkey");
+        let p = run(
+            &data,
+            &Request {
+                model: "redis-py@5.0.0".into(),
+                options: String::new(),
+                rate: None,
+                concurrency: 1,
+            },
+        )
+        .unwrap();
+        let state = loaded(data.span());
+        let events = svg_with(TrackKind::Events, &state, &data, Some(&p.overlay), 900);
+        assert!(
+            events.contains(&hex(PREDICTED)),
+            "the wedged interval starts with a line"
+        );
+        assert!(events.contains("predicted (redis-py@5.0.0): wedged"));
+        let rate = svg_with(TrackKind::NodeRate, &state, &data, Some(&p.overlay), 900);
+        assert!(rate.contains("predicted (redis-py@5.0.0)"), "legend");
+        let ys = predicted_ys(&rate);
+        assert!(!ys.is_empty(), "dashed predicted line drawn");
+        // The predicted rate sits near the top before the wedge and at the bottom after it
+        // (the track is 100 high: plot from 18 to 98).
+        assert!(ys.iter().any(|&y| y < 40), "{ys:?}");
+        assert!(ys.iter().any(|&y| y >= 97), "{ys:?}");
+        // Without an overlay nothing predicted is drawn.
+        let plain = svg_with(TrackKind::NodeRate, &state, &data, None, 900);
+        assert!(!plain.contains(&hex(PREDICTED)));
+        assert!(!plain.contains("predicted"));
+    }
+
+    #[test]
+    fn incident_2_remapped_moved_share_is_drawn_near_38_percent() {
+        let data = fixture("incident2-valkey");
+        let p = run(
+            &data,
+            &Request {
+                model: "redis-py@5.0.0".into(),
+                options: "address_remap=127.0.0.1:22809".into(),
+                rate: None,
+                concurrency: 1,
+            },
+        )
+        .unwrap();
+        let state = loaded(data.span());
+        let svg = svg_with(TrackKind::MovedShare, &state, &data, Some(&p.overlay), 800);
+        let ys = predicted_ys(&svg);
+        assert!(ys.len() > 20, "{}", ys.len());
+        // Share 0.38 on the fixed 0..1 scale of an 80 high track: y ≈ 18 + 60 × 0.62 ≈ 55.
+        let mut sorted = ys.clone();
+        sorted.sort_unstable();
+        let median = sorted[sorted.len() / 2];
+        assert!((48..=62).contains(&median), "{median} of {ys:?}");
+        assert!(svg.contains("predicted (redis-py@5.0.0)"));
+    }
+
+    #[test]
+    fn a_taller_prediction_widens_the_scale_of_the_observed_series() {
+        let data = fixture("incident1-redis-py-5.0.0-valkey");
+        let p = run(
+            &data,
+            &Request {
+                model: "redis-py@5.0.0".into(),
+                options: String::new(),
+                rate: Some(5000),
+                concurrency: 1,
+            },
+        )
+        .unwrap();
+        let state = loaded(data.span());
+        let frame = Frame {
+            state: &state,
+            scale: crate::scale::TimeScale::new(state.window, 900),
+            offset: None,
+        };
+        let peak = peak(TrackKind::NodeRate, &p.overlay, &data.tracks.grid, &frame);
+        assert!(peak > 4000.0, "{peak}");
+        let svg = svg_with(TrackKind::NodeRate, &state, &data, Some(&p.overlay), 900);
+        let max: f32 = svg
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("max ")?.parse().ok())
+            .expect("a max label");
+        assert!(max > 4000.0, "the observed scale widened: max {max}");
+    }
+}

@@ -1,0 +1,243 @@
+//! The what-if panel: pick a client model and its options, replay it in the browser against the
+//! loaded recording, read the prediction in words; the tracks draw it over the observed data.
+
+use std::rc::Rc;
+
+use slotscope_core::replay::MODELS;
+use yew::prelude::*;
+
+use crate::dataset::Shared;
+use crate::whatif::{self, Request};
+
+/// Properties of [`WhatifPanel`].
+#[derive(Clone, PartialEq, Properties)]
+pub struct WhatifProps {
+    /// The loaded recording.
+    pub data: Shared,
+    /// Local time offset in minutes, `None` for UTC.
+    pub offset: Option<i32>,
+    /// The prediction shown over the tracks, if any.
+    pub prediction: Option<whatif::Shared>,
+    /// Called with a new prediction, or `None` to clear it.
+    pub on_prediction: Callback<Option<whatif::Shared>>,
+}
+
+/// The value of an `<input>` or `<select>` an event came from.
+fn value_of(e: &Event) -> String {
+    e.target()
+        .and_then(|t| js_sys::Reflect::get(&t, &"value".into()).ok())
+        .and_then(|v| v.as_string())
+        .unwrap_or_default()
+}
+
+/// The observed business rate of `data` as the rate field's default text.
+fn default_rate(data: &Shared) -> String {
+    whatif::observed_rate(&data.analysis.metrics)
+        .unwrap_or(whatif::DEFAULT_RATE)
+        .to_string()
+}
+
+/// A positive whole number from a form field, or why not.
+fn positive(text: &str, what: &str) -> Result<u32, String> {
+    text.trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| {
+            format!(
+                "{what} must be a whole number above 0, not `{}`",
+                text.trim()
+            )
+        })
+}
+
+/// The what-if form, its status and the prediction's summary.
+#[function_component(WhatifPanel)]
+pub fn whatif_panel(props: &WhatifProps) -> Html {
+    let model = use_state(|| MODELS[0].name.to_owned());
+    let options = use_state(String::new);
+    let rate = use_state(|| default_rate(&props.data));
+    let concurrency = use_state(|| "1".to_owned());
+    let status = use_state(String::new);
+    let error = use_state(|| None::<String>);
+    let running = use_state(|| false);
+
+    // A new recording: its observed rate, no stale error.
+    {
+        let rate = rate.clone();
+        let error = error.clone();
+        let status = status.clone();
+        use_effect_with(props.data.clone(), move |data| {
+            rate.set(default_rate(data));
+            error.set(None);
+            status.set(String::new());
+        });
+    }
+
+    let field = |state: &UseStateHandle<String>| {
+        let state = state.clone();
+        Callback::from(move |e: Event| state.set(value_of(&e)))
+    };
+    let on_input = |state: &UseStateHandle<String>| {
+        let state = state.clone();
+        Callback::from(move |e: InputEvent| {
+            let e: &Event = &e;
+            state.set(value_of(e));
+        })
+    };
+
+    let on_run = {
+        let (model, options, rate, concurrency) = (
+            model.clone(),
+            options.clone(),
+            rate.clone(),
+            concurrency.clone(),
+        );
+        let (status, error, running) = (status.clone(), error.clone(), running.clone());
+        let data = props.data.clone();
+        let observed = default_rate(&props.data);
+        let on_prediction = props.on_prediction.clone();
+        Callback::from(move |_: MouseEvent| {
+            if *running {
+                return;
+            }
+            let rate = if rate.trim().is_empty() || rate.trim() == observed {
+                Ok(None)
+            } else {
+                positive(&rate, "the rate").map(Some)
+            };
+            let concurrency = if concurrency.trim().is_empty() {
+                Ok(1)
+            } else {
+                positive(&concurrency, "concurrency")
+            };
+            let (rate, concurrency) = match (rate, concurrency) {
+                (Ok(r), Ok(c)) => (r, c),
+                (Err(e), _) | (_, Err(e)) => {
+                    error.set(Some(e));
+                    status.set(String::new());
+                    return;
+                }
+            };
+            let req = Request {
+                model: (*model).clone(),
+                options: (*options).clone(),
+                rate,
+                concurrency,
+            };
+            error.set(None);
+            status.set(format!("Replaying {} …", req.model));
+            running.set(true);
+            let (data, status, error, running, on_prediction) = (
+                data.clone(),
+                status.clone(),
+                error.clone(),
+                running.clone(),
+                on_prediction.clone(),
+            );
+            wasm_bindgen_futures::spawn_local(async move {
+                // Let the page paint "Replaying …" before the replay takes the thread.
+                gloo_timers::future::TimeoutFuture::new(30).await;
+                let began = js_sys::Date::now();
+                match whatif::run(&data, &req) {
+                    Ok(p) => {
+                        status.set(format!(
+                            "Replayed {} commands in {:.0} ms",
+                            p.report.commands,
+                            js_sys::Date::now() - began
+                        ));
+                        on_prediction.emit(Some(whatif::Shared(Rc::new(p))));
+                    }
+                    Err(e) => {
+                        status.set(String::new());
+                        error.set(Some(e));
+                    }
+                }
+                running.set(false);
+            });
+        })
+    };
+    let on_clear = {
+        let on_prediction = props.on_prediction.clone();
+        let status = status.clone();
+        Callback::from(move |_: MouseEvent| {
+            on_prediction.emit(None);
+            status.set(String::new());
+        })
+    };
+
+    let chosen = MODELS.iter().find(|m| m.name == model.as_str());
+    let help = chosen.map(|m| {
+        let own: Vec<&str> = m.options.iter().map(|(k, _)| *k).collect();
+        let mut text = String::from("options: startup_nodes, socket_timeout");
+        for k in own {
+            text.push_str(", ");
+            text.push_str(k);
+        }
+        text
+    });
+    let option_help: Html = chosen.map_or(Html::default(), |m| {
+        html! {
+            { for m.options.iter().map(|(k, about)| html! {
+                <li><code>{ *k }</code>{ " — " }{ *about }</li>
+            }) }
+        }
+    });
+
+    html! {
+        <section class="panel whatif-panel">
+            <h2>{ "What-if: replay a client model" }</h2>
+            <div id="whatif">
+                <label class="whatif-row">
+                    <span>{ "model" }</span>
+                    <select id="whatif-model" onchange={field(&model)}>
+                        { for MODELS.iter().map(|m| html! {
+                            <option value={m.name} selected={m.name == model.as_str()} title={m.about}>
+                                { format!("{} — {}", m.name, m.about) }
+                            </option>
+                        }) }
+                    </select>
+                </label>
+                <label class="whatif-row">
+                    <span>{ "options" }</span>
+                    <input id="whatif-options" type="text" spellcheck="false"
+                        placeholder="key=value … e.g. address_remap=127.0.0.1:22809 socket_timeout=0.5"
+                        value={(*options).clone()} oninput={on_input(&options)} />
+                </label>
+                <details class="whatif-help">
+                    <summary>{ help.unwrap_or_default() }</summary>
+                    <ul>{ option_help }</ul>
+                </details>
+                <div class="whatif-row">
+                    <label>
+                        <span>{ "rate/s" }</span>
+                        <input id="whatif-rate" type="text" inputmode="numeric" size="7"
+                            title="commands per second; default: the business rate the recording shows"
+                            value={(*rate).clone()} oninput={on_input(&rate)} />
+                    </label>
+                    <label>
+                        <span>{ "in flight" }</span>
+                        <input id="whatif-concurrency" type="text" inputmode="numeric" size="4"
+                            title="commands the application has in flight at most"
+                            value={(*concurrency).clone()} oninput={on_input(&concurrency)} />
+                    </label>
+                    <button id="whatif-run" disabled={*running} onclick={on_run}>{ "run" }</button>
+                    <button id="whatif-clear" disabled={props.prediction.is_none()} onclick={on_clear}>{ "clear" }</button>
+                </div>
+                <p id="whatif-status" class="whatif-status">{ (*status).clone() }</p>
+                if let Some(e) = &*error {
+                    <p id="whatif-error" class="whatif-error">{ e.clone() }</p>
+                }
+                if let Some(p) = &props.prediction {
+                    <p id="whatif-summary" class={classes!("whatif-summary", p.0.report.wedged.then_some("wedged"))}>
+                        { whatif::summary(&p.0, props.offset) }
+                    </p>
+                    <p class="whatif-legend">
+                        <span class="whatif-swatch"></span>
+                        { format!("predicted ({}) drawn dashed over the observed tracks", p.0.overlay.model) }
+                    </p>
+                }
+            </div>
+        </section>
+    }
+}
