@@ -14,7 +14,7 @@ use slotscope_core::replay::{AskPolicy, SimClusterBuilder};
 use slotscope_core::Timestamp;
 
 use crate::input::read_recording;
-use crate::replay_report::{observed_rate, RunError};
+use crate::replay_report::RunError;
 
 /// Reads the recording, replays every standard variant and ranks them.
 pub fn run(
@@ -39,7 +39,7 @@ pub fn run(
     }
     let evidence = Evidence::from_metrics(&metrics);
     let spec = HypothesisSpec {
-        rate_per_sec: observed_rate(&metrics).unwrap_or(100),
+        rate_per_sec: metrics.observed_business_rate().unwrap_or(100),
         keys,
         seed,
         concurrency,

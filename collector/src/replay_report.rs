@@ -55,7 +55,8 @@ pub enum RunError {
 pub enum RateSource {
     /// `--rate`.
     Option,
-    /// The business commands the recording's `INFO` samples show (see [`observed_rate`]).
+    /// The business commands the recording's `INFO` samples show (see
+    /// [`Metrics::observed_business_rate`]).
     Observed,
     /// Nothing observed: 100 per second.
     Default,
@@ -95,30 +96,6 @@ fn mix_text(r: &Replayed) -> String {
         .join(", ")
 }
 
-/// The business command rate a recording shows: per node, the median of the rates of executed
-/// business calls over the `INFO` intervals that had any (so a client that stopped sending does
-/// not dilute it), summed over nodes; `None` when no interval had business calls.
-pub fn observed_rate(metrics: &Metrics) -> Option<u32> {
-    let mut total: u64 = 0;
-    for node in &metrics.nodes {
-        let mut rates: Vec<u64> = node
-            .intervals
-            .iter()
-            .filter_map(|i| {
-                let calls = i.business().calls;
-                let ms = i.span.millis().max(1);
-                (calls > 0).then(|| calls.saturating_mul(1000) / ms)
-            })
-            .collect();
-        if rates.is_empty() {
-            continue;
-        }
-        rates.sort_unstable();
-        total = total.saturating_add(rates[rates.len() / 2]);
-    }
-    u32::try_from(total).ok().filter(|&r| r > 0)
-}
-
 /// Reads the recording and replays the workload through the model.
 pub fn run(req: &Request<'_>) -> Result<Replayed, RunError> {
     let ((mut builder, metrics), _input) = read_recording(
@@ -144,7 +121,7 @@ pub fn run(req: &Request<'_>) -> Result<Replayed, RunError> {
         opts.set(k.trim(), v.trim())?;
     }
     let mut client = model(req.model, opts)?;
-    let (rate, rate_source) = match (req.rate, observed_rate(&metrics)) {
+    let (rate, rate_source) = match (req.rate, metrics.observed_business_rate()) {
         (Some(r), _) => (r, RateSource::Option),
         (None, Some(r)) => (r, RateSource::Observed),
         (None, None) => (100, RateSource::Default),

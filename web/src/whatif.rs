@@ -14,7 +14,7 @@ use std::io::Cursor;
 use std::rc::Rc;
 
 use slotscope_core::hypothesis::Evidence;
-use slotscope_core::metrics::{count_f64, Metrics};
+use slotscope_core::metrics::count_f64;
 use slotscope_core::reader::RecordingReader;
 use slotscope_core::replay::{
     self, AskPolicy, ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome,
@@ -107,29 +107,6 @@ pub fn parse_options(text: &str) -> Result<Vec<(String, String)>, String> {
         }
     }
     Ok(out)
-}
-
-/// The business command rate the recording shows, as `slotscope replay` computes it: per node
-/// the median rate over the `INFO` intervals with business calls, summed over nodes.
-pub fn observed_rate(metrics: &Metrics) -> Option<u32> {
-    let mut total: u64 = 0;
-    for node in &metrics.nodes {
-        let mut rates: Vec<u64> = node
-            .intervals
-            .iter()
-            .filter_map(|i| {
-                let calls = i.business().calls;
-                let ms = i.span.millis().max(1);
-                (calls > 0).then(|| calls.saturating_mul(1000) / ms)
-            })
-            .collect();
-        if rates.is_empty() {
-            continue;
-        }
-        rates.sort_unstable();
-        total = total.saturating_add(rates[rates.len() / 2]);
-    }
-    u32::try_from(total).ok().filter(|&r| r > 0)
 }
 
 /// The simulated cluster of the recording in `bytes` (read again from the start).
@@ -287,7 +264,7 @@ pub fn run(data: &Dataset, req: &Request) -> Result<Prediction, String> {
     }
     let client = replay::model(&req.model, opts).map_err(|e| e.to_string())?;
     let metrics = &data.analysis.metrics;
-    let observed = observed_rate(metrics);
+    let observed = metrics.observed_business_rate();
     let rate = req.rate.or(observed).unwrap_or(DEFAULT_RATE);
     let mix: Vec<(String, u64)> = Evidence::from_metrics(metrics).mix.into_iter().collect();
     let workload = Workload::generate(&WorkloadSpec {

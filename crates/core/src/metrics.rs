@@ -249,6 +249,31 @@ pub struct Metrics {
 }
 
 impl Metrics {
+    /// The business command rate the recording shows: per node, the median of the rates of
+    /// executed business calls over the `INFO` intervals that had any (so a client that stopped
+    /// sending does not dilute it), summed over nodes; `None` when no interval had business calls.
+    /// The rate `slotscope replay` and the viewer's what-if replay by default.
+    pub fn observed_business_rate(&self) -> Option<u32> {
+        let mut total: u64 = 0;
+        for node in &self.nodes {
+            let mut rates: Vec<u64> = node
+                .intervals
+                .iter()
+                .filter_map(|i| {
+                    let calls = i.business().calls;
+                    let ms = i.span.millis().max(1);
+                    (calls > 0).then(|| calls.saturating_mul(1000) / ms)
+                })
+                .collect();
+            if rates.is_empty() {
+                continue;
+            }
+            rates.sort_unstable();
+            total = total.saturating_add(rates[rates.len() / 2]);
+        }
+        u32::try_from(total).ok().filter(|&r| r > 0)
+    }
+
     /// Folds one line (only `info` lines matter).
     pub fn push(&mut self, line: &Line) {
         if let Line::Info(s) = line {

@@ -32,7 +32,9 @@ fn value_of(e: &Event) -> String {
 
 /// The observed business rate of `data` as the rate field's default text.
 fn default_rate(data: &Shared) -> String {
-    whatif::observed_rate(&data.analysis.metrics)
+    data.analysis
+        .metrics
+        .observed_business_rate()
         .unwrap_or(whatif::DEFAULT_RATE)
         .to_string()
 }
