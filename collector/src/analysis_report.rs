@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use slotscope_core::analysis::{Analysis, Analyzer};
-use slotscope_core::finding::{Attribution, Finding};
+use slotscope_core::finding::Finding;
 use slotscope_core::recording::Discovery;
 use slotscope_core::time::format_millis;
 use slotscope_core::{NodeId, Timestamp};
@@ -50,28 +50,6 @@ fn number(v: f64) -> String {
         format!("{v:.3}")
     } else {
         format!("{v:.1}")
-    }
-}
-
-fn attribution(a: &Attribution) -> String {
-    match a {
-        Attribution::Group { group, commands } if commands.is_empty() => group.clone(),
-        Attribution::Group { group, commands } => format!("{group} (via {})", commands.join(", ")),
-        Attribution::Ambiguous { groups, commands } => format!(
-            "ambiguous: {} share {}",
-            groups.join(" / "),
-            if commands.is_empty() {
-                "the window".to_owned()
-            } else {
-                commands.join(", ")
-            }
-        ),
-        Attribution::Unknown { commands } if commands.is_empty() => {
-            "no client group identified".to_owned()
-        }
-        Attribution::Unknown { commands } => {
-            format!("no client group seen using {}", commands.join(", "))
-        }
     }
 }
 
@@ -140,7 +118,7 @@ pub fn render_text(a: &Analysed) -> String {
         o.push_str(&wrap(&f.title, 100, "     "));
         o.push_str(&wrap(&f.explanation, 100, "       "));
         if let Some(attr) = &f.attribution {
-            let _ = writeln!(o, "     attributed to: {}", attribution(attr));
+            let _ = writeln!(o, "     attributed to: {}", attr.describe());
         }
         for c in &f.context {
             let _ = writeln!(o, "     context: {c}");
@@ -302,7 +280,7 @@ pub fn render_markdown(a: &Analysed) -> String {
             f.explanation
         );
         if let Some(attr) = &f.attribution {
-            let _ = writeln!(o, "   - Attributed to: {}", attribution(attr));
+            let _ = writeln!(o, "   - Attributed to: {}", attr.describe());
         }
         for c in &f.context {
             let _ = writeln!(o, "   - Context: {c}");

@@ -80,6 +80,34 @@ pub enum Attribution {
     },
 }
 
+impl Attribution {
+    /// The attribution as one line of text: `redis-py 5.0.0 (via zrevrange)`, `ambiguous: …`,
+    /// `no client group identified`.
+    pub fn describe(&self) -> String {
+        match self {
+            Attribution::Group { group, commands } if commands.is_empty() => group.clone(),
+            Attribution::Group { group, commands } => {
+                format!("{group} (via {})", commands.join(", "))
+            }
+            Attribution::Ambiguous { groups, commands } => format!(
+                "ambiguous: {} share {}",
+                groups.join(" / "),
+                if commands.is_empty() {
+                    "the window".to_owned()
+                } else {
+                    commands.join(", ")
+                }
+            ),
+            Attribution::Unknown { commands } if commands.is_empty() => {
+                "no client group identified".to_owned()
+            }
+            Attribution::Unknown { commands } => {
+                format!("no client group seen using {}", commands.join(", "))
+            }
+        }
+    }
+}
+
 /// One finding.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Finding {
@@ -115,5 +143,26 @@ impl Finding {
             self.kind,
             self.span.start.as_millis(),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attributions_read_as_one_line() {
+        let a = Attribution::Group {
+            group: "redis-py 5.0.0".into(),
+            commands: vec!["zrevrange".into()],
+        };
+        assert_eq!(a.describe(), "redis-py 5.0.0 (via zrevrange)");
+        let u = Attribution::Unknown { commands: vec![] };
+        assert_eq!(u.describe(), "no client group identified");
+        let m = Attribution::Ambiguous {
+            groups: vec!["a".into(), "b".into()],
+            commands: vec![],
+        };
+        assert_eq!(m.describe(), "ambiguous: a / b share the window");
     }
 }

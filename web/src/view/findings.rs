@@ -1,6 +1,6 @@
 //! The findings panel: most important first; a click jumps to the finding's evidence.
 
-use slotscope_core::finding::{Attribution, Finding};
+use slotscope_core::finding::Finding;
 use slotscope_core::time::format_millis;
 use yew::prelude::*;
 
@@ -17,29 +17,6 @@ pub struct FindingsProps {
     pub offset: Option<i32>,
     /// Where actions go.
     pub dispatch: Callback<Action>,
-}
-
-/// A finding's attribution as one line.
-pub fn attribution(a: &Attribution) -> String {
-    match a {
-        Attribution::Group { group, commands } if commands.is_empty() => group.clone(),
-        Attribution::Group { group, commands } => format!("{group} (via {})", commands.join(", ")),
-        Attribution::Ambiguous { groups, commands } => format!(
-            "ambiguous: {} share {}",
-            groups.join(" / "),
-            if commands.is_empty() {
-                "the window".to_owned()
-            } else {
-                commands.join(", ")
-            }
-        ),
-        Attribution::Unknown { commands } if commands.is_empty() => {
-            "no client group identified".to_owned()
-        }
-        Attribution::Unknown { commands } => {
-            format!("no client group seen using {}", commands.join(", "))
-        }
-    }
 }
 
 /// A number as the CLI prints it.
@@ -92,7 +69,7 @@ pub fn findings_panel(props: &FindingsProps) -> Html {
                                 if let Some(n) = &f.node { { format!(" · node {n}") } }
                             </div>
                             if let Some(att) = &f.attribution {
-                                <div class="attribution">{ format!("attributed to: {}", attribution(att)) }</div>
+                                <div class="attribution">{ format!("attributed to: {}", att.describe()) }</div>
                             }
                             if !numbers.is_empty() {
                                 <div class="numbers">{ numbers.join(" · ") }</div>
@@ -112,14 +89,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn attributions_read_like_the_cli() {
-        let a = Attribution::Group {
-            group: "redis-py 5.0.0".into(),
-            commands: vec!["zrevrange".into()],
-        };
-        assert_eq!(attribution(&a), "redis-py 5.0.0 (via zrevrange)");
-        let u = Attribution::Unknown { commands: vec![] };
-        assert_eq!(attribution(&u), "no client group identified");
+    fn numbers_read_like_the_cli() {
         assert_eq!(number(3.0), "3");
         assert_eq!(number(0.3712), "0.371");
         assert_eq!(number(12.34), "12.3");
