@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use slotscope_core::percent;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -173,7 +174,7 @@ fn viewer_url(port: u16, recording: Option<&str>) -> String {
     match recording {
         Some(name) => format!(
             "http://127.0.0.1:{port}/?src=/recording/{}",
-            percent_encode(name)
+            percent::encode(name, b"")
         ),
         None => format!("http://127.0.0.1:{port}/"),
     }
@@ -267,7 +268,7 @@ enum Target {
 
 /// Maps a request's path (query and fragment removed, still percent-encoded) to what to send.
 fn route(site: &Site, raw_path: &str) -> Target {
-    let Some(path) = percent_decode(raw_path) else {
+    let Some(path) = percent::decode(raw_path) else {
         return Target::Refused;
     };
     if !path.starts_with('/') || path.contains('\\') || path.contains('\0') {
@@ -413,37 +414,6 @@ async fn respond_error(
     stream.shutdown().await
 }
 
-/// Decodes `%XX` escapes; `None` if an escape is malformed or the result is not UTF-8.
-fn percent_decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = s.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
-/// Escapes everything but RFC 3986's unreserved characters.
-fn percent_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -514,7 +484,7 @@ mod tests {
             viewer_url(8080, Some("my rec&1.jsonl.zst")),
             "http://127.0.0.1:8080/?src=/recording/my%20rec%261.jsonl.zst"
         );
-        assert_eq!(percent_decode("a%20b").as_deref(), Some("a b"));
-        assert_eq!(percent_decode("a%2"), None);
+        assert_eq!(percent::decode("a%20b").as_deref(), Some("a b"));
+        assert_eq!(percent::decode("a%2"), None);
     }
 }

@@ -6,6 +6,7 @@
 use std::collections::BTreeSet;
 
 use serde::Serialize;
+use slotscope_core::percent;
 
 /// The narrowest window zoom goes down to, in milliseconds.
 pub const MIN_WINDOW_MS: u64 = 200;
@@ -375,40 +376,13 @@ pub struct HashState {
     pub source: Option<String>,
 }
 
+/// Bytes a hash parameter keeps as they are (readable URLs); the rest is percent-encoded.
+const HASH_KEEP: &[u8] = b"/:?=,";
+
 fn range(text: &str) -> Option<(u64, u64)> {
     let (a, b) = text.split_once('-')?;
     let (a, b) = (a.parse::<u64>().ok()?, b.parse::<u64>().ok()?);
     (a <= b).then_some((a, b))
-}
-
-/// Percent-encodes what would break a hash parameter.
-fn encode(text: &str) -> String {
-    let mut out = String::new();
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~/:?=,".contains(&b) {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-fn decode(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = text.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 impl HashState {
@@ -429,7 +403,7 @@ impl HashState {
             parts.push(format!("p={}", names.join(",")));
         }
         if let Some(r) = &self.source {
-            parts.push(format!("r={}", encode(r)));
+            parts.push(format!("r={}", percent::encode(r, HASH_KEEP)));
         }
         parts.join("&")
     }
@@ -456,7 +430,7 @@ impl HashState {
                             .collect::<BTreeSet<_>>(),
                     )
                 }
-                "r" => h.source = decode(value).filter(|s| !s.is_empty()),
+                "r" => h.source = percent::decode(value).filter(|s| !s.is_empty()),
                 _ => continue,
             }
             any = true;

@@ -32,6 +32,7 @@ pub mod hypothesis;
 pub mod info;
 pub mod metrics;
 pub mod node;
+pub mod percent;
 pub mod reader;
 pub mod recording;
 pub mod replay;
