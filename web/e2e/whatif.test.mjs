@@ -84,9 +84,15 @@ describe('what-if on the demos', () => {
 
   test('incident 1: redis-py@5.0.0 ends wedged, redis-py@8.0.0 does not; clear removes the overlay', TEST, async () => {
     const page = await newPage(browser);
+    // The replay engine is a second wasm module, fetched only when the panel first runs.
+    const fetched = [];
+    page.on('request', (req) => {
+      if (req.url().includes('/whatif/')) fetched.push(new URL(req.url()).pathname);
+    });
     await page.goto(server.url);
     await waitLoaded(page, 'incident1');
     await openWhatif(page);
+    assert.deepEqual(fetched, [], 'no what-if module before a run');
     const s = await waitState(page, (x) => x.panels.includes('whatif'), 'the whatif panel open');
     assert.ok(s.panels.includes('whatif'));
     const options = await page.locator('#whatif-model option').allInnerTexts();
@@ -101,6 +107,7 @@ describe('what-if on the demos', () => {
     assert.match(r5.summary, /^redis-py@5\.0\.0 ends wedged since \d\d:\d\d:\d\d\.\d{3}Z;/);
     assert.match(r5.summary, /MOVED share zadd 0\.0 %/);
     assert.match(r5.status, /Replayed \d+ commands in \d+ ms/);
+    assert.deepEqual(fetched.sort(), ['/whatif/slotscope_whatif.js', '/whatif/slotscope_whatif_bg.wasm']);
     assert.ok(await predictedPixels(page, 'node-rate') > 50, 'predicted commands/s drawn');
     assert.ok(await predictedPixels(page, 'events') > 50, 'wedged interval marked');
     await screenshot(page, 'whatif-01-incident1-redis-py-5-wedged');
@@ -109,6 +116,7 @@ describe('what-if on the demos', () => {
     assert.equal(r8.error, null, JSON.stringify(r8));
     assert.match(r8.summary, /^redis-py@8\.0\.0 does not end wedged;/);
     assert.doesNotMatch(r8.summary, /ends wedged since/);
+    assert.equal(fetched.length, 2, 'the module is fetched once');
     assert.ok(await predictedPixels(page, 'refreshes') > 20, 'predicted CLUSTER SLOTS/s drawn');
     assert.equal(await predictedPixels(page, 'events'), 0, 'no wedged interval');
     await screenshot(page, 'whatif-02-incident1-redis-py-8');

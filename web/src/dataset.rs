@@ -163,16 +163,16 @@ impl Parser {
         })
     }
 
-    fn fold(&mut self, line: &Line) {
-        self.tracks.push(line);
-        self.analyzer.push(line);
+    fn fold(&mut self, line: Line) {
+        self.tracks.push(&line);
+        self.analyzer.push_owned(line);
     }
 
     /// Reads up to `max_lines` lines. A bad line stops the load with an error naming it.
     pub fn step(&mut self, max_lines: usize) -> Result<Step, LoadError> {
         for _ in 0..max_lines {
             match self.reader.next() {
-                Some(Ok((_, line))) => self.fold(&line),
+                Some(Ok((_, line))) => self.fold(line),
                 Some(Err(e)) => return Err(LoadError::read(&e)),
                 None => return Ok(Step::Done),
             }
@@ -185,10 +185,11 @@ impl Parser {
         let lines = self.reader.lines_read();
         let mut analyzer = self.analyzer;
         analyzer.set_truncated_tail(self.reader.truncated_tail());
+        let analysis = analyzer.finish();
         Dataset {
             name: self.name,
-            tracks: self.tracks.finish(),
-            analysis: analyzer.finish(),
+            tracks: self.tracks.finish(&analysis.metrics),
+            analysis,
             lines,
             bytes: self.bytes,
         }
@@ -289,11 +290,11 @@ mod timing {
         while p.step(10_000).unwrap() != Step::Done {}
         let read = t.elapsed();
         let t = std::time::Instant::now();
-        let tracks = p.tracks.finish();
-        let tracks_finish = t.elapsed();
-        let t = std::time::Instant::now();
         let analysis = p.analyzer.finish();
         let analysis_finish = t.elapsed();
+        let t = std::time::Instant::now();
+        let tracks = p.tracks.finish(&analysis.metrics);
+        let tracks_finish = t.elapsed();
         eprintln!(
             "read+fold {read:?}, tracks finish {tracks_finish:?}, analysis finish {analysis_finish:?}; {} buckets, {} findings",
             tracks.grid.buckets,

@@ -108,8 +108,23 @@ impl Analyzer {
 
     /// Folds one line.
     pub fn push(&mut self, line: &Line) {
-        self.summary.push(line);
+        self.fold(line);
         self.metrics.push(line);
+    }
+
+    /// Folds one line it may keep: as [`Analyzer::push`], without copying an `INFO` reply.
+    pub fn push_owned(&mut self, line: Line) {
+        self.fold(&line);
+        self.metrics.push_owned(line);
+    }
+
+    /// The metrics folded so far (shared with [`crate::track::TracksBuilder::finish`]).
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    fn fold(&mut self, line: &Line) {
+        self.summary.push(line);
         self.census.push(line);
         match line {
             Line::Topology(t) => {

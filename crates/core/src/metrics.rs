@@ -277,7 +277,16 @@ impl Metrics {
     /// Folds one line (only `info` lines matter).
     pub fn push(&mut self, line: &Line) {
         if let Line::Info(s) = line {
-            self.push_info(s);
+            let i = self.fold_info(s);
+            self.nodes[i].last = Some((s.t, s.info.clone()));
+        }
+    }
+
+    /// Folds one line it may keep: as [`Metrics::push`], without copying an `INFO` reply.
+    pub fn push_owned(&mut self, line: Line) {
+        if let Line::Info(s) = line {
+            let i = self.fold_info(&s);
+            self.nodes[i].last = Some((s.t, s.info));
         }
     }
 
@@ -286,7 +295,8 @@ impl Metrics {
         self.nodes.iter().find(|n| &n.addr == addr)
     }
 
-    fn push_info(&mut self, s: &InfoSample) {
+    /// Adds the interval that ends at `s` to its node; returns the node's index.
+    fn fold_info(&mut self, s: &InfoSample) -> usize {
         let i = match self.nodes.iter().position(|n| n.addr == s.node.addr) {
             Some(i) => i,
             None => {
@@ -309,7 +319,7 @@ impl Metrics {
                     .push(interval(TimeSpan::new(*t0, s.t), prev, &s.info));
             }
         }
-        node.last = Some((s.t, s.info.clone()));
+        i
     }
 }
 

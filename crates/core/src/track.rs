@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::metrics::{count_f64, is_business_command, ms_to_secs, Metrics};
 use crate::node::NodeAddr;
@@ -20,13 +20,20 @@ use crate::replay::{SimCluster, SimClusterBuilder};
 use crate::slot::{Slot, SlotRange};
 use crate::time::{TimeSpan, Timestamp};
 
-/// Values on the grid, one per bucket (`NaN`: no data).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// Values on the grid, one per bucket (`NaN`: no data, written as `null` in JSON).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Series {
     /// What it is: a node address, a command, an error prefix.
     pub label: String,
     /// One value per bucket of the grid.
+    #[serde(deserialize_with = "nan_from_null")]
     pub values: Vec<f32>,
+}
+
+/// Reads values written by [`Series`]'s `Serialize`: JSON has no NaN, serde_json writes `null`.
+fn nan_from_null<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f32>, D::Error> {
+    let values = Vec::<Option<f32>>::deserialize(d)?;
+    Ok(values.into_iter().map(|v| v.unwrap_or(f32::NAN)).collect())
 }
 
 impl Series {
@@ -53,7 +60,7 @@ impl Series {
 }
 
 /// The buckets every series shares.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Grid {
     /// Start of bucket 0.
     pub start: Timestamp,
@@ -185,10 +192,10 @@ impl Tracks {
     }
 }
 
-/// Folds a recording into [`Tracks`].
+/// Folds a recording into [`Tracks`], together with the [`Metrics`] of the same lines (folded by
+/// the caller, usually an [`crate::analysis::Analyzer`], so `INFO` replies are folded once).
 pub struct TracksBuilder {
     header: Header,
-    metrics: Metrics,
     cluster: SimClusterBuilder,
     first: Option<Timestamp>,
     last: Option<Timestamp>,
@@ -206,7 +213,6 @@ impl TracksBuilder {
     pub fn new(header: &Header) -> TracksBuilder {
         TracksBuilder {
             header: header.clone(),
-            metrics: Metrics::default(),
             cluster: SimClusterBuilder::for_recording(header),
             first: None,
             last: None,
@@ -230,7 +236,6 @@ impl TracksBuilder {
         let t = line.time();
         self.first = Some(self.first.map_or(t, |f| f.min(t)));
         self.last = Some(self.last.map_or(t, |l| l.max(t)));
-        self.metrics.push(line);
         self.cluster.push(line);
         match line {
             Line::NodeDiscovered(d) => {
@@ -293,8 +298,8 @@ impl TracksBuilder {
         }
     }
 
-    /// The tracks.
-    pub fn finish(self) -> Tracks {
+    /// The tracks, with `metrics` folded from the same lines.
+    pub fn finish(self, metrics: &Metrics) -> Tracks {
         let start = self.first.unwrap_or(self.header.started);
         let end = self.last.unwrap_or(start);
         let span_ms = end.millis_since(start).saturating_add(1);
@@ -326,7 +331,7 @@ impl TracksBuilder {
         let mut open_seen = vec![false; buckets];
         let mut errors: BTreeMap<String, Vec<f64>> = BTreeMap::new();
         let mut attempts: BTreeMap<String, (Vec<u64>, Vec<u64>)> = BTreeMap::new();
-        for nm in &self.metrics.nodes {
+        for nm in &metrics.nodes {
             let n = index(&nm.addr, &mut nodes);
             if node_rate.len() <= n {
                 node_rate.resize_with(n + 1, || None);

@@ -1,5 +1,6 @@
 //! Tracks folded from the real recordings of the founding incidents (`tests/fixtures/`).
 
+use slotscope_core::metrics::Metrics;
 use slotscope_core::reader::RecordingReader;
 use slotscope_core::track::{Tracks, TracksBuilder};
 use slotscope_core::{NodeAddr, Slot, TimeSpan};
@@ -12,10 +13,13 @@ fn tracks(name: &str) -> Tracks {
     let file = std::io::BufReader::new(std::fs::File::open(path).unwrap());
     let mut reader = RecordingReader::detect(file).unwrap();
     let mut builder = TracksBuilder::new(&reader.header().unwrap().clone());
+    let mut metrics = Metrics::default();
     for item in reader.by_ref() {
-        builder.push(&item.unwrap().1);
+        let line = item.unwrap().1;
+        builder.push(&line);
+        metrics.push_owned(line);
     }
-    builder.finish()
+    builder.finish(&metrics)
 }
 
 fn series<'a>(list: &'a [slotscope_core::track::Series], label: &str) -> &'a [f32] {

@@ -141,7 +141,7 @@ pub fn whatif_panel(props: &WhatifProps) -> Html {
                 // Let the page paint "Replaying …" before the replay takes the thread.
                 gloo_timers::future::TimeoutFuture::new(30).await;
                 let began = js_sys::Date::now();
-                match whatif::run(&data, &req) {
+                match whatif::run_in_module(&data, &req).await {
                     Ok(p) => {
                         status.set(format!(
                             "Replayed {} commands in {:.0} ms",
