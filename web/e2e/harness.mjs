@@ -84,8 +84,8 @@ export async function launchBrowser() {
 }
 
 /** A new page of a given size whose every wait defaults to STEP_MS; console errors are collected. */
-export async function newPage(browser, { width = 1440, height = 900 } = {}) {
-  const context = await browser.newContext({ viewport: { width, height } });
+export async function newPage(browser, { width = 1440, height = 900, scale = 1 } = {}) {
+  const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor: scale });
   const page = await context.newPage();
   page.setDefaultTimeout(STEP_MS);
   page.setDefaultNavigationTimeout(STEP_MS);

@@ -199,4 +199,35 @@ describe('slot map and topology diff on the incident-1 demo', () => {
     assert.deepEqual(page.consoleErrors, []);
     await page.context().close();
   });
+
+  test('on a high-DPI screen the canvases have two device pixels per CSS pixel, drawn edge to edge', TEST, async () => {
+    const page = await newPage(browser, { scale: 2 });
+    await page.goto(server.url);
+    await waitLoaded(page, 'incident1');
+    await openPanel(page, 'slotmap');
+    const sizes = await page.evaluate(() => [...document.querySelectorAll('#tracks canvas, #slotmap canvas')].map((c) => {
+      // Drawn pixels (not white, not transparent) in the right and bottom quarters of the
+      // backing store: a drawing not scaled to it would leave them empty.
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let right = 0;
+      let bottom = 0;
+      for (let y = 0; y < c.height; y++) {
+        for (let x = 0; x < c.width; x++) {
+          const i = (y * c.width + x) * 4;
+          const drawn = d[i + 3] > 0 && (d[i] < 240 || d[i + 1] < 240 || d[i + 2] < 240);
+          if (drawn && x > c.width * 0.75) right++;
+          if (drawn && y > c.height * 0.75) bottom++;
+        }
+      }
+      return { name: c.dataset.track || c.dataset.panel, w: c.width, h: c.height, cw: c.clientWidth, ch: c.clientHeight, right, bottom };
+    }));
+    assert.equal(sizes.length, 8, JSON.stringify(sizes));
+    for (const s of sizes) {
+      assert.ok(Math.abs(s.w - 2 * s.cw) <= 1 && Math.abs(s.h - 2 * s.ch) <= 1, JSON.stringify(s));
+      assert.ok(s.right > 0 && s.bottom > 0, `drawn over the whole canvas: ${JSON.stringify(s)}`);
+    }
+    await screenshot(page, '15-high-dpi');
+    assert.deepEqual(page.consoleErrors, []);
+    await page.context().close();
+  });
 });

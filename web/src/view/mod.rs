@@ -1,6 +1,7 @@
 //! The Yew components, one per file.
 
 pub mod app;
+pub mod canvas;
 pub mod census;
 pub mod findings;
 pub mod loader;

@@ -1,8 +1,6 @@
 //! The slot map panel: the 16384 slots at the cursor coloured by owner, a legend with each node's
 //! slot count, and the slot under the mouse.
 
-use plotters::prelude::IntoDrawingArea;
-use plotters_canvas::CanvasBackend;
 use web_sys::HtmlCanvasElement;
 use yew::prelude::*;
 
@@ -47,12 +45,9 @@ pub fn slot_map_panel(props: &SlotMapProps) -> Html {
             let Some(c) = canvas.cast::<HtmlCanvasElement>() else {
                 return;
             };
-            c.set_width(SIZE);
-            c.set_height(SIZE);
-            let Some(backend) = CanvasBackend::with_canvas_object(c) else {
+            let Some(area) = super::canvas::area(c, SIZE, SIZE) else {
                 return;
             };
-            let area = backend.into_drawing_area();
             if let Err(e) = slotmap::draw(&area, data.tracks.layout_at(Timestamp(*t))) {
                 web_sys::console::error_1(&format!("drawing the slot map: {e}").into());
             }

@@ -5,8 +5,6 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use gloo_events::{EventListener, EventListenerOptions};
-use plotters::prelude::IntoDrawingArea;
-use plotters_canvas::CanvasBackend;
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlCanvasElement, WheelEvent};
 use yew::prelude::*;
@@ -83,12 +81,9 @@ fn redraw(
         let Some(canvas) = node.cast::<HtmlCanvasElement>() else {
             continue;
         };
-        canvas.set_width(width);
-        canvas.set_height(kind.height());
-        let Some(backend) = CanvasBackend::with_canvas_object(canvas) else {
+        let Some(area) = super::canvas::area(canvas, width, kind.height()) else {
             continue;
         };
-        let area = backend.into_drawing_area();
         if let Err(e) = draw::track_with(*kind, &area, &frame, data, overlay) {
             web_sys::console::error_1(&format!("drawing {}: {e}", kind.name()).into());
         }
@@ -292,7 +287,8 @@ pub fn tracks_view(props: &TracksProps) -> Html {
                 { for TrackKind::ALL.iter().zip(canvases.iter()).map(|(kind, node)| html! {
                     <div class="track">
                         <div class="track-title">{ kind.title() }</div>
-                        <canvas data-track={kind.name()} ref={node.clone()} height={kind.height().to_string()} />
+                        <canvas data-track={kind.name()} ref={node.clone()} height={kind.height().to_string()}
+                            style={format!("height:{}px", kind.height())} />
                     </div>
                 }) }
                 if props.data.is_none() {
