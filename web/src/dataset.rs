@@ -5,7 +5,7 @@ use std::cell::Cell;
 use std::io::{self, BufRead, Cursor, Read};
 use std::rc::Rc;
 
-use slotscope_core::analysis::{Analysis, Analyzer};
+use slotscope_core::analysis::{Analysis, Analyzer, Finishing};
 use slotscope_core::reader::{ReadError, RecordingReader};
 use slotscope_core::recording::Line;
 use slotscope_core::track::{Tracks, TracksBuilder};
@@ -180,25 +180,79 @@ impl Parser {
         Ok(Step::Progress(share(self.consumed.get(), self.total)))
     }
 
-    /// The dataset, from the lines read so far.
-    pub fn finish(self) -> Dataset {
+    /// Ends reading: the dataset from the lines read so far, to finish in steps.
+    pub fn finishing(self) -> Finisher {
         let lines = self.reader.lines_read();
         let mut analyzer = self.analyzer;
         analyzer.set_truncated_tail(self.reader.truncated_tail());
-        let analysis = analyzer.finish();
-        Dataset {
+        Finisher {
             name: self.name,
-            tracks: self.tracks.finish(&analysis.metrics),
-            analysis,
             lines,
             bytes: self.bytes,
+            builder: Some(self.tracks),
+            tracks: None,
+            analysis: analyzer.finishing(),
         }
+    }
+
+    /// The dataset, from the lines read so far.
+    pub fn finish(self) -> Dataset {
+        self.finishing().done()
     }
 
     /// Parses everything at once (tests and small files).
     pub fn run(mut self) -> Result<Dataset, LoadError> {
         while self.step(10_000)? != Step::Done {}
         Ok(self.finish())
+    }
+}
+
+/// A dataset being finished: the tracks, then the analysis one derivation at a time, each step
+/// short enough for the page to stay responsive between them.
+pub struct Finisher {
+    name: String,
+    lines: u64,
+    bytes: Rc<[u8]>,
+    builder: Option<TracksBuilder>,
+    tracks: Option<Tracks>,
+    analysis: Finishing,
+}
+
+impl std::fmt::Debug for Finisher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Finisher")
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+impl Finisher {
+    /// Runs the next step: [`Step::Progress`] with the share of steps done, or [`Step::Done`].
+    pub fn step(&mut self) -> Step {
+        if let Some(builder) = self.builder.take() {
+            self.tracks = Some(builder.finish(self.analysis.metrics()));
+        } else if self.analysis.step() {
+            return Step::Done;
+        }
+        let done = u32::from(self.analysis.steps_done()) + 1;
+        let all = u32::from(Finishing::STEPS) + 1;
+        Step::Progress(f64::from(done) / f64::from(all))
+    }
+
+    /// The dataset (finishing whatever steps are left).
+    pub fn done(mut self) -> Dataset {
+        while self.step() != Step::Done {}
+        let tracks = self
+            .tracks
+            .take()
+            .expect("the first step builds the tracks");
+        Dataset {
+            name: self.name,
+            tracks,
+            analysis: self.analysis.done(),
+            lines: self.lines,
+            bytes: self.bytes,
+        }
     }
 }
 
@@ -289,14 +343,20 @@ mod timing {
         let mut p = Parser::new("bench", bytes).unwrap();
         while p.step(10_000).unwrap() != Step::Done {}
         let read = t.elapsed();
-        let t = std::time::Instant::now();
-        let analysis = p.analyzer.finish();
-        let analysis_finish = t.elapsed();
-        let t = std::time::Instant::now();
-        let tracks = p.tracks.finish(&analysis.metrics);
-        let tracks_finish = t.elapsed();
+        let mut f = p.finishing();
+        let mut steps = Vec::new();
+        loop {
+            let t = std::time::Instant::now();
+            let last = f.step() == Step::Done;
+            steps.push(t.elapsed());
+            if last {
+                break;
+            }
+        }
+        let data = f.done();
+        let (tracks, analysis) = (data.tracks, data.analysis);
         eprintln!(
-            "read+fold {read:?}, tracks finish {tracks_finish:?}, analysis finish {analysis_finish:?}; {} buckets, {} findings",
+            "read+fold {read:?}, finishing steps (tracks, then the analysis) {steps:?}; {} buckets, {} findings",
             tracks.grid.buckets,
             analysis.findings.len()
         );

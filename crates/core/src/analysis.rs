@@ -145,27 +145,96 @@ impl Analyzer {
 
     /// The finished analysis.
     pub fn finish(self) -> Analysis {
-        let summary = self.summary.finish();
-        let census = self.census.finish();
-        let ctx = Context::new(&summary, &self.metrics, &self.views, self.interval_ms);
-        let shard_traffic = ctx.shard_traffic();
-        let mut findings = Vec::new();
-        findings.extend(ctx.idle_shards(&shard_traffic));
-        findings.extend(ctx.lost_traffic(&census));
-        findings.extend(ctx.redirects(&census));
-        findings.extend(ctx.churn(&census));
-        findings.extend(ctx.coverage());
-        findings.extend(defect_findings(&census, ctx.span));
-        for f in &mut findings {
-            f.context = relate(f.span, &self.annotations, &summary);
+        let mut f = self.finishing();
+        while !f.step() {}
+        f.done()
+    }
+
+    /// The analysis to finish one derivation at a time, for a caller that must not be busy for
+    /// long at once (the viewer, on a day-long recording): call [`Finishing::step`] until it
+    /// returns `true`, then [`Finishing::done`].
+    pub fn finishing(self) -> Finishing {
+        Finishing {
+            summary: self.summary.finish(),
+            census: self.census.finish(),
+            metrics: self.metrics,
+            views: self.views,
+            annotations: self.annotations,
+            interval_ms: self.interval_ms,
+            shard_traffic: Vec::new(),
+            findings: Vec::new(),
+            next: 0,
         }
-        findings.sort_by_key(Finding::importance_key);
-        let evidence = relate_evidence(&self.annotations, &summary);
+    }
+}
+
+/// An analysis being finished one derivation at a time (see [`Analyzer::finishing`]).
+#[derive(Debug)]
+pub struct Finishing {
+    summary: Summary,
+    census: Census,
+    metrics: Metrics,
+    views: BTreeMap<NodeAddr, TopologyView>,
+    annotations: Vec<Annotation>,
+    interval_ms: u64,
+    shard_traffic: Vec<ShardTraffic>,
+    findings: Vec<Finding>,
+    /// The next derivation.
+    next: u8,
+}
+
+impl Finishing {
+    /// Steps in all, for progress.
+    pub const STEPS: u8 = 5;
+
+    /// Steps done so far.
+    pub fn steps_done(&self) -> u8 {
+        self.next
+    }
+
+    /// The metrics (final: every line is folded before finishing starts).
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// Runs the next derivation; `true` when there is none left.
+    pub fn step(&mut self) -> bool {
+        let ctx = Context::new(&self.summary, &self.metrics, &self.views, self.interval_ms);
+        match self.next {
+            0 => self.shard_traffic = ctx.shard_traffic(),
+            1 => {
+                let idle = ctx.idle_shards(&self.shard_traffic);
+                self.findings.extend(idle);
+                self.findings.extend(ctx.lost_traffic(&self.census));
+            }
+            2 => self.findings.extend(ctx.redirects(&self.census)),
+            3 => {
+                self.findings.extend(ctx.churn(&self.census));
+                self.findings.extend(ctx.coverage());
+                self.findings
+                    .extend(defect_findings(&self.census, ctx.span));
+            }
+            4 => {
+                for f in &mut self.findings {
+                    f.context = relate(f.span, &self.annotations, &self.summary);
+                }
+                self.findings.sort_by_key(Finding::importance_key);
+            }
+            _ => return true,
+        }
+        self.next += 1;
+        self.next >= Self::STEPS
+    }
+
+    /// The analysis (finishing whatever steps are left).
+    pub fn done(mut self) -> Analysis {
+        while !self.step() {}
+        let evidence = relate_evidence(&self.annotations, &self.summary);
         Analysis {
-            summary,
-            shard_traffic,
-            census,
-            findings,
+            summary: self.summary,
+            shard_traffic: self.shard_traffic,
+            census: self.census,
+            findings: self.findings,
             evidence,
             metrics: self.metrics,
         }

@@ -178,7 +178,7 @@ pub struct NodeMetrics {
     pub addr: NodeAddr,
     /// Its cluster id.
     pub id: Option<NodeId>,
-    /// Consecutive intervals, in time order.
+    /// Consecutive intervals, in time order (each ends after the one before).
     pub intervals: Vec<Interval>,
     #[serde(skip)]
     last: Option<(Timestamp, InfoReport)>,
@@ -188,11 +188,7 @@ impl NodeMetrics {
     /// Sums of the intervals that lie within `span` (an interval counts if it ends inside).
     pub fn total_in(&self, span: TimeSpan) -> Totals {
         let mut t = Totals::default();
-        for i in self
-            .intervals
-            .iter()
-            .filter(|i| span.start < i.span.end && i.span.end <= span.end)
-        {
+        for i in self.ending_in(span) {
             t.secs += i.secs();
             t.business.add(&i.business());
             for (c, d) in &i.commands {
@@ -207,9 +203,19 @@ impl NodeMetrics {
         t
     }
 
+    /// The intervals that end inside `span` (after its start, at or before its end). Intervals
+    /// are kept in time order (each starts where the previous one ended), so this is a binary
+    /// search, not a scan: the analysis asks this for many windows of long recordings.
+    pub fn ending_in(&self, span: TimeSpan) -> &[Interval] {
+        let a = self.intervals.partition_point(|i| i.span.end <= span.start);
+        let b = self.intervals.partition_point(|i| i.span.end <= span.end);
+        self.intervals.get(a..b.max(a)).unwrap_or(&[])
+    }
+
     /// The last interval ending at or before `t`.
     pub fn at(&self, t: Timestamp) -> Option<&Interval> {
-        self.intervals.iter().rev().find(|i| i.span.end <= t)
+        let n = self.intervals.partition_point(|i| i.span.end <= t);
+        n.checked_sub(1).and_then(|k| self.intervals.get(k))
     }
 }
 
@@ -277,16 +283,18 @@ impl Metrics {
     /// Folds one line (only `info` lines matter).
     pub fn push(&mut self, line: &Line) {
         if let Line::Info(s) = line {
-            let i = self.fold_info(s);
-            self.nodes[i].last = Some((s.t, s.info.clone()));
+            if let Some(i) = self.fold_info(s) {
+                self.nodes[i].last = Some((s.t, s.info.clone()));
+            }
         }
     }
 
     /// Folds one line it may keep: as [`Metrics::push`], without copying an `INFO` reply.
     pub fn push_owned(&mut self, line: Line) {
         if let Line::Info(s) = line {
-            let i = self.fold_info(&s);
-            self.nodes[i].last = Some((s.t, s.info));
+            if let Some(i) = self.fold_info(&s) {
+                self.nodes[i].last = Some((s.t, s.info));
+            }
         }
     }
 
@@ -295,8 +303,9 @@ impl Metrics {
         self.nodes.iter().find(|n| &n.addr == addr)
     }
 
-    /// Adds the interval that ends at `s` to its node; returns the node's index.
-    fn fold_info(&mut self, s: &InfoSample) -> usize {
+    /// Adds the interval that ends at `s` to its node; returns the node's index, `None` when `s`
+    /// is not after the node's last reply.
+    fn fold_info(&mut self, s: &InfoSample) -> Option<usize> {
         let i = match self.nodes.iter().position(|n| n.addr == s.node.addr) {
             Some(i) => i,
             None => {
@@ -313,13 +322,17 @@ impl Metrics {
         if s.node.id.is_some() {
             node.id = s.node.id.clone();
         }
-        if let Some((t0, prev)) = &node.last {
-            if s.t > *t0 {
+        match &node.last {
+            // Not after the last reply (a line out of order): ignored, so intervals stay in
+            // time order.
+            Some((t0, _)) if s.t <= *t0 => return None,
+            Some((t0, prev)) => {
                 node.intervals
-                    .push(interval(TimeSpan::new(*t0, s.t), prev, &s.info));
+                    .push(interval(TimeSpan::new(*t0, s.t), prev, &s.info))
             }
+            None => {}
         }
-        i
+        Some(i)
     }
 }
 

@@ -151,12 +151,25 @@ fn load(source: Source, sinks: Sinks) {
                 }
             }
             if done {
-                sinks.status.set(Status {
-                    text: format!("Analysing {name} …"),
-                    error: false,
-                });
-                gloo_timers::future::TimeoutFuture::new(0).await;
-                let d = parser.finish();
+                // The tracks and the analysis, a step at a time: a day-long recording takes
+                // seconds, and the page answers between the steps.
+                let mut finisher = parser.finishing();
+                let mut share = 0.0;
+                loop {
+                    sinks.status.set(Status {
+                        text: format!("Analysing {name} … {} %", percent(share)),
+                        error: false,
+                    });
+                    gloo_timers::future::TimeoutFuture::new(0).await;
+                    if !current() {
+                        return;
+                    }
+                    match finisher.step() {
+                        Step::Progress(p) => share = p,
+                        Step::Done => break,
+                    }
+                }
+                let d = finisher.done();
                 let span = d.span();
                 let findings = d.analysis.findings.len();
                 let lines = d.lines;
