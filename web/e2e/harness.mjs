@@ -128,7 +128,7 @@ async function waitLoadedInner(page, name) {
       if (typeof window.slotscope_state !== 'function') return false;
       let s = window.slotscope_state();
       if (typeof s === 'string') s = JSON.parse(s);
-      return !!s && !!s.loaded && (!want || s.loaded.includes(want)) && Array.isArray(s.window)
+      return !!s && !!s.loaded && !s.partial && (!want || s.loaded.includes(want)) && Array.isArray(s.window)
         && document.querySelectorAll('#findings li.finding').length > 0
         && document.querySelectorAll('#tracks canvas[data-track]').length > 0;
     },

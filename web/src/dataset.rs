@@ -180,6 +180,22 @@ impl Parser {
         Ok(Step::Progress(share(self.consumed.get(), self.total)))
     }
 
+    /// The dataset of the lines read so far, while reading goes on: a preview to show while a
+    /// big recording loads. It costs a copy of what was folded so far, so it is meant for early
+    /// in the load.
+    pub fn preview(&self) -> Dataset {
+        let mut analyzer = self.analyzer.clone();
+        analyzer.set_truncated_tail(None);
+        let analysis = analyzer.finish();
+        Dataset {
+            name: self.name.clone(),
+            tracks: self.tracks.clone().finish(&analysis.metrics),
+            analysis,
+            lines: self.reader.lines_read(),
+            bytes: self.bytes.clone(),
+        }
+    }
+
     /// Ends reading: the dataset from the lines read so far, to finish in steps.
     pub fn finishing(self) -> Finisher {
         let lines = self.reader.lines_read();
@@ -291,6 +307,25 @@ mod tests {
         assert!(!data.analysis.findings.is_empty());
         let (a, b) = data.span();
         assert!(b > a);
+    }
+
+    #[test]
+    fn a_preview_shows_the_first_part_and_reading_goes_on() {
+        let path = format!(
+            "{}/../tests/fixtures/incident2-valkey.jsonl.zst",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let mut parser = Parser::new("incident2", std::fs::read(path).unwrap()).unwrap();
+        parser.step(100).unwrap();
+        let preview = parser.preview();
+        assert_eq!(preview.lines, 101, "the header and 100 lines");
+        while parser.step(100).unwrap() != Step::Done {}
+        let whole = parser.finish();
+        let (p, w) = (preview.span(), whole.span());
+        assert_eq!(p.0, w.0);
+        assert!(p.1 < w.1, "{p:?} {w:?}");
+        assert!(preview.tracks.grid.buckets < whole.tracks.grid.buckets);
+        assert!(whole.lines > preview.lines);
     }
 
     #[test]

@@ -88,6 +88,8 @@ pub struct ViewState {
     pub utc: bool,
     /// Set by [`Action::Restore`]: the next load keeps the restored window if it fits the data.
     pub restored: bool,
+    /// The loaded data is a preview: the first part of a recording still loading.
+    pub partial: bool,
 }
 
 impl Default for ViewState {
@@ -103,6 +105,7 @@ impl Default for ViewState {
             findings: 0,
             utc: true,
             restored: false,
+            partial: false,
         }
     }
 }
@@ -119,6 +122,18 @@ pub enum Action {
         /// The span it covers.
         span: (u64, u64),
         /// How many findings it has.
+        findings: usize,
+    },
+    /// The first part of a recording that is still loading, shown while the rest loads. The
+    /// `Loaded` of the same recording that follows keeps what the user did meanwhile.
+    Preview {
+        /// Its display name.
+        name: String,
+        /// Its URL when it came from one.
+        source: Option<String>,
+        /// The span read so far.
+        span: (u64, u64),
+        /// How many findings the part read so far has.
         findings: usize,
     },
     /// Zoom by `factor` (> 1 zooms in) keeping the instant `at` at the same place.
@@ -237,7 +252,7 @@ impl ViewState {
     /// The state after `action`.
     pub fn reduce(mut self, action: Action) -> ViewState {
         match action {
-            Action::Loaded {
+            Action::Preview {
                 name,
                 source,
                 span,
@@ -248,14 +263,42 @@ impl ViewState {
                 self.loaded = Some(name);
                 self.source = source;
                 self.findings = findings;
+                self.partial = true;
+                // A window restored from the URL waits for the whole recording.
+                if !self.restored {
+                    self.window = self.clamp_window((lo, hi));
+                    self.cursor = Some(lo);
+                    self.selection = None;
+                }
+            }
+            Action::Loaded {
+                name,
+                source,
+                span,
+                findings,
+            } => {
+                let (lo, hi) = (span.0.min(span.1), span.0.max(span.1));
+                // The rest of a previewed recording: what the user did with the preview stays,
+                // and a window showing all of the preview shows all of the recording.
+                let grown = self.partial && self.loaded.as_deref() == Some(name.as_str());
+                let whole = self
+                    .data
+                    .is_some_and(|d| self.window == self.clamp_window(d));
+                self.partial = false;
+                self.data = Some((lo, hi));
+                self.loaded = Some(name);
+                self.source = source;
+                self.findings = findings;
                 let keep = self.restored && self.window.0 < hi && self.window.1 > lo;
                 self.restored = false;
-                if keep {
+                if keep || (grown && !whole) {
                     self.window = self.clamp_window(self.window);
                     self.cursor = self.cursor.map(|c| self.clamp_time(c));
                     self.selection = self
                         .selection
                         .map(|(a, b)| (self.clamp_time(a), self.clamp_time(b)));
+                } else if grown {
+                    self.window = self.clamp_window((lo, hi));
                 } else {
                     self.window = self.clamp_window((lo, hi));
                     self.cursor = Some(lo);
@@ -347,6 +390,7 @@ impl ViewState {
             loaded: Option<&'a str>,
             findings: usize,
             utc: bool,
+            partial: bool,
         }
         let snap = Snapshot {
             window: [self.window.0, self.window.1],
@@ -356,6 +400,7 @@ impl ViewState {
             loaded: self.loaded.as_deref(),
             findings: self.findings,
             utc: self.utc,
+            partial: self.partial,
         };
         serde_json::to_string(&snap).unwrap_or_default()
     }
@@ -450,6 +495,83 @@ mod tests {
             span: (10_000, 20_000),
             findings: 3,
         })
+    }
+
+    fn preview(hi: u64) -> ViewState {
+        ViewState::default().reduce(Action::Preview {
+            name: "r.jsonl".into(),
+            source: None,
+            span: (10_000, hi),
+            findings: 1,
+        })
+    }
+
+    fn rest_loaded(s: ViewState) -> ViewState {
+        s.reduce(Action::Loaded {
+            name: "r.jsonl".into(),
+            source: None,
+            span: (10_000, 20_000),
+            findings: 3,
+        })
+    }
+
+    #[test]
+    fn a_preview_shows_its_part_and_the_rest_widens_an_untouched_window() {
+        let s = preview(12_000);
+        assert!(s.partial);
+        assert_eq!(s.window, (10_000, 12_000));
+        assert_eq!(s.cursor, Some(10_000));
+        let s = rest_loaded(s.reduce(Action::SetCursor(11_000)));
+        assert!(!s.partial);
+        assert_eq!(s.window, (10_000, 20_000), "all of the recording");
+        assert_eq!(
+            s.cursor,
+            Some(11_000),
+            "the cursor set during the preview stays"
+        );
+        assert_eq!(s.findings, 3);
+    }
+
+    #[test]
+    fn a_window_zoomed_during_the_preview_stays_when_the_rest_arrives() {
+        let s = preview(12_000).reduce(Action::Select(10_500, 11_000));
+        let s = s.reduce(Action::ZoomIn);
+        let zoomed = s.window;
+        assert!(zoomed.1 - zoomed.0 < 2_000, "{zoomed:?}");
+        let s = rest_loaded(s);
+        assert_eq!(s.window, zoomed);
+        assert_eq!(s.selection, Some((10_500, 11_000)));
+        // Another recording after a preview starts afresh.
+        let s = preview(12_000)
+            .reduce(Action::ZoomIn)
+            .reduce(Action::Loaded {
+                name: "other.jsonl".into(),
+                source: None,
+                span: (50_000, 60_000),
+                findings: 0,
+            });
+        assert_eq!(s.window, (50_000, 60_000));
+        assert_eq!(s.cursor, Some(50_000));
+    }
+
+    #[test]
+    fn a_restored_window_waits_for_the_whole_recording() {
+        let restored = ViewState::default().reduce(Action::Restore(HashState {
+            window: Some((15_000, 16_000)),
+            cursor: Some(15_500),
+            ..HashState::default()
+        }));
+        let s = restored.reduce(Action::Preview {
+            name: "r.jsonl".into(),
+            source: None,
+            span: (10_000, 12_000),
+            findings: 1,
+        });
+        assert_eq!(s.window, (15_000, 16_000), "beyond the preview, kept");
+        let s = rest_loaded(s);
+        assert_eq!(s.window, (15_000, 16_000));
+        assert_eq!(s.cursor, Some(15_500));
+        assert!(!s.restored);
     }
 
     #[test]

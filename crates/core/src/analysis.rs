@@ -82,7 +82,7 @@ pub struct Analysis {
 }
 
 /// Builds an [`Analysis`] one line at a time.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Analyzer {
     summary: SummaryBuilder,
     metrics: Metrics,

@@ -118,7 +118,7 @@ pub struct FailureGroup {
 }
 
 /// Builds a [`Summary`] one line at a time.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct SummaryBuilder {
     summary: Summary,
     node_index: BTreeMap<NodeAddr, usize>,
@@ -131,7 +131,7 @@ pub struct SummaryBuilder {
 
 const NONE: u32 = u32::MAX;
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Interner {
     ids: Vec<NodeId>,
     index: BTreeMap<NodeId, u32>,

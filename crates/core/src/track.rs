@@ -194,6 +194,7 @@ impl Tracks {
 
 /// Folds a recording into [`Tracks`], together with the [`Metrics`] of the same lines (folded by
 /// the caller, usually an [`crate::analysis::Analyzer`], so `INFO` replies are folded once).
+#[derive(Clone)]
 pub struct TracksBuilder {
     header: Header,
     cluster: SimClusterBuilder,

@@ -39,11 +39,19 @@ const fmt = (x) => x.toFixed(1);
 const server = await startServer(file);
 const browser = await launchBrowser();
 const name = file ? file.split('/').pop() : 'incident1';
-const result = { file: name, chromium: browser.version(), open_ms: [], redraw: {} };
+const result = { file: name, chromium: browser.version(), first_view_ms: [], open_ms: [], redraw: {} };
 try {
   for (let run = 0; run < runs; run += 1) {
     const page = await newPage(browser);
     await page.goto(server.url);
+    // First view: tracks drawn for the recording, or for the part of it read so far (a preview).
+    await page.waitForFunction(() => {
+      if (typeof window.slotscope_state !== 'function') return false;
+      let s = window.slotscope_state();
+      if (typeof s === 'string') s = JSON.parse(s);
+      return !!s && !!s.loaded && window.slotscope_draw_ms() > 0;
+    }, null, { timeout: 600_000, polling: 20 });
+    result.first_view_ms.push(await page.evaluate(() => performance.now()));
     await waitLoaded(page, name.replace(/\.jsonl(\.zst)?$/, ''));
     // performance.now() counts from the navigation's start.
     result.open_ms.push(await page.evaluate(() => performance.now()));
@@ -102,6 +110,7 @@ try {
   server.stop();
 }
 console.log(JSON.stringify(result, null, 2));
+console.log(`first view: ${result.first_view_ms.map(fmt).join(', ')} ms (median ${fmt(quantile(result.first_view_ms, 0.5))})`);
 console.log(`open: ${result.open_ms.map(fmt).join(', ')} ms (median ${fmt(quantile(result.open_ms, 0.5))})`);
 for (const [k, v] of Object.entries(result.redraw)) {
   console.log(`${k}: redraw work median ${fmt(v.work_median_ms)} ms, p95 ${fmt(v.work_p95_ms)} ms, max ${fmt(v.work_max_ms)} ms; `

@@ -27,6 +27,10 @@ pub const DEFAULT_DEMO: &str = "demo/incident1.jsonl.zst";
 
 /// Milliseconds of parsing between yields to the event loop.
 const SLICE_MS: f64 = 30.0;
+/// A recording still loading after this long is shown as far as it is read…
+const PREVIEW_AFTER_MS: f64 = 600.0;
+/// …unless this share of it is read already (the rest will not take long).
+const PREVIEW_BEFORE: f64 = 0.6;
 
 /// The reducer's state wrapped for Yew.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -136,6 +140,8 @@ fn load(source: Source, sinks: Sinks) {
             Ok(p) => p,
             Err(e) => return fail(e.message),
         };
+        let load_began = js_sys::Date::now();
+        let mut previewed = false;
         loop {
             let began = js_sys::Date::now();
             let mut share = 0.0;
@@ -186,8 +192,29 @@ fn load(source: Source, sinks: Sinks) {
                 });
                 return;
             }
+            // A big recording: show what is read so far while the rest loads.
+            if !previewed
+                && share < PREVIEW_BEFORE
+                && js_sys::Date::now() - load_began >= PREVIEW_AFTER_MS
+            {
+                previewed = true;
+                let d = parser.preview();
+                let (span, findings) = (d.span(), d.analysis.findings.len());
+                sinks.data.set(Some(Shared(Rc::new(d))));
+                sinks.dispatch.dispatch(Action::Preview {
+                    name: name.clone(),
+                    source: url.clone(),
+                    span,
+                    findings,
+                });
+            }
+            let showing = if previewed {
+                " (showing the part read so far)"
+            } else {
+                ""
+            };
             sinks.status.set(Status {
-                text: format!("Loading {name} … {} %", percent(share)),
+                text: format!("Loading {name} … {} %{showing}", percent(share)),
                 error: false,
             });
             gloo_timers::future::TimeoutFuture::new(0).await;
