@@ -109,6 +109,8 @@ describe('what-if on the demos', () => {
     assert.match(r5.status, /Replayed \d+ commands in \d+ ms/);
     assert.deepEqual(fetched.sort(), ['/whatif/slotscope_whatif.js', '/whatif/slotscope_whatif_bg.wasm']);
     assert.ok(await predictedPixels(page, 'node-rate') > 50, 'predicted commands/s drawn');
+    assert.match(await page.locator('#hover').innerText(), /predicted \(redis-py@5\.0\.0\): commands\/s ok /,
+      'the readout at the cursor has the prediction');
     assert.ok(await predictedPixels(page, 'events') > 50, 'wedged interval marked');
     await screenshot(page, 'whatif-01-incident1-redis-py-5-wedged');
 

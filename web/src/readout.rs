@@ -1,9 +1,10 @@
 //! The exact values at an instant, for the hover text.
 
-use slotscope_core::track::{Series, Tracks};
+use slotscope_core::track::{Grid, Series, Tracks};
 use slotscope_core::Timestamp;
 
 use crate::draw::series::number;
+use crate::whatif::Overlay;
 
 fn value(series: &Series, bucket: Option<usize>) -> Option<f32> {
     let v = *series.values.get(bucket?)?;
@@ -71,6 +72,27 @@ pub fn at(tracks: &Tracks, t: u64) -> Vec<String> {
     out
 }
 
+/// The what-if prediction at `t`, in one line (`None` outside the replay).
+pub fn predicted(overlay: &Overlay, grid: &Grid, t: u64) -> Option<String> {
+    let b = grid.bucket(Timestamp(t));
+    let mut parts: Vec<String> = Vec::new();
+    let mut add = |label: &str, s: &Series, scale: f32, unit: &str| {
+        if let Some(v) = value(s, b) {
+            parts.push(format!("{label} {}{unit}", number(v * scale)));
+        }
+    };
+    add("commands/s ok", &overlay.ok_rate, 1.0, "");
+    for s in &overlay.moved_share {
+        add(&format!("MOVED share {}", s.label), s, 100.0, " %");
+    }
+    add("new connections/s", &overlay.new_connections, 1.0, "");
+    add("CLUSTER SLOTS/s", &overlay.refreshes, 1.0, "");
+    if overlay.wedged.iter().any(|&(a, z)| a <= t && t < z) {
+        parts.push("wedged".to_owned());
+    }
+    (!parts.is_empty()).then(|| format!("predicted ({}): {}", overlay.model, parts.join(", ")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,5 +116,35 @@ mod tests {
         );
         // Outside the recording there are no values.
         assert!(at(&data.tracks, 0).is_empty());
+    }
+
+    #[test]
+    fn the_prediction_is_read_out_at_the_cursor() {
+        let data = fixture("incident1-redis-py-5.0.0-valkey");
+        let p = crate::whatif::run(
+            &data,
+            &crate::whatif::Request {
+                model: "redis-py@5.0.0".into(),
+                options: String::new(),
+                rate: None,
+                concurrency: 1,
+            },
+        )
+        .unwrap();
+        let g = data.tracks.grid;
+        let early = predicted(&p.overlay, &g, data.span().0 + 2000).unwrap();
+        assert!(
+            early.starts_with("predicted (redis-py@5.0.0): commands/s ok "),
+            "{early}"
+        );
+        assert!(early.contains("MOVED share zadd 0"), "{early}");
+        assert!(!early.contains("wedged"), "{early}");
+        let (since, _) = p.overlay.wedged[0];
+        let late = predicted(&p.overlay, &g, since + 3000).unwrap();
+        assert!(
+            late.contains("commands/s ok 0,") && late.ends_with(", wedged"),
+            "{late}"
+        );
+        assert_eq!(predicted(&p.overlay, &g, 0), None);
     }
 }

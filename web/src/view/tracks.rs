@@ -276,6 +276,9 @@ pub fn tracks_view(props: &TracksProps) -> Html {
                 clock::format(t, props.offset)
             )];
             lines.extend(readout::at(&data.tracks, t));
+            if let Some(p) = &props.overlay {
+                lines.extend(readout::predicted(&p.0.overlay, &data.tracks.grid, t));
+            }
             lines.join("\n")
         }
         _ => String::new(),
