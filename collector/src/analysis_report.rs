@@ -31,6 +31,60 @@ pub fn analyse(path: &Path) -> Result<Analysed, InputError> {
     })
 }
 
+fn share(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_owned(), |s| format!("{s:.3}"))
+}
+
+fn tap_text(a: &Analysed) -> String {
+    let t = &a.analysis.tap;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "\nCLIENT-SIDE EVIDENCE (slotscope tap: {} commands on {} connections; MOVED share = MOVED / \
+         commands sent, server = rejected_calls / (calls + rejected_calls) of every client)",
+        t.total.sent, t.connections_opened
+    );
+    let _ = writeln!(
+        o,
+        "  {:<22} {:>9} {:>8} {:>6} {:>7} {:>13}  {:>15} {:>13}",
+        "command",
+        "sent",
+        "MOVED",
+        "ASK",
+        "errors",
+        "client share",
+        "server attempts",
+        "server share"
+    );
+    for r in a.analysis.versus() {
+        let _ = writeln!(
+            o,
+            "  {:<22} {:>9} {:>8} {:>6} {:>7} {:>13.3}  {:>15} {:>13}",
+            r.cmd,
+            r.sent,
+            r.moved,
+            r.ask,
+            r.errors,
+            r.client_moved_share,
+            r.server
+                .map_or_else(|| "-".to_owned(), |d| d.attempts().to_string()),
+            share(r.server_share())
+        );
+    }
+    for (node, c) in &t.per_node {
+        let _ = writeln!(
+            o,
+            "  node {:<21} sent {:>9}  MOVED {:>8}  ASK {:>6}  mean latency {:.0} µs",
+            node.to_string(),
+            c.sent,
+            c.moved,
+            c.ask,
+            c.mean_latency_us()
+        );
+    }
+    o
+}
+
 fn short(id: Option<&NodeId>) -> String {
     id.map_or_else(|| "?".to_owned(), |i| i.short().to_owned())
 }
@@ -130,6 +184,9 @@ pub fn render_text(a: &Analysed) -> String {
         for e in &a.analysis.evidence {
             let _ = writeln!(o, "  {e}");
         }
+    }
+    if !a.analysis.tap.is_empty() {
+        o.push_str(&tap_text(a));
     }
     o.push_str(&timeline_text(a));
     let _ = writeln!(
@@ -287,6 +344,36 @@ pub fn render_markdown(a: &Analysed) -> String {
         }
         let _ = writeln!(o, "   - Numbers: {}\n", numbers(f).replace("  ", ", "));
     }
+    if !a.analysis.tap.is_empty() {
+        let _ = writeln!(
+            o,
+            "### Client-side evidence (slotscope tap)\n\n{} commands on {} connections. Client MOVED \
+             share = MOVED / commands sent by the tapped client; server share = rejected_calls / \
+             (calls + rejected_calls) of every client.\n",
+            a.analysis.tap.total.sent, a.analysis.tap.connections_opened
+        );
+        let _ = writeln!(
+            o,
+            "| command | sent | MOVED | ASK | errors | client MOVED share | server attempts | server share |"
+        );
+        let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|---:|---:|");
+        for r in a.analysis.versus() {
+            let _ = writeln!(
+                o,
+                "| `{}` | {} | {} | {} | {} | {:.3} | {} | {} |",
+                r.cmd.replace('|', "\\|"),
+                r.sent,
+                r.moved,
+                r.ask,
+                r.errors,
+                r.client_moved_share,
+                r.server
+                    .map_or_else(|| "–".to_owned(), |d| d.attempts().to_string()),
+                share(r.server_share())
+            );
+        }
+        let _ = writeln!(o);
+    }
     if !a.analysis.evidence.is_empty() {
         let _ = writeln!(o, "### Outside evidence\n");
         for e in &a.analysis.evidence {
@@ -358,6 +445,31 @@ pub fn render_json(a: &Analysed) -> String {
     if let Some(obj) = v.as_object_mut() {
         let bad: Vec<String> = a.input.bad_lines.iter().map(ToString::to_string).collect();
         obj.insert("bad_lines".into(), bad.into());
+        if !a.analysis.tap.is_empty() {
+            let mut tap = serde_json::to_value(&a.analysis.tap).unwrap_or_default();
+            let rows: serde_json::Map<String, serde_json::Value> = a
+                .analysis
+                .versus()
+                .into_iter()
+                .map(|r| {
+                    let v = serde_json::json!({
+                        "sent": r.sent,
+                        "moved": r.moved,
+                        "ask": r.ask,
+                        "errors": r.errors,
+                        "client_moved_share": r.client_moved_share,
+                        "server_attempts": r.server.map(|d| d.attempts()),
+                        "server_rejected": r.server.map(|d| d.rejected),
+                        "server_rejected_share": r.server_share(),
+                    });
+                    (r.cmd, v)
+                })
+                .collect();
+            if let Some(t) = tap.as_object_mut() {
+                t.insert("versus_server".into(), rows.into());
+            }
+            obj.insert("tap".into(), tap);
+        }
     }
     serde_json::to_string_pretty(&v).unwrap_or_default()
 }

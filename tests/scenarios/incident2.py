@@ -19,7 +19,7 @@ same ratio as the server's rejected_calls / (calls + rejected_calls)) and of app
 (MOVED / commands issued), and the client's routing table at the end.
 
 Usage: incident2.py --role recommendation --host 127.0.0.1 --port 7000 --remap-to 127.0.0.1:7000
-                    --duration 20 [--rate 200] [--keys 2000] [--seed 1]
+                    --duration 20 [--rate 200] [--keys 2000] [--seed 1] [--protocol 3]
        incident2.py --role api --host 127.0.0.1 --port 7000 --duration 20 [--rate 100]
 """
 
@@ -50,6 +50,9 @@ def parse_args():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--timeout", type=float, default=2.0)
     p.add_argument("--name", help="connection name; default: the role")
+    p.add_argument(
+        "--protocol", type=int, choices=[2, 3], help="RESP version; default: the library's"
+    )
     a = p.parse_args()
     if not 0 < a.duration <= 600 or not 0 < a.rate <= 2000 or a.keys < 1:
         p.error("duration must be in (0, 600], rate in (0, 2000], keys >= 1")
@@ -85,6 +88,8 @@ async def main():
         kwargs["address_remap"] = remap_to(args.remap_to)
         # What the service logged at startup in the write-up.
         log("Redis Cluster address_remap enabled for local development")
+    if args.protocol:
+        kwargs["protocol"] = args.protocol
     client = RedisCluster(
         host=args.host,
         port=args.port,

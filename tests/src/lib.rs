@@ -20,6 +20,7 @@
 pub mod client;
 pub mod cluster;
 pub mod collector;
+pub mod fixture;
 pub mod kind;
 pub mod load;
 pub mod port;

@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use slotscope_core::{Slot, SlotRange};
+use slotscope_tests::fixture;
 use slotscope_tests::python::{PyClient, REDIS_PY_5_0_0, REDIS_PY_8_0_0};
 use slotscope_tests::{run_slotscope, Cluster, ClusterOptions, Recorder, ServerKind};
 use tempfile::TempDir;
@@ -217,21 +218,6 @@ fn without_timelines(v: &Value) -> Value {
         ),
         other => other.clone(),
     }
-}
-
-/// With `SLOTSCOPE_REGENERATE_FIXTURES` set, keeps the recording and the clients' summaries as
-/// `tests/fixtures/<name>.jsonl.zst` and `<name>.client.json`.
-fn keep_fixture(name: &str, recording: &Path, clients: &Value) {
-    if std::env::var_os("SLOTSCOPE_REGENERATE_FIXTURES").is_none() {
-        return;
-    }
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::copy(recording, dir.join(format!("{name}.jsonl.zst"))).unwrap();
-    let mut text = serde_json::to_string(clients).unwrap();
-    text.push('\n');
-    std::fs::write(dir.join(format!("{name}.client.json")), text).unwrap();
-    eprintln!("kept tests/fixtures/{name}.jsonl.zst");
 }
 
 /// A recorded scenario: the recording, the clients' summaries, the analysis and the moments the
@@ -517,12 +503,12 @@ fn incident_1_both(kind: ServerKind) {
     );
     incident_1_checks(kind, &old, &new);
     eprintln!("incident 1 on {kind}: {:?}", started.elapsed());
-    keep_fixture(
+    fixture::keep(
         &format!("incident1-redis-py-5.0.0-{kind}"),
         &old.recording,
         &old.clients,
     );
-    keep_fixture(
+    fixture::keep(
         &format!("incident1-redis-py-8.0.0-{kind}"),
         &new.recording,
         &new.clients,
@@ -574,12 +560,12 @@ fn incident_1_with_8_tasks_sharing_the_client() {
         // About the rate asked for until the stall (8 tasks keep up with 400/s).
         assert!(u(&c["iterations"]) > 2000, "{}", c["iterations"]);
     }
-    keep_fixture(
+    fixture::keep(
         "incident1-c8-redis-py-5.0.0-valkey",
         &old.recording,
         &old.clients,
     );
-    keep_fixture(
+    fixture::keep(
         "incident1-c8-redis-py-8.0.0-valkey",
         &new.recording,
         &new.clients,
@@ -850,7 +836,7 @@ fn incident_2_on(kind: ServerKind) {
     );
     incident_2_checks(&run);
     eprintln!("incident 2 on {kind}: {:?}", started.elapsed());
-    keep_fixture(&format!("incident2-{kind}"), &run.recording, &run.clients);
+    fixture::keep(&format!("incident2-{kind}"), &run.recording, &run.clients);
 }
 
 /// Incident 2 on Valkey 8.1.8.

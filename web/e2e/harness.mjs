@@ -161,4 +161,6 @@ export async function screenshot(page, name) {
 export const FIXTURES = {
   incident1: join(ROOT, 'tests', 'fixtures', 'incident1-redis-py-5.0.0-valkey.jsonl.zst'),
   incident2: join(ROOT, 'tests', 'fixtures', 'incident2-valkey.jsonl.zst'),
+  /** Incident 2's remapped client recorded through `slotscope tap` (with --poll). */
+  incident2Tap: join(ROOT, 'tests', 'fixtures', 'incident2-tap-valkey.jsonl.zst'),
 };

@@ -1,11 +1,13 @@
 // The viewer as a person meets it, in headless Chromium against `slotscope serve`: the demo opens
 // on incident 1 with its top finding, a finding click moves the cursor, a bad file is reported with
 // its line number (and the app keeps working), zoom and pan change the visible range, the URL hash
-// restores the view on reload, and `?src=` opens a served recording. Screenshots of the main views
+// restores the view on reload, `?src=` opens a served recording, and a recording made through
+// `slotscope tap` shows the client's own MOVED share per command. Screenshots of the main views
 // go to web/e2e/artifacts/.
 //
 // Run: node --test web/e2e/   (needs scripts/build-web's web/dist and a built slotscope binary)
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import {
   FIXTURES, STEP_MS, launchBrowser, newPage, screenshot, startServer, state, waitLoaded, waitState,
@@ -198,6 +200,41 @@ describe('viewer on a served recording', () => {
     const s = await waitLoaded(page, 'incident2-valkey');
     assert.equal(await page.locator('#findings li.finding').first().getAttribute('data-kind'), 'redirect_storm');
     assert.equal(s.loaded.includes('incident2-valkey'), true);
+    assert.equal(await page.locator('#client-side').count(), 0, 'no tap lines, no client-side panel');
+    await page.context().close();
+  });
+});
+
+describe('viewer on a recording made through `slotscope tap`', () => {
+  let server;
+  let browser;
+  before(async () => {
+    server = await startServer(FIXTURES.incident2Tap);
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    server?.stop();
+  });
+
+  test('the client-side MOVED share per command is the client\'s own count, beside the servers\'', TEST, async () => {
+    const own = JSON.parse(readFileSync(FIXTURES.incident2Tap.replace(/\.jsonl\.zst$/, '.client.json'), 'utf8'))
+      .recommendation.commands;
+    const page = await newPage(browser);
+    await page.goto(server.url);
+    await waitLoaded(page, 'incident2-tap-valkey');
+    const panel = page.locator('#client-side');
+    await panel.scrollIntoViewIfNeeded();
+    for (const cmd of ['zrevrange', 'zrangebyscore']) {
+      const row = panel.locator(`tr.command[data-command="${cmd}"]`);
+      const cells = await row.locator('td').allInnerTexts();
+      assert.equal(cells[1], String(own[cmd].sent), `${cmd} sent: ${cells}`);
+      assert.equal(cells[2], String(own[cmd].moved), `${cmd} MOVED: ${cells}`);
+      assert.equal(cells[4], `${(own[cmd].moved_share_of_calls * 100).toFixed(1)} %`, `${cmd} client share: ${cells}`);
+      assert.match(cells[5], /^\d+\.\d %$/, `${cmd} server share: ${cells}`);
+    }
+    await screenshot(page, '16-client-side');
+    assert.deepEqual(page.consoleErrors, []);
     await page.context().close();
   });
 });

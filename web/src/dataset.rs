@@ -329,6 +329,31 @@ mod tests {
     }
 
     #[test]
+    fn a_tapped_clients_moved_share_is_its_own_count() {
+        let data = fixture("incident2-tap-valkey");
+        let path = format!(
+            "{}/../tests/fixtures/incident2-tap-valkey.client.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let client: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        let own = &client["recommendation"]["commands"];
+        let rows = data.analysis.versus();
+        for cmd in ["zrevrange", "zrangebyscore"] {
+            let r = rows.iter().find(|r| r.cmd == cmd).unwrap();
+            assert_eq!(r.moved, own[cmd]["moved"].as_u64().unwrap(), "{cmd}");
+            assert_eq!(r.sent, own[cmd]["sent"].as_u64().unwrap(), "{cmd}");
+            let share = own[cmd]["moved_share_of_calls"].as_f64().unwrap();
+            assert!((r.client_moved_share - share).abs() < 1e-12, "{cmd}");
+            assert!(share > 0.2, "the storm: {share}");
+            // The servers counted the same storm (only this client sends these commands).
+            assert!(r.server_share().unwrap() > 0.2, "{r:?}");
+        }
+        // The recording without tap lines has no client-side evidence.
+        assert!(fixture("incident2-valkey").analysis.tap.is_empty());
+    }
+
+    #[test]
     fn a_bad_line_stops_the_load_and_is_named() {
         let text = concat!(
             r#"{"type":"header","schema":1,"collector":"slotscope 0.1.0","seed":"127.0.0.1:22809","#,

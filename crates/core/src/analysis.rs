@@ -15,6 +15,7 @@ use crate::node::{NodeAddr, NodeId};
 use crate::recording::{Annotation, GoneReason, Header, Line};
 use crate::slot::SLOT_COUNT;
 use crate::summary::{Summary, SummaryBuilder};
+use crate::tap::{versus, TapSummary, Versus};
 use crate::time::{format_millis, TimeSpan, Timestamp};
 use crate::topology::TopologyView;
 
@@ -79,6 +80,16 @@ pub struct Analysis {
     /// Per-node metrics over time (not serialised: large; use the viewer or the library).
     #[serde(skip)]
     pub metrics: Metrics,
+    /// What a client recorded through `slotscope tap` saw (empty without tap lines).
+    #[serde(skip_serializing_if = "TapSummary::is_empty")]
+    pub tap: TapSummary,
+}
+
+impl Analysis {
+    /// The tapped client's per-command counts beside the servers' (empty without tap lines).
+    pub fn versus(&self) -> Vec<Versus> {
+        versus(&self.tap, &self.metrics, self.summary.span)
+    }
 }
 
 /// Builds an [`Analysis`] one line at a time.
@@ -87,6 +98,7 @@ pub struct Analyzer {
     summary: SummaryBuilder,
     metrics: Metrics,
     census: CensusBuilder,
+    tap: TapSummary,
     views: BTreeMap<NodeAddr, TopologyView>,
     annotations: Vec<Annotation>,
     interval_ms: u64,
@@ -100,6 +112,7 @@ impl Analyzer {
             summary: SummaryBuilder::new(header),
             metrics: Metrics::default(),
             census: CensusBuilder::default(),
+            tap: TapSummary::default(),
             views: BTreeMap::new(),
             annotations: Vec::new(),
             interval_ms,
@@ -126,6 +139,7 @@ impl Analyzer {
     fn fold(&mut self, line: &Line) {
         self.summary.push(line);
         self.census.push(line);
+        self.tap.push(line);
         match line {
             Line::Topology(t) => {
                 self.views.insert(t.node.addr.clone(), t.view.clone());
@@ -158,6 +172,7 @@ impl Analyzer {
             summary: self.summary.finish(),
             census: self.census.finish(),
             metrics: self.metrics,
+            tap: self.tap.finish(),
             views: self.views,
             annotations: self.annotations,
             interval_ms: self.interval_ms,
@@ -174,6 +189,7 @@ pub struct Finishing {
     summary: Summary,
     census: Census,
     metrics: Metrics,
+    tap: TapSummary,
     views: BTreeMap<NodeAddr, TopologyView>,
     annotations: Vec<Annotation>,
     interval_ms: u64,
@@ -237,6 +253,7 @@ impl Finishing {
             findings: self.findings,
             evidence,
             metrics: self.metrics,
+            tap: self.tap,
         }
     }
 }

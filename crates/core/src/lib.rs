@@ -19,6 +19,8 @@
 //! - [`finding`], [`analysis`], [`defect`]: findings derived from a recording, with their evidence.
 //! - [`evidence`]: cloud event logs and application error logs read into annotations.
 //! - [`replay`]: a workload replayed against a simulated cluster through client library models.
+//! - [`tap`]: the sans-IO half of `slotscope tap` (RESP frames, key positions, reply classes,
+//!   address rewriting, the tap's recording lines and their summary).
 //! - [`hypothesis`]: client variants replayed against one recording, ranked by how well each
 //!   reproduces the recorded evidence.
 
@@ -39,6 +41,7 @@ pub mod replay;
 pub mod resp;
 pub mod slot;
 pub mod summary;
+pub mod tap;
 pub mod time;
 pub mod topology;
 pub mod track;

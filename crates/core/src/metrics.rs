@@ -105,7 +105,8 @@ impl CommandDelta {
         self.calls + self.rejected
     }
 
-    fn add(&mut self, other: &CommandDelta) {
+    /// Adds `other`'s counts.
+    pub fn add(&mut self, other: &CommandDelta) {
         self.calls += other.calls;
         self.rejected += other.rejected;
         self.failed += other.failed;

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::client_list::ClientEntry;
 use crate::info::InfoReport;
 use crate::node::{NodeAddr, NodeRef};
+use crate::tap::event::{TapCommand, TapConn};
 use crate::time::Timestamp;
 use crate::topology::TopologyView;
 
@@ -93,6 +94,10 @@ pub enum Line {
     PollRound(PollRound),
     /// Evidence from outside the cluster: an operator's note, a cloud event, an application error.
     Annotation(Annotation),
+    /// A client connection through `slotscope tap` opened or closed.
+    TapConn(TapConn),
+    /// A command a client sent through `slotscope tap`, and its reply.
+    TapCommand(TapCommand),
     /// The recording ended normally.
     End(End),
 }
@@ -110,9 +115,27 @@ impl Line {
             Line::PollFailed(e) => e.t,
             Line::PollRound(e) => e.t,
             Line::Annotation(e) => e.t,
+            Line::TapConn(e) => e.t,
+            Line::TapCommand(e) => e.t,
             Line::End(e) => e.t,
         }
     }
+
+    /// Every `"type"` tag [`Line::kind`] gives, in the order of the variants.
+    pub const KINDS: [&'static str; 12] = [
+        "header",
+        "node_discovered",
+        "node_gone",
+        "topology",
+        "info",
+        "client_list",
+        "poll_failed",
+        "poll_round",
+        "annotation",
+        "tap_conn",
+        "tap_command",
+        "end",
+    ];
 
     /// The line's `"type"` tag, as written in the file.
     pub fn kind(&self) -> &'static str {
@@ -126,6 +149,8 @@ impl Line {
             Line::PollFailed(_) => "poll_failed",
             Line::PollRound(_) => "poll_round",
             Line::Annotation(_) => "annotation",
+            Line::TapConn(_) => "tap_conn",
+            Line::TapCommand(_) => "tap_command",
             Line::End(_) => "end",
         }
     }

@@ -278,6 +278,8 @@ impl SummaryBuilder {
                     .push((a.t, a.source.clone(), a.text.clone()))
             }
             Line::End(e) => self.summary.end = Some((e.t, e.reason)),
+            // Client-side evidence: folded by `tap::TapSummary`.
+            Line::TapConn(_) | Line::TapCommand(_) => {}
         }
     }
 

@@ -20,6 +20,7 @@ use slotscope_core::recording::{
     InfoSample, Line, NodeDiscovered, NodeGone, PollFailed, PollRound, RecordOptions,
     TopologySample, SCHEMA_VERSION,
 };
+use slotscope_core::tap::{ConnEvent, ReplyClass, TapCommand, TapConn};
 use slotscope_core::topology::{
     NodeHealth, NodeRole, Shard, SlotMigration, TopoNode, TopologySource, TopologyView,
 };
@@ -544,6 +545,74 @@ fn end() -> BoxedStrategy<Line> {
         .boxed()
 }
 
+fn tap_conn() -> BoxedStrategy<Line> {
+    let event = prop_oneof![
+        Just(ConnEvent::Opened),
+        Just(ConnEvent::Closed),
+        Just(ConnEvent::Refused),
+    ];
+    (
+        timestamp(),
+        any::<u64>(),
+        event,
+        text(),
+        node_addr(),
+        node_addr(),
+        option::of(text()),
+    )
+        .prop_map(|(t, conn, event, client, node, listener, error)| {
+            Line::TapConn(TapConn {
+                t,
+                conn,
+                event,
+                client,
+                node,
+                listener,
+                error,
+            })
+        })
+        .boxed()
+}
+
+fn reply_class() -> BoxedStrategy<ReplyClass> {
+    prop_oneof![
+        4 => Just(ReplyClass::Ok),
+        2 => (slot(), node_addr()).prop_map(|(slot, to)| ReplyClass::Moved { slot, to }),
+        1 => (slot(), node_addr()).prop_map(|(slot, to)| ReplyClass::Ask { slot, to }),
+        1 => Just(ReplyClass::TryAgain),
+        1 => Just(ReplyClass::ClusterDown),
+        1 => text().prop_map(|code| ReplyClass::Error { code }),
+        1 => Just(ReplyClass::Closed),
+    ]
+    .boxed()
+}
+
+fn tap_command() -> BoxedStrategy<Line> {
+    (
+        timestamp(),
+        any::<u64>(),
+        prop_oneof![ident(), text()],
+        option::of(slot()),
+        option::of(text()),
+        node_addr(),
+        reply_class(),
+        any::<u64>(),
+    )
+        .prop_map(|(t, conn, cmd, slot, key, node, reply, latency_us)| {
+            Line::TapCommand(TapCommand {
+                t,
+                conn,
+                cmd,
+                slot,
+                key,
+                node,
+                reply,
+                latency_us,
+            })
+        })
+        .boxed()
+}
+
 /// Every line that may follow the header.
 fn event() -> BoxedStrategy<Line> {
     prop_oneof![
@@ -555,6 +624,8 @@ fn event() -> BoxedStrategy<Line> {
         poll_failed(),
         poll_round(),
         annotation(),
+        tap_conn(),
+        tap_command(),
         end(),
     ]
     .boxed()
@@ -582,22 +653,11 @@ fn tag(line: &Line) -> &'static str {
         Line::PollFailed(_) => "poll_failed",
         Line::PollRound(_) => "poll_round",
         Line::Annotation(_) => "annotation",
+        Line::TapConn(_) => "tap_conn",
+        Line::TapCommand(_) => "tap_command",
         Line::End(_) => "end",
     }
 }
-
-const ALL_TAGS: [&str; 10] = [
-    "header",
-    "node_discovered",
-    "node_gone",
-    "topology",
-    "info",
-    "client_list",
-    "poll_failed",
-    "poll_round",
-    "annotation",
-    "end",
-];
 
 // ---------------------------------------------------------------------------------------------
 // Properties
@@ -675,7 +735,7 @@ fn strategies_generate_every_line_variant() {
             .current();
         *seen.entry(tag(&line)).or_default() += 1;
     }
-    for t in ALL_TAGS {
+    for t in Line::KINDS {
         assert!(seen.get(t).copied().unwrap_or(0) > 20, "{t}: {seen:?}");
     }
 }

@@ -14,6 +14,7 @@ use crate::clock;
 use crate::dataset::{Parser, Shared, Step};
 use crate::state::{Action, HashState, Panel, ViewState};
 use crate::view::census::CensusPanel;
+use crate::view::client_side::ClientSidePanel;
 use crate::view::findings::FindingsPanel;
 use crate::view::loader::{Loader, Source};
 use crate::view::selection::SelectionPanel;
@@ -442,6 +443,10 @@ pub fn app() -> Html {
                         }
                         if state.panels.contains(&Panel::Findings) {
                             <FindingsPanel data={d.clone()} offset={offset} dispatch={dispatch.clone()} />
+                        }
+                        // Recorded through `slotscope tap`: the client's own counts.
+                        if !d.analysis.tap.is_empty() {
+                            <ClientSidePanel data={d.clone()} />
                         }
                         if state.panels.contains(&Panel::Census) {
                             <CensusPanel data={d.clone()} />

@@ -3,6 +3,7 @@
 pub mod app;
 pub mod canvas;
 pub mod census;
+pub mod client_side;
 pub mod findings;
 pub mod loader;
 pub mod selection;

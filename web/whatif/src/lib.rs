@@ -3,7 +3,7 @@
 //! data.
 //!
 //! The viewer (`slotscope-web`) links this crate for its types only; the replay itself runs in a
-//! second wasm module built from this crate with the `module` feature ([`module`]), fetched when the
+//! second wasm module built from this crate with the `module` feature (`src/module.rs`), fetched when the
 //! what-if panel first runs. The replay engine and its client models are about a fifth of the
 //! viewer's code, so the first download stays smaller. Requests and predictions cross between the
 //! two modules as JSON.

@@ -1,0 +1,451 @@
+//! One client connection through the tap: two pumps, client → node and node → client. Requests are
+//! forwarded as they arrive, byte for byte; their frames are only looked at for the command name
+//! and first key. Replies are forwarded frame by frame, byte for byte except the redirections and
+//! topology replies that name nodes (rewritten to the tap's listeners), and each is paired with its
+//! request to record the command. Memory is bounded: a request larger than [`REQUEST_HOLD`] or a
+//! reply larger than [`REPLY_HOLD`] is forwarded in pieces as it arrives, and at most
+//! [`MAX_IN_FLIGHT`] commands wait for replies before the tap stops reading the client (which then
+//! waits, as it would on a slow server).
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, PoisonError};
+use std::time::{Duration, Instant};
+
+use slotscope_core::recording::Line;
+use slotscope_core::tap::command::{request_args, request_head};
+use slotscope_core::tap::rewrite::{rewrite_redirect, rewrite_topology};
+use slotscope_core::tap::{
+    pubsub_kind, Command, ConnEvent, Expect, FrameSplitter, PubSub, ReplyClass, TapCommand, TapConn,
+};
+use slotscope_core::{NodeAddr, Timestamp};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, watch};
+
+use crate::poll::now;
+use crate::tap::listener::{self, SharedRegistry};
+
+/// Bytes read from a socket at a time.
+const READ_CHUNK: usize = 64 * 1024;
+/// A request frame longer than this is forwarded in pieces (its name and first key are taken
+/// from its first part).
+pub const REQUEST_HOLD: usize = 1024 * 1024;
+/// A reply frame longer than this is forwarded in pieces, unchanged (topology replies of even
+/// very large clusters are far smaller).
+pub const REPLY_HOLD: usize = 8 * 1024 * 1024;
+/// Commands waiting for their replies on one connection, at most.
+pub const MAX_IN_FLIGHT: usize = 16 * 1024;
+/// Time to reach a node before the client's connection is refused.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// After the client closes, time left for the node's last replies.
+const DRAIN: Duration = Duration::from_secs(2);
+
+/// What every connection shares.
+pub struct Shared {
+    /// Listeners by node.
+    pub registry: SharedRegistry,
+    /// Where recording lines go (bounded: a slow disk slows the clients, never grows memory).
+    pub records: mpsc::Sender<Vec<Line>>,
+    /// Connection numbers.
+    pub next_conn: AtomicU64,
+    /// Record the first key's name.
+    pub record_keys: bool,
+    /// Becomes `true` at shutdown.
+    pub stop: watch::Receiver<bool>,
+    /// No messages on stderr.
+    pub quiet: bool,
+}
+
+/// A command forwarded and waiting for its reply.
+struct Pending {
+    t: Timestamp,
+    sent: Instant,
+    cmd: Command,
+    /// A confirmation of a `SUBSCRIBE`-family command was recorded already.
+    recorded: bool,
+}
+
+struct Conn<'a> {
+    id: u64,
+    node: &'a NodeAddr,
+    shared: &'a Arc<Shared>,
+}
+
+impl Conn<'_> {
+    fn line(&self, p: &Pending, reply: ReplyClass, latency: Duration) -> Line {
+        Line::TapCommand(TapCommand {
+            t: p.t,
+            conn: self.id,
+            cmd: p.cmd.name.clone(),
+            slot: p.cmd.slot,
+            key: if self.shared.record_keys {
+                p.cmd
+                    .key
+                    .as_ref()
+                    .map(|k| String::from_utf8_lossy(k).into_owned())
+            } else {
+                None
+            },
+            node: self.node.clone(),
+            reply,
+            latency_us: u64::try_from(latency.as_micros()).unwrap_or(u64::MAX),
+        })
+    }
+
+    async fn record(&self, lines: Vec<Line>) {
+        if !lines.is_empty() {
+            // Fails only when the writer has stopped (shutdown): the lines have nowhere to go.
+            let _ = self.shared.records.send(lines).await;
+        }
+    }
+
+    fn conn_line(
+        &self,
+        event: ConnEvent,
+        peer: SocketAddr,
+        listener: &NodeAddr,
+        error: Option<String>,
+    ) -> Line {
+        Line::TapConn(TapConn {
+            t: now(),
+            conn: self.id,
+            event,
+            client: peer.to_string(),
+            node: self.node.clone(),
+            listener: listener.clone(),
+            error,
+        })
+    }
+}
+
+/// Serves one client connected to `listener` (which stands for `node`) until either side closes
+/// or the tap stops.
+pub async fn serve(
+    client: TcpStream,
+    peer: SocketAddr,
+    node: NodeAddr,
+    listener: NodeAddr,
+    shared: Arc<Shared>,
+) {
+    let conn = Conn {
+        id: shared.next_conn.fetch_add(1, Ordering::Relaxed) + 1,
+        node: &node,
+        shared: &shared,
+    };
+    let upstream = match tokio::time::timeout(
+        CONNECT_TIMEOUT,
+        TcpStream::connect((node.host(), node.port())),
+    )
+    .await
+    {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => {
+            let line = conn.conn_line(ConnEvent::Refused, peer, &listener, Some(e.to_string()));
+            conn.record(vec![line]).await;
+            return;
+        }
+        Err(_) => {
+            let error = format!("no connection within {} s", CONNECT_TIMEOUT.as_secs());
+            let line = conn.conn_line(ConnEvent::Refused, peer, &listener, Some(error));
+            conn.record(vec![line]).await;
+            return;
+        }
+    };
+    let _ = client.set_nodelay(true);
+    let _ = upstream.set_nodelay(true);
+    conn.record(vec![conn.conn_line(
+        ConnEvent::Opened,
+        peer,
+        &listener,
+        None,
+    )])
+    .await;
+    let (cr, cw) = client.into_split();
+    let (ur, uw) = upstream.into_split();
+    let (ptx, mut prx) = mpsc::channel::<Pending>(MAX_IN_FLIGHT);
+    let mut replies = ReplyState::default();
+    let mut stop = shared.stop.clone();
+    let error = {
+        let req = pump_requests(cr, uw, ptx, shared.record_keys);
+        let rep = pump_replies(ur, cw, &mut prx, &mut replies, &conn);
+        tokio::pin!(req, rep);
+        tokio::select! {
+            r = &mut req => {
+                let first = r.err();
+                match tokio::time::timeout(DRAIN, &mut rep).await {
+                    Ok(r) => first.or(r.err()),
+                    Err(_) => first,
+                }
+            }
+            r = &mut rep => r.err(),
+            () = async { let _ = stop.wait_for(|s| *s).await; } => None,
+        }
+    };
+    // Commands still without a reply: the connection closed under them.
+    let mut lines = Vec::new();
+    let closed = replies.head.take().into_iter().filter(|p| !p.recorded);
+    let waiting = std::iter::from_fn(|| prx.try_recv().ok());
+    for p in closed.chain(waiting) {
+        lines.push(conn.line(&p, ReplyClass::Closed, p.sent.elapsed()));
+    }
+    lines.push(conn.conn_line(
+        ConnEvent::Closed,
+        peer,
+        &listener,
+        error.map(|e| e.to_string()),
+    ));
+    conn.record(lines).await;
+}
+
+/// Client → node: forwards every byte as it arrives, and queues each request for its reply.
+async fn pump_requests(
+    mut cr: OwnedReadHalf,
+    mut uw: OwnedWriteHalf,
+    pending: mpsc::Sender<Pending>,
+    record_keys: bool,
+) -> io::Result<()> {
+    let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
+    let mut splitter = FrameSplitter::for_requests();
+    // `buf` holds the current partial frame (to read its command when it completes) and what was
+    // read after it; bytes before `forwarded` have been sent to the node already.
+    let (mut scanned, mut frame_start, mut forwarded) = (0usize, 0usize, 0usize);
+    // The current frame was too large to hold; its command is queued already.
+    let mut head_queued = false;
+    // The stream is not RESP: forward it unrecorded (the server answers with an error and closes).
+    let mut broken = false;
+    loop {
+        buf.reserve(READ_CHUNK);
+        if cr.read_buf(&mut buf).await? == 0 {
+            let _ = uw.shutdown().await;
+            return Ok(());
+        }
+        while !broken && scanned < buf.len() {
+            match splitter.feed(&buf[scanned..]) {
+                Ok(Some(n)) => {
+                    let end = scanned + n;
+                    if head_queued {
+                        head_queued = false;
+                    } else if let Some(args) = request_args(&buf[frame_start..end]) {
+                        queue(&pending, Command::from_args(&args), record_keys).await;
+                    }
+                    frame_start = end;
+                    scanned = end;
+                }
+                Ok(None) => scanned = buf.len(),
+                Err(_) => broken = true,
+            }
+        }
+        if !broken && !head_queued && buf.len() - frame_start > REQUEST_HOLD {
+            let args = request_head(&buf[frame_start..]);
+            queue(&pending, Command::from_args(&args), record_keys).await;
+            head_queued = true;
+        }
+        // Everything read goes on at once, whole frames or not: the node sees the client's bytes
+        // as they come.
+        uw.write_all(&buf[forwarded..]).await?;
+        if broken || head_queued {
+            buf.clear();
+            (scanned, frame_start, forwarded) = (0, 0, 0);
+        } else {
+            buf.drain(..frame_start);
+            scanned -= frame_start;
+            forwarded = buf.len();
+            frame_start = 0;
+        }
+        // Keep the buffer from growing for good after one large request.
+        if buf.capacity() > 4 * READ_CHUNK && buf.len() < READ_CHUNK {
+            buf.shrink_to(2 * READ_CHUNK);
+        }
+    }
+}
+
+async fn queue(pending: &mpsc::Sender<Pending>, mut cmd: Command, record_keys: bool) {
+    if cmd.expect == Expect::Nothing {
+        return;
+    }
+    if !record_keys {
+        // Not kept a moment longer than needed.
+        cmd.key = None;
+    }
+    let p = Pending {
+        t: now(),
+        sent: Instant::now(),
+        cmd,
+        recorded: false,
+    };
+    // The reply pump holds the receiver until the connection's end.
+    let _ = pending.send(p).await;
+}
+
+#[derive(Default)]
+struct ReplyState {
+    /// The oldest command without its (last) reply, once looked at.
+    head: Option<Pending>,
+    /// The connection is subscribed to at least one channel (RESP2 messages arrive as arrays).
+    subscribed: bool,
+}
+
+/// Node → client: forwards replies frame by frame, rewriting node addresses, and records each
+/// command with its reply.
+async fn pump_replies(
+    mut ur: OwnedReadHalf,
+    mut cw: OwnedWriteHalf,
+    pending: &mut mpsc::Receiver<Pending>,
+    state: &mut ReplyState,
+    conn: &Conn<'_>,
+) -> io::Result<()> {
+    let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
+    let mut splitter = FrameSplitter::for_replies();
+    let (mut scanned, mut frame_start) = (0usize, 0usize);
+    // The current frame was too large to hold and is being forwarded in pieces.
+    let mut streaming = false;
+    let mut broken = false;
+    let mut out: Vec<u8> = Vec::new();
+    loop {
+        buf.reserve(READ_CHUNK);
+        if ur.read_buf(&mut buf).await? == 0 {
+            if !buf.is_empty() {
+                cw.write_all(&buf).await?;
+            }
+            let _ = cw.shutdown().await;
+            return Ok(());
+        }
+        let mut lines = Vec::new();
+        out.clear();
+        let mut copied = 0;
+        while !broken && scanned < buf.len() {
+            match splitter.feed(&buf[scanned..]) {
+                Ok(Some(n)) => {
+                    let end = scanned + n;
+                    if streaming {
+                        streaming = false;
+                        on_reply(b"+\r\n", pending, state, conn, &mut lines);
+                    } else if let Some(new) =
+                        on_reply(&buf[frame_start..end], pending, state, conn, &mut lines)
+                    {
+                        out.extend_from_slice(&buf[copied..frame_start]);
+                        out.extend_from_slice(&new);
+                        copied = end;
+                    }
+                    frame_start = end;
+                    scanned = end;
+                }
+                Ok(None) => scanned = buf.len(),
+                Err(_) => broken = true,
+            }
+        }
+        let upto = if broken { buf.len() } else { frame_start };
+        let written = if copied == 0 {
+            cw.write_all(&buf[..upto]).await
+        } else {
+            out.extend_from_slice(&buf[copied..upto]);
+            cw.write_all(&out).await
+        };
+        // The replies came from the node whether or not the client still takes them.
+        conn.record(lines).await;
+        written?;
+        if broken {
+            buf.clear();
+            (scanned, frame_start) = (0, 0);
+            continue;
+        }
+        buf.drain(..frame_start);
+        scanned -= frame_start;
+        frame_start = 0;
+        if buf.len() > REPLY_HOLD || (streaming && !buf.is_empty()) {
+            cw.write_all(&buf).await?;
+            buf.clear();
+            scanned = 0;
+            streaming = true;
+        }
+        if buf.capacity() > 4 * READ_CHUNK && buf.len() < READ_CHUNK {
+            buf.shrink_to(2 * READ_CHUNK);
+        }
+    }
+}
+
+/// One complete reply frame: pairs it with its command (recording a line) and returns its
+/// rewritten form if it names nodes.
+fn on_reply(
+    frame: &[u8],
+    pending: &mut mpsc::Receiver<Pending>,
+    state: &mut ReplyState,
+    conn: &Conn<'_>,
+    lines: &mut Vec<Line>,
+) -> Option<Vec<u8>> {
+    if state.head.is_none() {
+        state.head = pending.try_recv().ok();
+    }
+    let confirming = state
+        .head
+        .as_ref()
+        .is_some_and(|p| matches!(p.cmd.expect, Expect::Confirmations(_)));
+    let push = frame.first() == Some(&b'>');
+    if push || state.subscribed || confirming {
+        match pubsub_kind(frame) {
+            Some(PubSub::Message) => return None,
+            Some(PubSub::Confirmation { count }) => {
+                state.subscribed = count > 0;
+                if confirming {
+                    confirm(count, state, conn, lines);
+                }
+                return None;
+            }
+            // Other pushes (client tracking invalidations, …) have no request.
+            None if push => return None,
+            None => {}
+        }
+    }
+    let p = state.head.take()?;
+    let same_host = conn.node.host();
+    let class = ReplyClass::of_frame(frame, same_host);
+    let rewritten = match (&class, p.cmd.expect) {
+        (ReplyClass::Moved { .. } | ReplyClass::Ask { .. }, _) => {
+            with_registry(conn, |reg| rewrite_redirect(frame, same_host, reg))
+        }
+        (ReplyClass::Ok, Expect::Topology(q)) => {
+            with_registry(conn, |reg| rewrite_topology(q, frame, same_host, reg))
+        }
+        _ => None,
+    };
+    lines.push(conn.line(&p, class, p.sent.elapsed()));
+    rewritten
+}
+
+/// A `SUBSCRIBE`-family confirmation for the command at the head.
+fn confirm(count: i64, state: &mut ReplyState, conn: &Conn<'_>, lines: &mut Vec<Line>) {
+    let Some(p) = state.head.as_mut() else { return };
+    if !p.recorded {
+        p.recorded = true;
+        lines.push(conn.line(p, ReplyClass::Ok, p.sent.elapsed()));
+    }
+    let done = match &mut p.cmd.expect {
+        Expect::Confirmations(Some(left)) => {
+            *left = left.saturating_sub(1);
+            *left == 0
+        }
+        _ => count == 0,
+    };
+    if done {
+        state.head = None;
+    }
+}
+
+fn with_registry<T>(
+    conn: &Conn<'_>,
+    f: impl FnOnce(&mut crate::tap::listener::Registry) -> Option<T>,
+) -> Option<T> {
+    let out = {
+        let mut reg = conn
+            .shared
+            .registry
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        f(&mut reg)
+    };
+    listener::serve_fresh(conn.shared);
+    out
+}

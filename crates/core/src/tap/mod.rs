@@ -1,0 +1,30 @@
+//! The sans-IO half of `slotscope tap`, a RESP proxy that records a real client's routing: which
+//! node it sent each command to and what came back.
+//!
+//! - [`frame`]: frame boundaries in a RESP2/RESP3 byte stream, fed in pieces of any size, with
+//!   bounded memory on hostile lengths; a lossless frame tree for the replies that are rewritten.
+//! - [`command`]: a request's command name, first key and slot (from the command's key positions),
+//!   and how its replies arrive.
+//! - [`reply`]: reply classes (ok, MOVED, ASK, TRYAGAIN, CLUSTERDOWN, other error, connection
+//!   closed) and redirections.
+//! - [`rewrite`]: node addresses in `MOVED` / `ASK` and `CLUSTER SLOTS|SHARDS|NODES` replies
+//!   rewritten to the tap's listeners.
+//! - [`event`]: the recording lines a tap writes.
+//! - [`summary`]: tap lines folded into per-command and per-node counts (the MOVED share a client
+//!   really saw).
+//! - [`mod@versus`]: those counts beside the servers' `commandstats` for the same commands.
+
+pub mod command;
+pub mod event;
+pub mod frame;
+pub mod reply;
+pub mod rewrite;
+pub mod summary;
+pub mod versus;
+
+pub use command::{Command, Expect, TopologyQuery};
+pub use event::{ConnEvent, TapCommand, TapConn};
+pub use frame::{FrameError, FrameSplitter, RawFrame};
+pub use reply::{parse_redirect, pubsub_kind, PubSub, Redirect, ReplyClass};
+pub use summary::{TapCounts, TapSummary};
+pub use versus::{versus, Versus};

@@ -1,0 +1,280 @@
+//! What came back for a command: the reply class the tap records, and redirections parsed once.
+
+use serde::{Deserialize, Serialize};
+
+use crate::node::NodeAddr;
+use crate::slot::Slot;
+
+/// A cluster redirection (`-MOVED` / `-ASK`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Redirect {
+    /// `MOVED slot host:port`: the slot lives elsewhere for good.
+    Moved {
+        /// The slot.
+        slot: Slot,
+        /// Where it lives.
+        to: NodeAddr,
+    },
+    /// `ASK slot host:port`: ask that node once, the slot is migrating.
+    Ask {
+        /// The slot.
+        slot: Slot,
+        /// The node importing it.
+        to: NodeAddr,
+    },
+}
+
+/// Parses a redirection error text (`MOVED 3999 127.0.0.1:6381`, without the `-`). An empty (or
+/// `?`) host, which a server sends when it does not know a node's endpoint, means the host of the
+/// node that answered: `same_host`.
+pub fn parse_redirect(error: &str, same_host: &str) -> Option<Redirect> {
+    let mut words = error.split(' ');
+    let kind = words.next()?;
+    let slot: u16 = words.next()?.parse().ok()?;
+    let slot = Slot::new(slot)?;
+    let addr = words.next()?;
+    if words.next().is_some() {
+        return None;
+    }
+    let (host, port) = addr.rsplit_once(':')?;
+    let port: u16 = port.parse().ok().filter(|&p| p != 0)?;
+    let host = if host.is_empty() || host == "?" {
+        same_host
+    } else {
+        host
+    };
+    let to = NodeAddr::new(host, port)?;
+    match kind {
+        "MOVED" => Some(Redirect::Moved { slot, to }),
+        "ASK" => Some(Redirect::Ask { slot, to }),
+        _ => None,
+    }
+}
+
+/// The class of a command's reply, as recorded.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "class", rename_all = "snake_case")]
+pub enum ReplyClass {
+    /// Anything but an error.
+    Ok,
+    /// `-MOVED`: the slot lives on `to` (the real node, not the tap's listener).
+    Moved {
+        /// The slot.
+        slot: Slot,
+        /// The node the server redirected to.
+        to: NodeAddr,
+    },
+    /// `-ASK`: the slot is migrating to `to`.
+    Ask {
+        /// The slot.
+        slot: Slot,
+        /// The importing node.
+        to: NodeAddr,
+    },
+    /// `-TRYAGAIN` (a multi-key command during a migration).
+    TryAgain,
+    /// `-CLUSTERDOWN`.
+    ClusterDown,
+    /// Any other error; only its code (the first word, e.g. `ERR`, `WRONGTYPE`, `NOAUTH`), which
+    /// never holds a value.
+    Error {
+        /// The error code.
+        code: String,
+    },
+    /// The connection closed before the reply came.
+    Closed,
+}
+
+impl ReplyClass {
+    /// The class of one complete reply frame; `same_host` as in [`parse_redirect`].
+    pub fn of_frame(frame: &[u8], same_host: &str) -> ReplyClass {
+        match frame.first() {
+            Some(b'-') => {
+                let line = frame[1..].strip_suffix(b"\r\n").unwrap_or(&frame[1..]);
+                ReplyClass::of_error(&String::from_utf8_lossy(line), same_host)
+            }
+            Some(b'!') => {
+                // `!<len>\r\n<payload>\r\n`
+                let payload = frame
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(&frame[..0], |i| &frame[i + 1..]);
+                let payload = payload.strip_suffix(b"\r\n").unwrap_or(payload);
+                ReplyClass::of_error(&String::from_utf8_lossy(payload), same_host)
+            }
+            _ => ReplyClass::Ok,
+        }
+    }
+
+    /// The class of an error text (without the `-`).
+    pub fn of_error(error: &str, same_host: &str) -> ReplyClass {
+        let code = error.split(' ').next().unwrap_or_default();
+        match code {
+            "MOVED" | "ASK" => match parse_redirect(error, same_host) {
+                Some(Redirect::Moved { slot, to }) => ReplyClass::Moved { slot, to },
+                Some(Redirect::Ask { slot, to }) => ReplyClass::Ask { slot, to },
+                None => ReplyClass::Error { code: code.into() },
+            },
+            "TRYAGAIN" => ReplyClass::TryAgain,
+            "CLUSTERDOWN" => ReplyClass::ClusterDown,
+            _ => ReplyClass::Error {
+                code: code
+                    .chars()
+                    .take(32)
+                    .filter(|c| c.is_ascii_graphic())
+                    .collect(),
+            },
+        }
+    }
+
+    /// The class's name as written in the file (`ok`, `moved`, `ask`, `try_again`,
+    /// `cluster_down`, `error`, `closed`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            ReplyClass::Ok => "ok",
+            ReplyClass::Moved { .. } => "moved",
+            ReplyClass::Ask { .. } => "ask",
+            ReplyClass::TryAgain => "try_again",
+            ReplyClass::ClusterDown => "cluster_down",
+            ReplyClass::Error { .. } => "error",
+            ReplyClass::Closed => "closed",
+        }
+    }
+}
+
+/// A frame that may arrive without a request of its own: pub/sub confirmations and messages
+/// (RESP2 arrays on a subscribed connection, RESP3 pushes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PubSub {
+    /// `subscribe` / `unsubscribe` / `psubscribe` / … confirmation, with the connection's
+    /// subscription count after it.
+    Confirmation {
+        /// Subscriptions left (or made so far).
+        count: i64,
+    },
+    /// `message`, `pmessage`, `smessage`: a published message.
+    Message,
+}
+
+/// Whether a reply frame is a pub/sub confirmation or message, by its first element (an array or
+/// push whose first element is one of the pub/sub kinds).
+pub fn pubsub_kind(frame: &[u8]) -> Option<PubSub> {
+    let rest = frame
+        .strip_prefix(b"*")
+        .or_else(|| frame.strip_prefix(b">"))?;
+    let nl = rest.iter().position(|&b| b == b'\n')?;
+    let n: usize = std::str::from_utf8(rest.get(..nl.checked_sub(1)?)?)
+        .ok()?
+        .parse()
+        .ok()?;
+    let rest = rest.get(nl + 1..)?.strip_prefix(b"$")?;
+    let nl = rest.iter().position(|&b| b == b'\n')?;
+    let len: usize = std::str::from_utf8(rest.get(..nl.checked_sub(1)?)?)
+        .ok()?
+        .parse()
+        .ok()?;
+    let kind = rest.get(nl + 1..nl + 1 + len)?;
+    match kind {
+        b"message" | b"pmessage" | b"smessage" => Some(PubSub::Message),
+        b"subscribe" | b"unsubscribe" | b"psubscribe" | b"punsubscribe" | b"ssubscribe"
+        | b"sunsubscribe"
+            if n == 3 =>
+        {
+            // The count is the last element: `:<n>\r\n` at the end of the frame.
+            let body = frame.strip_suffix(b"\r\n")?;
+            let colon = body.iter().rposition(|&b| b == b':')?;
+            let count = std::str::from_utf8(&body[colon + 1..]).ok()?.parse().ok()?;
+            Some(PubSub::Confirmation { count })
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addr(s: &str) -> NodeAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn redirections_are_parsed_once_here() {
+        assert_eq!(
+            parse_redirect("MOVED 3999 127.0.0.1:6381", "h"),
+            Some(Redirect::Moved {
+                slot: Slot::new(3999).unwrap(),
+                to: addr("127.0.0.1:6381")
+            })
+        );
+        assert_eq!(
+            parse_redirect("ASK 1 :7001", "10.0.0.1"),
+            Some(Redirect::Ask {
+                slot: Slot::new(1).unwrap(),
+                to: addr("10.0.0.1:7001")
+            })
+        );
+        assert_eq!(parse_redirect("MOVED 16384 a:1", "h"), None);
+        assert_eq!(parse_redirect("MOVED 1 a:0", "h"), None);
+        assert_eq!(parse_redirect("MOVED 1", "h"), None);
+    }
+
+    #[test]
+    fn reply_frames_are_classified() {
+        let c = |f: &[u8]| ReplyClass::of_frame(f, "127.0.0.1");
+        assert_eq!(c(b"+OK\r\n"), ReplyClass::Ok);
+        assert_eq!(c(b"$-1\r\n"), ReplyClass::Ok);
+        assert_eq!(c(b"-MOVED 5 127.0.0.1:7001\r\n").name(), "moved");
+        assert_eq!(c(b"-ASK 5 127.0.0.1:7001\r\n").name(), "ask");
+        assert_eq!(
+            c(b"-TRYAGAIN Multiple keys request during rehashing of slot\r\n"),
+            ReplyClass::TryAgain
+        );
+        assert_eq!(
+            c(b"-CLUSTERDOWN The cluster is down\r\n"),
+            ReplyClass::ClusterDown
+        );
+        assert_eq!(
+            c(b"-ERR unknown command 'x', with args beginning with: 'secret'\r\n"),
+            ReplyClass::Error { code: "ERR".into() }
+        );
+        assert_eq!(
+            c(b"!21\r\nSYNTAX invalid syntax\r\n"),
+            ReplyClass::Error {
+                code: "SYNTAX".into()
+            }
+        );
+    }
+
+    #[test]
+    fn pubsub_frames_are_told_apart() {
+        assert_eq!(
+            pubsub_kind(b"*3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n"),
+            Some(PubSub::Confirmation { count: 1 })
+        );
+        assert_eq!(
+            pubsub_kind(b">3\r\n$11\r\nunsubscribe\r\n_\r\n:0\r\n"),
+            Some(PubSub::Confirmation { count: 0 })
+        );
+        assert_eq!(
+            pubsub_kind(b"*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$5\r\nhello\r\n"),
+            Some(PubSub::Message)
+        );
+        assert_eq!(pubsub_kind(b"*2\r\n$4\r\npong\r\n$0\r\n\r\n"), None);
+        assert_eq!(pubsub_kind(b"+OK\r\n"), None);
+    }
+
+    #[test]
+    fn classes_serialise_with_a_tag() {
+        let j = serde_json::to_string(&ReplyClass::Moved {
+            slot: Slot::new(7).unwrap(),
+            to: addr("127.0.0.1:7001"),
+        })
+        .unwrap();
+        assert_eq!(j, r#"{"class":"moved","slot":7,"to":"127.0.0.1:7001"}"#);
+        assert_eq!(
+            serde_json::to_string(&ReplyClass::TryAgain).unwrap(),
+            r#"{"class":"try_again"}"#
+        );
+    }
+}

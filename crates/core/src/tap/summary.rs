@@ -1,0 +1,217 @@
+//! [`TapSummary`]: a recording's tap lines folded into per-command and per-node counts — the
+//! client-side evidence (what one real client sent where, and what came back) to set beside the
+//! servers' global counters.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::node::NodeAddr;
+use crate::recording::Line;
+use crate::tap::event::ConnEvent;
+use crate::tap::reply::ReplyClass;
+use crate::time::Timestamp;
+
+/// Counts of commands by reply class.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TapCounts {
+    /// Commands sent.
+    pub sent: u64,
+    /// Replies that were not errors.
+    pub ok: u64,
+    /// `-MOVED` replies.
+    pub moved: u64,
+    /// `-ASK` replies.
+    pub ask: u64,
+    /// `-TRYAGAIN` replies.
+    pub try_again: u64,
+    /// `-CLUSTERDOWN` replies.
+    pub cluster_down: u64,
+    /// Other error replies.
+    pub errors: u64,
+    /// Commands whose connection closed before the reply.
+    pub closed: u64,
+    /// Sum of the latencies of the replies, in microseconds.
+    pub latency_us_sum: u64,
+}
+
+impl TapCounts {
+    fn add(&mut self, reply: &ReplyClass, latency_us: u64) {
+        self.sent += 1;
+        match reply {
+            ReplyClass::Ok => self.ok += 1,
+            ReplyClass::Moved { .. } => self.moved += 1,
+            ReplyClass::Ask { .. } => self.ask += 1,
+            ReplyClass::TryAgain => self.try_again += 1,
+            ReplyClass::ClusterDown => self.cluster_down += 1,
+            ReplyClass::Error { .. } => self.errors += 1,
+            ReplyClass::Closed => self.closed += 1,
+        }
+        if !matches!(reply, ReplyClass::Closed) {
+            self.latency_us_sum = self.latency_us_sum.saturating_add(latency_us);
+        }
+    }
+
+    /// MOVED replies per command sent (0 when none was sent): the client-side counterpart of a
+    /// server's `rejected_calls / (calls + rejected_calls)`.
+    pub fn moved_share(&self) -> f64 {
+        if self.sent == 0 {
+            0.0
+        } else {
+            // Counts stay far below 2^53: the conversion is exact.
+            #[allow(clippy::cast_precision_loss)]
+            let share = self.moved as f64 / self.sent as f64;
+            share
+        }
+    }
+
+    /// Mean reply latency in microseconds over the replies that came.
+    pub fn mean_latency_us(&self) -> f64 {
+        let replied = self.sent - self.closed;
+        if replied == 0 {
+            0.0
+        } else {
+            #[allow(clippy::cast_precision_loss)]
+            let mean = self.latency_us_sum as f64 / replied as f64;
+            mean
+        }
+    }
+}
+
+/// A recording's tap lines, folded.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TapSummary {
+    /// Client connections opened through the tap.
+    pub connections_opened: u64,
+    /// Client connections closed.
+    pub connections_closed: u64,
+    /// Client connections refused because their node could not be reached.
+    pub connections_refused: u64,
+    /// All commands.
+    pub total: TapCounts,
+    /// Per command name.
+    pub per_command: BTreeMap<String, TapCounts>,
+    /// Per node the commands were sent to.
+    pub per_node: BTreeMap<NodeAddr, TapCounts>,
+    /// MOVED replies per slot they named, and the node they pointed to.
+    pub moved_to: BTreeMap<NodeAddr, u64>,
+    /// Slots named by MOVED or ASK replies (each once).
+    pub redirected_slots: Vec<u16>,
+    /// First and last tap line.
+    pub span: Option<(Timestamp, Timestamp)>,
+}
+
+impl TapSummary {
+    /// Folds every line of a recording (lines other than tap lines are ignored).
+    pub fn from_lines<'a>(lines: impl IntoIterator<Item = &'a Line>) -> TapSummary {
+        let mut s = TapSummary::default();
+        for l in lines {
+            s.push(l);
+        }
+        s.finish()
+    }
+
+    /// Folds one line.
+    pub fn push(&mut self, line: &Line) {
+        let t = match line {
+            Line::TapConn(c) => {
+                match c.event {
+                    ConnEvent::Opened => self.connections_opened += 1,
+                    ConnEvent::Closed => self.connections_closed += 1,
+                    ConnEvent::Refused => self.connections_refused += 1,
+                }
+                c.t
+            }
+            Line::TapCommand(c) => {
+                self.total.add(&c.reply, c.latency_us);
+                self.per_command
+                    .entry(c.cmd.clone())
+                    .or_default()
+                    .add(&c.reply, c.latency_us);
+                self.per_node
+                    .entry(c.node.clone())
+                    .or_default()
+                    .add(&c.reply, c.latency_us);
+                match &c.reply {
+                    ReplyClass::Moved { slot, to } => {
+                        *self.moved_to.entry(to.clone()).or_default() += 1;
+                        self.redirected_slots.push(slot.get());
+                    }
+                    ReplyClass::Ask { slot, .. } => self.redirected_slots.push(slot.get()),
+                    _ => {}
+                }
+                c.t
+            }
+            _ => return,
+        };
+        self.span = Some(match self.span {
+            None => (t, t),
+            Some((a, b)) => (a.min(t), b.max(t)),
+        });
+    }
+
+    /// Sorts and de-duplicates what needs it; call once after the last line.
+    pub fn finish(mut self) -> TapSummary {
+        self.redirected_slots.sort_unstable();
+        self.redirected_slots.dedup();
+        self
+    }
+
+    /// Whether the recording held any tap line.
+    pub fn is_empty(&self) -> bool {
+        self.span.is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::slot::Slot;
+    use crate::tap::event::{TapCommand, TapConn};
+
+    fn cmd(name: &str, node: &str, reply: ReplyClass) -> Line {
+        Line::TapCommand(TapCommand {
+            t: Timestamp(5),
+            conn: 1,
+            cmd: name.into(),
+            slot: Slot::new(1),
+            key: None,
+            node: node.parse().unwrap(),
+            reply,
+            latency_us: 10,
+        })
+    }
+
+    #[test]
+    fn moved_share_per_command_and_node() {
+        let moved = ReplyClass::Moved {
+            slot: Slot::new(9).unwrap(),
+            to: "127.0.0.1:7001".parse().unwrap(),
+        };
+        let lines = vec![
+            Line::TapConn(TapConn {
+                t: Timestamp(1),
+                conn: 1,
+                event: ConnEvent::Opened,
+                client: "127.0.0.1:5000".into(),
+                node: "127.0.0.1:7000".parse().unwrap(),
+                listener: "127.0.0.1:7400".parse().unwrap(),
+                error: None,
+            }),
+            cmd("zrevrange", "127.0.0.1:7000", moved.clone()),
+            cmd("zrevrange", "127.0.0.1:7001", ReplyClass::Ok),
+            cmd("zrevrange", "127.0.0.1:7000", ReplyClass::Ok),
+            cmd("zrevrange", "127.0.0.1:7000", moved),
+            cmd("get", "127.0.0.1:7000", ReplyClass::Closed),
+        ];
+        let s = TapSummary::from_lines(&lines);
+        assert_eq!(s.connections_opened, 1);
+        assert_eq!(s.per_command["zrevrange"].sent, 4);
+        assert!((s.per_command["zrevrange"].moved_share() - 0.5).abs() < 1e-12);
+        assert_eq!(s.per_node[&"127.0.0.1:7000".parse().unwrap()].moved, 2);
+        assert_eq!(s.per_command["get"].closed, 1);
+        assert_eq!(s.redirected_slots, vec![9]);
+        assert_eq!(s.span, Some((Timestamp(1), Timestamp(5))));
+        assert!(TapSummary::from_lines(&[]).is_empty());
+    }
+}
