@@ -348,6 +348,21 @@ struct ImportArgs {
     dry_run: bool,
 }
 
+/// The output file of `record` or `tap`, or the exit status after saying why it cannot be made.
+fn create_sink(out: &std::path::Path, compress: bool, force: bool) -> Result<FileSink, ExitCode> {
+    FileSink::create(out, compress, force).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            eprintln!(
+                "error: {} already exists; choose another --out or pass --force to overwrite it",
+                out.display()
+            );
+        } else {
+            eprintln!("error: cannot create {}: {e}", out.display());
+        }
+        ExitCode::from(2)
+    })
+}
+
 fn parse_addr(s: &str) -> Result<NodeAddr, String> {
     s.parse()
         .map_err(|e: slotscope_core::node::AddrError| e.to_string())
@@ -404,19 +419,9 @@ fn run_tap(args: TapArgs) -> ExitCode {
         return ExitCode::from(2);
     }
     let compress = args.compress || sink::wants_zstd(&args.out);
-    let sink = match FileSink::create(&args.out, compress, args.force) {
+    let sink = match create_sink(&args.out, compress, args.force) {
         Ok(s) => s,
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            eprintln!(
-                "error: {} already exists; choose another --out or pass --force to overwrite it",
-                args.out.display()
-            );
-            return ExitCode::from(2);
-        }
-        Err(e) => {
-            eprintln!("error: cannot create {}: {e}", args.out.display());
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let poll = args.poll.map(|interval| RecordConfig {
         seed: args.upstream.clone(),
@@ -524,19 +529,9 @@ fn run_record(args: RecordArgs) -> ExitCode {
         gone_after: 3,
     };
     let compress = args.compress || sink::wants_zstd(&args.out);
-    let sink = match FileSink::create(&args.out, compress, args.force) {
+    let sink = match create_sink(&args.out, compress, args.force) {
         Ok(s) => s,
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            eprintln!(
-                "error: {} already exists; choose another --out or pass --force to overwrite it",
-                args.out.display()
-            );
-            return ExitCode::from(2);
-        }
-        Err(e) => {
-            eprintln!("error: cannot create {}: {e}", args.out.display());
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     // One worker: the tap's tasks are short and I/O-bound, and on a small host shared with the
     // servers and the client a second worker costs more in contention than it brings (measured in
