@@ -349,8 +349,12 @@ struct ImportArgs {
 }
 
 /// The output file of `record` or `tap`, or the exit status after saying why it cannot be made.
-fn create_sink(out: &std::path::Path, compress: bool, force: bool) -> Result<FileSink, ExitCode> {
-    FileSink::create(out, compress, force).map_err(|e| {
+fn create_sink(
+    out: &std::path::Path,
+    zstd: Option<i32>,
+    force: bool,
+) -> Result<FileSink, ExitCode> {
+    FileSink::create(out, zstd, force).map_err(|e| {
         if e.kind() == std::io::ErrorKind::AlreadyExists {
             eprintln!(
                 "error: {} already exists; choose another --out or pass --force to overwrite it",
@@ -419,7 +423,8 @@ fn run_tap(args: TapArgs) -> ExitCode {
         return ExitCode::from(2);
     }
     let compress = args.compress || sink::wants_zstd(&args.out);
-    let sink = match create_sink(&args.out, compress, args.force) {
+    let zstd = compress.then_some(sink::TAP_ZSTD_LEVEL);
+    let sink = match create_sink(&args.out, zstd, args.force) {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -529,7 +534,8 @@ fn run_record(args: RecordArgs) -> ExitCode {
         gone_after: 3,
     };
     let compress = args.compress || sink::wants_zstd(&args.out);
-    let sink = match create_sink(&args.out, compress, args.force) {
+    let zstd = compress.then_some(sink::ZSTD_LEVEL);
+    let sink = match create_sink(&args.out, zstd, args.force) {
         Ok(s) => s,
         Err(code) => return code,
     };

@@ -53,13 +53,17 @@ pub struct FileSink {
 /// zstd level used for recordings: high enough for the repetitive JSON, cheap at a few KB/s.
 pub const ZSTD_LEVEL: i32 = 9;
 
+/// zstd level of `slotscope tap`, which writes a line per command of a busy client: level 9 took
+/// about 8 % of the tap's CPU at 180k commands/s (see BENCHMARKS.md, Tap).
+pub const TAP_ZSTD_LEVEL: i32 = 3;
+
 /// zstd window: 2^20 bytes.
 pub const ZSTD_WINDOW_LOG: u32 = 20;
 
 impl FileSink {
-    /// Creates `path` (refusing to overwrite an existing file unless `overwrite`), compressed if
-    /// `compress`.
-    pub fn create(path: &Path, compress: bool, overwrite: bool) -> io::Result<FileSink> {
+    /// Creates `path` (refusing to overwrite an existing file unless `overwrite`), compressed at
+    /// zstd level `zstd` if given.
+    pub fn create(path: &Path, zstd: Option<i32>, overwrite: bool) -> io::Result<FileSink> {
         let file = if overwrite {
             File::create(path)?
         } else {
@@ -70,8 +74,8 @@ impl FileSink {
             inner: BufWriter::with_capacity(64 * 1024, file),
             count: count.clone(),
         };
-        let target = if compress {
-            let mut enc = zstd::Encoder::new(counting, ZSTD_LEVEL)?;
+        let target = if let Some(level) = zstd {
+            let mut enc = zstd::Encoder::new(counting, level)?;
             // A content checksum at the end of the frame lets readers detect damage.
             enc.include_checksum(true)?;
             // A 1 MiB window: a poll round repeats the previous one, so a longer window or
