@@ -8,6 +8,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { after, before } from 'node:test';
 import { chromium } from 'playwright-core';
 
 /** The repository's root directory. */
@@ -71,6 +72,24 @@ export function startServer(file) {
       resolvePromise({ url, origin: new URL(url).origin, stop });
     });
   });
+}
+
+/**
+ * A served viewer and a browser shared by the tests of one `describe`: started before them and
+ * ended after them. `file`: a recording for `slotscope serve FILE` (default: the demo). Returns
+ * `{ server, browser }`, filled in when the tests start.
+ */
+export function useViewer(file) {
+  const v = { server: null, browser: null };
+  before(async () => {
+    v.server = await startServer(file);
+    v.browser = await launchBrowser();
+  });
+  after(async () => {
+    await v.browser?.close();
+    v.server?.stop();
+  });
+  return v;
 }
 
 /** Launches Debian's Chromium headless. */

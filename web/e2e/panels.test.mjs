@@ -8,9 +8,9 @@
 // Run: node --test web/e2e/   (needs scripts/build-web's web/dist and a built slotscope binary)
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import {
-  ARTIFACTS, STEP_MS, launchBrowser, newPage, screenshot, startServer, state, waitLoaded, waitState,
+  ARTIFACTS, STEP_MS, newPage, screenshot, state, useViewer, waitLoaded, waitState,
 } from './harness.mjs';
 
 const TEST = { timeout: 4 * STEP_MS };
@@ -82,20 +82,11 @@ async function panelShot(page, selector, name) {
 }
 
 describe('slot map and topology diff on the incident-1 demo', () => {
-  let server;
-  let browser;
-  before(async () => {
-    server = await startServer();
-    browser = await launchBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-    server?.stop();
-  });
+  const v = useViewer();
 
   test('the slot map follows the cursor: the new node goes from 0 to 8192 slots', TEST, async () => {
-    const page = await newPage(browser);
-    await page.goto(server.url);
+    const page = await newPage(v.browser);
+    await page.goto(v.server.url);
     await waitLoaded(page, 'incident1');
     assert.equal(await page.locator('#slotmap').count(), 0, 'closed by default');
     await openPanel(page, 'slotmap');
@@ -148,8 +139,8 @@ describe('slot map and topology diff on the incident-1 demo', () => {
   });
 
   test('the topology diff over the whole recording shows the moved half and the node added', TEST, async () => {
-    const page = await newPage(browser);
-    await page.goto(server.url);
+    const page = await newPage(v.browser);
+    await page.goto(v.server.url);
     const s0 = await waitLoaded(page, 'incident1');
     await openPanel(page, 'topology-diff');
     // No selection, cursor at the window's start: A = B.
@@ -201,8 +192,8 @@ describe('slot map and topology diff on the incident-1 demo', () => {
   });
 
   test('on a high-DPI screen the canvases have two device pixels per CSS pixel, drawn edge to edge', TEST, async () => {
-    const page = await newPage(browser, { scale: 2 });
-    await page.goto(server.url);
+    const page = await newPage(v.browser, { scale: 2 });
+    await page.goto(v.server.url);
     await waitLoaded(page, 'incident1');
     await openPanel(page, 'slotmap');
     const sizes = await page.evaluate(() => [...document.querySelectorAll('#tracks canvas, #slotmap canvas')].map((c) => {

@@ -8,9 +8,9 @@
 // Run: node --test web/e2e/   (needs scripts/build-web's web/dist and a built slotscope binary)
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import {
-  FIXTURES, STEP_MS, launchBrowser, newPage, screenshot, startServer, state, waitLoaded, waitState,
+  FIXTURES, STEP_MS, newPage, screenshot, state, useViewer, waitLoaded, waitState,
 } from './harness.mjs';
 
 const TRACKS = ['topology', 'node-rate', 'moved-share', 'errors', 'connections', 'refreshes', 'events'];
@@ -29,20 +29,11 @@ async function trackBox(page) {
 }
 
 describe('viewer on the demo', () => {
-  let server;
-  let browser;
-  before(async () => {
-    server = await startServer();
-    browser = await launchBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-    server?.stop();
-  });
+  const v = useViewer();
 
   test('the demo opens on incident 1 and shows its top finding, idle_shard', TEST, async () => {
-    const page = await newPage(browser);
-    await page.goto(server.url);
+    const page = await newPage(v.browser);
+    await page.goto(v.server.url);
     const s = await waitLoaded(page, 'incident1');
     assert.ok(s.findings >= 1, JSON.stringify(s));
     const top = page.locator('#findings li.finding').first();
@@ -63,8 +54,8 @@ describe('viewer on the demo', () => {
   });
 
   test('clicking the top finding moves the cursor and the window to its evidence', TEST, async () => {
-    const page = await newPage(browser);
-    await page.goto(server.url);
+    const page = await newPage(v.browser);
+    await page.goto(v.server.url);
     await waitLoaded(page, 'incident1');
     // Park the cursor away from the finding first, so that the jump is seen.
     const box = await trackBox(page);
@@ -80,8 +71,8 @@ describe('viewer on the demo', () => {
   });
 
   test('incident 2 (button) leads with the redirect storm and lists client groups', TEST, async () => {
-    const page = await newPage(browser);
-    await page.goto(server.url);
+    const page = await newPage(v.browser);
+    await page.goto(v.server.url);
     await waitLoaded(page, 'incident1');
     await page.locator('#demo-2').click();
     const s = await waitLoaded(page, 'incident2');
@@ -93,8 +84,8 @@ describe('viewer on the demo', () => {
   });
 
   test('a bad file shows an error naming the line, and the app keeps working', TEST, async () => {
-    const page = await newPage(browser);
-    await page.goto(server.url);
+    const page = await newPage(v.browser);
+    await page.goto(v.server.url);
     await waitLoaded(page, 'incident1');
     const header = JSON.stringify({
       type: 'header', schema: 1, collector: 'slotscope 0.1.0', seed: '127.0.0.1:7000', started: 1795992896812,
@@ -116,8 +107,8 @@ describe('viewer on the demo', () => {
   });
 
   test('zoom (wheel, +/-) and pan (keys, drag) change the visible range', TEST, async () => {
-    const page = await newPage(browser);
-    await page.goto(server.url);
+    const page = await newPage(v.browser);
+    await page.goto(v.server.url);
     const s0 = await waitLoaded(page, 'incident1');
     const box = await trackBox(page);
     const mid = { x: box.x + box.width / 2, y: box.y + box.height / 2 };
@@ -152,8 +143,8 @@ describe('viewer on the demo', () => {
   });
 
   test('the URL hash holds window and cursor, and a reload restores them', TEST, async () => {
-    const page = await newPage(browser);
-    await page.goto(server.url);
+    const page = await newPage(v.browser);
+    await page.goto(v.server.url);
     const s0 = await waitLoaded(page, 'incident1');
     const box = await trackBox(page);
     await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
@@ -170,7 +161,7 @@ describe('viewer on the demo', () => {
     assert.equal(back.cursor, set.cursor);
 
     // The same URL in a fresh page (a shared link) shows the same view.
-    const other = await newPage(browser);
+    const other = await newPage(v.browser);
     await other.goto(url);
     const shared = await waitLoaded(other, 'incident1');
     assert.deepEqual(shared.window, set.window);
@@ -182,21 +173,12 @@ describe('viewer on the demo', () => {
 });
 
 describe('viewer on a served recording', () => {
-  let server;
-  let browser;
-  before(async () => {
-    server = await startServer(FIXTURES.incident2);
-    browser = await launchBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-    server?.stop();
-  });
+  const v = useViewer(FIXTURES.incident2);
 
   test('`slotscope serve FILE` prints a ?src= URL that opens FILE', TEST, async () => {
-    assert.match(server.url, /\?src=\/recording\/incident2-valkey\.jsonl\.zst$/);
-    const page = await newPage(browser);
-    await page.goto(server.url);
+    assert.match(v.server.url, /\?src=\/recording\/incident2-valkey\.jsonl\.zst$/);
+    const page = await newPage(v.browser);
+    await page.goto(v.server.url);
     const s = await waitLoaded(page, 'incident2-valkey');
     assert.equal(await page.locator('#findings li.finding').first().getAttribute('data-kind'), 'redirect_storm');
     assert.equal(s.loaded.includes('incident2-valkey'), true);
@@ -206,22 +188,13 @@ describe('viewer on a served recording', () => {
 });
 
 describe('viewer on a recording made through `slotscope tap`', () => {
-  let server;
-  let browser;
-  before(async () => {
-    server = await startServer(FIXTURES.incident2Tap);
-    browser = await launchBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-    server?.stop();
-  });
+  const v = useViewer(FIXTURES.incident2Tap);
 
   test('the client-side MOVED share per command is the client\'s own count, beside the servers\'', TEST, async () => {
     const own = JSON.parse(readFileSync(FIXTURES.incident2Tap.replace(/\.jsonl\.zst$/, '.client.json'), 'utf8'))
       .recommendation.commands;
-    const page = await newPage(browser);
-    await page.goto(server.url);
+    const page = await newPage(v.browser);
+    await page.goto(v.server.url);
     await waitLoaded(page, 'incident2-tap-valkey');
     const panel = page.locator('#client-side');
     await panel.scrollIntoViewIfNeeded();

@@ -6,9 +6,9 @@
 //
 // Run: node --test web/e2e/   (needs scripts/build-web's web/dist and a built slotscope binary)
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import {
-  STEP_MS, launchBrowser, newPage, screenshot, startServer, state, waitLoaded, waitState,
+  STEP_MS, newPage, screenshot, state, useViewer, waitLoaded, waitState,
 } from './harness.mjs';
 
 const TEST = { timeout: 6 * STEP_MS };
@@ -71,25 +71,16 @@ async function predictedPixels(page, track) {
 }
 
 describe('what-if on the demos', () => {
-  let server;
-  let browser;
-  before(async () => {
-    server = await startServer();
-    browser = await launchBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-    server?.stop();
-  });
+  const v = useViewer();
 
   test('incident 1: redis-py@5.0.0 ends wedged, redis-py@8.0.0 does not; clear removes the overlay', TEST, async () => {
-    const page = await newPage(browser);
+    const page = await newPage(v.browser);
     // The replay engine is a second wasm module, fetched only when the panel first runs.
     const fetched = [];
     page.on('request', (req) => {
       if (req.url().includes('/whatif/')) fetched.push(new URL(req.url()).pathname);
     });
-    await page.goto(server.url);
+    await page.goto(v.server.url);
     await waitLoaded(page, 'incident1');
     await openWhatif(page);
     assert.deepEqual(fetched, [], 'no what-if module before a run');
@@ -140,8 +131,8 @@ describe('what-if on the demos', () => {
   });
 
   test('incident 2: address_remap to the seed predicts a MOVED share above 30 %; a bad option is reported', TEST, async () => {
-    const page = await newPage(browser);
-    await page.goto(server.url);
+    const page = await newPage(v.browser);
+    await page.goto(v.server.url);
     await waitLoaded(page, 'incident1');
     await page.locator('#demo-2').click();
     await waitLoaded(page, 'incident2');
