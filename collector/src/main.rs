@@ -348,6 +348,18 @@ struct ImportArgs {
     dry_run: bool,
 }
 
+/// A tokio runtime with `workers` threads, or the exit status after saying why there is none.
+pub(crate) fn start_runtime(workers: usize) -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            eprintln!("error: cannot start the runtime: {e}");
+            ExitCode::FAILURE
+        })
+}
+
 /// The output file of `record` or `tap`, or the exit status after saying why it cannot be made.
 fn create_sink(
     out: &std::path::Path,
@@ -450,16 +462,9 @@ fn run_tap(args: TapArgs) -> ExitCode {
         duration: args.duration,
         quiet: args.quiet,
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match start_runtime(2) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(code) => return code,
     };
     let out = args.out.clone();
     match runtime.block_on(tap::run(cfg, Box::new(sink), shutdown_signal())) {
@@ -542,16 +547,9 @@ fn run_record(args: RecordArgs) -> ExitCode {
     // One worker: the tap's tasks are short and I/O-bound, and on a small host shared with the
     // servers and the client a second worker costs more in contention than it brings (measured in
     // BENCHMARKS.md).
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-    {
+    let runtime = match start_runtime(1) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(code) => return code,
     };
     let mut progress = if args.quiet {
         Progress::disabled()

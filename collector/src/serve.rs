@@ -91,16 +91,9 @@ pub fn run<F: Future<Output = ()>>(args: ServeArgs, shutdown: impl FnOnce() -> F
             return ExitCode::from(2);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::start_runtime(2) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(code) => return code,
     };
     let site = Arc::new(Site { dist, recording });
     runtime.block_on(async move {
