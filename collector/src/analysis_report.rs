@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use slotscope_core::analysis::{Analysis, Analyzer};
-use slotscope_core::finding::Finding;
+use slotscope_core::finding::{number, Finding};
 use slotscope_core::recording::Discovery;
 use slotscope_core::time::format_millis;
 use slotscope_core::{NodeId, Timestamp};
@@ -95,16 +95,6 @@ fn at(t: Timestamp, start: Timestamp) -> String {
         t.time_of_day(),
         format_millis(t.millis_since(start))
     )
-}
-
-fn number(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{v:.0}")
-    } else if v.abs() < 1.0 {
-        format!("{v:.3}")
-    } else {
-        format!("{v:.1}")
-    }
 }
 
 fn wrap(text: &str, width: usize, indent: &str) -> String {

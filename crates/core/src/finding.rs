@@ -135,6 +135,18 @@ pub struct Finding {
     pub context: Vec<String>,
 }
 
+/// One of a finding's numbers as `analyze` and the viewer print it: whole numbers without
+/// decimals, shares below 1 with three, the rest with one.
+pub fn number(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else if v.abs() < 1.0 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
 impl Finding {
     /// Orders findings by importance: severity, then kind, then time.
     pub fn importance_key(&self) -> (std::cmp::Reverse<Severity>, FindingKind, u64) {
@@ -149,6 +161,13 @@ impl Finding {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_read_as_the_reports_print_them() {
+        assert_eq!(number(3.0), "3");
+        assert_eq!(number(0.3712), "0.371");
+        assert_eq!(number(12.34), "12.3");
+    }
 
     #[test]
     fn attributions_read_as_one_line() {

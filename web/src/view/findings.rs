@@ -1,6 +1,6 @@
 //! The findings panel: most important first; a click jumps to the finding's evidence.
 
-use slotscope_core::finding::Finding;
+use slotscope_core::finding::{number, Finding};
 use slotscope_core::time::format_millis;
 use yew::prelude::*;
 
@@ -17,17 +17,6 @@ pub struct FindingsProps {
     pub offset: Option<i32>,
     /// Where actions go.
     pub dispatch: Callback<Action>,
-}
-
-/// A number as the CLI prints it.
-pub fn number(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{v:.0}")
-    } else if v.abs() < 1.0 {
-        format!("{v:.3}")
-    } else {
-        format!("{v:.1}")
-    }
 }
 
 fn severity(f: &Finding) -> &'static str {
@@ -81,17 +70,5 @@ pub fn findings_panel(props: &FindingsProps) -> Html {
                 }) }
             </ol>
         </section>
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numbers_read_like_the_cli() {
-        assert_eq!(number(3.0), "3");
-        assert_eq!(number(0.3712), "0.371");
-        assert_eq!(number(12.34), "12.3");
     }
 }
