@@ -295,12 +295,7 @@ mod tests {
 
     #[test]
     fn the_default_instants_are_the_selection_or_window_start_to_cursor() {
-        let s = ViewState::default().reduce(Action::Loaded {
-            name: "r".into(),
-            source: None,
-            span: (10_000, 20_000),
-            findings: 0,
-        });
+        let s = ViewState::default().reduce(Action::loaded("r", (10_000, 20_000)));
         assert_eq!(default_instants(&s), (10_000, 10_000));
         let s = s.reduce(Action::SetCursor(15_000));
         assert_eq!(default_instants(&s), (10_000, 15_000));

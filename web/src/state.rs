@@ -406,6 +406,19 @@ impl ViewState {
     }
 }
 
+#[cfg(test)]
+impl Action {
+    /// `Loaded` of recording `name` over `span`, from no URL, with no findings (tests).
+    pub(crate) fn loaded(name: &str, span: (u64, u64)) -> Action {
+        Action::Loaded {
+            name: name.into(),
+            source: None,
+            span,
+            findings: 0,
+        }
+    }
+}
+
 /// What the URL hash holds: `#w=START-END&c=CURSOR&s=A-B&p=findings,census&r=URL`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct HashState {
@@ -544,12 +557,7 @@ mod tests {
         // Another recording after a preview starts afresh.
         let s = preview(12_000)
             .reduce(Action::ZoomIn)
-            .reduce(Action::Loaded {
-                name: "other.jsonl".into(),
-                source: None,
-                span: (50_000, 60_000),
-                findings: 0,
-            });
+            .reduce(Action::loaded("other.jsonl", (50_000, 60_000)));
         assert_eq!(s.window, (50_000, 60_000));
         assert_eq!(s.cursor, Some(50_000));
     }
@@ -682,23 +690,13 @@ mod tests {
         let h = HashState::decode("w=14000-15000&c=14500&s=14200-14300&p=census").unwrap();
         let s = ViewState::default()
             .reduce(Action::Restore(h))
-            .reduce(Action::Loaded {
-                name: "r".into(),
-                source: None,
-                span: (10_000, 20_000),
-                findings: 0,
-            });
+            .reduce(Action::loaded("r", (10_000, 20_000)));
         assert_eq!(s.window, (14_000, 15_000));
         assert_eq!(s.cursor, Some(14_500));
         assert_eq!(s.selection, Some((14_200, 14_300)));
         assert_eq!(s.panels, [Panel::Census].into_iter().collect());
         // A second load (another recording) starts from its own span.
-        let s = s.reduce(Action::Loaded {
-            name: "other".into(),
-            source: None,
-            span: (50_000, 60_000),
-            findings: 0,
-        });
+        let s = s.reduce(Action::loaded("other", (50_000, 60_000)));
         assert_eq!(s.window, (50_000, 60_000));
     }
 
@@ -719,12 +717,7 @@ mod tests {
         let h = HashState::decode("w=1-2&c=1").unwrap();
         let s = ViewState::default()
             .reduce(Action::Restore(h))
-            .reduce(Action::Loaded {
-                name: "r".into(),
-                source: None,
-                span: (10_000, 20_000),
-                findings: 0,
-            });
+            .reduce(Action::loaded("r", (10_000, 20_000)));
         assert_eq!(s.window, (10_000, 20_000));
         assert_eq!(s.cursor, Some(10_000));
     }

@@ -130,12 +130,7 @@ mod tests {
     fn incident_1_shows_the_poll_timeouts_and_the_new_node() {
         let data = fixture("incident1-redis-py-5.0.0-valkey");
         let (a, b) = data.span();
-        let state = ViewState::default().reduce(Action::Loaded {
-            name: "i1".into(),
-            source: None,
-            span: (a, b),
-            findings: 0,
-        });
+        let state = ViewState::default().reduce(Action::loaded("i1", (a, b)));
         let svg = svg(TrackKind::Events, &state, &data, 900);
         let hex = |c: RGBColor| format!("stroke=\"#{:02X}{:02X}{:02X}\"", c.0, c.1, c.2);
         assert!(svg.contains(&hex(FAILURE)), "poll failures drawn");

@@ -329,12 +329,7 @@ mod tests {
         let data = fixture("incident2-valkey");
         let (a, b) = data.span();
         let state = ViewState::default()
-            .reduce(Action::Loaded {
-                name: "i2".into(),
-                source: None,
-                span: (a, b),
-                findings: 0,
-            })
+            .reduce(Action::loaded("i2", (a, b)))
             .reduce(Action::SetCursor(a + (b - a) / 4));
         let x = TimeScale::new(state.window, 800).px(a + (b - a) / 4);
         assert!((195..=205).contains(&x), "{x}");

@@ -156,12 +156,7 @@ mod tests {
     }
 
     fn loaded(span: (u64, u64)) -> ViewState {
-        ViewState::default().reduce(Action::Loaded {
-            name: "x".into(),
-            source: None,
-            span,
-            findings: 0,
-        })
+        ViewState::default().reduce(Action::loaded("x", span))
     }
 
     /// The y of every point of the predicted lines in `svg`.

@@ -157,12 +157,7 @@ mod tests {
             .collect();
         assert!(labels.contains(&"zrevrange"), "{labels:?}");
         let (a, b) = data.span();
-        let state = ViewState::default().reduce(Action::Loaded {
-            name: "i2".into(),
-            source: None,
-            span: (a, b),
-            findings: 0,
-        });
+        let state = ViewState::default().reduce(Action::loaded("i2", (a, b)));
         let svg = svg(TrackKind::MovedShare, &state, &data, 600);
         assert!(svg.contains("\nzrevrange\n"), "legend names the command");
         // One polyline per visible run; the storm reaches above the middle of the track (share

@@ -107,12 +107,7 @@ mod tests {
     fn incident_1_draws_the_migrating_range_and_both_owners() {
         let data = fixture("incident1-redis-py-5.0.0-valkey");
         let (a, b) = data.span();
-        let state = ViewState::default().reduce(Action::Loaded {
-            name: "i1".into(),
-            source: None,
-            span: (a, b),
-            findings: 0,
-        });
+        let state = ViewState::default().reduce(Action::loaded("i1", (a, b)));
         let svg = svg(TrackKind::Topology, &state, &data, 900);
         let migrating = format!(
             "fill=\"#{:02X}{:02X}{:02X}\"",
