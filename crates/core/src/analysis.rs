@@ -131,11 +131,6 @@ impl Analyzer {
         self.metrics.push_owned(line);
     }
 
-    /// The metrics folded so far (shared with [`crate::track::TracksBuilder::finish`]).
-    pub fn metrics(&self) -> &Metrics {
-        &self.metrics
-    }
-
     fn fold(&mut self, line: &Line) {
         self.summary.push(line);
         self.census.push(line);
