@@ -14,6 +14,7 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use crate::clock;
 use crate::dataset::Dataset;
+use crate::view::app::error_text;
 
 /// A shared prediction, compared by identity (for Yew properties).
 #[derive(Clone, Debug)]
@@ -44,15 +45,6 @@ extern "C" {
     fn whatif_module(path: &str) -> js_sys::Promise;
 }
 
-fn message(e: &JsValue) -> String {
-    e.as_string()
-        .or_else(|| {
-            e.dyn_ref::<js_sys::Error>()
-                .map(|e| String::from(e.message()))
-        })
-        .unwrap_or_else(|| format!("{e:?}"))
-}
-
 /// Runs `req` against the recording `data` holds, in the what-if module (fetched on first use).
 pub async fn run_in_module(data: &Dataset, req: &Request) -> Result<Prediction, String> {
     let module = wasm_bindgen_futures::JsFuture::from(whatif_module(MODULE_URL))
@@ -60,7 +52,7 @@ pub async fn run_in_module(data: &Dataset, req: &Request) -> Result<Prediction, 
         .map_err(|e| {
             format!(
                 "cannot load the what-if module ({MODULE_URL}): {}",
-                message(&e)
+                error_text(&e)
             )
         })?;
     let replay: js_sys::Function = js_sys::Reflect::get(&module, &"replay".into())
@@ -72,7 +64,7 @@ pub async fn run_in_module(data: &Dataset, req: &Request) -> Result<Prediction, 
     let bytes = js_sys::Uint8Array::from(&data.bytes[..]);
     let out = replay
         .call3(&JsValue::NULL, &bytes, &grid.into(), &request.into())
-        .map_err(|e| message(&e))?;
+        .map_err(|e| error_text(&e))?;
     let json = out
         .as_string()
         .ok_or("the what-if module returned no text")?;

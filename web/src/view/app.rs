@@ -68,7 +68,8 @@ struct Sinks {
     status: UseStateSetter<Status>,
 }
 
-fn error_text(e: &wasm_bindgen::JsValue) -> String {
+/// A JavaScript error or rejection as text.
+pub(crate) fn error_text(e: &wasm_bindgen::JsValue) -> String {
     e.as_string()
         .or_else(|| {
             e.dyn_ref::<js_sys::Error>()
