@@ -14,6 +14,8 @@
 //! - [`info`], [`client_list`], [`topology`]: parsers of the replies the collector records.
 //! - [`recording`]: the schema of a recording (header and events, one JSON object per line).
 //! - [`reader`]: streaming reader of recordings, plain or zstd, tolerant of a cut-short tail.
+//! - [`timeline`]: the cluster over time: nodes numbered once, slot owners, migrations and
+//!   membership at every instant; the one place slot ownership is computed.
 //! - [`summary`]: what a recording holds (nodes, slot moves, failures), folded from its lines.
 //! - [`metrics`], [`census`]: counter deltas per node over time; client groups from `CLIENT LIST`.
 //! - [`finding`], [`analysis`], [`defect`]: findings derived from a recording, with their evidence.
@@ -43,6 +45,7 @@ pub mod slot;
 pub mod summary;
 pub mod tap;
 pub mod time;
+pub mod timeline;
 pub mod topology;
 pub mod track;
 

@@ -1,0 +1,222 @@
+//! Owner changes and migrations as the nodes reported them, grouped into moves: "8192 slots went
+//! from A to B between 12 s and 18 s".
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::node_table::NodeIdx;
+use crate::slot::{Slot, SlotRange};
+use crate::time::{TimeSpan, Timestamp};
+
+/// Gap after which two changes between the same pair of nodes are reported as separate moves.
+pub const MOVE_GAP_MS: u64 = 30_000;
+
+/// Slots whose owner changed from one node to another.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OwnerMove {
+    /// Previous owner (`None`: the slots had none, an assignment such as the cluster's creation).
+    pub from: Option<NodeIdx>,
+    /// New owner (`None`: the slots lost their owner).
+    pub to: Option<NodeIdx>,
+    /// The slots, as ranges.
+    pub ranges: Vec<SlotRange>,
+    /// Number of slots.
+    pub slots: usize,
+    /// First and last time a node reported one of these changes (end exclusive: last + 1 ms).
+    pub span: TimeSpan,
+}
+
+impl OwnerMove {
+    /// Whether the slots had no owner before: an assignment (the cluster's creation, or slots
+    /// that were lost and are served again), not a move between nodes.
+    pub fn is_assignment(&self) -> bool {
+        self.from.is_none()
+    }
+}
+
+/// Slots reported MIGRATING from one node to another (or IMPORTING on the other side).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MigrationSpan {
+    /// Source node.
+    pub from: NodeIdx,
+    /// Destination node.
+    pub to: NodeIdx,
+    /// Slots seen in migration, as ranges.
+    pub ranges: Vec<SlotRange>,
+    /// Number of slots.
+    pub slots: usize,
+    /// First and last time a node reported one of them in migration (end exclusive).
+    pub span: TimeSpan,
+}
+
+/// The first time each (slot, owner before, owner after) change was reported by any node, and
+/// the first and last time each (source, target, slot) migration was.
+#[derive(Clone, Debug, Default)]
+pub(super) struct ChangeLog {
+    changes: BTreeMap<(u16, Option<NodeIdx>, Option<NodeIdx>), Timestamp>,
+    migrations: BTreeMap<(NodeIdx, NodeIdx, u16), (Timestamp, Timestamp)>,
+}
+
+impl ChangeLog {
+    /// Notes that a node saw `slots` go from `from` to `to` at `t`.
+    pub(super) fn change(
+        &mut self,
+        range: SlotRange,
+        from: Option<NodeIdx>,
+        to: Option<NodeIdx>,
+        t: Timestamp,
+    ) {
+        for slot in range.slots() {
+            self.changes.entry((slot.get(), from, to)).or_insert(t);
+        }
+    }
+
+    /// Notes that a node reported `slot` migrating from `from` to `to` at `t`.
+    pub(super) fn migration(&mut self, from: NodeIdx, to: NodeIdx, slot: Slot, t: Timestamp) {
+        self.migrations
+            .entry((from, to, slot.get()))
+            .and_modify(|(_, last)| *last = t)
+            .or_insert((t, t));
+    }
+
+    /// The changes grouped per (from, to) pair, split where consecutive changes of a pair are
+    /// more than [`MOVE_GAP_MS`] apart; in time order (ties: by first slot).
+    pub(super) fn moves(&self) -> Vec<OwnerMove> {
+        let mut by_pair: BTreeMap<(Option<NodeIdx>, Option<NodeIdx>), Vec<(Timestamp, u16)>> =
+            BTreeMap::new();
+        for (&(slot, from, to), &t) in &self.changes {
+            by_pair.entry((from, to)).or_default().push((t, slot));
+        }
+        let mut moves = Vec::new();
+        for ((from, to), mut changes) in by_pair {
+            changes.sort_unstable();
+            let mut group: Vec<(Timestamp, u16)> = Vec::new();
+            for c in changes {
+                if let Some(&(last, _)) = group.last() {
+                    if c.0.millis_since(last) > MOVE_GAP_MS {
+                        moves.push(owner_move(from, to, &group));
+                        group.clear();
+                    }
+                }
+                group.push(c);
+            }
+            if !group.is_empty() {
+                moves.push(owner_move(from, to, &group));
+            }
+        }
+        moves.sort_by_key(|m| {
+            (
+                m.span.start,
+                m.span.end,
+                m.ranges.first().map(|r| r.start()),
+            )
+        });
+        moves
+    }
+
+    /// The migrations grouped per (source, target) pair, in time order (ties: by first slot).
+    pub(super) fn migrations(&self) -> Vec<MigrationSpan> {
+        let mut by_pair: BTreeMap<(NodeIdx, NodeIdx), (BTreeSet<u16>, Timestamp, Timestamp)> =
+            BTreeMap::new();
+        for (&(from, to, slot), &(first, last)) in &self.migrations {
+            let e = by_pair
+                .entry((from, to))
+                .or_insert((BTreeSet::new(), first, last));
+            e.0.insert(slot);
+            e.1 = e.1.min(first);
+            e.2 = e.2.max(last);
+        }
+        let mut out: Vec<MigrationSpan> = by_pair
+            .into_iter()
+            .map(|((from, to), (slots, first, last))| {
+                let ranges = SlotRange::coalesce(slots.into_iter().filter_map(Slot::new));
+                MigrationSpan {
+                    from,
+                    to,
+                    slots: ranges.iter().map(|r| r.len()).sum(),
+                    ranges,
+                    span: TimeSpan::new(first, Timestamp(last.0 + 1)),
+                }
+            })
+            .collect();
+        out.sort_by_key(|m| (m.span.start, m.ranges.first().map(|r| r.start())));
+        out
+    }
+}
+
+fn owner_move(from: Option<NodeIdx>, to: Option<NodeIdx>, group: &[(Timestamp, u16)]) -> OwnerMove {
+    let ranges = SlotRange::coalesce(group.iter().filter_map(|&(_, s)| Slot::new(s)));
+    let first = group.first().map_or(Timestamp(0), |g| g.0);
+    let last = group.last().map_or(first, |g| g.0);
+    OwnerMove {
+        from,
+        to,
+        slots: ranges.iter().map(|r| r.len()).sum(),
+        ranges,
+        span: TimeSpan::new(first, Timestamp(last.0 + 1)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(i: usize) -> Option<NodeIdx> {
+        NodeIdx::new(i)
+    }
+
+    fn range(a: u16, b: u16) -> SlotRange {
+        SlotRange::try_from((a, b)).expect("valid range")
+    }
+
+    #[test]
+    fn changes_of_one_pair_far_apart_are_two_moves() {
+        let mut log = ChangeLog::default();
+        log.change(range(0, 9), n(0), n(1), Timestamp(1_000));
+        log.change(range(10, 19), n(0), n(1), Timestamp(2_000));
+        log.change(
+            range(20, 29),
+            n(0),
+            n(1),
+            Timestamp(2_000 + MOVE_GAP_MS + 1),
+        );
+        // A second report of a change already seen keeps its first time.
+        log.change(range(0, 9), n(0), n(1), Timestamp(5_000));
+        let moves = log.moves();
+        assert_eq!(moves.len(), 2);
+        assert_eq!(moves[0].ranges, vec![range(0, 19)]);
+        assert_eq!(moves[0].slots, 20);
+        assert_eq!(
+            moves[0].span,
+            TimeSpan::new(Timestamp(1_000), Timestamp(2_001))
+        );
+        assert_eq!(moves[1].ranges, vec![range(20, 29)]);
+        assert!(!moves[0].is_assignment());
+    }
+
+    #[test]
+    fn simultaneous_assignments_come_in_slot_order() {
+        let mut log = ChangeLog::default();
+        log.change(range(8192, 16383), None, n(0), Timestamp(10));
+        log.change(range(0, 8191), None, n(1), Timestamp(10));
+        let moves = log.moves();
+        assert_eq!(moves[0].to, n(1));
+        assert_eq!(moves[1].to, n(0));
+        assert!(moves.iter().all(OwnerMove::is_assignment));
+    }
+
+    #[test]
+    fn migrations_span_first_to_last_report() {
+        let mut log = ChangeLog::default();
+        let (a, b) = (
+            NodeIdx::new(0).expect("index"),
+            NodeIdx::new(1).expect("index"),
+        );
+        for (t, s) in [(100, 5), (200, 6), (300, 5)] {
+            log.migration(a, b, Slot::new(s).expect("slot"), Timestamp(t));
+        }
+        let m = log.migrations();
+        assert_eq!(m.len(), 1);
+        assert_eq!(m[0].ranges, vec![range(5, 6)]);
+        assert_eq!(m[0].span, TimeSpan::new(Timestamp(100), Timestamp(301)));
+    }
+}

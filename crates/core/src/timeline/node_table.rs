@@ -1,0 +1,244 @@
+//! The one node interner: cluster nodes (an address, and an id once known) numbered in order of
+//! first appearance, so tables over nodes (slot owners, pools, rates) hold a small index.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::num::NonZeroU16;
+
+use crate::node::{NodeAddr, NodeId};
+
+/// A node's number in a [`NodeTable`].
+///
+/// Invariant: the index is below `u16::MAX` (a table holds at most 65,535 nodes). It is stored
+/// plus one in a `NonZeroU16`, so `Option<NodeIdx>` (a slot without owner) takes two bytes, like
+/// the index itself.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NodeIdx(NonZeroU16);
+
+impl NodeIdx {
+    /// The most nodes a table holds.
+    pub const MAX_NODES: usize = u16::MAX as usize;
+
+    /// The node numbered `i`; `None` from [`MAX_NODES`](Self::MAX_NODES) on.
+    pub fn new(i: usize) -> Option<NodeIdx> {
+        let stored = u16::try_from(i.checked_add(1)?).ok()?;
+        NonZeroU16::new(stored).map(NodeIdx)
+    }
+
+    /// The index, for tables kept per node (`vec[n.index()]`).
+    pub fn index(self) -> usize {
+        usize::from(self.0.get() - 1)
+    }
+}
+
+impl fmt::Debug for NodeIdx {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.index())
+    }
+}
+
+/// Why a node could not be interned.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum InternError {
+    /// Neither an address nor a known id: nothing to number the node by.
+    #[error("a node without an address whose id is not known yet")]
+    Unnamed,
+    /// The table already holds [`NodeIdx::MAX_NODES`] nodes.
+    #[error("more than {} nodes", NodeIdx::MAX_NODES)]
+    Full,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Entry {
+    addr: NodeAddr,
+    id: Option<NodeId>,
+}
+
+/// Nodes by address and by id, each numbered once, in order of first appearance.
+///
+/// A node is found by its id first, then by its address: a node seen at a second address (its id
+/// already known) keeps its number, and the second address leads to it too. A node is created only
+/// with an address (something to reach it at); an id seen first without one is not numbered.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeTable {
+    nodes: Vec<Entry>,
+    by_addr: BTreeMap<NodeAddr, NodeIdx>,
+    by_id: BTreeMap<NodeId, NodeIdx>,
+}
+
+impl NodeTable {
+    /// An empty table.
+    pub fn new() -> NodeTable {
+        NodeTable::default()
+    }
+
+    /// The number of the node with id `id` (found first) or at `addr`, adding it if new. An id
+    /// learnt for a node known only by address is kept; an address learnt for a node known by id
+    /// leads to it from now on (unless that address already leads to another node).
+    pub fn intern(
+        &mut self,
+        addr: Option<&NodeAddr>,
+        id: Option<&NodeId>,
+    ) -> Result<NodeIdx, InternError> {
+        let found = id
+            .and_then(|id| self.by_id.get(id))
+            .or_else(|| addr.and_then(|a| self.by_addr.get(a)))
+            .copied();
+        let n = match found {
+            Some(n) => n,
+            None => {
+                let addr = addr.ok_or(InternError::Unnamed)?;
+                let n = NodeIdx::new(self.nodes.len()).ok_or(InternError::Full)?;
+                self.nodes.push(Entry {
+                    addr: addr.clone(),
+                    id: None,
+                });
+                n
+            }
+        };
+        if let Some(a) = addr {
+            if !self.by_addr.contains_key(a) {
+                self.by_addr.insert(a.clone(), n);
+            }
+        }
+        if let Some(id) = id {
+            let entry = &mut self.nodes[n.index()];
+            if entry.id.is_none() {
+                entry.id = Some(id.clone());
+                self.by_id.insert(id.clone(), n);
+            }
+        }
+        Ok(n)
+    }
+
+    /// The number of the node at `addr`, and whether it was added now (the caller then grows
+    /// its per-node tables).
+    pub fn intern_addr(&mut self, addr: &NodeAddr) -> Result<(NodeIdx, bool), InternError> {
+        let before = self.nodes.len();
+        let n = self.intern(Some(addr), None)?;
+        Ok((n, self.nodes.len() > before))
+    }
+
+    /// The node at `addr`, if known.
+    pub fn find_addr(&self, addr: &NodeAddr) -> Option<NodeIdx> {
+        self.by_addr.get(addr).copied()
+    }
+
+    /// The node with id `id`, if known.
+    pub fn find_id(&self, id: &NodeId) -> Option<NodeIdx> {
+        self.by_id.get(id).copied()
+    }
+
+    /// The address node `n` was first seen at (`None`: not a node of this table).
+    pub fn addr(&self, n: NodeIdx) -> Option<&NodeAddr> {
+        self.nodes.get(n.index()).map(|e| &e.addr)
+    }
+
+    /// Node `n`'s id, once known.
+    pub fn id(&self, n: NodeIdx) -> Option<&NodeId> {
+        self.nodes.get(n.index()).and_then(|e| e.id.as_ref())
+    }
+
+    /// How many nodes.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether no node is known.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// Every node with its first address, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (NodeIdx, &NodeAddr)> + '_ {
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| Some((NodeIdx::new(i)?, &e.addr)))
+    }
+
+    /// Every node's first address, in order (index `i` is node `i`'s).
+    pub fn addrs(&self) -> Vec<NodeAddr> {
+        self.nodes.iter().map(|e| e.addr.clone()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addr(port: u16) -> NodeAddr {
+        NodeAddr::new("127.0.0.1", port).expect("valid address")
+    }
+
+    fn id(s: &str) -> NodeId {
+        NodeId::new(s).expect("non-empty id")
+    }
+
+    #[test]
+    fn option_of_an_index_takes_two_bytes() {
+        assert_eq!(std::mem::size_of::<Option<NodeIdx>>(), 2);
+        assert_eq!(NodeIdx::new(0).map(NodeIdx::index), Some(0));
+        assert_eq!(NodeIdx::new(65_534).map(NodeIdx::index), Some(65_534));
+        assert_eq!(NodeIdx::new(65_535), None);
+    }
+
+    #[test]
+    fn numbers_in_order_of_first_appearance() {
+        let mut t = NodeTable::new();
+        assert_eq!(
+            t.intern_addr(&addr(7001)).map(|(n, new)| (n.index(), new)),
+            Ok((0, true))
+        );
+        assert_eq!(
+            t.intern_addr(&addr(7002)).map(|(n, new)| (n.index(), new)),
+            Ok((1, true))
+        );
+        assert_eq!(
+            t.intern_addr(&addr(7001)).map(|(n, new)| (n.index(), new)),
+            Ok((0, false))
+        );
+        assert_eq!(t.len(), 2);
+        assert_eq!(t.addrs(), vec![addr(7001), addr(7002)]);
+    }
+
+    #[test]
+    fn an_id_learnt_later_finds_the_node_from_any_address() {
+        let mut t = NodeTable::new();
+        let a = t.intern(Some(&addr(7001)), None).expect("interned");
+        let b = t
+            .intern(Some(&addr(7001)), Some(&id("aaa")))
+            .expect("interned");
+        assert_eq!(a, b);
+        // The same id at a second address is the same node; the address now leads to it.
+        let c = t
+            .intern(Some(&addr(9001)), Some(&id("aaa")))
+            .expect("interned");
+        assert_eq!(a, c);
+        assert_eq!(t.find_addr(&addr(9001)), Some(a));
+        assert_eq!(t.addr(a), Some(&addr(7001)));
+        assert_eq!(t.id(a), Some(&id("aaa")));
+        assert_eq!(t.find_id(&id("aaa")), Some(a));
+    }
+
+    #[test]
+    fn an_unknown_id_without_address_is_not_numbered() {
+        let mut t = NodeTable::new();
+        assert_eq!(t.intern(None, Some(&id("bbb"))), Err(InternError::Unnamed));
+        assert_eq!(t.intern(None, None), Err(InternError::Unnamed));
+        assert!(t.is_empty());
+    }
+
+    #[test]
+    fn a_full_table_says_so() {
+        let mut t = NodeTable::new();
+        for i in 0..NodeIdx::MAX_NODES {
+            let host = format!("h{i}");
+            let a = NodeAddr::new(host, 1).expect("valid address");
+            assert!(t.intern_addr(&a).is_ok());
+        }
+        assert_eq!(t.intern_addr(&addr(1)), Err(InternError::Full));
+        let first = NodeAddr::new("h0", 1).expect("valid address");
+        assert_eq!(t.intern_addr(&first).map(|(n, _)| n.index()), Ok(0));
+    }
+}
