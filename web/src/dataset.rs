@@ -189,7 +189,10 @@ impl Parser {
         let analysis = analyzer.finish();
         Dataset {
             name: self.name.clone(),
-            tracks: self.tracks.clone().finish(&analysis.metrics),
+            tracks: self
+                .tracks
+                .clone()
+                .finish(&analysis.metrics, &analysis.timeline),
             analysis,
             lines: self.reader.lines_read(),
             bytes: self.bytes.clone(),
@@ -246,7 +249,7 @@ impl Finisher {
     /// Runs the next step: [`Step::Progress`] with the share of steps done, or [`Step::Done`].
     pub fn step(&mut self) -> Step {
         if let Some(builder) = self.builder.take() {
-            self.tracks = Some(builder.finish(self.analysis.metrics()));
+            self.tracks = Some(builder.finish(self.analysis.metrics(), self.analysis.timeline()));
         } else if self.analysis.step() {
             return Step::Done;
         }

@@ -17,6 +17,7 @@ use crate::slot::SLOT_COUNT;
 use crate::summary::{Summary, SummaryBuilder};
 use crate::tap::{versus, TapSummary, Versus};
 use crate::time::{format_millis, TimeSpan, Timestamp};
+use crate::timeline::ClusterTimeline;
 use crate::topology::TopologyView;
 
 /// Share of a cluster's commands below which a shard that owns slots counts as idle.
@@ -83,6 +84,9 @@ pub struct Analysis {
     /// What a client recorded through `slotscope tap` saw (empty without tap lines).
     #[serde(skip_serializing_if = "TapSummary::is_empty")]
     pub tap: TapSummary,
+    /// Slot owners, migrations and nodes over time (not serialised: the summary says it).
+    #[serde(skip)]
+    pub timeline: ClusterTimeline,
 }
 
 impl Analysis {
@@ -163,8 +167,10 @@ impl Analyzer {
     /// long at once (the viewer, on a day-long recording): call [`Finishing::step`] until it
     /// returns `true`, then [`Finishing::done`].
     pub fn finishing(self) -> Finishing {
+        let (summary, timeline) = self.summary.into_parts();
         Finishing {
-            summary: self.summary.finish(),
+            summary,
+            timeline,
             census: self.census.finish(),
             metrics: self.metrics,
             tap: self.tap.finish(),
@@ -182,6 +188,7 @@ impl Analyzer {
 #[derive(Debug)]
 pub struct Finishing {
     summary: Summary,
+    timeline: ClusterTimeline,
     census: Census,
     metrics: Metrics,
     tap: TapSummary,
@@ -206,6 +213,11 @@ impl Finishing {
     /// The metrics (final: every line is folded before finishing starts).
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
+    }
+
+    /// The cluster timeline (final, like the metrics).
+    pub fn timeline(&self) -> &ClusterTimeline {
+        &self.timeline
     }
 
     /// Runs the next derivation; `true` when there is none left.
@@ -249,6 +261,7 @@ impl Finishing {
             evidence,
             metrics: self.metrics,
             tap: self.tap,
+            timeline: self.timeline,
         }
     }
 }

@@ -27,9 +27,7 @@ mod run;
 pub use client::{
     ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
 };
-pub use cluster::{
-    AskPolicy, EpochLayout, FaultKind, FaultWindow, Reply, SimCluster, SimClusterBuilder,
-};
+pub use cluster::{AskPolicy, FaultKind, FaultWindow, Reply, SimCluster, SimClusterBuilder};
 pub use registry::{model, model_names, ModelInfo, MODELS};
 pub use run::{replay, CommandStats, NodeStats, ReplayReport, Second};
 

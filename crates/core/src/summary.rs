@@ -2,19 +2,18 @@
 //! slot ownership changes (slots moved between which nodes, when), migrations in progress, and poll
 //! failures. The same lines always fold into the same summary.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use crate::info::ServerIdentity;
-use crate::node::{NodeAddr, NodeId};
+use crate::node::{NodeAddr, NodeId, NodeRef};
 use crate::recording::{Discovery, EndReason, FailureKind, GoneReason, Header, Line};
-use crate::slot::{Slot, SlotRange, SLOT_COUNT};
+use crate::slot::SlotRange;
 use crate::time::{TimeSpan, Timestamp};
-use crate::topology::TopologyView;
+use crate::timeline::{ClusterTimeline, NodeIdx};
 
-/// Gap after which two moves between the same pair of nodes are reported as separate changes.
-pub const MOVE_GAP_MS: u64 = 30_000;
+pub use crate::timeline::MOVE_GAP_MS;
 
 /// Everything `slotscope summary` prints.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -121,39 +120,11 @@ pub struct FailureGroup {
 #[derive(Clone, Debug)]
 pub struct SummaryBuilder {
     summary: Summary,
-    node_index: BTreeMap<NodeAddr, usize>,
-    ids: Interner,
-    owners_by_reporter: BTreeMap<NodeAddr, Vec<u32>>,
-    moves_seen: BTreeMap<(u16, u32, u32), Timestamp>,
-    migrating_seen: BTreeMap<(u32, u32, u16), (Timestamp, Timestamp)>,
+    /// Slot owners, migrations and the node numbering.
+    timeline: ClusterTimeline,
+    /// Position in `summary.nodes` of each node (by [`NodeIdx`] of the timeline).
+    position: Vec<Option<usize>>,
     failures: BTreeMap<(NodeAddr, FailureKind), FailureGroup>,
-}
-
-const NONE: u32 = u32::MAX;
-
-#[derive(Clone, Debug, Default)]
-struct Interner {
-    ids: Vec<NodeId>,
-    index: BTreeMap<NodeId, u32>,
-}
-
-impl Interner {
-    fn get(&mut self, id: &NodeId) -> u32 {
-        if let Some(&i) = self.index.get(id) {
-            return i;
-        }
-        let i = u32::try_from(self.ids.len()).unwrap_or(NONE - 1);
-        self.ids.push(id.clone());
-        self.index.insert(id.clone(), i);
-        i
-    }
-
-    fn id(&self, i: u32) -> Option<NodeId> {
-        usize::try_from(i)
-            .ok()
-            .and_then(|i| self.ids.get(i))
-            .cloned()
-    }
 }
 
 impl SummaryBuilder {
@@ -175,18 +146,23 @@ impl SummaryBuilder {
                 end: None,
                 truncated_tail: None,
             },
-            node_index: BTreeMap::new(),
-            ids: Interner::default(),
-            owners_by_reporter: BTreeMap::new(),
-            moves_seen: BTreeMap::new(),
-            migrating_seen: BTreeMap::new(),
+            timeline: ClusterTimeline::new(),
+            position: Vec::new(),
             failures: BTreeMap::new(),
         }
     }
 
-    fn node(&mut self, addr: &NodeAddr, t: Timestamp) -> &mut NodeSummary {
-        let i = match self.node_index.get(addr) {
-            Some(&i) => i,
+    /// The summary of the node `r` names (numbered by the timeline, which has folded the line).
+    fn node(&mut self, r: &NodeRef, t: Timestamp) -> &mut NodeSummary {
+        let addr = &r.addr;
+        let n = self.timeline.nodes().find_addr(addr).map(NodeIdx::index);
+        let found = match n {
+            Some(n) => self.position.get(n).copied().flatten(),
+            // Not numbered (a full table): found by address.
+            None => self.summary.nodes.iter().position(|s| &s.addr == addr),
+        };
+        let i = match found {
+            Some(i) => i,
             None => {
                 self.summary.nodes.push(NodeSummary {
                     addr: addr.clone(),
@@ -201,7 +177,12 @@ impl SummaryBuilder {
                     recovered: Vec::new(),
                 });
                 let i = self.summary.nodes.len() - 1;
-                self.node_index.insert(addr.clone(), i);
+                if let Some(n) = n {
+                    if self.position.len() <= n {
+                        self.position.resize(n + 1, None);
+                    }
+                    self.position[n] = Some(i);
+                }
                 i
             }
         };
@@ -217,11 +198,20 @@ impl SummaryBuilder {
                 Some(s) => TimeSpan::new(s.start.min(t), s.end.max(t)),
             });
         }
+        let known = match line {
+            Line::NodeDiscovered(e) => self
+                .timeline
+                .nodes()
+                .find_addr(&e.node.addr)
+                .and_then(|n| self.position.get(n.index()).copied().flatten())
+                .is_some(),
+            _ => false,
+        };
+        self.timeline.push(line);
         match line {
             Line::Header(_) => {}
             Line::NodeDiscovered(e) => {
-                let known = self.node_index.contains_key(&e.node.addr);
-                let n = self.node(&e.node.addr, e.t);
+                let n = self.node(&e.node, e.t);
                 if known {
                     n.recovered.push(e.t);
                 } else {
@@ -231,19 +221,18 @@ impl SummaryBuilder {
                     n.id = e.node.id.clone();
                 }
             }
-            Line::NodeGone(e) => self.node(&e.node.addr, e.t).gone.push((e.t, e.reason)),
+            Line::NodeGone(e) => self.node(&e.node, e.t).gone.push((e.t, e.reason)),
             Line::Topology(e) => {
                 self.summary.topology_samples += 1;
-                let n = self.node(&e.node.addr, e.t);
+                let n = self.node(&e.node, e.t);
                 if e.node.id.is_some() {
                     n.id = e.node.id.clone();
                 }
-                self.fold_topology(&e.node.addr, e.t, &e.view);
             }
             Line::Info(e) => {
                 self.summary.info_samples += 1;
                 let server = e.info.server();
-                let n = self.node(&e.node.addr, e.t);
+                let n = self.node(&e.node, e.t);
                 n.samples += 1;
                 n.last_sample = Some(e.t);
                 n.server = Some(server);
@@ -253,10 +242,10 @@ impl SummaryBuilder {
             }
             Line::ClientList(e) => {
                 self.summary.client_list_samples += 1;
-                self.node(&e.node.addr, e.t).last_sample = Some(e.t);
+                self.node(&e.node, e.t).last_sample = Some(e.t);
             }
             Line::PollFailed(e) => {
-                self.node(&e.node.addr, e.t).failures += 1;
+                self.node(&e.node, e.t).failures += 1;
                 self.failures
                     .entry((e.node.addr.clone(), e.kind))
                     .and_modify(|g| {
@@ -283,112 +272,52 @@ impl SummaryBuilder {
         }
     }
 
-    fn fold_topology(&mut self, reporter: &NodeAddr, t: Timestamp, view: &TopologyView) {
-        let owners: Vec<u32> = view
-            .slot_owners()
-            .iter()
-            .map(|o| o.as_ref().map_or(NONE, |id| self.ids.get(id)))
-            .collect();
-        if let Some(prev) = self.owners_by_reporter.get(reporter) {
-            for (slot, (&before, &after)) in prev.iter().zip(&owners).enumerate() {
-                if before != after {
-                    let slot = u16::try_from(slot).unwrap_or(SLOT_COUNT - 1);
-                    self.moves_seen.entry((slot, before, after)).or_insert(t);
-                }
-            }
-        }
-        self.owners_by_reporter.insert(reporter.clone(), owners);
-        if let Some(me) = &view.myself {
-            let me = self.ids.get(me);
-            let mut pairs: Vec<(u32, u32, Slot)> = Vec::new();
-            for m in &view.migrating {
-                pairs.push((me, self.ids.get(&m.peer), m.slot));
-            }
-            for m in &view.importing {
-                pairs.push((self.ids.get(&m.peer), me, m.slot));
-            }
-            for (from, to, slot) in pairs {
-                self.migrating_seen
-                    .entry((from, to, slot.get()))
-                    .and_modify(|(_, last)| *last = t)
-                    .or_insert((t, t));
-            }
-        }
-    }
-
     /// Notes that the input ended in a partial line (see [`crate::reader::RecordingReader::truncated_tail`]).
     pub fn set_truncated_tail(&mut self, line: Option<u64>) {
         self.summary.truncated_tail = line;
     }
 
-    /// The finished summary.
-    pub fn finish(mut self) -> Summary {
-        // Slot moves: group by (from, to), then split where consecutive changes are far apart.
-        let mut by_pair: BTreeMap<(u32, u32), Vec<(Timestamp, u16)>> = BTreeMap::new();
-        for (&(slot, from, to), &t) in &self.moves_seen {
-            by_pair.entry((from, to)).or_default().push((t, slot));
-        }
-        let mut moves = Vec::new();
-        for ((from, to), mut changes) in by_pair {
-            changes.sort_unstable();
-            let mut group: Vec<(Timestamp, u16)> = Vec::new();
-            for c in changes {
-                if let Some(&(last, _)) = group.last() {
-                    if c.0.millis_since(last) > MOVE_GAP_MS {
-                        moves.push(self.slot_move(from, to, &group));
-                        group.clear();
-                    }
-                }
-                group.push(c);
-            }
-            if !group.is_empty() {
-                moves.push(self.slot_move(from, to, &group));
-            }
-        }
-        moves.sort_by_key(|m| (m.span.start, m.span.end));
-        self.summary.slot_moves = moves;
+    /// The timeline folded so far.
+    pub fn timeline(&self) -> &ClusterTimeline {
+        &self.timeline
+    }
 
-        let mut mig: BTreeMap<(u32, u32), (BTreeSet<u16>, Timestamp, Timestamp)> = BTreeMap::new();
-        for (&(from, to, slot), &(first, last)) in &self.migrating_seen {
-            let e = mig
-                .entry((from, to))
-                .or_insert((BTreeSet::new(), first, last));
-            e.0.insert(slot);
-            e.1 = e.1.min(first);
-            e.2 = e.2.max(last);
-        }
-        let mut migrations: Vec<Migration> = mig
+    /// The finished summary.
+    pub fn finish(self) -> Summary {
+        self.into_parts().0
+    }
+
+    /// The finished summary, and the timeline it was read from.
+    pub fn into_parts(mut self) -> (Summary, ClusterTimeline) {
+        let tl = &self.timeline;
+        let id = |n: Option<NodeIdx>| n.and_then(|n| tl.nodes().id(n)).cloned();
+        self.summary.slot_moves = tl
+            .moves()
             .into_iter()
-            .filter_map(|((from, to), (slots, first, last))| {
-                let ranges = SlotRange::coalesce(slots.into_iter().filter_map(Slot::new));
+            .map(|m| SlotMove {
+                from: id(m.from),
+                to: id(m.to),
+                ranges: m.ranges,
+                slots: m.slots,
+                span: m.span,
+            })
+            .collect();
+        self.summary.migrations = tl
+            .migrations()
+            .into_iter()
+            .filter_map(|m| {
                 Some(Migration {
-                    from: self.ids.id(from)?,
-                    to: self.ids.id(to)?,
-                    slots: ranges.iter().map(|r| r.len()).sum(),
-                    ranges,
-                    span: TimeSpan::new(first, Timestamp(last.0 + 1)),
+                    from: id(Some(m.from))?,
+                    to: id(Some(m.to))?,
+                    ranges: m.ranges,
+                    slots: m.slots,
+                    span: m.span,
                 })
             })
             .collect();
-        migrations.sort_by_key(|m| m.span.start);
-        self.summary.migrations = migrations;
-
         let mut failures: Vec<FailureGroup> = self.failures.into_values().collect();
         failures.sort_by_key(|f| (f.span.start, f.addr.clone()));
         self.summary.failures = failures;
-        self.summary
-    }
-
-    fn slot_move(&self, from: u32, to: u32, group: &[(Timestamp, u16)]) -> SlotMove {
-        let ranges = SlotRange::coalesce(group.iter().filter_map(|&(_, s)| Slot::new(s)));
-        let first = group.first().map_or(Timestamp(0), |g| g.0);
-        let last = group.last().map_or(first, |g| g.0);
-        SlotMove {
-            from: self.ids.id(from),
-            to: self.ids.id(to),
-            slots: ranges.iter().map(|r| r.len()).sum(),
-            ranges,
-            span: TimeSpan::new(first, Timestamp(last.0 + 1)),
-        }
+        (self.summary, self.timeline)
     }
 }

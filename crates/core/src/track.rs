@@ -16,9 +16,9 @@ use serde::{Deserialize, Deserializer, Serialize};
 use crate::metrics::{count_f64, is_business_command, ms_to_secs, Metrics};
 use crate::node::NodeAddr;
 use crate::recording::{Discovery, FailureKind, GoneReason, Header, Line};
-use crate::replay::{SimCluster, SimClusterBuilder};
 use crate::slot::{Slot, SlotRange};
 use crate::time::{TimeSpan, Timestamp};
+use crate::timeline::{ClusterState, ClusterTimeline};
 
 /// Values on the grid, one per bucket (`NaN`: no data, written as `null` in JSON).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -192,17 +192,17 @@ impl Tracks {
     }
 }
 
-/// Folds a recording into [`Tracks`], together with the [`Metrics`] of the same lines (folded by
-/// the caller, usually an [`crate::analysis::Analyzer`], so `INFO` replies are folded once).
+/// Folds a recording into [`Tracks`], together with the [`Metrics`] and the [`ClusterTimeline`]
+/// of the same lines (folded by the caller, usually an [`crate::analysis::Analyzer`], so each line
+/// is folded once).
 #[derive(Clone)]
 pub struct TracksBuilder {
     header: Header,
-    cluster: SimClusterBuilder,
     first: Option<Timestamp>,
     last: Option<Timestamp>,
-    nodes: Vec<NodeAddr>,
-    node_events: Vec<Mark>,
-    poll_failures: Vec<Mark>,
+    /// Node events and poll failures, each with the address of its node (numbered at the end).
+    node_events: Vec<(Mark, NodeAddr)>,
+    poll_failures: Vec<(Mark, NodeAddr)>,
     annotations: Vec<Mark>,
 }
 
@@ -214,22 +214,12 @@ impl TracksBuilder {
     pub fn new(header: &Header) -> TracksBuilder {
         TracksBuilder {
             header: header.clone(),
-            cluster: SimClusterBuilder::for_recording(header),
             first: None,
             last: None,
-            nodes: Vec::new(),
             node_events: Vec::new(),
             poll_failures: Vec::new(),
             annotations: Vec::new(),
         }
-    }
-
-    fn node(&mut self, addr: &NodeAddr) -> usize {
-        if let Some(i) = self.nodes.iter().position(|a| a == addr) {
-            return i;
-        }
-        self.nodes.push(addr.clone());
-        self.nodes.len() - 1
     }
 
     /// Folds one line (after the header).
@@ -237,41 +227,40 @@ impl TracksBuilder {
         let t = line.time();
         self.first = Some(self.first.map_or(t, |f| f.min(t)));
         self.last = Some(self.last.map_or(t, |l| l.max(t)));
-        self.cluster.push(line);
         match line {
             Line::NodeDiscovered(d) => {
-                let n = self.node(&d.node.addr);
                 let kind = match d.via {
                     Discovery::Recovered => "recovered",
                     _ => "discovered",
                 };
-                self.node_events.push(Mark {
-                    t: d.t,
-                    end: None,
-                    node: Some(n),
-                    kind: kind.into(),
-                    text: format!("{} {kind}", d.node.addr),
-                });
+                self.node_events.push((
+                    Mark {
+                        t: d.t,
+                        end: None,
+                        node: None,
+                        kind: kind.into(),
+                        text: format!("{} {kind}", d.node.addr),
+                    },
+                    d.node.addr.clone(),
+                ));
             }
             Line::NodeGone(g) => {
-                let n = self.node(&g.node.addr);
                 let kind = match g.reason {
                     GoneReason::LeftTopology => "left",
                     GoneReason::Unreachable => "unreachable",
                 };
-                self.node_events.push(Mark {
-                    t: g.t,
-                    end: None,
-                    node: Some(n),
-                    kind: kind.into(),
-                    text: format!("{} {kind}", g.node.addr),
-                });
-            }
-            Line::Info(s) => {
-                self.node(&s.node.addr);
+                self.node_events.push((
+                    Mark {
+                        t: g.t,
+                        end: None,
+                        node: None,
+                        kind: kind.into(),
+                        text: format!("{} {kind}", g.node.addr),
+                    },
+                    g.node.addr.clone(),
+                ));
             }
             Line::PollFailed(f) => {
-                let n = self.node(&f.node.addr);
                 let kind = match f.kind {
                     FailureKind::Timeout => "timeout",
                     FailureKind::Connect => "connect",
@@ -280,13 +269,16 @@ impl TracksBuilder {
                     FailureKind::ServerError => "server_error",
                     FailureKind::Protocol => "protocol",
                 };
-                self.poll_failures.push(Mark {
-                    t: f.t,
-                    end: None,
-                    node: Some(n),
-                    kind: kind.into(),
-                    text: format!("{} {}: {}", f.node.addr, f.step, f.error),
-                });
+                self.poll_failures.push((
+                    Mark {
+                        t: f.t,
+                        end: None,
+                        node: None,
+                        kind: kind.into(),
+                        text: format!("{} {}: {}", f.node.addr, f.step, f.error),
+                    },
+                    f.node.addr.clone(),
+                ));
             }
             Line::Annotation(a) => self.annotations.push(Mark {
                 t: a.t,
@@ -299,8 +291,9 @@ impl TracksBuilder {
         }
     }
 
-    /// The tracks, with `metrics` folded from the same lines.
-    pub fn finish(self, metrics: &Metrics) -> Tracks {
+    /// The tracks, with `metrics` and `timeline` folded from the same lines. Nodes are numbered
+    /// as in the timeline; a node only the metrics know (folded from other lines) comes after.
+    pub fn finish(self, metrics: &Metrics, timeline: &ClusterTimeline) -> Tracks {
         let start = self.first.unwrap_or(self.header.started);
         let end = self.last.unwrap_or(start);
         let span_ms = end.millis_since(start).saturating_add(1);
@@ -314,9 +307,11 @@ impl TracksBuilder {
             bucket_ms,
             buckets,
         };
-        let cluster = self.cluster.build();
-        let mut nodes = self.nodes;
-        let mut index = |addr: &NodeAddr, nodes: &mut Vec<NodeAddr>| -> usize {
+        let mut nodes = timeline.nodes().addrs();
+        let index = |addr: &NodeAddr, nodes: &mut Vec<NodeAddr>| -> usize {
+            if let Some(n) = timeline.nodes().find_addr(addr) {
+                return n.index();
+            }
             if let Some(i) = nodes.iter().position(|a| a == addr) {
                 return i;
             }
@@ -407,7 +402,17 @@ impl TracksBuilder {
             .into_iter()
             .map(|(prefix, v)| summed(&prefix, &v, &covered))
             .collect();
-        let layouts = layouts(&cluster, &mut nodes, &mut index);
+        let layouts = timeline.states().iter().map(layout).collect();
+        let marks = |list: Vec<(Mark, NodeAddr)>, nodes: &mut Vec<NodeAddr>| -> Vec<Mark> {
+            list.into_iter()
+                .map(|(m, addr)| Mark {
+                    node: Some(index(&addr, nodes)),
+                    ..m
+                })
+                .collect()
+        };
+        let node_events = marks(self.node_events, &mut nodes);
+        let poll_failures = marks(self.poll_failures, &mut nodes);
         Tracks {
             grid,
             node_rate,
@@ -417,47 +422,38 @@ impl TracksBuilder {
             open_connections: summed("open connections", &open, &open_seen),
             refreshes: summed("CLUSTER SLOTS+SHARDS/s", &refresh, &covered),
             layouts,
-            node_events: self.node_events,
-            poll_failures: self.poll_failures,
+            node_events,
+            poll_failures,
             annotations: self.annotations,
             nodes,
         }
     }
 }
 
-fn layouts(
-    cluster: &SimCluster,
-    nodes: &mut Vec<NodeAddr>,
-    index: &mut impl FnMut(&NodeAddr, &mut Vec<NodeAddr>) -> usize,
-) -> Vec<Layout> {
-    let map: Vec<usize> = cluster.nodes().iter().map(|a| index(a, nodes)).collect();
-    let at = |i: u16| map.get(usize::from(i)).copied().unwrap_or(0);
-    cluster
-        .layouts()
-        .map(|e| {
-            let mut moving: Vec<(SlotRange, usize, usize)> = Vec::new();
-            for &(slot, from, to) in e.migrating {
-                let (from, to) = (at(from), at(to));
-                match moving.last_mut() {
-                    Some((r, f, g))
-                        if *f == from
-                            && *g == to
-                            && u32::from(r.end().get()) + 1 == u32::from(slot.get()) =>
-                    {
-                        if let Some(grown) = SlotRange::new(r.start(), slot) {
-                            *r = grown;
-                        }
-                    }
-                    _ => moving.push((SlotRange::single(slot), from, to)),
+/// A state of the timeline as a layout (node numbers are the timeline's), migrations grouped
+/// into ranges of one (source, target) pair.
+fn layout(state: &ClusterState) -> Layout {
+    let mut moving: Vec<(SlotRange, usize, usize)> = Vec::new();
+    for m in &state.migrating {
+        let (from, to) = (m.from.index(), m.to.index());
+        match moving.last_mut() {
+            Some((r, f, g))
+                if *f == from
+                    && *g == to
+                    && u32::from(r.end().get()) + 1 == u32::from(m.slot.get()) =>
+            {
+                if let Some(grown) = SlotRange::new(r.start(), m.slot) {
+                    *r = grown;
                 }
             }
-            Layout {
-                t: e.start,
-                owners: e.owners.iter().map(|&(r, n)| (r, at(n))).collect(),
-                migrating: moving,
-            }
-        })
-        .collect()
+            _ => moving.push((SlotRange::single(m.slot), from, to)),
+        }
+    }
+    Layout {
+        t: state.start,
+        owners: state.ranges.iter().map(|&(r, n)| (r, n.index())).collect(),
+        migrating: moving,
+    }
 }
 
 /// `x` as `f32` (values here are rates and shares, far inside `f32`'s range).

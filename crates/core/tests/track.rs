@@ -2,6 +2,7 @@
 
 use slotscope_core::metrics::Metrics;
 use slotscope_core::reader::RecordingReader;
+use slotscope_core::timeline::ClusterTimeline;
 use slotscope_core::track::{Tracks, TracksBuilder};
 use slotscope_core::{NodeAddr, Slot, TimeSpan};
 
@@ -14,12 +15,14 @@ fn tracks(name: &str) -> Tracks {
     let mut reader = RecordingReader::detect(file).unwrap();
     let mut builder = TracksBuilder::new(&reader.header().unwrap().clone());
     let mut metrics = Metrics::default();
+    let mut timeline = ClusterTimeline::new();
     for item in reader.by_ref() {
         let line = item.unwrap().1;
         builder.push(&line);
+        timeline.push(&line);
         metrics.push_owned(line);
     }
-    builder.finish(&metrics)
+    builder.finish(&metrics, &timeline)
 }
 
 fn series<'a>(list: &'a [slotscope_core::track::Series], label: &str) -> &'a [f32] {

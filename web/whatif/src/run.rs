@@ -112,6 +112,7 @@ pub fn run(bytes: &[u8], grid: &Grid, req: &Request) -> Result<Prediction, Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+    use slotscope_core::timeline::ClusterTimeline;
     use slotscope_core::track::TracksBuilder;
 
     /// A fixture recording's bytes and its tracks' grid, as the viewer has them.
@@ -124,12 +125,14 @@ mod tests {
         let mut reader = RecordingReader::detect(Cursor::new(bytes.clone())).unwrap();
         let mut tracks = TracksBuilder::new(&reader.header().unwrap().clone());
         let mut metrics = Metrics::default();
+        let mut timeline = ClusterTimeline::new();
         for line in reader.by_ref() {
             let line = line.unwrap().1;
             tracks.push(&line);
+            timeline.push(&line);
             metrics.push_owned(line);
         }
-        (bytes, tracks.finish(&metrics).grid)
+        (bytes, tracks.finish(&metrics, &timeline).grid)
     }
 
     #[test]

@@ -9,6 +9,7 @@ use super::{ReplayError, Routed};
 use crate::node::NodeAddr;
 use crate::slot::SlotRange;
 use crate::time::Timestamp;
+use crate::timeline::{NodeIdx, SlotTable};
 
 use super::cluster::Reply;
 
@@ -111,19 +112,17 @@ pub struct ClientSnapshot {
 }
 
 impl ClientSnapshot {
-    /// The snapshot of a slot table (`slot → interned node`, `none` for no node) and a count of
-    /// open connections.
-    pub fn of_table(table: &[u16], none: u16, open_connections: u64) -> ClientSnapshot {
-        let mut counts: Vec<(u16, usize)> = Vec::new();
+    /// The snapshot of a slot table and a count of open connections.
+    pub fn of_table(table: &SlotTable, open_connections: u64) -> ClientSnapshot {
+        let mut counts: Vec<(NodeIdx, usize)> = Vec::new();
         let mut unmapped = 0;
-        for run in table.chunk_by(|a, b| a == b) {
-            let n = run[0];
-            if n == none {
-                unmapped += run.len();
-            } else if let Some(c) = counts.iter_mut().find(|c| c.0 == n) {
-                c.1 += run.len();
-            } else {
-                counts.push((n, run.len()));
+        for run in table.as_slice().chunk_by(|a, b| a == b) {
+            match run[0] {
+                None => unmapped += run.len(),
+                Some(n) => match counts.iter_mut().find(|c| c.0 == n) {
+                    Some(c) => c.1 += run.len(),
+                    None => counts.push((n, run.len())),
+                },
             }
         }
         ClientSnapshot {
@@ -158,22 +157,6 @@ pub fn parse_secs_ms(v: &str) -> Option<u64> {
         format!("{frac:0<3}").parse().ok()?
     };
     secs.checked_mul(1000)?.checked_add(ms)
-}
-
-/// Interning of node addresses, as every model keeps them: the index of `addr` in `addrs`, and
-/// whether it was added now (the caller then grows its per-address tables). Once `u16::MAX`
-/// addresses are known (`u16::MAX` itself marks "no node" in slot tables), a new one maps to 0.
-pub fn intern_addr(addrs: &mut Vec<NodeAddr>, addr: &NodeAddr) -> (u16, bool) {
-    if let Some(i) = addrs.iter().position(|a| a == addr) {
-        return (u16::try_from(i).unwrap_or(0), false);
-    }
-    match u16::try_from(addrs.len()) {
-        Ok(i) if i != u16::MAX => {
-            addrs.push(addr.clone());
-            (i, true)
-        }
-        _ => (0, false),
-    }
 }
 
 /// A client library's routing state machine.

@@ -1,14 +1,14 @@
-//! The simulated cluster: slot owners and migrations over time, and fault windows.
-
-use std::collections::BTreeMap;
+//! The simulated cluster: the slot layouts of a [`ClusterTimeline`] and fault windows, answering
+//! routed commands at virtual times.
 
 use serde::Serialize;
 
 use super::{mix64, Routed};
-use crate::node::{NodeAddr, NodeId};
-use crate::recording::{FailureKind, Header, Line, TopologySample};
-use crate::slot::{Slot, SlotRange, SLOT_COUNT};
+use crate::node::NodeAddr;
+use crate::recording::{FailureKind, Header, Line};
+use crate::slot::{Slot, SlotRange};
 use crate::time::{TimeSpan, Timestamp};
+use crate::timeline::{ClusterState, ClusterTimeline, Migrating, NodeIdx, NodeTable, SlotTable};
 
 /// A server's answer to a routed command, as the client sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,38 +72,16 @@ pub enum AskPolicy {
     },
 }
 
-const NO_OWNER: u16 = u16::MAX;
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Epoch {
-    start: Timestamp,
-    /// Owner node index per slot (`NO_OWNER` if none).
-    owners: Vec<u16>,
-    /// Owner ranges, ascending.
-    ranges: Vec<(SlotRange, u16)>,
-    /// `(slot, source, target)`, by slot.
-    migrating: Vec<(Slot, u16, u16)>,
-}
-
-/// One slot layout of a [`SimCluster`]'s timeline (node indices into [`SimCluster::nodes`]).
-#[derive(Clone, Copy, Debug)]
-pub struct EpochLayout<'a> {
-    /// From when.
-    pub start: Timestamp,
-    /// Owner ranges, ascending.
-    pub owners: &'a [(SlotRange, u16)],
-    /// Slots being migrated: `(slot, source, target)`, by slot.
-    pub migrating: &'a [(Slot, u16, u16)],
-}
-
 /// A cluster whose slot owners, migrations and failures follow a timeline; it answers routed
 /// commands at virtual times. Built by [`SimClusterBuilder`].
 #[derive(Clone, Debug)]
 pub struct SimCluster {
+    /// The nodes, numbered as in the timeline the cluster was built from.
+    table: NodeTable,
+    /// Every node's address, by number (what [`nodes`](Self::nodes) lends out).
     addrs: Vec<NodeAddr>,
-    by_addr: BTreeMap<NodeAddr, u16>,
-    epochs: Vec<Epoch>,
-    faults: Vec<(u16, TimeSpan, FaultKind)>,
+    states: Vec<ClusterState>,
+    faults: Vec<(NodeIdx, TimeSpan, FaultKind)>,
     ask: AskPolicy,
     span: Option<TimeSpan>,
     seed: Option<NodeAddr>,
@@ -120,7 +98,7 @@ impl SimCluster {
         self.faults
             .iter()
             .map(|&(n, span, kind)| FaultWindow {
-                node: self.addrs[usize::from(n)].clone(),
+                node: self.addrs[n.index()].clone(),
                 span,
                 kind,
             })
@@ -131,9 +109,9 @@ impl SimCluster {
     /// cluster does not know are dropped): a hypothesis of what failed.
     #[must_use]
     pub fn with_faults(&self, windows: &[FaultWindow]) -> SimCluster {
-        let mut faults: Vec<(u16, TimeSpan, FaultKind)> = windows
+        let mut faults: Vec<(NodeIdx, TimeSpan, FaultKind)> = windows
             .iter()
-            .filter_map(|w| Some((*self.by_addr.get(&w.node)?, w.span, w.kind)))
+            .filter_map(|w| Some((self.table.find_addr(&w.node)?, w.span, w.kind)))
             .collect();
         faults.sort_by_key(|&(n, span, _)| (n, span.start));
         SimCluster {
@@ -142,18 +120,14 @@ impl SimCluster {
         }
     }
 
-    /// The slot layouts in time order.
-    pub fn layouts(&self) -> impl Iterator<Item = EpochLayout<'_>> + '_ {
-        self.epochs.iter().map(|e| EpochLayout {
-            start: e.start,
-            owners: &e.ranges,
-            migrating: &e.migrating,
-        })
+    /// The slot layouts in time order (node numbers index [`nodes`](Self::nodes)).
+    pub fn layouts(&self) -> &[ClusterState] {
+        &self.states
     }
 
-    /// When the slot layout changed: the start of every epoch after the first.
+    /// When the slot layout changed: the start of every layout after the first.
     pub fn changes(&self) -> Vec<Timestamp> {
-        self.epochs.iter().skip(1).map(|e| e.start).collect()
+        self.states.iter().skip(1).map(|e| e.start).collect()
     }
 
     /// From the first to the last line folded (recordings only).
@@ -166,24 +140,25 @@ impl SimCluster {
         self.seed.as_ref()
     }
 
-    /// Number of topology changes (epochs) in the timeline.
+    /// Number of slot layouts (one per topology change, and the first).
     pub fn epochs(&self) -> usize {
-        self.epochs.len()
+        self.states.len()
     }
 
     /// The owner of `slot` at `t`.
     pub fn owner(&self, t: Timestamp, slot: Slot) -> Option<&NodeAddr> {
-        let e = self.epoch(t)?;
-        let o = e.owners[usize::from(slot.get())];
-        self.addrs.get(usize::from(o))
+        let o = self.epoch(t)?.owners.get(slot)?;
+        self.addrs.get(o.index())
     }
 
-    fn epoch(&self, t: Timestamp) -> Option<&Epoch> {
-        let i = self.epochs.partition_point(|e| e.start <= t);
-        self.epochs.get(i.saturating_sub(1))
+    /// The layout at `t`; before the first, the first (a recording's first sample stands for its
+    /// start).
+    fn epoch(&self, t: Timestamp) -> Option<&ClusterState> {
+        let i = self.states.partition_point(|e| e.start <= t);
+        self.states.get(i.saturating_sub(1))
     }
 
-    fn fault(&self, t: Timestamp, node: u16) -> Option<FaultKind> {
+    fn fault(&self, t: Timestamp, node: NodeIdx) -> Option<FaultKind> {
         self.faults
             .iter()
             .find(|(n, span, _)| *n == node && span.contains(t))
@@ -191,8 +166,8 @@ impl SimCluster {
     }
 
     /// The index of the node at `addr` in [`nodes`](Self::nodes), if the cluster has one there.
-    pub fn node_index(&self, addr: &NodeAddr) -> Option<u16> {
-        self.by_addr.get(addr).copied()
+    pub fn node_index(&self, addr: &NodeAddr) -> Option<NodeIdx> {
+        self.table.find_addr(addr)
     }
 
     /// The reply of the node at `to` to command `cmd` at `t`; `asking` when the client sent
@@ -203,7 +178,13 @@ impl SimCluster {
 
     /// [`answer`](Self::answer) for the node of index `node` (from [`node_index`](Self::node_index);
     /// `None`: no node at that address, a connection error).
-    pub fn answer_at(&self, t: Timestamp, node: Option<u16>, cmd: Routed, asking: bool) -> Reply {
+    pub fn answer_at(
+        &self,
+        t: Timestamp,
+        node: Option<NodeIdx>,
+        cmd: Routed,
+        asking: bool,
+    ) -> Reply {
         let Some(node) = node else {
             return Reply::ConnectionError;
         };
@@ -216,36 +197,31 @@ impl SimCluster {
         let Some(e) = self.epoch(t) else {
             return Reply::ClusterDown;
         };
-        let owner = e.owners[usize::from(cmd.slot.get())];
-        if owner == NO_OWNER {
+        let Some(owner) = e.owners.get(cmd.slot) else {
             return Reply::ClusterDown;
-        }
-        let migration = e
-            .migrating
-            .binary_search_by_key(&cmd.slot, |m| m.0)
-            .ok()
-            .map(|i| e.migrating[i]);
+        };
+        let migration = e.migration(cmd.slot);
         if owner == node {
-            if let Some((slot, _, target)) = migration.filter(|m| m.1 == node) {
+            if let Some(m) = migration.filter(|m| m.from == node) {
                 let moved = match self.ask {
                     AskPolicy::Always => true,
                     AskPolicy::KeyCoin { seed } => mix64(seed ^ mix64(u64::from(cmd.key))) & 1 == 1,
                 };
                 if moved {
                     return Reply::Ask {
-                        slot,
-                        to: self.addrs[usize::from(target)].clone(),
+                        slot: m.slot,
+                        to: self.addrs[m.to.index()].clone(),
                     };
                 }
             }
             return Reply::Ok;
         }
-        if asking && migration.is_some_and(|m| m.2 == node) {
+        if asking && migration.is_some_and(|m| m.to == node) {
             return Reply::Ok;
         }
         Reply::Moved {
             slot: cmd.slot,
-            to: self.addrs[usize::from(owner)].clone(),
+            to: self.addrs[owner.index()].clone(),
         }
     }
 
@@ -256,7 +232,7 @@ impl SimCluster {
         t: Timestamp,
         to: &NodeAddr,
     ) -> Result<Vec<(SlotRange, NodeAddr)>, Reply> {
-        let Some(&node) = self.by_addr.get(to) else {
+        let Some(node) = self.table.find_addr(to) else {
             return Err(Reply::ConnectionError);
         };
         if let Some(kind) = self.fault(t, node) {
@@ -268,27 +244,21 @@ impl SimCluster {
         let e = self.epoch(t).ok_or(Reply::ClusterDown)?;
         Ok(e.ranges
             .iter()
-            .map(|&(r, n)| (r, self.addrs[usize::from(n)].clone()))
+            .map(|&(r, n)| (r, self.addrs[n.index()].clone()))
             .collect())
     }
 }
 
-/// Builds a [`SimCluster`]: from a recording's lines ([`push`](Self::push)) or from explicit
-/// layouts ([`layout`](Self::layout)) and fault windows ([`fault`](Self::fault)).
+/// Builds a [`SimCluster`]: from a recording's lines ([`push`](Self::push)), folded into a
+/// [`ClusterTimeline`] whose states are the cluster's layouts, or from explicit layouts
+/// ([`layout`](Self::layout)) and fault windows ([`fault`](Self::fault)).
 ///
-/// Topology samples are folded in order: the latest sample (from whichever node) gives the slot
-/// owners; each node's own `MIGRATING` list (the latest it reported) gives the migrations.
 /// `poll_failed` timeouts and connection failures become fault windows `[t - timeout, t]` of that
 /// node, merged when less than one poll interval apart.
 #[derive(Clone, Debug)]
 pub struct SimClusterBuilder {
-    addrs: Vec<NodeAddr>,
-    ids: Vec<Option<NodeId>>,
-    by_addr: BTreeMap<NodeAddr, u16>,
-    by_id: BTreeMap<NodeId, u16>,
-    epochs: Vec<Epoch>,
-    migrating_by_node: BTreeMap<u16, Vec<(Slot, u16)>>,
-    failures: Vec<(u16, TimeSpan, FaultKind)>,
+    timeline: ClusterTimeline,
+    failures: Vec<(NodeIdx, TimeSpan, FaultKind)>,
     ask: AskPolicy,
     interval_ms: u64,
     timeout_ms: u64,
@@ -306,12 +276,7 @@ impl SimClusterBuilder {
     /// An empty cluster, with [`AskPolicy::KeyCoin`] seeded with 0.
     pub fn new() -> SimClusterBuilder {
         SimClusterBuilder {
-            addrs: Vec::new(),
-            ids: Vec::new(),
-            by_addr: BTreeMap::new(),
-            by_id: BTreeMap::new(),
-            epochs: Vec::new(),
-            migrating_by_node: BTreeMap::new(),
+            timeline: ClusterTimeline::new(),
             failures: Vec::new(),
             ask: AskPolicy::KeyCoin { seed: 0 },
             interval_ms: 1000,
@@ -338,38 +303,6 @@ impl SimClusterBuilder {
         self
     }
 
-    fn node(&mut self, addr: Option<&NodeAddr>, id: Option<&NodeId>) -> Option<u16> {
-        let found = id
-            .and_then(|id| self.by_id.get(id))
-            .or_else(|| addr.and_then(|a| self.by_addr.get(a)))
-            .copied();
-        let n = match found {
-            Some(n) => n,
-            None => {
-                let addr = addr?;
-                let n = u16::try_from(self.addrs.len())
-                    .ok()
-                    .filter(|&n| n != NO_OWNER)?;
-                self.addrs.push(addr.clone());
-                self.ids.push(None);
-                n
-            }
-        };
-        let i = usize::from(n);
-        if let Some(a) = addr {
-            if !self.by_addr.contains_key(a) {
-                self.by_addr.insert(a.clone(), n);
-            }
-        }
-        if let Some(id) = id {
-            if self.ids[i].is_none() {
-                self.ids[i] = Some(id.clone());
-                self.by_id.insert(id.clone(), n);
-            }
-        }
-        Some(n)
-    }
-
     /// Folds one recording line (topology samples, discoveries and poll failures matter).
     pub fn push(&mut self, line: &Line) {
         let t = line.time();
@@ -377,68 +310,18 @@ impl SimClusterBuilder {
             Some(s) => TimeSpan::new(s.start.min(t), s.end.max(t)),
             None => TimeSpan::new(t, t),
         });
-        match line {
-            Line::NodeDiscovered(e) => {
-                self.node(Some(&e.node.addr), e.node.id.as_ref());
-            }
-            Line::Topology(s) => self.push_topology(s),
-            Line::PollFailed(e) => {
-                let kind = match e.kind {
-                    FailureKind::Timeout => FaultKind::Timeout,
-                    FailureKind::Connect | FailureKind::Io => FaultKind::ConnectionError,
-                    _ => return,
-                };
-                if let Some(n) = self.node(Some(&e.node.addr), e.node.id.as_ref()) {
-                    let start = Timestamp(e.t.0.saturating_sub(self.timeout_ms));
-                    self.failures.push((n, TimeSpan::new(start, e.t), kind));
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn push_topology(&mut self, s: &TopologySample) {
-        let reporter_id = s.view.myself.as_ref().or(s.node.id.as_ref());
-        let Some(reporter) = self.node(Some(&s.node.addr), reporter_id) else {
-            return;
-        };
-        let mut owners = vec![NO_OWNER; usize::from(SLOT_COUNT)];
-        for shard in &s.view.shards {
-            for n in &shard.nodes {
-                let addr = if Some(&n.id) == reporter_id {
-                    n.addr.as_ref().or(Some(&s.node.addr))
-                } else {
-                    n.addr.as_ref()
-                };
-                self.node(addr, Some(&n.id));
-            }
-            let Some(primary) = shard.primary() else {
-                continue;
+        self.timeline.push(line);
+        if let Line::PollFailed(e) = line {
+            let kind = match e.kind {
+                FailureKind::Timeout => FaultKind::Timeout,
+                FailureKind::Connect | FailureKind::Io => FaultKind::ConnectionError,
+                _ => return,
             };
-            let Some(&p) = self.by_id.get(&primary.id) else {
-                continue;
-            };
-            for r in &shard.slots {
-                for slot in r.slots() {
-                    owners[usize::from(slot.get())] = p;
-                }
+            if let Some(n) = self.timeline.nodes().find_addr(&e.node.addr) {
+                let start = Timestamp(e.t.0.saturating_sub(self.timeout_ms));
+                self.failures.push((n, TimeSpan::new(start, e.t), kind));
             }
         }
-        let mig: Vec<(Slot, u16)> = s
-            .view
-            .migrating
-            .iter()
-            .filter_map(|m| self.by_id.get(&m.peer).map(|&p| (m.slot, p)))
-            .collect();
-        self.migrating_by_node.insert(reporter, mig);
-        let mut migrating: Vec<(Slot, u16, u16)> = self
-            .migrating_by_node
-            .iter()
-            .flat_map(|(&src, list)| list.iter().map(move |&(slot, dst)| (slot, src, dst)))
-            .collect();
-        migrating.sort_unstable();
-        migrating.dedup_by_key(|m| m.0);
-        self.push_epoch(s.t, owners, migrating);
     }
 
     /// Sets the layout from `t` on: `owners` gives the owner of each range (slots not listed have
@@ -449,65 +332,53 @@ impl SimClusterBuilder {
         owners: &[(SlotRange, NodeAddr)],
         migrating: &[(Slot, NodeAddr, NodeAddr)],
     ) -> &mut Self {
-        let mut table = vec![NO_OWNER; usize::from(SLOT_COUNT)];
+        let mut table = SlotTable::new();
         for (r, a) in owners {
-            if let Some(n) = self.node(Some(a), None) {
-                for slot in r.slots() {
-                    table[usize::from(slot.get())] = n;
-                }
+            if let Ok((n, _)) = self.timeline.nodes_mut().intern_addr(a) {
+                table.fill(*r, Some(n));
             }
         }
         let mut mig = Vec::new();
         for (slot, src, dst) in migrating {
-            if let (Some(s), Some(d)) = (self.node(Some(src), None), self.node(Some(dst), None)) {
-                mig.push((*slot, s, d));
+            let nodes = self.timeline.nodes_mut();
+            if let (Ok((from, _)), Ok((to, _))) = (nodes.intern_addr(src), nodes.intern_addr(dst)) {
+                mig.push(Migrating {
+                    slot: *slot,
+                    from,
+                    to,
+                });
             }
         }
-        mig.sort_unstable();
-        mig.dedup_by_key(|m| m.0);
-        self.push_epoch(t, table, mig);
+        self.timeline.set_state(t, table, mig);
         self
     }
 
     /// Adds a node that owns nothing yet (it answers `MOVED` for every slot).
     pub fn add_node(&mut self, addr: &NodeAddr) -> &mut Self {
-        self.node(Some(addr), None);
+        // A full table (65,535 nodes) leaves the node out: it then answers as an address no node
+        // has (a connection error).
+        let _ = self.timeline.nodes_mut().intern_addr(addr);
         self
     }
 
     /// Adds a fault window.
     pub fn fault(&mut self, window: FaultWindow) -> &mut Self {
-        if let Some(n) = self.node(Some(&window.node), None) {
+        if let Ok((n, _)) = self.timeline.nodes_mut().intern_addr(&window.node) {
             self.failures.push((n, window.span, window.kind));
         }
         self
     }
 
-    fn push_epoch(&mut self, t: Timestamp, owners: Vec<u16>, migrating: Vec<(Slot, u16, u16)>) {
-        if let Some(last) = self.epochs.last_mut() {
-            if last.owners == owners && last.migrating == migrating {
-                return;
-            }
-            if t <= last.start {
-                last.ranges = ranges(&owners);
-                last.owners = owners;
-                last.migrating = migrating;
-                return;
-            }
-        }
-        self.epochs.push(Epoch {
-            start: t,
-            ranges: ranges(&owners),
-            owners,
-            migrating,
-        });
+    /// The timeline folded so far.
+    pub fn timeline(&self) -> &ClusterTimeline {
+        &self.timeline
     }
 
     /// The cluster. Fault windows of a node closer than one poll interval are merged.
     pub fn build(&self) -> SimCluster {
         let mut f = self.failures.clone();
         f.sort_by_key(|&(n, span, _)| (n, span.start));
-        let mut faults: Vec<(u16, TimeSpan, FaultKind)> = Vec::new();
+        let mut faults: Vec<(NodeIdx, TimeSpan, FaultKind)> = Vec::new();
         for (n, span, kind) in f {
             match faults.last_mut() {
                 Some((m, last, k))
@@ -520,33 +391,15 @@ impl SimClusterBuilder {
                 _ => faults.push((n, span, kind)),
             }
         }
+        let table = self.timeline.nodes().clone();
         SimCluster {
-            addrs: self.addrs.clone(),
-            by_addr: self.by_addr.clone(),
-            epochs: self.epochs.clone(),
+            addrs: table.addrs(),
+            table,
+            states: self.timeline.states().to_vec(),
             faults,
             ask: self.ask,
             span: self.span,
             seed: self.seed.clone(),
         }
     }
-}
-
-fn ranges(owners: &[u16]) -> Vec<(SlotRange, u16)> {
-    let mut out: Vec<(SlotRange, u16)> = Vec::new();
-    let mut start = 0usize;
-    for i in 1..=owners.len() {
-        if i == owners.len() || owners[i] != owners[start] {
-            let o = owners[start];
-            let range = u16::try_from(start)
-                .ok()
-                .zip(u16::try_from(i - 1).ok())
-                .and_then(|(a, b)| SlotRange::try_from((a, b)).ok());
-            if let (Some(r), true) = (range, o != NO_OWNER) {
-                out.push((r, o));
-            }
-            start = i;
-        }
-    }
-    out
 }

@@ -45,14 +45,14 @@
 //! this model is of the code named above.
 
 use super::client::{
-    intern_addr, ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome,
-    Transport,
+    ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
 };
 use super::cluster::Reply;
 use super::{ReplayError, Routed, SimRng};
 use crate::node::NodeAddr;
 use crate::slot::SLOT_COUNT;
 use crate::time::Timestamp;
+use crate::timeline::{NodeIdx, NodeTable, SlotTable};
 
 /// The go-redis model's own options, by their `ClusterOptions` names.
 pub(super) const OPTIONS: &[(&str, &str)] = &[
@@ -84,8 +84,6 @@ const GC_DELAY_MS: u64 = 60_000;
 const DEFAULT_READ_TIMEOUT_MS: u64 = 3_000;
 /// Seed of the generator behind `rand.Perm` and `clusterNodes.Random`.
 const RNG_SEED: u64 = 0x676f_2d72_6564_6973;
-
-const NONE: u16 = u16::MAX;
 
 /// Builds `go-redis@9.8.0`.
 pub(super) fn build(
@@ -161,8 +159,8 @@ fn parse_go_duration(v: &str) -> Option<Option<u64>> {
 
 /// One `clusterState`.
 struct State {
-    /// Slot → master address index.
-    table: Vec<u16>,
+    /// Slot → master address.
+    table: SlotTable,
     created: Timestamp,
 }
 
@@ -172,12 +170,12 @@ struct Client {
     max_retries: u32,
     timeout_ms: Option<u64>,
     rng: SimRng,
-    /// Interned addresses.
-    addrs: Vec<NodeAddr>,
+    /// The addresses the client knows, numbered (the per-address vectors below follow it).
+    nodes: NodeTable,
     /// `clusterNodes.addrs`: seeds and every address a node was created for; never shrinks.
-    known: Vec<u16>,
+    known: Vec<NodeIdx>,
     /// `clusterNodes.activeAddrs`.
-    active: Vec<u16>,
+    active: Vec<NodeIdx>,
     /// Whether `clusterNodes.nodes` holds a client for the address.
     has_node: Vec<bool>,
     /// Whether that client's pool holds an open connection.
@@ -212,7 +210,7 @@ impl Client {
             max_retries,
             timeout_ms,
             rng: SimRng::new(RNG_SEED),
-            addrs: Vec::new(),
+            nodes: NodeTable::new(),
             known: Vec::new(),
             active: Vec::new(),
             has_node: Vec::new(),
@@ -226,8 +224,10 @@ impl Client {
             timeouts: 0,
             stats: ClientState::default(),
         };
-        for s in seeds {
-            let i = c.intern(s);
+        for s in seeds.iter() {
+            let Some(i) = c.intern(s) else {
+                continue;
+            };
             if !c.known.contains(&i) {
                 c.known.push(i);
             }
@@ -236,31 +236,32 @@ impl Client {
         c
     }
 
-    fn intern(&mut self, addr: &NodeAddr) -> u16 {
-        let (i, new) = intern_addr(&mut self.addrs, addr);
+    /// The number of `addr` (`None` only past 65,535 addresses: the address is then unusable).
+    fn intern(&mut self, addr: &NodeAddr) -> Option<NodeIdx> {
+        let (i, new) = self.nodes.intern_addr(addr).ok()?;
         if new {
             self.has_node.push(false);
             self.open.push(false);
             self.node_gen.push(0);
         }
-        i
+        Some(i)
     }
 
     /// `clusterNodes.GetOrCreate`.
-    fn get_or_create(&mut self, addr: &NodeAddr) -> u16 {
-        let i = self.intern(addr);
-        if !self.has_node[usize::from(i)] {
-            self.has_node[usize::from(i)] = true;
-            self.open[usize::from(i)] = false;
+    fn get_or_create(&mut self, addr: &NodeAddr) -> Option<NodeIdx> {
+        let i = self.intern(addr)?;
+        if !self.has_node[i.index()] {
+            self.has_node[i.index()] = true;
+            self.open[i.index()] = false;
         }
         if !self.known.contains(&i) {
             self.known.push(i);
         }
-        i
+        Some(i)
     }
 
     /// `clusterNodes.Addrs`.
-    fn addrs_for_load(&self) -> Vec<u16> {
+    fn addrs_for_load(&self) -> Vec<NodeIdx> {
         if self.active.is_empty() {
             self.known.clone()
         } else {
@@ -279,12 +280,13 @@ impl Client {
         while let Some(p) = self.gc.iter().position(|&(due, _)| due <= now) {
             let (_, gen) = self.gc.remove(p);
             self.active.clear();
-            for i in 0..self.addrs.len() {
+            for (n, _) in self.nodes.iter() {
+                let i = n.index();
                 if !self.has_node[i] {
                     continue;
                 }
                 if self.node_gen[i] >= gen {
-                    self.active.push(u16::try_from(i).unwrap_or(0));
+                    self.active.push(n);
                 } else {
                     self.has_node[i] = false;
                     self.open[i] = false;
@@ -294,8 +296,8 @@ impl Client {
     }
 
     /// Uses the node's pooled connection, opening one if there is none.
-    fn connect(&mut self, i: u16) {
-        let i = usize::from(i);
+    fn connect(&mut self, i: NodeIdx) {
+        let i = i.index();
         self.has_node[i] = true;
         if !self.open[i] {
             self.open[i] = true;
@@ -315,7 +317,9 @@ impl Client {
         }
         let mut first_err = None;
         for i in order {
-            let addr = self.addrs[usize::from(i)].clone();
+            let Some(addr) = self.nodes.addr(i).cloned() else {
+                continue;
+            };
             self.get_or_create(&addr);
             self.connect(i);
             self.stats.cluster_slots_calls += 1;
@@ -323,14 +327,14 @@ impl Client {
                 Ok(ranges) => {
                     self.generation = self.generation.wrapping_add(1);
                     let gen = self.generation;
-                    let mut table = vec![NONE; usize::from(SLOT_COUNT)];
+                    let mut table = SlotTable::new();
                     for (r, a) in ranges {
-                        let n = self.get_or_create(&a);
-                        let g = &mut self.node_gen[usize::from(n)];
+                        let Some(n) = self.get_or_create(&a) else {
+                            continue;
+                        };
+                        let g = &mut self.node_gen[n.index()];
                         *g = (*g).max(gen);
-                        for slot in r.slots() {
-                            table[usize::from(slot.get())] = n;
-                        }
+                        table.fill(r, Some(n));
                     }
                     let now = net.now();
                     self.state = Some(State {
@@ -345,7 +349,7 @@ impl Client {
                 Err(reply) => {
                     self.timeouts += u64::from(reply == Reply::Timeout);
                     if matches!(reply, Reply::ConnectionError | Reply::Timeout) {
-                        self.open[usize::from(i)] = false;
+                        self.open[i.index()] = false;
                     }
                     first_err.get_or_insert(ErrorClass::of_reply(&reply));
                 }
@@ -364,18 +368,14 @@ impl Client {
     }
 
     /// `clusterStateHolder.Get` then `slotMasterNode` (or `clusterNodes.Random`).
-    fn cmd_node(&mut self, cmd: Routed, net: &mut dyn Transport) -> Result<u16, ErrorClass> {
+    fn cmd_node(&mut self, cmd: Routed, net: &mut dyn Transport) -> Result<NodeIdx, ErrorClass> {
         let now = net.now();
         match &self.state {
             None => self.reload(net)?,
             Some(s) if now.millis_since(s.created) > STATE_MAX_AGE_MS => self.lazy_reload(now),
             Some(_) => {}
         }
-        let owner = self
-            .state
-            .as_ref()
-            .map_or(NONE, |s| s.table[usize::from(cmd.slot.get())]);
-        if owner != NONE {
+        if let Some(owner) = self.state.as_ref().and_then(|s| s.table.get(cmd.slot)) {
             return Ok(owner);
         }
         let addrs = self.addrs_for_load();
@@ -385,14 +385,16 @@ impl Client {
         let k = usize::try_from(self.rng.below(u64::try_from(addrs.len()).unwrap_or(1)))
             .unwrap_or(0)
             .min(addrs.len() - 1);
-        let addr = self.addrs[usize::from(addrs[k])].clone();
-        Ok(self.get_or_create(&addr))
+        // `addrs` holds numbers of this client's table only, so both look-ups succeed.
+        let addr = self.nodes.addr(addrs[k]).cloned();
+        addr.and_then(|a| self.get_or_create(&a))
+            .ok_or(ErrorClass::RedisClusterException)
     }
 
     /// `node.Client.Process`: the per-node `MaxRetries` loop of `baseClient.process`.
     fn node_send(
         &mut self,
-        node: u16,
+        node: NodeIdx,
         cmd: Routed,
         asking: bool,
         net: &mut dyn Transport,
@@ -400,12 +402,14 @@ impl Client {
         let mut reply = Reply::ConnectionError;
         for _ in 0..=self.max_retries {
             self.connect(node);
-            let addr = self.addrs[usize::from(node)].clone();
-            reply = net.send(&addr, cmd, asking);
+            let Some(addr) = self.nodes.addr(node) else {
+                return Reply::ConnectionError;
+            };
+            reply = net.send(addr, cmd, asking);
             match reply {
                 Reply::ConnectionError | Reply::Timeout => {
                     // isBadConn: the connection is removed from the pool.
-                    self.open[usize::from(node)] = false;
+                    self.open[node.index()] = false;
                 }
                 Reply::ClusterDown => {}
                 _ => return reply,
@@ -416,7 +420,7 @@ impl Client {
 
     fn process(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
         let now = net.now();
-        let mut node: Option<u16> = None;
+        let mut node: Option<NodeIdx> = None;
         let mut ask = false;
         let mut last = ErrorClass::ConnectionError;
         for attempt in 0..=self.max_redirects {
@@ -434,12 +438,12 @@ impl Client {
                 Reply::Ok => return Outcome::Ok,
                 Reply::Moved { to, .. } => {
                     self.lazy_reload(now);
-                    node = Some(self.get_or_create(&to));
+                    node = self.get_or_create(&to);
                     last = ErrorClass::ClusterError;
                 }
                 Reply::Ask { to, .. } => {
                     self.lazy_reload(now);
-                    node = Some(self.get_or_create(&to));
+                    node = self.get_or_create(&to);
                     ask = true;
                     last = ErrorClass::ClusterError;
                 }
@@ -500,7 +504,7 @@ impl ClientModel for Client {
         let open = self.open.iter().filter(|&&o| o).count();
         let open = u64::try_from(open).unwrap_or(u64::MAX);
         match &self.state {
-            Some(st) => ClientSnapshot::of_table(&st.table, NONE, open),
+            Some(st) => ClientSnapshot::of_table(&st.table, open),
             None => ClientSnapshot {
                 open_connections: open,
                 table_nodes: 0,

@@ -71,14 +71,15 @@
 //!   `TimeoutError`.
 
 use super::client::{
-    intern_addr, parse_secs_ms, ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions,
-    Outcome, Transport,
+    parse_secs_ms, ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome,
+    Transport,
 };
 use super::cluster::Reply;
 use super::{ReplayError, Routed, SimRng};
 use crate::node::NodeAddr;
 use crate::slot::{SlotRange, SLOT_COUNT};
 use crate::time::Timestamp;
+use crate::timeline::{NodeIdx, NodeTable, SlotTable};
 
 /// The model's name.
 pub(super) const NAME: &str = "jedis@5.1.0";
@@ -153,12 +154,14 @@ struct Settings {
     refresh_period_ms: Option<u64>,
 }
 
-const NONE: u16 = u16::MAX;
-
 /// How one attempt ended, when not served.
 enum Attempt {
     /// `JedisRedirectionException`: `MOVED` (true) or `ASK` (false) to the node, through `via`.
-    Redirect { moved: bool, to: u16, via: u16 },
+    Redirect {
+        moved: bool,
+        to: NodeIdx,
+        via: NodeIdx,
+    },
     /// `JedisConnectionException` (refused, reset or read timeout).
     Connection,
     /// Raised to the application at once.
@@ -170,15 +173,16 @@ struct Client {
     cfg: Settings,
     socket_timeout_ms: Option<u64>,
     rng: SimRng,
-    addrs: Vec<NodeAddr>,
+    /// The addresses the client knows, numbered (the per-node vectors below follow it).
+    nodes: NodeTable,
     /// Whether the node's pool holds a live connection.
     open: Vec<bool>,
     /// `nodes`: the node has a pool.
     known: Vec<bool>,
     /// `startNodes`.
-    seeds: Vec<u16>,
+    seeds: Vec<NodeIdx>,
     /// `slots`: slot → node.
-    table: Vec<u16>,
+    table: SlotTable,
     initialized: bool,
     next_refresh: Option<Timestamp>,
     state: ClientState,
@@ -191,17 +195,19 @@ impl Client {
             cfg,
             socket_timeout_ms: opts.socket_timeout_ms,
             rng: SimRng::new(RNG_SEED),
-            addrs: Vec::new(),
+            nodes: NodeTable::new(),
             open: Vec::new(),
             known: Vec::new(),
             seeds: Vec::new(),
-            table: vec![NONE; usize::from(SLOT_COUNT)],
+            table: SlotTable::new(),
             initialized: false,
             next_refresh: None,
             state: ClientState::default(),
         };
         for s in &opts.startup_nodes {
-            let i = c.intern(s);
+            let Some(i) = c.intern(s) else {
+                continue;
+            };
             if !c.seeds.contains(&i) {
                 c.seeds.push(i);
             }
@@ -210,16 +216,26 @@ impl Client {
         c
     }
 
-    fn intern(&mut self, addr: &NodeAddr) -> u16 {
-        let (i, new) = intern_addr(&mut self.addrs, addr);
+    /// The number of `addr` (`None` only past 65,535 addresses: the address is then unusable).
+    fn intern(&mut self, addr: &NodeAddr) -> Option<NodeIdx> {
+        let (i, new) = self.nodes.intern_addr(addr).ok()?;
         if new {
             self.open.push(false);
             self.known.push(false);
         }
-        i
+        Some(i)
     }
 
-    fn shuffle(&mut self, v: &mut [u16]) {
+    /// The nodes that have a pool.
+    fn pools(&self) -> Vec<NodeIdx> {
+        self.nodes
+            .iter()
+            .map(|(n, _)| n)
+            .filter(|n| self.known[n.index()])
+            .collect()
+    }
+
+    fn shuffle(&mut self, v: &mut [NodeIdx]) {
         for i in (1..v.len()).rev() {
             let bound = u64::try_from(i + 1).unwrap_or(u64::MAX);
             let j = usize::try_from(self.rng.below(bound)).unwrap_or(0);
@@ -231,14 +247,14 @@ impl Client {
     /// closed after). A timeout adds `soTimeout` to `elapsed`.
     fn cluster_slots(
         &mut self,
-        node: u16,
+        node: NodeIdx,
         pooled: bool,
         elapsed: &mut u64,
         net: &mut dyn Transport,
     ) -> Option<Vec<(SlotRange, NodeAddr)>> {
-        let i = usize::from(node);
+        let i = node.index();
         self.state.cluster_slots_calls += 1;
-        let answer = net.cluster_slots(&self.addrs[i]);
+        let answer = net.cluster_slots(self.nodes.addr(node)?);
         let reached = !matches!(answer, Err(Reply::ConnectionError));
         if reached && !(pooled && self.open[i]) {
             self.state.new_connections += 1;
@@ -257,19 +273,19 @@ impl Client {
 
     /// `discoverClusterSlots`: the slot table from `ranges`; nodes not in it lose their pools.
     fn apply(&mut self, ranges: Vec<(SlotRange, NodeAddr)>) {
-        self.table.iter_mut().for_each(|t| *t = NONE);
-        let mut seen = vec![false; self.addrs.len()];
+        self.table.clear();
+        let mut seen = vec![false; self.nodes.len()];
         for (r, a) in ranges {
-            let i = self.intern(&a);
-            let u = usize::from(i);
+            let Some(i) = self.intern(&a) else {
+                continue;
+            };
+            let u = i.index();
             if u >= seen.len() {
                 seen.resize(u + 1, false);
             }
             seen[u] = true;
             self.known[u] = true;
-            for slot in r.slots() {
-                self.table[usize::from(slot.get())] = i;
-            }
+            self.table.fill(r, Some(i));
         }
         for (u, s) in seen.iter().enumerate() {
             if !s {
@@ -281,7 +297,7 @@ impl Client {
     }
 
     /// `renewClusterSlots(jedis)`: `via` first, then the start nodes, then the other known nodes.
-    fn renew(&mut self, via: Option<u16>, elapsed: &mut u64, net: &mut dyn Transport) {
+    fn renew(&mut self, via: Option<NodeIdx>, elapsed: &mut u64, net: &mut dyn Transport) {
         if let Some(v) = via {
             if let Some(ranges) = self.cluster_slots(v, true, elapsed, net) {
                 self.apply(ranges);
@@ -295,10 +311,7 @@ impl Client {
                 return;
             }
         }
-        let mut pools: Vec<u16> = (0..self.addrs.len())
-            .filter(|&u| self.known[u])
-            .filter_map(|u| u16::try_from(u).ok())
-            .collect();
+        let mut pools = self.pools();
         self.shuffle(&mut pools);
         for p in pools {
             if self.seeds.contains(&p) {
@@ -348,36 +361,45 @@ impl Client {
     fn attempt(
         &mut self,
         cmd: Routed,
-        redirect: Option<(u16, bool)>,
+        redirect: Option<(NodeIdx, bool)>,
         elapsed: &mut u64,
         net: &mut dyn Transport,
     ) -> Result<(), Attempt> {
         let (node, asking) = match redirect {
             Some((to, moved)) => {
                 // getConnection(HostAndPort): setupNodeIfNotExist().
-                self.known[usize::from(to)] = true;
+                self.known[to.index()] = true;
                 (to, !moved)
             }
             None => (self.slot_node(cmd, elapsed, net)?, false),
         };
-        let i = usize::from(node);
-        let reply = net.send(&self.addrs[i], cmd, asking);
+        let i = node.index();
+        let Some(addr) = self.nodes.addr(node) else {
+            return Err(Attempt::Connection);
+        };
+        let reply = net.send(addr, cmd, asking);
         if reply != Reply::ConnectionError && !self.open[i] {
             self.open[i] = true;
             self.state.new_connections += 1;
         }
         match reply {
             Reply::Ok => Ok(()),
-            Reply::Moved { to, .. } => Err(Attempt::Redirect {
-                moved: true,
-                to: self.intern(&to),
-                via: node,
-            }),
-            Reply::Ask { to, .. } => Err(Attempt::Redirect {
-                moved: false,
-                to: self.intern(&to),
-                via: node,
-            }),
+            Reply::Moved { to, .. } => match self.intern(&to) {
+                Some(to) => Err(Attempt::Redirect {
+                    moved: true,
+                    to,
+                    via: node,
+                }),
+                None => Err(Attempt::Connection),
+            },
+            Reply::Ask { to, .. } => match self.intern(&to) {
+                Some(to) => Err(Attempt::Redirect {
+                    moved: false,
+                    to,
+                    via: node,
+                }),
+                None => Err(Attempt::Connection),
+            },
             Reply::ConnectionError => {
                 self.open[i] = false;
                 Err(Attempt::Connection)
@@ -398,19 +420,15 @@ impl Client {
         cmd: Routed,
         elapsed: &mut u64,
         net: &mut dyn Transport,
-    ) -> Result<u16, Attempt> {
-        let slot = usize::from(cmd.slot.get());
-        if self.table[slot] != NONE {
-            return Ok(self.table[slot]);
+    ) -> Result<NodeIdx, Attempt> {
+        if let Some(n) = self.table.get(cmd.slot) {
+            return Ok(n);
         }
         self.renew(None, elapsed, net);
-        if self.table[slot] != NONE {
-            return Ok(self.table[slot]);
+        if let Some(n) = self.table.get(cmd.slot) {
+            return Ok(n);
         }
-        let pools: Vec<u16> = (0..self.addrs.len())
-            .filter(|&u| self.known[u])
-            .filter_map(|u| u16::try_from(u).ok())
-            .collect();
+        let pools = self.pools();
         if pools.is_empty() {
             // getConnection(): "No reachable node in cluster."
             return Err(Attempt::Raise(ErrorClass::ClusterError));
@@ -460,7 +478,7 @@ impl Client {
     /// `executeCommand`.
     fn execute_command(&mut self, cmd: Routed, net: &mut dyn Transport) -> Result<(), ErrorClass> {
         let mut elapsed = 0u64;
-        let mut redirect: Option<(u16, bool)> = None;
+        let mut redirect: Option<(NodeIdx, bool)> = None;
         let mut failures = 0u32;
         for attempts_left in (1..=self.cfg.max_attempts).rev() {
             match self.attempt(cmd, redirect, &mut elapsed, net) {
@@ -516,7 +534,7 @@ impl ClientModel for Client {
 
     fn snapshot(&self) -> ClientSnapshot {
         let open = self.open.iter().filter(|&&o| o).count();
-        ClientSnapshot::of_table(&self.table, NONE, u64::try_from(open).unwrap_or(u64::MAX))
+        ClientSnapshot::of_table(&self.table, u64::try_from(open).unwrap_or(u64::MAX))
     }
 
     fn error_name(&self, class: ErrorClass) -> &'static str {

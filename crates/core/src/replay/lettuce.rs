@@ -83,14 +83,15 @@
 //!   `CLUSTERDOWN` reply).
 
 use super::client::{
-    intern_addr, parse_bool, parse_secs_ms, ClientModel, ClientSnapshot, ClientState, ErrorClass,
-    ModelOptions, Outcome, Transport,
+    parse_bool, parse_secs_ms, ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions,
+    Outcome, Transport,
 };
 use super::cluster::Reply;
 use super::{ReplayError, Routed};
 use crate::node::NodeAddr;
-use crate::slot::{SlotRange, SLOT_COUNT};
+use crate::slot::SlotRange;
 use crate::time::Timestamp;
+use crate::timeline::{NodeIdx, NodeTable, SlotTable};
 
 /// The model's name.
 pub(super) const NAME: &str = "lettuce@6.3.2";
@@ -268,8 +269,6 @@ pub(super) fn build(
     Ok(Box::new(Client::new(name, settings, &options)))
 }
 
-const NONE: u16 = u16::MAX;
-
 /// A node connection of the connection provider.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Conn {
@@ -300,15 +299,15 @@ struct Client {
     name: String,
     cfg: Settings,
     socket_timeout_ms: Option<u64>,
-    /// Interned addresses; indices are what the tables hold.
-    addrs: Vec<NodeAddr>,
+    /// The addresses the client knows, numbered; the numbers are what the tables hold.
+    nodes: NodeTable,
     conns: Vec<Conn>,
     /// `initialUris`.
-    seeds: Vec<u16>,
+    seeds: Vec<NodeIdx>,
     /// The partition table: slot → node.
-    table: Vec<u16>,
+    table: SlotTable,
     /// The nodes of the partition table.
-    members: Vec<u16>,
+    members: Vec<NodeIdx>,
     initialized: bool,
     /// The adaptive-refresh rate limit: a trigger is taken when this is before now.
     adaptive_expires: Option<Timestamp>,
@@ -325,10 +324,10 @@ impl Client {
             name: name.to_owned(),
             cfg,
             socket_timeout_ms: opts.socket_timeout_ms,
-            addrs: Vec::new(),
+            nodes: NodeTable::new(),
             conns: Vec::new(),
             seeds: Vec::new(),
-            table: vec![NONE; usize::from(SLOT_COUNT)],
+            table: SlotTable::new(),
             members: Vec::new(),
             initialized: false,
             adaptive_expires: None,
@@ -338,7 +337,9 @@ impl Client {
             state: ClientState::default(),
         };
         for s in &opts.startup_nodes {
-            let i = c.intern(s);
+            let Some(i) = c.intern(s) else {
+                continue;
+            };
             if !c.seeds.contains(&i) {
                 c.seeds.push(i);
             }
@@ -347,16 +348,13 @@ impl Client {
         c
     }
 
-    fn intern(&mut self, addr: &NodeAddr) -> u16 {
-        let (i, new) = intern_addr(&mut self.addrs, addr);
+    /// The number of `addr` (`None` only past 65,535 addresses: the address is then unusable).
+    fn intern(&mut self, addr: &NodeAddr) -> Option<NodeIdx> {
+        let (i, new) = self.nodes.intern_addr(addr).ok()?;
         if new {
             self.conns.push(Conn::Closed);
         }
-        i
-    }
-
-    fn addr(&self, i: u16) -> &NodeAddr {
-        &self.addrs[usize::from(i)]
+        Some(i)
     }
 
     /// `ClusterTopologyRefreshScheduler`: a trigger signal, taken when the trigger is enabled
@@ -378,11 +376,11 @@ impl Client {
     /// One node asked for its view over a dedicated connection.
     fn view_of(
         &mut self,
-        node: u16,
+        node: NodeIdx,
         net: &mut dyn Transport,
     ) -> Option<Vec<(SlotRange, NodeAddr)>> {
         self.state.cluster_slots_calls += 1;
-        let answer = net.cluster_slots(&self.addrs[usize::from(node)]);
+        let answer = net.cluster_slots(self.nodes.addr(node)?);
         if !matches!(answer, Err(Reply::ConnectionError)) {
             self.state.new_connections += 1;
         }
@@ -393,7 +391,7 @@ impl Client {
     /// the views name that was not a source. The first view obtained is the one used.
     fn load_views(
         &mut self,
-        sources: &[u16],
+        sources: &[NodeIdx],
         net: &mut dyn Transport,
     ) -> Option<Vec<(SlotRange, NodeAddr)>> {
         let mut views = Vec::new();
@@ -405,7 +403,9 @@ impl Client {
         if self.cfg.dynamic_sources {
             let mut discovered = Vec::new();
             for (_, a) in views.iter().flatten() {
-                let i = self.intern(a);
+                let Some(i) = self.intern(a) else {
+                    continue;
+                };
                 if !sources.contains(&i) && !discovered.contains(&i) {
                     discovered.push(i);
                 }
@@ -424,7 +424,7 @@ impl Client {
         // getTopologyRefreshSource()
         let sources = if self.cfg.dynamic_sources && !self.members.is_empty() {
             let mut m = self.members.clone();
-            m.sort_by(|a, b| self.addr(*a).cmp(self.addr(*b)));
+            m.sort_by(|a, b| self.nodes.addr(*a).cmp(&self.nodes.addr(*b)));
             m
         } else {
             self.seeds.clone()
@@ -438,20 +438,20 @@ impl Client {
         let Some(view) = view else {
             return false;
         };
-        self.table.iter_mut().for_each(|t| *t = NONE);
+        self.table.clear();
         self.members.clear();
         for (r, a) in view {
-            let i = self.intern(&a);
+            let Some(i) = self.intern(&a) else {
+                continue;
+            };
             if !self.members.contains(&i) {
                 self.members.push(i);
             }
-            for slot in r.slots() {
-                self.table[usize::from(slot.get())] = i;
-            }
+            self.table.fill(r, Some(i));
         }
         if self.cfg.close_stale {
             for (i, c) in self.conns.iter_mut().enumerate() {
-                let known = u16::try_from(i).is_ok_and(|i| self.members.contains(&i));
+                let known = NodeIdx::new(i).is_some_and(|i| self.members.contains(&i));
                 if !known {
                     *c = Conn::Closed;
                 }
@@ -503,13 +503,13 @@ impl Client {
     /// Writes the command to `node`'s connection (opening or re-opening it as Lettuce would).
     fn send(
         &mut self,
-        node: u16,
+        node: NodeIdx,
         cmd: Routed,
         asking: bool,
         net: &mut dyn Transport,
     ) -> Result<Reply, Fail> {
         let now = net.now();
-        let i = usize::from(node);
+        let i = node.index();
         if let Conn::Down { since, reported } = self.conns[i] {
             let attempts = reconnect_attempts(now.millis_since(since));
             if attempts > reported {
@@ -522,7 +522,10 @@ impl Client {
                 }
             }
         }
-        let reply = net.send(&self.addrs[i], cmd, asking);
+        let Some(addr) = self.nodes.addr(node) else {
+            return Err(Fail(ErrorClass::ConnectionError));
+        };
+        let reply = net.send(addr, cmd, asking);
         match (self.conns[i], reply) {
             (Conn::Closed, Reply::ConnectionError) => Err(Fail(ErrorClass::ConnectionError)),
             (Conn::Closed, Reply::Timeout) => Err(Fail(ErrorClass::TimeoutError)),
@@ -547,7 +550,7 @@ impl Client {
     }
 
     /// `beforeGetConnection`: a redirect target must be in the partition table.
-    fn admit(&mut self, node: u16, now: Timestamp) -> Result<(), Fail> {
+    fn admit(&mut self, node: NodeIdx, now: Timestamp) -> Result<(), Fail> {
         if self.members.contains(&node) {
             return Ok(());
         }
@@ -562,12 +565,11 @@ impl Client {
     fn route(&mut self, cmd: Routed, net: &mut dyn Transport) -> Result<(), Fail> {
         self.background(net)?;
         let now = net.now();
-        let mut target = self.table[usize::from(cmd.slot.get())];
-        if target == NONE {
+        let Some(mut target) = self.table.get(cmd.slot) else {
             self.signal(Trigger::UncoveredSlot, now);
             self.stale |= Trigger::UncoveredSlot.bit();
             return Err(Fail(ErrorClass::ClusterDownError));
-        }
+        };
         let mut asking = false;
         let mut redirections = 0u32;
         loop {
@@ -580,7 +582,7 @@ impl Client {
                     redirections += 1;
                     self.signal(Trigger::MovedRedirect, now);
                     self.stale |= Trigger::MovedRedirect.bit();
-                    target = self.intern(&to);
+                    target = self.intern(&to).ok_or(Fail(ErrorClass::ConnectionError))?;
                     asking = false;
                     self.admit(target, now)?;
                 }
@@ -590,7 +592,7 @@ impl Client {
                     }
                     redirections += 1;
                     self.signal(Trigger::AskRedirect, now);
-                    target = self.intern(&to);
+                    target = self.intern(&to).ok_or(Fail(ErrorClass::ConnectionError))?;
                     asking = true;
                     self.admit(target, now)?;
                 }
@@ -628,7 +630,7 @@ impl ClientModel for Client {
 
     fn snapshot(&self) -> ClientSnapshot {
         let open = self.conns.iter().filter(|&&c| c == Conn::Open).count();
-        ClientSnapshot::of_table(&self.table, NONE, u64::try_from(open).unwrap_or(u64::MAX))
+        ClientSnapshot::of_table(&self.table, u64::try_from(open).unwrap_or(u64::MAX))
     }
 
     fn error_name(&self, class: ErrorClass) -> &'static str {

@@ -8,6 +8,7 @@
 //! the node's connections the next `concurrency` commands to it each reconnect.
 
 use crate::time::Timestamp;
+use crate::timeline::NodeIdx;
 
 /// One connection object of a pool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,12 +33,12 @@ pub(super) enum Link {
 /// A connection taken from a pool by [`Pools::acquire`], to be given back by [`Pools::finish`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Lease {
-    node: u16,
+    node: NodeIdx,
     index: usize,
     was_connected: bool,
 }
 
-/// Per-node pools (nodes by interned index).
+/// Per-node pools (by the model's node numbers).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Pools {
     nodes: Vec<Pool>,
@@ -76,8 +77,8 @@ impl Pools {
         self.opened
     }
 
-    fn pool(&mut self, node: u16) -> &mut Pool {
-        let i = usize::from(node);
+    fn pool(&mut self, node: NodeIdx) -> &mut Pool {
+        let i = node.index();
         if self.nodes.len() <= i {
             self.nodes.resize_with(i + 1, Pool::default);
         }
@@ -87,7 +88,7 @@ impl Pools {
     /// Takes a connection to `node` that is free at `now`: a new object while the pool is below
     /// its burst size, else the next free one in turn, else a new object while below the maximum,
     /// else (the pool full) the one that frees first.
-    pub(super) fn acquire(&mut self, node: u16, now: Timestamp) -> Lease {
+    pub(super) fn acquire(&mut self, node: NodeIdx, now: Timestamp) -> Lease {
         let (max, burst) = (self.max_per_node, self.burst);
         let pool = self.pool(node);
         let n = pool.conns.len();
@@ -142,7 +143,7 @@ impl Pools {
     }
 
     /// Drops every connection to `node` (each reconnects on its next use).
-    pub(super) fn disconnect(&mut self, node: u16) {
+    pub(super) fn disconnect(&mut self, node: NodeIdx) {
         self.pool(node)
             .conns
             .iter_mut()
@@ -162,23 +163,27 @@ impl Pools {
 mod tests {
     use super::*;
 
+    fn node(i: usize) -> NodeIdx {
+        NodeIdx::new(i).expect("small index")
+    }
+
     #[test]
     fn a_held_connection_makes_the_next_command_open_another() {
         let mut p = Pools::new(100);
-        let l = p.acquire(0, Timestamp(0));
+        let l = p.acquire(node(0), Timestamp(0));
         p.finish(l, Link::Answered, Timestamp(0));
         assert_eq!(p.opened(), 1);
         // Reused while free.
-        let l = p.acquire(0, Timestamp(5));
+        let l = p.acquire(node(0), Timestamp(5));
         p.finish(l, Link::TimedOut, Timestamp(505));
         assert_eq!(p.opened(), 1);
         // Held until 505: a second connection object.
-        let l = p.acquire(0, Timestamp(10));
+        let l = p.acquire(node(0), Timestamp(10));
         assert_eq!(l.index, 1);
         p.finish(l, Link::Answered, Timestamp(10));
         assert_eq!(p.opened(), 2);
         // After the wait the timed-out one is free again, and its turn: it must reconnect.
-        let l = p.acquire(0, Timestamp(600));
+        let l = p.acquire(node(0), Timestamp(600));
         assert_eq!(l.index, 0);
         p.finish(l, Link::Answered, Timestamp(600));
         assert_eq!(p.opened(), 3);
@@ -190,16 +195,16 @@ mod tests {
         p.set_burst(3);
         let mut used = Vec::new();
         for t in 0..6 {
-            let l = p.acquire(0, Timestamp(t));
+            let l = p.acquire(node(0), Timestamp(t));
             used.push(l.index);
             p.finish(l, Link::Answered, Timestamp(t));
         }
         assert_eq!(used, [0, 1, 2, 0, 1, 2]);
         assert_eq!(p.opened(), 3);
         // A drop of the node's connections costs one reconnect per connection of the pool.
-        p.disconnect(0);
+        p.disconnect(node(0));
         for t in 10..16 {
-            let l = p.acquire(0, Timestamp(t));
+            let l = p.acquire(node(0), Timestamp(t));
             p.finish(l, Link::Answered, Timestamp(t));
         }
         assert_eq!(p.opened(), 6);
@@ -208,18 +213,18 @@ mod tests {
     #[test]
     fn refused_connects_are_not_counted_and_disconnect_drops_all() {
         let mut p = Pools::new(1);
-        let l = p.acquire(3, Timestamp(0));
+        let l = p.acquire(node(3), Timestamp(0));
         p.finish(l, Link::Refused, Timestamp(0));
         assert_eq!(p.opened(), 0);
-        let l = p.acquire(3, Timestamp(1));
+        let l = p.acquire(node(3), Timestamp(1));
         p.finish(l, Link::Answered, Timestamp(1));
         p.disconnect_all();
-        let l = p.acquire(3, Timestamp(2));
+        let l = p.acquire(node(3), Timestamp(2));
         p.finish(l, Link::Answered, Timestamp(2));
         assert_eq!(p.opened(), 2);
         // A full pool of one hands out its only connection even while busy.
-        let l = p.acquire(3, Timestamp(3));
+        let l = p.acquire(node(3), Timestamp(3));
         p.finish(l, Link::TimedOut, Timestamp(1000));
-        assert_eq!(p.acquire(3, Timestamp(4)).index, 0);
+        assert_eq!(p.acquire(node(3), Timestamp(4)).index, 0);
     }
 }

@@ -6,8 +6,7 @@
 //! (7.2.0+: the node is marked for reconnect and moved to the end of `startup_nodes`).
 
 use super::client::{
-    intern_addr, ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome,
-    Transport,
+    ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
 };
 use super::cluster::Reply;
 use super::pool::{Lease, Link, Pools};
@@ -15,6 +14,7 @@ use super::{ReplayError, Routed};
 use crate::node::NodeAddr;
 use crate::slot::{Slot, SlotRange, SLOT_COUNT};
 use crate::time::Timestamp;
+use crate::timeline::{NodeIdx, NodeTable, SlotTable};
 
 /// The redis-py models' own options (besides `startup_nodes` and `socket_timeout`).
 pub(super) const OPTIONS: &[(&str, &str)] = &[
@@ -69,7 +69,6 @@ enum Flavor {
     Ideal,
 }
 
-const NONE: u16 = u16::MAX;
 /// `max_connections` per node: 2**31 in 5.0.0 (no practical limit), 100 from 7.x.
 const MAX_CONNECTIONS_PY5: usize = 1 << 31;
 const MAX_CONNECTIONS_PY8: usize = 100;
@@ -79,7 +78,7 @@ const REQUEST_TTL: u32 = 16;
 /// How one attempt ended, when not with a reply.
 enum Fail {
     /// A connection error or timeout on that node: retryable.
-    Node(ErrorClass, u16),
+    Node(ErrorClass, NodeIdx),
     /// Raised to the application at once.
     Raise(ErrorClass),
 }
@@ -88,8 +87,8 @@ struct Client {
     name: String,
     flavor: Flavor,
     opts: ModelOptions,
-    /// Interned addresses; indices are what the tables hold.
-    addrs: Vec<NodeAddr>,
+    /// The addresses the client knows, numbered; the numbers are what the tables hold.
+    nodes: NodeTable,
     /// Each node's connections (`ClusterNode._connections` / `_free`).
     pools: Pools,
     /// When the last `initialize()` ended: one held `_initialize_lock` until then, and a task
@@ -97,14 +96,14 @@ struct Client {
     init_until: Timestamp,
     /// Whether that initialisation succeeded.
     init_ok: bool,
-    /// Slot → address index.
-    table: Vec<u16>,
-    /// The owner ranges `table` was last built from (interned, remapped): a re-initialisation
+    /// Slot → node.
+    table: SlotTable,
+    /// The owner ranges `table` was last built from (numbered, remapped): a re-initialisation
     /// that gets the same answer only undoes the MOVED patches since.
-    built_from: Vec<(SlotRange, u16)>,
+    built_from: Vec<(SlotRange, NodeIdx)>,
     /// Slots patched after a MOVED since the table was built, with the owner they had then.
-    patched: Vec<(u16, u16)>,
-    startup: Vec<u16>,
+    patched: Vec<(Slot, Option<NodeIdx>)>,
+    startup: Vec<NodeIdx>,
     needs_init: bool,
     moved_counter: u32,
     state: ClientState,
@@ -116,7 +115,7 @@ impl Client {
             name: name.to_owned(),
             flavor,
             opts,
-            addrs: Vec::new(),
+            nodes: NodeTable::new(),
             pools: Pools::new(if flavor == Flavor::Py5 {
                 MAX_CONNECTIONS_PY5
             } else {
@@ -124,7 +123,7 @@ impl Client {
             }),
             init_until: Timestamp(0),
             init_ok: false,
-            table: vec![NONE; usize::from(SLOT_COUNT)],
+            table: SlotTable::new(),
             built_from: Vec::new(),
             patched: Vec::new(),
             startup: Vec::new(),
@@ -133,8 +132,10 @@ impl Client {
             state: ClientState::default(),
         };
         let seeds = c.opts.startup_nodes.clone();
-        for s in &seeds {
-            let i = c.intern(s);
+        for s in seeds.iter() {
+            let Some(i) = c.intern(s) else {
+                continue;
+            };
             if !c.startup.contains(&i) {
                 c.startup.push(i);
             }
@@ -143,12 +144,13 @@ impl Client {
         c
     }
 
-    fn intern(&mut self, addr: &NodeAddr) -> u16 {
-        intern_addr(&mut self.addrs, addr).0
+    /// The number of `addr` (`None` only past 65,535 addresses: the address is then unusable).
+    fn intern(&mut self, addr: &NodeAddr) -> Option<NodeIdx> {
+        self.nodes.intern_addr(addr).ok().map(|(n, _)| n)
     }
 
     /// Takes a connection to `node` for one exchange now.
-    fn lease(&mut self, node: u16, net: &dyn Transport) -> Lease {
+    fn lease(&mut self, node: NodeIdx, net: &dyn Transport) -> Lease {
         self.pools.acquire(node, net.now())
     }
 
@@ -178,16 +180,15 @@ impl Client {
 
     /// Makes `owners` the slot table. The same answer as last time only undoes the patches since
     /// (a replay-speed shortcut with the same result as a rebuild).
-    fn load_table(&mut self, owners: Vec<(SlotRange, u16)>) {
+    fn load_table(&mut self, owners: Vec<(SlotRange, NodeIdx)>) {
         if owners == self.built_from {
             for &(slot, was) in self.patched.iter().rev() {
-                self.table[usize::from(slot)] = was;
+                self.table.set(slot, was);
             }
         } else {
-            self.table.fill(NONE);
+            self.table.clear();
             for &(r, i) in &owners {
-                let (first, last) = (usize::from(r.start().get()), usize::from(r.end().get()));
-                self.table[first..=last].fill(i);
+                self.table.fill(r, Some(i));
             }
             self.built_from = owners;
         }
@@ -219,7 +220,10 @@ impl Client {
             let s = self.startup[k];
             let lease = self.lease(s, net);
             self.state.cluster_slots_calls += 1;
-            let addr = self.addrs[usize::from(s)].clone();
+            // Every number this client holds is one its table gave out.
+            let Some(addr) = self.nodes.addr(s).cloned() else {
+                continue;
+            };
             let answer = net.cluster_slots(&addr);
             self.give_back(lease, answer.as_ref().err().unwrap_or(&Reply::Ok), net);
             if let Ok(ranges) = answer {
@@ -229,6 +233,9 @@ impl Client {
                     let i = match &self.opts.address_remap {
                         Some(to) => self.intern(&to.clone()),
                         None => self.intern(&a),
+                    };
+                    let Some(i) = i else {
+                        continue;
                     };
                     if !discovered.contains(&i) {
                         discovered.push(i);
@@ -253,7 +260,7 @@ impl Client {
         Err(ErrorClass::RedisClusterException)
     }
 
-    fn on_node_error(&mut self, node: u16) {
+    fn on_node_error(&mut self, node: NodeIdx) {
         match self.flavor {
             Flavor::Py5 => {
                 self.startup.retain(|&s| s != node);
@@ -274,15 +281,17 @@ impl Client {
 
     fn attempt(&mut self, cmd: Routed, net: &mut dyn Transport) -> Result<(), Fail> {
         let slot: Slot = cmd.slot;
-        let mut target = self.table[usize::from(slot.get())];
-        if target == NONE {
+        let Some(mut target) = self.table.get(slot) else {
             self.needs_init = true;
             return Err(Fail::Raise(ErrorClass::RedisClusterException));
-        }
+        };
         let mut asking = false;
         for _ in 0..REQUEST_TTL {
             let lease = self.lease(target, net);
-            let reply = net.send(&self.addrs[usize::from(target)], cmd, asking);
+            let Some(addr) = self.nodes.addr(target) else {
+                return Err(Fail::Raise(ErrorClass::ConnectionError));
+            };
+            let reply = net.send(addr, cmd, asking);
             self.give_back(lease, &reply, net);
             match reply {
                 Reply::Ok => return Ok(()),
@@ -296,25 +305,29 @@ impl Client {
                         // so this command is retried on the stale owner.
                         self.close();
                         self.moved_counter = 0;
-                        target = self.table[usize::from(slot.get())];
-                        if target == NONE {
-                            target = self.intern(&to);
-                        }
+                        target = match self.table.get(slot).or_else(|| self.intern(&to)) {
+                            Some(t) => t,
+                            None => return Err(Fail::Raise(ErrorClass::ConnectionError)),
+                        };
                     } else {
-                        let i = self.intern(&to);
-                        let entry = &mut self.table[usize::from(slot.get())];
+                        let Some(i) = self.intern(&to) else {
+                            return Err(Fail::Raise(ErrorClass::ConnectionError));
+                        };
                         if self.patched.len() < usize::from(SLOT_COUNT) {
-                            self.patched.push((slot.get(), *entry));
+                            self.patched.push((slot, self.table.get(slot)));
                         } else {
                             // More patches than slots: the next initialisation rebuilds.
                             self.built_from.clear();
                         }
-                        *entry = i;
+                        self.table.set(slot, Some(i));
                         target = i;
                     }
                 }
                 Reply::Ask { to, .. } => {
-                    target = self.intern(&to);
+                    let Some(i) = self.intern(&to) else {
+                        return Err(Fail::Raise(ErrorClass::ConnectionError));
+                    };
+                    target = i;
                     asking = true;
                 }
                 Reply::ConnectionError => {
@@ -377,6 +390,6 @@ impl ClientModel for Client {
     }
 
     fn snapshot(&self) -> ClientSnapshot {
-        ClientSnapshot::of_table(&self.table, NONE, self.pools.open())
+        ClientSnapshot::of_table(&self.table, self.pools.open())
     }
 }

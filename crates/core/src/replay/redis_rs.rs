@@ -52,14 +52,13 @@
 //! pipelines, multi-node commands, pub/sub resubscription.
 
 use super::client::{
-    intern_addr, ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome,
-    Transport,
+    ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
 };
 use super::cluster::Reply;
 use super::{ReplayError, Routed, SimRng};
 use crate::node::NodeAddr;
-use crate::slot::SLOT_COUNT;
 use crate::time::Timestamp;
+use crate::timeline::{NodeIdx, NodeTable, SlotTable};
 
 /// The redis-rs model's own options, by their `ClusterClientBuilder` names.
 pub(super) const OPTIONS: &[(&str, &str)] = &[
@@ -105,8 +104,6 @@ const RECONNECT_BACKOFF_MS: u64 = 50;
 const RECONNECT_BACKOFF_MAX_MS: u64 = 1000;
 /// Seed of the generator behind `get_random_connection`.
 const RNG_SEED: u64 = 0x7265_6469_732d_7273;
-
-const NONE: u16 = u16::MAX;
 
 /// Builds `redis-rs@1.8.1`.
 pub(super) fn build(
@@ -210,19 +207,20 @@ enum Step {
     /// The request is over.
     Done(Outcome),
     /// Retry (counting one retry) after this error, on this redirect or on the slot route.
-    Retry(ErrorClass, Option<(u16, bool)>),
+    Retry(ErrorClass, Option<(NodeIdx, bool)>),
 }
 
 struct Client {
     name: String,
     cfg: Config,
     rng: SimRng,
-    addrs: Vec<NodeAddr>,
+    /// The addresses the client knows, numbered (the per-node vectors below follow it).
+    nodes: NodeTable,
     /// The connection map: `None` when the address has no entry.
     conns: Vec<Option<Conn>>,
-    initial: Vec<u16>,
+    initial: Vec<NodeIdx>,
     /// The slot map: slot → primary.
-    table: Vec<u16>,
+    table: SlotTable,
     initialized: bool,
     /// A `RebuildSlots` not yet done (or whose last try failed).
     rebuild: bool,
@@ -239,18 +237,20 @@ impl Client {
             name: name.to_owned(),
             cfg,
             rng: SimRng::new(RNG_SEED),
-            addrs: Vec::new(),
+            nodes: NodeTable::new(),
             conns: Vec::new(),
             initial: Vec::new(),
-            table: vec![NONE; usize::from(SLOT_COUNT)],
+            table: SlotTable::new(),
             initialized: false,
             rebuild: false,
             backoff: Vec::new(),
             attempts: Vec::new(),
             stats: ClientState::default(),
         };
-        for s in seeds {
-            let i = c.intern(s);
+        for s in seeds.iter() {
+            let Some(i) = c.intern(s) else {
+                continue;
+            };
             if !c.initial.contains(&i) {
                 c.initial.push(i);
             }
@@ -259,36 +259,48 @@ impl Client {
         c
     }
 
-    fn intern(&mut self, addr: &NodeAddr) -> u16 {
-        let (i, new) = intern_addr(&mut self.addrs, addr);
+    /// The number of `addr` (`None` only past 65,535 addresses: the address is then unusable).
+    fn intern(&mut self, addr: &NodeAddr) -> Option<NodeIdx> {
+        let (i, new) = self.nodes.intern_addr(addr).ok()?;
         if new {
             self.conns.push(None);
             self.backoff.push(RECONNECT_BACKOFF_MS);
             self.attempts.push(0);
         }
-        i
+        Some(i)
     }
 
-    fn conn(&self, i: u16) -> Option<Conn> {
-        self.conns[usize::from(i)]
+    fn conn(&self, i: NodeIdx) -> Option<Conn> {
+        self.conns[i.index()]
     }
 
-    fn set_connected(&mut self, i: u16) {
+    fn set_connected(&mut self, i: NodeIdx) {
         if self.conn(i) != Some(Conn::Connected) {
             self.stats.new_connections += 1;
         }
-        self.conns[usize::from(i)] = Some(Conn::Connected);
+        self.conns[i.index()] = Some(Conn::Connected);
+    }
+
+    /// The nodes whose connection-map entry passes `keep`.
+    fn nodes_where(&self, keep: impl Fn(Option<Conn>) -> bool) -> Vec<NodeIdx> {
+        self.nodes
+            .iter()
+            .map(|(n, _)| n)
+            .filter(|n| keep(self.conns[n.index()]))
+            .collect()
     }
 
     /// `reconnect_loop`'s attempts that are due by `now` (taken to succeed; see the module doc).
     fn poll_reconnects(&mut self, now: Timestamp) {
         for i in 0..self.conns.len() {
             if let Some(Conn::Reconnecting { next }) = self.conns[i] {
+                let Some(n) = NodeIdx::new(i) else {
+                    continue;
+                };
                 if next > now {
                     continue;
                 }
-                let n = u16::try_from(i).unwrap_or(NONE);
-                let in_topology = self.table.contains(&n);
+                let in_topology = self.table.as_slice().contains(&Some(n));
                 let exhausted = self
                     .cfg
                     .max_connection_attempts
@@ -305,8 +317,8 @@ impl Client {
     /// `PollFlushAction::Reconnect`: starts `reconnect_loop` unless one runs. Its first attempt,
     /// at once, is taken to fail (the node has just failed); the next is one backoff later, the
     /// backoff doubling from 50 ms to 1 s while the node keeps failing.
-    fn start_reconnect(&mut self, i: u16, now: Timestamp) {
-        let k = usize::from(i);
+    fn start_reconnect(&mut self, i: NodeIdx, now: Timestamp) {
+        let k = i.index();
         if matches!(
             self.conns[k],
             Some(Conn::Reconnecting { .. } | Conn::Connecting)
@@ -324,21 +336,20 @@ impl Client {
     /// Applies a `CLUSTER SLOTS` answer: rebuilds the slot map, keeps only topology nodes in the
     /// connection map and connects to each of them (`refresh_connections_locked`).
     fn apply(&mut self, ranges: Vec<(crate::slot::SlotRange, NodeAddr)>) {
-        self.table.iter_mut().for_each(|t| *t = NONE);
+        self.table.clear();
         let mut nodes = Vec::new();
         for (r, a) in ranges {
-            let i = self.intern(&a);
+            let Some(i) = self.intern(&a) else {
+                continue;
+            };
             if !nodes.contains(&i) {
                 nodes.push(i);
             }
-            for slot in r.slots() {
-                self.table[usize::from(slot.get())] = i;
-            }
+            self.table.fill(r, Some(i));
         }
-        for i in 0..self.conns.len() {
-            let n = u16::try_from(i).unwrap_or(NONE);
-            if !nodes.contains(&n) {
-                self.conns[i] = None;
+        for (i, c) in self.conns.iter_mut().enumerate() {
+            if !NodeIdx::new(i).is_some_and(|n| nodes.contains(&n)) {
+                *c = None;
             }
         }
         for n in nodes {
@@ -347,10 +358,12 @@ impl Client {
         self.stats.full_reinits += 1;
     }
 
-    fn query(&mut self, i: u16, net: &mut dyn Transport) -> Result<(), ErrorClass> {
+    fn query(&mut self, i: NodeIdx, net: &mut dyn Transport) -> Result<(), ErrorClass> {
         self.stats.cluster_slots_calls += 1;
-        let addr = self.addrs[usize::from(i)].clone();
-        match net.cluster_slots(&addr) {
+        let Some(addr) = self.nodes.addr(i) else {
+            return Err(ErrorClass::ConnectionError);
+        };
+        match net.cluster_slots(addr) {
             Ok(ranges) => {
                 self.apply(ranges);
                 Ok(())
@@ -362,10 +375,7 @@ impl Client {
     /// `refresh_slots`.
     fn refresh_slots(&mut self, net: &mut dyn Transport) -> Result<(), ErrorClass> {
         let mut last = ErrorClass::RedisClusterException;
-        let members: Vec<u16> = (0..self.conns.len())
-            .filter(|&i| self.conns[i].is_some())
-            .filter_map(|i| u16::try_from(i).ok())
-            .collect();
+        let members = self.nodes_where(|c| c.is_some());
         for &i in &members {
             if self.conn(i) != Some(Conn::Connected) {
                 continue;
@@ -380,14 +390,14 @@ impl Client {
             if self.conn(i).is_none() {
                 continue;
             }
-            self.conns[usize::from(i)] = Some(Conn::Connecting);
+            self.conns[i.index()] = Some(Conn::Connecting);
             match self.query(i, net) {
                 Ok(()) => return Ok(()),
                 Err(e) => {
                     last = e;
                     if !matches!(e, ErrorClass::ConnectionError | ErrorClass::TimeoutError) {
                         // Reachable: the repaired connection is kept.
-                        self.conns[usize::from(i)] = Some(Conn::Connected);
+                        self.conns[i.index()] = Some(Conn::Connected);
                     }
                     // Else connect_and_check failed and the entry stays `Connecting`.
                 }
@@ -404,8 +414,10 @@ impl Client {
         let initial = self.initial.clone();
         for i in initial {
             self.stats.cluster_slots_calls += 1;
-            let addr = self.addrs[usize::from(i)].clone();
-            match net.cluster_slots(&addr) {
+            let Some(addr) = self.nodes.addr(i) else {
+                continue;
+            };
+            match net.cluster_slots(addr) {
                 Ok(ranges) => {
                     self.conns.iter_mut().for_each(|c| *c = None);
                     self.set_connected(i);
@@ -421,15 +433,12 @@ impl Client {
 
     /// `get_connection` for the slot route: the primary if connected, else a random connected
     /// node.
-    fn route(&mut self, cmd: Routed) -> Option<u16> {
-        let owner = self.table[usize::from(cmd.slot.get())];
-        if owner != NONE && self.conn(owner) == Some(Conn::Connected) {
+    fn route(&mut self, cmd: Routed) -> Option<NodeIdx> {
+        let owner = self.table.get(cmd.slot);
+        if let Some(owner) = owner.filter(|&o| self.conn(o) == Some(Conn::Connected)) {
             return Some(owner);
         }
-        let connected: Vec<u16> = (0..self.conns.len())
-            .filter(|&i| self.conns[i] == Some(Conn::Connected))
-            .filter_map(|i| u16::try_from(i).ok())
-            .collect();
+        let connected = self.nodes_where(|c| c == Some(Conn::Connected));
         if connected.is_empty() {
             return None;
         }
@@ -440,7 +449,13 @@ impl Client {
     }
 
     /// `get_redirected_connection` and the attempt on it.
-    fn redirected(&mut self, to: u16, asking: bool, cmd: Routed, net: &mut dyn Transport) -> Step {
+    fn redirected(
+        &mut self,
+        to: NodeIdx,
+        asking: bool,
+        cmd: Routed,
+        net: &mut dyn Transport,
+    ) -> Step {
         let prev = self.conn(to);
         if prev == Some(Conn::Connected) {
             return self.attempt(to, asking, None, cmd, net);
@@ -453,36 +468,42 @@ impl Client {
     /// Sends on `node`; `fresh` holds the map entry before a connection made for this attempt.
     fn attempt(
         &mut self,
-        node: u16,
+        node: NodeIdx,
         asking: bool,
         fresh: Option<Option<Conn>>,
         cmd: Routed,
         net: &mut dyn Transport,
     ) -> Step {
         let now = net.now();
-        let addr = self.addrs[usize::from(node)].clone();
-        let reply = net.send(&addr, cmd, asking);
+        let reply = match self.nodes.addr(node) {
+            Some(addr) => net.send(addr, cmd, asking),
+            None => Reply::ConnectionError,
+        };
         match reply {
             Reply::Ok => {
-                let k = usize::from(node);
+                let k = node.index();
                 self.backoff[k] = RECONNECT_BACKOFF_MS;
                 self.attempts[k] = 0;
                 Step::Done(Outcome::Ok)
             }
             Reply::Moved { to, .. } => {
                 self.rebuild = true;
-                Step::Retry(ErrorClass::ClusterError, Some((self.intern(&to), false)))
+                Step::Retry(
+                    ErrorClass::ClusterError,
+                    self.intern(&to).map(|n| (n, false)),
+                )
             }
-            Reply::Ask { to, .. } => {
-                Step::Retry(ErrorClass::ClusterError, Some((self.intern(&to), true)))
-            }
+            Reply::Ask { to, .. } => Step::Retry(
+                ErrorClass::ClusterError,
+                self.intern(&to).map(|n| (n, true)),
+            ),
             Reply::ClusterDown => Step::Done(Outcome::Failed(ErrorClass::ClusterDownError)),
             Reply::ConnectionError | Reply::Timeout => {
                 let class = ErrorClass::of_reply(&reply);
                 if let Some(prev) = fresh {
                     // The connection could not be made: OperationTarget::NotFound, rebuild,
                     // then retry on the slot route after a sleep.
-                    self.conns[usize::from(node)] = prev;
+                    self.conns[node.index()] = prev;
                     self.rebuild = true;
                     if self.refresh_slots(net).is_ok() {
                         self.rebuild = false;
@@ -506,7 +527,7 @@ impl Client {
     /// One request, with `choose_response`'s retries.
     fn request(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
         let now = net.now();
-        let mut redirect: Option<(u16, bool)> = None;
+        let mut redirect: Option<(NodeIdx, bool)> = None;
         let mut last = ErrorClass::ConnectionError;
         for _ in 0..=self.cfg.retries {
             self.poll_reconnects(now);
@@ -573,7 +594,7 @@ impl ClientModel for Client {
             .iter()
             .filter(|c| **c == Some(Conn::Connected))
             .count();
-        ClientSnapshot::of_table(&self.table, NONE, u64::try_from(open).unwrap_or(u64::MAX))
+        ClientSnapshot::of_table(&self.table, u64::try_from(open).unwrap_or(u64::MAX))
     }
 
     fn error_name(&self, class: ErrorClass) -> &'static str {

@@ -10,6 +10,7 @@ use super::{Routed, Workload};
 use crate::node::NodeAddr;
 use crate::slot::SlotRange;
 use crate::time::Timestamp;
+use crate::timeline::NodeIdx;
 
 /// What one node received, in collector units (as `INFO commandstats` / `errorstats` count).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -154,7 +155,7 @@ struct Wire<'a> {
     /// When the current command was issued.
     start: Timestamp,
     /// Addresses looked up and their indices (at most [`SEEN_MAX`]).
-    seen: Vec<(NodeAddr, Option<u16>)>,
+    seen: Vec<(NodeAddr, Option<NodeIdx>)>,
 }
 
 /// Addresses [`Wire`] remembers; beyond, it looks them up every time.
@@ -163,7 +164,7 @@ const SEEN_MAX: usize = 64;
 impl Wire<'_> {
     /// The cluster's index of the node at `addr`, remembering every address asked (a client
     /// talks to a handful of addresses over and over).
-    fn index(&mut self, addr: &NodeAddr) -> Option<u16> {
+    fn index(&mut self, addr: &NodeAddr) -> Option<NodeIdx> {
         if let Some((_, i)) = self
             .seen
             .iter()
@@ -178,8 +179,8 @@ impl Wire<'_> {
         i
     }
 
-    fn node(&mut self, i: Option<u16>) -> Option<&mut NodeStats> {
-        self.nodes.get_mut(usize::from(i?))
+    fn node(&mut self, i: Option<NodeIdx>) -> Option<&mut NodeStats> {
+        self.nodes.get_mut(i?.index())
     }
 }
 

@@ -48,9 +48,12 @@ pub struct MigrationSpan {
     pub span: TimeSpan,
 }
 
+/// The owners before and after a change.
+type OwnerPair = (Option<NodeIdx>, Option<NodeIdx>);
+
 /// The first time each (slot, owner before, owner after) change was reported by any node, and
 /// the first and last time each (source, target, slot) migration was.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(super) struct ChangeLog {
     changes: BTreeMap<(u16, Option<NodeIdx>, Option<NodeIdx>), Timestamp>,
     migrations: BTreeMap<(NodeIdx, NodeIdx, u16), (Timestamp, Timestamp)>,
@@ -81,8 +84,7 @@ impl ChangeLog {
     /// The changes grouped per (from, to) pair, split where consecutive changes of a pair are
     /// more than [`MOVE_GAP_MS`] apart; in time order (ties: by first slot).
     pub(super) fn moves(&self) -> Vec<OwnerMove> {
-        let mut by_pair: BTreeMap<(Option<NodeIdx>, Option<NodeIdx>), Vec<(Timestamp, u16)>> =
-            BTreeMap::new();
+        let mut by_pair: BTreeMap<OwnerPair, Vec<(Timestamp, u16)>> = BTreeMap::new();
         for (&(slot, from, to), &t) in &self.changes {
             by_pair.entry((from, to)).or_default().push((t, slot));
         }

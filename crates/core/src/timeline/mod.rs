@@ -33,6 +33,7 @@ pub use slot_table::{OwnerChange, SlotTable};
 
 use change::ChangeLog;
 
+use crate::node::NodeRef;
 use crate::recording::{Discovery, GoneReason, Line, TopologySample};
 use crate::slot::{Slot, SlotRange, SLOT_COUNT};
 use crate::time::{TimeSpan, Timestamp};
@@ -102,15 +103,17 @@ pub struct Consensus {
 }
 
 /// One node's latest view of the owners and of its own migrations.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct ReporterView {
     owners: SlotTable,
     /// `(slot, target)` of the slots it migrates out.
     migrating: Vec<(Slot, NodeIdx)>,
+    /// It left the topology since (its view no longer counts in the [`Consensus`]).
+    left: bool,
 }
 
 /// Slot ownership, migrations and membership over time, folded from a recording's lines.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ClusterTimeline {
     nodes: NodeTable,
     states: Vec<ClusterState>,
@@ -125,8 +128,8 @@ impl ClusterTimeline {
         ClusterTimeline::default()
     }
 
-    /// Folds one recording line (discoveries, departures, topology samples and poll failures
-    /// name nodes; topology samples change the state).
+    /// Folds one recording line (every line about a node numbers it; discoveries and departures
+    /// change the membership, topology samples the state).
     pub fn push(&mut self, line: &Line) {
         match line {
             Line::NodeDiscovered(e) => {
@@ -140,6 +143,11 @@ impl ClusterTimeline {
             }
             Line::NodeGone(e) => {
                 if let Ok(node) = self.nodes.intern(Some(&e.node.addr), e.node.id.as_ref()) {
+                    if e.reason == GoneReason::LeftTopology {
+                        if let Some(v) = self.reporters.get_mut(&node) {
+                            v.left = true;
+                        }
+                    }
                     self.membership.push(MembershipEvent {
                         t: e.t,
                         node,
@@ -147,13 +155,18 @@ impl ClusterTimeline {
                     });
                 }
             }
-            Line::PollFailed(e) => {
-                // Numbered in order of appearance like every other node the recording names.
-                let _ = self.nodes.intern(Some(&e.node.addr), e.node.id.as_ref());
-            }
+            // Numbered in order of appearance like every other node the recording names.
+            Line::PollFailed(e) => self.name(&e.node),
+            Line::Info(e) => self.name(&e.node),
+            Line::ClientList(e) => self.name(&e.node),
             Line::Topology(s) => self.push_topology(s),
             _ => {}
         }
+    }
+
+    fn name(&mut self, r: &NodeRef) {
+        // A full table leaves the node unnumbered: it then takes part in nothing.
+        let _ = self.nodes.intern(Some(&r.addr), r.id.as_ref());
     }
 
     fn push_topology(&mut self, s: &TopologySample) {
@@ -208,6 +221,7 @@ impl ClusterTimeline {
             ReporterView {
                 owners: owners.clone(),
                 migrating: mine,
+                left: false,
             },
         );
         let mut migrating: Vec<Migrating> = self
@@ -318,14 +332,15 @@ impl ClusterTimeline {
             .collect()
     }
 
-    /// The owners by the nodes' latest views, and how far those views disagree.
+    /// The owners by the latest views of the nodes (those that left the topology since left out),
+    /// and how far those views disagree.
     pub fn consensus(&self) -> Consensus {
         let mut owners = SlotTable::new();
         let mut disagreements = 0;
         let mut votes: Vec<(Option<NodeIdx>, usize)> = Vec::new();
         for slot in (0..SLOT_COUNT).filter_map(Slot::new) {
             votes.clear();
-            for v in self.reporters.values() {
+            for v in self.reporters.values().filter(|v| !v.left) {
                 let o = v.owners.get(slot);
                 match votes.iter_mut().find(|(x, _)| *x == o) {
                     Some((_, n)) => *n += 1,

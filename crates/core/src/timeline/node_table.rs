@@ -57,8 +57,10 @@ struct Entry {
 /// Nodes by address and by id, each numbered once, in order of first appearance.
 ///
 /// A node is found by its id first, then by its address: a node seen at a second address (its id
-/// already known) keeps its number, and the second address leads to it too. A node is created only
-/// with an address (something to reach it at); an id seen first without one is not numbered.
+/// already known) keeps its number, and the second address leads to it too; a second id at a
+/// known address (a node listed in handshake under a provisional id, then under its own) becomes
+/// the node's id, and both lead to it. A node is created only with an address (something to reach
+/// it at); an id seen first without one is not numbered.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NodeTable {
     nodes: Vec<Entry>,
@@ -103,7 +105,10 @@ impl NodeTable {
         }
         if let Some(id) = id {
             let entry = &mut self.nodes[n.index()];
-            if entry.id.is_none() {
+            if entry.id.as_ref() != Some(id) {
+                // A first id, or a new one at a known address: a node leaves the handshake
+                // with another id than the one it was first listed under (or a node was
+                // replaced at that address). The old id still leads here.
                 entry.id = Some(id.clone());
                 self.by_id.insert(id.clone(), n);
             }
@@ -219,6 +224,22 @@ mod tests {
         assert_eq!(t.addr(a), Some(&addr(7001)));
         assert_eq!(t.id(a), Some(&id("aaa")));
         assert_eq!(t.find_id(&id("aaa")), Some(a));
+    }
+
+    #[test]
+    fn a_node_out_of_handshake_keeps_its_number_under_its_own_id() {
+        let mut t = NodeTable::new();
+        let provisional = t
+            .intern(Some(&addr(7002)), Some(&id("handshake")))
+            .expect("interned");
+        let real = t
+            .intern(Some(&addr(7002)), Some(&id("real")))
+            .expect("interned");
+        assert_eq!(provisional, real);
+        assert_eq!(t.id(real), Some(&id("real")));
+        assert_eq!(t.find_id(&id("real")), Some(real));
+        assert_eq!(t.find_id(&id("handshake")), Some(real));
+        assert_eq!(t.len(), 1);
     }
 
     #[test]
