@@ -150,3 +150,71 @@ impl<'a> Context<'a> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixture::{addr, view, A, B};
+
+    fn views(list: &[(u16, TopologyView)]) -> BTreeMap<NodeAddr, TopologyView> {
+        list.iter()
+            .map(|(port, v)| (addr(*port), v.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn agreeing_views_give_every_slot_its_owner_and_no_disputes() {
+        let o = slot_owners(&views(&[
+            (7000, view(A, "0-8191", "8192-16383")),
+            (7001, view(B, "0-8191", "8192-16383")),
+        ]));
+        assert_eq!(o.owners.len(), usize::from(SLOT_COUNT));
+        assert_eq!(o.disputed, 0);
+        assert_eq!(o.owners[0], NodeId::new(A));
+        assert_eq!(o.owners[8191], NodeId::new(A));
+        assert_eq!(o.owners[8192], NodeId::new(B));
+        assert_eq!(o.owners[16383], NodeId::new(B));
+    }
+
+    #[test]
+    fn the_majority_wins_and_disagreement_is_counted() {
+        // Two views say B took 8192–16383, a third still says A owns everything.
+        let o = slot_owners(&views(&[
+            (7000, view(A, "0-8191", "8192-16383")),
+            (7001, view(B, "0-8191", "8192-16383")),
+            (7002, view(A, "0-16383", "")),
+        ]));
+        assert_eq!(o.disputed, 8192);
+        assert_eq!(o.owners[10_000], NodeId::new(B));
+    }
+
+    #[test]
+    fn an_owner_wins_a_tie_against_none() {
+        let o = slot_owners(&views(&[
+            (7000, view(A, "0-100", "")),
+            (7001, view(B, "", "")),
+        ]));
+        assert_eq!(o.owners[50], NodeId::new(A));
+        assert_eq!(o.owners[200], None);
+        assert_eq!(o.disputed, 101);
+    }
+
+    #[test]
+    fn without_views_no_slot_has_an_owner() {
+        let o = slot_owners(&BTreeMap::new());
+        assert_eq!(o.owners.len(), usize::from(SLOT_COUNT));
+        assert!(o.owners.iter().all(Option::is_none));
+        assert_eq!(o.disputed, 0);
+    }
+
+    #[test]
+    fn every_node_a_view_names_gets_its_address() {
+        let ids = node_addresses(
+            &views(&[(7000, view(A, "0-16383", ""))]),
+            &Metrics::default(),
+        );
+        assert_eq!(ids.len(), 2);
+        assert_eq!(ids[&NodeId::new(A).unwrap()], addr(7000));
+        assert_eq!(ids[&NodeId::new(B).unwrap()], addr(7001));
+    }
+}

@@ -15,6 +15,8 @@ mod client_defect;
 mod context;
 mod coverage;
 mod evidence_link;
+#[cfg(test)]
+mod fixture;
 mod idle_shard;
 mod lost_group;
 mod redirects;
@@ -303,5 +305,74 @@ impl Finishing {
             metrics: self.metrics,
             tap: self.tap,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixture::{header, reshard_lines};
+    use crate::finding::FindingKind;
+
+    fn analyzer(lines: &[Line]) -> Analyzer {
+        let mut a = Analyzer::new(header());
+        for l in lines {
+            a.push(l);
+        }
+        a
+    }
+
+    #[test]
+    fn finishing_runs_the_traffic_each_detector_then_the_placement() {
+        let mut f = analyzer(&reshard_lines(false)).finishing();
+        assert_eq!(usize::from(Finishing::STEPS), DETECTORS.len() + 2);
+        let mut names = Vec::new();
+        let mut done = false;
+        while !done {
+            assert_eq!(usize::from(f.steps_done()), names.len());
+            names.push(f.next_step().unwrap());
+            done = f.step();
+        }
+        assert_eq!(f.steps_done(), Finishing::STEPS);
+        assert_eq!(f.next_step(), None);
+        assert!(f.step(), "no step is left");
+        assert_eq!(f.steps_done(), Finishing::STEPS);
+        assert_eq!(
+            names,
+            [
+                "shard traffic",
+                "idle shard",
+                "lost client group",
+                "redirects",
+                "connection churn",
+                "slot coverage",
+                "known client defect",
+                "findings against the evidence",
+            ]
+        );
+    }
+
+    #[test]
+    fn finishing_in_steps_gives_the_same_analysis_as_at_once() {
+        let lines = reshard_lines(false);
+        let mut f = analyzer(&lines).finishing();
+        f.step();
+        f.step();
+        let stepped = f.done();
+        let at_once = analyzer(&lines).finish();
+        assert_eq!(stepped, at_once);
+        // The idle shard outranks the storm its clients cause; both are placed after the move
+        // (the idle shard from the end of the move, the storm from the first poll after it).
+        let kinds: Vec<FindingKind> = at_once.findings.iter().map(|f| f.kind).collect();
+        assert_eq!(kinds, [FindingKind::IdleShard, FindingKind::RedirectStorm]);
+        let contexts: Vec<&[String]> = at_once.findings.iter().map(|f| &f.context[..]).collect();
+        assert_eq!(
+            contexts,
+            [
+                ["starts 1ms after slots began moving (8192 slots)"],
+                ["starts 1.0s after slots began moving (8192 slots)"]
+            ]
+        );
+        assert_eq!(at_once.shard_traffic.len(), 2);
     }
 }
