@@ -148,3 +148,109 @@ impl Detector for Churn {
         }]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixture::{clients, found, info, round, topology, view, Counters, A, T0};
+    use crate::recording::Line;
+
+    /// 40 polls of node A with 280 connections open, `new(k)` connections accepted in poll `k`
+    /// and 30 `CLUSTER SLOTS`/s; with `listed`, each poll lists a new connection of
+    /// "redis-py 8.1.0" and the same old one of "jedis 5.0.0".
+    fn lines(listed: bool, new: impl Fn(u64) -> u64) -> Vec<Line> {
+        let mut lines = vec![topology(T0, 7000, A, view(A, "0-16383", ""))];
+        let mut c = Counters {
+            uptime: 50,
+            connected: 280,
+            ..Counters::default()
+        };
+        for k in 0..40u64 {
+            let t = T0 + k * 1000;
+            c.uptime += 1;
+            c.commands = vec![("get", 300 * k, 0), ("cluster|slots", 30 * k, 0)];
+            if k > 0 {
+                c.conns_received += new(k);
+            }
+            lines.push(info(t, 7000, A, &c));
+            if listed {
+                lines.push(clients(
+                    t,
+                    7000,
+                    A,
+                    &format!(
+                        "id={} addr=10.2.0.1:{} fd=9 name= age=0 idle=0 flags=N cmd=get lib-name=redis-py lib-ver=8.1.0\n\
+                         id=7 addr=10.3.0.1:5000 fd=10 name= age={} idle=0 flags=N cmd=get lib-name=jedis lib-ver=5.0.0\n",
+                        100 + k,
+                        6000 + k,
+                        3600 + k
+                    ),
+                ));
+            }
+            lines.push(round(t, k));
+        }
+        lines
+    }
+
+    #[test]
+    fn connections_opened_far_faster_than_they_stay_open_are_churn() {
+        let f = found(&Churn, &lines(true, |_| 440));
+        assert_eq!(f.len(), 1, "{f:#?}");
+        let f = &f[0];
+        assert_eq!(f.kind, FindingKind::ConnectionChurn);
+        assert_eq!(f.severity, Severity::Warning);
+        assert!((f.numbers["new_connections_per_sec"] - 440.0).abs() < 1e-9);
+        assert!((f.numbers["open_connections"] - 280.0).abs() < 1e-9);
+        assert!((f.numbers["mean_lifetime_secs"] - 280.0 / 440.0).abs() < 1e-9);
+        assert_eq!(f.numbers["nodes_churning"], 1.0);
+        // 30 CLUSTER SLOTS/s counted by the server, less the collector's own one per poll.
+        assert!((f.numbers["refresh_per_sec:cluster|slots"] - 29.0).abs() < 0.01);
+        assert_eq!(
+            f.title,
+            "Connection churn: 440.0 new connections/s against 280 open (connections live ~0.6 s)"
+        );
+        assert_eq!(f.node, Some(crate::analysis::fixture::addr(7000)));
+        // Only redis-py opens connections; jedis keeps its one.
+        assert_eq!(
+            f.attribution,
+            Some(Attribution::Group {
+                group: "redis-py 8.1.0".into(),
+                commands: vec!["get".into()],
+            })
+        );
+    }
+
+    #[test]
+    fn churn_without_client_lists_is_unattributed() {
+        let f = found(&Churn, &lines(false, |_| 440));
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(
+            f[0].attribution,
+            Some(Attribution::Unknown {
+                commands: Vec::new()
+            })
+        );
+    }
+
+    #[test]
+    fn two_polls_of_churn_are_too_short() {
+        assert!(found(
+            &Churn,
+            &lines(true, |k| if k == 10 || k == 11 { 440 } else { 0 })
+        )
+        .is_empty());
+        // Three are enough.
+        let f = found(
+            &Churn,
+            &lines(true, |k| if (10..13).contains(&k) { 440 } else { 0 }),
+        );
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].numbers["nodes_churning"], 1.0);
+    }
+
+    #[test]
+    fn new_connections_well_below_the_open_ones_are_no_churn() {
+        // 100 new/s against 279 open (the collector's own left out): under half.
+        assert!(found(&Churn, &lines(true, |_| 100)).is_empty());
+    }
+}

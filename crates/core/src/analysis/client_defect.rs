@@ -52,3 +52,66 @@ impl Detector for ClientDefect {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixture::{clients, found, A, T0};
+
+    fn listing(lib: &str) -> Vec<crate::recording::Line> {
+        vec![
+            clients(
+                T0,
+                7000,
+                A,
+                &format!(
+                    "id=9 addr=10.9.0.1:4000 fd=9 name= age=9 idle=0 flags=N cmd=zadd {lib}\n"
+                ),
+            ),
+            clients(
+                T0 + 5000,
+                7000,
+                A,
+                &format!(
+                    "id=9 addr=10.9.0.1:4000 fd=9 name= age=14 idle=0 flags=N cmd=zadd {lib}\n"
+                ),
+            ),
+        ]
+    }
+
+    #[test]
+    fn a_group_on_a_defective_version_is_named() {
+        let f = found(&ClientDefect, &listing("lib-name=redis-py lib-ver=5.0.0"));
+        assert_eq!(f.len(), 1, "{f:#?}");
+        let f = &f[0];
+        assert_eq!(f.kind, FindingKind::KnownClientDefect);
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(
+            f.title.starts_with("redis-py 5.0.0 runs redis-py 5.0.0: "),
+            "{}",
+            f.title
+        );
+        assert!(
+            f.explanation.contains("Upstream: redis/redis-py#2555"),
+            "{}",
+            f.explanation
+        );
+        assert_eq!(f.numbers["connections_seen"], 1.0);
+        assert_eq!(f.numbers["hosts"], 1.0);
+        assert_eq!(f.span, TimeSpan::new(Timestamp(T0), Timestamp(T0 + 5001)));
+        assert_eq!(
+            f.attribution,
+            Some(Attribution::Group {
+                group: "redis-py 5.0.0".into(),
+                commands: vec!["zadd".into()],
+            })
+        );
+    }
+
+    #[test]
+    fn fixed_or_unversioned_clients_are_not_named() {
+        assert!(found(&ClientDefect, &listing("lib-name=redis-py lib-ver=7.2.0")).is_empty());
+        assert!(found(&ClientDefect, &listing("lib-name=redis-py")).is_empty());
+        assert!(found(&ClientDefect, &listing("")).is_empty());
+    }
+}

@@ -114,3 +114,60 @@ impl Detector for IdleShard {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixture::{addr, found, reshard_lines};
+
+    #[test]
+    fn a_shard_that_gained_slots_but_gets_no_commands_is_idle() {
+        let f = found(&IdleShard, &reshard_lines(false));
+        assert_eq!(f.len(), 1, "{f:#?}");
+        let f = &f[0];
+        assert_eq!(f.kind, FindingKind::IdleShard);
+        assert_eq!(f.severity, Severity::Critical);
+        assert_eq!(f.node, Some(addr(7001)));
+        assert_eq!(f.numbers["slots"], 8192.0);
+        assert_eq!(f.numbers["slot_share"], 0.5);
+        assert_eq!(f.numbers["commands_per_sec"], 0.0);
+        assert!((f.numbers["moved_per_sec_elsewhere"] - 100.0).abs() < 1e-9);
+        assert!((f.numbers["cluster_commands_per_sec_before"] - 200.0).abs() < 1e-9);
+        assert!((f.numbers["cluster_commands_per_sec_after"] - 200.0).abs() < 1e-9);
+        assert!(
+            f.title.starts_with(
+                "10.0.0.1:7001 owns 8192 slots (50 %) and 0 keys but received 0.0 commands/s"
+            ),
+            "{}",
+            f.title
+        );
+    }
+
+    #[test]
+    fn a_shard_that_gets_its_share_is_not_idle() {
+        assert!(found(&IdleShard, &reshard_lines(true)).is_empty());
+    }
+
+    #[test]
+    fn without_a_topology_change_no_shard_is_idle() {
+        // The first ten polls: two topology lines and three lines a poll, before any slot moves.
+        let lines: Vec<_> = reshard_lines(false).into_iter().take(2 + 10 * 3).collect();
+        assert!(found(&IdleShard, &lines).is_empty());
+    }
+
+    #[test]
+    fn one_poll_after_the_change_is_too_early_to_call_a_shard_idle() {
+        // Up to poll 11: the change at poll 10 (two topology lines), one full poll after it.
+        let lines: Vec<_> = reshard_lines(false)
+            .into_iter()
+            .take(2 + 10 * 3 + 2 + 2 * 3)
+            .collect();
+        assert!(found(&IdleShard, &lines).is_empty());
+        // One poll more and it is.
+        let lines: Vec<_> = reshard_lines(false)
+            .into_iter()
+            .take(2 + 10 * 3 + 2 + 3 * 3)
+            .collect();
+        assert_eq!(found(&IdleShard, &lines).len(), 1);
+    }
+}

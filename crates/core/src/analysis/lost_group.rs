@@ -86,3 +86,111 @@ impl Detector for LostGroup {
         }]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixture::{
+        clients, found, info, reshard_lines, round, topology, view, Counters, A, B, T0,
+    };
+    use crate::finding::Attribution;
+    use crate::recording::Line;
+
+    /// 30 polls; at poll 10 slots 8192–16383 move to B. Before, A executes 200 `get`/s for
+    /// `groups` (one connection each, `lib-name lib-ver`); after, nothing, and the groups'
+    /// connections are gone. With `late`, a group that connects only after the change is listed.
+    fn silenced_lines(groups: &[&str], late: bool) -> Vec<Line> {
+        let mut lines = vec![
+            topology(T0, 7000, A, view(A, "0-16383", "")),
+            topology(T0, 7001, B, view(B, "0-16383", "")),
+        ];
+        let mut a = Counters {
+            uptime: 100,
+            connected: 3,
+            ..Counters::default()
+        };
+        let mut b = Counters {
+            uptime: 100,
+            ..Counters::default()
+        };
+        for k in 0..30u64 {
+            let t = T0 + k * 1000;
+            if k == 10 {
+                lines.push(topology(t, 7000, A, view(A, "0-8191", "8192-16383")));
+                lines.push(topology(t, 7001, B, view(B, "0-8191", "8192-16383")));
+            }
+            a.uptime += 1;
+            b.uptime += 1;
+            a.commands = vec![("get", 200 * k.min(10), 0)];
+            lines.push(info(t, 7000, A, &a));
+            lines.push(info(t, 7001, B, &b));
+            let mut list = String::new();
+            if k < 10 {
+                for (i, g) in groups.iter().enumerate() {
+                    let (lib, ver) = g.split_once(' ').unwrap();
+                    list.push_str(&format!(
+                        "id={i} addr=10.2.0.{i}:5000 fd=9 name= age={k} idle=0 flags=N cmd=get lib-name={lib} lib-ver={ver}\n"
+                    ));
+                }
+            } else if late {
+                list.push_str("id=99 addr=10.9.0.1:5000 fd=9 name= age=1 idle=0 flags=N cmd=get lib-name=jedis lib-ver=5.0.0\n");
+            }
+            lines.push(clients(t, 7000, A, &list));
+            lines.push(round(t, k));
+        }
+        lines
+    }
+
+    #[test]
+    fn traffic_that_stops_after_the_change_is_lost_and_tied_to_the_vanished_group() {
+        let f = found(&LostGroup, &silenced_lines(&["redis-py 4.6.0"], true));
+        assert_eq!(f.len(), 1, "{f:#?}");
+        let f = &f[0];
+        assert_eq!(f.kind, FindingKind::ClientGroupLost);
+        assert_eq!(f.severity, Severity::Critical);
+        assert!((f.numbers["commands_per_sec_before"] - 200.0).abs() < 1e-9);
+        assert_eq!(f.numbers["commands_per_sec_after"], 0.0);
+        assert_eq!(
+            f.title,
+            "Successful commands fell from 200.0/s to 0.0/s after the topology change and did not return"
+        );
+        // The group that connected after the change is not the one lost.
+        assert_eq!(
+            f.attribution,
+            Some(Attribution::Group {
+                group: "redis-py 4.6.0".into(),
+                commands: vec!["get".into()],
+            })
+        );
+    }
+
+    #[test]
+    fn several_vanished_groups_are_ambiguous() {
+        let f = found(
+            &LostGroup,
+            &silenced_lines(&["redis-py 4.6.0", "go-redis 9.0.0"], false),
+        );
+        assert_eq!(f.len(), 1, "{f:#?}");
+        match &f[0].attribution {
+            Some(Attribution::Ambiguous { groups, commands }) => {
+                assert_eq!(groups.len(), 2, "{groups:?}");
+                assert!(commands.is_empty());
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn no_group_seen_leaves_the_finding_unattributed() {
+        let f = found(&LostGroup, &silenced_lines(&[], false));
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].attribution, None);
+    }
+
+    #[test]
+    fn traffic_that_moves_with_the_slots_is_not_lost() {
+        assert!(found(&LostGroup, &reshard_lines(true)).is_empty());
+        // Half of it rejected with MOVED: still executed at half the rate, so not lost either.
+        assert!(found(&LostGroup, &reshard_lines(false)).is_empty());
+    }
+}

@@ -253,3 +253,124 @@ impl Bucket {
         self.moved + self.ask
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixture::{
+        found, info, reshard_lines, round, topology, view, Counters, A, B, T0,
+    };
+    use crate::finding::Attribution;
+    use crate::recording::Line;
+
+    /// `polls` polls of node A, which attempts 200 `get`/s and in poll `k` rejects
+    /// `rejected(k)` of them with MOVED; with `change`, slots 8192–16383 move to B at that poll.
+    fn lines(polls: u64, change: Option<u64>, rejected: impl Fn(u64) -> u64) -> Vec<Line> {
+        let mut lines = vec![topology(T0, 7000, A, view(A, "0-16383", ""))];
+        let mut c = Counters {
+            uptime: 100,
+            connected: 10,
+            ..Counters::default()
+        };
+        let (mut ok, mut rej) = (0, 0);
+        for k in 0..polls {
+            let t = T0 + k * 1000;
+            if change == Some(k) {
+                lines.push(topology(t, 7000, A, view(A, "0-8191", "8192-16383")));
+                lines.push(topology(t, 7001, B, view(B, "0-8191", "8192-16383")));
+            }
+            if k > 0 {
+                rej += rejected(k);
+                ok += 200 - rejected(k);
+            }
+            c.uptime += 1;
+            c.commands = vec![("get", ok, rej)];
+            c.moved = rej;
+            lines.push(info(t, 7000, A, &c));
+            lines.push(round(t, k));
+        }
+        lines
+    }
+
+    #[test]
+    fn redirects_that_do_not_decay_are_a_storm() {
+        let f = found(&Redirects, &lines(40, None, |_| 85));
+        assert_eq!(f.len(), 1, "{f:#?}");
+        let f = &f[0];
+        assert_eq!(f.kind, FindingKind::RedirectStorm);
+        assert_eq!(f.severity, Severity::Critical);
+        assert_eq!(
+            f.title,
+            "Sustained redirect storm: 85.0 redirects/s, 42.5 % of commands for 39.0s (get 42.5 %)"
+        );
+        assert!((f.numbers["redirect_share"] - 0.425).abs() < 1e-9);
+        assert!((f.numbers["moved_share:get"] - 0.425).abs() < 1e-9);
+        assert_eq!(f.numbers["duration_secs"], 39.0);
+        // No client list: nobody is seen running `get`.
+        assert_eq!(
+            f.attribution,
+            Some(Attribution::Unknown {
+                commands: vec!["get".into()]
+            })
+        );
+    }
+
+    #[test]
+    fn redirects_that_fade_after_a_reshard_are_reported_as_decayed() {
+        // 50 MOVED in the first second after the move, then 25, 12, 6, 3, 1, then none.
+        let f = found(
+            &Redirects,
+            &lines(40, Some(10), |k| if k > 10 { 200 >> (k - 9) } else { 0 }),
+        );
+        assert_eq!(f.len(), 1, "{f:#?}");
+        let f = &f[0];
+        assert_eq!(f.kind, FindingKind::RedirectsDecayed);
+        assert_eq!(f.severity, Severity::Info);
+        // Only the polls with at least 5 % redirected count: 50, 25 and 12 of 200.
+        assert_eq!(
+            f.title,
+            "87 redirects over 3.0s around the topology change, decaying from 25.0 % to 6.0 % of commands"
+        );
+        assert!(f.numbers["redirect_share_last_third"] < f.numbers["redirect_share_first_third"]);
+    }
+
+    #[test]
+    fn bursts_a_few_polls_apart_are_one_episode_and_far_apart_two() {
+        let near = found(
+            &Redirects,
+            &lines(40, None, |k| {
+                if (5..8).contains(&k) || (10..13).contains(&k) {
+                    50
+                } else {
+                    0
+                }
+            }),
+        );
+        assert_eq!(near.len(), 1, "{near:#?}");
+        assert_eq!(near[0].numbers["duration_secs"], 8.0);
+        assert!(
+            near[0].title.starts_with("300 redirects over 8.0s, "),
+            "{}",
+            near[0].title
+        );
+        let far = found(
+            &Redirects,
+            &lines(40, None, |k| {
+                if (5..8).contains(&k) || (20..23).contains(&k) {
+                    50
+                } else {
+                    0
+                }
+            }),
+        );
+        assert_eq!(far.len(), 2, "{far:#?}");
+        assert!(far.iter().all(|f| f.kind == FindingKind::RedirectsDecayed));
+    }
+
+    #[test]
+    fn a_trickle_of_redirects_is_no_episode() {
+        // 4 MOVED/s of 200: under the 5 % share.
+        assert!(found(&Redirects, &lines(40, None, |_| 4)).is_empty());
+        assert!(found(&Redirects, &reshard_lines(true)).is_empty());
+    }
+}
