@@ -1,0 +1,180 @@
+//! What the detectors share: the finished summary, metrics and census, the windows before and
+//! after the topology changes, the owner of every slot at the end and the shard traffic.
+
+use crate::census::Census;
+use crate::metrics::{count_f64, Metrics};
+use crate::node::NodeId;
+use crate::summary::Summary;
+use crate::time::{TimeSpan, Timestamp};
+use crate::timeline::ClusterTimeline;
+
+use super::ShardTraffic;
+
+/// Who owns each slot at the end of a recording.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(super) struct SlotOwners {
+    /// Owner of every slot, indexed by slot (`None`: no owner).
+    pub(super) owners: Vec<Option<NodeId>>,
+    /// Slots on which the latest views disagree.
+    pub(super) disputed: usize,
+}
+
+/// The owner of every slot at the end of the recording, by the nodes' latest topology views
+/// (the timeline's [`Consensus`](crate::timeline::Consensus): the most votes win, an owner a tie
+/// against none, the greatest id a tie between owners), and how many slots those views disagree
+/// about. Without views every slot is `None` and nothing is disputed.
+pub(super) fn slot_owners(timeline: &ClusterTimeline) -> SlotOwners {
+    let consensus = timeline.consensus();
+    let owners = consensus
+        .owners
+        .as_slice()
+        .iter()
+        .map(|o| o.and_then(|n| timeline.nodes().id(n)).cloned())
+        .collect();
+    SlotOwners {
+        owners,
+        disputed: consensus.disagreements,
+    }
+}
+
+/// What every derivation needs.
+pub(super) struct Context<'a> {
+    /// What the recording holds (slot moves above all).
+    pub(super) summary: &'a Summary,
+    /// Per-node metrics.
+    pub(super) metrics: &'a Metrics,
+    /// The client groups.
+    pub(super) census: &'a Census,
+    /// Per node traffic around the topology changes (empty until derived).
+    pub(super) traffic: &'a [ShardTraffic],
+    /// The poll interval, at least 1 ms.
+    pub(super) interval_ms: u64,
+    /// The recording's extent.
+    pub(super) span: TimeSpan,
+    /// Before the first topology change (the whole recording when there is none).
+    pub(super) before: TimeSpan,
+    /// After the last topology change, if there was one.
+    pub(super) after: Option<TimeSpan>,
+    /// Owner of every slot at the end.
+    pub(super) owners: &'a SlotOwners,
+    /// The cluster over time: nodes, slot owners, migrations.
+    pub(super) timeline: &'a ClusterTimeline,
+}
+
+impl<'a> Context<'a> {
+    /// The context over these parts: works out the recording's span and the windows before the
+    /// first and after the last slot move.
+    pub(super) fn new(
+        summary: &'a Summary,
+        metrics: &'a Metrics,
+        census: &'a Census,
+        owners: &'a SlotOwners,
+        timeline: &'a ClusterTimeline,
+        traffic: &'a [ShardTraffic],
+        interval_ms: u64,
+    ) -> Context<'a> {
+        let span = summary
+            .span
+            .unwrap_or_else(|| TimeSpan::new(summary.header.started, summary.header.started));
+        let span = TimeSpan::new(span.start, Timestamp(span.end.0 + 1));
+        let (before, after) = match (
+            summary.slot_moves.iter().map(|m| m.span.start).min(),
+            summary.slot_moves.iter().map(|m| m.span.end).max(),
+        ) {
+            (Some(first), Some(last)) => (
+                TimeSpan::new(span.start, first),
+                Some(TimeSpan::new(last, span.end)),
+            ),
+            _ => (span, None),
+        };
+        Context {
+            summary,
+            metrics,
+            census,
+            traffic,
+            interval_ms,
+            span,
+            before,
+            after,
+            owners,
+            timeline,
+        }
+    }
+
+    /// The poll interval in milliseconds, as a float.
+    pub(super) fn interval(&self) -> f64 {
+        count_f64(self.interval_ms)
+    }
+
+    /// How many slots the node with this id owns at the end (none without an id).
+    pub(super) fn slots_of(&self, id: Option<&NodeId>) -> usize {
+        id.map_or(0, |id| {
+            self.owners
+                .owners
+                .iter()
+                .filter(|o| o.as_ref() == Some(id))
+                .count()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixture::{topology, view, A, B};
+    use crate::recording::Line;
+    use crate::slot::SLOT_COUNT;
+
+    fn timeline(lines: &[Line]) -> ClusterTimeline {
+        let mut tl = ClusterTimeline::new();
+        for l in lines {
+            tl.push(l);
+        }
+        tl
+    }
+
+    #[test]
+    fn agreeing_views_give_every_slot_its_owner_and_no_disputes() {
+        let o = slot_owners(&timeline(&[
+            topology(0, 7000, A, view(A, "0-8191", "8192-16383")),
+            topology(0, 7001, B, view(B, "0-8191", "8192-16383")),
+        ]));
+        assert_eq!(o.owners.len(), usize::from(SLOT_COUNT));
+        assert_eq!(o.disputed, 0);
+        assert_eq!(o.owners[0], NodeId::new(A));
+        assert_eq!(o.owners[8191], NodeId::new(A));
+        assert_eq!(o.owners[8192], NodeId::new(B));
+        assert_eq!(o.owners[16383], NodeId::new(B));
+    }
+
+    #[test]
+    fn only_the_latest_view_of_each_node_votes() {
+        // A's first view is replaced by its second: both views agree at the end.
+        let o = slot_owners(&timeline(&[
+            topology(0, 7000, A, view(A, "0-16383", "")),
+            topology(0, 7001, B, view(B, "0-8191", "8192-16383")),
+            topology(1000, 7000, A, view(A, "0-8191", "8192-16383")),
+        ]));
+        assert_eq!(o.disputed, 0);
+        assert_eq!(o.owners[10_000], NodeId::new(B));
+    }
+
+    #[test]
+    fn an_owner_wins_a_tie_against_none() {
+        let o = slot_owners(&timeline(&[
+            topology(0, 7000, A, view(A, "0-100", "")),
+            topology(0, 7001, B, view(B, "", "")),
+        ]));
+        assert_eq!(o.owners[50], NodeId::new(A));
+        assert_eq!(o.owners[200], None);
+        assert_eq!(o.disputed, 101);
+    }
+
+    #[test]
+    fn without_views_no_slot_has_an_owner() {
+        let o = slot_owners(&ClusterTimeline::new());
+        assert_eq!(o.owners.len(), usize::from(SLOT_COUNT));
+        assert!(o.owners.iter().all(Option::is_none));
+        assert_eq!(o.disputed, 0);
+    }
+}

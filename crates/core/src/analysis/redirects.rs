@@ -1,0 +1,376 @@
+//! Redirects: sustained redirect storms versus the decaying redirects a reshard leaves, in
+//! cluster-wide buckets of one poll interval.
+
+use std::collections::BTreeMap;
+
+use crate::finding::{Finding, FindingKind, Severity};
+use crate::metrics::{count_f64, ms_to_secs, Interval};
+use crate::time::{format_millis, TimeSpan, Timestamp};
+
+use super::attribution;
+use super::{Context, Detector};
+
+/// Share of commands answered with a redirect above which an interval counts as redirected.
+pub const REDIRECT_SHARE: f64 = 0.05;
+
+/// Finds episodes of redirects, sustained or decaying.
+pub(super) struct Redirects;
+
+impl Detector for Redirects {
+    fn name(&self) -> &'static str {
+        "redirects"
+    }
+
+    /// Redirect storms (sustained) versus the decaying redirects after a reshard.
+    fn detect(&self, ctx: &Context<'_>) -> Vec<Finding> {
+        let buckets = buckets(ctx);
+        let hot: Vec<bool> = buckets
+            .iter()
+            .map(|b| {
+                let r = b.redirects();
+                let secs = ms_to_secs(ctx.interval_ms);
+                count_f64(r) / secs >= 1.0
+                    && count_f64(r) >= REDIRECT_SHARE * count_f64(b.attempts.max(1))
+            })
+            .collect();
+        // Runs of hot buckets.
+        let mut runs: Vec<(usize, usize)> = Vec::new();
+        for (k, &h) in hot.iter().enumerate() {
+            if !h {
+                continue;
+            }
+            match runs.last_mut() {
+                Some(r) if r.1 + 1 == k => r.1 = k,
+                _ => runs.push((k, k)),
+            }
+        }
+        // One episode: runs a few polls apart, or within the same topology change (and the
+        // 10 s after it), are one.
+        let gap = usize::try_from(3_000 / ctx.interval_ms.max(1))
+            .unwrap_or(0)
+            .max(3);
+        let change_of = |k: usize| {
+            let t = buckets[k].span.start;
+            ctx.summary
+                .slot_moves
+                .iter()
+                .position(|m| m.span.start <= t && t.0 <= m.span.end.0 + 10_000)
+        };
+        let mut episodes: Vec<(usize, usize)> = Vec::new();
+        for r in runs {
+            match episodes.last_mut() {
+                Some(e)
+                    if r.0 - e.1 <= gap
+                        || (change_of(e.1).is_some() && change_of(e.1) == change_of(r.0)) =>
+                {
+                    e.1 = r.1;
+                }
+                _ => episodes.push(r),
+            }
+        }
+        episodes
+            .into_iter()
+            .map(|(start, end)| finding(ctx, &buckets[start..=end]))
+            .collect()
+    }
+}
+
+/// The finding on one episode of redirected buckets: a storm when it lasts and does not decay.
+fn finding(ctx: &Context<'_>, run: &[Bucket]) -> Finding {
+    let first = run.first().map_or(ctx.span.start, |b| b.span.start);
+    let last = run.last().map_or(ctx.span.end, |b| b.span.end);
+    let span = TimeSpan::new(first, last);
+    let redirects: u64 = run.iter().map(Bucket::redirects).sum();
+    let attempts: u64 = run.iter().map(|b| b.attempts).sum();
+    let moved: u64 = run.iter().map(|b| b.moved).sum();
+    let secs = ms_to_secs(span.millis().max(1));
+    let third = (run.len() / 3).max(1);
+    let share = |bs: &[Bucket]| {
+        let r: u64 = bs.iter().map(Bucket::redirects).sum();
+        let a: u64 = bs.iter().map(|b| b.attempts).sum();
+        count_f64(r) / count_f64(a.max(1))
+    };
+    let early = share(&run[..third]);
+    let late = share(&run[run.len() - third..]);
+    let reaches_end = last.0 + 2 * ctx.interval_ms >= ctx.span.end.0;
+    let long = span.millis() >= 30_000 || (reaches_end && run.len() >= 5);
+    let decaying = late < 0.5 * early;
+    let sustained = long && !decaying;
+    // Per command shares over the run.
+    let mut per_cmd: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for b in run {
+        for (c, d) in &b.commands {
+            let e = per_cmd.entry(c.clone()).or_default();
+            e.0 += d.0;
+            e.1 += d.1;
+        }
+    }
+    let total_rejected: u64 = per_cmd.values().map(|(_, r)| r).sum();
+    let mut carriers: Vec<(String, f64)> = per_cmd
+        .iter()
+        .filter(|(c, (calls, rej))| {
+            // The commands that carry the redirects: a real part of all rejections.
+            crate::metrics::is_business_command(c)
+                && *rej > 0
+                && count_f64(*rej) >= 0.05 * count_f64(total_rejected.max(1))
+                && count_f64(*rej) >= 0.01 * count_f64(calls + rej)
+        })
+        .map(|(c, (calls, rej))| (c.clone(), count_f64(*rej) / count_f64(calls + rej)))
+        .collect();
+    carriers.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let attribution = attribution::attribute(
+        ctx.census,
+        &carriers.iter().map(|(c, _)| c.clone()).collect::<Vec<_>>(),
+    );
+    let mut numbers = BTreeMap::from([
+        ("redirects_per_sec".to_owned(), count_f64(redirects) / secs),
+        ("moved_per_sec".to_owned(), count_f64(moved) / secs),
+        (
+            "redirect_share".to_owned(),
+            count_f64(redirects) / count_f64(attempts.max(1)),
+        ),
+        ("redirect_share_first_third".to_owned(), early),
+        ("redirect_share_last_third".to_owned(), late),
+        ("duration_secs".to_owned(), secs),
+    ]);
+    for (c, s) in &carriers {
+        numbers.insert(format!("moved_share:{c}"), *s);
+    }
+    let shares: Vec<String> = carriers
+        .iter()
+        .map(|(c, s)| format!("{c} {:.1} %", s * 100.0))
+        .collect();
+    let near_change = ctx
+        .summary
+        .slot_moves
+        .iter()
+        .any(|m| m.span.start.0 <= last.0 && first.0 <= m.span.end.0 + 10_000);
+    if sustained {
+        Finding {
+            kind: FindingKind::RedirectStorm,
+            severity: Severity::Critical,
+            span,
+            title: format!(
+                "Sustained redirect storm: {:.1} redirects/s, {:.1} % of commands for {}{}",
+                count_f64(redirects) / secs,
+                count_f64(redirects) * 100.0 / count_f64(attempts.max(1)),
+                format_millis(span.millis()),
+                if shares.is_empty() { String::new() } else { format!(" ({})", shares.join(", ")) }
+            ),
+            explanation: format!(
+                "Redirections did not decay: the share of commands answered MOVED/ASK was {:.1} % at the start and {:.1} % \
+                 at the end. A stale routing table corrects itself within a few commands after a reshard; a sustained \
+                 share means a client keeps sending to the wrong node — typically every node address rewritten to one \
+                 endpoint (an address remap), or a client routing keyless commands to a random node. Server counters are \
+                 global: the commands carrying the redirects tie them to the clients that use them.",
+                early * 100.0,
+                late * 100.0
+            ),
+            numbers,
+            node: None,
+            attribution: Some(attribution),
+            context: Vec::new(),
+        }
+    } else {
+        Finding {
+            kind: FindingKind::RedirectsDecayed,
+            severity: Severity::Info,
+            span,
+            title: format!(
+                "{} redirects over {}{}, decaying from {:.1} % to {:.1} % of commands",
+                redirects,
+                format_millis(span.millis()),
+                if near_change { " around the topology change" } else { "" },
+                early * 100.0,
+                late * 100.0
+            ),
+            explanation: "Redirects that fade within seconds are what clients with a stale routing table produce \
+                          right after slots move: each MOVED teaches them the new owner. This is normal."
+                .to_owned(),
+            numbers,
+            node: None,
+            attribution: Some(attribution),
+            context: Vec::new(),
+        }
+    }
+}
+
+/// Cluster-wide buckets of one poll interval: redirects, attempts and per-command counts.
+fn buckets(ctx: &Context<'_>) -> Vec<Bucket> {
+    let step = ctx.interval_ms.max(1);
+    let origin = ctx.span.start.0;
+    let n = usize::try_from(ctx.span.millis() / step + 1).unwrap_or(0);
+    let mut out: Vec<Bucket> = (0..n)
+        .map(|k| {
+            let s = origin + u64::try_from(k).unwrap_or(0) * step;
+            Bucket {
+                span: TimeSpan::new(Timestamp(s), Timestamp(s + step)),
+                ..Bucket::default()
+            }
+        })
+        .collect();
+    for node in &ctx.metrics.nodes {
+        for i in &node.intervals {
+            let k = usize::try_from(i.span.end.0.saturating_sub(origin) / step).unwrap_or(0);
+            if let Some(b) = out.get_mut(k) {
+                b.add(i);
+            }
+        }
+    }
+    out
+}
+
+/// One poll interval of the whole cluster.
+#[derive(Clone, Debug, Default)]
+struct Bucket {
+    /// The poll interval.
+    span: TimeSpan,
+    /// MOVED replies.
+    moved: u64,
+    /// ASK replies.
+    ask: u64,
+    /// Business commands attempted.
+    attempts: u64,
+    /// Per command: (calls, rejected).
+    commands: BTreeMap<String, (u64, u64)>,
+}
+
+impl Bucket {
+    /// Adds one node's interval.
+    fn add(&mut self, i: &Interval) {
+        self.moved += i.error("MOVED");
+        self.ask += i.error("ASK");
+        self.attempts += i.business().attempts();
+        for (c, d) in &i.commands {
+            let e = self.commands.entry(c.clone()).or_default();
+            e.0 += d.calls;
+            e.1 += d.rejected;
+        }
+    }
+
+    /// MOVED and ASK replies.
+    fn redirects(&self) -> u64 {
+        self.moved + self.ask
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixture::{
+        found, info, reshard_lines, round, topology, view, Counters, A, B, T0,
+    };
+    use crate::finding::Attribution;
+    use crate::recording::Line;
+
+    /// `polls` polls of node A, which attempts 200 `get`/s and in poll `k` rejects
+    /// `rejected(k)` of them with MOVED; with `change`, slots 8192–16383 move to B at that poll.
+    fn lines(polls: u64, change: Option<u64>, rejected: impl Fn(u64) -> u64) -> Vec<Line> {
+        let mut lines = vec![topology(T0, 7000, A, view(A, "0-16383", ""))];
+        let mut c = Counters {
+            uptime: 100,
+            connected: 10,
+            ..Counters::default()
+        };
+        let (mut ok, mut rej) = (0, 0);
+        for k in 0..polls {
+            let t = T0 + k * 1000;
+            if change == Some(k) {
+                lines.push(topology(t, 7000, A, view(A, "0-8191", "8192-16383")));
+                lines.push(topology(t, 7001, B, view(B, "0-8191", "8192-16383")));
+            }
+            if k > 0 {
+                rej += rejected(k);
+                ok += 200 - rejected(k);
+            }
+            c.uptime += 1;
+            c.commands = vec![("get", ok, rej)];
+            c.moved = rej;
+            lines.push(info(t, 7000, A, &c));
+            lines.push(round(t, k));
+        }
+        lines
+    }
+
+    #[test]
+    fn redirects_that_do_not_decay_are_a_storm() {
+        let f = found(&Redirects, &lines(40, None, |_| 85));
+        assert_eq!(f.len(), 1, "{f:#?}");
+        let f = &f[0];
+        assert_eq!(f.kind, FindingKind::RedirectStorm);
+        assert_eq!(f.severity, Severity::Critical);
+        assert_eq!(
+            f.title,
+            "Sustained redirect storm: 85.0 redirects/s, 42.5 % of commands for 39.0s (get 42.5 %)"
+        );
+        assert!((f.numbers["redirect_share"] - 0.425).abs() < 1e-9);
+        assert!((f.numbers["moved_share:get"] - 0.425).abs() < 1e-9);
+        assert_eq!(f.numbers["duration_secs"], 39.0);
+        // No client list: nobody is seen running `get`.
+        assert_eq!(
+            f.attribution,
+            Some(Attribution::Unknown {
+                commands: vec!["get".into()]
+            })
+        );
+    }
+
+    #[test]
+    fn redirects_that_fade_after_a_reshard_are_reported_as_decayed() {
+        // 50 MOVED in the first second after the move, then 25, 12, 6, 3, 1, then none.
+        let f = found(
+            &Redirects,
+            &lines(40, Some(10), |k| if k > 10 { 200 >> (k - 9) } else { 0 }),
+        );
+        assert_eq!(f.len(), 1, "{f:#?}");
+        let f = &f[0];
+        assert_eq!(f.kind, FindingKind::RedirectsDecayed);
+        assert_eq!(f.severity, Severity::Info);
+        // Only the polls with at least 5 % redirected count: 50, 25 and 12 of 200.
+        assert_eq!(
+            f.title,
+            "87 redirects over 3.0s around the topology change, decaying from 25.0 % to 6.0 % of commands"
+        );
+        assert!(f.numbers["redirect_share_last_third"] < f.numbers["redirect_share_first_third"]);
+    }
+
+    #[test]
+    fn bursts_a_few_polls_apart_are_one_episode_and_far_apart_two() {
+        let near = found(
+            &Redirects,
+            &lines(40, None, |k| {
+                if (5..8).contains(&k) || (10..13).contains(&k) {
+                    50
+                } else {
+                    0
+                }
+            }),
+        );
+        assert_eq!(near.len(), 1, "{near:#?}");
+        assert_eq!(near[0].numbers["duration_secs"], 8.0);
+        assert!(
+            near[0].title.starts_with("300 redirects over 8.0s, "),
+            "{}",
+            near[0].title
+        );
+        let far = found(
+            &Redirects,
+            &lines(40, None, |k| {
+                if (5..8).contains(&k) || (20..23).contains(&k) {
+                    50
+                } else {
+                    0
+                }
+            }),
+        );
+        assert_eq!(far.len(), 2, "{far:#?}");
+        assert!(far.iter().all(|f| f.kind == FindingKind::RedirectsDecayed));
+    }
+
+    #[test]
+    fn a_trickle_of_redirects_is_no_episode() {
+        // 4 MOVED/s of 200: under the 5 % share.
+        assert!(found(&Redirects, &lines(40, None, |_| 4)).is_empty());
+        assert!(found(&Redirects, &reshard_lines(true)).is_empty());
+    }
+}

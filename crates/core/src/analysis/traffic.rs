@@ -1,0 +1,124 @@
+//! Traffic of each shard before the first and after the last topology change.
+
+use serde::Serialize;
+
+use crate::metrics::NodeMetrics;
+use crate::node::{NodeAddr, NodeId};
+use crate::time::TimeSpan;
+
+use super::Context;
+
+/// Traffic of one node around a topology change.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ShardTraffic {
+    /// The node.
+    pub addr: NodeAddr,
+    /// Its id.
+    pub id: Option<NodeId>,
+    /// Slots it owns at the end of the recording.
+    pub slots: usize,
+    /// Keys it holds at the end.
+    pub keys: u64,
+    /// Rates before the first topology change (or over the whole recording when there is none).
+    pub before: Rates,
+    /// Rates after the last topology change.
+    pub after: Rates,
+}
+
+/// Per-second rates over a window.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Rates {
+    /// Seconds covered.
+    pub secs: f64,
+    /// Business commands executed per second.
+    pub calls: f64,
+    /// Business commands rejected per second (MOVED, ASK, …).
+    pub rejected: f64,
+    /// Business commands failed per second.
+    pub failed: f64,
+    /// MOVED replies per second.
+    pub moved: f64,
+    /// ASK replies per second.
+    pub ask: f64,
+    /// Connections accepted per second.
+    pub new_connections: f64,
+}
+
+impl Rates {
+    /// The rates of one node over `window`.
+    pub(super) fn of(node: &NodeMetrics, window: TimeSpan) -> Rates {
+        let t = node.total_in(window);
+        Rates {
+            secs: t.secs,
+            calls: t.rate(t.business.calls),
+            rejected: t.rate(t.business.rejected),
+            failed: t.rate(t.business.failed),
+            moved: t.rate(t.errors.get("MOVED").copied().unwrap_or(0)),
+            ask: t.rate(t.errors.get("ASK").copied().unwrap_or(0)),
+            new_connections: t.rate(t.connections_received),
+        }
+    }
+}
+
+/// Every polled node's traffic before the first and after the last topology change (zero after
+/// when there was none), with the slots it owns and the keys it holds at the end.
+pub(super) fn shard_traffic(ctx: &Context<'_>) -> Vec<ShardTraffic> {
+    ctx.metrics
+        .nodes
+        .iter()
+        .map(|n| ShardTraffic {
+            addr: n.addr.clone(),
+            id: n.id.clone(),
+            slots: ctx.slots_of(n.id.as_ref()),
+            keys: n.intervals.last().map_or(0, |i| i.keys),
+            before: Rates::of(n, ctx.before),
+            after: ctx.after.map_or_else(Rates::default, |w| Rates::of(n, w)),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixture::{
+        addr, finishing, info, reshard_lines, round, topology, view, Counters, A, T0,
+    };
+
+    #[test]
+    fn traffic_is_split_at_the_topology_change() {
+        let f = finishing(&reshard_lines(true));
+        let t = &f.shard_traffic;
+        assert_eq!(t.len(), 2);
+        let a = t.iter().find(|t| t.addr == addr(7000)).unwrap();
+        let b = t.iter().find(|t| t.addr == addr(7001)).unwrap();
+        assert_eq!((a.slots, b.slots), (8192, 8192));
+        assert!((a.before.calls - 200.0).abs() < 1e-9, "{a:?}");
+        assert!((a.after.calls - 100.0).abs() < 1e-9, "{a:?}");
+        assert!((b.before.calls).abs() < 1e-9, "{b:?}");
+        assert!((b.after.calls - 100.0).abs() < 1e-9, "{b:?}");
+        assert_eq!(b.keys, 500);
+    }
+
+    #[test]
+    fn without_a_topology_change_everything_is_before() {
+        let mut lines = vec![topology(T0, 7000, A, view(A, "0-16383", ""))];
+        let mut c = Counters {
+            uptime: 10,
+            connected: 3,
+            ..Counters::default()
+        };
+        for k in 0..10u64 {
+            c.uptime += 1;
+            c.commands = vec![("get", 50 * k, 0)];
+            c.moved = 2 * k;
+            lines.push(info(T0 + k * 1000, 7000, A, &c));
+            lines.push(round(T0 + k * 1000, k));
+        }
+        let f = finishing(&lines);
+        let a = &f.shard_traffic[0];
+        assert_eq!(a.slots, 16384);
+        assert!((a.before.calls - 50.0).abs() < 1e-9, "{a:?}");
+        assert!((a.before.moved - 2.0).abs() < 1e-9, "{a:?}");
+        assert_eq!(a.after, Rates::default());
+    }
+}
