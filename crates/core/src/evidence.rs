@@ -225,12 +225,8 @@ pub struct Date {
 impl Date {
     /// The date, if it exists (1970 or later).
     pub fn new(year: i64, month: u32, day: u32) -> Option<Date> {
-        if (1..=12).contains(&month) && day >= 1 && day <= days_in_month(year, month) {
-            Timestamp::from_civil(year, month, day, 0, 0, 0, 0)?;
-            Some(Date { year, month, day })
-        } else {
-            None
-        }
+        Timestamp::from_civil(year, month, day, 0, 0, 0, 0)?;
+        Some(Date { year, month, day })
     }
 
     /// Milliseconds since the epoch at 00:00 UTC of the date.
@@ -1219,16 +1215,6 @@ fn number(b: &[u8], i: usize, min: usize, max: usize) -> Option<(u32, usize)> {
 
 fn sep(b: &[u8], i: usize, c: u8) -> Option<usize> {
     (b.get(i) == Some(&c)).then_some(i + 1)
-}
-
-fn days_in_month(year: i64, month: u32) -> u32 {
-    match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
-        2 => 28,
-        _ => 0,
-    }
 }
 
 #[cfg(test)]
