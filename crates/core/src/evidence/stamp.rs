@@ -178,3 +178,64 @@ pub(super) fn midnight(year: i64, month: u32, day: u32) -> Option<i64> {
     let t = Timestamp::from_civil(year, month, day, 0, 0, 0, 0)?;
     i64::try_from(t.as_millis()).ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIDNIGHT: i64 = 1_741_910_400_000; // 2025-03-14T00:00:00Z
+
+    #[test]
+    fn line_prefixes() {
+        let tod = |h: i64, m: i64, s: i64| h * 3_600_000 + m * 60_000 + s * 1000;
+        let at = |ms: i64| Some((Some(Stamp::At(MIDNIGHT + ms)), 0));
+        let len = |r: Option<(Option<Stamp>, usize)>| r.map(|(s, _)| (s, 0));
+        assert_eq!(
+            stamp_prefix("05:17:18  Migrating"),
+            Some((Some(Stamp::TimeOfDay(tod(5, 17, 18))), 8))
+        );
+        assert_eq!(
+            len(stamp_prefix("2025-03-14 05:17:30,123 ERROR")),
+            at(tod(5, 17, 30) + 123)
+        );
+        assert_eq!(
+            len(stamp_prefix("2025/03/14T07:17:18.5+02:00 x")),
+            at(tod(5, 17, 18) + 500)
+        );
+        assert_eq!(
+            stamp_prefix("2025-03-14 05:17:18 UTC  x"),
+            Some((Some(Stamp::At(MIDNIGHT + tod(5, 17, 18))), 23))
+        );
+        // The right shape with impossible values: a bad timestamp, not a missing one.
+        assert_eq!(
+            stamp_prefix("2025-02-30 05:17:18 x").map(|(s, _)| s),
+            Some(None)
+        );
+        assert_eq!(stamp_prefix("25:17:18 x").map(|(s, _)| s), Some(None));
+        // Not a timestamp at all.
+        assert_eq!(stamp_prefix("Migrating slots"), None);
+        assert_eq!(stamp_prefix("05:17:18x"), None);
+    }
+
+    #[test]
+    fn json_values() {
+        let secs = Value::from(1_741_929_450.9);
+        assert_eq!(json_time(&secs), Some(Stamp::At(1_741_929_450_900)));
+        let ms = Value::from(1_741_929_451_200_u64);
+        assert_eq!(json_time(&ms), Some(Stamp::At(1_741_929_451_200)));
+        let text = Value::from("2025-03-14T00:00:00Z");
+        assert_eq!(json_time(&text), Some(Stamp::At(MIDNIGHT)));
+        assert_eq!(
+            json_time(&Value::from("2025-03-14T00:00:00Z trailing")),
+            None
+        );
+        assert_eq!(json_time(&Value::from(-1)), None);
+    }
+
+    #[test]
+    fn midnight_of_real_dates_only() {
+        assert_eq!(midnight(2025, 3, 14), Some(MIDNIGHT));
+        assert_eq!(midnight(2025, 2, 29), None);
+        assert_eq!(midnight(1969, 12, 31), None);
+    }
+}
