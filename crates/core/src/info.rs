@@ -24,6 +24,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::float;
+
 /// Sections kept out of [`InfoReport::sections`] because they are parsed into their own maps.
 const PARSED_SECTIONS: [&str; 3] = ["commandstats", "errorstats", "keyspace"];
 
@@ -72,15 +74,8 @@ pub struct CommandStat {
 impl CommandStat {
     /// Mean microseconds per executed call, as the server's `usec_per_call`; `None` if no call ran.
     pub fn usec_per_call(&self) -> Option<f64> {
-        (self.calls > 0).then(|| u64_to_f64(self.usec) / u64_to_f64(self.calls))
+        (self.calls > 0).then(|| float::from_u64(self.usec) / float::from_u64(self.calls))
     }
-}
-
-/// `n` as the nearest `f64`, without an `as` cast (exact below 2^53).
-fn u64_to_f64(n: u64) -> f64 {
-    let high = u32::try_from(n >> 32).unwrap_or(u32::MAX);
-    let low = u32::try_from(n & 0xFFFF_FFFF).unwrap_or(u32::MAX);
-    f64::from(high) * 4_294_967_296.0 + f64::from(low)
 }
 
 /// Key counts of one database, from a `db<n>:keys=…,expires=…,avg_ttl=…` line. Other fields
@@ -861,8 +856,6 @@ db0:keys=1,expires=1,avg_ttl=997847
         let per_call = info.commandstats["cluster|nodes"].usec_per_call().unwrap();
         assert!((per_call - 116.03).abs() < 0.01, "{per_call}");
         assert_eq!(info.commandstats["incr"].usec_per_call(), None);
-        assert_eq!(u64_to_f64(u64::MAX), 18_446_744_073_709_551_615.0);
-        assert_eq!(u64_to_f64(123_456_789), 123_456_789.0);
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //!
 //! - [`slot`]: key → slot (CRC16-XMODEM with hash tags), slot ranges.
 //! - [`node`]: node ids and addresses.
-//! - [`time`]: timestamps and spans as plain data.
+//! - [`time`]: timestamps and spans as plain data, and the calendar.
+//! - [`float`]: the one conversion of counts and lengths of time (`u64`) to `f64`.
 //! - [`resp`]: RESP2/RESP3 parsing and command encoding.
 //! - [`info`], [`client_list`], [`topology`]: parsers of the replies the collector records.
 //! - [`recording`]: the schema of a recording (header and events, one JSON object per line).
@@ -32,6 +33,7 @@ pub mod client_list;
 pub mod defect;
 pub mod evidence;
 pub mod finding;
+pub mod float;
 pub mod hypothesis;
 pub mod info;
 pub mod metrics;

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::float;
 use crate::info::InfoReport;
 use crate::node::{NodeAddr, NodeId};
 use crate::recording::{InfoSample, Line};
@@ -161,16 +162,20 @@ impl Interval {
     }
 }
 
-/// Converts milliseconds to seconds as a float, without a lossy cast.
+/// Converts milliseconds to seconds as a float: [`float::from_u64`] of `ms` clamped to `u32::MAX`
+/// (4,294,967,295 ms, 49.7 days; exact, as every value below 2^53), divided by 1000.
 pub fn ms_to_secs(ms: u64) -> f64 {
-    let ms = u32::try_from(ms).map_or(f64::from(u32::MAX), f64::from);
-    ms / 1000.0
+    float::from_u64(ms.min(U32_MAX)) / 1000.0
 }
 
-/// A count as `f64` (exact below 2^32, saturating above; counts per interval stay far below).
+/// A count as `f64`: [`float::from_u64`] of `n` clamped to `u32::MAX` (4,294,967,295), so exact
+/// (counts per interval stay far below).
 pub fn count_f64(n: u64) -> f64 {
-    u32::try_from(n).map_or(f64::from(u32::MAX), f64::from)
+    float::from_u64(n.min(U32_MAX))
 }
+
+/// Where [`ms_to_secs`] and [`count_f64`] clamp.
+const U32_MAX: u64 = 0xFFFF_FFFF;
 
 /// The metrics of one node.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -445,6 +450,16 @@ mod tests {
             latency_us: 100,
             info,
         })
+    }
+
+    #[test]
+    fn counts_and_milliseconds_are_exact_up_to_u32_max_and_clamped_above() {
+        assert_eq!(count_f64(0), 0.0);
+        assert_eq!(count_f64(4_294_967_295), 4_294_967_295.0);
+        assert_eq!(count_f64(4_294_967_296), 4_294_967_295.0);
+        assert_eq!(count_f64(u64::MAX), 4_294_967_295.0);
+        assert_eq!(ms_to_secs(1500), 1.5);
+        assert_eq!(ms_to_secs(u64::MAX), 4_294_967.295);
     }
 
     #[test]

@@ -34,7 +34,11 @@ impl Timestamp {
         format!("{h:02}:{mi:02}:{s:02}")
     }
 
-    /// The timestamp of a UTC civil date and time; `None` for out-of-range fields.
+    /// The timestamp of a UTC civil date and time (proleptic Gregorian calendar); `None` for a
+    /// date that does not exist (month 13, day 0, 31 April, 29 February outside leap years), a
+    /// time out of range (hour 24, minute 60, second 61, millisecond 1000) or an instant before
+    /// the epoch or too late for a `u64` of milliseconds. Second 60 (a leap second) is accepted
+    /// and reads as the first second of the next minute.
     pub fn from_civil(
         y: i64,
         mo: u32,
@@ -44,13 +48,7 @@ impl Timestamp {
         s: u32,
         ms: u32,
     ) -> Option<Timestamp> {
-        if !(1..=12).contains(&mo)
-            || !(1..=31).contains(&d)
-            || h > 23
-            || mi > 59
-            || s > 60
-            || ms > 999
-        {
+        if d == 0 || d > days_in_month(y, mo) || h > 23 || mi > 59 || s > 60 || ms > 999 {
             return None;
         }
         // Howard Hinnant's days_from_civil.
@@ -88,6 +86,24 @@ impl Timestamp {
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.to_rfc3339())
+    }
+}
+
+/// Whether `year` is a leap year of the proleptic Gregorian calendar: divisible by 4, except
+/// centuries not divisible by 400 (2024 and 2000 are, 2023 and 1900 are not).
+pub fn is_leap_year(year: i64) -> bool {
+    year.rem_euclid(4) == 0 && (year.rem_euclid(100) != 0 || year.rem_euclid(400) == 0)
+}
+
+/// The number of days of `month` (1 = January … 12 = December) in `year`; 0 for a month that does
+/// not exist.
+pub fn days_in_month(year: i64, month: u32) -> u32 {
+    match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if is_leap_year(year) => 29,
+        2 => 28,
+        _ => 0,
     }
 }
 
@@ -155,6 +171,45 @@ mod tests {
             "2024-03-01T00:00:00.000Z"
         );
         assert!(Timestamp::from_civil(2024, 13, 1, 0, 0, 0, 0).is_none());
+    }
+
+    #[test]
+    fn impossible_dates_are_refused() {
+        let date = |y, mo, d| Timestamp::from_civil(y, mo, d, 0, 0, 0, 0);
+        assert!(date(2025, 2, 31).is_none(), "31 February");
+        assert!(date(2025, 2, 30).is_none(), "30 February");
+        assert!(date(2024, 2, 29).is_some(), "29 February of a leap year");
+        assert!(date(2023, 2, 29).is_none(), "29 February of a common year");
+        assert!(date(2025, 4, 31).is_none(), "31 April");
+        assert!(date(2025, 4, 30).is_some());
+        assert!(date(2025, 12, 31).is_some());
+        assert!(date(2025, 13, 1).is_none(), "month 13");
+        assert!(date(2025, 0, 1).is_none(), "month 0");
+        assert!(date(2025, 3, 0).is_none(), "day 0");
+        assert!(date(1969, 12, 31).is_none(), "before the epoch");
+        assert_eq!(
+            date(2025, 3, 1).map(Timestamp::to_rfc3339).as_deref(),
+            Some("2025-03-01T00:00:00.000Z")
+        );
+    }
+
+    #[test]
+    fn calendar() {
+        assert!(is_leap_year(2024) && is_leap_year(2000) && is_leap_year(1600));
+        assert!(!is_leap_year(2023) && !is_leap_year(1900) && !is_leap_year(2100));
+        assert!(is_leap_year(0) && is_leap_year(-4) && !is_leap_year(-1));
+        assert_eq!(days_in_month(2024, 2), 29);
+        assert_eq!(days_in_month(2023, 2), 28);
+        assert_eq!(days_in_month(1900, 2), 28);
+        assert_eq!(days_in_month(2000, 2), 29);
+        assert_eq!(days_in_month(2025, 4), 30);
+        assert_eq!(days_in_month(2025, 1), 31);
+        assert_eq!(days_in_month(2025, 0), 0);
+        assert_eq!(days_in_month(2025, 13), 0);
+        let year: u32 = (1..=12).map(|m| days_in_month(2025, m)).sum();
+        assert_eq!(year, 365);
+        let leap: u32 = (1..=12).map(|m| days_in_month(2024, m)).sum();
+        assert_eq!(leap, 366);
     }
 
     #[test]
