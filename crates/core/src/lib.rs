@@ -11,6 +11,7 @@
 //! - [`node`]: node ids and addresses.
 //! - [`time`]: timestamps and spans as plain data.
 //! - [`resp`]: RESP2/RESP3 parsing and command encoding.
+//! - [`redirect`]: `MOVED` / `ASK` redirections, parsed from a server's error line in one place.
 //! - [`info`], [`client_list`], [`topology`]: parsers of the replies the collector records.
 //! - [`recording`]: the schema of a recording (header and events, one JSON object per line).
 //! - [`reader`]: streaming reader of recordings, plain or zstd, tolerant of a cut-short tail.
@@ -37,6 +38,7 @@ pub mod node;
 pub mod percent;
 pub mod reader;
 pub mod recording;
+pub mod redirect;
 pub mod replay;
 pub mod resp;
 pub mod slot;

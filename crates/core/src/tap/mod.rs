@@ -6,7 +6,7 @@
 //! - [`command`]: a request's command name, first key and slot (from the command's key positions),
 //!   and how its replies arrive.
 //! - [`reply`]: reply classes (ok, MOVED, ASK, TRYAGAIN, CLUSTERDOWN, other error, connection
-//!   closed) and redirections.
+//!   closed).
 //! - [`rewrite`]: node addresses in `MOVED` / `ASK` and `CLUSTER SLOTS|SHARDS|NODES` replies
 //!   rewritten to the tap's listeners.
 //! - [`event`]: the recording lines a tap writes.
@@ -25,6 +25,6 @@ pub mod versus;
 pub use command::{Command, Expect, TopologyQuery};
 pub use event::{ConnEvent, TapCommand, TapConn};
 pub use frame::{FrameError, FrameSplitter, RawFrame};
-pub use reply::{parse_redirect, pubsub_kind, PubSub, Redirect, ReplyClass};
+pub use reply::{pubsub_kind, PubSub, ReplyClass};
 pub use summary::{TapCounts, TapSummary};
 pub use versus::{versus, Versus};

@@ -1,55 +1,11 @@
-//! What came back for a command: the reply class the tap records, and redirections parsed once.
+//! What came back for a command: the reply class the tap records (redirections are
+//! [`crate::redirect::Redirect`]).
 
 use serde::{Deserialize, Serialize};
 
 use crate::node::NodeAddr;
+use crate::redirect::Redirect;
 use crate::slot::Slot;
-
-/// A cluster redirection (`-MOVED` / `-ASK`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Redirect {
-    /// `MOVED slot host:port`: the slot lives elsewhere for good.
-    Moved {
-        /// The slot.
-        slot: Slot,
-        /// Where it lives.
-        to: NodeAddr,
-    },
-    /// `ASK slot host:port`: ask that node once, the slot is migrating.
-    Ask {
-        /// The slot.
-        slot: Slot,
-        /// The node importing it.
-        to: NodeAddr,
-    },
-}
-
-/// Parses a redirection error text (`MOVED 3999 127.0.0.1:6381`, without the `-`). An empty (or
-/// `?`) host, which a server sends when it does not know a node's endpoint, means the host of the
-/// node that answered: `same_host`.
-pub fn parse_redirect(error: &str, same_host: &str) -> Option<Redirect> {
-    let mut words = error.split(' ');
-    let kind = words.next()?;
-    let slot: u16 = words.next()?.parse().ok()?;
-    let slot = Slot::new(slot)?;
-    let addr = words.next()?;
-    if words.next().is_some() {
-        return None;
-    }
-    let (host, port) = addr.rsplit_once(':')?;
-    let port: u16 = port.parse().ok().filter(|&p| p != 0)?;
-    let host = if host.is_empty() || host == "?" {
-        same_host
-    } else {
-        host
-    };
-    let to = NodeAddr::new(host, port)?;
-    match kind {
-        "MOVED" => Some(Redirect::Moved { slot, to }),
-        "ASK" => Some(Redirect::Ask { slot, to }),
-        _ => None,
-    }
-}
 
 /// The class of a command's reply, as recorded.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -86,7 +42,7 @@ pub enum ReplyClass {
 }
 
 impl ReplyClass {
-    /// The class of one complete reply frame; `same_host` as in [`parse_redirect`].
+    /// The class of one complete reply frame; `same_host` as in [`Redirect::parse`].
     pub fn of_frame(frame: &[u8], same_host: &str) -> ReplyClass {
         match frame.first() {
             Some(b'-') => {
@@ -110,7 +66,7 @@ impl ReplyClass {
     pub fn of_error(error: &str, same_host: &str) -> ReplyClass {
         let code = error.split(' ').next().unwrap_or_default();
         match code {
-            "MOVED" | "ASK" => match parse_redirect(error, same_host) {
+            "MOVED" | "ASK" => match Redirect::parse(error, same_host) {
                 Some(Redirect::Moved { slot, to }) => ReplyClass::Moved { slot, to },
                 Some(Redirect::Ask { slot, to }) => ReplyClass::Ask { slot, to },
                 None => ReplyClass::Error { code: code.into() },
@@ -196,27 +152,6 @@ mod tests {
 
     fn addr(s: &str) -> NodeAddr {
         s.parse().unwrap()
-    }
-
-    #[test]
-    fn redirections_are_parsed_once_here() {
-        assert_eq!(
-            parse_redirect("MOVED 3999 127.0.0.1:6381", "h"),
-            Some(Redirect::Moved {
-                slot: Slot::new(3999).unwrap(),
-                to: addr("127.0.0.1:6381")
-            })
-        );
-        assert_eq!(
-            parse_redirect("ASK 1 :7001", "10.0.0.1"),
-            Some(Redirect::Ask {
-                slot: Slot::new(1).unwrap(),
-                to: addr("10.0.0.1:7001")
-            })
-        );
-        assert_eq!(parse_redirect("MOVED 16384 a:1", "h"), None);
-        assert_eq!(parse_redirect("MOVED 1 a:0", "h"), None);
-        assert_eq!(parse_redirect("MOVED 1", "h"), None);
     }
 
     #[test]
