@@ -13,15 +13,16 @@
 //! - [`resp`]: RESP2/RESP3 parsing and command encoding.
 //! - [`redirect`]: `MOVED` / `ASK` redirections, parsed from a server's error line in one place.
 //! - [`info`], [`client_list`], [`topology`]: parsers of the replies the collector records.
-//! - [`recording`]: the schema of a recording (header and events, one JSON object per line).
+//! - [`recording`]: the schema of a recording (header and events, one JSON object per line),
+//!   the tap's lines included.
 //! - [`reader`]: streaming reader of recordings, plain or zstd, tolerant of a cut-short tail.
 //! - [`summary`]: what a recording holds (nodes, slot moves, failures), folded from its lines.
 //! - [`metrics`], [`census`]: counter deltas per node over time; client groups from `CLIENT LIST`.
 //! - [`finding`], [`analysis`], [`defect`]: findings derived from a recording, with their evidence.
 //! - [`evidence`]: cloud event logs and application error logs read into annotations.
 //! - [`replay`]: a workload replayed against a simulated cluster through client library models.
-//! - [`tap`]: the sans-IO half of `slotscope tap` (RESP frames, key positions, reply classes,
-//!   address rewriting, the tap's recording lines and their summary).
+//! - [`tap`]: the sans-IO half of `slotscope tap` (RESP frames, key positions, reply
+//!   classification, address rewriting, the summary of the tap's recording lines).
 //! - [`hypothesis`]: client variants replayed against one recording, ranked by how well each
 //!   reproduces the recorded evidence.
 
