@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::io;
 use std::time::Duration;
 
+use slotscope_core::redirect::Redirect;
 use slotscope_core::resp::Value;
 use slotscope_core::{NodeAddr, Slot, SLOT_COUNT};
 
@@ -25,24 +26,9 @@ pub struct Routed {
     pub asked: u32,
 }
 
-/// A redirect error reply.
-enum Redirect {
-    Moved(u16, NodeAddr),
-    Ask(NodeAddr),
-}
-
-/// Reads `MOVED <slot> <addr>` or `ASK <slot> <addr>`.
-fn redirect(v: &Value) -> Option<Redirect> {
-    let e = v.as_error()?;
-    let mut w = e.split_whitespace();
-    let kind = w.next()?;
-    let slot: u16 = w.next()?.parse().ok()?;
-    let addr: NodeAddr = w.next()?.parse().ok()?;
-    match kind {
-        "MOVED" => Some(Redirect::Moved(slot, addr)),
-        "ASK" => Some(Redirect::Ask(addr)),
-        _ => None,
-    }
+/// The redirection in an error reply from `from` (`MOVED <slot> <addr>` or `ASK <slot> <addr>`).
+fn redirect(v: &Value, from: &NodeAddr) -> Option<Redirect> {
+    Redirect::parse(v.as_error()?, from.host())
 }
 
 /// A cluster-aware client with a slot map and one connection per node.
@@ -174,14 +160,14 @@ impl Router {
                     return Err(io::Error::new(e.kind(), format!("{addr}: {e}")));
                 }
             };
-            match redirect(&value) {
-                Some(Redirect::Moved(s, to)) => {
+            match redirect(&value, &addr) {
+                Some(Redirect::Moved { slot: s, to }) => {
                     moved += 1;
-                    self.slots[usize::from(s)] = Some(to.clone());
+                    self.slots[usize::from(s.get())] = Some(to.clone());
                     addr = to;
                     asking = false;
                 }
-                Some(Redirect::Ask(to)) => {
+                Some(Redirect::Ask { to, .. }) => {
                     asked += 1;
                     addr = to;
                     asking = true;

@@ -14,9 +14,10 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
-use slotscope_core::recording::{EndReason, Line};
+use slotscope_core::recording::{ConnEvent, EndReason, Line, ReplyClass, TapCommand};
+use slotscope_core::redirect::Redirect;
 use slotscope_core::resp::{self, Value};
-use slotscope_core::tap::{ConnEvent, ReplyClass, TapCommand, TapSummary};
+use slotscope_core::tap::TapSummary;
 use slotscope_core::{NodeAddr, Slot, SlotRange};
 use slotscope_tests::fixture;
 use slotscope_tests::port::free_port;
@@ -342,10 +343,10 @@ fn raw_client_through_the_tap(kind: ServerKind) {
     assert_eq!(moved[0].node, a0);
     assert_eq!(
         moved[0].reply,
-        ReplyClass::Moved {
+        ReplyClass::Redirect(Redirect::Moved {
             slot: Slot::for_key(k1.as_bytes()),
             to: a1.clone()
-        }
+        })
     );
     assert_eq!(moved[0].slot, Some(Slot::for_key(k1.as_bytes())));
     let on_1: Vec<&str> = cmds
@@ -431,8 +432,8 @@ fn assert_wire_matches(client: &Json, rec: &Recording, shared: &[&str]) {
     for c in tap_commands(rec) {
         let outcome = match c.reply {
             ReplyClass::Ok => "ok",
-            ReplyClass::Moved { .. } => "MOVED",
-            ReplyClass::Ask { .. } => "ASK",
+            ReplyClass::Redirect(Redirect::Moved { .. }) => "MOVED",
+            ReplyClass::Redirect(Redirect::Ask { .. }) => "ASK",
             _ => "other",
         };
         *recorded
@@ -676,7 +677,9 @@ fn live_reshard_through_the_tap(kind: ServerKind) {
         assert_eq!(c.slot, Some(Slot::for_key(key.as_bytes())), "{c:?}");
     }
     for c in &sets {
-        if let ReplyClass::Moved { slot, to } | ReplyClass::Ask { slot, to } = &c.reply {
+        if let ReplyClass::Redirect(Redirect::Moved { slot, to } | Redirect::Ask { slot, to }) =
+            &c.reply
+        {
             assert!(moved_range.contains(*slot), "{c:?}");
             assert_eq!(to, &cluster.addr(1), "{c:?}");
             assert_eq!(c.node, cluster.addr(0), "{c:?}");

@@ -13,12 +13,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
-use slotscope_core::recording::Line;
+use slotscope_core::recording::{ConnEvent, Line, ReplyClass, TapCommand, TapConn};
 use slotscope_core::tap::command::{request_args, request_head};
 use slotscope_core::tap::rewrite::{rewrite_redirect, rewrite_topology};
-use slotscope_core::tap::{
-    pubsub_kind, Command, ConnEvent, Expect, FrameSplitter, PubSub, ReplyClass, TapCommand, TapConn,
-};
+use slotscope_core::tap::{pubsub_kind, Command, Expect, FrameSplitter, PubSub};
 use slotscope_core::{NodeAddr, Timestamp};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
@@ -403,7 +401,7 @@ fn on_reply(
     let same_host = conn.node.host();
     let class = ReplyClass::of_frame(frame, same_host);
     let rewritten = match (&class, p.cmd.expect) {
-        (ReplyClass::Moved { .. } | ReplyClass::Ask { .. }, _) => {
+        (ReplyClass::Redirect(_), _) => {
             with_registry(conn, |reg| rewrite_redirect(frame, same_host, reg))
         }
         (ReplyClass::Ok, Expect::Topology(q)) => {

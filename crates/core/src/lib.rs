@@ -12,8 +12,10 @@
 //! - [`time`]: timestamps and spans as plain data, and the calendar.
 //! - [`float`]: the one conversion of counts and lengths of time (`u64`) to `f64`.
 //! - [`resp`]: RESP2/RESP3 parsing and command encoding.
+//! - [`redirect`]: `MOVED` / `ASK` redirections, parsed from a server's error line in one place.
 //! - [`info`], [`client_list`], [`topology`]: parsers of the replies the collector records.
-//! - [`recording`]: the schema of a recording (header and events, one JSON object per line).
+//! - [`recording`]: the schema of a recording (header and events, one JSON object per line),
+//!   the tap's lines included.
 //! - [`reader`]: streaming reader of recordings, plain or zstd, tolerant of a cut-short tail.
 //! - [`timeline`]: the cluster over time: nodes numbered once, slot owners, migrations and
 //!   membership at every instant; the one place slot ownership is computed.
@@ -22,8 +24,8 @@
 //! - [`finding`], [`analysis`], [`defect`]: findings derived from a recording, with their evidence.
 //! - [`evidence`]: cloud event logs and application error logs read into annotations.
 //! - [`replay`]: a workload replayed against a simulated cluster through client library models.
-//! - [`tap`]: the sans-IO half of `slotscope tap` (RESP frames, key positions, reply classes,
-//!   address rewriting, the tap's recording lines and their summary).
+//! - [`tap`]: the sans-IO half of `slotscope tap` (RESP frames, key positions, reply
+//!   classification, address rewriting, the summary of the tap's recording lines).
 //! - [`hypothesis`]: client variants replayed against one recording, ranked by how well each
 //!   reproduces the recorded evidence.
 
@@ -41,6 +43,7 @@ pub mod node;
 pub mod percent;
 pub mod reader;
 pub mod recording;
+pub mod redirect;
 pub mod replay;
 pub mod resp;
 pub mod slot;

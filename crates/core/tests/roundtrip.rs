@@ -16,11 +16,11 @@ use slotscope_core::client_list::ClientEntry;
 use slotscope_core::info::{CommandStat, InfoReport, KeyspaceStat};
 use slotscope_core::reader::RecordingReader;
 use slotscope_core::recording::{
-    Annotation, ClientListSample, Discovery, End, EndReason, FailureKind, GoneReason, Header,
-    InfoSample, Line, NodeDiscovered, NodeGone, PollFailed, PollRound, RecordOptions,
-    TopologySample, SCHEMA_VERSION,
+    Annotation, ClientListSample, ConnEvent, Discovery, End, EndReason, FailureKind, GoneReason,
+    Header, InfoSample, Line, NodeDiscovered, NodeGone, PollFailed, PollRound, RecordOptions,
+    ReplyClass, TapCommand, TapConn, TopologySample, SCHEMA_VERSION,
 };
-use slotscope_core::tap::{ConnEvent, ReplyClass, TapCommand, TapConn};
+use slotscope_core::redirect::Redirect;
 use slotscope_core::topology::{
     NodeHealth, NodeRole, Shard, SlotMigration, TopoNode, TopologySource, TopologyView,
 };
@@ -577,8 +577,10 @@ fn tap_conn() -> BoxedStrategy<Line> {
 fn reply_class() -> BoxedStrategy<ReplyClass> {
     prop_oneof![
         4 => Just(ReplyClass::Ok),
-        2 => (slot(), node_addr()).prop_map(|(slot, to)| ReplyClass::Moved { slot, to }),
-        1 => (slot(), node_addr()).prop_map(|(slot, to)| ReplyClass::Ask { slot, to }),
+        2 => (slot(), node_addr())
+            .prop_map(|(slot, to)| ReplyClass::Redirect(Redirect::Moved { slot, to })),
+        1 => (slot(), node_addr())
+            .prop_map(|(slot, to)| ReplyClass::Redirect(Redirect::Ask { slot, to })),
         1 => Just(ReplyClass::TryAgain),
         1 => Just(ReplyClass::ClusterDown),
         1 => text().prop_map(|code| ReplyClass::Error { code }),

@@ -1,92 +1,12 @@
-//! What came back for a command: the reply class the tap records, and redirections parsed once.
+//! What came back for a command: the [`ReplyClass`] the tap records for a reply frame (the class
+//! itself belongs to the recording schema, [`crate::recording::tap`]), and pub/sub frames that
+//! arrive without a request.
 
-use serde::{Deserialize, Serialize};
-
-use crate::node::NodeAddr;
-use crate::slot::Slot;
-
-/// A cluster redirection (`-MOVED` / `-ASK`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Redirect {
-    /// `MOVED slot host:port`: the slot lives elsewhere for good.
-    Moved {
-        /// The slot.
-        slot: Slot,
-        /// Where it lives.
-        to: NodeAddr,
-    },
-    /// `ASK slot host:port`: ask that node once, the slot is migrating.
-    Ask {
-        /// The slot.
-        slot: Slot,
-        /// The node importing it.
-        to: NodeAddr,
-    },
-}
-
-/// Parses a redirection error text (`MOVED 3999 127.0.0.1:6381`, without the `-`). An empty (or
-/// `?`) host, which a server sends when it does not know a node's endpoint, means the host of the
-/// node that answered: `same_host`.
-pub fn parse_redirect(error: &str, same_host: &str) -> Option<Redirect> {
-    let mut words = error.split(' ');
-    let kind = words.next()?;
-    let slot: u16 = words.next()?.parse().ok()?;
-    let slot = Slot::new(slot)?;
-    let addr = words.next()?;
-    if words.next().is_some() {
-        return None;
-    }
-    let (host, port) = addr.rsplit_once(':')?;
-    let port: u16 = port.parse().ok().filter(|&p| p != 0)?;
-    let host = if host.is_empty() || host == "?" {
-        same_host
-    } else {
-        host
-    };
-    let to = NodeAddr::new(host, port)?;
-    match kind {
-        "MOVED" => Some(Redirect::Moved { slot, to }),
-        "ASK" => Some(Redirect::Ask { slot, to }),
-        _ => None,
-    }
-}
-
-/// The class of a command's reply, as recorded.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "class", rename_all = "snake_case")]
-pub enum ReplyClass {
-    /// Anything but an error.
-    Ok,
-    /// `-MOVED`: the slot lives on `to` (the real node, not the tap's listener).
-    Moved {
-        /// The slot.
-        slot: Slot,
-        /// The node the server redirected to.
-        to: NodeAddr,
-    },
-    /// `-ASK`: the slot is migrating to `to`.
-    Ask {
-        /// The slot.
-        slot: Slot,
-        /// The importing node.
-        to: NodeAddr,
-    },
-    /// `-TRYAGAIN` (a multi-key command during a migration).
-    TryAgain,
-    /// `-CLUSTERDOWN`.
-    ClusterDown,
-    /// Any other error; only its code (the first word, e.g. `ERR`, `WRONGTYPE`, `NOAUTH`), which
-    /// never holds a value.
-    Error {
-        /// The error code.
-        code: String,
-    },
-    /// The connection closed before the reply came.
-    Closed,
-}
+use crate::recording::ReplyClass;
+use crate::redirect::Redirect;
 
 impl ReplyClass {
-    /// The class of one complete reply frame; `same_host` as in [`parse_redirect`].
+    /// The class of one complete reply frame; `same_host` as in [`Redirect::parse`].
     pub fn of_frame(frame: &[u8], same_host: &str) -> ReplyClass {
         match frame.first() {
             Some(b'-') => {
@@ -110,9 +30,8 @@ impl ReplyClass {
     pub fn of_error(error: &str, same_host: &str) -> ReplyClass {
         let code = error.split(' ').next().unwrap_or_default();
         match code {
-            "MOVED" | "ASK" => match parse_redirect(error, same_host) {
-                Some(Redirect::Moved { slot, to }) => ReplyClass::Moved { slot, to },
-                Some(Redirect::Ask { slot, to }) => ReplyClass::Ask { slot, to },
+            "MOVED" | "ASK" => match Redirect::parse(error, same_host) {
+                Some(r) => ReplyClass::Redirect(r),
                 None => ReplyClass::Error { code: code.into() },
             },
             "TRYAGAIN" => ReplyClass::TryAgain,
@@ -124,20 +43,6 @@ impl ReplyClass {
                     .filter(|c| c.is_ascii_graphic())
                     .collect(),
             },
-        }
-    }
-
-    /// The class's name as written in the file (`ok`, `moved`, `ask`, `try_again`,
-    /// `cluster_down`, `error`, `closed`).
-    pub fn name(&self) -> &'static str {
-        match self {
-            ReplyClass::Ok => "ok",
-            ReplyClass::Moved { .. } => "moved",
-            ReplyClass::Ask { .. } => "ask",
-            ReplyClass::TryAgain => "try_again",
-            ReplyClass::ClusterDown => "cluster_down",
-            ReplyClass::Error { .. } => "error",
-            ReplyClass::Closed => "closed",
         }
     }
 }
@@ -194,31 +99,6 @@ pub fn pubsub_kind(frame: &[u8]) -> Option<PubSub> {
 mod tests {
     use super::*;
 
-    fn addr(s: &str) -> NodeAddr {
-        s.parse().unwrap()
-    }
-
-    #[test]
-    fn redirections_are_parsed_once_here() {
-        assert_eq!(
-            parse_redirect("MOVED 3999 127.0.0.1:6381", "h"),
-            Some(Redirect::Moved {
-                slot: Slot::new(3999).unwrap(),
-                to: addr("127.0.0.1:6381")
-            })
-        );
-        assert_eq!(
-            parse_redirect("ASK 1 :7001", "10.0.0.1"),
-            Some(Redirect::Ask {
-                slot: Slot::new(1).unwrap(),
-                to: addr("10.0.0.1:7001")
-            })
-        );
-        assert_eq!(parse_redirect("MOVED 16384 a:1", "h"), None);
-        assert_eq!(parse_redirect("MOVED 1 a:0", "h"), None);
-        assert_eq!(parse_redirect("MOVED 1", "h"), None);
-    }
-
     #[test]
     fn reply_frames_are_classified() {
         let c = |f: &[u8]| ReplyClass::of_frame(f, "127.0.0.1");
@@ -226,6 +106,19 @@ mod tests {
         assert_eq!(c(b"$-1\r\n"), ReplyClass::Ok);
         assert_eq!(c(b"-MOVED 5 127.0.0.1:7001\r\n").name(), "moved");
         assert_eq!(c(b"-ASK 5 127.0.0.1:7001\r\n").name(), "ask");
+        assert_eq!(
+            c(b"-MOVED 5 :7001\r\n"),
+            ReplyClass::Redirect(Redirect::Moved {
+                slot: crate::Slot::new(5).unwrap(),
+                to: "127.0.0.1:7001".parse().unwrap()
+            })
+        );
+        assert_eq!(
+            c(b"-MOVED 16384 127.0.0.1:7001\r\n"),
+            ReplyClass::Error {
+                code: "MOVED".into()
+            }
+        );
         assert_eq!(
             c(b"-TRYAGAIN Multiple keys request during rehashing of slot\r\n"),
             ReplyClass::TryAgain
@@ -262,19 +155,5 @@ mod tests {
         );
         assert_eq!(pubsub_kind(b"*2\r\n$4\r\npong\r\n$0\r\n\r\n"), None);
         assert_eq!(pubsub_kind(b"+OK\r\n"), None);
-    }
-
-    #[test]
-    fn classes_serialise_with_a_tag() {
-        let j = serde_json::to_string(&ReplyClass::Moved {
-            slot: Slot::new(7).unwrap(),
-            to: addr("127.0.0.1:7001"),
-        })
-        .unwrap();
-        assert_eq!(j, r#"{"class":"moved","slot":7,"to":"127.0.0.1:7001"}"#);
-        assert_eq!(
-            serde_json::to_string(&ReplyClass::TryAgain).unwrap(),
-            r#"{"class":"try_again"}"#
-        );
     }
 }

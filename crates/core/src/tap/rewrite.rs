@@ -7,6 +7,7 @@
 //! a new listener the first time a node appears in a reply.
 
 use crate::node::NodeAddr;
+use crate::redirect::Redirect;
 use crate::tap::command::TopologyQuery;
 use crate::tap::frame::RawFrame;
 
@@ -41,13 +42,9 @@ pub fn rewrite_redirect(
         return None;
     }
     let text = std::str::from_utf8(line).ok()?;
-    let redirect = crate::tap::reply::parse_redirect(text, same_host)?;
-    let (kind, slot, to) = match &redirect {
-        crate::tap::reply::Redirect::Moved { slot, to } => ("MOVED", slot, to),
-        crate::tap::reply::Redirect::Ask { slot, to } => ("ASK", slot, to),
-    };
-    let l = listeners.listener_for(to)?;
-    Some(format!("-{kind} {slot} {}\r\n", host_port(&l)).into_bytes())
+    let redirect = Redirect::parse(text, same_host)?;
+    let listener = listeners.listener_for(redirect.to())?;
+    Some(format!("-{}\r\n", redirect.with_to(listener)).into_bytes())
 }
 
 /// The rewritten form of a topology reply frame; `None` to forward it unchanged (an error reply,

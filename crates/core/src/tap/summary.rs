@@ -7,9 +7,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::node::NodeAddr;
-use crate::recording::Line;
-use crate::tap::event::ConnEvent;
-use crate::tap::reply::ReplyClass;
+use crate::recording::{ConnEvent, Line, ReplyClass};
+use crate::redirect::Redirect;
 use crate::time::Timestamp;
 
 /// Counts of commands by reply class.
@@ -40,8 +39,8 @@ impl TapCounts {
         self.sent += 1;
         match reply {
             ReplyClass::Ok => self.ok += 1,
-            ReplyClass::Moved { .. } => self.moved += 1,
-            ReplyClass::Ask { .. } => self.ask += 1,
+            ReplyClass::Redirect(Redirect::Moved { .. }) => self.moved += 1,
+            ReplyClass::Redirect(Redirect::Ask { .. }) => self.ask += 1,
             ReplyClass::TryAgain => self.try_again += 1,
             ReplyClass::ClusterDown => self.cluster_down += 1,
             ReplyClass::Error { .. } => self.errors += 1,
@@ -133,11 +132,13 @@ impl TapSummary {
                     .or_default()
                     .add(&c.reply, c.latency_us);
                 match &c.reply {
-                    ReplyClass::Moved { slot, to } => {
+                    ReplyClass::Redirect(Redirect::Moved { slot, to }) => {
                         *self.moved_to.entry(to.clone()).or_default() += 1;
                         self.redirected_slots.push(slot.get());
                     }
-                    ReplyClass::Ask { slot, .. } => self.redirected_slots.push(slot.get()),
+                    ReplyClass::Redirect(Redirect::Ask { slot, .. }) => {
+                        self.redirected_slots.push(slot.get());
+                    }
                     _ => {}
                 }
                 c.t
@@ -166,8 +167,8 @@ impl TapSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::recording::{TapCommand, TapConn};
     use crate::slot::Slot;
-    use crate::tap::event::{TapCommand, TapConn};
 
     fn cmd(name: &str, node: &str, reply: ReplyClass) -> Line {
         Line::TapCommand(TapCommand {
@@ -184,10 +185,10 @@ mod tests {
 
     #[test]
     fn moved_share_per_command_and_node() {
-        let moved = ReplyClass::Moved {
+        let moved = ReplyClass::Redirect(Redirect::Moved {
             slot: Slot::new(9).unwrap(),
             to: "127.0.0.1:7001".parse().unwrap(),
-        };
+        });
         let lines = vec![
             Line::TapConn(TapConn {
                 t: Timestamp(1),

@@ -11,6 +11,8 @@
 //! {"type":"topology","t":1732000000003,"node":{...},"view":{...}}
 //! {"type":"info","t":1732000000004,"node":{...},"latency_us":812,"info":{...}}
 //! ```
+//!
+//! The lines `slotscope tap` writes ([`TapConn`], [`TapCommand`]) are declared in [`mod@tap`].
 
 use std::collections::BTreeMap;
 
@@ -19,9 +21,12 @@ use serde::{Deserialize, Serialize};
 use crate::client_list::ClientEntry;
 use crate::info::InfoReport;
 use crate::node::{NodeAddr, NodeRef};
-use crate::tap::event::{TapCommand, TapConn};
 use crate::time::Timestamp;
 use crate::topology::TopologyView;
+
+pub mod tap;
+
+pub use self::tap::{ConnEvent, ReplyClass, TapCommand, TapConn};
 
 /// The schema version this crate writes. Readers accept every version listed in
 /// [`SUPPORTED_SCHEMAS`].
