@@ -1,6 +1,7 @@
 //! Replay of synthetic incidents through the client models.
 
 use slotscope_core::metrics::count_f64;
+use slotscope_core::redirect::Redirect;
 use slotscope_core::replay::{
     model, FaultKind, ModelOptions, Reply, Routed, SimCluster, SimClusterBuilder, Workload,
     WorkloadSpec,
@@ -133,7 +134,7 @@ fn migration_source_asks_for_about_half_the_keys_and_target_serves_after_asking(
         .filter(|&key| {
             matches!(
                 cluster.answer(at(21), &a, Routed { slot, key }, false),
-                Reply::Ask { .. }
+                Reply::Redirect(Redirect::Ask { .. })
             )
         })
         .count();
@@ -142,11 +143,11 @@ fn migration_source_asks_for_about_half_the_keys_and_target_serves_after_asking(
     assert_eq!(cluster.answer(at(21), &b, cmd, true), Reply::Ok);
     assert!(matches!(
         cluster.answer(at(21), &b, cmd, false),
-        Reply::Moved { to, .. } if to == a
+        Reply::Redirect(Redirect::Moved { to, .. }) if to == a
     ));
     assert!(matches!(
         cluster.answer(at(25), &a, cmd, false),
-        Reply::Moved { to, .. } if to == b
+        Reply::Redirect(Redirect::Moved { to, .. }) if to == b
     ));
     assert_eq!(cluster.answer(at(11), &a, cmd, false), Reply::Timeout);
 }

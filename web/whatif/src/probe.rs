@@ -1,6 +1,7 @@
 //! The model under test with its transport tapped: what the core's per-second timeline does not
 //! keep (per command attempts and `MOVED` replies, `CLUSTER SLOTS` calls), counted per second.
 
+use slotscope_core::redirect::Redirect;
 use slotscope_core::replay::{
     ClientModel, ClientSnapshot, ClientState, ErrorClass, Outcome, Reply, Routed, Transport,
     Workload,
@@ -43,7 +44,7 @@ impl Transport for Tap<'_> {
     fn send(&mut self, to: &NodeAddr, cmd: Routed, asking: bool) -> Reply {
         let r = self.net.send(to, cmd, asking);
         self.calls += u64::from(!matches!(r, Reply::ConnectionError | Reply::Timeout));
-        self.moved += u64::from(matches!(r, Reply::Moved { .. }));
+        self.moved += u64::from(matches!(r, Reply::Redirect(Redirect::Moved { .. })));
         r
     }
 

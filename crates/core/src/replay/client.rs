@@ -1,6 +1,7 @@
 //! What a client library model is: the [`ClientModel`] trait, the [`Transport`] it talks through,
 //! what it reports ([`ClientState`], [`Outcome`], [`ErrorClass`]) and its [`ModelOptions`].
 
+use crate::redirect::Redirect;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -54,7 +55,9 @@ impl ErrorClass {
         match reply {
             Reply::Timeout => ErrorClass::TimeoutError,
             Reply::ClusterDown => ErrorClass::ClusterDownError,
-            Reply::Moved { .. } | Reply::Ask { .. } => ErrorClass::ClusterError,
+            Reply::Redirect(Redirect::Moved { .. }) | Reply::Redirect(Redirect::Ask { .. }) => {
+                ErrorClass::ClusterError
+            }
             Reply::Ok | Reply::ConnectionError => ErrorClass::ConnectionError,
         }
     }

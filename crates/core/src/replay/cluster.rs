@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::{mix64, Routed};
 use crate::node::NodeAddr;
 use crate::recording::{FailureKind, Header, Line};
+use crate::redirect::Redirect;
 use crate::slot::{Slot, SlotRange};
 use crate::time::{TimeSpan, Timestamp};
 use crate::timeline::{ClusterState, ClusterTimeline, Migrating, NodeIdx, NodeTable, SlotTable};
@@ -15,20 +16,9 @@ use crate::timeline::{ClusterState, ClusterTimeline, Migrating, NodeIdx, NodeTab
 pub enum Reply {
     /// The command was served.
     Ok,
-    /// `-MOVED slot addr`: the node does not own the slot.
-    Moved {
-        /// The slot.
-        slot: Slot,
-        /// The slot's owner.
-        to: NodeAddr,
-    },
-    /// `-ASK slot addr`: the slot is migrating and the key is already on the target.
-    Ask {
-        /// The slot.
-        slot: Slot,
-        /// The migration target.
-        to: NodeAddr,
-    },
+    /// `-MOVED slot addr` (the node does not own the slot) or `-ASK slot addr` (the slot is
+    /// migrating and the key is already on the target).
+    Redirect(Redirect),
     /// The connection could not be made or broke (also: an address no node has).
     ConnectionError,
     /// No reply within the client's timeout.
@@ -208,10 +198,10 @@ impl SimCluster {
                     AskPolicy::KeyCoin { seed } => mix64(seed ^ mix64(u64::from(cmd.key))) & 1 == 1,
                 };
                 if moved {
-                    return Reply::Ask {
+                    return Reply::Redirect(Redirect::Ask {
                         slot: m.slot,
                         to: self.addrs[m.to.index()].clone(),
-                    };
+                    });
                 }
             }
             return Reply::Ok;
@@ -219,10 +209,10 @@ impl SimCluster {
         if asking && migration.is_some_and(|m| m.to == node) {
             return Reply::Ok;
         }
-        Reply::Moved {
+        Reply::Redirect(Redirect::Moved {
             slot: cmd.slot,
             to: self.addrs[owner.index()].clone(),
-        }
+        })
     }
 
     /// The reply of the node at `to` to `CLUSTER SLOTS` at `t`: owner ranges with addresses, or

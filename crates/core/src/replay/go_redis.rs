@@ -50,6 +50,7 @@ use super::client::{
 use super::cluster::Reply;
 use super::{ReplayError, Routed, SimRng};
 use crate::node::NodeAddr;
+use crate::redirect::Redirect;
 use crate::slot::SLOT_COUNT;
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};
@@ -436,12 +437,12 @@ impl Client {
             ask = false;
             match reply {
                 Reply::Ok => return Outcome::Ok,
-                Reply::Moved { to, .. } => {
+                Reply::Redirect(Redirect::Moved { to, .. }) => {
                     self.lazy_reload(now);
                     node = self.get_or_create(&to);
                     last = ErrorClass::ClusterError;
                 }
-                Reply::Ask { to, .. } => {
+                Reply::Redirect(Redirect::Ask { to, .. }) => {
                     self.lazy_reload(now);
                     node = self.get_or_create(&to);
                     ask = true;

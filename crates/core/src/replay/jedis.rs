@@ -77,6 +77,7 @@ use super::client::{
 use super::cluster::Reply;
 use super::{ReplayError, Routed, SimRng};
 use crate::node::NodeAddr;
+use crate::redirect::Redirect;
 use crate::slot::{SlotRange, SLOT_COUNT};
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};
@@ -384,7 +385,7 @@ impl Client {
         }
         match reply {
             Reply::Ok => Ok(()),
-            Reply::Moved { to, .. } => match self.intern(&to) {
+            Reply::Redirect(Redirect::Moved { to, .. }) => match self.intern(&to) {
                 Some(to) => Err(Attempt::Redirect {
                     moved: true,
                     to,
@@ -392,7 +393,7 @@ impl Client {
                 }),
                 None => Err(Attempt::Connection),
             },
-            Reply::Ask { to, .. } => match self.intern(&to) {
+            Reply::Redirect(Redirect::Ask { to, .. }) => match self.intern(&to) {
                 Some(to) => Err(Attempt::Redirect {
                     moved: false,
                     to,

@@ -89,6 +89,7 @@ use super::client::{
 use super::cluster::Reply;
 use super::{ReplayError, Routed};
 use crate::node::NodeAddr;
+use crate::redirect::Redirect;
 use crate::slot::SlotRange;
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};
@@ -575,7 +576,7 @@ impl Client {
         loop {
             match self.send(target, cmd, asking, net)? {
                 Reply::Ok => return Ok(()),
-                Reply::Moved { to, .. } => {
+                Reply::Redirect(Redirect::Moved { to, .. }) => {
                     if redirections >= self.cfg.max_redirects {
                         return Err(Fail(ErrorClass::ClusterError));
                     }
@@ -586,7 +587,7 @@ impl Client {
                     asking = false;
                     self.admit(target, now)?;
                 }
-                Reply::Ask { to, .. } => {
+                Reply::Redirect(Redirect::Ask { to, .. }) => {
                     if redirections >= self.cfg.max_redirects {
                         return Err(Fail(ErrorClass::ClusterError));
                     }

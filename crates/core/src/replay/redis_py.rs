@@ -12,6 +12,7 @@ use super::cluster::Reply;
 use super::pool::{Lease, Link, Pools};
 use super::{ReplayError, Routed};
 use crate::node::NodeAddr;
+use crate::redirect::Redirect;
 use crate::slot::{Slot, SlotRange, SLOT_COUNT};
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};
@@ -295,7 +296,7 @@ impl Client {
             self.give_back(lease, &reply, net);
             match reply {
                 Reply::Ok => return Ok(()),
-                Reply::Moved { slot, to } => {
+                Reply::Redirect(Redirect::Moved { slot, to }) => {
                     asking = false;
                     self.moved_counter += 1;
                     let steps = self.opts.reinitialize_steps;
@@ -323,7 +324,7 @@ impl Client {
                         target = i;
                     }
                 }
-                Reply::Ask { to, .. } => {
+                Reply::Redirect(Redirect::Ask { to, .. }) => {
                     let Some(i) = self.intern(&to) else {
                         return Err(Fail::Raise(ErrorClass::ConnectionError));
                     };

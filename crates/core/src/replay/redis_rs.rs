@@ -57,6 +57,7 @@ use super::client::{
 use super::cluster::Reply;
 use super::{ReplayError, Routed, SimRng};
 use crate::node::NodeAddr;
+use crate::redirect::Redirect;
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};
 
@@ -486,14 +487,14 @@ impl Client {
                 self.attempts[k] = 0;
                 Step::Done(Outcome::Ok)
             }
-            Reply::Moved { to, .. } => {
+            Reply::Redirect(Redirect::Moved { to, .. }) => {
                 self.rebuild = true;
                 Step::Retry(
                     ErrorClass::ClusterError,
                     self.intern(&to).map(|n| (n, false)),
                 )
             }
-            Reply::Ask { to, .. } => Step::Retry(
+            Reply::Redirect(Redirect::Ask { to, .. }) => Step::Retry(
                 ErrorClass::ClusterError,
                 self.intern(&to).map(|n| (n, true)),
             ),

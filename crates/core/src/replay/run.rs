@@ -1,5 +1,6 @@
 //! The replay driver and its report.
 
+use crate::redirect::Redirect;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -205,8 +206,8 @@ impl Transport for Wire<'_> {
         }
         let reached = !matches!(reply, Reply::ConnectionError | Reply::Timeout);
         let (moved, ask) = (
-            matches!(reply, Reply::Moved { .. }),
-            matches!(reply, Reply::Ask { .. }),
+            matches!(reply, Reply::Redirect(Redirect::Moved { .. })),
+            matches!(reply, Reply::Redirect(Redirect::Ask { .. })),
         );
         if let Some(n) = self.node(i) {
             if reached {
