@@ -12,6 +12,7 @@ use yew::prelude::*;
 
 use crate::clock;
 use crate::dataset::{Parser, Shared, Step};
+use crate::js_error;
 use crate::state::{Action, HashState, Panel, ViewState};
 use crate::view::census::CensusPanel;
 use crate::view::client_side::ClientSidePanel;
@@ -68,35 +69,25 @@ struct Sinks {
     status: UseStateSetter<Status>,
 }
 
-/// A JavaScript error or rejection as text.
-pub(crate) fn error_text(e: &wasm_bindgen::JsValue) -> String {
-    e.as_string()
-        .or_else(|| {
-            e.dyn_ref::<js_sys::Error>()
-                .map(|e| String::from(e.message()))
-        })
-        .unwrap_or_else(|| format!("{e:?}"))
-}
-
 async fn fetch(url: &str) -> Result<Vec<u8>, String> {
     let window = web_sys::window().ok_or("no window")?;
     let resp = JsFuture::from(window.fetch_with_str(url))
         .await
-        .map_err(|e| error_text(&e))?;
-    let resp: web_sys::Response = resp.dyn_into().map_err(|e| error_text(&e))?;
+        .map_err(|e| js_error::text(&e))?;
+    let resp: web_sys::Response = resp.dyn_into().map_err(|e| js_error::text(&e))?;
     if !resp.ok() {
         return Err(format!("HTTP {} {}", resp.status(), resp.status_text()));
     }
-    let buf = JsFuture::from(resp.array_buffer().map_err(|e| error_text(&e))?)
+    let buf = JsFuture::from(resp.array_buffer().map_err(|e| js_error::text(&e))?)
         .await
-        .map_err(|e| error_text(&e))?;
+        .map_err(|e| js_error::text(&e))?;
     Ok(js_sys::Uint8Array::new(&buf).to_vec())
 }
 
 async fn read_file(file: &web_sys::File) -> Result<Vec<u8>, String> {
     let buf = JsFuture::from(file.array_buffer())
         .await
-        .map_err(|e| error_text(&e))?;
+        .map_err(|e| js_error::text(&e))?;
     Ok(js_sys::Uint8Array::new(&buf).to_vec())
 }
 
