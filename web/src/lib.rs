@@ -11,6 +11,7 @@
 //! - [`draw`]: the tracks drawn with plotters (canvas in the browser, SVG in tests).
 //! - [`readout`], [`delta`]: hover values and selection deltas; [`diff`]: the topology diff.
 //! - [`load`]: a recording fetched or read, then parsed in time slices with a preview.
+//! - [`gesture`]: keys, drags and the wheel as reducer actions (plain data, tested natively).
 //! - [`view`]: the Yew components; [`js_error`]: JavaScript errors as text.
 //! - [`whatif`]: a client model replayed against the recording, as series over the tracks.
 
@@ -19,6 +20,7 @@ pub mod dataset;
 pub mod delta;
 pub mod diff;
 pub mod draw;
+pub mod gesture;
 pub mod js_error;
 pub mod load;
 pub mod readout;

@@ -1,5 +1,6 @@
-//! The app: owns the view state and the loaded recording, starts loads ([`crate::load`]), keeps
-//! the URL hash and the test hook up to date, and lays out the toolbar, tracks and panels.
+//! The app: owns the view state and the loaded recording, starts loads ([`crate::load`]), maps
+//! keys to actions ([`crate::gesture`]), keeps the URL hash and the test hook up to date, and lays
+//! out the toolbar, tracks and panels.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -11,6 +12,7 @@ use yew::prelude::*;
 
 use crate::clock;
 use crate::dataset::Shared;
+use crate::gesture::{self, Modifiers};
 use crate::load::{self, Sinks, Source, Status};
 use crate::state::{Action, HashState, Panel, ViewState};
 use crate::view::census::CensusPanel;
@@ -102,17 +104,17 @@ pub fn app() -> Html {
                     let Some(e) = e.dyn_ref::<KeyboardEvent>() else {
                         return;
                     };
-                    if e.ctrl_key() || e.meta_key() || e.alt_key() || is_text_input(e.target()) {
+                    let held = Modifiers {
+                        ctrl: e.ctrl_key(),
+                        meta: e.meta_key(),
+                        alt: e.alt_key(),
+                    };
+                    let Some(action) = gesture::key(&e.key(), held) else {
+                        return;
+                    };
+                    if is_text_input(e.target()) {
                         return;
                     }
-                    let action = match e.key().as_str() {
-                        "+" | "=" => Action::ZoomIn,
-                        "-" | "_" => Action::ZoomOut,
-                        "ArrowLeft" => Action::PanSteps(-1.0),
-                        "ArrowRight" => Action::PanSteps(1.0),
-                        "Escape" => Action::ClearSelection,
-                        _ => return,
-                    };
                     e.prevent_default();
                     dispatch.emit(action);
                 })
