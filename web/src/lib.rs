@@ -10,7 +10,9 @@
 //! - [`dataset`]: a recording parsed in chunks into tracks and an analysis.
 //! - [`draw`]: the tracks drawn with plotters (canvas in the browser, SVG in tests).
 //! - [`readout`], [`delta`]: hover values and selection deltas; [`diff`]: the topology diff.
-//! - [`view`]: the Yew components.
+//! - [`load`]: a recording fetched or read, then parsed in time slices with a preview.
+//! - [`gesture`]: keys, drags and the wheel as reducer actions (plain data, tested natively).
+//! - [`view`]: the Yew components; [`js_error`]: JavaScript errors as text.
 //! - [`whatif`]: a client model replayed against the recording, as series over the tracks.
 
 pub mod clock;
@@ -18,6 +20,9 @@ pub mod dataset;
 pub mod delta;
 pub mod diff;
 pub mod draw;
+pub mod gesture;
+pub mod js_error;
+pub mod load;
 pub mod readout;
 pub mod scale;
 pub mod state;

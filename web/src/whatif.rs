@@ -14,7 +14,7 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use crate::clock;
 use crate::dataset::Dataset;
-use crate::view::app::error_text;
+use crate::js_error;
 
 /// A shared prediction, compared by identity (for Yew properties).
 #[derive(Clone, Debug)]
@@ -52,7 +52,7 @@ pub async fn run_in_module(data: &Dataset, req: &Request) -> Result<Prediction, 
         .map_err(|e| {
             format!(
                 "cannot load the what-if module ({MODULE_URL}): {}",
-                error_text(&e)
+                js_error::text(&e)
             )
         })?;
     let replay: js_sys::Function = js_sys::Reflect::get(&module, &"replay".into())
@@ -64,7 +64,7 @@ pub async fn run_in_module(data: &Dataset, req: &Request) -> Result<Prediction, 
     let bytes = js_sys::Uint8Array::from(&data.bytes[..]);
     let out = replay
         .call3(&JsValue::NULL, &bytes, &grid.into(), &request.into())
-        .map_err(|e| error_text(&e))?;
+        .map_err(|e| js_error::text(&e))?;
     let json = out
         .as_string()
         .ok_or("the what-if module returned no text")?;

@@ -1,22 +1,24 @@
-//! The app: owns the view state and the loaded recording, loads recordings, keeps the URL hash
-//! and the test hook up to date, and lays out the toolbar, tracks and panels.
+//! The app: owns the view state and the loaded recording, starts loads ([`crate::load`]), maps
+//! keys to actions ([`crate::gesture`]), keeps the URL hash and the test hook up to date, and lays
+//! out the toolbar, tracks and panels.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use gloo_events::{EventListener, EventListenerOptions};
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
 use web_sys::{DragEvent, KeyboardEvent};
 use yew::prelude::*;
 
 use crate::clock;
-use crate::dataset::{Parser, Shared, Step};
+use crate::dataset::Shared;
+use crate::gesture::{self, Modifiers};
+use crate::load::{self, Sinks, Source, Status};
 use crate::state::{Action, HashState, Panel, ViewState};
 use crate::view::census::CensusPanel;
 use crate::view::client_side::ClientSidePanel;
 use crate::view::findings::FindingsPanel;
-use crate::view::loader::{Loader, Source};
+use crate::view::loader::Loader;
 use crate::view::selection::SelectionPanel;
 use crate::view::slotmap::SlotMapPanel;
 use crate::view::topology_diff::TopologyDiffPanel;
@@ -25,13 +27,6 @@ use crate::view::whatif::WhatifPanel;
 
 /// The recording shown when nothing else is asked for.
 pub const DEFAULT_DEMO: &str = "demo/incident1.jsonl.zst";
-
-/// Milliseconds of parsing between yields to the event loop.
-const SLICE_MS: f64 = 30.0;
-/// A recording still loading after this long is shown as far as it is read…
-const PREVIEW_AFTER_MS: f64 = 600.0;
-/// …unless this share of it is read already (the rest will not take long).
-const PREVIEW_BEFORE: f64 = 0.6;
 
 /// The reducer's state wrapped for Yew.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -45,186 +40,9 @@ impl Reducible for Model {
     }
 }
 
-/// What `#status` shows.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Status {
-    /// The text.
-    pub text: String,
-    /// Whether it reports an error.
-    pub error: bool,
-}
-
 thread_local! {
-    static GENERATION: Cell<u32> = const { Cell::new(0) };
     /// The URL of the recording shown (for `hashchange`), `None` for a local file.
     static CURRENT_SOURCE: RefCell<Option<String>> = const { RefCell::new(None) };
-}
-
-/// What a load reports back to the app.
-#[derive(Clone)]
-struct Sinks {
-    dispatch: UseReducerDispatcher<Model>,
-    data: UseStateSetter<Option<Shared>>,
-    status: UseStateSetter<Status>,
-}
-
-/// A JavaScript error or rejection as text.
-pub(crate) fn error_text(e: &wasm_bindgen::JsValue) -> String {
-    e.as_string()
-        .or_else(|| {
-            e.dyn_ref::<js_sys::Error>()
-                .map(|e| String::from(e.message()))
-        })
-        .unwrap_or_else(|| format!("{e:?}"))
-}
-
-async fn fetch(url: &str) -> Result<Vec<u8>, String> {
-    let window = web_sys::window().ok_or("no window")?;
-    let resp = JsFuture::from(window.fetch_with_str(url))
-        .await
-        .map_err(|e| error_text(&e))?;
-    let resp: web_sys::Response = resp.dyn_into().map_err(|e| error_text(&e))?;
-    if !resp.ok() {
-        return Err(format!("HTTP {} {}", resp.status(), resp.status_text()));
-    }
-    let buf = JsFuture::from(resp.array_buffer().map_err(|e| error_text(&e))?)
-        .await
-        .map_err(|e| error_text(&e))?;
-    Ok(js_sys::Uint8Array::new(&buf).to_vec())
-}
-
-async fn read_file(file: &web_sys::File) -> Result<Vec<u8>, String> {
-    let buf = JsFuture::from(file.array_buffer())
-        .await
-        .map_err(|e| error_text(&e))?;
-    Ok(js_sys::Uint8Array::new(&buf).to_vec())
-}
-
-fn percent(share: f64) -> u32 {
-    // 0..=100 by the clamp.
-    (share.clamp(0.0, 1.0) * 100.0).floor() as u32
-}
-
-/// Loads `source` in the background: fetch or read, then parse in time slices.
-fn load(source: Source, sinks: Sinks) {
-    let generation = GENERATION.with(|g| {
-        g.set(g.get().wrapping_add(1));
-        g.get()
-    });
-    let current = move || GENERATION.with(|g| g.get()) == generation;
-    let (name, url) = match &source {
-        Source::Url(u) => (u.clone(), Some(u.clone())),
-        Source::File(f) => (f.name(), None),
-    };
-    sinks.status.set(Status {
-        text: format!("Loading {name} …"),
-        error: false,
-    });
-    wasm_bindgen_futures::spawn_local(async move {
-        let fail = |message: String| {
-            sinks.status.set(Status {
-                text: format!("Could not load {name}: {message}"),
-                error: true,
-            })
-        };
-        let bytes = match &source {
-            Source::Url(u) => fetch(u).await,
-            Source::File(f) => read_file(f).await,
-        };
-        let bytes = match bytes {
-            Ok(b) => b,
-            Err(e) => return fail(e),
-        };
-        if !current() {
-            return;
-        }
-        let mut parser = match Parser::new(name.clone(), bytes) {
-            Ok(p) => p,
-            Err(e) => return fail(e.message),
-        };
-        let load_began = js_sys::Date::now();
-        let mut previewed = false;
-        loop {
-            let began = js_sys::Date::now();
-            let mut share = 0.0;
-            let mut done = false;
-            while js_sys::Date::now() - began < SLICE_MS {
-                match parser.step(200) {
-                    Ok(Step::Progress(p)) => share = p,
-                    Ok(Step::Done) => {
-                        done = true;
-                        break;
-                    }
-                    Err(e) => return fail(e.message),
-                }
-            }
-            if done {
-                // The tracks and the analysis, a step at a time: a day-long recording takes
-                // seconds, and the page answers between the steps.
-                let mut finisher = parser.finishing();
-                let mut share = 0.0;
-                loop {
-                    sinks.status.set(Status {
-                        text: format!("Analysing {name} … {} %", percent(share)),
-                        error: false,
-                    });
-                    gloo_timers::future::TimeoutFuture::new(0).await;
-                    if !current() {
-                        return;
-                    }
-                    match finisher.step() {
-                        Step::Progress(p) => share = p,
-                        Step::Done => break,
-                    }
-                }
-                let d = finisher.done();
-                let span = d.span();
-                let findings = d.analysis.findings.len();
-                let lines = d.lines;
-                sinks.status.set(Status {
-                    text: format!("Loaded {name}: {lines} lines, {findings} findings"),
-                    error: false,
-                });
-                sinks.data.set(Some(Shared(Rc::new(d))));
-                sinks.dispatch.dispatch(Action::Loaded {
-                    name: name.clone(),
-                    source: url.clone(),
-                    span,
-                    findings,
-                });
-                return;
-            }
-            // A big recording: show what is read so far while the rest loads.
-            if !previewed
-                && share < PREVIEW_BEFORE
-                && js_sys::Date::now() - load_began >= PREVIEW_AFTER_MS
-            {
-                previewed = true;
-                let d = parser.preview();
-                let (span, findings) = (d.span(), d.analysis.findings.len());
-                sinks.data.set(Some(Shared(Rc::new(d))));
-                sinks.dispatch.dispatch(Action::Preview {
-                    name: name.clone(),
-                    source: url.clone(),
-                    span,
-                    findings,
-                });
-            }
-            let showing = if previewed {
-                " (showing the part read so far)"
-            } else {
-                ""
-            };
-            sinks.status.set(Status {
-                text: format!("Loading {name} … {} %{showing}", percent(share)),
-                error: false,
-            });
-            gloo_timers::future::TimeoutFuture::new(0).await;
-            if !current() {
-                return;
-            }
-        }
-    });
 }
 
 fn is_text_input(target: Option<web_sys::EventTarget>) -> bool {
@@ -249,10 +67,13 @@ pub fn app() -> Html {
         let prediction = prediction.clone();
         use_effect_with((*data).clone(), move |_| prediction.set(None));
     }
-    let sinks = Sinks {
-        dispatch: model.dispatcher(),
-        data: data.setter(),
-        status: status.setter(),
+    let sinks = {
+        let (dispatch, data, status) = (model.dispatcher(), data.setter(), status.setter());
+        Sinks {
+            dispatch: Callback::from(move |a| dispatch.dispatch(a)),
+            data: Callback::from(move |d| data.set(d)),
+            status: Callback::from(move |s| status.set(s)),
+        }
     };
 
     // Start: restore the hash, load ?src=, the hash's recording or the demo; keys; drag and drop.
@@ -270,10 +91,10 @@ pub fn app() -> Html {
                 .filter(|s| !s.is_empty());
             let from_hash = hash.as_ref().and_then(|h| h.source.clone());
             if let Some(h) = hash {
-                sinks.dispatch.dispatch(Action::Restore(h));
+                sinks.dispatch.emit(Action::Restore(h));
             }
             let url = src.or(from_hash).unwrap_or_else(|| DEFAULT_DEMO.to_owned());
-            load(Source::Url(url), sinks.clone());
+            load::start(Source::Url(url), sinks.clone());
 
             let keys = {
                 let dispatch = sinks.dispatch.clone();
@@ -283,19 +104,19 @@ pub fn app() -> Html {
                     let Some(e) = e.dyn_ref::<KeyboardEvent>() else {
                         return;
                     };
-                    if e.ctrl_key() || e.meta_key() || e.alt_key() || is_text_input(e.target()) {
+                    let held = Modifiers {
+                        ctrl: e.ctrl_key(),
+                        meta: e.meta_key(),
+                        alt: e.alt_key(),
+                    };
+                    let Some(action) = gesture::key(&e.key(), held) else {
+                        return;
+                    };
+                    if is_text_input(e.target()) {
                         return;
                     }
-                    let action = match e.key().as_str() {
-                        "+" | "=" => Action::ZoomIn,
-                        "-" | "_" => Action::ZoomOut,
-                        "ArrowLeft" => Action::PanSteps(-1.0),
-                        "ArrowRight" => Action::PanSteps(1.0),
-                        "Escape" => Action::ClearSelection,
-                        _ => return,
-                    };
                     e.prevent_default();
-                    dispatch.dispatch(action);
+                    dispatch.emit(action);
                 })
             };
             let hashchange = {
@@ -309,10 +130,10 @@ pub fn app() -> Html {
                         return;
                     };
                     let source = h.source.clone();
-                    sinks.dispatch.dispatch(Action::Restore(h));
+                    sinks.dispatch.emit(Action::Restore(h));
                     let shown = CURRENT_SOURCE.with(|c| c.borrow().clone());
                     if let Some(url) = source.filter(|s| Some(s) != shown.as_ref()) {
-                        load(Source::Url(url), sinks.clone());
+                        load::start(Source::Url(url), sinks.clone());
                     }
                 })
             };
@@ -337,7 +158,7 @@ pub fn app() -> Html {
                             .and_then(|t| t.files())
                             .and_then(|f| f.get(0));
                         if let Some(f) = file {
-                            load(Source::File(f), sinks.clone());
+                            load::start(Source::File(f), sinks.clone());
                         }
                     },
                 )
@@ -373,7 +194,7 @@ pub fn app() -> Html {
     let offset = (!state.utc).then(|| crate::view::local_offset(state.window.0));
     let on_load = {
         let sinks = sinks.clone();
-        Callback::from(move |s: Source| load(s, sinks.clone()))
+        Callback::from(move |s: Source| load::start(s, sinks.clone()))
     };
     let dispatch = {
         let d = model.dispatcher();

@@ -3,14 +3,7 @@
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
-/// Where a recording comes from.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Source {
-    /// A URL (relative to the page or absolute).
-    Url(String),
-    /// A local file (picker or drop).
-    File(web_sys::File),
-}
+use crate::load::{Source, Status};
 
 /// The demo recordings shipped with the viewer: `(button id, label, URL)`.
 pub const DEMOS: [(&str, &str, &str); 2] = [
@@ -32,7 +25,7 @@ pub struct LoaderProps {
     /// Called with what to load.
     pub on_load: Callback<Source>,
     /// What `#status` shows.
-    pub status: super::app::Status,
+    pub status: Status,
     /// The loaded recording's name.
     pub name: String,
 }

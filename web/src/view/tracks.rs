@@ -12,9 +12,10 @@ use yew::prelude::*;
 use crate::clock;
 use crate::dataset::Shared;
 use crate::draw::{self, Frame, TrackKind};
+use crate::gesture::{self, Drag};
 use crate::readout;
 use crate::scale::TimeScale;
-use crate::state::{Action, ViewState, ZOOM_STEP};
+use crate::state::{Action, ViewState};
 
 /// Properties of [`TracksView`].
 #[derive(Clone, PartialEq, Properties)]
@@ -31,18 +32,6 @@ pub struct TracksProps {
     #[prop_or_default]
     pub overlay: Option<crate::whatif::Shared>,
 }
-
-/// A drag in progress.
-#[derive(Clone, Copy, Debug)]
-struct Drag {
-    start_x: f64,
-    last_x: f64,
-    shift: bool,
-    moved: bool,
-}
-
-/// Pixels a press must move to count as a drag rather than a click.
-const CLICK_SLOP: f64 = 3.0;
 
 fn width_of(root: &NodeRef) -> u32 {
     root.cast::<web_sys::HtmlElement>().map_or(800, |e| {
@@ -128,17 +117,11 @@ pub fn tracks_view(props: &TracksProps) -> Html {
                         };
                         e.prevent_default();
                         let state = live.borrow();
-                        if state.data.is_none() || e.delta_y() == 0.0 {
-                            return;
-                        }
                         let scale = TimeScale::new(state.window, width_of(&root2));
-                        let at = scale.time(x_of(&root2, e.client_x()));
-                        let factor = if e.delta_y() < 0.0 {
-                            ZOOM_STEP
-                        } else {
-                            1.0 / ZOOM_STEP
-                        };
-                        dispatch.emit(Action::ZoomAt { factor, at });
+                        let x = x_of(&root2, e.client_x());
+                        if let Some(action) = gesture::wheel(&state, &scale, x, e.delta_y()) {
+                            dispatch.emit(action);
+                        }
                     },
                 ));
             }
@@ -179,29 +162,21 @@ pub fn tracks_view(props: &TracksProps) -> Html {
         );
     }
 
-    let time_at = {
+    let scale_now = {
         let root = root.clone();
         let live = live.clone();
-        move |client_x: i32| {
-            let state = live.borrow();
-            TimeScale::new(state.window, width_of(&root)).time(x_of(&root, client_x))
-        }
+        move || TimeScale::new(live.borrow().window, width_of(&root))
     };
     let onmousedown = {
         let drag = drag.clone();
         let root = root.clone();
         Callback::from(move |e: MouseEvent| {
-            if e.button() != 0 {
-                return;
-            }
-            e.prevent_default();
             let x = x_of(&root, e.client_x());
-            *drag.borrow_mut() = Some(Drag {
-                start_x: x,
-                last_x: x,
-                shift: e.shift_key(),
-                moved: false,
-            });
+            let Some(d) = Drag::press(e.button(), x, e.shift_key()) else {
+                return;
+            };
+            e.prevent_default();
+            *drag.borrow_mut() = Some(d);
         })
     };
     let onmousemove = {
@@ -210,52 +185,31 @@ pub fn tracks_view(props: &TracksProps) -> Html {
         let live = live.clone();
         let hover = hover.clone();
         let dispatch = props.dispatch.clone();
-        let time_at = time_at.clone();
+        let scale_now = scale_now.clone();
         Callback::from(move |e: MouseEvent| {
             let x = x_of(&root, e.client_x());
             let mut d = drag.borrow_mut();
             let Some(d) = d.as_mut() else {
                 if live.borrow().data.is_some() {
-                    hover.set(Some(time_at(e.client_x())));
+                    hover.set(Some(scale_now().time(x)));
                 }
                 return;
             };
-            if (x - d.start_x).abs() > CLICK_SLOP {
-                d.moved = true;
+            if let Some(action) = d.move_to(x, &scale_now()) {
+                dispatch.emit(action);
             }
-            if !d.moved {
-                return;
-            }
-            let state = live.borrow().clone();
-            let scale = TimeScale::new(state.window, width_of(&root));
-            if d.shift {
-                dispatch.emit(Action::Select(scale.time(d.start_x), scale.time(x)));
-            } else {
-                let dx = x - d.last_x;
-                let ms = (dx * scale.ms_per_px()).round();
-                // Bounded by the window width.
-                let ms = ms.clamp(-9.0e15, 9.0e15) as i64;
-                if ms != 0 {
-                    dispatch.emit(Action::PanBy(-ms));
-                }
-            }
-            d.last_x = x;
         })
     };
     let onmouseup = {
         let drag = drag.clone();
+        let root = root.clone();
         let dispatch = props.dispatch.clone();
-        let time_at = time_at.clone();
         Callback::from(move |e: MouseEvent| {
             let Some(d) = drag.borrow_mut().take() else {
                 return;
             };
-            if !d.moved {
-                if d.shift {
-                    dispatch.emit(Action::ClearSelection);
-                } else {
-                    dispatch.emit(Action::SetCursor(time_at(e.client_x())));
-                }
+            if let Some(action) = d.release(x_of(&root, e.client_x()), &scale_now()) {
+                dispatch.emit(action);
             }
         })
     };

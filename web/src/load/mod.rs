@@ -1,0 +1,124 @@
+//! Loading a recording in the background: its bytes fetched or read ([`source`]), then parsed in
+//! time slices so the page keeps answering, with the part read so far shown when a big recording
+//! takes long ([`progress`]). Results go to the app through [`Sinks`].
+
+pub mod progress;
+pub mod source;
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use yew::Callback;
+
+pub use progress::Status;
+pub use source::Source;
+
+use crate::dataset::{Parser, Shared, Step};
+use crate::state::Action;
+use progress::{preview_due, SLICE_MS};
+
+thread_local! {
+    /// Counts loads: a load still running when a newer one starts gives up.
+    static GENERATION: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Where a load reports to.
+#[derive(Clone)]
+pub struct Sinks {
+    /// The reducer: [`Action::Preview`] and [`Action::Loaded`].
+    pub dispatch: Callback<Action>,
+    /// The parsed recording: a preview, then the whole.
+    pub data: Callback<Option<Shared>>,
+    /// The status line.
+    pub status: Callback<Status>,
+}
+
+/// Loads `source` in the background: fetch or read, then parse in time slices. A later call
+/// supersedes a load still running.
+pub fn start(source: Source, sinks: Sinks) {
+    let generation = GENERATION.with(|g| {
+        g.set(g.get().wrapping_add(1));
+        g.get()
+    });
+    let current = move || GENERATION.with(|g| g.get()) == generation;
+    let (name, url) = (source.name(), source.url());
+    sinks.status.emit(Status::started(&name));
+    wasm_bindgen_futures::spawn_local(async move {
+        let fail = |message: String| sinks.status.emit(Status::failed(&name, &message));
+        let bytes = match source.bytes().await {
+            Ok(b) => b,
+            Err(e) => return fail(e),
+        };
+        if !current() {
+            return;
+        }
+        let mut parser = match Parser::new(name.clone(), bytes) {
+            Ok(p) => p,
+            Err(e) => return fail(e.message),
+        };
+        let load_began = js_sys::Date::now();
+        let mut previewed = false;
+        loop {
+            let began = js_sys::Date::now();
+            let mut share = 0.0;
+            let mut done = false;
+            while js_sys::Date::now() - began < SLICE_MS {
+                match parser.step(200) {
+                    Ok(Step::Progress(p)) => share = p,
+                    Ok(Step::Done) => {
+                        done = true;
+                        break;
+                    }
+                    Err(e) => return fail(e.message),
+                }
+            }
+            if done {
+                // The tracks and the analysis, a step at a time: a day-long recording takes
+                // seconds, and the page answers between the steps.
+                let mut finisher = parser.finishing();
+                let mut share = 0.0;
+                loop {
+                    sinks.status.emit(Status::analysing(&name, share));
+                    gloo_timers::future::TimeoutFuture::new(0).await;
+                    if !current() {
+                        return;
+                    }
+                    match finisher.step() {
+                        Step::Progress(p) => share = p,
+                        Step::Done => break,
+                    }
+                }
+                let d = finisher.done();
+                let span = d.span();
+                let findings = d.analysis.findings.len();
+                sinks.status.emit(Status::loaded(&name, d.lines, findings));
+                sinks.data.emit(Some(Shared(Rc::new(d))));
+                sinks.dispatch.emit(Action::Loaded {
+                    name: name.clone(),
+                    source: url.clone(),
+                    span,
+                    findings,
+                });
+                return;
+            }
+            // A big recording: show what is read so far while the rest loads.
+            if preview_due(previewed, share, js_sys::Date::now() - load_began) {
+                previewed = true;
+                let d = parser.preview();
+                let (span, findings) = (d.span(), d.analysis.findings.len());
+                sinks.data.emit(Some(Shared(Rc::new(d))));
+                sinks.dispatch.emit(Action::Preview {
+                    name: name.clone(),
+                    source: url.clone(),
+                    span,
+                    findings,
+                });
+            }
+            sinks.status.emit(Status::reading(&name, share, previewed));
+            gloo_timers::future::TimeoutFuture::new(0).await;
+            if !current() {
+                return;
+            }
+        }
+    });
+}
