@@ -1,6 +1,7 @@
 //! `slotscope`: records a live Redis Cluster / Valkey cluster into one file, and reads it back.
 
 mod analysis_report;
+mod clock;
 mod command;
 mod connection;
 mod hypotheses_report;

@@ -17,8 +17,9 @@ use slotscope_core::{NodeAddr, NodeId, NodeRef};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, MissedTickBehavior};
 
+use crate::clock::now;
 use crate::connection::ConnectOptions;
-use crate::poll::{now, Poller, Sample, StepFailure};
+use crate::poll::{Poller, Sample, StepFailure};
 use crate::progress::{Figures, Progress};
 use crate::sink::Sink;
 

@@ -27,7 +27,7 @@ use slotscope_core::tap::TapSummary;
 use slotscope_core::NodeAddr;
 use tokio::sync::{mpsc, watch};
 
-use crate::poll::now;
+use crate::clock::now;
 use crate::progress::Progress;
 use crate::recorder::{self, RecordConfig};
 use crate::sink::Sink;

@@ -25,7 +25,7 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
 
-use crate::poll::now;
+use crate::clock::now;
 use crate::tap::listener::{self, SharedRegistry};
 
 /// Bytes read from a socket at a time.
