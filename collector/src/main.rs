@@ -10,6 +10,7 @@ mod connection;
 mod hypotheses_report;
 mod import;
 mod input;
+mod membership;
 mod poll;
 mod progress;
 mod recorder;
