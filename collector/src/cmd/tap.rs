@@ -68,7 +68,7 @@ pub struct Args {
     /// Ports of the other nodes' listeners: the next free port after the previous listener's, or
     /// any free port.
     #[arg(long, value_enum, default_value = "next")]
-    node_ports: tap::listener::NodePorts,
+    node_ports: tap::registry::NodePorts,
     /// Record the first key's name of each command (never recorded otherwise).
     #[arg(long)]
     record_keys: bool,
