@@ -48,9 +48,9 @@ Examples:
 /// Consecutive failed polls after which a node is recorded as unreachable.
 pub const GONE_AFTER: u32 = 3;
 
-/// Worker threads of `record`'s runtime. One: the recorder's tasks are short and I/O-bound (one
-/// poll per node and interval), and a second worker would only add contention with the servers
-/// on a small host.
+/// Worker threads of `record`'s runtime. One: the recorder's work is one short, I/O-bound poll
+/// per node and interval. Not measured against two; the tap's measurement (BENCHMARKS.md, tap,
+/// "Runtime workers") does not carry over: the tap forwards every byte of a busy client.
 const WORKERS: usize = 1;
 
 /// Record a live cluster into one file (JSON Lines, optionally zstd).

@@ -47,7 +47,9 @@ Examples:
   slotscope tap --upstream 127.0.0.1:7000 --listen 127.0.0.1:0 --poll 1s --out r.jsonl
   slotscope analyze client.jsonl      # per-command MOVED share as the client saw it";
 
-/// Worker threads of the tap's runtime.
+/// Worker threads of the tap's runtime. Two: on the 2-core host that also runs the servers and
+/// the client, two workers carried about 38 % more pipelined throughput than one, at the same
+/// unpipelined latency (BENCHMARKS.md, tap, "Runtime workers").
 const WORKERS: usize = 2;
 
 /// Proxy a real client's connections to a cluster and record its routing: which node each
