@@ -1,7 +1,7 @@
-//! Polling one node: the only place that talks to a server and reads the clock. A poll sends the
-//! allowlisted commands in one pipeline and turns the replies into core values.
+//! Polling one node: the only place that talks to a server. A poll sends the allowlisted commands
+//! in one pipeline and turns the replies into core values, stamped by [`crate::clock`].
 
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use slotscope_core::client_list::{parse_client_list, ClientEntry};
 use slotscope_core::info::{InfoReport, CLUSTER_INFO_SECTION};
@@ -10,16 +10,9 @@ use slotscope_core::resp::Value;
 use slotscope_core::topology::TopologyView;
 use slotscope_core::{NodeAddr, Timestamp};
 
+use crate::clock::now;
 use crate::command::{Command, INFO_SECTIONS};
 use crate::connection::{ConnError, ConnectOptions, Connection};
-
-/// The wall-clock time now, as a core timestamp.
-pub fn now() -> Timestamp {
-    let ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-    Timestamp(ms)
-}
 
 /// A step of a poll that failed while the rest went on.
 #[derive(Clone, Debug, PartialEq)]

@@ -3,22 +3,25 @@
 //! recorded as gone), and writes everything to a sink.
 //!
 //! Each node has its own task and connection, and each poll its own timeout, so one slow or dead
-//! node never delays the samples of the others: lines are written as replies arrive.
+//! node never delays the samples of the others: lines are written as replies arrive. Which nodes
+//! are polled, and when one counts as gone, is decided by [`Membership`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use slotscope_core::recording::{
-    ClientListSample, Discovery, End, EndReason, FailureKind, GoneReason, Header, InfoSample, Line,
-    NodeDiscovered, NodeGone, PollFailed, PollRound, RecordOptions, TopologySample,
+    ClientListSample, End, EndReason, FailureKind, Header, InfoSample, Line, PollFailed, PollRound,
+    RecordOptions, TopologySample,
 };
 use slotscope_core::topology::TopologyView;
-use slotscope_core::{NodeAddr, NodeId, NodeRef};
+use slotscope_core::NodeAddr;
 use tokio::sync::mpsc;
 use tokio::time::{Instant, MissedTickBehavior};
 
+use crate::clock::now;
 use crate::connection::ConnectOptions;
-use crate::poll::{now, Poller, Sample, StepFailure};
+use crate::membership::{Change, Membership};
+use crate::poll::{Poller, Sample, StepFailure};
 use crate::progress::{Figures, Progress};
 use crate::sink::Sink;
 
@@ -66,11 +69,9 @@ pub struct RecordStats {
     pub reason: EndReason,
 }
 
+/// A polled node's task, and the last topology it reported (recorded again only when it changes).
 struct NodeTask {
     tx: mpsc::Sender<u64>,
-    id: Option<NodeId>,
-    failures_in_row: u32,
-    unreachable: bool,
     last_view: Option<TopologyView>,
 }
 
@@ -187,39 +188,13 @@ pub async fn record(
     let mut nodes: BTreeMap<NodeAddr, NodeTask> = BTreeMap::new();
     let mut figures = Figures::default();
     let t0 = now();
-    let addressing = Addressing::new(&cfg, &seed_view);
-    let mut initial = addressing.targets(&seed_view);
-    if initial.is_empty() {
-        initial.push((cfg.seed.clone(), None));
-    }
-    for (addr, id) in initial {
-        let via = if addr == cfg.seed {
-            Discovery::Seed
-        } else {
-            Discovery::Topology {
-                from: cfg.seed.clone(),
-            }
-        };
-        sink.write_line(&Line::NodeDiscovered(NodeDiscovered {
-            t: t0,
-            node: NodeRef {
-                addr: addr.clone(),
-                id: id.clone(),
-            },
-            via,
-        }))?;
-        let tx = spawn_node(addr.clone(), &cfg, report_tx.clone());
-        nodes.insert(
-            addr,
-            NodeTask {
-                tx,
-                id,
-                failures_in_row: 0,
-                unreachable: false,
-                last_view: None,
-            },
-        );
-    }
+    let (mut membership, initial) = Membership::start(
+        &cfg.seed,
+        cfg.connect.tls.is_some(),
+        cfg.gone_after,
+        &seed_view,
+    );
+    apply(&mut *sink, &cfg, &mut nodes, initial, t0, &report_tx)?;
     sink.flush()?;
 
     let deadline = cfg.duration.map(|d| Instant::now() + d);
@@ -244,7 +219,7 @@ pub async fn record(
                 pending.insert(addr.clone());
             } else {
                 // Still busy with the previous poll: that counts as a timeout of this one.
-                let node = node_ref(addr, task);
+                let node = membership.node_ref(addr);
                 sink.write_line(&Line::PollFailed(PollFailed {
                     t: now(),
                     node,
@@ -275,7 +250,14 @@ pub async fn record(
             let Some(task) = nodes.get_mut(&report.addr) else {
                 continue;
             };
-            let good = write_sample(&mut *sink, &report.addr, task, report.sample, &mut views)?;
+            let good = write_sample(
+                &mut *sink,
+                &report.addr,
+                task,
+                &mut membership,
+                report.sample,
+                &mut views,
+            )?;
             if good {
                 ok += 1;
                 figures.samples += 1;
@@ -283,8 +265,8 @@ pub async fn record(
                 failed += 1;
                 figures.failures += 1;
             }
-            if let Some(line) = reachability(&report.addr, task, good, cfg.gone_after) {
-                sink.write_line(&line)?;
+            if let Some(change) = membership.polled(&report.addr, good) {
+                sink.write_line(&change.line(now()))?;
             }
         }
         sink.write_line(&Line::PollRound(PollRound {
@@ -297,18 +279,13 @@ pub async fn record(
         }))?;
         round += 1;
 
-        follow_topology(
-            &mut *sink,
-            &cfg,
-            &addressing,
-            &mut nodes,
-            &views,
-            &report_tx,
-        )?;
+        // Starts polling nodes that appeared in any view; stops polling nodes that left.
+        let changes = membership.topology(&views);
+        apply(&mut *sink, &cfg, &mut nodes, changes, now(), &report_tx)?;
         sink.flush()?;
         figures.rounds = round;
-        figures.nodes = nodes.len();
-        figures.down = nodes.values().filter(|n| n.unreachable).count();
+        figures.nodes = membership.len();
+        figures.down = membership.unreachable();
         figures.bytes = sink.bytes_written();
         progress.update(&figures);
         if interrupted {
@@ -325,27 +302,21 @@ pub async fn record(
     Ok(RecordStats { figures, reason })
 }
 
-fn node_ref(addr: &NodeAddr, task: &NodeTask) -> NodeRef {
-    NodeRef {
-        addr: addr.clone(),
-        id: task.id.clone(),
-    }
-}
-
 /// Writes the lines of one node's sample; returns whether the poll succeeded.
 fn write_sample(
     sink: &mut dyn Sink,
     addr: &NodeAddr,
     task: &mut NodeTask,
+    membership: &mut Membership,
     sample: Sample,
     views: &mut Vec<(NodeAddr, TopologyView)>,
 ) -> std::io::Result<bool> {
     let t = sample.t.unwrap_or_else(now);
     let good = sample.is_ok();
     if let Some(me) = sample.view.as_ref().and_then(|v| v.myself.clone()) {
-        task.id = Some(me);
+        membership.identify(addr, me);
     }
-    let node = node_ref(addr, task);
+    let node = membership.node_ref(addr);
     for f in &sample.failures {
         sink.write_line(&Line::PollFailed(PollFailed {
             t,
@@ -380,140 +351,34 @@ fn write_sample(
     Ok(good)
 }
 
-/// Tracks consecutive failures; returns the line to write when a node becomes unreachable or
-/// recovers.
-fn reachability(addr: &NodeAddr, task: &mut NodeTask, good: bool, gone_after: u32) -> Option<Line> {
-    if good {
-        task.failures_in_row = 0;
-        if task.unreachable {
-            task.unreachable = false;
-            return Some(Line::NodeDiscovered(NodeDiscovered {
-                t: now(),
-                node: node_ref(addr, task),
-                via: Discovery::Recovered,
-            }));
-        }
-        return None;
-    }
-    task.failures_in_row += 1;
-    if !task.unreachable && task.failures_in_row >= gone_after.max(1) {
-        task.unreachable = true;
-        return Some(Line::NodeGone(NodeGone {
-            t: now(),
-            node: node_ref(addr, task),
-            reason: GoneReason::Unreachable,
-        }));
-    }
-    None
-}
-
-/// Starts polling nodes that appeared in any view; stops polling nodes that no other node lists.
-fn follow_topology(
+/// Records membership changes at `t` and acts on them: starts polling the nodes that joined, stops
+/// polling those that left.
+fn apply(
     sink: &mut dyn Sink,
     cfg: &RecordConfig,
-    addressing: &Addressing,
     nodes: &mut BTreeMap<NodeAddr, NodeTask>,
-    views: &[(NodeAddr, TopologyView)],
+    changes: Vec<Change>,
+    t: slotscope_core::Timestamp,
     reports: &mpsc::Sender<Report>,
 ) -> std::io::Result<()> {
-    let t = now();
-    let listed: Vec<(&NodeAddr, Vec<Target>)> = views
-        .iter()
-        .map(|(reporter, view)| (reporter, addressing.targets(view)))
-        .collect();
-    for (reporter, targets) in &listed {
-        for (addr, id) in targets {
-            if nodes.contains_key(addr) {
-                continue;
+    for change in changes {
+        sink.write_line(&change.line(t))?;
+        match change {
+            Change::Joined { node, .. } => {
+                let tx = spawn_node(node.addr.clone(), cfg, reports.clone());
+                nodes.insert(
+                    node.addr,
+                    NodeTask {
+                        tx,
+                        last_view: None,
+                    },
+                );
             }
-            sink.write_line(&Line::NodeDiscovered(NodeDiscovered {
-                t,
-                node: NodeRef {
-                    addr: addr.clone(),
-                    id: id.clone(),
-                },
-                via: Discovery::Topology {
-                    from: (*reporter).clone(),
-                },
-            }))?;
-            let tx = spawn_node(addr.clone(), cfg, reports.clone());
-            nodes.insert(
-                addr.clone(),
-                NodeTask {
-                    tx,
-                    id: id.clone(),
-                    failures_in_row: 0,
-                    unreachable: false,
-                    last_view: None,
-                },
-            );
-        }
-    }
-    // A node has left when other nodes answered and none of them lists it any more.
-    let gone: Vec<NodeAddr> = nodes
-        .keys()
-        .filter(|addr| {
-            let mut others = listed.iter().filter(|(r, _)| r != addr).peekable();
-            others.peek().is_some()
-                && others.all(|(_, targets)| targets.iter().all(|(a, _)| a != *addr))
-        })
-        .cloned()
-        .collect();
-    for addr in gone {
-        if let Some(task) = nodes.remove(&addr) {
-            sink.write_line(&Line::NodeGone(NodeGone {
-                t,
-                node: node_ref(&addr, &task),
-                reason: GoneReason::LeftTopology,
-            }))?;
+            Change::Left(node) => {
+                nodes.remove(&node.addr);
+            }
+            Change::Unreachable(_) | Change::Recovered(_) => {}
         }
     }
     Ok(())
-}
-
-/// A node to poll: its address and, when known, its id.
-type Target = (NodeAddr, Option<NodeId>);
-
-/// Which address each node of a view is polled at.
-///
-/// A node is polled at the address the cluster reports for it (its TLS port with `--tls`), except
-/// the node that answered the seed when the seed is an IP address it does not report: that node is
-/// polled at the seed, which is known to work (NAT, `cluster-announce-*`, or a TLS port the
-/// cluster does not announce, as with `tls-cluster no`).
-struct Addressing {
-    tls: bool,
-    seed_alias: Option<(NodeId, NodeAddr)>,
-}
-
-impl Addressing {
-    fn new(cfg: &RecordConfig, seed_view: &TopologyView) -> Addressing {
-        let tls = cfg.connect.tls.is_some();
-        let seed_is_ip = cfg.seed.host().parse::<std::net::IpAddr>().is_ok();
-        let seed_alias = seed_view
-            .myself
-            .as_ref()
-            .filter(|_| seed_is_ip)
-            .and_then(|me| seed_view.node(me))
-            .filter(|n| n.poll_addr(tls).as_ref() != Some(&cfg.seed))
-            .map(|n| (n.id.clone(), cfg.seed.clone()));
-        Addressing { tls, seed_alias }
-    }
-
-    /// The pollable nodes of `view` with the address to poll each at, sorted by address.
-    fn targets(&self, view: &TopologyView) -> Vec<Target> {
-        let mut out: Vec<Target> = view
-            .nodes()
-            .filter(|n| !n.has_flag("handshake") && !n.has_flag("noaddr"))
-            .filter_map(|n| {
-                let addr = match &self.seed_alias {
-                    Some((id, seed)) if *id == n.id => Some(seed.clone()),
-                    _ => n.poll_addr(self.tls),
-                }?;
-                Some((addr, Some(n.id.clone())))
-            })
-            .collect();
-        out.sort();
-        out.dedup_by(|a, b| a.0 == b.0);
-        out
-    }
 }

@@ -1,10 +1,13 @@
 //! `slotscope tap`: a RESP proxy in front of a cluster that records a real client's routing — which
 //! node each command went to and what came back — into the same recording format as `record`.
 //!
-//! - [`listener`]: one listener per cluster node, bound at start or when a reply first names the
-//!   node.
+//! - [`registry`]: one listener per cluster node, bound at start or when a reply first names the
+//!   node, and announced over a channel to the accept supervisor.
+//! - [`listener`]: the accept supervisor: serves every listener announced, handing each client to
+//!   the proxy.
 //! - [`proxy`]: one client connection: bytes forwarded unchanged, node addresses in redirections
-//!   and topology replies rewritten to the listeners, one recording line per command.
+//!   and topology replies rewritten to the listeners (through the registry), one recording line
+//!   per command.
 //! - [`writer`]: the recording file (shared with the poller under `--poll`).
 //! - [`discovery`]: the cluster's nodes at start, best effort.
 //!
@@ -14,6 +17,7 @@
 pub mod discovery;
 pub mod listener;
 pub mod proxy;
+pub mod registry;
 pub mod writer;
 
 use std::net::{IpAddr, SocketAddr};
@@ -27,12 +31,12 @@ use slotscope_core::tap::TapSummary;
 use slotscope_core::NodeAddr;
 use tokio::sync::{mpsc, watch};
 
-use crate::poll::now;
+use crate::clock::now;
 use crate::progress::Progress;
 use crate::recorder::{self, RecordConfig};
 use crate::sink::Sink;
-use crate::tap::listener::{NodePorts, Registry};
 use crate::tap::proxy::Shared;
+use crate::tap::registry::{NodePorts, Registry};
 
 /// What `tap` needs.
 pub struct TapConfig {
@@ -112,7 +116,7 @@ pub async fn run(
     sink.write_line(&Line::Header(header(&cfg)))?;
     sink.flush()?;
 
-    let mut registry = Registry::new(ip, bound.port(), cfg.node_ports);
+    let (mut registry, announced) = Registry::new(ip, bound.port(), cfg.node_ports);
     registry.insert(cfg.upstream.clone(), first, first_addr);
     for node in discovery::nodes(&cfg.upstream).await {
         let _ = registry.listener_for(&node);
@@ -130,7 +134,9 @@ pub async fn run(
         stop: stop_rx.clone(),
         quiet: cfg.quiet,
     });
-    listener::serve_fresh(&shared);
+    let mut supervisor = listener::Supervisor::new(announced, shared.clone());
+    supervisor.serve_announced();
+    tokio::spawn(supervisor.run());
     if !cfg.quiet {
         eprintln!(
             "slotscope tap: point the client at {bound}; recording until Ctrl-C / SIGTERM{}",

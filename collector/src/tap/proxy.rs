@@ -23,8 +23,8 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
 
-use crate::poll::now;
-use crate::tap::listener::{self, SharedRegistry};
+use crate::clock::now;
+use crate::tap::registry::{Registry, SharedRegistry};
 
 /// Bytes read from a socket at a time.
 const READ_CHUNK: usize = 64 * 1024;
@@ -432,18 +432,13 @@ fn confirm(count: i64, state: &mut ReplyState, conn: &Conn<'_>, lines: &mut Vec<
     }
 }
 
-fn with_registry<T>(
-    conn: &Conn<'_>,
-    f: impl FnOnce(&mut crate::tap::listener::Registry) -> Option<T>,
-) -> Option<T> {
-    let out = {
-        let mut reg = conn
-            .shared
-            .registry
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        f(&mut reg)
-    };
-    listener::serve_fresh(conn.shared);
-    out
+/// Runs `f` on the registry, under its lock (a listener it binds is announced to the accept
+/// supervisor, which serves it).
+fn with_registry<T>(conn: &Conn<'_>, f: impl FnOnce(&mut Registry) -> Option<T>) -> Option<T> {
+    let mut reg = conn
+        .shared
+        .registry
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    f(&mut reg)
 }

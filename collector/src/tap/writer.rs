@@ -11,7 +11,7 @@ use slotscope_core::recording::{End, EndReason, Line};
 use slotscope_core::tap::TapSummary;
 use tokio::sync::mpsc;
 
-use crate::poll::now;
+use crate::clock::now;
 use crate::sink::Sink;
 
 /// Longest time a written line waits in memory before it reaches the file.

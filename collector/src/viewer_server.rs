@@ -1,4 +1,5 @@
-//! `slotscope serve`: a minimal HTTP/1.1 static file server on 127.0.0.1 for the browser viewer.
+//! The viewer's server behind `slotscope serve`: a minimal HTTP/1.1 static file server on 127.0.0.1
+//! for the browser viewer.
 //!
 //! It serves the built viewer (`scripts/build-web` writes it to `web/dist`) and, when given one, a
 //! recording at `/recording/<file name>`, then prints the URL that opens the viewer on it. Only `GET`
@@ -17,46 +18,6 @@ use slotscope_core::percent;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-/// `serve --help`'s long description.
-pub const ABOUT: &str = "\
-Serve the browser viewer on 127.0.0.1 and open it on FILE, or on the bundled demo recordings.
-
-The viewer is the static bundle that scripts/build-web builds into web/dist. Without --dist it is
-looked for as web/dist in the current directory or any directory above it, then in the directories
-above the slotscope executable (so target/debug/slotscope and target/release/slotscope of a
-checkout find the checkout's web/dist); the first one holding an index.html wins.
-
-FILE (a .jsonl or .jsonl.zst recording) is served at /recording/<file name>, and the printed URL
-opens the viewer on it (?src=/recording/<file name>). Without FILE the URL opens the viewer's demo.
-
-Only 127.0.0.1 is listened on. On a terminal the URL is also opened with xdg-open (if that fails,
-open the printed URL yourself); --no-open, or output that is not a terminal, skips that. Ctrl-C
-stops the server.";
-
-/// `serve --help`'s closing examples.
-pub const AFTER: &str = "\
-Examples:
-  scripts/build-web && slotscope serve                   # the demo recordings
-  slotscope serve incident.jsonl.zst --port 8080
-  slotscope serve --port 0 --no-open                     # any free port; the URL says which";
-
-/// Arguments of `slotscope serve`.
-#[derive(clap::Args, Debug)]
-pub struct ServeArgs {
-    /// A recording (.jsonl or .jsonl.zst) to open [default: the viewer's demo recordings].
-    #[arg(value_name = "FILE")]
-    pub file: Option<PathBuf>,
-    /// TCP port on 127.0.0.1 (0: any free port; the printed URL names it).
-    #[arg(long, value_name = "N", default_value_t = 7781)]
-    pub port: u16,
-    /// Directory of the built viewer [default: web/dist, see above].
-    #[arg(long, value_name = "DIR")]
-    pub dist: Option<PathBuf>,
-    /// Do not try to open a browser (the default when stdout is not a terminal).
-    #[arg(long)]
-    pub no_open: bool,
-}
-
 /// The recording served at `/recording/<name>`.
 #[derive(Debug)]
 struct Recording {
@@ -68,98 +29,91 @@ struct Recording {
 
 /// What one server serves.
 #[derive(Debug)]
-struct Site {
+pub struct Site {
     /// The viewer's directory, canonical.
     dist: PathBuf,
     /// The recording given on the command line, if any.
     recording: Option<Recording>,
 }
 
-/// Runs `slotscope serve` until `shutdown` completes (Ctrl-C / SIGTERM).
-pub fn run<F: Future<Output = ()>>(args: ServeArgs, shutdown: impl FnOnce() -> F) -> ExitCode {
-    let dist = match resolve_dist(args.dist.as_deref()) {
-        Ok(d) => d,
+/// What to serve: the viewer's directory (`--dist`, else found as [`resolve_dist`] says) and, if
+/// given, a recording; or why either cannot be served.
+pub fn site(dist: Option<&Path>, recording: Option<&Path>) -> Result<Site, String> {
+    let dist = resolve_dist(dist)?;
+    let recording = recording.map(recording_for).transpose()?;
+    Ok(Site { dist, recording })
+}
+
+/// Serves `site` on 127.0.0.1:`port` until `shutdown` completes (Ctrl-C / SIGTERM); with `open`,
+/// also opens the URL in a browser when stdout is a terminal. Returns the exit status.
+pub async fn serve(
+    site: Site,
+    port: u16,
+    open: bool,
+    shutdown: impl Future<Output = ()>,
+) -> ExitCode {
+    let site = Arc::new(site);
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let listener = match TcpListener::bind(addr).await {
+        Ok(l) => l,
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+            eprintln!(
+                "error: port {} on 127.0.0.1 is in use; choose another with --port N (0: any free port)",
+                port
+            );
+            return ExitCode::from(2);
+        }
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: cannot listen on {addr}: {e}");
             return ExitCode::from(2);
         }
     };
-    let recording = match args.file.as_deref().map(recording_for).transpose() {
-        Ok(r) => r,
+    let port = match listener.local_addr() {
+        Ok(a) => a.port(),
         Err(e) => {
             eprintln!("error: {e}");
-            return ExitCode::from(2);
+            return ExitCode::FAILURE;
         }
     };
-    let runtime = match crate::start_runtime(2) {
-        Ok(r) => r,
-        Err(code) => return code,
-    };
-    let site = Arc::new(Site { dist, recording });
-    runtime.block_on(async move {
-        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, args.port));
-        let listener = match TcpListener::bind(addr).await {
-            Ok(l) => l,
-            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
-                eprintln!(
-                    "error: port {} on 127.0.0.1 is in use; choose another with --port N (0: any free port)",
-                    args.port
-                );
-                return ExitCode::from(2);
-            }
-            Err(e) => {
-                eprintln!("error: cannot listen on {addr}: {e}");
-                return ExitCode::from(2);
-            }
-        };
-        let port = match listener.local_addr() {
-            Ok(a) => a.port(),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::FAILURE;
-            }
-        };
-        let url = viewer_url(port, site.recording.as_ref().map(|r| r.name.as_str()));
-        eprintln!(
-            "slotscope: serving the viewer from {} on 127.0.0.1:{port}{} (Ctrl-C stops)",
-            site.dist.display(),
-            site.recording
-                .as_ref()
-                .map(|r| format!(", with {}", r.path.display()))
-                .unwrap_or_default()
-        );
-        // The URL alone on stdout, so that scripts and tests can take it.
-        let mut stdout = std::io::stdout();
-        let _ = writeln!(stdout, "{url}");
-        let _ = stdout.flush();
-        if !args.no_open && stdout.is_terminal() {
-            open_browser(&url);
+    let url = viewer_url(port, site.recording.as_ref().map(|r| r.name.as_str()));
+    eprintln!(
+        "slotscope: serving the viewer from {} on 127.0.0.1:{port}{} (Ctrl-C stops)",
+        site.dist.display(),
+        site.recording
+            .as_ref()
+            .map(|r| format!(", with {}", r.path.display()))
+            .unwrap_or_default()
+    );
+    // The URL alone on stdout, so that scripts and tests can take it.
+    let mut stdout = std::io::stdout();
+    let _ = writeln!(stdout, "{url}");
+    let _ = stdout.flush();
+    if open && stdout.is_terminal() {
+        open_browser(&url);
+    }
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let site = Arc::clone(&site);
+                    tokio::spawn(async move {
+                        // A client that stalls or goes away costs only its own task.
+                        let _ = tokio::time::timeout(
+                            Duration::from_secs(60),
+                            handle(stream, &site),
+                        )
+                        .await;
+                    });
+                }
+                // Out of file descriptors and the like: wait a little rather than spin.
+                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            },
         }
-        let shutdown = shutdown();
-        tokio::pin!(shutdown);
-        loop {
-            tokio::select! {
-                () = &mut shutdown => break,
-                accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => {
-                        let site = Arc::clone(&site);
-                        tokio::spawn(async move {
-                            // A client that stalls or goes away costs only its own task.
-                            let _ = tokio::time::timeout(
-                                Duration::from_secs(60),
-                                handle(stream, &site),
-                            )
-                            .await;
-                        });
-                    }
-                    // Out of file descriptors and the like: wait a little rather than spin.
-                    Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-                },
-            }
-        }
-        eprintln!("slotscope: stopped");
-        ExitCode::SUCCESS
-    })
+    }
+    eprintln!("slotscope: stopped");
+    ExitCode::SUCCESS
 }
 
 /// The URL that opens the viewer: on the served recording, or on the demo.

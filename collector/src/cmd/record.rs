@@ -1,0 +1,205 @@
+//! `slotscope record`: its arguments, its help and its run.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use slotscope_core::NodeAddr;
+
+use crate::cmd::output::create_sink;
+use crate::cmd::value_parser::{parse_addr, parse_duration};
+use crate::connection::ConnectOptions;
+use crate::progress::{human_bytes, Progress};
+use crate::recorder::{self, RecordConfig, RecordError};
+use crate::{runtime, secret, sink, tls};
+
+/// `record --help`, above the options.
+const LONG_ABOUT: &str = "\
+Record a live cluster into one file.
+
+Starting from one seed address (a configuration endpoint is typical), slotscope discovers every node
+(CLUSTER SHARDS, falling back to CLUSTER SLOTS / CLUSTER NODES), polls all of them concurrently every
+--interval and keeps following the topology: a node added mid-recording is polled from the next round
+on, a node that no other node lists any more is recorded as gone, a node that fails 3 polls in a row
+is recorded as unreachable (and as recovered when it answers again). Each poll takes the node's
+topology (recorded when it changes), INFO (server, clients, stats, commandstats, errorstats, keyspace,
+memory) and CLIENT LIST. One slow or dead node never delays the others: each poll has its own
+--timeout, and a failure is recorded as an event.
+
+The collector is read-only: it sends only CLUSTER SHARDS/SLOTS/NODES/INFO, INFO, CLIENT LIST, PING
+and AUTH/HELLO to log in; any other command is refused before it reaches the network. An ACL user
+allowed just these is enough, e.g.
+  ACL SETUSER slotscope on >PASSWORD -@all +cluster|shards +cluster|slots +cluster|nodes
+      +cluster|info +info +client|list +ping +auth +hello
+
+The file is written as JSON Lines (zstd-compressed when FILE ends in .zst or with --compress) and
+flushed after every poll round. SIGINT or SIGTERM ends the recording cleanly: the current round is
+written, an end line is added and slotscope exits 0.";
+
+/// `record --help`, below the options.
+const AFTER_HELP: &str = "\
+Passwords are never taken on the command line (they would show in ps and in shell history): set
+SLOTSCOPE_PASSWORD or use --password-file. They never appear in the recording, logs or errors.
+
+Examples:
+  slotscope record --seed clustercfg.example.cache.amazonaws.com:6379 --tls --out incident.jsonl.zst
+  SLOTSCOPE_PASSWORD=... slotscope record --seed 10.0.0.5:6379 --user slotscope --out r.jsonl --duration 10m";
+
+/// Consecutive failed polls after which a node is recorded as unreachable.
+pub const GONE_AFTER: u32 = 3;
+
+/// Worker threads of `record`'s runtime. One: the recorder's work is one short, I/O-bound poll
+/// per node and interval. Not measured against two; the tap's measurement (BENCHMARKS.md, tap,
+/// "Runtime workers") does not carry over: the tap forwards every byte of a busy client.
+const WORKERS: usize = 1;
+
+/// Record a live cluster into one file (JSON Lines, optionally zstd).
+#[derive(clap::Args, Debug)]
+#[command(long_about = LONG_ABOUT, after_help = AFTER_HELP)]
+pub struct Args {
+    /// Address of one cluster node or of the configuration endpoint, HOST:PORT.
+    #[arg(long, value_name = "HOST:PORT", value_parser = parse_addr)]
+    seed: NodeAddr,
+    /// File to write; a name ending in .zst is zstd-compressed.
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    /// Time between polls of each node (e.g. 500ms, 1s, 5s).
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
+    interval: Duration,
+    /// Stop after this long (e.g. 90s, 10m, 2h); without it, record until Ctrl-C / SIGTERM.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    duration: Option<Duration>,
+    /// Give up on a node's poll after this long [default: 4/5 of --interval].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    timeout: Option<Duration>,
+    /// Compress with zstd whatever the file name.
+    #[arg(long)]
+    compress: bool,
+    /// Overwrite FILE if it exists (by default an existing file is never touched).
+    #[arg(long)]
+    force: bool,
+    /// Take CLIENT LIST every N polls of a node (it is the largest reply on busy nodes).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    client_list_every: u32,
+    /// Connect with TLS (certificate verified against the Mozilla roots or --cacert).
+    #[arg(long)]
+    tls: bool,
+    /// PEM file of the CA(s) that signed the servers' certificates (implies --tls).
+    #[arg(long, value_name = "FILE")]
+    cacert: Option<PathBuf>,
+    /// Do not verify the servers' certificates (implies --tls).
+    #[arg(long)]
+    insecure: bool,
+    /// ACL user name to log in as (password from SLOTSCOPE_PASSWORD or --password-file).
+    #[arg(long, value_name = "NAME")]
+    user: Option<String>,
+    /// File whose first line is the password (else the SLOTSCOPE_PASSWORD environment variable).
+    #[arg(long, value_name = "FILE")]
+    password_file: Option<PathBuf>,
+    /// Refused: passwords are not taken on the command line.
+    #[arg(long, hide = true, value_name = "PASSWORD", num_args = 0..=1)]
+    password: Option<Option<String>>,
+    /// No progress line, even on a terminal.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// Runs `slotscope record`.
+pub fn run(args: Args) -> ExitCode {
+    if args.password.is_some() {
+        eprintln!(
+            "error: --password is not accepted: a password on the command line shows in ps and shell \
+             history. Set {} or use --password-file FILE.",
+            secret::PASSWORD_ENV
+        );
+        return ExitCode::from(2);
+    }
+    let password = match secret::load_password(args.password_file.as_deref()) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let use_tls = args.tls || args.cacert.is_some() || args.insecure;
+    let tls = if use_tls {
+        match tls::client_config(args.cacert.as_deref(), args.insecure) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        None
+    };
+    let timeout = args
+        .timeout
+        .unwrap_or_else(|| args.interval.mul_f64(0.8))
+        .max(Duration::from_millis(10));
+    let cfg = RecordConfig {
+        seed: args.seed,
+        interval: args.interval,
+        timeout,
+        duration: args.duration,
+        connect: ConnectOptions {
+            tls,
+            user: args.user,
+            password,
+        },
+        client_list_every: args.client_list_every,
+        gone_after: GONE_AFTER,
+    };
+    let compress = args.compress || sink::wants_zstd(&args.out);
+    let zstd = compress.then_some(sink::ZSTD_LEVEL);
+    let sink = match create_sink(&args.out, zstd, args.force) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let runtime = match runtime::start(WORKERS) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let mut progress = if args.quiet {
+        Progress::disabled()
+    } else {
+        Progress::on_stderr()
+    };
+    let out = args.out.clone();
+    let result = runtime.block_on(async {
+        recorder::record(
+            cfg,
+            Box::new(sink),
+            &mut progress,
+            runtime::shutdown_signal(),
+        )
+        .await
+    });
+    progress.finish();
+    match result {
+        Ok(stats) => {
+            let f = &stats.figures;
+            eprintln!(
+                "slotscope: recorded {} rounds from {} nodes ({} samples, {} failures) to {} ({}), ended by {}",
+                f.rounds,
+                f.nodes,
+                f.samples,
+                f.failures,
+                out.display(),
+                human_bytes(std::fs::metadata(&out).map(|m| m.len()).unwrap_or(f.bytes)),
+                format!("{:?}", stats.reason).to_lowercase()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e @ RecordError::Seed { .. }) => {
+            // Nothing was recorded: leave no empty file behind.
+            let _ = std::fs::remove_file(&out);
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

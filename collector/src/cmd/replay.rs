@@ -1,0 +1,98 @@
+//! `slotscope replay`: its arguments, its help and its run.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::cmd::format::ReportFormat;
+use crate::replay_report;
+
+/// `replay --help`, above the options.
+const LONG_ABOUT: &str = "\
+Replay a workload against the cluster a recording describes (slot owners, migrations and node
+failures over time, the failures taken from poll_failed timeouts and connection errors) through a
+model of a client library, and report what the client would have done: MOVED share per command,
+errors as the application sees them, full re-initialisations, new connections, and whether the
+client ended wedged (no startup node left).
+
+Every model takes --set startup_nodes=HOST:PORT[,...] (default: the recording's seed) and
+socket_timeout=SECONDS (a timeout costs the client that long; default: waiting not modelled); the
+models and their own options, named as the library names them, are listed below.
+
+The workload is --rate evenly spaced commands per second over the recording's span (default: the
+business command rate the recording's INFO samples show, per node the median over the intervals
+with any, summed; 100 if none), each on one of --keys keys (key:{0}, key:{1}, …) drawn with --seed.";
+
+/// `replay --help`, below the options: the models and their options.
+fn after_help() -> String {
+    let mut s = String::from("Models:\n");
+    for m in slotscope_core::replay::MODELS {
+        s.push_str(&format!("  {}\n      {}\n", m.name, m.about));
+        for (name, about) in m.options {
+            s.push_str(&format!("      --set {name}=…\n          {about}\n"));
+        }
+    }
+    s
+}
+
+/// Replay a workload against the recorded cluster through a client library model.
+#[derive(clap::Args, Debug)]
+#[command(long_about = LONG_ABOUT, after_help = after_help())]
+pub struct Args {
+    /// A recording (.jsonl or .jsonl.zst).
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// Client model (listed at the end of --help).
+    #[arg(long, value_name = "NAME")]
+    model: String,
+    /// A model option, KEY=VALUE (repeatable).
+    #[arg(long, value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Commands per second [default: the business command rate observed in the recording, else 100].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    rate: Option<u32>,
+    /// Number of distinct keys.
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..))]
+    keys: u32,
+    /// Replay this command only [default: the business command mix the recording shows, else
+    /// zadd].
+    #[arg(long, value_name = "NAME")]
+    command: Option<String>,
+    /// Commands the application has in flight at most (tasks or threads sharing the client); with
+    /// socket_timeout set, a command scheduled while all of them wait on a timeout is not issued.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    concurrency: u32,
+    /// Seed of the workload's key choice and of the migration coin.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    seed: u64,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: ReportFormat,
+}
+
+/// Runs `slotscope replay`.
+pub fn run(args: Args) -> ExitCode {
+    let req = replay_report::Request {
+        file: &args.file,
+        model: &args.model,
+        set: &args.set,
+        rate: args.rate,
+        keys: args.keys,
+        command: args.command.as_deref(),
+        concurrency: args.concurrency,
+        seed: args.seed,
+    };
+    match replay_report::run(&req) {
+        Ok(report) => {
+            match args.format {
+                ReportFormat::Text => print!("{}", replay_report::render_text(&report)),
+                ReportFormat::Json => println!("{}", replay_report::render_json(&report)),
+                ReportFormat::Markdown => print!("{}", replay_report::render_markdown(&report)),
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
