@@ -13,6 +13,15 @@ pub fn from_u64(n: u64) -> f64 {
     f64::from(high) * 4_294_967_296.0 + f64::from(low)
 }
 
+/// `part ÷ whole` of two counts, 0 when `whole` is 0 (a share of nothing is none).
+pub fn ratio(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        from_u64(part) / from_u64(whole)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -22,6 +31,13 @@ mod tests {
     #[allow(clippy::cast_precision_loss)]
     fn cast(n: u64) -> f64 {
         n as f64
+    }
+
+    #[test]
+    fn a_ratio_of_nothing_is_zero() {
+        assert_eq!(ratio(3, 0), 0.0);
+        assert_eq!(ratio(1, 4), 0.25);
+        assert_eq!(ratio(u64::MAX, u64::MAX), 1.0);
     }
 
     #[test]

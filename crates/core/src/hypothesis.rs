@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::float;
 use crate::metrics::{count_f64, is_business_command, ms_to_secs, CommandDelta, Metrics};
 use crate::replay::{
     model, replay, FaultKind, FaultWindow, ModelOptions, ReplayError, ReplayReport, SimCluster,
@@ -95,7 +96,7 @@ impl Evidence {
             }
         }
         let tail_secs = ms_to_secs(span.end.millis_since(tail_start).max(1));
-        let share = |d: &CommandDelta| ratio(d.rejected, d.attempts());
+        let share = |d: &CommandDelta| float::ratio(d.rejected, d.attempts());
         let (calls, rejected) = per_cmd
             .values()
             .fold((0, 0), |(c, r), d| (c + d.calls, r + d.rejected));
@@ -105,7 +106,7 @@ impl Evidence {
                 .max_by(|a, b| a.1.attempts().cmp(&b.1.attempts()).then(b.0.cmp(a.0)))
                 .map(|(c, _)| c.clone()),
             moved_share_by_command: per_cmd.iter().map(|(c, d)| (c.clone(), share(d))).collect(),
-            moved_share: ratio(rejected, calls + rejected),
+            moved_share: float::ratio(rejected, calls + rejected),
             mix: per_cmd
                 .iter()
                 .map(|(c, d)| (c.clone(), d.attempts()))
@@ -120,14 +121,6 @@ impl Evidence {
             ),
             secs,
         }
-    }
-}
-
-fn ratio(part: u64, whole: u64) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        count_f64(part) / count_f64(whole)
     }
 }
 

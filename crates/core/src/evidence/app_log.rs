@@ -25,25 +25,13 @@ const ERROR_LEVELS: &[&str] = &[
     "panic",
 ];
 
-/// Every level word recognised in a text line's first tokens.
-const LEVELS: &[&str] = &[
-    "trace",
-    "debug",
-    "info",
-    "notice",
-    "warn",
-    "warning",
-    "error",
-    "err",
-    "critical",
-    "crit",
-    "fatal",
-    "severe",
-    "alert",
-    "emerg",
-    "emergency",
-    "panic",
-];
+/// Level words that do not make a line an error.
+const OTHER_LEVELS: &[&str] = &["trace", "debug", "info", "notice", "warn", "warning"];
+
+/// Whether `word` (lower case) is a level word a text line may start with.
+fn is_level(word: &str) -> bool {
+    OTHER_LEVELS.contains(&word) || ERROR_LEVELS.contains(&word)
+}
 
 /// Keys of a JSON line's time (the first present wins).
 const TIME_KEYS: &[&str] = &[
@@ -117,14 +105,7 @@ pub(super) fn parse(
     let mut ev = Evidence::new(Format::AppLog);
     let mut groups: BTreeMap<(Timestamp, String, String), Group> = BTreeMap::new();
     let mut pending: Option<Entry> = None;
-    let mut n: u64 = 0;
-    for raw in text.lines() {
-        n = n.saturating_add(1);
-        let line = raw.trim();
-        if line.is_empty() {
-            continue;
-        }
-        ev.lines = ev.lines.saturating_add(1);
+    for (n, line) in ev.read_lines(text) {
         if line.starts_with('{') {
             let Some(obj) = json_object(line) else {
                 ev.skip(n);
@@ -253,7 +234,7 @@ fn find_level(rest: &str) -> Option<(&str, &str)> {
         let word = token.trim_matches(|c: char| !c.is_ascii_alphabetic());
         let one_case = word.chars().all(|c| c.is_ascii_uppercase())
             || word.chars().all(|c| c.is_ascii_lowercase());
-        if !word.is_empty() && one_case && LEVELS.contains(&word.to_ascii_lowercase().as_str()) {
+        if !word.is_empty() && one_case && is_level(&word.to_ascii_lowercase()) {
             let after = rest[offset..].trim_start_matches([' ', '\t', '|', '-', ':', ']', ')']);
             return Some((word, after));
         }

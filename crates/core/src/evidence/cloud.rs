@@ -78,14 +78,7 @@ pub(super) fn parse(
     source: &str,
 ) -> Result<Evidence, EvidenceError> {
     let mut ev = Evidence::new(Format::Cloud);
-    let mut n: u64 = 0;
-    for raw in text.lines() {
-        n = n.saturating_add(1);
-        let line = raw.trim();
-        if line.is_empty() {
-            continue;
-        }
-        ev.lines = ev.lines.saturating_add(1);
+    for (n, line) in ev.read_lines(text) {
         let body = line.strip_prefix("EVENTS\t").unwrap_or(line);
         let (quoted, body) = match body.strip_prefix(['"', '\'']) {
             Some(rest) => (true, rest),

@@ -207,6 +207,20 @@ impl Evidence {
         self.skipped = self.skipped.saturating_add(1);
         self.first_skipped.get_or_insert(line);
     }
+
+    /// The non-blank lines of `text`, trimmed, with their line numbers (from 1), each counted as
+    /// read.
+    fn read_lines<'t>(&mut self, text: &'t str) -> Vec<(u64, &'t str)> {
+        let lines: Vec<(u64, &str)> = (1u64..)
+            .zip(text.lines())
+            .map(|(n, raw)| (n, raw.trim()))
+            .filter(|(_, line)| !line.is_empty())
+            .collect();
+        self.lines = self
+            .lines
+            .saturating_add(u64::try_from(lines.len()).unwrap_or(u64::MAX));
+        lines
+    }
 }
 
 /// Reads outside evidence from `text` into annotations, in time order.

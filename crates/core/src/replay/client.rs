@@ -1,13 +1,13 @@
 //! What a client library model is: the [`ClientModel`] trait, the [`Transport`] it talks through,
 //! what it reports ([`ClientState`], [`Outcome`], [`ErrorClass`]) and its [`ModelOptions`].
 
-use crate::redirect::Redirect;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use super::{ReplayError, Routed};
 use crate::node::NodeAddr;
+use crate::redirect::Redirect;
 use crate::slot::SlotRange;
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, SlotTable};
@@ -160,6 +160,21 @@ pub fn parse_secs_ms(v: &str) -> Option<u64> {
         format!("{frac:0<3}").parse().ok()?
     };
     secs.checked_mul(1000)?.checked_add(ms)
+}
+
+/// The numbers `number` gives `addrs`, in order, each once: a model's seed list. An address it
+/// cannot number (past 65,535 addresses) is left out.
+pub fn numbered_once(
+    addrs: &[NodeAddr],
+    mut number: impl FnMut(&NodeAddr) -> Option<NodeIdx>,
+) -> Vec<NodeIdx> {
+    let mut out: Vec<NodeIdx> = Vec::with_capacity(addrs.len());
+    for n in addrs.iter().filter_map(&mut number) {
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out
 }
 
 /// A client library's routing state machine.

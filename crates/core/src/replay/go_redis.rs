@@ -45,7 +45,8 @@
 //! this model is of the code named above.
 
 use super::client::{
-    ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
+    numbered_once, ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome,
+    Transport,
 };
 use super::cluster::Reply;
 use super::{ReplayError, Routed, SimRng};
@@ -225,14 +226,7 @@ impl Client {
             timeouts: 0,
             stats: ClientState::default(),
         };
-        for s in seeds.iter() {
-            let Some(i) = c.intern(s) else {
-                continue;
-            };
-            if !c.known.contains(&i) {
-                c.known.push(i);
-            }
-        }
+        c.known = numbered_once(seeds, |a| c.intern(a));
         c.refresh_stats();
         c
     }

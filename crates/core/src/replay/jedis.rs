@@ -71,8 +71,8 @@
 //!   `TimeoutError`.
 
 use super::client::{
-    parse_secs_ms, ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome,
-    Transport,
+    numbered_once, parse_secs_ms, ClientModel, ClientSnapshot, ClientState, ErrorClass,
+    ModelOptions, Outcome, Transport,
 };
 use super::cluster::Reply;
 use super::{ReplayError, Routed, SimRng};
@@ -205,14 +205,7 @@ impl Client {
             next_refresh: None,
             state: ClientState::default(),
         };
-        for s in &opts.startup_nodes {
-            let Some(i) = c.intern(s) else {
-                continue;
-            };
-            if !c.seeds.contains(&i) {
-                c.seeds.push(i);
-            }
-        }
+        c.seeds = numbered_once(&opts.startup_nodes, |a| c.intern(a));
         c.state.startup_nodes = c.seeds.len();
         c
     }

@@ -83,8 +83,8 @@
 //!   `CLUSTERDOWN` reply).
 
 use super::client::{
-    parse_bool, parse_secs_ms, ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions,
-    Outcome, Transport,
+    numbered_once, parse_bool, parse_secs_ms, ClientModel, ClientSnapshot, ClientState, ErrorClass,
+    ModelOptions, Outcome, Transport,
 };
 use super::cluster::Reply;
 use super::{ReplayError, Routed};
@@ -337,14 +337,7 @@ impl Client {
             stale: 0,
             state: ClientState::default(),
         };
-        for s in &opts.startup_nodes {
-            let Some(i) = c.intern(s) else {
-                continue;
-            };
-            if !c.seeds.contains(&i) {
-                c.seeds.push(i);
-            }
-        }
+        c.seeds = numbered_once(&opts.startup_nodes, |a| c.intern(a));
         c.state.startup_nodes = c.seeds.len();
         c
     }

@@ -6,7 +6,8 @@
 //! (7.2.0+: the node is marked for reconnect and moved to the end of `startup_nodes`).
 
 use super::client::{
-    ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
+    numbered_once, ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome,
+    Transport,
 };
 use super::cluster::Reply;
 use super::pool::{Lease, Link, Pools};
@@ -133,14 +134,7 @@ impl Client {
             state: ClientState::default(),
         };
         let seeds = c.opts.startup_nodes.clone();
-        for s in seeds.iter() {
-            let Some(i) = c.intern(s) else {
-                continue;
-            };
-            if !c.startup.contains(&i) {
-                c.startup.push(i);
-            }
-        }
+        c.startup = numbered_once(&seeds, |a| c.intern(a));
         c.refresh_state();
         c
     }

@@ -52,7 +52,8 @@
 //! pipelines, multi-node commands, pub/sub resubscription.
 
 use super::client::{
-    ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
+    numbered_once, ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome,
+    Transport,
 };
 use super::cluster::Reply;
 use super::{ReplayError, Routed, SimRng};
@@ -248,14 +249,7 @@ impl Client {
             attempts: Vec::new(),
             stats: ClientState::default(),
         };
-        for s in seeds.iter() {
-            let Some(i) = c.intern(s) else {
-                continue;
-            };
-            if !c.initial.contains(&i) {
-                c.initial.push(i);
-            }
-        }
+        c.initial = numbered_once(seeds, |a| c.intern(a));
         c.stats.startup_nodes = c.initial.len();
         c
     }

@@ -1,6 +1,5 @@
 //! The replay driver and its report.
 
-use crate::redirect::Redirect;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -8,7 +7,9 @@ use serde::Serialize;
 use super::client::{ClientModel, ClientSnapshot, ErrorClass, Outcome, Transport};
 use super::cluster::{Reply, SimCluster};
 use super::{Routed, Workload};
+use crate::float;
 use crate::node::NodeAddr;
+use crate::redirect::Redirect;
 use crate::slot::SlotRange;
 use crate::time::Timestamp;
 use crate::timeline::NodeIdx;
@@ -241,14 +242,6 @@ impl Transport for Wire<'_> {
     }
 }
 
-fn share(part: u64, whole: u64) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        crate::metrics::count_f64(part) / crate::metrics::count_f64(whole)
-    }
-}
-
 /// Runs `workload` against `cluster` through `client`, in one plain loop over the commands.
 ///
 /// Commands take no virtual time except waiting: every timeout costs the model's
@@ -380,7 +373,7 @@ pub fn replay(
         .map(|(k, v)| (client.error_name(k).to_owned(), v))
         .collect();
     for (i, mut c) in wire.commands.into_iter().enumerate() {
-        c.moved_share = share(c.moved, c.calls);
+        c.moved_share = float::ratio(c.moved, c.calls);
         c.errors = cmd_errors[i]
             .iter()
             .map(|(k, v)| (client.error_name(*k).to_owned(), *v))

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::float;
 use crate::node::NodeAddr;
 use crate::recording::{ConnEvent, Line, ReplyClass};
 use crate::redirect::Redirect;
@@ -54,26 +55,12 @@ impl TapCounts {
     /// MOVED replies per command sent (0 when none was sent): the client-side counterpart of a
     /// server's `rejected_calls / (calls + rejected_calls)`.
     pub fn moved_share(&self) -> f64 {
-        if self.sent == 0 {
-            0.0
-        } else {
-            // Counts stay far below 2^53: the conversion is exact.
-            #[allow(clippy::cast_precision_loss)]
-            let share = self.moved as f64 / self.sent as f64;
-            share
-        }
+        float::ratio(self.moved, self.sent)
     }
 
     /// Mean reply latency in microseconds over the replies that came.
     pub fn mean_latency_us(&self) -> f64 {
-        let replied = self.sent - self.closed;
-        if replied == 0 {
-            0.0
-        } else {
-            #[allow(clippy::cast_precision_loss)]
-            let mean = self.latency_us_sum as f64 / replied as f64;
-            mean
-        }
+        float::ratio(self.latency_us_sum, self.sent - self.closed)
     }
 }
 
