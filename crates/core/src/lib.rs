@@ -9,7 +9,8 @@
 //!
 //! - [`slot`]: key → slot (CRC16-XMODEM with hash tags), slot ranges.
 //! - [`node`]: node ids and addresses.
-//! - [`time`]: timestamps and spans as plain data.
+//! - [`time`]: timestamps and spans as plain data; [`moment`]: a time of a recording as text,
+//!   `05:17:18 (+4.2s)`.
 //! - [`resp`]: RESP2/RESP3 parsing and command encoding.
 //! - [`info`], [`client_list`], [`topology`]: parsers of the replies the collector records.
 //! - [`recording`]: the schema of a recording (header and events, one JSON object per line).
@@ -33,6 +34,7 @@ pub mod finding;
 pub mod hypothesis;
 pub mod info;
 pub mod metrics;
+pub mod moment;
 pub mod node;
 pub mod percent;
 pub mod reader;
