@@ -30,6 +30,16 @@ fn value(v: Value, metric: &str) -> String {
     }
 }
 
+/// A Markdown table line: `head` (its first cells), then one cell for each of `cells`.
+fn table_line(head: String, cells: impl Iterator<Item = String>) -> String {
+    let mut s = head;
+    for c in cells {
+        let _ = write!(s, " {c} |");
+    }
+    s.push('\n');
+    s
+}
+
 /// What was replayed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WorkloadRow {
@@ -83,12 +93,10 @@ impl ObservedRow {
 
     /// The table's first row, in italics.
     pub fn markdown(&self) -> String {
-        let mut s = "| | *observed* | |".to_owned();
-        for (_, v) in &self.values {
-            let _ = write!(s, " *{v}* |");
-        }
-        s.push('\n');
-        s
+        table_line(
+            "| | *observed* | |".to_owned(),
+            self.values.iter().map(|(_, v)| format!("*{v}*")),
+        )
     }
 }
 
@@ -157,11 +165,11 @@ impl VariantRow {
 
     /// The table's header and separator lines.
     pub fn markdown_header() -> String {
-        let mut s = "| rank | variant | score |".to_owned();
-        for m in METRICS {
-            let _ = write!(s, " {} |", short(m));
-        }
-        s.push_str("\n|---:|---|---:|");
+        let mut s = table_line(
+            "| rank | variant | score |".to_owned(),
+            METRICS.iter().map(|m| short(m).to_owned()),
+        );
+        s.push_str("|---:|---|---:|");
         for _ in METRICS {
             s.push_str("---|");
         }
@@ -171,17 +179,15 @@ impl VariantRow {
 
     /// One table row.
     pub fn markdown(&self) -> String {
-        let mut s = format!(
-            "| {} | `{}` | {:.0}% |",
-            self.rank,
-            self.label,
-            self.score * 100.0
-        );
-        for (_, c) in &self.cells {
-            let _ = write!(s, " {c} |");
-        }
-        s.push('\n');
-        s
+        table_line(
+            format!(
+                "| {} | `{}` | {:.0}% |",
+                self.rank,
+                self.label,
+                self.score * 100.0
+            ),
+            self.cells.iter().map(|(_, c)| c.clone()),
+        )
     }
 }
 
