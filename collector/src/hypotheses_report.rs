@@ -7,12 +7,9 @@ use std::path::Path;
 use slotscope_core::hypothesis::{
     rank_with_progress, standard_variants, Evidence, Hypotheses, HypothesisSpec,
 };
-use slotscope_core::metrics::Metrics;
-use slotscope_core::replay::{AskPolicy, SimClusterBuilder};
 use slotscope_core::Timestamp;
 
-use crate::input::read_recording;
-use crate::replay_report::RunError;
+use crate::replay_report::{read_cluster, RunError};
 
 mod rows;
 
@@ -26,16 +23,7 @@ pub fn run(
     concurrency: u32,
     redis_py_socket_timeout_ms: Option<u64>,
 ) -> Result<Hypotheses, RunError> {
-    let ((mut builder, metrics), _input) = read_recording(
-        file,
-        |h| (SimClusterBuilder::for_recording(h), Metrics::default()),
-        |(b, m): &mut (SimClusterBuilder, Metrics), line| {
-            b.push(line);
-            m.push(line);
-        },
-    )?;
-    builder.ask_policy(AskPolicy::KeyCoin { seed });
-    let cluster = builder.build();
+    let (cluster, metrics) = read_cluster(file, seed)?;
     if cluster.span().filter(|s| s.millis() > 0).is_none() {
         return Err(RunError::Empty);
     }

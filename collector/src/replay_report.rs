@@ -6,8 +6,8 @@ use std::path::Path;
 use slotscope_core::hypothesis::Evidence;
 use slotscope_core::metrics::{count_f64, Metrics};
 use slotscope_core::replay::{
-    model, replay, AskPolicy, ModelOptions, ReplayError, ReplayReport, SimClusterBuilder, Workload,
-    WorkloadSpec,
+    model, replay, AskPolicy, ModelOptions, ReplayError, ReplayReport, SimCluster,
+    SimClusterBuilder, Workload, WorkloadSpec,
 };
 
 use crate::input::{read_recording, InputError};
@@ -88,18 +88,24 @@ pub struct Replayed {
     pub mix: Vec<(String, f64)>,
 }
 
-/// Reads the recording and replays the workload through the model.
-pub fn run(req: &Request<'_>) -> Result<Replayed, RunError> {
+/// Reads the recording into the cluster it describes (the migration coin seeded with `seed`)
+/// and the counters its `INFO` samples show.
+pub(crate) fn read_cluster(file: &Path, seed: u64) -> Result<(SimCluster, Metrics), InputError> {
     let ((mut builder, metrics), _input) = read_recording(
-        req.file,
+        file,
         |h| (SimClusterBuilder::for_recording(h), Metrics::default()),
         |(b, m): &mut (SimClusterBuilder, Metrics), line| {
             b.push(line);
             m.push(line);
         },
     )?;
-    builder.ask_policy(AskPolicy::KeyCoin { seed: req.seed });
-    let cluster = builder.build();
+    builder.ask_policy(AskPolicy::KeyCoin { seed });
+    Ok((builder.build(), metrics))
+}
+
+/// Reads the recording and replays the workload through the model.
+pub fn run(req: &Request<'_>) -> Result<Replayed, RunError> {
+    let (cluster, metrics) = read_cluster(req.file, req.seed)?;
     let span = cluster
         .span()
         .filter(|s| s.millis() > 0)
