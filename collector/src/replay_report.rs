@@ -1,17 +1,20 @@
 //! `slotscope replay`: a workload replayed against the cluster a recording describes, through a
 //! client library model.
 
-use std::fmt::Write as _;
 use std::path::Path;
 
 use slotscope_core::hypothesis::Evidence;
 use slotscope_core::metrics::{count_f64, Metrics};
 use slotscope_core::replay::{
-    model, replay, AskPolicy, ModelOptions, ReplayError, ReplayReport, SimClusterBuilder, Workload,
-    WorkloadSpec,
+    model, replay, AskPolicy, ModelOptions, ReplayError, ReplayReport, SimCluster,
+    SimClusterBuilder, Workload, WorkloadSpec,
 };
 
 use crate::input::{read_recording, InputError};
+
+pub(crate) mod rows;
+
+use rows::Rows;
 
 /// What to replay.
 pub struct Request<'a> {
@@ -85,29 +88,24 @@ pub struct Replayed {
     pub mix: Vec<(String, f64)>,
 }
 
-fn mix_text(r: &Replayed) -> String {
-    if r.mix.is_empty() {
-        return "zadd".to_owned();
-    }
-    r.mix
-        .iter()
-        .map(|(c, share)| format!("{c} {:.0} %", share * 100.0))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// Reads the recording and replays the workload through the model.
-pub fn run(req: &Request<'_>) -> Result<Replayed, RunError> {
+/// Reads the recording into the cluster it describes (the migration coin seeded with `seed`)
+/// and the counters its `INFO` samples show.
+pub(crate) fn read_cluster(file: &Path, seed: u64) -> Result<(SimCluster, Metrics), InputError> {
     let ((mut builder, metrics), _input) = read_recording(
-        req.file,
+        file,
         |h| (SimClusterBuilder::for_recording(h), Metrics::default()),
         |(b, m): &mut (SimClusterBuilder, Metrics), line| {
             b.push(line);
             m.push(line);
         },
     )?;
-    builder.ask_policy(AskPolicy::KeyCoin { seed: req.seed });
-    let cluster = builder.build();
+    builder.ask_policy(AskPolicy::KeyCoin { seed });
+    Ok((builder.build(), metrics))
+}
+
+/// Reads the recording and replays the workload through the model.
+pub fn run(req: &Request<'_>) -> Result<Replayed, RunError> {
+    let (cluster, metrics) = read_cluster(req.file, req.seed)?;
     let span = cluster
         .span()
         .filter(|s| s.millis() > 0)
@@ -171,141 +169,10 @@ pub fn render_json(r: &Replayed) -> String {
 
 /// The report as text.
 pub fn render_text(replayed: &Replayed) -> String {
-    let r = &replayed.report;
-    let mut s = String::new();
-    let _ = writeln!(s, "model: {}", r.model);
-    let _ = writeln!(
-        s,
-        "workload: {} commands/s ({}) of {}, {} in flight at most",
-        replayed.rate,
-        replayed.rate_source.name(),
-        mix_text(replayed),
-        r.concurrency
-    );
-    let _ = writeln!(
-        s,
-        "wedged: {}{}",
-        if r.wedged { "yes" } else { "no" },
-        r.wedged_since
-            .map(|t| format!(" (since {})", t.to_rfc3339()))
-            .unwrap_or_default()
-    );
-    let _ = writeln!(
-        s,
-        "commands: {} ({} succeeded, {} failed){}",
-        r.commands,
-        r.succeeded,
-        r.failed,
-        skipped(r)
-    );
-    for (class, n) in &r.errors {
-        let _ = writeln!(s, "  {class}: {n}");
-    }
-    for (cmd, share) in &r.moved_share {
-        let _ = writeln!(s, "MOVED share {cmd}: {:.1} %", share * 100.0);
-    }
-    let _ = writeln!(
-        s,
-        "MOVED {}, ASK {}, full re-initialisations {}, CLUSTER SLOTS calls {}, new connections {}, startup nodes at end {}",
-        r.moved, r.ask, r.full_reinits, r.cluster_slots_calls, r.new_connections, r.startup_nodes
-    );
-    let _ = writeln!(s, "at the end: {}", held(r));
-    let _ = writeln!(s, "per node:");
-    for (addr, n) in &r.nodes {
-        let _ = writeln!(
-            s,
-            "  {addr}: {} calls ({} ok, {} MOVED, {} ASK), {} failed attempts, {} CLUSTER SLOTS",
-            n.calls, n.ok, n.moved, n.ask, n.failed, n.cluster_slots
-        );
-    }
-    s
-}
-
-fn skipped(r: &ReplayReport) -> String {
-    if r.skipped_while_waiting == 0 {
-        String::new()
-    } else {
-        format!(
-            ", {} not issued while every task waited",
-            r.skipped_while_waiting
-        )
-    }
-}
-
-fn held(r: &ReplayReport) -> String {
-    let h = &r.held;
-    format!(
-        "{} connections open; slot table on {} node(s), {} slots on the node it names most, {} unmapped",
-        h.open_connections, h.table_nodes, h.top_node_slots, h.unmapped_slots
-    )
+    Rows::of(replayed).text()
 }
 
 /// The report as Markdown (for a postmortem document).
 pub fn render_markdown(replayed: &Replayed) -> String {
-    let r = &replayed.report;
-    let mut s = String::new();
-    let _ = writeln!(s, "## Replay: `{}`\n", r.model);
-    let _ = writeln!(
-        s,
-        "Workload: {} commands/s ({}) of {}, {} in flight at most.\n",
-        replayed.rate,
-        replayed.rate_source.name(),
-        mix_text(replayed),
-        r.concurrency
-    );
-    let _ = writeln!(s, "| figure | value |\n|---|---|");
-    let wedged = match (r.wedged, r.wedged_since) {
-        (true, Some(t)) => format!("**yes**, since {}", t.to_rfc3339()),
-        (true, None) => "**yes**".to_owned(),
-        (false, _) => "no".to_owned(),
-    };
-    let rows = [
-        ("wedged", wedged),
-        (
-            "commands",
-            format!(
-                "{} ({} succeeded, {} failed){}",
-                r.commands,
-                r.succeeded,
-                r.failed,
-                skipped(r)
-            ),
-        ),
-        ("MOVED / ASK", format!("{} / {}", r.moved, r.ask)),
-        ("full re-initialisations", r.full_reinits.to_string()),
-        ("CLUSTER SLOTS calls", r.cluster_slots_calls.to_string()),
-        ("new connections", r.new_connections.to_string()),
-        ("startup nodes at the end", r.startup_nodes.to_string()),
-        ("at the end", held(r)),
-    ];
-    for (k, v) in rows {
-        let _ = writeln!(s, "| {k} | {v} |");
-    }
-    let _ = writeln!(
-        s,
-        "\n| command | issued | succeeded | MOVED share | errors |\n|---|---|---|---|---|"
-    );
-    for (cmd, c) in &r.per_command {
-        let errors: Vec<String> = c.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
-        let _ = writeln!(
-            s,
-            "| {cmd} | {} | {} | {:.1} % | {} |",
-            c.issued,
-            c.succeeded,
-            c.moved_share * 100.0,
-            errors.join(", ")
-        );
-    }
-    let _ = writeln!(
-        s,
-        "\n| node | calls | ok | MOVED | ASK | failed attempts | CLUSTER SLOTS |\n|---|---|---|---|---|---|---|"
-    );
-    for (addr, n) in &r.nodes {
-        let _ = writeln!(
-            s,
-            "| {addr} | {} | {} | {} | {} | {} | {} |",
-            n.calls, n.ok, n.moved, n.ask, n.failed, n.cluster_slots
-        );
-    }
-    s
+    Rows::of(replayed).markdown()
 }

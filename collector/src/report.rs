@@ -3,10 +3,11 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use slotscope_core::moment::at;
 use slotscope_core::recording::{Discovery, GoneReason};
 use slotscope_core::summary::{Summary, SummaryBuilder};
 use slotscope_core::time::format_millis;
-use slotscope_core::{NodeId, Timestamp};
+use slotscope_core::{NodeId, SlotRange};
 
 use crate::input::{read_recording, Input, InputError};
 use crate::progress::human_bytes;
@@ -39,12 +40,38 @@ fn short(id: &Option<NodeId>) -> String {
         .map_or_else(|| "(unassigned)".to_owned(), |i| i.short().to_owned())
 }
 
-fn at(t: Timestamp, start: Timestamp) -> String {
-    format!(
-        "{} (+{})",
-        t.time_of_day(),
-        format_millis(t.millis_since(start))
-    )
+/// A run of slots that changed hands (or were seen migrating): one line of the summary.
+#[derive(Clone, Debug, PartialEq)]
+struct MoveRow {
+    /// How many slots.
+    slots: usize,
+    /// The owner before (or the migration's source).
+    from: String,
+    /// The owner after (or the migration's target).
+    to: String,
+    /// The slot ranges, abbreviated past six.
+    ranges: String,
+    /// When it was first seen (see [`at`]).
+    first: String,
+    /// When it was last seen.
+    last: String,
+    /// How long it took, shown for topology changes only.
+    took: Option<String>,
+}
+
+impl MoveRow {
+    /// One indented line.
+    fn text(&self) -> String {
+        let mut o = format!(
+            "  {} slots {} -> {}  [{}]  from {} to {}",
+            self.slots, self.from, self.to, self.ranges, self.first, self.last
+        );
+        if let Some(took) = &self.took {
+            let _ = write!(o, " ({took})");
+        }
+        o.push('\n');
+        o
+    }
 }
 
 /// The summary as text for a terminal.
@@ -129,33 +156,30 @@ pub fn render_text(read: &Summarised) -> String {
 
     let _ = writeln!(o, "\ntopology changes ({})", s.slot_moves.len());
     for m in &s.slot_moves {
-        let ranges: Vec<String> = m.ranges.iter().map(ToString::to_string).collect();
-        let _ = writeln!(
-            o,
-            "  {} slots {} -> {}  [{}]  from {} to {} ({})",
-            m.slots,
-            short(&m.from),
-            short(&m.to),
-            abbreviate(&ranges),
-            at(m.span.start, start),
-            at(m.span.end, start),
-            format_millis(m.span.millis())
-        );
+        let row = MoveRow {
+            slots: m.slots,
+            from: short(&m.from),
+            to: short(&m.to),
+            ranges: abbreviate(&m.ranges),
+            first: at(m.span.start, start),
+            last: at(m.span.end, start),
+            took: Some(format_millis(m.span.millis())),
+        };
+        o.push_str(&row.text());
     }
     if !s.migrations.is_empty() {
         let _ = writeln!(o, "\nslots seen migrating ({})", s.migrations.len());
         for m in &s.migrations {
-            let ranges: Vec<String> = m.ranges.iter().map(ToString::to_string).collect();
-            let _ = writeln!(
-                o,
-                "  {} slots {} -> {}  [{}]  from {} to {}",
-                m.slots,
-                m.from.short(),
-                m.to.short(),
-                abbreviate(&ranges),
-                at(m.span.start, start),
-                at(m.span.end, start)
-            );
+            let row = MoveRow {
+                slots: m.slots,
+                from: m.from.short().to_owned(),
+                to: m.to.short().to_owned(),
+                ranges: abbreviate(&m.ranges),
+                first: at(m.span.start, start),
+                last: at(m.span.end, start),
+                took: None,
+            };
+            o.push_str(&row.text());
         }
     }
 
@@ -188,7 +212,9 @@ pub fn render_text(read: &Summarised) -> String {
     o
 }
 
-fn abbreviate(ranges: &[String]) -> String {
+/// The ranges comma-separated; past six, the first three, how many more, and the last.
+fn abbreviate(ranges: &[SlotRange]) -> String {
+    let ranges: Vec<String> = ranges.iter().map(ToString::to_string).collect();
     if ranges.len() <= 6 {
         ranges.join(",")
     } else {
@@ -198,5 +224,44 @@ fn abbreviate(ranges: &[String]) -> String {
             ranges.len() - 4,
             ranges[ranges.len() - 1]
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use slotscope_core::Slot;
+
+    #[test]
+    fn a_move_as_text() {
+        let mut m = MoveRow {
+            slots: 5461,
+            from: "43a2635e".into(),
+            to: "(unassigned)".into(),
+            ranges: "0-5460".into(),
+            first: "05:17:18 (+4.2s)".into(),
+            last: "05:17:20 (+6.0s)".into(),
+            took: Some("1.8s".into()),
+        };
+        assert_eq!(
+            m.text(),
+            "  5461 slots 43a2635e -> (unassigned)  [0-5460]  from 05:17:18 (+4.2s) to 05:17:20 (+6.0s) (1.8s)\n"
+        );
+        m.took = None;
+        assert_eq!(
+            m.text(),
+            "  5461 slots 43a2635e -> (unassigned)  [0-5460]  from 05:17:18 (+4.2s) to 05:17:20 (+6.0s)\n"
+        );
+    }
+
+    #[test]
+    fn ranges_past_six_are_abbreviated() {
+        let r: Vec<SlotRange> = (0..8u16)
+            .map(|i| {
+                SlotRange::new(Slot::new(i * 10).unwrap(), Slot::new(i * 10 + 1).unwrap()).unwrap()
+            })
+            .collect();
+        assert_eq!(abbreviate(&r[..2]), "0-1,10-11");
+        assert_eq!(abbreviate(&r), "0-1,10-11,20-21,… 4 more …,70-71");
     }
 }

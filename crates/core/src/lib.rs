@@ -9,7 +9,8 @@
 //!
 //! - [`slot`]: key → slot (CRC16-XMODEM with hash tags), slot ranges.
 //! - [`node`]: node ids and addresses.
-//! - [`time`]: timestamps and spans as plain data, and the calendar.
+//! - [`time`]: timestamps and spans as plain data, and the calendar; [`moment`]: a time of a
+//!   recording as text, `05:17:18 (+4.2s)`.
 //! - [`float`]: the one conversion of counts and lengths of time (`u64`) to `f64`.
 //! - [`resp`]: RESP2/RESP3 parsing and command encoding.
 //! - [`redirect`]: `MOVED` / `ASK` redirections, parsed from a server's error line in one place.
@@ -39,6 +40,7 @@ pub mod float;
 pub mod hypothesis;
 pub mod info;
 pub mod metrics;
+pub mod moment;
 pub mod node;
 pub mod percent;
 pub mod reader;

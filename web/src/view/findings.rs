@@ -1,7 +1,9 @@
 //! The findings panel: most important first; a click jumps to the finding's evidence.
 
 use slotscope_core::finding::{number, Finding};
+use slotscope_core::moment::at_clock;
 use slotscope_core::time::format_millis;
+use slotscope_core::Timestamp;
 use yew::prelude::*;
 
 use crate::clock;
@@ -53,8 +55,9 @@ pub fn findings_panel(props: &FindingsProps) -> Html {
                                 <span class="finding-title">{ f.title.clone() }</span>
                             </div>
                             <div class="finding-when">
-                                { format!("{} (+{}), for {}", clock::format(a, props.offset),
-                                    format_millis(a.saturating_sub(start)), format_millis(b.saturating_sub(a))) }
+                                { format!("{}, for {}",
+                                    at_clock(&clock::format(a, props.offset), f.span.start, Timestamp(start)),
+                                    format_millis(b.saturating_sub(a))) }
                                 if let Some(n) = &f.node { { format!(" · node {n}") } }
                             </div>
                             if let Some(att) = &f.attribution {

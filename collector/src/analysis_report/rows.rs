@@ -1,0 +1,832 @@
+//! The rows of `slotscope analyze`'s report: one plain struct per table row or section, built
+//! once from the analysis, each written as text (for a terminal) or as Markdown (for a
+//! postmortem).
+
+use std::fmt::Write as _;
+
+use slotscope_core::analysis::{Rates, ShardTraffic};
+use slotscope_core::census::ClientGroup;
+use slotscope_core::finding::{number, Finding, Severity};
+use slotscope_core::moment::at;
+use slotscope_core::recording::Discovery;
+use slotscope_core::tap::versus::Versus;
+use slotscope_core::time::format_millis;
+use slotscope_core::{NodeAddr, NodeId, Timestamp};
+
+use super::Analysed;
+
+/// A node id's short form, `?` when unknown.
+fn short(id: Option<&NodeId>) -> String {
+    id.map_or_else(|| "?".to_owned(), |i| i.short().to_owned())
+}
+
+/// A share with three decimals, `-` when there is none.
+fn share(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_owned(), |s| format!("{s:.3}"))
+}
+
+/// A `|` would end a Markdown table cell, even inside backticks.
+fn cell_escape(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+/// `text` in lines of at most `width` characters (a longer word stands alone), each after
+/// `indent`.
+fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.len() + 1 + word.len() > width {
+            let _ = writeln!(out, "{indent}{line}");
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        let _ = writeln!(out, "{indent}{line}");
+    }
+    out
+}
+
+/// What was recorded: the report's first lines.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Heading {
+    /// The seed address.
+    pub seed: String,
+    /// When the recording started (RFC 3339).
+    pub started: String,
+    /// How long it runs, `None` without events.
+    pub duration: Option<String>,
+    /// Nodes seen.
+    pub nodes: usize,
+    /// The poll interval.
+    pub interval: String,
+    /// The collector that wrote the recording.
+    pub collector: String,
+}
+
+impl Heading {
+    /// The heading of `a`.
+    pub fn of(a: &Analysed) -> Heading {
+        let s = &a.analysis.summary;
+        let start = s.header.started;
+        Heading {
+            seed: s.header.seed.to_string(),
+            started: s.header.started.to_string(),
+            duration: s.span.map(|sp| format_millis(sp.end.millis_since(start))),
+            nodes: s.nodes.len(),
+            interval: format_millis(s.header.options.interval_ms),
+            collector: s.header.collector.clone(),
+        }
+    }
+
+    /// One line.
+    pub fn text(&self) -> String {
+        format!(
+            "recording of {} from {}, {}, {} nodes, polled every {}\n",
+            self.seed,
+            self.started,
+            self.duration.as_deref().unwrap_or("empty"),
+            self.nodes,
+            self.interval
+        )
+    }
+
+    /// One paragraph.
+    pub fn markdown(&self) -> String {
+        format!(
+            "Recording of `{}` from {} for {}, {} nodes polled every {} ({}).\n\n",
+            self.seed,
+            self.started,
+            self.duration.as_deref().unwrap_or("0s"),
+            self.nodes,
+            self.interval,
+            self.collector
+        )
+    }
+}
+
+/// One finding, numbered from 1 in the order the analysis gives (most important first).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FindingEntry {
+    /// Its number in the list.
+    pub number: usize,
+    /// How much it matters.
+    pub severity: Severity,
+    /// Its kind's name (`idle_shard`, …).
+    pub kind: &'static str,
+    /// When it starts (see [`at`]).
+    pub from: String,
+    /// When it ends.
+    pub to: String,
+    /// One line.
+    pub title: String,
+    /// What it means.
+    pub explanation: String,
+    /// The client group it is put down to.
+    pub attribution: Option<String>,
+    /// What else the recording shows around it.
+    pub context: Vec<String>,
+    /// The numbers behind it, `name=value`.
+    pub numbers: Vec<String>,
+}
+
+impl FindingEntry {
+    /// The finding numbered `number`; times from `start`.
+    pub fn of(position: usize, f: &Finding, start: Timestamp) -> FindingEntry {
+        FindingEntry {
+            number: position,
+            severity: f.severity,
+            kind: f.kind.name(),
+            from: at(f.span.start, start),
+            to: at(f.span.end, start),
+            title: f.title.clone(),
+            explanation: f.explanation.clone(),
+            attribution: f.attribution.as_ref().map(|a| a.describe()),
+            context: f.context.clone(),
+            numbers: f
+                .numbers
+                .iter()
+                .map(|(k, v)| format!("{k}={}", number(*v)))
+                .collect(),
+        }
+    }
+
+    /// A numbered block, title and explanation wrapped at 100 characters.
+    pub fn text(&self) -> String {
+        let mut o = format!(
+            "{:>3}. [{:?}] {}  {} .. {}\n",
+            self.number, self.severity, self.kind, self.from, self.to
+        );
+        o.push_str(&wrap(&self.title, 100, "     "));
+        o.push_str(&wrap(&self.explanation, 100, "       "));
+        if let Some(attr) = &self.attribution {
+            let _ = writeln!(o, "     attributed to: {attr}");
+        }
+        for c in &self.context {
+            let _ = writeln!(o, "     context: {c}");
+        }
+        o.push_str(&wrap(&self.numbers.join("  "), 100, "     numbers: "));
+        o
+    }
+
+    /// A numbered list item with its details as sub-items.
+    pub fn markdown(&self) -> String {
+        let mut o = format!(
+            "{}. **{}** (`{}`, {:?}, {} – {}): {}\n\n",
+            self.number, self.title, self.kind, self.severity, self.from, self.to, self.explanation
+        );
+        if let Some(attr) = &self.attribution {
+            let _ = writeln!(o, "   - Attributed to: {attr}");
+        }
+        for c in &self.context {
+            let _ = writeln!(o, "   - Context: {c}");
+        }
+        let _ = writeln!(o, "   - Numbers: {}\n", self.numbers.join(", "));
+        o
+    }
+}
+
+/// What the tapped client sent: the figures of the client-side section's introduction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TapHeading {
+    /// Commands sent.
+    pub sent: u64,
+    /// Connections opened.
+    pub connections: u64,
+}
+
+impl TapHeading {
+    /// The section's title line and the table's header.
+    pub fn text(&self) -> String {
+        format!(
+            "\nCLIENT-SIDE EVIDENCE (slotscope tap: {} commands on {} connections; MOVED share = MOVED / \
+             commands sent, server = rejected_calls / (calls + rejected_calls) of every client)\n  \
+             {:<22} {:>9} {:>8} {:>6} {:>7} {:>13}  {:>15} {:>13}\n",
+            self.sent,
+            self.connections,
+            "command",
+            "sent",
+            "MOVED",
+            "ASK",
+            "errors",
+            "client share",
+            "server attempts",
+            "server share"
+        )
+    }
+
+    /// The section's title, introduction and the table's header.
+    pub fn markdown(&self) -> String {
+        format!(
+            "### Client-side evidence (slotscope tap)\n\n{} commands on {} connections. Client MOVED \
+             share = MOVED / commands sent by the tapped client; server share = rejected_calls / \
+             (calls + rejected_calls) of every client.\n\n\
+             | command | sent | MOVED | ASK | errors | client MOVED share | server attempts | server share |\n\
+             |---|---:|---:|---:|---:|---:|---:|---:|\n",
+            self.sent, self.connections
+        )
+    }
+}
+
+/// One command: what the tapped client got beside what every client got from the servers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VersusRow {
+    /// The command.
+    pub cmd: String,
+    /// Sent by the tapped client.
+    pub sent: u64,
+    /// MOVED replies it got.
+    pub moved: u64,
+    /// ASK replies it got.
+    pub ask: u64,
+    /// Error replies it got.
+    pub errors: u64,
+    /// `moved / sent`.
+    pub client_share: f64,
+    /// The servers' calls plus rejected calls, every client; `None` without `INFO` figures.
+    pub server_attempts: Option<u64>,
+    /// The servers' rejected share.
+    pub server_share: Option<f64>,
+}
+
+impl VersusRow {
+    /// The row of `v`.
+    pub fn of(v: &Versus) -> VersusRow {
+        VersusRow {
+            cmd: v.cmd.clone(),
+            sent: v.sent,
+            moved: v.moved,
+            ask: v.ask,
+            errors: v.errors,
+            client_share: v.client_moved_share,
+            server_attempts: v.server.map(|d| d.attempts()),
+            server_share: v.server_share(),
+        }
+    }
+
+    /// One line in columns.
+    pub fn text(&self) -> String {
+        format!(
+            "  {:<22} {:>9} {:>8} {:>6} {:>7} {:>13.3}  {:>15} {:>13}\n",
+            self.cmd,
+            self.sent,
+            self.moved,
+            self.ask,
+            self.errors,
+            self.client_share,
+            self.server_attempts
+                .map_or_else(|| "-".to_owned(), |n| n.to_string()),
+            share(self.server_share)
+        )
+    }
+
+    /// One table row.
+    pub fn markdown(&self) -> String {
+        format!(
+            "| `{}` | {} | {} | {} | {} | {:.3} | {} | {} |\n",
+            cell_escape(&self.cmd),
+            self.sent,
+            self.moved,
+            self.ask,
+            self.errors,
+            self.client_share,
+            self.server_attempts
+                .map_or_else(|| "–".to_owned(), |n| n.to_string()),
+            share(self.server_share)
+        )
+    }
+}
+
+/// What the tapped client sent to one node (text only).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TapNodeRow {
+    /// The node.
+    pub node: NodeAddr,
+    /// Commands sent to it.
+    pub sent: u64,
+    /// MOVED replies it gave.
+    pub moved: u64,
+    /// ASK replies it gave.
+    pub ask: u64,
+    /// Mean latency, microseconds.
+    pub mean_latency_us: f64,
+}
+
+impl TapNodeRow {
+    /// One line.
+    pub fn text(&self) -> String {
+        format!(
+            "  node {:<21} sent {:>9}  MOVED {:>8}  ASK {:>6}  mean latency {:.0} µs\n",
+            self.node.to_string(),
+            self.sent,
+            self.moved,
+            self.ask,
+            self.mean_latency_us
+        )
+    }
+}
+
+/// The client-side section (present when the recording holds tap lines).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TapSection {
+    /// Its introduction.
+    pub heading: TapHeading,
+    /// One row a command.
+    pub commands: Vec<VersusRow>,
+    /// One row a node.
+    pub nodes: Vec<TapNodeRow>,
+}
+
+impl TapSection {
+    /// The section of `a`, `None` without tap lines.
+    pub fn of(a: &Analysed) -> Option<TapSection> {
+        let t = &a.analysis.tap;
+        if t.is_empty() {
+            return None;
+        }
+        Some(TapSection {
+            heading: TapHeading {
+                sent: t.total.sent,
+                connections: t.connections_opened,
+            },
+            commands: a.analysis.versus().iter().map(VersusRow::of).collect(),
+            nodes: t
+                .per_node
+                .iter()
+                .map(|(node, c)| TapNodeRow {
+                    node: node.clone(),
+                    sent: c.sent,
+                    moved: c.moved,
+                    ask: c.ask,
+                    mean_latency_us: c.mean_latency_us(),
+                })
+                .collect(),
+        })
+    }
+}
+
+/// One event of the timeline.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimelineRow {
+    /// When (see [`at`]).
+    pub at: String,
+    /// What happened.
+    pub event: String,
+}
+
+impl TimelineRow {
+    /// The timeline of `a`: nodes appearing, going and answering again, slot moves and
+    /// annotations, in time order.
+    pub fn all(a: &Analysed) -> Vec<TimelineRow> {
+        let s = &a.analysis.summary;
+        let start = s.header.started;
+        let mut events: Vec<(Timestamp, String)> = Vec::new();
+        for n in &s.nodes {
+            let how = match &n.via {
+                Discovery::Seed => "seed".to_owned(),
+                Discovery::Topology { from } => format!("listed by {from}"),
+                Discovery::Recovered => "recovered".to_owned(),
+            };
+            events.push((
+                n.discovered,
+                format!("node {} ({}) appears, {how}", n.addr, short(n.id.as_ref())),
+            ));
+            for (t, why) in &n.gone {
+                events.push((*t, format!("node {} gone: {why:?}", n.addr).to_lowercase()));
+            }
+            for t in &n.recovered {
+                events.push((*t, format!("node {} answers again", n.addr)));
+            }
+        }
+        for m in &s.slot_moves {
+            events.push((
+                m.span.start,
+                format!(
+                    "{} slots move {} -> {} (until {})",
+                    m.slots,
+                    short(m.from.as_ref()),
+                    short(m.to.as_ref()),
+                    at(m.span.end, start)
+                ),
+            ));
+        }
+        for (t, source, text) in &s.annotations {
+            events.push((*t, format!("[{source}] {text}")));
+        }
+        events.sort_by_key(|e| e.0);
+        events
+            .into_iter()
+            .map(|(t, event)| TimelineRow {
+                at: at(t, start),
+                event,
+            })
+            .collect()
+    }
+
+    /// One indented line.
+    pub fn text(&self) -> String {
+        format!("  {}  {}\n", self.at, self.event)
+    }
+
+    /// A list item for each line of [`TimelineRow::text`], trimmed (an event's text may hold
+    /// line breaks: an annotation's).
+    pub fn markdown(&self) -> String {
+        let mut o = String::new();
+        for line in self.text().lines() {
+            let _ = writeln!(o, "- {}", line.trim());
+        }
+        o
+    }
+}
+
+/// One shard's traffic before and after the topology change.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ShardRow {
+    /// The node.
+    pub addr: String,
+    /// Its id's short form, `?` when unknown.
+    pub id: String,
+    /// Slots it owns.
+    pub slots: usize,
+    /// Keys it holds.
+    pub keys: u64,
+    /// Rates before the change.
+    pub before: Rates,
+    /// Rates after it.
+    pub after: Rates,
+}
+
+impl ShardRow {
+    /// The row of `t`.
+    pub fn of(t: &ShardTraffic) -> ShardRow {
+        ShardRow {
+            addr: t.addr.to_string(),
+            id: short(t.id.as_ref()),
+            slots: t.slots,
+            keys: t.keys,
+            before: t.before.clone(),
+            after: t.after.clone(),
+        }
+    }
+
+    /// The columns' header line.
+    pub fn text_header() -> String {
+        format!(
+            "  {:<21} {:<8} {:>6} {:>9}  {:>17}  {:>17}  {:>15}\n",
+            "node", "id", "slots", "keys", "executed/s", "rejected/s", "MOVED/s"
+        )
+    }
+
+    /// One line in columns: executed, rejected and MOVED per second.
+    pub fn text(&self) -> String {
+        let (b, a) = (&self.before, &self.after);
+        format!(
+            "  {:<21} {:<8} {:>6} {:>9}  {:>7.1} -> {:>7.1}  {:>7.1} -> {:>7.1}  {:>6.1} -> {:>6.1}\n",
+            self.addr, self.id, self.slots, self.keys, b.calls, a.calls, b.rejected, a.rejected,
+            b.moved, a.moved
+        )
+    }
+
+    /// The table's header and separator lines.
+    pub const MARKDOWN_HEADER: &'static str = "| node | id | slots | keys | executed/s | rejected/s | MOVED/s | new conns/s |\n|---|---|---:|---:|---:|---:|---:|---:|\n";
+
+    /// One table row: executed, rejected, MOVED and new connections per second.
+    pub fn markdown(&self) -> String {
+        let (b, a) = (&self.before, &self.after);
+        format!(
+            "| {} | `{}` | {} | {} | {:.1} → {:.1} | {:.1} → {:.1} | {:.1} → {:.1} | {:.1} → {:.1} |\n",
+            self.addr,
+            self.id,
+            self.slots,
+            self.keys,
+            b.calls,
+            a.calls,
+            b.rejected,
+            a.rejected,
+            b.moved,
+            a.moved,
+            b.new_connections,
+            a.new_connections
+        )
+    }
+}
+
+/// One client group of the census.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CensusRow {
+    /// The group's label.
+    pub label: String,
+    /// Client hosts in it.
+    pub hosts: usize,
+    /// Connections seen.
+    pub seen: u64,
+    /// Connections open at the end.
+    pub open: u64,
+    /// New connections per second.
+    pub new_per_sec: f64,
+    /// Median connection lifetime, seconds.
+    pub lifetime_secs: Option<u64>,
+    /// Commands it sent.
+    pub commands: Vec<String>,
+}
+
+impl CensusRow {
+    /// The row of `g`.
+    pub fn of(g: &ClientGroup) -> CensusRow {
+        CensusRow {
+            label: g.key.label(),
+            hosts: g.hosts.len(),
+            seen: g.connections_seen,
+            open: g.open_last,
+            new_per_sec: g.new_per_sec,
+            lifetime_secs: g.median_lifetime_secs(),
+            commands: g.commands.keys().cloned().collect(),
+        }
+    }
+
+    /// One line in columns.
+    pub fn text(&self) -> String {
+        format!(
+            "  {:<36} hosts {:<3} seen {:<5} open {:<4} new/s {:<6.2} lifetime {:<6} cmds {}\n",
+            self.label,
+            self.hosts,
+            self.seen,
+            self.open,
+            self.new_per_sec,
+            self.lifetime_secs
+                .map_or_else(|| "-".to_owned(), |l| format!("{l}s")),
+            self.commands.join(",")
+        )
+    }
+
+    /// The table's header and separator lines.
+    pub const MARKDOWN_HEADER: &'static str = "| client group | hosts | connections seen | open at end | new/s | median lifetime | commands |\n|---|---:|---:|---:|---:|---:|---|\n";
+
+    /// One table row.
+    pub fn markdown(&self) -> String {
+        format!(
+            "| {} | {} | {} | {} | {:.2} | {} | {} |\n",
+            self.label,
+            self.hosts,
+            self.seen,
+            self.open,
+            self.new_per_sec,
+            self.lifetime_secs
+                .map_or_else(|| "–".to_owned(), |l| format!("{l} s")),
+            self.commands
+                .iter()
+                .map(|c| format!("`{}`", cell_escape(c)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
+}
+
+/// Every row of the report, built once from the analysis.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rows {
+    /// What was recorded.
+    pub heading: Heading,
+    /// The findings, most important first.
+    pub findings: Vec<FindingEntry>,
+    /// Outside evidence, one line each.
+    pub evidence: Vec<String>,
+    /// The tapped client's figures.
+    pub tap: Option<TapSection>,
+    /// The timeline.
+    pub timeline: Vec<TimelineRow>,
+    /// Traffic per shard.
+    pub shards: Vec<ShardRow>,
+    /// The client census.
+    pub census: Vec<CensusRow>,
+}
+
+impl Rows {
+    /// The rows of `a`.
+    pub fn of(a: &Analysed) -> Rows {
+        let start = a.analysis.summary.header.started;
+        Rows {
+            heading: Heading::of(a),
+            findings: a
+                .analysis
+                .findings
+                .iter()
+                .enumerate()
+                .map(|(i, f)| FindingEntry::of(i + 1, f, start))
+                .collect(),
+            evidence: a
+                .analysis
+                .evidence
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+            tap: TapSection::of(a),
+            timeline: TimelineRow::all(a),
+            shards: a.analysis.shard_traffic.iter().map(ShardRow::of).collect(),
+            census: a.analysis.census.groups.iter().map(CensusRow::of).collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rates(calls: f64, rejected: f64, moved: f64, new_connections: f64) -> Rates {
+        Rates {
+            calls,
+            rejected,
+            moved,
+            new_connections,
+            ..Rates::default()
+        }
+    }
+
+    #[test]
+    fn heading_as_text_and_markdown() {
+        let mut h = Heading {
+            seed: "10.0.0.1:6379".into(),
+            started: "2025-03-14T05:17:14.000Z".into(),
+            duration: Some("2m05s".into()),
+            nodes: 3,
+            interval: "1.0s".into(),
+            collector: "slotscope 0.1.0".into(),
+        };
+        assert_eq!(
+            h.text(),
+            "recording of 10.0.0.1:6379 from 2025-03-14T05:17:14.000Z, 2m05s, 3 nodes, polled every 1.0s\n"
+        );
+        assert_eq!(
+            h.markdown(),
+            "Recording of `10.0.0.1:6379` from 2025-03-14T05:17:14.000Z for 2m05s, 3 nodes polled \
+             every 1.0s (slotscope 0.1.0).\n\n"
+        );
+        h.duration = None;
+        assert!(h.text().contains(", empty, 3 nodes"));
+        assert!(h.markdown().contains(" for 0s, 3 nodes"));
+    }
+
+    #[test]
+    fn finding_as_text_and_markdown() {
+        let f = FindingEntry {
+            number: 2,
+            severity: Severity::Warning,
+            kind: "redirect_storm",
+            from: "05:17:18 (+4.2s)".into(),
+            to: "05:17:20 (+6.0s)".into(),
+            title: "MOVED storm".into(),
+            explanation: "Most commands were redirected.".into(),
+            attribution: Some("api (via get)".into()),
+            context: vec!["a slot move began 1.0s before".into()],
+            numbers: vec!["moved_per_sec=120".into(), "share=0.412".into()],
+        };
+        assert_eq!(
+            f.text(),
+            "  2. [Warning] redirect_storm  05:17:18 (+4.2s) .. 05:17:20 (+6.0s)\n     \
+             MOVED storm\n       \
+             Most commands were redirected.\n     \
+             attributed to: api (via get)\n     \
+             context: a slot move began 1.0s before\n     \
+             numbers: moved_per_sec=120 share=0.412\n"
+        );
+        assert_eq!(
+            f.markdown(),
+            "2. **MOVED storm** (`redirect_storm`, Warning, 05:17:18 (+4.2s) – 05:17:20 (+6.0s)): \
+             Most commands were redirected.\n\n   \
+             - Attributed to: api (via get)\n   \
+             - Context: a slot move began 1.0s before\n   \
+             - Numbers: moved_per_sec=120, share=0.412\n\n"
+        );
+    }
+
+    #[test]
+    fn text_wraps_at_a_hundred_characters() {
+        let words = ["word"; 30].join(" ");
+        let wrapped = wrap(&words, 100, "  ");
+        let lines: Vec<&str> = wrapped.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0].len(), 2 + 99);
+        assert_eq!(wrap("", 100, "  "), "");
+    }
+
+    #[test]
+    fn versus_row_as_text_and_markdown() {
+        let mut r = VersusRow {
+            cmd: "cluster|slots".into(),
+            sent: 1200,
+            moved: 300,
+            ask: 2,
+            errors: 1,
+            client_share: 0.25,
+            server_attempts: Some(5000),
+            server_share: Some(0.1234),
+        };
+        assert_eq!(
+            r.text(),
+            "  cluster|slots               1200      300      2       1         0.250             5000         0.123\n"
+        );
+        assert_eq!(
+            r.markdown(),
+            "| `cluster\\|slots` | 1200 | 300 | 2 | 1 | 0.250 | 5000 | 0.123 |\n"
+        );
+        r.server_attempts = None;
+        r.server_share = None;
+        assert!(r.text().ends_with("             -             -\n"));
+        assert!(r.markdown().ends_with("| 0.250 | – | - |\n"));
+    }
+
+    #[test]
+    fn tap_heading_and_node_as_text() {
+        let h = TapHeading {
+            sent: 10,
+            connections: 2,
+        };
+        assert!(h
+            .text()
+            .starts_with("\nCLIENT-SIDE EVIDENCE (slotscope tap: 10 commands on 2 connections;"));
+        assert!(h
+            .markdown()
+            .ends_with("| server share |\n|---|---:|---:|---:|---:|---:|---:|---:|\n"));
+        let n = TapNodeRow {
+            node: "10.0.0.1:6379".parse().unwrap(),
+            sent: 7,
+            moved: 1,
+            ask: 0,
+            mean_latency_us: 251.6,
+        };
+        assert_eq!(
+            n.text(),
+            "  node 10.0.0.1:6379         sent         7  MOVED        1  ASK      0  mean latency 252 µs\n"
+        );
+    }
+
+    #[test]
+    fn timeline_row_as_text_and_markdown() {
+        let mut t = TimelineRow {
+            at: "05:17:18 (+4.2s)".into(),
+            event: "node 10.0.0.2:6379 answers again".into(),
+        };
+        assert_eq!(
+            t.text(),
+            "  05:17:18 (+4.2s)  node 10.0.0.2:6379 answers again\n"
+        );
+        assert_eq!(
+            t.markdown(),
+            "- 05:17:18 (+4.2s)  node 10.0.0.2:6379 answers again\n"
+        );
+        t.event = "[ops] two\nlines ".into();
+        assert_eq!(t.markdown(), "- 05:17:18 (+4.2s)  [ops] two\n- lines\n");
+    }
+
+    #[test]
+    fn shard_row_as_text_and_markdown() {
+        let r = ShardRow {
+            addr: "10.0.0.1:6379".into(),
+            id: "43a2635e".into(),
+            slots: 8192,
+            keys: 5000,
+            before: rates(100.0, 0.0, 0.0, 0.5),
+            after: rates(0.0, 12.25, 12.25, 3.0),
+        };
+        assert_eq!(
+            ShardRow::text_header(),
+            "  node                  id        slots      keys         executed/s         rejected/s          MOVED/s\n"
+        );
+        assert_eq!(
+            r.text(),
+            "  10.0.0.1:6379         43a2635e   8192      5000    100.0 ->     0.0      0.0 ->    12.2     0.0 ->   12.2\n"
+        );
+        assert_eq!(
+            r.markdown(),
+            "| 10.0.0.1:6379 | `43a2635e` | 8192 | 5000 | 100.0 → 0.0 | 0.0 → 12.2 | 0.0 → 12.2 | 0.5 → 3.0 |\n"
+        );
+    }
+
+    #[test]
+    fn census_row_as_text_and_markdown() {
+        let mut r = CensusRow {
+            label: "redis-py 8.0.0 \"api\"".into(),
+            hosts: 2,
+            seen: 14,
+            open: 3,
+            new_per_sec: 0.125,
+            lifetime_secs: Some(12),
+            commands: vec!["cluster|slots".into(), "get".into()],
+        };
+        assert_eq!(
+            r.text(),
+            "  redis-py 8.0.0 \"api\"                 hosts 2   seen 14    open 3    new/s 0.12   lifetime 12s    cmds cluster|slots,get\n"
+        );
+        assert_eq!(
+            r.markdown(),
+            "| redis-py 8.0.0 \"api\" | 2 | 14 | 3 | 0.12 | 12 s | `cluster\\|slots`, `get` |\n"
+        );
+        r.lifetime_secs = None;
+        assert!(r.text().contains(" lifetime -      cmds "));
+        assert!(r.markdown().contains("| 0.12 | – | "));
+    }
+}

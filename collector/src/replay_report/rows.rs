@@ -1,0 +1,463 @@
+//! The rows of `slotscope replay`'s report: the workload, the client's figures, one row a
+//! command and one a node, built once from the replay and written as text or as Markdown.
+
+use std::fmt::Write as _;
+
+use slotscope_core::replay::{CommandStats, NodeStats, ReplayReport};
+
+use super::Replayed;
+
+/// A command mix as `get 60 %, set 40 %`: each command with its share in percent.
+pub fn mix<'a>(parts: impl IntoIterator<Item = (&'a str, f64)>) -> String {
+    parts
+        .into_iter()
+        .map(|(c, percent)| format!("{c} {percent:.0} %"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What was replayed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkloadRow {
+    /// Commands per second.
+    pub rate: u32,
+    /// Where the rate came from (`option`, `observed`, `default`).
+    pub rate_source: &'static str,
+    /// The command mix (see [`mix`]).
+    pub mix: String,
+    /// Commands in flight at most.
+    pub concurrency: u32,
+}
+
+impl WorkloadRow {
+    /// One line.
+    pub fn text(&self) -> String {
+        format!(
+            "workload: {} commands/s ({}) of {}, {} in flight at most\n",
+            self.rate, self.rate_source, self.mix, self.concurrency
+        )
+    }
+
+    /// One paragraph.
+    pub fn markdown(&self) -> String {
+        format!(
+            "Workload: {} commands/s ({}) of {}, {} in flight at most.\n\n",
+            self.rate, self.rate_source, self.mix, self.concurrency
+        )
+    }
+}
+
+/// The client's figures over the whole replay.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Figures {
+    /// Whether the client ended wedged.
+    pub wedged: bool,
+    /// Since when (RFC 3339), if it stayed wedged.
+    pub wedged_since: Option<String>,
+    /// `issued (n succeeded, n failed)`, and the commands not issued while every task waited.
+    pub commands: String,
+    /// Exceptions the application saw, by class (text only).
+    pub errors: Vec<(String, u64)>,
+    /// MOVED replies.
+    pub moved: u64,
+    /// ASK replies.
+    pub ask: u64,
+    /// Full re-initialisations.
+    pub full_reinits: u64,
+    /// `CLUSTER SLOTS` calls.
+    pub cluster_slots_calls: u64,
+    /// Connections opened.
+    pub new_connections: u64,
+    /// Startup nodes left at the end.
+    pub startup_nodes: usize,
+    /// What the client held at the end.
+    pub held: String,
+}
+
+impl Figures {
+    /// The figures of `r`.
+    pub fn of(r: &ReplayReport) -> Figures {
+        let skipped = if r.skipped_while_waiting == 0 {
+            String::new()
+        } else {
+            format!(
+                ", {} not issued while every task waited",
+                r.skipped_while_waiting
+            )
+        };
+        let h = &r.held;
+        Figures {
+            wedged: r.wedged,
+            wedged_since: r.wedged_since.map(|t| t.to_rfc3339()),
+            commands: format!(
+                "{} ({} succeeded, {} failed){skipped}",
+                r.commands, r.succeeded, r.failed
+            ),
+            errors: r.errors.iter().map(|(k, n)| (k.clone(), *n)).collect(),
+            moved: r.moved,
+            ask: r.ask,
+            full_reinits: r.full_reinits,
+            cluster_slots_calls: r.cluster_slots_calls,
+            new_connections: r.new_connections,
+            startup_nodes: r.startup_nodes,
+            held: format!(
+                "{} connections open; slot table on {} node(s), {} slots on the node it names most, {} unmapped",
+                h.open_connections, h.table_nodes, h.top_node_slots, h.unmapped_slots
+            ),
+        }
+    }
+
+    /// `wedged: …` and `commands: …` lines, then one line an error class.
+    pub fn text_head(&self) -> String {
+        let mut s = format!(
+            "wedged: {}{}\ncommands: {}\n",
+            if self.wedged { "yes" } else { "no" },
+            self.wedged_since
+                .as_ref()
+                .map(|t| format!(" (since {t})"))
+                .unwrap_or_default(),
+            self.commands
+        );
+        for (class, n) in &self.errors {
+            let _ = writeln!(s, "  {class}: {n}");
+        }
+        s
+    }
+
+    /// The counts in one line, then what the client held at the end.
+    pub fn text_tail(&self) -> String {
+        format!(
+            "MOVED {}, ASK {}, full re-initialisations {}, CLUSTER SLOTS calls {}, new connections {}, startup nodes at end {}\nat the end: {}\n",
+            self.moved,
+            self.ask,
+            self.full_reinits,
+            self.cluster_slots_calls,
+            self.new_connections,
+            self.startup_nodes,
+            self.held
+        )
+    }
+
+    /// A two-column table, one row a figure.
+    pub fn markdown(&self) -> String {
+        let wedged = match (self.wedged, &self.wedged_since) {
+            (true, Some(t)) => format!("**yes**, since {t}"),
+            (true, None) => "**yes**".to_owned(),
+            (false, _) => "no".to_owned(),
+        };
+        let rows = [
+            ("wedged", wedged),
+            ("commands", self.commands.clone()),
+            ("MOVED / ASK", format!("{} / {}", self.moved, self.ask)),
+            ("full re-initialisations", self.full_reinits.to_string()),
+            ("CLUSTER SLOTS calls", self.cluster_slots_calls.to_string()),
+            ("new connections", self.new_connections.to_string()),
+            ("startup nodes at the end", self.startup_nodes.to_string()),
+            ("at the end", self.held.clone()),
+        ];
+        let mut s = "| figure | value |\n|---|---|\n".to_owned();
+        for (k, v) in rows {
+            let _ = writeln!(s, "| {k} | {v} |");
+        }
+        s
+    }
+}
+
+/// One command of the workload.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CommandRow {
+    /// The command.
+    pub cmd: String,
+    /// Issued by the application.
+    pub issued: u64,
+    /// Of which succeeded.
+    pub succeeded: u64,
+    /// `moved / calls`.
+    pub moved_share: f64,
+    /// Exceptions the application saw, `Class n`.
+    pub errors: Vec<String>,
+}
+
+impl CommandRow {
+    /// The row of `cmd`.
+    pub fn of(cmd: &str, c: &CommandStats) -> CommandRow {
+        CommandRow {
+            cmd: cmd.to_owned(),
+            issued: c.issued,
+            succeeded: c.succeeded,
+            moved_share: c.moved_share,
+            errors: c.errors.iter().map(|(k, n)| format!("{k} {n}")).collect(),
+        }
+    }
+
+    /// Its MOVED share in one line.
+    pub fn text(&self) -> String {
+        format!(
+            "MOVED share {}: {:.1} %\n",
+            self.cmd,
+            self.moved_share * 100.0
+        )
+    }
+
+    /// The table's header and separator lines.
+    pub const MARKDOWN_HEADER: &'static str =
+        "| command | issued | succeeded | MOVED share | errors |\n|---|---|---|---|---|\n";
+
+    /// One table row.
+    pub fn markdown(&self) -> String {
+        format!(
+            "| {} | {} | {} | {:.1} % | {} |\n",
+            self.cmd,
+            self.issued,
+            self.succeeded,
+            self.moved_share * 100.0,
+            self.errors.join(", ")
+        )
+    }
+}
+
+/// What one node got from the client.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeRow {
+    /// The node's address.
+    pub addr: String,
+    /// Calls it got.
+    pub calls: u64,
+    /// Answered.
+    pub ok: u64,
+    /// Answered MOVED.
+    pub moved: u64,
+    /// Answered ASK.
+    pub ask: u64,
+    /// Attempts that failed (timeout, refused).
+    pub failed: u64,
+    /// `CLUSTER SLOTS` calls it got.
+    pub cluster_slots: u64,
+}
+
+impl NodeRow {
+    /// The row of `addr`.
+    pub fn of(addr: &str, n: &NodeStats) -> NodeRow {
+        NodeRow {
+            addr: addr.to_owned(),
+            calls: n.calls,
+            ok: n.ok,
+            moved: n.moved,
+            ask: n.ask,
+            failed: n.failed,
+            cluster_slots: n.cluster_slots,
+        }
+    }
+
+    /// One indented line.
+    pub fn text(&self) -> String {
+        format!(
+            "  {}: {} calls ({} ok, {} MOVED, {} ASK), {} failed attempts, {} CLUSTER SLOTS\n",
+            self.addr, self.calls, self.ok, self.moved, self.ask, self.failed, self.cluster_slots
+        )
+    }
+
+    /// The table's header and separator lines.
+    pub const MARKDOWN_HEADER: &'static str = "| node | calls | ok | MOVED | ASK | failed attempts | CLUSTER SLOTS |\n|---|---|---|---|---|---|---|\n";
+
+    /// One table row.
+    pub fn markdown(&self) -> String {
+        format!(
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
+            self.addr, self.calls, self.ok, self.moved, self.ask, self.failed, self.cluster_slots
+        )
+    }
+}
+
+/// Every row of the report, built once from the replay.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rows {
+    /// The client model.
+    pub model: String,
+    /// What was replayed.
+    pub workload: WorkloadRow,
+    /// The client's figures.
+    pub figures: Figures,
+    /// One row a command.
+    pub commands: Vec<CommandRow>,
+    /// One row a node.
+    pub nodes: Vec<NodeRow>,
+}
+
+impl Rows {
+    /// The rows of `replayed`.
+    pub fn of(replayed: &Replayed) -> Rows {
+        let r = &replayed.report;
+        Rows {
+            model: r.model.clone(),
+            workload: WorkloadRow {
+                rate: replayed.rate,
+                rate_source: replayed.rate_source.name(),
+                mix: if replayed.mix.is_empty() {
+                    "zadd".to_owned()
+                } else {
+                    mix(replayed
+                        .mix
+                        .iter()
+                        .map(|(c, share)| (c.as_str(), share * 100.0)))
+                },
+                concurrency: r.concurrency,
+            },
+            figures: Figures::of(r),
+            commands: r
+                .per_command
+                .iter()
+                .map(|(cmd, c)| CommandRow::of(cmd, c))
+                .collect(),
+            nodes: r.nodes.iter().map(|(a, n)| NodeRow::of(a, n)).collect(),
+        }
+    }
+
+    /// The report as text.
+    pub fn text(&self) -> String {
+        let mut s = format!("model: {}\n", self.model);
+        s.push_str(&self.workload.text());
+        s.push_str(&self.figures.text_head());
+        for c in &self.commands {
+            s.push_str(&c.text());
+        }
+        s.push_str(&self.figures.text_tail());
+        s.push_str("per node:\n");
+        for n in &self.nodes {
+            s.push_str(&n.text());
+        }
+        s
+    }
+
+    /// The report as Markdown.
+    pub fn markdown(&self) -> String {
+        let mut s = format!("## Replay: `{}`\n\n", self.model);
+        s.push_str(&self.workload.markdown());
+        s.push_str(&self.figures.markdown());
+        s.push('\n');
+        s.push_str(CommandRow::MARKDOWN_HEADER);
+        for c in &self.commands {
+            s.push_str(&c.markdown());
+        }
+        s.push('\n');
+        s.push_str(NodeRow::MARKDOWN_HEADER);
+        for n in &self.nodes {
+            s.push_str(&n.markdown());
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn figures() -> Figures {
+        Figures {
+            wedged: true,
+            wedged_since: Some("2025-03-14T05:17:18.250Z".into()),
+            commands: "10 (7 succeeded, 3 failed)".into(),
+            errors: vec![("ConnectionError".into(), 3)],
+            moved: 4,
+            ask: 1,
+            full_reinits: 2,
+            cluster_slots_calls: 5,
+            new_connections: 6,
+            startup_nodes: 0,
+            held: "1 connections open".into(),
+        }
+    }
+
+    #[test]
+    fn a_mix_in_percent() {
+        assert_eq!(mix([("get", 60.4), ("set", 39.6)]), "get 60 %, set 40 %");
+        assert_eq!(mix([]), "");
+    }
+
+    #[test]
+    fn workload_as_text_and_markdown() {
+        let w = WorkloadRow {
+            rate: 145,
+            rate_source: "observed",
+            mix: "get 60 %, set 40 %".into(),
+            concurrency: 8,
+        };
+        assert_eq!(
+            w.text(),
+            "workload: 145 commands/s (observed) of get 60 %, set 40 %, 8 in flight at most\n"
+        );
+        assert_eq!(
+            w.markdown(),
+            "Workload: 145 commands/s (observed) of get 60 %, set 40 %, 8 in flight at most.\n\n"
+        );
+    }
+
+    #[test]
+    fn figures_as_text_and_markdown() {
+        let mut f = figures();
+        assert_eq!(
+            f.text_head(),
+            "wedged: yes (since 2025-03-14T05:17:18.250Z)\ncommands: 10 (7 succeeded, 3 failed)\n  \
+             ConnectionError: 3\n"
+        );
+        assert_eq!(
+            f.text_tail(),
+            "MOVED 4, ASK 1, full re-initialisations 2, CLUSTER SLOTS calls 5, new connections 6, \
+             startup nodes at end 0\nat the end: 1 connections open\n"
+        );
+        assert_eq!(
+            f.markdown(),
+            "| figure | value |\n|---|---|\n\
+             | wedged | **yes**, since 2025-03-14T05:17:18.250Z |\n\
+             | commands | 10 (7 succeeded, 3 failed) |\n\
+             | MOVED / ASK | 4 / 1 |\n\
+             | full re-initialisations | 2 |\n\
+             | CLUSTER SLOTS calls | 5 |\n\
+             | new connections | 6 |\n\
+             | startup nodes at the end | 0 |\n\
+             | at the end | 1 connections open |\n"
+        );
+        f.wedged_since = None;
+        assert!(f.text_head().starts_with("wedged: yes\n"));
+        assert!(f.markdown().contains("| wedged | **yes** |\n"));
+        f.wedged = false;
+        assert!(f.text_head().starts_with("wedged: no\n"));
+        assert!(f.markdown().contains("| wedged | no |\n"));
+    }
+
+    #[test]
+    fn command_row_as_text_and_markdown() {
+        let mut c = CommandRow {
+            cmd: "get".into(),
+            issued: 10,
+            succeeded: 7,
+            moved_share: 0.1234,
+            errors: vec!["ConnectionError 3".into(), "TimeoutError 1".into()],
+        };
+        assert_eq!(c.text(), "MOVED share get: 12.3 %\n");
+        assert_eq!(
+            c.markdown(),
+            "| get | 10 | 7 | 12.3 % | ConnectionError 3, TimeoutError 1 |\n"
+        );
+        c.errors.clear();
+        assert_eq!(c.markdown(), "| get | 10 | 7 | 12.3 % |  |\n");
+    }
+
+    #[test]
+    fn node_row_as_text_and_markdown() {
+        let n = NodeRow {
+            addr: "10.0.0.1:6379".into(),
+            calls: 9,
+            ok: 5,
+            moved: 3,
+            ask: 1,
+            failed: 2,
+            cluster_slots: 4,
+        };
+        assert_eq!(
+            n.text(),
+            "  10.0.0.1:6379: 9 calls (5 ok, 3 MOVED, 1 ASK), 2 failed attempts, 4 CLUSTER SLOTS\n"
+        );
+        assert_eq!(n.markdown(), "| 10.0.0.1:6379 | 9 | 5 | 3 | 1 | 2 | 4 |\n");
+    }
+}
