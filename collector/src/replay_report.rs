@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
+use slotscope_core::float;
 use slotscope_core::hypothesis::Evidence;
-use slotscope_core::metrics::{count_f64, Metrics};
+use slotscope_core::metrics::Metrics;
 use slotscope_core::replay::{
     model, replay, AskPolicy, ModelOptions, ReplayError, ReplayReport, SimCluster,
     SimClusterBuilder, Workload, WorkloadSpec,
@@ -146,7 +147,7 @@ pub fn run(req: &Request<'_>) -> Result<Replayed, RunError> {
         rate_source,
         mix: mix
             .into_iter()
-            .map(|(c, n)| (c, count_f64(n) / count_f64(total.max(1))))
+            .map(|(c, n)| (c, float::from_u64(n) / float::from_u64(total.max(1))))
             .collect(),
     })
 }

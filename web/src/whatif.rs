@@ -124,7 +124,7 @@ pub fn summary(p: &Prediction, offset: Option<i32>) -> String {
 mod tests {
     use super::*;
     use crate::dataset::fixture;
-    use slotscope_core::metrics::count_f64;
+    use slotscope_core::float;
     use slotscope_core::Timestamp;
 
     fn req(model: &str, options: &str) -> Request {
@@ -170,7 +170,7 @@ mod tests {
             "{text}"
         );
         // Its CLUSTER SLOTS calls all show up on the refreshes series.
-        let per_bucket_s = count_f64(grid.bucket_ms) / 1000.0;
+        let per_bucket_s = float::from_u64(grid.bucket_ms) / 1000.0;
         let total: f64 = p8
             .overlay
             .refreshes
@@ -179,7 +179,7 @@ mod tests {
             .filter(|v| !v.is_nan())
             .map(|&v| f64::from(v) * per_bucket_s)
             .sum();
-        let calls = count_f64(p8.report.cluster_slots_calls);
+        let calls = float::from_u64(p8.report.cluster_slots_calls);
         assert!(
             (total - calls).abs() <= calls * 0.05 + 2.0,
             "{total} vs {calls}"

@@ -4,8 +4,8 @@
 
 use std::fmt::Write as _;
 
+use slotscope_core::float;
 use slotscope_core::hypothesis::{Hypotheses, MetricScore, Ranked, Value, METRICS};
-use slotscope_core::metrics::count_f64;
 
 use crate::replay_report::rows::mix;
 
@@ -209,11 +209,12 @@ impl Rows {
         let workload = if total == 0 {
             h.command.clone()
         } else {
-            mix(h
-                .evidence
-                .mix
-                .iter()
-                .map(|(c, n)| (c.as_str(), count_f64(*n) * 100.0 / count_f64(total))))
+            mix(h.evidence.mix.iter().map(|(c, n)| {
+                (
+                    c.as_str(),
+                    float::from_u64(*n) * 100.0 / float::from_u64(total),
+                )
+            }))
         };
         let observed = |metric: &str| {
             h.variants

@@ -11,7 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::client_list::ClientEntry;
-use crate::metrics::{count_f64, ms_to_secs};
+use crate::float;
+use crate::metrics::ms_to_secs;
 use crate::node::NodeAddr;
 use crate::recording::{ClientListSample, Line};
 use crate::time::{TimeSpan, Timestamp};
@@ -298,7 +299,7 @@ impl CensusBuilder {
         }
         for (g, group) in self.groups.iter_mut().enumerate() {
             group.new_per_sec = if secs > 0.0 {
-                count_f64(self.new_after_first[g]) / secs
+                float::from_u64(self.new_after_first[g]) / secs
             } else {
                 0.0
             };

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::float;
-use crate::metrics::{count_f64, is_business_command, ms_to_secs, CommandDelta, Metrics};
+use crate::metrics::{is_business_command, ms_to_secs, CommandDelta, Metrics};
 use crate::replay::{
     model, replay, FaultKind, FaultWindow, ModelOptions, ReplayError, ReplayReport, SimCluster,
     Workload, WorkloadSpec,
@@ -112,12 +112,12 @@ impl Evidence {
                 .map(|(c, d)| (c.clone(), d.attempts()))
                 .filter(|(_, n)| *n > 0)
                 .collect(),
-            moved_per_sec: count_f64(moved) / secs,
-            new_connections_per_sec: count_f64(conns) / secs,
-            cluster_slots_per_sec: count_f64(slots) / secs,
+            moved_per_sec: float::from_u64(moved) / secs,
+            new_connections_per_sec: float::from_u64(conns) / secs,
+            cluster_slots_per_sec: float::from_u64(slots) / secs,
             traffic_ended: ended(
-                count_f64(business) / secs,
-                count_f64(tail_business) / tail_secs,
+                float::from_u64(business) / secs,
+                float::from_u64(tail_business) / tail_secs,
             ),
             secs,
         }
@@ -151,12 +151,14 @@ impl Prediction {
         let tail = (n / 10).max(10).min(n / 2);
         let ok: u64 = r.timeline.iter().map(|s| s.ok).sum();
         let tail_ok: u64 = r.timeline[n - tail..].iter().map(|s| s.ok).sum();
-        let per = |k: usize, v: u64| count_f64(v) / count_f64(u64::try_from(k.max(1)).unwrap_or(1));
+        let per = |k: usize, v: u64| {
+            float::from_u64(v) / float::from_u64(u64::try_from(k.max(1)).unwrap_or(1))
+        };
         Prediction {
             moved_share: r.moved_share.values().next().copied().unwrap_or(0.0),
-            moved_per_sec: count_f64(r.moved) / secs,
-            new_connections_per_sec: count_f64(r.new_connections) / secs,
-            cluster_slots_per_sec: count_f64(r.cluster_slots_calls) / secs,
+            moved_per_sec: float::from_u64(r.moved) / secs,
+            new_connections_per_sec: float::from_u64(r.new_connections) / secs,
+            cluster_slots_per_sec: float::from_u64(r.cluster_slots_calls) / secs,
             traffic_ended: tail > 0 && ended(per(n, ok), per(tail, tail_ok)),
         }
     }
@@ -496,7 +498,7 @@ pub fn rank_with_progress(
         let report = replay(&v.faults.apply(cluster), &workload, client.as_mut());
         let metrics = compare(evidence, &Prediction::from_report(&report, secs));
         let score = metrics.values().map(|m| m.agreement).sum::<f64>()
-            / count_f64(u64::try_from(metrics.len().max(1)).unwrap_or(1));
+            / float::from_u64(u64::try_from(metrics.len().max(1)).unwrap_or(1));
         ranked.push(Ranked {
             model: v.model.clone(),
             config: v.config.clone(),

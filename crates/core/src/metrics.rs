@@ -162,20 +162,11 @@ impl Interval {
     }
 }
 
-/// Converts milliseconds to seconds as a float: [`float::from_u64`] of `ms` clamped to `u32::MAX`
-/// (4,294,967,295 ms, 49.7 days; exact, as every value below 2^53), divided by 1000.
+/// Converts milliseconds to seconds as a float: [`float::from_u64`] of `ms` (exact below 2^53 ms,
+/// 285,000 years), divided by 1000.
 pub fn ms_to_secs(ms: u64) -> f64 {
-    float::from_u64(ms.min(U32_MAX)) / 1000.0
+    float::from_u64(ms) / 1000.0
 }
-
-/// A count as `f64`: [`float::from_u64`] of `n` clamped to `u32::MAX` (4,294,967,295), so exact
-/// (counts per interval stay far below).
-pub fn count_f64(n: u64) -> f64 {
-    float::from_u64(n.min(U32_MAX))
-}
-
-/// Where [`ms_to_secs`] and [`count_f64`] clamp.
-const U32_MAX: u64 = 0xFFFF_FFFF;
 
 /// The metrics of one node.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -246,7 +237,7 @@ impl Totals {
     /// `n` per second over the covered time (0 when nothing is covered).
     pub fn rate(&self, n: u64) -> f64 {
         if self.secs > 0.0 {
-            count_f64(n) / self.secs
+            float::from_u64(n) / self.secs
         } else {
             0.0
         }
@@ -453,13 +444,10 @@ mod tests {
     }
 
     #[test]
-    fn counts_and_milliseconds_are_exact_up_to_u32_max_and_clamped_above() {
-        assert_eq!(count_f64(0), 0.0);
-        assert_eq!(count_f64(4_294_967_295), 4_294_967_295.0);
-        assert_eq!(count_f64(4_294_967_296), 4_294_967_295.0);
-        assert_eq!(count_f64(u64::MAX), 4_294_967_295.0);
+    fn milliseconds_past_49_days_are_not_clamped() {
         assert_eq!(ms_to_secs(1500), 1.5);
-        assert_eq!(ms_to_secs(u64::MAX), 4_294_967.295);
+        // 50 days: once clamped at u32::MAX ms (49.7 days).
+        assert_eq!(ms_to_secs(4_320_000_000), 4_320_000.0);
     }
 
     #[test]

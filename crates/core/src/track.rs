@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::metrics::{count_f64, is_business_command, ms_to_secs, Metrics};
+use crate::float;
+use crate::metrics::{is_business_command, ms_to_secs, Metrics};
 use crate::node::NodeAddr;
 use crate::recording::{Discovery, FailureKind, GoneReason, Header, Line};
 use crate::slot::{Slot, SlotRange};
@@ -336,7 +337,7 @@ impl TracksBuilder {
             for i in &nm.intervals {
                 let secs = ms_to_secs(i.span.millis().max(1));
                 let range = grid.range(i.span);
-                let per_sec = |x: u64| count_f64(x) / secs;
+                let per_sec = |x: u64| float::from_u64(x) / secs;
                 let business = per_sec(i.business().calls);
                 let conns = per_sec(i.connections_received);
                 let slots =
@@ -354,7 +355,7 @@ impl TracksBuilder {
                 }
                 if let Some(b) = grid.bucket(i.span.end).or(range.end.checked_sub(1)) {
                     if let Some(c) = i.connected_clients {
-                        open[b] += count_f64(c);
+                        open[b] += float::from_u64(c);
                         open_seen[b] = true;
                     }
                     for (cmd, d) in i.commands.iter().filter(|(c, _)| is_business_command(c)) {
@@ -392,7 +393,7 @@ impl TracksBuilder {
                         if a == 0 {
                             f32::NAN
                         } else {
-                            to_f32(count_f64(r) / count_f64(a))
+                            to_f32(float::from_u64(r) / float::from_u64(a))
                         }
                     })
                     .collect(),

@@ -1,6 +1,6 @@
 //! Replay of synthetic incidents through the client models.
 
-use slotscope_core::metrics::count_f64;
+use slotscope_core::float;
 use slotscope_core::redirect::Redirect;
 use slotscope_core::replay::{
     model, FaultKind, ModelOptions, Reply, Routed, SimCluster, SimClusterBuilder, Workload,
@@ -38,7 +38,8 @@ fn redis_py_8_recovers_and_sends_half_to_the_new_node() {
     );
     assert!(r.failed > 0 && r.failed <= commands_from(&w, at(10)) - commands_from(&w, at(12)));
     assert_eq!(r.timeline[30].errors, 0);
-    let share = count_f64(r.nodes["10.0.0.2:6379"].ok) / count_f64(commands_from(&w, at(22)));
+    let share =
+        float::from_u64(r.nodes["10.0.0.2:6379"].ok) / float::from_u64(commands_from(&w, at(22)));
     assert!((0.4..0.6).contains(&share), "share to the new node {share}");
 }
 
@@ -50,7 +51,8 @@ fn ideal_client_recovers_and_sends_half_to_the_new_node() {
     assert_eq!(r.full_reinits, 1, "the ideal client initialises once");
     assert_eq!(r.errors.get("RedisClusterException"), None);
     assert!(r.errors["TimeoutError"] > 0);
-    let share = count_f64(r.nodes["10.0.0.2:6379"].ok) / count_f64(commands_from(&w, at(22)));
+    let share =
+        float::from_u64(r.nodes["10.0.0.2:6379"].ok) / float::from_u64(commands_from(&w, at(22)));
     assert!((0.4..0.6).contains(&share), "share to the new node {share}");
 }
 
@@ -307,7 +309,7 @@ fn a_mix_names_commands_in_proportion_and_is_seeded() {
     let w = workload_of(100, 100, "zadd").with_mix(&mix, 7);
     assert_eq!(w.names, ["zrevrange", "get"]);
     let gets = w.commands.iter().filter(|c| c.name == 1).count();
-    let share = count_f64(u64::try_from(gets).unwrap()) / count_f64(10_000);
+    let share = float::from_u64(u64::try_from(gets).unwrap()) / float::from_u64(10_000);
     assert!((0.23..0.27).contains(&share), "{share}");
     assert_eq!(w, workload_of(100, 100, "zadd").with_mix(&mix, 7));
     assert_ne!(w, workload_of(100, 100, "zadd").with_mix(&mix, 8));

@@ -1,6 +1,6 @@
 //! Replay of synthetic incidents through the go-redis v9 ClusterClient model.
 
-use slotscope_core::metrics::count_f64;
+use slotscope_core::float;
 use slotscope_core::replay::{model, FaultKind, ModelOptions, ReplayReport, SimCluster, Workload};
 
 mod sim;
@@ -55,7 +55,8 @@ fn recovers_from_incident1_and_sends_half_to_the_new_node() {
     assert!(!r.wedged);
     assert!(r.startup_nodes >= 1);
     assert_eq!(r.timeline[30].errors, 0);
-    let share = count_f64(r.nodes["10.0.0.2:6379"].ok) / count_f64(commands_from(&w, at(22)));
+    let share =
+        float::from_u64(r.nodes["10.0.0.2:6379"].ok) / float::from_u64(commands_from(&w, at(22)));
     assert!((0.4..0.6).contains(&share), "share to the new node {share}");
 }
 

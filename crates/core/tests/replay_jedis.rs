@@ -1,6 +1,6 @@
 //! Replay of synthetic incidents through the Jedis 5.x model.
 
-use slotscope_core::metrics::count_f64;
+use slotscope_core::float;
 use slotscope_core::replay::{
     model, ModelOptions, ReplayReport, SimCluster, SimClusterBuilder, Workload,
 };
@@ -42,7 +42,7 @@ fn jedis_recovers_in_incident1_and_sends_half_to_the_new_node() {
     );
     assert_eq!(r.timeline[30].errors, 0);
     assert_eq!(r.failed, commands_within(&w, at(10), at(12)));
-    let share = count_f64(r.nodes[B].ok) / count_f64(commands_from(&w, at(22)));
+    let share = float::from_u64(r.nodes[B].ok) / float::from_u64(commands_from(&w, at(22)));
     assert!((0.4..0.6).contains(&share), "share to the new node {share}");
 }
 

@@ -1,6 +1,6 @@
 //! Replay of synthetic incidents through the Lettuce 6.x model.
 
-use slotscope_core::metrics::count_f64;
+use slotscope_core::float;
 use slotscope_core::replay::{
     model, ModelOptions, ReplayReport, SimCluster, SimClusterBuilder, Workload,
 };
@@ -53,7 +53,7 @@ fn default_lettuce_follows_moved_forever_after_a_reshard_between_known_nodes() {
         "the seed, then B discovered in its view"
     );
     // About half the commands after the reshard meet MOVED first, to the very end.
-    let per_command = count_f64(r.moved) / count_f64(commands_from(&w, at(20)));
+    let per_command = float::from_u64(r.moved) / float::from_u64(commands_from(&w, at(20)));
     assert!(
         (0.4..0.6).contains(&per_command),
         "MOVED per command {per_command}"
@@ -138,7 +138,7 @@ fn default_lettuce_refuses_redirects_to_a_node_that_joined_later_in_incident1() 
     // ASK and MOVED to it, forever.
     assert_eq!(r.nodes[B].calls, 0);
     let refused = r.errors["UnknownPartitionException"];
-    let share = count_f64(refused) / count_f64(commands_from(&w, at(20)));
+    let share = float::from_u64(refused) / float::from_u64(commands_from(&w, at(20)));
     assert!((0.3..0.6).contains(&share), "refused share {share}");
     assert!(r.timeline[59].errors > 30);
     assert!(r.wedged);
@@ -180,7 +180,7 @@ fn all_triggers_recover_in_incident1_once_the_rate_limit_allows_a_refresh_after_
     assert!(r.timeline[51..]
         .iter()
         .all(|s| s.errors == 0 && s.moved == 0));
-    let share = count_f64(r.nodes[B].ok) / count_f64(commands_from(&w, at(51)));
+    let share = float::from_u64(r.nodes[B].ok) / float::from_u64(commands_from(&w, at(51)));
     assert!((0.4..0.6).contains(&share), "share to the new node {share}");
     let fast = run_model(
         &cluster,

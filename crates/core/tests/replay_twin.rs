@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use slotscope_core::metrics::count_f64;
+use slotscope_core::float;
 use slotscope_core::replay::{mix64, ReplayReport, Workload};
 use slotscope_core::Timestamp;
 
@@ -126,7 +126,7 @@ pub(crate) fn check_incident1_redis_py_5() {
 pub(crate) fn check_incident1_redis_py_8() {
     let (cluster, w) = (incident1(), workload(60, "zadd"));
     let r = run(&cluster, &w, "redis-py@8.0.0", &[]);
-    let share = count_f64(r.nodes[NEW_NODE].ok) / count_f64(commands_from(&w, at(22)));
+    let share = float::from_u64(r.nodes[NEW_NODE].ok) / float::from_u64(commands_from(&w, at(22)));
     assert!((0.4..0.6).contains(&share), "share to the new node {share}");
     assert_eq!(r.timeline[30].errors, 0);
     assert_eq!(

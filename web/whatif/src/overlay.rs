@@ -1,7 +1,7 @@
 //! The prediction as series on the viewer's grid.
 
 use serde::{Deserialize, Serialize};
-use slotscope_core::metrics::count_f64;
+use slotscope_core::float;
 use slotscope_core::replay::ReplayReport;
 use slotscope_core::track::{Grid, Series};
 
@@ -30,7 +30,7 @@ fn ratio(part: u64, whole: u64) -> f32 {
     } else {
         // A share or a per-second rate: f32 precision is plenty for drawing.
         #[allow(clippy::cast_possible_truncation)]
-        let v = (count_f64(part) / count_f64(whole)) as f32;
+        let v = (float::from_u64(part) / float::from_u64(whole)) as f32;
         v
     }
 }

@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::census::ClientGroup;
 use crate::finding::{Attribution, Finding, FindingKind, Severity};
-use crate::metrics::{count_f64, Interval, REFRESH_COMMANDS};
+use crate::float;
+use crate::metrics::{Interval, REFRESH_COMMANDS};
 use crate::node::NodeAddr;
 use crate::time::TimeSpan;
 
@@ -36,10 +37,10 @@ impl Detector for Churn {
                     let secs: f64 = run.iter().map(|i| i.secs()).sum();
                     let new: u64 = run.iter().map(|i| i.connections_received).sum();
                     let open: u64 = run.iter().filter_map(|i| i.connected_clients).sum();
-                    let open = count_f64(open) / count_f64(run.len() as u64);
+                    let open = float::from_u64(open) / float::from_u64(run.len() as u64);
                     runs.push((
                         TimeSpan::new(run[0].span.start, run[run.len() - 1].span.end),
-                        count_f64(new) / secs,
+                        float::from_u64(new) / secs,
                         open,
                         node.addr.clone(),
                     ));
@@ -47,8 +48,8 @@ impl Detector for Churn {
                 run.clear();
             };
             for i in churning {
-                let new_per_sec = count_f64(i.connections_received) / i.secs();
-                let open = count_f64(i.connected_clients.unwrap_or(0).saturating_sub(1));
+                let new_per_sec = float::from_u64(i.connections_received) / i.secs();
+                let open = float::from_u64(i.connected_clients.unwrap_or(0).saturating_sub(1));
                 if new_per_sec >= 2.0 && new_per_sec >= CHURN_RATIO * open.max(1.0) {
                     run.push(i);
                 } else {
@@ -115,7 +116,7 @@ impl Detector for Churn {
             ("mean_lifetime_secs".to_owned(), lifetime),
             (
                 "nodes_churning".to_owned(),
-                count_f64(runs.iter().map(|r| &r.3).collect::<BTreeSet<_>>().len() as u64),
+                float::from_u64(runs.iter().map(|r| &r.3).collect::<BTreeSet<_>>().len() as u64),
             ),
         ]);
         for (c, r) in &refresh {

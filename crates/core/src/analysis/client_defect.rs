@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::defect::known_defects;
 use crate::finding::{Attribution, Finding, FindingKind, Severity};
-use crate::metrics::count_f64;
+use crate::float;
 use crate::time::{TimeSpan, Timestamp};
 
 use super::attribution;
@@ -37,8 +37,11 @@ impl Detector for ClientDefect {
                     title: format!("{} runs {lib} {ver}: {}", g.key.label(), d.title),
                     explanation: format!("{} Upstream: {}.", d.explanation, d.upstream),
                     numbers: BTreeMap::from([
-                        ("connections_seen".to_owned(), count_f64(g.connections_seen)),
-                        ("hosts".to_owned(), count_f64(g.hosts.len() as u64)),
+                        (
+                            "connections_seen".to_owned(),
+                            float::from_u64(g.connections_seen),
+                        ),
+                        ("hosts".to_owned(), float::from_u64(g.hosts.len() as u64)),
                     ]),
                     node: None,
                     attribution: Some(Attribution::Group {

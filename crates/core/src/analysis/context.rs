@@ -2,7 +2,8 @@
 //! after the topology changes, the owner of every slot at the end and the shard traffic.
 
 use crate::census::Census;
-use crate::metrics::{count_f64, Metrics};
+use crate::float;
+use crate::metrics::Metrics;
 use crate::node::NodeId;
 use crate::summary::Summary;
 use crate::time::{TimeSpan, Timestamp};
@@ -103,7 +104,7 @@ impl<'a> Context<'a> {
 
     /// The poll interval in milliseconds, as a float.
     pub(super) fn interval(&self) -> f64 {
-        count_f64(self.interval_ms)
+        float::from_u64(self.interval_ms)
     }
 
     /// How many slots the node with this id owns at the end (none without an id).

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::finding::{Finding, FindingKind, Severity};
-use crate::metrics::count_f64;
+use crate::float;
 use crate::time::{TimeSpan, Timestamp};
 
 use super::{Context, Detector};
@@ -32,10 +32,10 @@ impl Detector for Coverage {
         }
         let at_end = TimeSpan::new(Timestamp(ctx.span.end.0.saturating_sub(1)), ctx.span.end);
         let numbers = BTreeMap::from([
-            ("unowned_slots".to_owned(), count_f64(unowned as u64)),
+            ("unowned_slots".to_owned(), float::from_u64(unowned as u64)),
             (
                 "disputed_slots".to_owned(),
-                count_f64(ctx.owners.disputed as u64),
+                float::from_u64(ctx.owners.disputed as u64),
             ),
         ]);
         vec![Finding {

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::finding::{Finding, FindingKind, Severity};
-use crate::metrics::count_f64;
+use crate::float;
 use crate::node::NodeId;
 use crate::slot::SLOT_COUNT;
 
@@ -55,7 +55,7 @@ impl Detector for IdleShard {
         let mut out = Vec::new();
         for t in traffic {
             let attempts = t.after.calls + t.after.rejected;
-            let slot_share = count_f64(t.slots as u64) / f64::from(SLOT_COUNT);
+            let slot_share = float::from_u64(t.slots as u64) / f64::from(SLOT_COUNT);
             let received = t.id.as_ref().is_some_and(|id| gained.contains(id));
             if t.slots == 0
                 || slot_share < 0.01
@@ -75,9 +75,9 @@ impl Detector for IdleShard {
                 .map(|o| o.after.moved)
                 .sum();
             let numbers = BTreeMap::from([
-                ("slots".to_owned(), count_f64(t.slots as u64)),
+                ("slots".to_owned(), float::from_u64(t.slots as u64)),
                 ("slot_share".to_owned(), slot_share),
-                ("keys".to_owned(), count_f64(t.keys)),
+                ("keys".to_owned(), float::from_u64(t.keys)),
                 ("commands_per_sec".to_owned(), attempts),
                 ("cluster_commands_per_sec_before".to_owned(), total_before),
                 ("cluster_commands_per_sec_after".to_owned(), total_after),

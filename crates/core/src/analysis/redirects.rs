@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use crate::finding::{Finding, FindingKind, Severity};
-use crate::metrics::{count_f64, ms_to_secs, Interval};
+use crate::float;
+use crate::metrics::{ms_to_secs, Interval};
 use crate::time::{format_millis, TimeSpan, Timestamp};
 
 use super::attribution;
@@ -29,8 +30,8 @@ impl Detector for Redirects {
             .map(|b| {
                 let r = b.redirects();
                 let secs = ms_to_secs(ctx.interval_ms);
-                count_f64(r) / secs >= 1.0
-                    && count_f64(r) >= REDIRECT_SHARE * count_f64(b.attempts.max(1))
+                float::from_u64(r) / secs >= 1.0
+                    && float::from_u64(r) >= REDIRECT_SHARE * float::from_u64(b.attempts.max(1))
             })
             .collect();
         // Runs of hot buckets.
@@ -88,7 +89,7 @@ fn finding(ctx: &Context<'_>, run: &[Bucket]) -> Finding {
     let share = |bs: &[Bucket]| {
         let r: u64 = bs.iter().map(Bucket::redirects).sum();
         let a: u64 = bs.iter().map(|b| b.attempts).sum();
-        count_f64(r) / count_f64(a.max(1))
+        float::from_u64(r) / float::from_u64(a.max(1))
     };
     let early = share(&run[..third]);
     let late = share(&run[run.len() - third..]);
@@ -112,10 +113,15 @@ fn finding(ctx: &Context<'_>, run: &[Bucket]) -> Finding {
             // The commands that carry the redirects: a real part of all rejections.
             crate::metrics::is_business_command(c)
                 && *rej > 0
-                && count_f64(*rej) >= 0.05 * count_f64(total_rejected.max(1))
-                && count_f64(*rej) >= 0.01 * count_f64(calls + rej)
+                && float::from_u64(*rej) >= 0.05 * float::from_u64(total_rejected.max(1))
+                && float::from_u64(*rej) >= 0.01 * float::from_u64(calls + rej)
         })
-        .map(|(c, (calls, rej))| (c.clone(), count_f64(*rej) / count_f64(calls + rej)))
+        .map(|(c, (calls, rej))| {
+            (
+                c.clone(),
+                float::from_u64(*rej) / float::from_u64(calls + rej),
+            )
+        })
         .collect();
     carriers.sort_by(|a, b| b.1.total_cmp(&a.1));
     let attribution = attribution::attribute(
@@ -123,11 +129,14 @@ fn finding(ctx: &Context<'_>, run: &[Bucket]) -> Finding {
         &carriers.iter().map(|(c, _)| c.clone()).collect::<Vec<_>>(),
     );
     let mut numbers = BTreeMap::from([
-        ("redirects_per_sec".to_owned(), count_f64(redirects) / secs),
-        ("moved_per_sec".to_owned(), count_f64(moved) / secs),
+        (
+            "redirects_per_sec".to_owned(),
+            float::from_u64(redirects) / secs,
+        ),
+        ("moved_per_sec".to_owned(), float::from_u64(moved) / secs),
         (
             "redirect_share".to_owned(),
-            count_f64(redirects) / count_f64(attempts.max(1)),
+            float::from_u64(redirects) / float::from_u64(attempts.max(1)),
         ),
         ("redirect_share_first_third".to_owned(), early),
         ("redirect_share_last_third".to_owned(), late),
@@ -152,8 +161,8 @@ fn finding(ctx: &Context<'_>, run: &[Bucket]) -> Finding {
             span,
             title: format!(
                 "Sustained redirect storm: {:.1} redirects/s, {:.1} % of commands for {}{}",
-                count_f64(redirects) / secs,
-                count_f64(redirects) * 100.0 / count_f64(attempts.max(1)),
+                float::from_u64(redirects) / secs,
+                float::from_u64(redirects) * 100.0 / float::from_u64(attempts.max(1)),
                 format_millis(span.millis()),
                 if shares.is_empty() { String::new() } else { format!(" ({})", shares.join(", ")) }
             ),

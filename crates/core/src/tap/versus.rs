@@ -4,7 +4,8 @@
 
 use serde::Serialize;
 
-use crate::metrics::{count_f64, CommandDelta, Metrics};
+use crate::float;
+use crate::metrics::{CommandDelta, Metrics};
 use crate::tap::summary::TapSummary;
 use crate::time::{TimeSpan, Timestamp};
 
@@ -34,7 +35,7 @@ impl Versus {
     pub fn server_share(&self) -> Option<f64> {
         let d = self.server?;
         let attempts = d.attempts();
-        (attempts > 0).then(|| count_f64(d.rejected) / count_f64(attempts))
+        (attempts > 0).then(|| float::from_u64(d.rejected) / float::from_u64(attempts))
     }
 }
 
