@@ -68,21 +68,16 @@ pub fn start() {
     let Some(window) = web_sys::window() else {
         return;
     };
-    let hook = Closure::<dyn Fn() -> String>::new(slotscope_state);
-    // Failing to set the hook only affects tests; the app still runs.
-    let _ = js_sys::Reflect::set(
+    expose(
         &window,
-        &JsValue::from_str("slotscope_state"),
-        hook.as_ref(),
+        "slotscope_state",
+        Closure::<dyn Fn() -> String>::new(slotscope_state),
     );
-    hook.forget();
-    let draw = Closure::<dyn Fn() -> f64>::new(slotscope_draw_ms);
-    let _ = js_sys::Reflect::set(
+    expose(
         &window,
-        &JsValue::from_str("slotscope_draw_ms"),
-        draw.as_ref(),
+        "slotscope_draw_ms",
+        Closure::<dyn Fn() -> f64>::new(slotscope_draw_ms),
     );
-    draw.forget();
     let root = window.document().and_then(|d| d.get_element_by_id("app"));
     match root {
         Some(root) => {
@@ -92,4 +87,15 @@ pub fn start() {
             yew::Renderer::<view::app::App>::new().render();
         }
     }
+}
+
+/// Sets `window[name]` to `hook` for the end-to-end tests, for the life of the page. Failing to
+/// set it only affects tests; the app still runs.
+fn expose<T: ?Sized + wasm_bindgen::closure::WasmClosure>(
+    window: &web_sys::Window,
+    name: &str,
+    hook: Closure<T>,
+) {
+    let _ = js_sys::Reflect::set(window, &JsValue::from_str(name), hook.as_ref());
+    hook.forget();
 }

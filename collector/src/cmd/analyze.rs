@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use crate::analysis_report;
 use crate::cmd::format::ReportFormat;
+use crate::cmd::recording_report;
 
 /// `analyze --help`, above the options.
 const LONG_ABOUT: &str = "\
@@ -35,24 +36,14 @@ pub struct Args {
 
 /// Runs `slotscope analyze`.
 pub fn run(args: Args) -> ExitCode {
-    let analysed = match analysis_report::analyse(&args.file) {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match args.format {
-        ReportFormat::Text => print!("{}", analysis_report::render_text(&analysed)),
-        ReportFormat::Markdown => print!("{}", analysis_report::render_markdown(&analysed)),
-        ReportFormat::Json => println!("{}", analysis_report::render_json(&analysed)),
-    }
-    for e in &analysed.input.bad_lines {
-        eprintln!("warning: {e}");
-    }
-    if analysed.input.bad_lines.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    let analysed = analysis_report::analyse(&args.file);
+    recording_report::print(
+        analysed,
+        |a| &a.input,
+        |a| match args.format {
+            ReportFormat::Text => print!("{}", analysis_report::render_text(a)),
+            ReportFormat::Markdown => print!("{}", analysis_report::render_markdown(a)),
+            ReportFormat::Json => println!("{}", analysis_report::render_json(a)),
+        },
+    )
 }

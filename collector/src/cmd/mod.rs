@@ -16,4 +16,5 @@ pub mod tap;
 
 mod format;
 mod output;
+mod recording_report;
 mod value_parser;

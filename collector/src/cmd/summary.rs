@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::cmd::recording_report;
 use crate::report;
 
 /// `summary --format`.
@@ -27,35 +28,21 @@ pub struct Args {
 
 /// Runs `slotscope summary`.
 pub fn run(args: Args) -> ExitCode {
-    let read = match report::read(&args.file) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match args.format {
-        Format::Text => print!("{}", report::render_text(&read)),
-        Format::Json => {
-            let mut v = serde_json::to_value(&read.summary).unwrap_or_default();
-            if let Some(obj) = v.as_object_mut() {
-                let bad: Vec<String> = read
-                    .input
-                    .bad_lines
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect();
-                obj.insert("bad_lines".into(), bad.into());
+    let read = report::read(&args.file);
+    recording_report::print(
+        read,
+        |r| &r.input,
+        |r| match args.format {
+            Format::Text => print!("{}", report::render_text(r)),
+            Format::Json => {
+                let mut v = serde_json::to_value(&r.summary).unwrap_or_default();
+                if let Some(obj) = v.as_object_mut() {
+                    let bad: Vec<String> =
+                        r.input.bad_lines.iter().map(ToString::to_string).collect();
+                    obj.insert("bad_lines".into(), bad.into());
+                }
+                println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
             }
-            println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
-        }
-    }
-    for e in &read.input.bad_lines {
-        eprintln!("warning: {e}");
-    }
-    if read.input.bad_lines.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+        },
+    )
 }

@@ -5,7 +5,7 @@ use plotters::prelude::*;
 
 use slotscope_core::track::{Mark, Tracks};
 
-use super::{err, DrawError, Frame, INK};
+use super::{err, size, text, DrawError, Frame, INK};
 use crate::clock;
 
 /// Colour of poll failures.
@@ -53,13 +53,8 @@ fn row<DB: DrawingBackend>(
             last_x = x0;
         }
         if labelled && x0 > last_label.saturating_add(160) {
-            let text: String = m.text.chars().take(40).collect();
-            area.draw(&Text::new(
-                text,
-                (x0 + 3, y0 + 2),
-                ("sans-serif", 11).into_font().color(&colour),
-            ))
-            .map_err(err)?;
+            let shown: String = m.text.chars().take(40).collect();
+            text(area, shown, (x0 + 3, y0 + 2), 11.0, colour)?;
             last_label = x0;
         }
     }
@@ -72,8 +67,7 @@ pub fn draw<DB: DrawingBackend>(
     frame: &Frame<'_>,
     tracks: &Tracks,
 ) -> Result<(), DrawError> {
-    let (_, h) = area.dim_in_pixel();
-    let h = i32::try_from(h).unwrap_or(i32::MAX);
+    let (_, h) = size(area);
     let body = h - AXIS;
     let third = body / 3;
     row(
@@ -109,12 +103,13 @@ pub fn draw<DB: DrawingBackend>(
         let x = x.round() as i32;
         area.draw(&PathElement::new(vec![(x, body), (x, body + 4)], INK))
             .map_err(err)?;
-        area.draw(&Text::new(
+        text(
+            area,
             clock::tick_label(t, frame.offset),
             (x + 2, body + 3),
-            ("sans-serif", 11).into_font().color(&INK),
-        ))
-        .map_err(err)?;
+            11.0,
+            INK,
+        )?;
     }
     Ok(())
 }

@@ -6,6 +6,7 @@
 
 pub mod events;
 pub mod overlay;
+pub mod plot;
 pub mod series;
 pub mod slotmap;
 pub mod topology;
@@ -134,19 +135,33 @@ fn err<E: std::fmt::Debug>(e: E) -> DrawError {
     format!("{e:?}")
 }
 
-/// Draws track `kind` of `data` onto `area`: background, grid, the data, selection and cursor.
-pub fn track<DB: DrawingBackend>(
-    kind: TrackKind,
-    area: &DrawingArea<DB, Shift>,
-    frame: &Frame<'_>,
-    data: &Dataset,
-) -> Result<(), DrawError> {
-    track_with(kind, area, frame, data, None)
+/// The width and height of `area` in pixels, as drawing coordinates.
+fn size<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>) -> (i32, i32) {
+    let (w, h) = area.dim_in_pixel();
+    let px = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
+    (px(w), px(h))
 }
 
-/// Draws track `kind` as [`track`] does, with a what-if prediction drawn over the observed data
-/// when `predicted` is given (see [`overlay`]).
-pub fn track_with<DB: DrawingBackend>(
+/// Writes `content` with its top left corner at `at`, in the sans-serif font `size` pixels high.
+fn text<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    content: impl std::borrow::Borrow<str>,
+    at: (i32, i32),
+    size: f64,
+    colour: RGBColor,
+) -> Result<(), DrawError> {
+    area.draw(&Text::new(
+        content,
+        at,
+        ("sans-serif", size).into_font().color(&colour),
+    ))
+    .map_err(err)
+}
+
+/// Draws track `kind` of `data` onto `area`: background, grid, the data, selection and cursor,
+/// with a what-if prediction drawn over the observed data when `predicted` is given (see
+/// [`overlay`]).
+pub fn track<DB: DrawingBackend>(
     kind: TrackKind,
     area: &DrawingArea<DB, Shift>,
     frame: &Frame<'_>,
@@ -154,8 +169,7 @@ pub fn track_with<DB: DrawingBackend>(
     predicted: Option<&crate::whatif::Overlay>,
 ) -> Result<(), DrawError> {
     area.fill(&WHITE).map_err(err)?;
-    let (_, h) = area.dim_in_pixel();
-    let h = i32::try_from(h).unwrap_or(i32::MAX);
+    let (_, h) = size(area);
     for (_, x) in frame.scale.ticks(110.0) {
         let x = x.round() as i32;
         area.draw(&PathElement::new(vec![(x, 0), (x, h)], GRID))
@@ -172,7 +186,7 @@ pub fn track_with<DB: DrawingBackend>(
         _ => {
             let grid = &data.tracks.grid;
             let peak = predicted.map_or(0.0, |p| overlay::peak(kind, p, grid, frame));
-            let top = series::draw_scaled(kind, area, frame, &data.tracks, peak)?;
+            let top = series::draw(kind, area, frame, &data.tracks, peak)?;
             if let Some(p) = predicted {
                 overlay::draw(kind, area, frame, grid, p, top)?;
             }
@@ -190,8 +204,7 @@ fn selection<DB: DrawingBackend>(
     let Some((a, b)) = frame.state.selection else {
         return Ok(());
     };
-    let (_, h) = area.dim_in_pixel();
-    let h = i32::try_from(h).unwrap_or(i32::MAX);
+    let (_, h) = size(area);
     let (xa, xb) = (frame.scale.px(a), frame.scale.px(b));
     area.draw(&Rectangle::new(
         [(xa, 0), (xb.max(xa + 1), h)],
@@ -213,8 +226,7 @@ pub fn cursor<DB: DrawingBackend>(
     if c < start || c > end {
         return Ok(());
     }
-    let (_, h) = area.dim_in_pixel();
-    let h = i32::try_from(h).unwrap_or(i32::MAX);
+    let (_, h) = size(area);
     let x = frame.scale.px(c);
     area.draw(&PathElement::new(
         vec![(x, 0), (x, h)],
@@ -274,7 +286,7 @@ pub(crate) fn svg_with(
             scale: TimeScale::new(state.window, width),
             offset: None,
         };
-        track_with(kind, &area, &frame, data, predicted).unwrap();
+        track(kind, &area, &frame, data, predicted).unwrap();
         area.present().unwrap();
     }
     out

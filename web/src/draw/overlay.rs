@@ -8,7 +8,7 @@ use plotters::prelude::*;
 use slotscope_core::track::{Grid, Series};
 
 use super::events::AXIS;
-use super::{columns, err, DrawError, Frame, TrackKind};
+use super::{columns, err, plot, size, text, DrawError, Frame, TrackKind};
 use crate::whatif::Overlay;
 
 /// Colour of predicted series and of the wedged interval.
@@ -45,7 +45,7 @@ pub fn legend(overlay: &Overlay) -> String {
 }
 
 /// Draws the predicted series of line track `kind` dashed, `top` being the value at the top of
-/// the plot (as [`super::series::draw_scaled`] returned it), with a legend entry.
+/// the plot (as [`super::series::draw`] returned it), with a legend entry.
 pub fn draw<DB: DrawingBackend>(
     kind: TrackKind,
     area: &DrawingArea<DB, Shift>,
@@ -58,54 +58,27 @@ pub fn draw<DB: DrawingBackend>(
     if list.is_empty() {
         return Ok(());
     }
-    let (w, h) = area.dim_in_pixel();
-    let (w, h) = (
-        i32::try_from(w).unwrap_or(i32::MAX),
-        i32::try_from(h).unwrap_or(i32::MAX),
-    );
-    // The same mapping as the observed series (series.rs): plot from y = 18 to h - 2.
-    let plot_top = 18.0f32;
-    let span = f32::from(u16::try_from(h).unwrap_or(u16::MAX)) - plot_top - 2.0;
-    let top = if top > 0.0 { top } else { 1.0 };
-    let y = |v: f32| -> i32 {
-        let y = plot_top + span * (1.0 - (v / top).clamp(0.0, 1.0));
-        // Within 0..h by the clamp.
-        y.round() as i32
+    let (w, h) = size(area);
+    // The same mapping as the observed series.
+    let y = plot::value_y(h, if top > 0.0 { top } else { 1.0 });
+    // One point per column (the middle of its range) keeps the dashes readable.
+    let middle = |x, (lo, hi): (f32, f32), run: &mut Vec<(i32, i32)>| {
+        run.push((x, y((lo + hi) / 2.0)));
     };
     let style = PREDICTED.stroke_width(2);
-    let dashed = |run: Vec<(i32, i32)>| DashedPathElement::new(run, DASH.0, DASH.1, style);
     for s in list {
-        let mut run: Vec<(i32, i32)> = Vec::new();
-        for (x, v) in columns(s, grid, &frame.scale).iter().enumerate() {
-            let x = i32::try_from(x).unwrap_or(i32::MAX);
-            match v {
-                // One point per column (the middle of its range) keeps the dashes readable.
-                Some((lo, hi)) => run.push((x, y((lo + hi) / 2.0))),
-                None if !run.is_empty() => {
-                    area.draw(&dashed(std::mem::take(&mut run))).map_err(err)?;
-                }
-                None => {}
-            }
-        }
-        if run.len() == 1 {
-            run.push((run[0].0 + 1, run[0].1));
-        }
-        if !run.is_empty() {
-            area.draw(&dashed(run)).map_err(err)?;
+        for run in plot::runs(&columns(s, grid, &frame.scale), middle) {
+            area.draw(&DashedPathElement::new(run, DASH.0, DASH.1, style))
+                .map_err(err)?;
         }
     }
     // Legend entry, left of the "max" label at the top right.
-    let text = legend(overlay);
-    let width = i32::try_from(text.chars().count()).unwrap_or(40) * 6 + 24;
+    let entry = legend(overlay);
+    let width = i32::try_from(entry.chars().count()).unwrap_or(40) * 6 + 24;
     let x = (w - 100 - width).max(0);
     area.draw(&PathElement::new(vec![(x, 9), (x + 16, 9)], style))
         .map_err(err)?;
-    area.draw(&Text::new(
-        text,
-        (x + 20, 3),
-        ("sans-serif", 12).into_font().color(&PREDICTED),
-    ))
-    .map_err(err)?;
+    text(area, entry, (x + 20, 3), 12.0, PREDICTED)?;
     Ok(())
 }
 
@@ -115,8 +88,8 @@ pub fn wedged<DB: DrawingBackend>(
     frame: &Frame<'_>,
     overlay: &Overlay,
 ) -> Result<(), DrawError> {
-    let (_, h) = area.dim_in_pixel();
-    let body = i32::try_from(h).unwrap_or(i32::MAX) - AXIS;
+    let (_, h) = size(area);
+    let body = h - AXIS;
     let (start, end) = frame.scale.window();
     for &(a, b) in &overlay.wedged {
         if b < start || a > end {
@@ -133,12 +106,13 @@ pub fn wedged<DB: DrawingBackend>(
             PREDICTED.stroke_width(2),
         ))
         .map_err(err)?;
-        area.draw(&Text::new(
+        text(
+            area,
             format!("{}: wedged", legend(overlay)),
             (x0 + 4, body - 14),
-            ("sans-serif", 11).into_font().color(&PREDICTED),
-        ))
-        .map_err(err)?;
+            11.0,
+            PREDICTED,
+        )?;
     }
     Ok(())
 }
@@ -146,13 +120,24 @@ pub fn wedged<DB: DrawingBackend>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dataset::fixture;
+    use crate::dataset::{fixture, Dataset};
     use crate::draw::{svg_with, TrackKind};
     use crate::state::{Action, ViewState};
-    use crate::whatif::{run, Request};
+    use crate::whatif::{run, Prediction, Request};
 
     fn hex(c: RGBColor) -> String {
         format!("stroke=\"#{:02X}{:02X}{:02X}\"", c.0, c.1, c.2)
+    }
+
+    /// What redis-py 5.0.0 would have met in `data`, with model `options` and `rate`.
+    fn predict(data: &Dataset, options: &str, rate: Option<u32>) -> Prediction {
+        let req = Request {
+            model: "redis-py@5.0.0".into(),
+            options: options.into(),
+            rate,
+            concurrency: 1,
+        };
+        run(data, &req).unwrap()
     }
 
     fn loaded(span: (u64, u64)) -> ViewState {
@@ -176,16 +161,7 @@ mod tests {
     #[test]
     fn incident_1_redis_py_5_is_drawn_wedged_with_its_rate_falling_to_zero() {
         let data = fixture("incident1-redis-py-5.0.0-valkey");
-        let p = run(
-            &data,
-            &Request {
-                model: "redis-py@5.0.0".into(),
-                options: String::new(),
-                rate: None,
-                concurrency: 1,
-            },
-        )
-        .unwrap();
+        let p = predict(&data, "", None);
         let state = loaded(data.span());
         let events = svg_with(TrackKind::Events, &state, &data, Some(&p.overlay), 900);
         assert!(
@@ -210,16 +186,7 @@ mod tests {
     #[test]
     fn incident_2_remapped_moved_share_is_drawn_near_38_percent() {
         let data = fixture("incident2-valkey");
-        let p = run(
-            &data,
-            &Request {
-                model: "redis-py@5.0.0".into(),
-                options: "address_remap=127.0.0.1:22809".into(),
-                rate: None,
-                concurrency: 1,
-            },
-        )
-        .unwrap();
+        let p = predict(&data, "address_remap=127.0.0.1:22809", None);
         let state = loaded(data.span());
         let svg = svg_with(TrackKind::MovedShare, &state, &data, Some(&p.overlay), 800);
         let ys = predicted_ys(&svg);
@@ -235,16 +202,7 @@ mod tests {
     #[test]
     fn a_taller_prediction_widens_the_scale_of_the_observed_series() {
         let data = fixture("incident1-redis-py-5.0.0-valkey");
-        let p = run(
-            &data,
-            &Request {
-                model: "redis-py@5.0.0".into(),
-                options: String::new(),
-                rate: Some(5000),
-                concurrency: 1,
-            },
-        )
-        .unwrap();
+        let p = predict(&data, "", Some(5000));
         let state = loaded(data.span());
         let frame = Frame {
             state: &state,

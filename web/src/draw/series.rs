@@ -5,7 +5,7 @@ use plotters::prelude::*;
 
 use slotscope_core::track::{Series, Tracks};
 
-use super::{color, columns, err, DrawError, Frame, TrackKind, INK};
+use super::{color, columns, err, plot, size, text, DrawError, Frame, TrackKind, INK};
 
 /// The series a line track shows, each with its colour index.
 pub fn of(kind: TrackKind, tracks: &Tracks) -> Vec<(usize, &Series)> {
@@ -38,27 +38,16 @@ pub fn number(v: f32) -> String {
     }
 }
 
-/// Draws the series of line track `kind`.
-pub fn draw<DB: DrawingBackend>(
-    kind: TrackKind,
-    area: &DrawingArea<DB, Shift>,
-    frame: &Frame<'_>,
-    tracks: &Tracks,
-) -> Result<(), DrawError> {
-    draw_scaled(kind, area, frame, tracks, 0.0).map(|_| ())
-}
-
 /// Draws the series of line track `kind` on a scale reaching at least `at_least` (so a series
 /// drawn over them, e.g. a prediction, fits); returns the value at the top of the plot.
-pub fn draw_scaled<DB: DrawingBackend>(
+pub fn draw<DB: DrawingBackend>(
     kind: TrackKind,
     area: &DrawingArea<DB, Shift>,
     frame: &Frame<'_>,
     tracks: &Tracks,
     at_least: f32,
 ) -> Result<f32, DrawError> {
-    let (_, h) = area.dim_in_pixel();
-    let h = i32::try_from(h).unwrap_or(i32::MAX);
+    let (w, h) = size(area);
     let list = of(kind, tracks);
     let cols: Vec<_> = list
         .iter()
@@ -72,64 +61,35 @@ pub fn draw_scaled<DB: DrawingBackend>(
             .fold(at_least.max(0.0), f32::max)
     };
     let top = if top > 0.0 { top * 1.1 } else { 1.0 };
-    let plot_top = 18.0f32;
-    let span = f32::from(u16::try_from(h).unwrap_or(u16::MAX)) - plot_top - 2.0;
-    let y = |v: f32| -> i32 {
-        let y = plot_top + span * (1.0 - (v / top).clamp(0.0, 1.0));
-        // In 0..h by the clamp above.
-        y.round() as i32
+    let y = plot::value_y(h, top);
+    // Each column's range as a vertical stroke: its max, and its min where that is another row.
+    let range = |x, (lo, hi), run: &mut Vec<(i32, i32)>| {
+        run.push((x, y(hi)));
+        if y(lo) != y(hi) {
+            run.push((x, y(lo)));
+        }
     };
     for (c, _, col) in &cols {
         let style = color(*c).stroke_width(1);
-        let mut run: Vec<(i32, i32)> = Vec::new();
-        for (x, v) in col.iter().enumerate() {
-            let x = i32::try_from(x).unwrap_or(i32::MAX);
-            match v {
-                Some((lo, hi)) => {
-                    run.push((x, y(*hi)));
-                    if y(*lo) != y(*hi) {
-                        run.push((x, y(*lo)));
-                    }
-                }
-                None if !run.is_empty() => {
-                    area.draw(&PathElement::new(std::mem::take(&mut run), style))
-                        .map_err(err)?;
-                }
-                None => {}
-            }
-        }
-        if run.len() == 1 {
-            run.push((run[0].0 + 1, run[0].1));
-        }
-        if !run.is_empty() {
+        for run in plot::runs(col, range) {
             area.draw(&PathElement::new(run, style)).map_err(err)?;
         }
     }
     // Legend and scale.
-    let font = ("sans-serif", 12).into_font();
     let mut x = 6;
     for (c, s, _) in &cols {
-        area.draw(&Text::new(s.label.clone(), (x, 3), font.color(&color(*c))))
-            .map_err(err)?;
+        text(area, s.label.as_str(), (x, 3), 12.0, color(*c))?;
         x += 16 + i32::try_from(s.label.len()).unwrap_or(20) * 7;
     }
     if cols.is_empty() {
-        area.draw(&Text::new(
-            "none in this recording",
-            (x, 3),
-            font.color(&INK),
-        ))
-        .map_err(err)?;
+        text(area, "none in this recording", (x, 3), 12.0, INK)?;
     }
-    let (w, _) = area.dim_in_pixel();
-    let w = i32::try_from(w).unwrap_or(i32::MAX);
     let label = if kind == TrackKind::MovedShare {
         "max 100 %".to_owned()
     } else {
         format!("max {}", number(top / 1.1))
     };
-    area.draw(&Text::new(label, (w - 90, 3), font.color(&INK)))
-        .map_err(err)?;
+    text(area, label, (w - 90, 3), 12.0, INK)?;
     Ok(top)
 }
 

@@ -6,7 +6,7 @@ use plotters::prelude::*;
 use slotscope_core::track::Tracks;
 use slotscope_core::SLOT_COUNT;
 
-use super::{color, err, DrawError, Frame, INK, MIGRATING};
+use super::{color, err, size, text, DrawError, Frame, INK, MIGRATING};
 
 /// The smallest height a migrating range is drawn with, in pixels.
 pub const MIGRATING_MIN: i32 = 3;
@@ -24,8 +24,7 @@ pub fn draw<DB: DrawingBackend>(
     frame: &Frame<'_>,
     tracks: &Tracks,
 ) -> Result<(), DrawError> {
-    let (_, h) = area.dim_in_pixel();
-    let h = i32::try_from(h).unwrap_or(i32::MAX);
+    let (_, h) = size(area);
     let scale = &frame.scale;
     let (start, end) = scale.window();
     let data_end = tracks.grid.span().end.as_millis();
@@ -77,12 +76,7 @@ pub fn draw<DB: DrawingBackend>(
         let label = node.to_string();
         area.draw(&Rectangle::new([(x, 4), (x + 10, 14)], color(i).filled()))
             .map_err(err)?;
-        area.draw(&Text::new(
-            label.clone(),
-            (x + 14, 4),
-            ("sans-serif", 12).into_font().color(&INK),
-        ))
-        .map_err(err)?;
+        text(area, label.clone(), (x + 14, 4), 12.0, INK)?;
         x += 24 + i32::try_from(label.len()).unwrap_or(20) * 7;
     }
     Ok(())

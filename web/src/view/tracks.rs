@@ -73,7 +73,7 @@ fn redraw(
         let Some(area) = super::canvas::area(canvas, width, kind.height()) else {
             continue;
         };
-        if let Err(e) = draw::track_with(*kind, &area, &frame, data, overlay) {
+        if let Err(e) = draw::track(*kind, &area, &frame, data, overlay) {
             web_sys::console::error_1(&format!("drawing {}: {e}", kind.name()).into());
         }
         let _ = area.present();
