@@ -273,3 +273,11 @@ pub(super) fn redis_layout() -> Vec<(Vec<SlotRange>, Vec<&'static str>)> {
         (vec![], vec![R6]),
     ]
 }
+
+/// The owner of every slot by [`TopologyView::owner_of`], indexed by slot number.
+pub(super) fn owners(view: &TopologyView) -> Vec<Option<NodeId>> {
+    (0..16384)
+        .filter_map(Slot::new)
+        .map(|s| view.owner_of(s).cloned())
+        .collect()
+}

@@ -355,7 +355,7 @@ mod tests {
         let view = TopologyView::from_nodes(&text).unwrap();
         assert_eq!(view.shards.len(), 1);
         assert_eq!(view.shards[0].primary(), None);
-        assert!(view.slot_owners().iter().all(Option::is_none));
+        assert!(owners(&view).iter().all(Option::is_none));
     }
 
     #[test]

@@ -201,24 +201,6 @@ impl TopologyView {
             .map(|p| &p.id)
     }
 
-    /// The owner of every slot, indexed by slot number (length 16384): the primary of the shard
-    /// serving it, `None` if no shard does. If two shards claim a slot (views taken mid-failover
-    /// can), the later one in [`shards`](Self::shards) wins. Shards without a primary own nothing.
-    pub fn slot_owners(&self) -> Vec<Option<NodeId>> {
-        let mut owners = vec![None; usize::from(SLOT_COUNT)];
-        for shard in &self.shards {
-            let Some(primary) = shard.primary() else {
-                continue;
-            };
-            for range in &shard.slots {
-                for slot in range.slots() {
-                    owners[usize::from(slot.get())] = Some(primary.id.clone());
-                }
-            }
-        }
-        owners
-    }
-
     /// Every known node address, deduplicated and sorted; nodes still in handshake or without an
     /// address (`handshake`, `noaddr` flags) are left out, as they cannot be polled.
     pub fn addresses(&self) -> Vec<NodeAddr> {
@@ -338,7 +320,7 @@ mod tests {
         let shards = TopologyView::from_shards(&resp(REDIS_SHARDS_RESP2)).unwrap();
         let nodes = TopologyView::from_nodes(REDIS_NODES_MIGRATING).unwrap();
         assert_eq!(layout(&shards), layout(&nodes));
-        assert_eq!(shards.slot_owners(), nodes.slot_owners());
+        assert_eq!(owners(&shards), owners(&nodes));
         assert_eq!(shards.addresses(), nodes.addresses());
     }
 
@@ -425,10 +407,10 @@ mod tests {
             migrating: vec![],
             importing: vec![],
         };
-        let owners = view.slot_owners();
-        assert_eq!(owners.len(), 16384);
-        assert_eq!(owners[4], Some(id(R1)));
-        assert_eq!(owners[5], Some(id(R2)));
+        let all = owners(&view);
+        assert_eq!(all.len(), 16384);
+        assert_eq!(all[4], Some(id(R1)));
+        assert_eq!(all[5], Some(id(R2)));
         assert_eq!(view.owner_of(slot(5)), Some(&id(R2)));
         assert_eq!(view.owner_of(slot(6)), Some(&id(R1)));
         assert_eq!(view.owner_of(slot(11)), None);
