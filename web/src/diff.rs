@@ -3,8 +3,9 @@
 
 use std::collections::BTreeSet;
 
+use slotscope_core::timeline::NodeIdx;
 use slotscope_core::track::{Layout, Tracks};
-use slotscope_core::{Slot, SlotRange, Timestamp, SLOT_COUNT};
+use slotscope_core::{SlotRange, Timestamp};
 
 use crate::state::ViewState;
 
@@ -76,31 +77,16 @@ pub fn default_instants(state: &ViewState) -> (u64, u64) {
 /// Ranges whose owner differs between layouts `a` and `b` (a missing layout owns nothing),
 /// consecutive slots with the same change coalesced.
 pub fn moved(a: Option<&Layout>, b: Option<&Layout>) -> Vec<Moved> {
-    let owner = |l: Option<&Layout>, s: Slot| l.and_then(|l| l.owner(s));
-    let mut out: Vec<Moved> = Vec::new();
-    for s in (0..SLOT_COUNT).filter_map(Slot::new) {
-        let (from, to) = (owner(a, s), owner(b, s));
-        if from == to {
-            continue;
-        }
-        match out.last_mut() {
-            Some(m)
-                if m.from == from
-                    && m.to == to
-                    && u32::from(m.range.end().get()) + 1 == u32::from(s.get()) =>
-            {
-                if let Some(r) = SlotRange::new(m.range.start(), s) {
-                    m.range = r;
-                }
-            }
-            _ => out.push(Moved {
-                range: SlotRange::single(s),
-                from,
-                to,
-            }),
-        }
-    }
-    out
+    let table = |l: Option<&Layout>| l.map(Layout::slot_table).unwrap_or_default();
+    table(a)
+        .diff(&table(b))
+        .into_iter()
+        .map(|c| Moved {
+            range: c.range,
+            from: c.from.map(NodeIdx::index),
+            to: c.to.map(NodeIdx::index),
+        })
+        .collect()
 }
 
 /// The instant the topology is known from: `t`, or the first layout's time when `t` precedes it

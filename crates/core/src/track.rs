@@ -19,7 +19,7 @@ use crate::node::NodeAddr;
 use crate::recording::{Discovery, FailureKind, GoneReason, Header, Line};
 use crate::slot::{Slot, SlotRange};
 use crate::time::{TimeSpan, Timestamp};
-use crate::timeline::{ClusterState, ClusterTimeline};
+use crate::timeline::{ClusterState, ClusterTimeline, NodeIdx, SlotTable};
 
 /// Values on the grid, one per bucket (`NaN`: no data, written as `null` in JSON).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -141,6 +141,16 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// The owners as a slot table (node numbers are the indices into [`Tracks::nodes`]).
+    pub fn slot_table(&self) -> SlotTable {
+        let ranges: Vec<(SlotRange, NodeIdx)> = self
+            .owners
+            .iter()
+            .filter_map(|&(r, n)| Some((r, NodeIdx::new(n)?)))
+            .collect();
+        SlotTable::from_ranges(&ranges)
+    }
+
     /// The owner of `slot` (node index), if any.
     pub fn owner(&self, slot: Slot) -> Option<usize> {
         let i = self.owners.partition_point(|(r, _)| r.end() < slot);
