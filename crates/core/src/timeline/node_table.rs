@@ -48,6 +48,9 @@ pub enum InternError {
     Full,
 }
 
+/// Up to this many nodes, [`NodeTable::find_addr`] scans the first addresses before the map.
+const SCAN_MAX: usize = 16;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Entry {
     addr: NodeAddr,
@@ -82,11 +85,8 @@ impl NodeTable {
         addr: Option<&NodeAddr>,
         id: Option<&NodeId>,
     ) -> Result<NodeIdx, InternError> {
-        let found = id
-            .and_then(|id| self.by_id.get(id))
-            .or_else(|| addr.and_then(|a| self.by_addr.get(a)))
-            .copied();
-        let n = match found {
+        let by_id = id.and_then(|id| self.by_id.get(id)).copied();
+        let n = match by_id.or_else(|| addr.and_then(|a| self.find_addr(a))) {
             Some(n) => n,
             None => {
                 let addr = addr.ok_or(InternError::Unnamed)?;
@@ -95,11 +95,14 @@ impl NodeTable {
                     addr: addr.clone(),
                     id: None,
                 });
+                self.by_addr.insert(addr.clone(), n);
                 n
             }
         };
-        if let Some(a) = addr {
-            if !self.by_addr.contains_key(a) {
+        if let (Some(_), Some(a)) = (by_id, addr) {
+            // Found by id: the address leads here too, unless it is the node's first (the usual
+            // case, checked without the map) or already leads somewhere.
+            if self.nodes[n.index()].addr != *a && !self.by_addr.contains_key(a) {
                 self.by_addr.insert(a.clone(), n);
             }
         }
@@ -119,13 +122,26 @@ impl NodeTable {
     /// The number of the node at `addr`, and whether it was added now (the caller then grows
     /// its per-node tables).
     pub fn intern_addr(&mut self, addr: &NodeAddr) -> Result<(NodeIdx, bool), InternError> {
-        let before = self.nodes.len();
+        if let Some(n) = self.find_addr(addr) {
+            return Ok((n, false));
+        }
         let n = self.intern(Some(addr), None)?;
-        Ok((n, self.nodes.len() > before))
+        Ok((n, true))
     }
 
     /// The node at `addr`, if known.
     pub fn find_addr(&self, addr: &NodeAddr) -> Option<NodeIdx> {
+        // A client model asks this on every redirect: a few nodes are found faster by their first
+        // address (port first, the cheaper compare) than in the map.
+        if self.nodes.len() <= SCAN_MAX {
+            let first = self
+                .nodes
+                .iter()
+                .position(|e| e.addr.port() == addr.port() && e.addr.host() == addr.host());
+            if let Some(i) = first {
+                return NodeIdx::new(i);
+            }
+        }
         self.by_addr.get(addr).copied()
     }
 
