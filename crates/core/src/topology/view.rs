@@ -190,8 +190,9 @@ impl TopologyView {
         self.shards.iter().flat_map(|s| &s.nodes)
     }
 
-    /// The primary of the shard serving `slot`; if several shards claim it, the later one in
-    /// [`shards`](Self::shards) (as [`slot_owners`](Self::slot_owners)).
+    /// The primary of the shard serving `slot`; if several shards claim it (views taken
+    /// mid-failover can), the later one in [`shards`](Self::shards); shards without a primary own
+    /// nothing.
     pub fn owner_of(&self, slot: Slot) -> Option<&NodeId> {
         self.shards
             .iter()
