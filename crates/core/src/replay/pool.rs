@@ -77,6 +77,7 @@ impl Pools {
         self.opened
     }
 
+    #[inline]
     fn pool(&mut self, node: NodeIdx) -> &mut Pool {
         let i = node.index();
         if self.nodes.len() <= i {
@@ -122,6 +123,7 @@ impl Pools {
 
     /// Gives the lease back: the exchange ended with `link`, and the connection is busy until
     /// `until`. A connection that was not open and reached the node counts as opened.
+    #[inline]
     pub(super) fn finish(&mut self, lease: Lease, link: Link, until: Timestamp) {
         let opened = link == Link::Answered && !lease.was_connected;
         if let Some(c) = self.pool(lease.node).conns.get_mut(lease.index) {

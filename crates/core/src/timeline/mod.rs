@@ -64,6 +64,7 @@ pub struct ClusterState {
 
 impl ClusterState {
     /// The migration of `slot`, if it is being migrated.
+    #[inline]
     pub fn migration(&self, slot: Slot) -> Option<Migrating> {
         self.migrating
             .binary_search_by_key(&slot, |m| m.slot)

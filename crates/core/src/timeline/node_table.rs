@@ -20,12 +20,14 @@ impl NodeIdx {
     pub const MAX_NODES: usize = u16::MAX as usize;
 
     /// The node numbered `i`; `None` from [`MAX_NODES`](Self::MAX_NODES) on.
+    #[inline]
     pub fn new(i: usize) -> Option<NodeIdx> {
         let stored = u16::try_from(i.checked_add(1)?).ok()?;
         NonZeroU16::new(stored).map(NodeIdx)
     }
 
     /// The index, for tables kept per node (`vec[n.index()]`).
+    #[inline]
     pub fn index(self) -> usize {
         usize::from(self.0.get() - 1)
     }
@@ -51,12 +53,6 @@ pub enum InternError {
 /// Up to this many nodes, [`NodeTable::find_addr`] scans the first addresses before the map.
 const SCAN_MAX: usize = 16;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Entry {
-    addr: NodeAddr,
-    id: Option<NodeId>,
-}
-
 /// Nodes by address and by id, each numbered once, in order of first appearance.
 ///
 /// A node is found by its id first, then by its address: a node seen at a second address (its id
@@ -66,7 +62,10 @@ struct Entry {
 /// it at); an id seen first without one is not numbered.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NodeTable {
-    nodes: Vec<Entry>,
+    /// Each node's first address, by number.
+    addrs: Vec<NodeAddr>,
+    /// Each node's id, once known, by number.
+    ids: Vec<Option<NodeId>>,
     by_addr: BTreeMap<NodeAddr, NodeIdx>,
     by_id: BTreeMap<NodeId, NodeIdx>,
 }
@@ -90,11 +89,9 @@ impl NodeTable {
             Some(n) => n,
             None => {
                 let addr = addr.ok_or(InternError::Unnamed)?;
-                let n = NodeIdx::new(self.nodes.len()).ok_or(InternError::Full)?;
-                self.nodes.push(Entry {
-                    addr: addr.clone(),
-                    id: None,
-                });
+                let n = NodeIdx::new(self.addrs.len()).ok_or(InternError::Full)?;
+                self.addrs.push(addr.clone());
+                self.ids.push(None);
                 self.by_addr.insert(addr.clone(), n);
                 n
             }
@@ -102,17 +99,17 @@ impl NodeTable {
         if let (Some(_), Some(a)) = (by_id, addr) {
             // Found by id: the address leads here too, unless it is the node's first (the usual
             // case, checked without the map) or already leads somewhere.
-            if self.nodes[n.index()].addr != *a && !self.by_addr.contains_key(a) {
+            if self.addrs[n.index()] != *a && !self.by_addr.contains_key(a) {
                 self.by_addr.insert(a.clone(), n);
             }
         }
         if let Some(id) = id {
-            let entry = &mut self.nodes[n.index()];
-            if entry.id.as_ref() != Some(id) {
+            let known = &mut self.ids[n.index()];
+            if known.as_ref() != Some(id) {
                 // A first id, or a new one at a known address: a node leaves the handshake
                 // with another id than the one it was first listed under (or a node was
                 // replaced at that address). The old id still leads here.
-                entry.id = Some(id.clone());
+                *known = Some(id.clone());
                 self.by_id.insert(id.clone(), n);
             }
         }
@@ -133,11 +130,11 @@ impl NodeTable {
     pub fn find_addr(&self, addr: &NodeAddr) -> Option<NodeIdx> {
         // A client model asks this on every redirect: a few nodes are found faster by their first
         // address (port first, the cheaper compare) than in the map.
-        if self.nodes.len() <= SCAN_MAX {
+        if self.addrs.len() <= SCAN_MAX {
             let first = self
-                .nodes
+                .addrs
                 .iter()
-                .position(|e| e.addr.port() == addr.port() && e.addr.host() == addr.host());
+                .position(|a| a.port() == addr.port() && a.host() == addr.host());
             if let Some(i) = first {
                 return NodeIdx::new(i);
             }
@@ -151,36 +148,37 @@ impl NodeTable {
     }
 
     /// The address node `n` was first seen at (`None`: not a node of this table).
+    #[inline]
     pub fn addr(&self, n: NodeIdx) -> Option<&NodeAddr> {
-        self.nodes.get(n.index()).map(|e| &e.addr)
+        self.addrs.get(n.index())
     }
 
     /// Node `n`'s id, once known.
     pub fn id(&self, n: NodeIdx) -> Option<&NodeId> {
-        self.nodes.get(n.index()).and_then(|e| e.id.as_ref())
+        self.ids.get(n.index()).and_then(Option::as_ref)
     }
 
     /// How many nodes.
     pub fn len(&self) -> usize {
-        self.nodes.len()
+        self.addrs.len()
     }
 
     /// Whether no node is known.
     pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty()
+        self.addrs.is_empty()
     }
 
     /// Every node with its first address, in order.
     pub fn iter(&self) -> impl Iterator<Item = (NodeIdx, &NodeAddr)> + '_ {
-        self.nodes
+        self.addrs
             .iter()
             .enumerate()
-            .filter_map(|(i, e)| Some((NodeIdx::new(i)?, &e.addr)))
+            .filter_map(|(i, a)| Some((NodeIdx::new(i)?, a)))
     }
 
     /// Every node's first address, in order (index `i` is node `i`'s).
     pub fn addrs(&self) -> Vec<NodeAddr> {
-        self.nodes.iter().map(|e| e.addr.clone()).collect()
+        self.addrs.clone()
     }
 }
 
