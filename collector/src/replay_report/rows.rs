@@ -221,18 +221,8 @@ impl CommandRow {
 pub struct NodeRow {
     /// The node's address.
     pub addr: String,
-    /// Calls it got.
-    pub calls: u64,
-    /// Answered.
-    pub ok: u64,
-    /// Answered MOVED.
-    pub moved: u64,
-    /// Answered ASK.
-    pub ask: u64,
-    /// Attempts that failed (timeout, refused).
-    pub failed: u64,
-    /// `CLUSTER SLOTS` calls it got.
-    pub cluster_slots: u64,
+    /// Its figures (calls, ok, MOVED, ASK, failed attempts, `CLUSTER SLOTS`).
+    pub stats: NodeStats,
 }
 
 impl NodeRow {
@@ -240,20 +230,16 @@ impl NodeRow {
     pub fn of(addr: &str, n: &NodeStats) -> NodeRow {
         NodeRow {
             addr: addr.to_owned(),
-            calls: n.calls,
-            ok: n.ok,
-            moved: n.moved,
-            ask: n.ask,
-            failed: n.failed,
-            cluster_slots: n.cluster_slots,
+            stats: n.clone(),
         }
     }
 
     /// One indented line.
     pub fn text(&self) -> String {
+        let n = &self.stats;
         format!(
             "  {}: {} calls ({} ok, {} MOVED, {} ASK), {} failed attempts, {} CLUSTER SLOTS\n",
-            self.addr, self.calls, self.ok, self.moved, self.ask, self.failed, self.cluster_slots
+            self.addr, n.calls, n.ok, n.moved, n.ask, n.failed, n.cluster_slots
         )
     }
 
@@ -262,9 +248,10 @@ impl NodeRow {
 
     /// One table row.
     pub fn markdown(&self) -> String {
+        let n = &self.stats;
         format!(
             "| {} | {} | {} | {} | {} | {} | {} |\n",
-            self.addr, self.calls, self.ok, self.moved, self.ask, self.failed, self.cluster_slots
+            self.addr, n.calls, n.ok, n.moved, n.ask, n.failed, n.cluster_slots
         )
     }
 }
@@ -447,12 +434,14 @@ mod tests {
     fn node_row_as_text_and_markdown() {
         let n = NodeRow {
             addr: "10.0.0.1:6379".into(),
-            calls: 9,
-            ok: 5,
-            moved: 3,
-            ask: 1,
-            failed: 2,
-            cluster_slots: 4,
+            stats: NodeStats {
+                calls: 9,
+                ok: 5,
+                moved: 3,
+                ask: 1,
+                failed: 2,
+                cluster_slots: 4,
+            },
         };
         assert_eq!(
             n.text(),
