@@ -7,36 +7,9 @@ use crate::metrics::Metrics;
 use crate::node::NodeId;
 use crate::summary::Summary;
 use crate::time::{TimeSpan, Timestamp};
-use crate::timeline::ClusterTimeline;
+use crate::timeline::{ClusterTimeline, Consensus};
 
 use super::ShardTraffic;
-
-/// Who owns each slot at the end of a recording.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(super) struct SlotOwners {
-    /// Owner of every slot, indexed by slot (`None`: no owner).
-    pub(super) owners: Vec<Option<NodeId>>,
-    /// Slots on which the latest views disagree.
-    pub(super) disputed: usize,
-}
-
-/// The owner of every slot at the end of the recording, by the nodes' latest topology views
-/// (the timeline's [`Consensus`](crate::timeline::Consensus): the most votes win, an owner a tie
-/// against none, the greatest id a tie between owners), and how many slots those views disagree
-/// about. Without views every slot is `None` and nothing is disputed.
-pub(super) fn slot_owners(timeline: &ClusterTimeline) -> SlotOwners {
-    let consensus = timeline.consensus();
-    let owners = consensus
-        .owners
-        .as_slice()
-        .iter()
-        .map(|o| o.and_then(|n| timeline.nodes().id(n)).cloned())
-        .collect();
-    SlotOwners {
-        owners,
-        disputed: consensus.disagreements,
-    }
-}
 
 /// What every derivation needs.
 pub(super) struct Context<'a> {
@@ -56,8 +29,8 @@ pub(super) struct Context<'a> {
     pub(super) before: TimeSpan,
     /// After the last topology change, if there was one.
     pub(super) after: Option<TimeSpan>,
-    /// Owner of every slot at the end.
-    pub(super) owners: &'a SlotOwners,
+    /// Owner of every slot at the end, by the nodes' latest views, and their disagreements.
+    pub(super) owners: &'a Consensus,
     /// The cluster over time: nodes, slot owners, migrations.
     pub(super) timeline: &'a ClusterTimeline,
 }
@@ -69,7 +42,7 @@ impl<'a> Context<'a> {
         summary: &'a Summary,
         metrics: &'a Metrics,
         census: &'a Census,
-        owners: &'a SlotOwners,
+        owners: &'a Consensus,
         timeline: &'a ClusterTimeline,
         traffic: &'a [ShardTraffic],
         interval_ms: u64,
@@ -109,13 +82,8 @@ impl<'a> Context<'a> {
 
     /// How many slots the node with this id owns at the end (none without an id).
     pub(super) fn slots_of(&self, id: Option<&NodeId>) -> usize {
-        id.map_or(0, |id| {
-            self.owners
-                .owners
-                .iter()
-                .filter(|o| o.as_ref() == Some(id))
-                .count()
-        })
+        id.and_then(|id| self.timeline.nodes().find_id(id))
+            .map_or(0, |n| self.owners.owners.count(n))
     }
 }
 
@@ -124,7 +92,7 @@ mod tests {
     use super::*;
     use crate::analysis::fixture::{topology, view, A, B};
     use crate::recording::Line;
-    use crate::slot::SLOT_COUNT;
+    use crate::slot::Slot;
 
     fn timeline(lines: &[Line]) -> ClusterTimeline {
         let mut tl = ClusterTimeline::new();
@@ -134,48 +102,55 @@ mod tests {
         tl
     }
 
+    /// The id of the owner of slot `s` by the consensus.
+    fn owner(tl: &ClusterTimeline, c: &Consensus, s: u16) -> Option<NodeId> {
+        let n = c.owners.get(Slot::new(s).expect("slot"))?;
+        tl.nodes().id(n).cloned()
+    }
+
     #[test]
     fn agreeing_views_give_every_slot_its_owner_and_no_disputes() {
-        let o = slot_owners(&timeline(&[
+        let tl = timeline(&[
             topology(0, 7000, A, view(A, "0-8191", "8192-16383")),
             topology(0, 7001, B, view(B, "0-8191", "8192-16383")),
-        ]));
-        assert_eq!(o.owners.len(), usize::from(SLOT_COUNT));
-        assert_eq!(o.disputed, 0);
-        assert_eq!(o.owners[0], NodeId::new(A));
-        assert_eq!(o.owners[8191], NodeId::new(A));
-        assert_eq!(o.owners[8192], NodeId::new(B));
-        assert_eq!(o.owners[16383], NodeId::new(B));
+        ]);
+        let c = tl.consensus();
+        assert_eq!(c.disagreements, 0);
+        assert_eq!(owner(&tl, &c, 0), NodeId::new(A));
+        assert_eq!(owner(&tl, &c, 8191), NodeId::new(A));
+        assert_eq!(owner(&tl, &c, 8192), NodeId::new(B));
+        assert_eq!(owner(&tl, &c, 16383), NodeId::new(B));
     }
 
     #[test]
     fn only_the_latest_view_of_each_node_votes() {
         // A's first view is replaced by its second: both views agree at the end.
-        let o = slot_owners(&timeline(&[
+        let tl = timeline(&[
             topology(0, 7000, A, view(A, "0-16383", "")),
             topology(0, 7001, B, view(B, "0-8191", "8192-16383")),
             topology(1000, 7000, A, view(A, "0-8191", "8192-16383")),
-        ]));
-        assert_eq!(o.disputed, 0);
-        assert_eq!(o.owners[10_000], NodeId::new(B));
+        ]);
+        let c = tl.consensus();
+        assert_eq!(c.disagreements, 0);
+        assert_eq!(owner(&tl, &c, 10_000), NodeId::new(B));
     }
 
     #[test]
     fn an_owner_wins_a_tie_against_none() {
-        let o = slot_owners(&timeline(&[
+        let tl = timeline(&[
             topology(0, 7000, A, view(A, "0-100", "")),
             topology(0, 7001, B, view(B, "", "")),
-        ]));
-        assert_eq!(o.owners[50], NodeId::new(A));
-        assert_eq!(o.owners[200], None);
-        assert_eq!(o.disputed, 101);
+        ]);
+        let c = tl.consensus();
+        assert_eq!(owner(&tl, &c, 50), NodeId::new(A));
+        assert_eq!(owner(&tl, &c, 200), None);
+        assert_eq!(c.disagreements, 101);
     }
 
     #[test]
     fn without_views_no_slot_has_an_owner() {
-        let o = slot_owners(&ClusterTimeline::new());
-        assert_eq!(o.owners.len(), usize::from(SLOT_COUNT));
-        assert!(o.owners.iter().all(Option::is_none));
-        assert_eq!(o.disputed, 0);
+        let c = ClusterTimeline::new().consensus();
+        assert_eq!(c.owners.covered(), 0);
+        assert_eq!(c.disagreements, 0);
     }
 }

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::finding::{Finding, FindingKind, Severity};
 use crate::float;
+use crate::slot::SLOT_COUNT;
 use crate::time::{TimeSpan, Timestamp};
 
 use super::{Context, Detector};
@@ -19,9 +20,8 @@ impl Detector for Coverage {
 
     /// Slots without an owner, or nodes that disagree about owners, at the end.
     fn detect(&self, ctx: &Context<'_>) -> Vec<Finding> {
-        let unowned = ctx.owners.owners.iter().filter(|o| o.is_none()).count();
-        if ctx.owners.owners.is_empty()
-            || (unowned == 0 && ctx.owners.disputed == 0)
+        let unowned = usize::from(SLOT_COUNT) - ctx.owners.owners.covered();
+        if (unowned == 0 && ctx.owners.disagreements == 0)
             || !ctx
                 .timeline
                 .nodes()
@@ -35,7 +35,7 @@ impl Detector for Coverage {
             ("unowned_slots".to_owned(), float::from_u64(unowned as u64)),
             (
                 "disputed_slots".to_owned(),
-                float::from_u64(ctx.owners.disputed as u64),
+                float::from_u64(ctx.owners.disagreements as u64),
             ),
         ]);
         vec![Finding {
@@ -44,7 +44,7 @@ impl Detector for Coverage {
             span: at_end,
             title: format!(
                 "At the end of the recording {unowned} slots had no owner and nodes disagreed about {} slots",
-                ctx.owners.disputed
+                ctx.owners.disagreements
             ),
             explanation: "Slots without an owner answer CLUSTERDOWN; slots the nodes disagree about are answered \
                           differently depending on which node a client asks. Both are visible in each node's CLUSTER \

@@ -30,14 +30,14 @@ use crate::metrics::Metrics;
 use crate::recording::{Annotation, Header, Line};
 use crate::summary::{Summary, SummaryBuilder};
 use crate::tap::{versus, TapSummary, Versus};
-use crate::timeline::ClusterTimeline;
+use crate::timeline::{ClusterTimeline, Consensus};
 
 pub use churn::CHURN_RATIO;
 pub use idle_shard::IDLE_SHARE;
 pub use redirects::REDIRECT_SHARE;
 pub use traffic::{Rates, ShardTraffic};
 
-use context::{Context, SlotOwners};
+use context::Context;
 
 /// One kind of trouble looked for in a finished recording.
 trait Detector {
@@ -154,7 +154,7 @@ impl Analyzer {
     /// returns `true`, then [`Finishing::done`].
     pub fn finishing(self) -> Finishing {
         let (summary, timeline) = self.summary.into_parts();
-        let owners = context::slot_owners(&timeline);
+        let owners = timeline.consensus();
         Finishing {
             summary,
             timeline,
@@ -181,7 +181,7 @@ pub struct Finishing {
     metrics: Metrics,
     tap: TapSummary,
     /// Owner of every slot at the end, from the nodes' latest topology views.
-    owners: SlotOwners,
+    owners: Consensus,
     annotations: Vec<Annotation>,
     interval_ms: u64,
     shard_traffic: Vec<ShardTraffic>,
