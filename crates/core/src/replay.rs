@@ -144,7 +144,52 @@ pub struct Workload {
     /// sharing the one client; at least 1). A command scheduled while every one of them waits out a
     /// timeout is not issued.
     pub concurrency: u32,
+    /// How the application issues commands: sequential lanes (the default) or tasks with a cap
+    /// on commands in flight.
+    pub shape: Shape,
+    /// How long exchanges take (used with [`Shape::InFlight`]).
+    pub timing: Timing,
 }
+
+/// How the application issues its commands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Shape {
+    /// `concurrency` lanes, commands one after another in the order issued: a command's effects
+    /// on the client count from when it was issued; only waiting (timeouts, sleeps) takes time.
+    #[default]
+    Lanes,
+    /// Each command is a task sent at its time, at most this many in flight (a semaphore): each
+    /// exchange takes a round trip plus the command's service time, its effects land when its
+    /// reply arrives, and a command whose time comes while the cap is reached waits for a free
+    /// place (commands whose time passed meanwhile are not issued: no burst after a stall).
+    InFlight(u32),
+}
+
+/// How long one exchange takes, in microseconds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Timing {
+    /// The network round trip (and the client's own overhead per exchange).
+    pub rtt_us: u32,
+    /// Service time per command name (by index into [`Workload::names`]; missing: `default_us`).
+    pub service_us: Vec<u32>,
+    /// Service time of a command without its own figure, and of `CLUSTER SLOTS`.
+    pub default_us: u32,
+}
+
+impl Default for Timing {
+    fn default() -> Timing {
+        Timing {
+            rtt_us: DEFAULT_RTT_US,
+            service_us: Vec::new(),
+            default_us: DEFAULT_SERVICE_US,
+        }
+    }
+}
+
+/// The default round trip: a loopback or same-zone network and a client's own work.
+pub const DEFAULT_RTT_US: u32 = 250;
+/// The default service time of a command.
+pub const DEFAULT_SERVICE_US: u32 = 10;
 
 /// Parameters of a generated workload.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -206,6 +251,8 @@ impl Workload {
             key_slots,
             commands,
             concurrency: 1,
+            shape: Shape::Lanes,
+            timing: Timing::default(),
         })
     }
 
@@ -239,6 +286,21 @@ impl Workload {
     #[must_use]
     pub fn with_concurrency(mut self, n: u32) -> Workload {
         self.concurrency = n.max(1);
+        self
+    }
+
+    /// The same workload issued as tasks with at most `n` commands in flight ([`Shape::InFlight`],
+    /// `n` of at least 1).
+    #[must_use]
+    pub fn with_in_flight(mut self, n: u32) -> Workload {
+        self.shape = Shape::InFlight(n.max(1));
+        self
+    }
+
+    /// The same workload with exchanges taking `timing`.
+    #[must_use]
+    pub fn with_timing(mut self, timing: Timing) -> Workload {
+        self.timing = timing;
         self
     }
 
