@@ -9,7 +9,8 @@
 //!   or a connection error / timeout inside a [`FaultWindow`].
 //! - [`Workload`]: commands (name and key) at times, generated from a [`WorkloadSpec`].
 //! - [`ClientModel`]: a client library's routing state machine; [`model`] builds one of
-//!   [`MODELS`] by name from [`ModelOptions`].
+//!   [`MODELS`] by name, or by library release (`redis-py@8.1.0`, see [`resolve`]), from
+//!   [`ModelOptions`].
 //! - [`replay()`]: runs the workload and returns a [`ReplayReport`] (counts in collector units,
 //!   MOVED share per command, whether the client ended wedged, a per-second timeline).
 
@@ -23,6 +24,7 @@ mod redis_py;
 mod redis_rs;
 mod registry;
 mod run;
+mod version;
 
 pub use client::{
     ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
@@ -30,6 +32,7 @@ pub use client::{
 pub use cluster::{AskPolicy, FaultKind, FaultWindow, Reply, SimCluster, SimClusterBuilder};
 pub use registry::{model, model_names, ModelInfo, MODELS};
 pub use run::{replay, CommandStats, NodeStats, ReplayReport, Second};
+pub use version::{covers, ranges, resolve, Coverage, Resolved, Version, VersionError, COVERAGE};
 
 use crate::slot::Slot;
 use crate::time::Timestamp;
@@ -40,6 +43,9 @@ pub enum ReplayError {
     /// No model has this name.
     #[error("unknown client model `{0}` (known: {known})", known = model_names())]
     UnknownModel(String),
+    /// A library release no model covers, or no release given (see [`resolve`]).
+    #[error(transparent)]
+    Version(#[from] VersionError),
     /// No model has an option of this name.
     #[error("unknown model option `{0}`")]
     UnknownOption(String),
