@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::cmd::format::ReportFormat;
+use crate::cmd::value_parser::{parse_time, TimeArg};
 use crate::hypotheses_report;
 
 /// Rank client variants (model × configuration × faults) by how well each reproduces a recording.
@@ -28,6 +29,13 @@ pub struct Args {
     /// is silent; the replay needs a finite wait). 0: waiting not modelled.
     #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
     redis_py_socket_timeout: f64,
+    /// Start of the window replayed (see `replay --help`) [default: the first moment every slot
+    /// is covered].
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    from: Option<TimeArg>,
+    /// End of the window replayed [default: the recording's end].
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    to: Option<TimeArg>,
 }
 
 /// Seconds in `(0, 3600]` to whole milliseconds (at least 1); `None` for 0 or anything else.
@@ -44,13 +52,15 @@ fn secs_to_ms(secs: f64) -> Option<u64> {
 
 /// Runs `slotscope hypotheses`.
 pub fn run(args: Args) -> ExitCode {
-    match hypotheses_report::run(
-        &args.file,
-        args.keys,
-        args.seed,
-        args.concurrency,
-        secs_to_ms(args.redis_py_socket_timeout),
-    ) {
+    match hypotheses_report::run(&hypotheses_report::Request {
+        file: &args.file,
+        keys: args.keys,
+        seed: args.seed,
+        concurrency: args.concurrency,
+        redis_py_socket_timeout_ms: secs_to_ms(args.redis_py_socket_timeout),
+        from: args.from,
+        to: args.to,
+    }) {
         Ok(h) => {
             match args.format {
                 ReportFormat::Text => print!("{}", hypotheses_report::render_text(&h)),

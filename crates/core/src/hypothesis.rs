@@ -421,6 +421,9 @@ pub struct HypothesisSpec {
     /// redis-py leaves it unset (a request waits for as long as the node is silent); a replay
     /// without any wait issues every scheduled command into a stall, which no real client does.
     pub redis_py_socket_timeout_ms: Option<u64>,
+    /// The span the workload runs over (`None`: the cluster's whole span). Predicted rates are
+    /// per second of this span.
+    pub window: Option<TimeSpan>,
 }
 
 /// All hypotheses of one recording, best first.
@@ -430,6 +433,8 @@ pub struct Hypotheses {
     pub command: String,
     /// Commands per second replayed.
     pub rate_per_sec: u32,
+    /// The span the workload ran over.
+    pub window: TimeSpan,
     /// What the recording shows.
     pub evidence: Evidence,
     /// The variants, best first.
@@ -437,7 +442,8 @@ pub struct Hypotheses {
 }
 
 /// Replays every variant against `cluster` and ranks them against `evidence`. The workload
-/// spans the cluster's span with the evidence's command mix (`zadd` if none).
+/// spans `spec.window` (default: the cluster's span) with the evidence's command mix (`zadd` if
+/// none).
 pub fn rank(
     cluster: &SimCluster,
     evidence: &Evidence,
@@ -455,8 +461,9 @@ pub fn rank_with_progress(
     spec: &HypothesisSpec,
     progress: &mut dyn FnMut(usize, &Variant),
 ) -> Result<Hypotheses, ReplayError> {
-    let span = cluster
-        .span()
+    let span = spec
+        .window
+        .or_else(|| cluster.span())
         .filter(|s| s.millis() > 0)
         .ok_or_else(|| ReplayError::BadWorkload("the recording holds no time span".into()))?;
     let seed_addr = cluster
@@ -484,6 +491,8 @@ pub fn rank_with_progress(
     )
     .with_concurrency(spec.concurrency);
     let secs = ms_to_secs(span.millis());
+    // Fault labels count from the recording's start, whatever the window.
+    let origin = cluster.span().map_or(span.start, |s| s.start);
     let mut ranked = Vec::with_capacity(variants.len());
     for (i, v) in variants.iter().enumerate() {
         progress(i, v);
@@ -502,7 +511,7 @@ pub fn rank_with_progress(
         ranked.push(Ranked {
             model: v.model.clone(),
             config: v.config.clone(),
-            faults: v.faults.label(span.start),
+            faults: v.faults.label(origin),
             score,
             metrics,
         });
@@ -511,6 +520,7 @@ pub fn rank_with_progress(
     Ok(Hypotheses {
         command,
         rate_per_sec: spec.rate_per_sec,
+        window: span,
         evidence: evidence.clone(),
         variants: ranked,
     })

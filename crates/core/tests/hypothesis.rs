@@ -120,6 +120,7 @@ fn a_remap_storm_is_best_explained_by_a_remapped_client() {
         seed: 1,
         concurrency: 1,
         redis_py_socket_timeout_ms: Some(1000),
+        window: None,
     };
     let h = rank(&cluster, &evidence, &variants, &spec).unwrap();
     assert_eq!(h.variants.len(), variants.len());
