@@ -5,11 +5,13 @@ use std::io::IsTerminal;
 use std::path::Path;
 
 use slotscope_core::hypothesis::{
-    rank_with_progress, standard_variants, Evidence, Hypotheses, HypothesisSpec,
+    rank_with_progress, standard_variants, Evidence, ExchangeTimes, Hypotheses, HypothesisSpec,
 };
+use slotscope_core::replay::Shape;
 use slotscope_core::Timestamp;
 
 use crate::cmd::value_parser::TimeArg;
+use crate::replay_report::timing::{self, TimingChoice};
 use crate::replay_report::window::{self, Window};
 use crate::replay_report::{read_cluster, Recorded, RunError};
 
@@ -33,6 +35,12 @@ pub struct Request<'a> {
     pub from: Option<TimeArg>,
     /// End of the window; `None`: the recording's end.
     pub to: Option<TimeArg>,
+    /// Tasks with at most this many commands in flight; `None`: lanes.
+    pub in_flight: Option<u32>,
+    /// Round trip in microseconds; `None`: the default.
+    pub rtt_us: Option<u32>,
+    /// Service time of every command in microseconds; `None`: from the recording.
+    pub service_us: Option<u32>,
 }
 
 /// A ranking with the window its workload ran over.
@@ -41,10 +49,36 @@ pub struct Ranking {
     pub hypotheses: Hypotheses,
     /// The span replayed and why.
     pub window: Window,
+    /// How the application issued its commands.
+    pub shape: Shape,
+    /// Its lanes (with [`Shape::Lanes`]).
+    pub lanes: u32,
+    /// How long exchanges took.
+    pub timing: TimingChoice,
+}
+
+impl Ranking {
+    /// `window: …` and, for commands in flight, the shape and the timing, one line each.
+    fn head(&self) -> String {
+        let mut s = format!("window: {}\n", self.window.text());
+        if let Shape::InFlight(_) = self.shape {
+            s.push_str(&format!(
+                "shape: {}\ntiming: {}\n",
+                crate::replay_report::rows::shape(self.shape, self.lanes),
+                self.timing.text()
+            ));
+        }
+        s
+    }
 }
 
 /// Reads the recording, replays every standard variant over the window and ranks them.
 pub fn run(req: &Request<'_>) -> Result<Ranking, RunError> {
+    if req.in_flight.is_some() && req.concurrency > 1 {
+        return Err(RunError::Conflict(
+            "--in-flight and --concurrency are two application shapes: give one",
+        ));
+    }
     let Recorded {
         cluster,
         metrics,
@@ -62,6 +96,13 @@ pub fn run(req: &Request<'_>) -> Result<Ranking, RunError> {
         req.redis_py_socket_timeout_ms,
     );
     let evidence = Evidence::from_metrics(&metrics);
+    let names: Vec<String> = if evidence.mix.is_empty() {
+        vec![evidence.command.clone().unwrap_or_else(|| "zadd".into())]
+    } else {
+        evidence.mix.keys().cloned().collect()
+    };
+    let timing = timing::choose(&names, &metrics, req.rtt_us, req.service_us);
+    let shape = req.in_flight.map_or(Shape::Lanes, Shape::InFlight);
     let spec = HypothesisSpec {
         rate_per_sec: metrics.observed_business_rate().unwrap_or(100),
         keys,
@@ -69,6 +110,16 @@ pub fn run(req: &Request<'_>) -> Result<Ranking, RunError> {
         concurrency,
         redis_py_socket_timeout_ms,
         window: Some(window.span),
+        shape,
+        timing: ExchangeTimes {
+            rtt_us: Some(timing.timing.rtt_us),
+            service_us: timing
+                .service
+                .iter()
+                .map(|(n, us, _)| (n.clone(), *us))
+                .collect(),
+            default_us: Some(timing.timing.default_us),
+        },
     };
     let variants = standard_variants(&cluster);
     let origin = cluster.span().map_or(Timestamp(0), |s| s.start);
@@ -89,6 +140,9 @@ pub fn run(req: &Request<'_>) -> Result<Ranking, RunError> {
     Ok(Ranking {
         hypotheses: ranked?,
         window,
+        shape,
+        lanes: req.concurrency,
+        timing,
     })
 }
 
@@ -105,19 +159,28 @@ pub fn render_text(r: &Ranking) -> String {
 /// The ranking as a Markdown table, after the window.
 pub fn render_markdown(r: &Ranking) -> String {
     format!(
-        "Window: {}.\n\n{}",
-        r.window.text(),
+        "{}\n{}",
+        r.head()
+            .lines()
+            .map(|l| format!("{}{}.  \n", l[..1].to_uppercase(), &l[1..]))
+            .collect::<String>(),
         Rows::of(&r.hypotheses).markdown()
     )
 }
 
 /// The ranking as pretty JSON: `command`, `rate_per_sec`, `window` (`from`, `to`, `from_ms`,
-/// `to_ms`, `start_reason`, `end_reason`), `evidence` and `variants` (best first, each with
-/// `model`, `config`, `score` and per-metric `observed`, `predicted`, `agreement`).
+/// `to_ms`, `start_reason`, `end_reason`), `shape`, `timing`, `evidence` and `variants` (best
+/// first, each with `model`, `config`, `score` and per-metric `observed`, `predicted`,
+/// `agreement`).
 pub fn render_json(r: &Ranking) -> String {
     let mut v = serde_json::to_value(&r.hypotheses).unwrap_or_default();
     if let Some(obj) = v.as_object_mut() {
         obj.insert("window".into(), r.window.json());
+        obj.insert(
+            "shape".into(),
+            crate::replay_report::shape_json(r.shape, r.lanes),
+        );
+        obj.insert("timing".into(), r.timing.json());
     }
     serde_json::to_string_pretty(&v).unwrap_or_default()
 }

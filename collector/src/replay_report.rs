@@ -222,7 +222,7 @@ pub fn run(req: &Request<'_>) -> Result<Replayed, RunError> {
 
 /// The application shape as JSON: `{"kind": "lanes", "lanes": n}` or `{"kind": "in_flight",
 /// "max_in_flight": n}`.
-fn shape_json(shape: Shape, lanes: u32) -> serde_json::Value {
+pub(crate) fn shape_json(shape: Shape, lanes: u32) -> serde_json::Value {
     match shape {
         Shape::Lanes => serde_json::json!({"kind": "lanes", "lanes": lanes}),
         Shape::InFlight(n) => serde_json::json!({"kind": "in_flight", "max_in_flight": n}),

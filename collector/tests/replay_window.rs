@@ -291,4 +291,21 @@ fn hypotheses_replay_the_same_window() {
     assert_eq!(h["window"]["start_reason"], "--from");
     let o = slotscope(&["hypotheses", f]);
     assert!(text(&o).starts_with("window: "), "{}", text(&o));
+    assert_eq!(h["shape"]["kind"], "lanes");
+    let h = json_of(&[
+        "hypotheses",
+        FIXTURE,
+        "--in-flight",
+        "16",
+        "--rtt-ms",
+        "0.5",
+    ]);
+    assert_eq!(
+        h["shape"],
+        json!({"kind": "in_flight", "max_in_flight": 16})
+    );
+    assert_eq!(h["timing"]["rtt_us"], 500);
+    assert_eq!(h["timing"]["service"][0]["source"], "commandstats");
+    let out = refused(&["hypotheses", f, "--in-flight", "2", "--concurrency", "2"]);
+    assert!(out.contains("--in-flight and --concurrency"), "{out}");
 }

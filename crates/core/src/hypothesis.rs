@@ -18,8 +18,8 @@ use serde::Serialize;
 use crate::float;
 use crate::metrics::{is_business_command, ms_to_secs, CommandDelta, Metrics};
 use crate::replay::{
-    model, replay, FaultKind, FaultWindow, ModelOptions, ReplayError, ReplayReport, SimCluster,
-    Workload, WorkloadSpec,
+    model, replay, FaultKind, FaultWindow, ModelOptions, ReplayError, ReplayReport, Shape,
+    SimCluster, Timing, Workload, WorkloadSpec,
 };
 use crate::time::{TimeSpan, Timestamp};
 
@@ -424,6 +424,38 @@ pub struct HypothesisSpec {
     /// The span the workload runs over (`None`: the cluster's whole span). Predicted rates are
     /// per second of this span.
     pub window: Option<TimeSpan>,
+    /// How the application issues commands: `concurrency` lanes, or tasks with a cap on
+    /// commands in flight.
+    pub shape: Shape,
+    /// How long exchanges take: the round trip, and service times by command name.
+    pub timing: ExchangeTimes,
+}
+
+/// Exchange times by command name (the workload's names are known only once its mix is drawn).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExchangeTimes {
+    /// The round trip in microseconds (`None`: [`Timing::default`]'s).
+    pub rtt_us: Option<u32>,
+    /// Service time in microseconds of each command that has one.
+    pub service_us: BTreeMap<String, u32>,
+    /// Service time of the others (`None`: [`Timing::default`]'s).
+    pub default_us: Option<u32>,
+}
+
+impl ExchangeTimes {
+    /// The [`Timing`] of a workload of `names`.
+    pub fn timing(&self, names: &[String]) -> Timing {
+        let base = Timing::default();
+        let default_us = self.default_us.unwrap_or(base.default_us);
+        Timing {
+            rtt_us: self.rtt_us.unwrap_or(base.rtt_us),
+            service_us: names
+                .iter()
+                .map(|n| self.service_us.get(n).copied().unwrap_or(default_us))
+                .collect(),
+            default_us,
+        }
+    }
 }
 
 /// All hypotheses of one recording, best first.
@@ -490,6 +522,12 @@ pub fn rank_with_progress(
         spec.seed,
     )
     .with_concurrency(spec.concurrency);
+    let workload = match spec.shape {
+        Shape::Lanes => workload,
+        Shape::InFlight(n) => workload.with_in_flight(n),
+    };
+    let timing = spec.timing.timing(&workload.names);
+    let workload = workload.with_timing(timing);
     let secs = ms_to_secs(span.millis());
     // Fault labels count from the recording's start, whatever the window.
     let origin = cluster.span().map_or(span.start, |s| s.start);
@@ -529,6 +567,24 @@ pub fn rank_with_progress(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exchange_times_follow_the_workload_names() {
+        let times = ExchangeTimes {
+            rtt_us: Some(900),
+            service_us: [("get".to_owned(), 4)].into_iter().collect(),
+            default_us: Some(30),
+        };
+        let t = times.timing(&["zadd".to_owned(), "get".to_owned()]);
+        assert_eq!(
+            (t.rtt_us, t.service_us, t.default_us),
+            (900, vec![30, 4], 30)
+        );
+        let t = ExchangeTimes::default().timing(&["get".to_owned()]);
+        let base = Timing::default();
+        assert_eq!(t.rtt_us, base.rtt_us);
+        assert_eq!(t.service_us, vec![base.default_us]);
+    }
 
     #[test]
     fn agreements_are_symmetric_and_bounded() {

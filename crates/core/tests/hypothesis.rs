@@ -2,11 +2,13 @@
 //! `address_remap` signature (sustained MOVED on one node, CLUSTER SLOTS and new connections
 //! at a fifth of the MOVED rate) must be explained best by a remapped client.
 
-use slotscope_core::hypothesis::{rank, standard_variants, Evidence, HypothesisSpec, Value};
+use slotscope_core::hypothesis::{
+    rank, standard_variants, Evidence, ExchangeTimes, HypothesisSpec, Value,
+};
 use slotscope_core::info::{CommandStat, InfoReport};
 use slotscope_core::metrics::Metrics;
 use slotscope_core::recording::{InfoSample, Line};
-use slotscope_core::replay::SimClusterBuilder;
+use slotscope_core::replay::{Shape, SimClusterBuilder};
 use slotscope_core::{TimeSpan, Timestamp};
 
 mod common;
@@ -121,6 +123,8 @@ fn a_remap_storm_is_best_explained_by_a_remapped_client() {
         concurrency: 1,
         redis_py_socket_timeout_ms: Some(1000),
         window: None,
+        shape: Shape::Lanes,
+        timing: ExchangeTimes::default(),
     };
     let h = rank(&cluster, &evidence, &variants, &spec).unwrap();
     assert_eq!(h.variants.len(), variants.len());
