@@ -187,9 +187,7 @@ impl Pools {
     pub(super) fn finish(&mut self, lease: Lease, link: Link, until: Timestamp) -> Option<u64> {
         let opened = link == Link::Answered && !lease.was_connected;
         self.opened += u64::from(opened);
-        let Some(c) = self.pool(lease.node).conns.get_mut(lease.index) else {
-            return None;
-        };
+        let c = self.pool(lease.node).conns.get_mut(lease.index)?;
         let closed = c.closed_under;
         c.connected = link == Link::Answered && closed.is_none() && !c.reconnect;
         c.busy_until = until;
