@@ -1,0 +1,174 @@
+//! The case replayed: `slotscope replay` of the case's recording through the model of the
+//! application's library, with the application's settings.
+//!
+//! The replay's options follow what the binary offers (read from `slotscope replay --help`):
+//! `--in-flight N` where it exists, else `--concurrency N` (lanes, capped at
+//! [`CONCURRENCY_CAP`]); `--from`/`--to` (the application's run, epoch ms) where they exist, else
+//! the whole recording; the application's exact release (`redis-py@8.1.0`) and, if the binary
+//! refuses it, the model it has for that line (`redis-py@8.0.0`). Each fallback taken is listed in
+//! [`Replayed::fallbacks`].
+
+use std::process::Output;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+use crate::collector::run_slotscope;
+use crate::matrix::case::Case;
+use crate::matrix::live::{LiveRun, SOCKET_TIMEOUT_S};
+
+/// `--concurrency` used for a larger cap on commands in flight when the binary has no
+/// `--in-flight` (its lanes cost a task each in the replay, and none of them is a real task).
+pub const CONCURRENCY_CAP: u32 = 64;
+
+/// What the binary's `replay` accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capabilities {
+    /// `--in-flight N`.
+    pub in_flight: bool,
+    /// `--from`/`--to`.
+    pub window: bool,
+}
+
+/// The binary's capabilities, read once from `slotscope replay --help`.
+pub fn capabilities() -> Capabilities {
+    static CAPS: OnceLock<Capabilities> = OnceLock::new();
+    *CAPS.get_or_init(|| {
+        let o = run_slotscope(&["replay", "--help"]);
+        let help = String::from_utf8_lossy(&o.stdout);
+        Capabilities {
+            in_flight: help.contains("--in-flight"),
+            window: help.contains("--from") && help.contains("--to"),
+        }
+    })
+}
+
+/// A replay that ran.
+#[derive(Clone, Debug)]
+pub struct Replayed {
+    /// The arguments it ran with (after `slotscope`).
+    pub args: Vec<String>,
+    /// Its `--format json` report.
+    pub report: Value,
+    /// The fallbacks taken, in words.
+    pub fallbacks: Vec<String>,
+}
+
+/// The exact model for `case`, then the one of its release line the binary may have instead.
+fn models(case: &Case) -> Vec<String> {
+    let exact = case.model();
+    let line = match case.version.split('.').next() {
+        Some("8") => "redis-py@8.0.0".to_owned(),
+        Some("5") => "redis-py@5.0.0".to_owned(),
+        _ => exact.clone(),
+    };
+    if line == exact {
+        vec![exact]
+    } else {
+        vec![exact, line]
+    }
+}
+
+fn args_for(
+    case: &Case,
+    live: &LiveRun,
+    model: &str,
+    caps: Capabilities,
+    window: bool,
+) -> (Vec<String>, Vec<String>) {
+    let mut fallbacks = Vec::new();
+    let rate = live.app.achieved_rate();
+    let mut a: Vec<String> = vec![
+        "replay".into(),
+        live.recording.display().to_string(),
+        "--model".into(),
+        model.into(),
+        "--rate".into(),
+        rate.to_string(),
+        "--keys".into(),
+        case.keys.to_string(),
+        "--command".into(),
+        case.command.into(),
+        "--format".into(),
+        "json".into(),
+        "--set".into(),
+        format!("startup_nodes={}", live.settings.startup),
+        "--set".into(),
+        format!("socket_timeout={SOCKET_TIMEOUT_S}"),
+    ];
+    if let Some(remap) = &live.settings.address_remap {
+        a.push("--set".into());
+        a.push(format!("address_remap={remap}"));
+    }
+    if caps.in_flight {
+        a.push("--in-flight".into());
+        a.push(case.in_flight.to_string());
+    } else {
+        let lanes = case.in_flight.min(CONCURRENCY_CAP);
+        a.push("--concurrency".into());
+        a.push(lanes.to_string());
+        fallbacks.push(format!(
+            "no --in-flight: --concurrency {lanes} (lanes) for {} in flight",
+            case.in_flight
+        ));
+    }
+    if window {
+        a.push("--from".into());
+        a.push(live.app.started_ms.to_string());
+        a.push("--to".into());
+        a.push(live.app.ended_ms.to_string());
+    }
+    (a, fallbacks)
+}
+
+fn run(args: &[String]) -> Output {
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    run_slotscope(&refs)
+}
+
+/// Replays `live`'s recording for `case`.
+///
+/// # Errors
+///
+/// If every variant of the replay failed (the error carries the last stderr).
+pub fn replay(case: &Case, live: &LiveRun) -> Result<Replayed, String> {
+    let caps = capabilities();
+    let mut last_error = String::new();
+    let windows: &[bool] = if caps.window {
+        &[true, false]
+    } else {
+        &[false]
+    };
+    for model in models(case) {
+        for &window in windows {
+            let (args, mut fallbacks) = args_for(case, live, &model, caps, window);
+            let o = run(&args);
+            if !o.status.success() {
+                last_error = format!(
+                    "slotscope {}: {}",
+                    args.join(" "),
+                    String::from_utf8_lossy(&o.stderr).trim()
+                );
+                continue;
+            }
+            let report: Value = serde_json::from_slice(&o.stdout)
+                .map_err(|e| format!("replay --format json is not JSON: {e}"))?;
+            if model != case.model() {
+                fallbacks.push(format!("{} refused: {model}", case.model()));
+            }
+            if !window {
+                fallbacks.push(if caps.window {
+                    "--from/--to refused: the whole recording".to_owned()
+                } else {
+                    "no --from/--to: the whole recording".to_owned()
+                });
+            }
+            return Ok(Replayed {
+                args,
+                report,
+                fallbacks,
+            });
+        }
+    }
+    Err(last_error)
+}
