@@ -154,7 +154,7 @@ pub fn replay(case: &Case, live: &LiveRun) -> Result<Replayed, String> {
             let report: Value = serde_json::from_slice(&o.stdout)
                 .map_err(|e| format!("replay --format json is not JSON: {e}"))?;
             if model != case.model() {
-                fallbacks.push(format!("{} refused: {model}", case.model()));
+                fallbacks.push(format!("{} refused: replayed {model}", case.model()));
             }
             if !window {
                 fallbacks.push(if caps.window {
