@@ -18,18 +18,23 @@ mod cluster;
 mod go_redis;
 mod jedis;
 mod lettuce;
+mod net;
 mod pool;
 mod redis_py;
 mod redis_rs;
 mod registry;
 mod run;
+mod sequential;
 
 pub use client::{
-    ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
+    ClientModel, ClientSnapshot, ClientState, ErrorClass, Execution, ModelOptions, Outcome,
+    Transport,
 };
 pub use cluster::{AskPolicy, FaultKind, FaultWindow, Reply, SimCluster, SimClusterBuilder};
+pub use net::{Delivery, Net, Parked, TaskId, Until};
 pub use registry::{model, model_names, ModelInfo, MODELS};
 pub use run::{replay, CommandStats, NodeStats, ReplayReport, Second};
+pub use sequential::{Sequential, SyncModel};
 
 use crate::slot::Slot;
 use crate::time::Timestamp;

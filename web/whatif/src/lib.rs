@@ -17,7 +17,6 @@ mod digest;
 pub mod module;
 mod options;
 mod overlay;
-mod probe;
 mod run;
 
 pub use digest::Digest;

@@ -5,8 +5,6 @@ use slotscope_core::float;
 use slotscope_core::replay::ReplayReport;
 use slotscope_core::track::{Grid, Series};
 
-use crate::probe::Tally;
-
 /// The predicted series, on the loaded recording's grid (NaN where the replay says nothing).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Overlay {
@@ -49,12 +47,7 @@ fn seconds_of(grid: &Grid, i: usize, start: u64, len: usize) -> Option<std::ops:
 
 /// The prediction as series on `grid`: counts per second averaged over the seconds each bucket
 /// covers, MOVED shares as `moved ÷ attempts` over them.
-pub(crate) fn overlay(
-    report: &ReplayReport,
-    names: &[String],
-    tally: &[Tally],
-    grid: &Grid,
-) -> Overlay {
+pub(crate) fn overlay(report: &ReplayReport, names: &[String], grid: &Grid) -> Overlay {
     let timeline = &report.timeline;
     let start = timeline.first().map_or(0, |s| s.t.as_millis());
     let ranges: Vec<Option<std::ops::Range<usize>>> = (0..grid.buckets)
@@ -75,7 +68,7 @@ pub(crate) fn overlay(
     };
     let new_connections = rate("new connections/s", &|s| timeline[s].new_connections);
     let ok_rate = rate("commands/s ok", &|s| timeline[s].ok);
-    let refreshes = rate("CLUSTER SLOTS/s", &|s| tally.get(s).map_or(0, |t| t.slots));
+    let refreshes = rate("CLUSTER SLOTS/s", &|s| timeline[s].cluster_slots_calls);
     let moved_share = names
         .iter()
         .enumerate()
@@ -85,9 +78,14 @@ pub(crate) fn overlay(
                 .iter()
                 .map(|r| {
                     let (mut moved, mut calls) = (0, 0);
-                    for t in r.clone().into_iter().flatten().filter_map(|s| tally.get(s)) {
-                        moved += t.moved.get(n).copied().unwrap_or(0);
-                        calls += t.calls.get(n).copied().unwrap_or(0);
+                    for t in r
+                        .clone()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|s| timeline.get(s))
+                    {
+                        moved += t.moved_by_command.get(n).copied().unwrap_or(0);
+                        calls += t.calls_by_command.get(n).copied().unwrap_or(0);
                     }
                     ratio(moved, calls)
                 })

@@ -14,7 +14,6 @@ use slotscope_core::track::Grid;
 use crate::digest::Digest;
 use crate::options::parse_options;
 use crate::overlay::{overlay, Overlay};
-use crate::probe::Probe;
 
 /// Distinct keys of the workload (the CLI's default).
 pub const KEYS: u32 = 10_000;
@@ -98,9 +97,9 @@ pub fn run(bytes: &[u8], grid: &Grid, req: &Request) -> Result<Prediction, Strin
     .map_err(|e| e.to_string())?
     .with_mix(&mix, SEED)
     .with_concurrency(req.concurrency);
-    let mut probe = Probe::new(client, &workload);
-    let report = replay::replay(&cluster, &workload, &mut probe);
-    let overlay = overlay(&report, &workload.names, &probe.seconds, grid);
+    let mut client = client;
+    let report = replay::replay(&cluster, &workload, client.as_mut());
+    let overlay = overlay(&report, &workload.names, grid);
     Ok(Prediction {
         report: Digest::of(&report),
         rate,

@@ -2,6 +2,8 @@
 //! what it reports ([`ClientState`], [`Outcome`], [`ErrorClass`]) and its [`ModelOptions`].
 
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
 
 use serde::Serialize;
 
@@ -13,8 +15,10 @@ use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, SlotTable};
 
 use super::cluster::Reply;
+use super::net::Net;
 
-/// What a client can ask the (simulated) cluster; the driver knows the time and the command.
+/// What a [`SyncModel`](super::SyncModel) can ask the (simulated) cluster; the driver knows the
+/// time and the command.
 pub trait Transport {
     /// The virtual time of the current command (for models with timers: periodic refresh, rate
     /// limits on refreshes).
@@ -46,6 +50,11 @@ pub enum ErrorClass {
     ClusterDownError,
     /// `ClusterError` ("TTL exhausted": too many redirects).
     ClusterError,
+    /// `MaxConnectionsError`: the node's pool is at `max_connections`, every connection in use.
+    MaxConnectionsError,
+    /// `AttributeError`: a reset closed the connection under a command in flight (redis-py
+    /// #4028); not a Redis error, so not retried.
+    AttributeError,
 }
 
 impl ErrorClass {
@@ -70,6 +79,8 @@ impl ErrorClass {
             ErrorClass::TimeoutError => "TimeoutError",
             ErrorClass::ClusterDownError => "ClusterDownError",
             ErrorClass::ClusterError => "ClusterError",
+            ErrorClass::MaxConnectionsError => "MaxConnectionsError",
+            ErrorClass::AttributeError => "AttributeError",
         }
     }
 }
@@ -177,12 +188,19 @@ pub fn numbered_once(
     out
 }
 
-/// A client library's routing state machine.
+/// A running command of a model: completes with its outcome (see [`ClientModel::execute`]).
+pub type Execution<'a> = Pin<Box<dyn Future<Output = Outcome> + 'a>>;
+
+/// A client library's routing state machine, shared by the application's commands in flight.
+///
+/// The state lives behind `&self` (interior mutability): several commands run at once, each an
+/// [`Execution`] that awaits its exchanges on the [`Net`], so what a reply does to the client
+/// lands when the reply arrives and the others see it from then on.
 pub trait ClientModel {
     /// The model's name, e.g. `redis-py@5.0.0`.
     fn name(&self) -> &str;
     /// Runs one application command on `cmd`'s key through `net`.
-    fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome;
+    fn execute<'a>(&'a self, cmd: Routed, net: &'a Net<'_>) -> Execution<'a>;
     /// The client's state now.
     fn state(&self) -> ClientState;
     /// What it holds now: open connections and a summary of its slot table.
@@ -193,12 +211,14 @@ pub trait ClientModel {
         class.name()
     }
     /// `socket_timeout` in milliseconds: how long a request waits on a silent node before it fails
-    /// with a timeout. `None`: waiting is not modelled (every command is tried when scheduled).
+    /// with a timeout. `None`: waiting is not modelled in the instant clock, and in the timed one
+    /// a request waits until the node answers.
     fn socket_timeout_ms(&self) -> Option<u64> {
         None
     }
-    /// Told once before the first command: how many commands the application has in flight at
-    /// most (tasks or threads sharing the client). Models with connection pools size them by it.
+    /// Told once before the first command, in the lanes mode only: how many commands the
+    /// application has in flight at most. Models with connection pools size them by it (with
+    /// commands in flight the pools grow by themselves).
     fn set_concurrency(&mut self, _in_flight: u32) {}
 }
 

@@ -148,6 +148,14 @@ impl SimCluster {
         self.states.get(i.saturating_sub(1))
     }
 
+    /// The fault of `node` at `t` and when its window ends.
+    pub fn fault_until(&self, t: Timestamp, node: NodeIdx) -> Option<(FaultKind, Timestamp)> {
+        self.faults
+            .iter()
+            .find(|(n, span, _)| *n == node && span.contains(t))
+            .map(|(_, span, k)| (*k, span.end))
+    }
+
     fn fault(&self, t: Timestamp, node: NodeIdx) -> Option<FaultKind> {
         self.faults
             .iter()

@@ -44,11 +44,12 @@
 //! Later releases (with `ClusterStateReloadInterval`, `FailingTimeoutSeconds`) changed the timers;
 //! this model is of the code named above.
 
+use super::client::ClientModel;
 use super::client::{
-    numbered_once, ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome,
-    Transport,
+    numbered_once, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
 };
 use super::cluster::Reply;
+use super::sequential::{boxed, SyncModel};
 use super::{ReplayError, Routed, SimRng};
 use crate::node::NodeAddr;
 use crate::redirect::Redirect;
@@ -129,7 +130,7 @@ pub(super) fn build(
         (None, Some(t)) => Some(t),
         (None, None) => Some(DEFAULT_READ_TIMEOUT_MS),
     };
-    Ok(Box::new(Client::new(
+    Ok(boxed(Client::new(
         name,
         &options.startup_nodes,
         max_redirects,
@@ -455,7 +456,7 @@ impl Client {
     }
 }
 
-impl ClientModel for Client {
+impl SyncModel for Client {
     fn name(&self) -> &str {
         &self.name
     }
@@ -516,6 +517,8 @@ impl ClientModel for Client {
             ErrorClass::TimeoutError => "i/o timeout",
             ErrorClass::ClusterDownError => "CLUSTERDOWN",
             ErrorClass::ClusterError => "MOVED (MaxRedirects exhausted)",
+            // Raised by redis-py only.
+            other => other.name(),
         }
     }
 }

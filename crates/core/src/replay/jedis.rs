@@ -70,11 +70,13 @@
 //!   application (the executor wraps it); the name is kept for `ConnectionError` and
 //!   `TimeoutError`.
 
+use super::client::ClientModel;
 use super::client::{
-    numbered_once, parse_secs_ms, ClientModel, ClientSnapshot, ClientState, ErrorClass,
-    ModelOptions, Outcome, Transport,
+    numbered_once, parse_secs_ms, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome,
+    Transport,
 };
 use super::cluster::Reply;
+use super::sequential::{boxed, SyncModel};
 use super::{ReplayError, Routed, SimRng};
 use crate::node::NodeAddr;
 use crate::redirect::Redirect;
@@ -135,7 +137,7 @@ pub(super) fn build(
         },
         "a positive number of seconds, or none",
     )?;
-    Ok(Box::new(Client::new(
+    Ok(boxed(Client::new(
         name,
         Settings {
             max_attempts,
@@ -503,7 +505,7 @@ impl Client {
     }
 }
 
-impl ClientModel for Client {
+impl SyncModel for Client {
     fn name(&self) -> &str {
         &self.name
     }
@@ -539,6 +541,8 @@ impl ClientModel for Client {
             ErrorClass::ClusterDownError => "JedisClusterException",
             ErrorClass::ConnectionError => "JedisConnectionException",
             ErrorClass::TimeoutError => "JedisConnectionException (read timed out)",
+            // Raised by redis-py only.
+            other => other.name(),
         }
     }
 

@@ -82,11 +82,13 @@
 //!   `RedisCommandExecutionException` (`ClusterError`: a `MOVED`/`ASK` past `maxRedirects`, or a
 //!   `CLUSTERDOWN` reply).
 
+use super::client::ClientModel;
 use super::client::{
-    numbered_once, parse_bool, parse_secs_ms, ClientModel, ClientSnapshot, ClientState, ErrorClass,
+    numbered_once, parse_bool, parse_secs_ms, ClientSnapshot, ClientState, ErrorClass,
     ModelOptions, Outcome, Transport,
 };
 use super::cluster::Reply;
+use super::sequential::{boxed, SyncModel};
 use super::{ReplayError, Routed};
 use crate::node::NodeAddr;
 use crate::redirect::Redirect;
@@ -267,7 +269,7 @@ pub(super) fn build(
 ) -> Result<Box<dyn ClientModel>, ReplayError> {
     options.check_for_model(name, NAME, OPTIONS)?;
     let settings = Settings::read(&options)?;
-    Ok(Box::new(Client::new(name, settings, &options)))
+    Ok(boxed(Client::new(name, settings, &options)))
 }
 
 /// A node connection of the connection provider.
@@ -604,7 +606,7 @@ impl Client {
     }
 }
 
-impl ClientModel for Client {
+impl SyncModel for Client {
     fn name(&self) -> &str {
         &self.name
     }
@@ -634,6 +636,8 @@ impl ClientModel for Client {
             ErrorClass::TimeoutError => "RedisCommandTimeoutException",
             ErrorClass::ClusterDownError => "PartitionSelectorException",
             ErrorClass::ClusterError => "RedisCommandExecutionException",
+            // Raised by redis-py only.
+            other => other.name(),
         }
     }
 

@@ -17,7 +17,45 @@ struct Conn {
     connected: bool,
     /// Until when a command holds it.
     busy_until: Timestamp,
+    /// Whether a command holds it now (between [`Pools::acquire`] and [`Pools::finish`]).
+    held: bool,
+    /// Closed by a reset while held: the command on it does not get its reply.
+    closed_under: bool,
+    /// Marked for reconnect while held: disconnected when given back.
+    reconnect: bool,
 }
+
+impl Conn {
+    fn new(now: Timestamp) -> Conn {
+        Conn {
+            connected: false,
+            busy_until: now,
+            held: false,
+            closed_under: false,
+            reconnect: false,
+        }
+    }
+
+    /// Closed now (`ClusterNode.disconnect()`): a command on it loses its reply.
+    fn close(&mut self) {
+        self.connected = false;
+        self.closed_under |= self.held;
+    }
+
+    /// Marked for reconnect (`mark_for_reconnect()`): closed now when free, when given back when
+    /// held.
+    fn mark(&mut self) {
+        if self.held {
+            self.reconnect = true;
+        } else {
+            self.connected = false;
+        }
+    }
+}
+
+/// Every connection of the node's pool is in use and the pool is at `max_connections`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Full;
 
 /// How an exchange on a connection ended, as far as the connection is concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,6 +83,9 @@ pub(super) struct Pools {
     max_per_node: usize,
     /// Connection objects a pool grows to even without overlap (the concurrency).
     burst: usize,
+    /// A full pool refuses (`MaxConnectionsError`) instead of handing out the connection that
+    /// frees first.
+    strict: bool,
     opened: u64,
 }
 
@@ -63,8 +104,14 @@ impl Pools {
             nodes: Vec::new(),
             max_per_node: max_per_node.max(1),
             burst: 1,
+            strict: false,
             opened: 0,
         }
+    }
+
+    /// Makes a full pool refuse (commands truly in flight: see [`Full`]).
+    pub(super) fn set_strict(&mut self, strict: bool) {
+        self.strict = strict;
     }
 
     /// Lets every pool grow to `n` connections (capped by the pool's maximum).
@@ -88,24 +135,22 @@ impl Pools {
 
     /// Takes a connection to `node` that is free at `now`: a new object while the pool is below
     /// its burst size, else the next free one in turn, else a new object while below the maximum,
-    /// else (the pool full) the one that frees first.
-    pub(super) fn acquire(&mut self, node: NodeIdx, now: Timestamp) -> Lease {
-        let (max, burst) = (self.max_per_node, self.burst);
+    /// else (the pool full) the one that frees first, or [`Full`] when the pools are strict.
+    pub(super) fn acquire(&mut self, node: NodeIdx, now: Timestamp) -> Result<Lease, Full> {
+        let (max, burst, strict) = (self.max_per_node, self.burst, self.strict);
         let pool = self.pool(node);
         let n = pool.conns.len();
         let free = (0..n)
             .map(|k| (pool.next + k) % n)
-            .find(|&i| pool.conns[i].busy_until <= now);
+            .find(|&i| !pool.conns[i].held && pool.conns[i].busy_until <= now);
         let index = match free {
             Some(i) if n >= burst => i,
             _ if n < max => {
-                pool.conns.push(Conn {
-                    connected: false,
-                    busy_until: now,
-                });
+                pool.conns.push(Conn::new(now));
                 n
             }
             Some(i) => i,
+            None if strict => return Err(Full),
             None => pool
                 .conns
                 .iter()
@@ -114,23 +159,34 @@ impl Pools {
                 .map_or(0, |(i, _)| i),
         };
         pool.next = (index + 1) % pool.conns.len().max(1);
-        Lease {
+        let conn = &mut pool.conns[index];
+        conn.held = true;
+        conn.closed_under = false;
+        conn.reconnect = false;
+        Ok(Lease {
             node,
             index,
-            was_connected: pool.conns.get(index).is_some_and(|c| c.connected),
-        }
+            was_connected: conn.connected,
+        })
     }
 
     /// Gives the lease back: the exchange ended with `link`, and the connection is busy until
-    /// `until`. A connection that was not open and reached the node counts as opened.
+    /// `until`. A connection that was not open and reached the node counts as opened. Returns
+    /// whether a reset closed the connection while it was held (the command lost its reply).
     #[inline]
-    pub(super) fn finish(&mut self, lease: Lease, link: Link, until: Timestamp) {
+    pub(super) fn finish(&mut self, lease: Lease, link: Link, until: Timestamp) -> bool {
         let opened = link == Link::Answered && !lease.was_connected;
-        if let Some(c) = self.pool(lease.node).conns.get_mut(lease.index) {
-            c.connected = link == Link::Answered;
-            c.busy_until = until;
-        }
         self.opened += u64::from(opened);
+        let Some(c) = self.pool(lease.node).conns.get_mut(lease.index) else {
+            return false;
+        };
+        let closed = c.closed_under;
+        c.connected = link == Link::Answered && !closed && !c.reconnect;
+        c.busy_until = until;
+        c.held = false;
+        c.closed_under = false;
+        c.reconnect = false;
+        closed
     }
 
     /// Connections open now, all pools.
@@ -144,20 +200,32 @@ impl Pools {
         u64::try_from(n).unwrap_or(u64::MAX)
     }
 
-    /// Drops every connection to `node` (each reconnects on its next use).
+    /// Closes every connection to `node` (each reconnects on its next use; a command on one
+    /// loses its reply).
     pub(super) fn disconnect(&mut self, node: NodeIdx) {
-        self.pool(node)
-            .conns
-            .iter_mut()
-            .for_each(|c| c.connected = false);
+        self.pool(node).conns.iter_mut().for_each(Conn::close);
     }
 
-    /// Drops every connection of every pool.
+    /// Closes every connection of every pool (as [`disconnect`](Self::disconnect)).
     pub(super) fn disconnect_all(&mut self) {
         self.nodes
             .iter_mut()
             .flat_map(|p| p.conns.iter_mut())
-            .for_each(|c| c.connected = false);
+            .for_each(Conn::close);
+    }
+
+    /// Marks every connection to `node` for reconnect: free ones close now, held ones when given
+    /// back (`update_active_connections_for_reconnect` with `disconnect_free_connections`).
+    pub(super) fn mark(&mut self, node: NodeIdx) {
+        self.pool(node).conns.iter_mut().for_each(Conn::mark);
+    }
+
+    /// Marks every connection of every pool for reconnect (as [`mark`](Self::mark)).
+    pub(super) fn mark_all(&mut self) {
+        self.nodes
+            .iter_mut()
+            .flat_map(|p| p.conns.iter_mut())
+            .for_each(Conn::mark);
     }
 }
 
@@ -172,20 +240,20 @@ mod tests {
     #[test]
     fn a_held_connection_makes_the_next_command_open_another() {
         let mut p = Pools::new(100);
-        let l = p.acquire(node(0), Timestamp(0));
+        let l = p.acquire(node(0), Timestamp(0)).expect("lenient");
         p.finish(l, Link::Answered, Timestamp(0));
         assert_eq!(p.opened(), 1);
         // Reused while free.
-        let l = p.acquire(node(0), Timestamp(5));
+        let l = p.acquire(node(0), Timestamp(5)).expect("lenient");
         p.finish(l, Link::TimedOut, Timestamp(505));
         assert_eq!(p.opened(), 1);
         // Held until 505: a second connection object.
-        let l = p.acquire(node(0), Timestamp(10));
+        let l = p.acquire(node(0), Timestamp(10)).expect("lenient");
         assert_eq!(l.index, 1);
         p.finish(l, Link::Answered, Timestamp(10));
         assert_eq!(p.opened(), 2);
         // After the wait the timed-out one is free again, and its turn: it must reconnect.
-        let l = p.acquire(node(0), Timestamp(600));
+        let l = p.acquire(node(0), Timestamp(600)).expect("lenient");
         assert_eq!(l.index, 0);
         p.finish(l, Link::Answered, Timestamp(600));
         assert_eq!(p.opened(), 3);
@@ -197,7 +265,7 @@ mod tests {
         p.set_burst(3);
         let mut used = Vec::new();
         for t in 0..6 {
-            let l = p.acquire(node(0), Timestamp(t));
+            let l = p.acquire(node(0), Timestamp(t)).expect("lenient");
             used.push(l.index);
             p.finish(l, Link::Answered, Timestamp(t));
         }
@@ -206,7 +274,7 @@ mod tests {
         // A drop of the node's connections costs one reconnect per connection of the pool.
         p.disconnect(node(0));
         for t in 10..16 {
-            let l = p.acquire(node(0), Timestamp(t));
+            let l = p.acquire(node(0), Timestamp(t)).expect("lenient");
             p.finish(l, Link::Answered, Timestamp(t));
         }
         assert_eq!(p.opened(), 6);
@@ -215,18 +283,18 @@ mod tests {
     #[test]
     fn refused_connects_are_not_counted_and_disconnect_drops_all() {
         let mut p = Pools::new(1);
-        let l = p.acquire(node(3), Timestamp(0));
+        let l = p.acquire(node(3), Timestamp(0)).expect("lenient");
         p.finish(l, Link::Refused, Timestamp(0));
         assert_eq!(p.opened(), 0);
-        let l = p.acquire(node(3), Timestamp(1));
+        let l = p.acquire(node(3), Timestamp(1)).expect("lenient");
         p.finish(l, Link::Answered, Timestamp(1));
         p.disconnect_all();
-        let l = p.acquire(node(3), Timestamp(2));
+        let l = p.acquire(node(3), Timestamp(2)).expect("lenient");
         p.finish(l, Link::Answered, Timestamp(2));
         assert_eq!(p.opened(), 2);
         // A full pool of one hands out its only connection even while busy.
-        let l = p.acquire(node(3), Timestamp(3));
+        let l = p.acquire(node(3), Timestamp(3)).expect("lenient");
         p.finish(l, Link::TimedOut, Timestamp(1000));
-        assert_eq!(p.acquire(node(3), Timestamp(4)).index, 0);
+        assert_eq!(p.acquire(node(3), Timestamp(4)).expect("lenient").index, 0);
     }
 }

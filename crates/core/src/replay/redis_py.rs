@@ -3,13 +3,49 @@
 //!
 //! Written from the wheels' `redis/asyncio/cluster.py`: 5.0.0 (the 4.4.0–7.1.1 behaviour: a
 //! connection error or timeout pops the node from `startup_nodes` and closes everything) and 8.0.0
-//! (7.2.0+: the node is marked for reconnect and moved to the end of `startup_nodes`).
+//! (7.2.0+: the node is marked for reconnect and moved to the end of `startup_nodes`). Line
+//! numbers below are of 5.0.0's and 8.1.0's `redis/asyncio/cluster.py`.
+//!
+//! Each command is an `async` task as in the library, sharing the client with the others in
+//! flight; what a reply does lands when the reply arrives:
+//!
+//! - **Topology answers** (`NodesManager.initialize`, 5.0.0 l. 1195–1324, 8.1.0 l. 2220–2411):
+//!   each startup node is asked in turn until one answer covers all 16384 slots; if none does,
+//!   `RedisClusterException` ("All slots are not covered…", 5.0.0 l. 1306, 8.1.0 l. 2376) or
+//!   ("Redis Cluster cannot be connected…") when none answered. The failed initialisation closes
+//!   every connection (`RedisCluster.initialize`'s `except BaseException`, 5.0.0 l. 397, 8.1.0
+//!   l. 685) and keeps `startup_nodes`. A task that needs an initialisation while another runs it
+//!   waits on `_lock` and is served by it when it succeeded (l. 671–689).
+//! - **A reset under commands in flight.** `close()` / `aclose()` (5.0.0 l. 403, 8.1.0 l. 691,
+//!   after every `reinitialize_steps`-th MOVED or, in 5.0.0, a connection error) disconnects every
+//!   connection, the ones commands are waiting on included. Such a command loses its reply: in
+//!   5.0.0 as a `ConnectionError`, which pops its node from `startup_nodes` and closes again
+//!   (l. 762–772), so a reset under load drains the startup nodes; in 7.2+ as the `AttributeError`
+//!   of redis-py #4028 (the parser of a connection closed by another task), raised to the
+//!   application, not retried.
+//! - **Routing while a reset is pending** (7.2+ and 5.0.0 alike): `aclose()` keeps the slot cache,
+//!   so the command that triggered it and every command already past its `initialize()` check go
+//!   on to the stale owners and meet MOVED again until an initialisation lands (8.1.0 l. 1359–1377;
+//!   `aclose()` does nothing while `_initialize` is set, l. 693).
+//! - **Connections** (`ClusterNode.acquire_connection`, 8.1.0 l. 1715–1740): a command takes a
+//!   free connection or opens one; at `max_connections` (100 from 8.0.0, 2**31 before) 7.2+
+//!   raises `MaxConnectionsError`, not retried (l. 1302). A connection error marks the node's
+//!   connections in use for reconnect and closes its free ones (l. 1315–1330), and every
+//!   successful initialisation marks every connection of the nodes it keeps for reconnect
+//!   (`set_nodes`, 8.1.0 l. 2052–2103), so each refresh costs one reconnect per pooled connection.
+//!
+//! Not modelled: 7.2+'s shuffle of `startup_nodes` before an initialisation (every node answers
+//! the same topology here), the `INFO` 5.0.0 sends before `CLUSTER SLOTS`, replicas.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
 
 use super::client::{
-    numbered_once, ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome,
-    Transport,
+    numbered_once, ClientModel, ClientSnapshot, ClientState, ErrorClass, Execution, ModelOptions,
+    Outcome,
 };
 use super::cluster::Reply;
+use super::net::{Net, TaskId};
 use super::pool::{Lease, Link, Pools};
 use super::{ReplayError, Routed};
 use crate::node::NodeAddr;
@@ -36,6 +72,10 @@ pub(super) const OPTIONS: &[(&str, &str)] = &[
         "cluster_error_retry_attempts",
         "retries after a connection error or timeout (default 3; alias retry_attempts)",
     ),
+    (
+        "max_connections",
+        "connections per node at most (default 2**31 in 4.4-7.4, 100 from 8.0.0)",
+    ),
 ];
 
 /// Builds `redis-py@5.0.0`, `redis-py@8.0.0` or `ideal`.
@@ -49,7 +89,7 @@ pub(super) fn build(
         "ideal" => Flavor::Ideal,
         other => return Err(ReplayError::UnknownModel(other.to_owned())),
     };
-    options.library_options_for(name, &[])?;
+    options.library_options_for(name, &[("max_connections", "")])?;
     if flavor == Flavor::Py5 && !options.dynamic_startup_nodes {
         return Err(ReplayError::Unsupported {
             model: name.to_owned(),
@@ -58,7 +98,7 @@ pub(super) fn build(
                 .to_owned(),
         });
     }
-    Ok(Box::new(Client::new(name, flavor, options)))
+    Ok(Box::new(Client::new(name, flavor, options)?))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,7 +111,7 @@ enum Flavor {
     Ideal,
 }
 
-/// `max_connections` per node: 2**31 in 5.0.0 (no practical limit), 100 from 7.x.
+/// `max_connections` per node: 2**31 in 5.0.0 (no practical limit), 100 from 8.0.0.
 const MAX_CONNECTIONS_PY5: usize = 1 << 31;
 const MAX_CONNECTIONS_PY8: usize = 100;
 /// redis-py's `RedisClusterRequestTTL`.
@@ -85,19 +125,25 @@ enum Fail {
     Raise(ErrorClass),
 }
 
-struct Client {
-    name: String,
-    flavor: Flavor,
-    opts: ModelOptions,
+/// `RedisCluster._lock` around `initialize()`: held by one task, the others queued in order.
+#[derive(Debug, Default)]
+struct InitLock {
+    held: bool,
+    waiters: VecDeque<TaskId>,
+}
+
+/// Everything the tasks share.
+struct Shared {
     /// The addresses the client knows, numbered; the numbers are what the tables hold.
     nodes: NodeTable,
     /// Each node's connections (`ClusterNode._connections` / `_free`).
     pools: Pools,
-    /// When the last `initialize()` ended: one held `_initialize_lock` until then, and a task
-    /// that needs one meanwhile waits for it.
+    /// Instant clock: when the last `initialize()` ended (one held `_lock` until then; a task
+    /// that needs one meanwhile waits for it).
     init_until: Timestamp,
     /// Whether that initialisation succeeded.
     init_ok: bool,
+    lock: InitLock,
     /// Slot → node.
     table: SlotTable,
     /// The owner ranges `table` was last built from (numbered, remapped): a re-initialisation
@@ -106,66 +152,55 @@ struct Client {
     /// Slots patched after a MOVED since the table was built, with the owner they had then.
     patched: Vec<(Slot, Option<NodeIdx>)>,
     startup: Vec<NodeIdx>,
+    /// `_initialize`: an initialisation is due before the next command.
     needs_init: bool,
     moved_counter: u32,
     state: ClientState,
 }
 
-impl Client {
-    fn new(name: &str, flavor: Flavor, opts: ModelOptions) -> Client {
-        let mut c = Client {
-            name: name.to_owned(),
-            flavor,
-            opts,
-            nodes: NodeTable::new(),
-            pools: Pools::new(if flavor == Flavor::Py5 {
-                MAX_CONNECTIONS_PY5
-            } else {
-                MAX_CONNECTIONS_PY8
-            }),
-            init_until: Timestamp(0),
-            init_ok: false,
-            table: SlotTable::new(),
-            built_from: Vec::new(),
-            patched: Vec::new(),
-            startup: Vec::new(),
-            needs_init: true,
-            moved_counter: 0,
-            state: ClientState::default(),
-        };
-        let seeds = c.opts.startup_nodes.clone();
-        c.startup = numbered_once(&seeds, |a| c.intern(a));
-        c.refresh_state();
-        c
-    }
+struct Client {
+    name: String,
+    flavor: Flavor,
+    opts: ModelOptions,
+    shared: RefCell<Shared>,
+}
 
+/// What an answer to `CLUSTER SLOTS` came to.
+enum Answer {
+    /// It covers every slot: the owners, numbered (remapped), and the nodes it names.
+    Covered(Vec<(SlotRange, NodeIdx)>, Vec<NodeIdx>),
+    /// It leaves slots without an owner.
+    Partial,
+    /// The node did not answer.
+    Failed,
+}
+
+impl Shared {
     /// The number of `addr` (`None` only past 65,535 addresses: the address is then unusable).
     fn intern(&mut self, addr: &NodeAddr) -> Option<NodeIdx> {
         self.nodes.intern_addr(addr).ok().map(|(n, _)| n)
     }
 
-    /// Takes a connection to `node` for one exchange now.
-    fn lease(&mut self, node: NodeIdx, net: &dyn Transport) -> Lease {
-        self.pools.acquire(node, net.now())
-    }
-
-    /// Gives the connection back after `reply` (the transport's clock already moved past a
-    /// timeout's wait, during which the connection was held): a timeout drops it
-    /// (`disconnect_on_error`), so does a refusal.
-    fn give_back(&mut self, lease: Lease, reply: &Reply, net: &dyn Transport) {
+    /// Gives the connection back after `reply` (a timeout drops it, so does a refusal); `true`
+    /// when a reset closed it under the command.
+    fn give_back(&mut self, lease: Lease, reply: &Reply, now: Timestamp) -> bool {
         let link = match reply {
             Reply::ConnectionError => Link::Refused,
             Reply::Timeout => Link::TimedOut,
             _ => Link::Answered,
         };
-        self.pools.finish(lease, link, net.now());
+        let closed = self.pools.finish(lease, link, now);
         self.state.new_connections = self.pools.opened();
+        closed
     }
 
-    /// `close()`: every connection dropped, re-initialise before the next command.
+    /// `close()` / `aclose()`: when no initialisation is pending, every connection dropped (the
+    /// ones in use too) and one is due.
     fn close(&mut self) {
-        self.pools.disconnect_all();
-        self.needs_init = true;
+        if !self.needs_init {
+            self.pools.disconnect_all();
+            self.needs_init = true;
+        }
     }
 
     fn refresh_state(&mut self) {
@@ -190,136 +225,274 @@ impl Client {
         self.patched.clear();
     }
 
-    /// `initialize()` under `_initialize_lock`: a task that finds another's initialisation
+    /// Reads a `CLUSTER SLOTS` answer as `NodesManager.initialize()` does.
+    fn read_answer(
+        &mut self,
+        answer: Result<Vec<(SlotRange, NodeAddr)>, Reply>,
+        remap: Option<&NodeAddr>,
+    ) -> Answer {
+        let Ok(ranges) = answer else {
+            return Answer::Failed;
+        };
+        let mut owners = Vec::with_capacity(ranges.len());
+        let mut discovered = Vec::new();
+        let mut covered = SlotTable::new();
+        for (r, a) in ranges {
+            let Some(i) = self.intern(remap.unwrap_or(&a)) else {
+                continue;
+            };
+            if !discovered.contains(&i) {
+                discovered.push(i);
+            }
+            covered.fill(r, Some(i));
+            owners.push((r, i));
+        }
+        if covered.is_covered() {
+            Answer::Covered(owners, discovered)
+        } else {
+            Answer::Partial
+        }
+    }
+}
+
+impl Client {
+    fn new(name: &str, flavor: Flavor, opts: ModelOptions) -> Result<Client, ReplayError> {
+        let default_max = if flavor == Flavor::Py5 {
+            MAX_CONNECTIONS_PY5
+        } else {
+            MAX_CONNECTIONS_PY8
+        };
+        let max = opts.library_value(
+            "max_connections",
+            default_max,
+            |v| v.parse::<usize>().ok().filter(|&n| n > 0),
+            "a positive number",
+        )?;
+        let mut shared = Shared {
+            nodes: NodeTable::new(),
+            pools: Pools::new(max),
+            init_until: Timestamp(0),
+            init_ok: false,
+            lock: InitLock::default(),
+            table: SlotTable::new(),
+            built_from: Vec::new(),
+            patched: Vec::new(),
+            startup: Vec::new(),
+            needs_init: true,
+            moved_counter: 0,
+            state: ClientState::default(),
+        };
+        shared.startup = numbered_once(&opts.startup_nodes, |a| shared.intern(a));
+        shared.refresh_state();
+        Ok(Client {
+            name: name.to_owned(),
+            flavor,
+            opts,
+            shared: RefCell::new(shared),
+        })
+    }
+
+    /// `RedisCluster.initialize()` under `_lock`: a task that finds another's initialisation
     /// running waits for it to end; if it succeeded, that one served this task's request too
     /// (it clears `_initialize`), else the task runs its own.
-    fn initialize(&mut self, net: &mut dyn Transport) -> Result<(), ErrorClass> {
+    async fn initialize(&self, net: &Net<'_>) -> Result<(), ErrorClass> {
+        if net.timed() {
+            let queued = {
+                let mut sh = self.shared.borrow_mut();
+                if sh.lock.held {
+                    sh.lock.waiters.push_back(net.task());
+                    true
+                } else {
+                    sh.lock.held = true;
+                    false
+                }
+            };
+            if queued {
+                // Woken by the holder, which handed the lock over.
+                net.parked().await;
+            }
+            if !self.shared.borrow().needs_init {
+                self.release(net);
+                return Ok(());
+            }
+            let result = self.initialize_now(net).await;
+            self.release(net);
+            return result;
+        }
         let now = net.now();
-        if now < self.init_until {
-            net.sleep(self.init_until.millis_since(now));
-            if self.init_ok {
-                self.needs_init = false;
+        let (until, ok) = {
+            let sh = self.shared.borrow();
+            (sh.init_until, sh.init_ok)
+        };
+        if now < until {
+            net.sleep(until.millis_since(now)).await;
+            if ok {
+                self.shared.borrow_mut().needs_init = false;
                 return Ok(());
             }
         }
-        let result = self.initialize_now(net);
-        self.init_until = net.now();
-        self.init_ok = result.is_ok();
+        let result = self.initialize_now(net).await;
+        let mut sh = self.shared.borrow_mut();
+        sh.init_until = net.now();
+        sh.init_ok = result.is_ok();
         result
     }
 
-    /// `NodesManager.initialize()`: `CLUSTER SLOTS` from each startup node in turn until one
-    /// answers.
-    fn initialize_now(&mut self, net: &mut dyn Transport) -> Result<(), ErrorClass> {
-        for k in 0..self.startup.len() {
-            let s = self.startup[k];
-            let lease = self.lease(s, net);
-            self.state.cluster_slots_calls += 1;
-            // Every number this client holds is one its table gave out.
-            let Some(addr) = self.nodes.addr(s).cloned() else {
-                continue;
+    /// Hands `_lock` to the first waiter, or frees it.
+    fn release(&self, net: &Net<'_>) {
+        let mut sh = self.shared.borrow_mut();
+        match sh.lock.waiters.pop_front() {
+            Some(next) => net.wake(next, net.now_us()),
+            None => sh.lock.held = false,
+        }
+    }
+
+    /// `NodesManager.initialize()`: `CLUSTER SLOTS` from each startup node in turn until an
+    /// answer covers every slot. A failure closes every connection and keeps `startup_nodes`.
+    async fn initialize_now(&self, net: &Net<'_>) -> Result<(), ErrorClass> {
+        let mut k = 0;
+        loop {
+            let (lease, delivery) = {
+                let mut sh = self.shared.borrow_mut();
+                let Some(&s) = sh.startup.get(k) else {
+                    break;
+                };
+                k += 1;
+                sh.state.cluster_slots_calls += 1;
+                // Every number this client holds is one its table gave out.
+                let Some(addr) = sh.nodes.addr(s).cloned() else {
+                    continue;
+                };
+                let Ok(lease) = sh.pools.acquire(s, net.now()) else {
+                    continue;
+                };
+                (lease, net.cluster_slots(&addr))
             };
-            let answer = net.cluster_slots(&addr);
-            self.give_back(lease, answer.as_ref().err().unwrap_or(&Reply::Ok), net);
-            if let Ok(ranges) = answer {
-                let mut owners = Vec::with_capacity(ranges.len());
-                let mut discovered = Vec::new();
-                for (r, a) in ranges {
-                    let i = match &self.opts.address_remap {
-                        Some(to) => self.intern(&to.clone()),
-                        None => self.intern(&a),
-                    };
-                    let Some(i) = i else {
-                        continue;
-                    };
-                    if !discovered.contains(&i) {
-                        discovered.push(i);
+            let answer = delivery.await;
+            let mut sh = self.shared.borrow_mut();
+            let closed = sh.give_back(
+                lease,
+                answer.as_ref().err().unwrap_or(&Reply::Ok),
+                net.now(),
+            );
+            if closed {
+                continue;
+            }
+            match sh.read_answer(answer, self.opts.address_remap.as_ref()) {
+                Answer::Covered(owners, discovered) => {
+                    sh.load_table(owners);
+                    if self.flavor == Flavor::Py8 {
+                        // set_nodes(): every connection of a node kept is marked for reconnect.
+                        sh.pools.mark_all();
                     }
-                    owners.push((r, i));
-                }
-                self.load_table(owners);
-                if self.flavor == Flavor::Ideal {
-                    for d in discovered {
-                        if !self.startup.contains(&d) {
-                            self.startup.push(d);
+                    if self.flavor == Flavor::Ideal {
+                        for d in discovered {
+                            if !sh.startup.contains(&d) {
+                                sh.startup.push(d);
+                            }
                         }
+                    } else if self.opts.dynamic_startup_nodes {
+                        sh.startup = discovered;
                     }
-                } else if self.opts.dynamic_startup_nodes {
-                    self.startup = discovered;
+                    sh.needs_init = false;
+                    sh.state.full_reinits += 1;
+                    return Ok(());
                 }
-                self.needs_init = false;
-                self.state.full_reinits += 1;
-                return Ok(());
+                Answer::Partial | Answer::Failed => {}
             }
         }
+        let mut sh = self.shared.borrow_mut();
+        // `except BaseException`: nodes_manager.aclose() and aclose("startup_nodes").
+        sh.pools.disconnect_all();
         Err(ErrorClass::RedisClusterException)
     }
 
-    fn on_node_error(&mut self, node: NodeIdx) {
+    fn on_node_error(&self, node: NodeIdx) {
+        let mut sh = self.shared.borrow_mut();
         match self.flavor {
             Flavor::Py5 => {
-                self.startup.retain(|&s| s != node);
-                self.close();
+                sh.startup.retain(|&s| s != node);
+                sh.close();
             }
             Flavor::Py8 => {
                 // update_active_connections_for_reconnect + disconnect_free_connections.
-                self.pools.disconnect(node);
-                if let Some(p) = self.startup.iter().position(|&s| s == node) {
-                    let n = self.startup.remove(p);
-                    self.startup.push(n);
+                sh.pools.mark(node);
+                if let Some(p) = sh.startup.iter().position(|&s| s == node) {
+                    let n = sh.startup.remove(p);
+                    sh.startup.push(n);
                 }
-                self.needs_init = true;
+                sh.needs_init = true;
             }
-            Flavor::Ideal => self.pools.disconnect(node),
+            Flavor::Ideal => sh.pools.disconnect(node),
         }
     }
 
-    fn attempt(&mut self, cmd: Routed, net: &mut dyn Transport) -> Result<(), Fail> {
+    /// `_execute_command`: up to `RedisClusterRequestTTL` exchanges following redirects.
+    async fn attempt(&self, cmd: Routed, net: &Net<'_>) -> Result<(), Fail> {
         let slot: Slot = cmd.slot;
-        let Some(mut target) = self.table.get(slot) else {
-            self.needs_init = true;
+        let owner = self.shared.borrow().table.get(slot);
+        let Some(mut target) = owner else {
+            self.shared.borrow_mut().needs_init = true;
             return Err(Fail::Raise(ErrorClass::RedisClusterException));
         };
         let mut asking = false;
+        let mut moved = false;
         for _ in 0..REQUEST_TTL {
-            let lease = self.lease(target, net);
-            let Some(addr) = self.nodes.addr(target) else {
-                return Err(Fail::Raise(ErrorClass::ConnectionError));
+            let (lease, delivery) = {
+                let mut sh = self.shared.borrow_mut();
+                if moved {
+                    // The slot cache as it is now: patched, or stale while a reset is pending.
+                    target = match sh.table.get(slot) {
+                        Some(t) => t,
+                        None => return Err(Fail::Raise(ErrorClass::ConnectionError)),
+                    };
+                    moved = false;
+                }
+                let lease = match sh.pools.acquire(target, net.now()) {
+                    Ok(l) => l,
+                    Err(_) => return Err(Fail::Raise(ErrorClass::MaxConnectionsError)),
+                };
+                let Some(addr) = sh.nodes.addr(target) else {
+                    return Err(Fail::Raise(ErrorClass::ConnectionError));
+                };
+                (lease, net.send(addr, cmd, asking))
             };
-            let reply = net.send(addr, cmd, asking);
-            self.give_back(lease, &reply, net);
+            let reply = delivery.await;
+            let mut sh = self.shared.borrow_mut();
+            if sh.give_back(lease, &reply, net.now()) {
+                return Err(match self.flavor {
+                    Flavor::Py8 => Fail::Raise(ErrorClass::AttributeError),
+                    _ => Fail::Node(ErrorClass::ConnectionError, target),
+                });
+            }
             match reply {
                 Reply::Ok => return Ok(()),
                 Reply::Redirect(Redirect::Moved { slot, to }) => {
                     asking = false;
-                    self.moved_counter += 1;
+                    moved = true;
+                    sh.moved_counter += 1;
                     let steps = self.opts.reinitialize_steps;
-                    if self.flavor != Flavor::Ideal && steps > 0 && self.moved_counter % steps == 0
-                    {
+                    if self.flavor != Flavor::Ideal && steps > 0 && sh.moved_counter % steps == 0 {
                         // Full close(); the slot table is kept until the next initialize(),
                         // so this command is retried on the stale owner.
-                        self.close();
-                        self.moved_counter = 0;
-                        target = match self.table.get(slot).or_else(|| self.intern(&to)) {
-                            Some(t) => t,
-                            None => return Err(Fail::Raise(ErrorClass::ConnectionError)),
-                        };
+                        sh.close();
+                        sh.moved_counter = 0;
                     } else {
-                        let Some(i) = self.intern(&to) else {
+                        let Some(i) = sh.intern(&to) else {
                             return Err(Fail::Raise(ErrorClass::ConnectionError));
                         };
-                        if self.patched.len() < usize::from(SLOT_COUNT) {
-                            self.patched.push((slot, self.table.get(slot)));
+                        if sh.patched.len() < usize::from(SLOT_COUNT) {
+                            let was = sh.table.get(slot);
+                            sh.patched.push((slot, was));
                         } else {
                             // More patches than slots: the next initialisation rebuilds.
-                            self.built_from.clear();
+                            sh.built_from.clear();
                         }
-                        self.table.set(slot, Some(i));
-                        target = i;
+                        sh.table.set(slot, Some(i));
                     }
                 }
                 Reply::Redirect(Redirect::Ask { to, .. }) => {
-                    let Some(i) = self.intern(&to) else {
+                    let Some(i) = sh.intern(&to) else {
                         return Err(Fail::Raise(ErrorClass::ConnectionError));
                     };
                     target = i;
@@ -334,34 +507,22 @@ impl Client {
         }
         Err(Fail::Raise(ErrorClass::ClusterError))
     }
-}
 
-impl ClientModel for Client {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn socket_timeout_ms(&self) -> Option<u64> {
-        self.opts.socket_timeout_ms
-    }
-
-    fn set_concurrency(&mut self, in_flight: u32) {
-        self.pools
-            .set_burst(usize::try_from(in_flight).unwrap_or(usize::MAX));
-    }
-
-    fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
+    /// `RedisCluster.execute_command`: initialise when due, then attempt, retrying after a
+    /// connection error or timeout.
+    async fn run(&self, cmd: Routed, net: &Net<'_>) -> Outcome {
         let attempts = 1 + self.opts.retry_attempts;
         let mut last = ErrorClass::ConnectionError;
         let mut outcome = None;
         for _ in 0..attempts {
-            if self.needs_init {
-                if let Err(e) = self.initialize(net) {
+            let due = self.shared.borrow().needs_init;
+            if due {
+                if let Err(e) = self.initialize(net).await {
                     outcome = Some(Outcome::Failed(e));
                     break;
                 }
             }
-            match self.attempt(cmd, net) {
+            match self.attempt(cmd, net).await {
                 Ok(()) => {
                     outcome = Some(Outcome::Ok);
                     break;
@@ -376,15 +537,38 @@ impl ClientModel for Client {
                 }
             }
         }
-        self.refresh_state();
+        self.shared.borrow_mut().refresh_state();
         outcome.unwrap_or(Outcome::Failed(last))
+    }
+}
+
+impl ClientModel for Client {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn socket_timeout_ms(&self) -> Option<u64> {
+        self.opts.socket_timeout_ms
+    }
+
+    fn set_concurrency(&mut self, in_flight: u32) {
+        let n = usize::try_from(in_flight).unwrap_or(usize::MAX);
+        self.shared.get_mut().pools.set_burst(n);
+    }
+
+    fn execute<'a>(&'a self, cmd: Routed, net: &'a Net<'_>) -> Execution<'a> {
+        if net.timed() {
+            self.shared.borrow_mut().pools.set_strict(true);
+        }
+        Box::pin(self.run(cmd, net))
     }
 
     fn state(&self) -> ClientState {
-        self.state
+        self.shared.borrow().state
     }
 
     fn snapshot(&self) -> ClientSnapshot {
-        ClientSnapshot::of_table(&self.table, self.pools.open())
+        let sh = self.shared.borrow();
+        ClientSnapshot::of_table(&sh.table, sh.pools.open())
     }
 }

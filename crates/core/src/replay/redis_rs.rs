@@ -51,11 +51,12 @@
 //! `address_remap` and is not modelled. Not modelled either: replicas and read routing,
 //! pipelines, multi-node commands, pub/sub resubscription.
 
+use super::client::ClientModel;
 use super::client::{
-    numbered_once, ClientModel, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome,
-    Transport,
+    numbered_once, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
 };
 use super::cluster::Reply;
+use super::sequential::{boxed, SyncModel};
 use super::{ReplayError, Routed, SimRng};
 use crate::node::NodeAddr;
 use crate::redirect::Redirect;
@@ -173,7 +174,7 @@ pub(super) fn build(
         Some(None) => true,
         Some(Some(_)) | None => false,
     };
-    Ok(Box::new(Client::new(
+    Ok(boxed(Client::new(
         name,
         &options.startup_nodes,
         Config {
@@ -549,7 +550,7 @@ impl Client {
     }
 }
 
-impl ClientModel for Client {
+impl SyncModel for Client {
     fn name(&self) -> &str {
         &self.name
     }
@@ -599,6 +600,8 @@ impl ClientModel for Client {
             ErrorClass::TimeoutError => "Io (timed out)",
             ErrorClass::ClusterDownError => "Server(ClusterDown)",
             ErrorClass::ClusterError => "Server(Moved) (retries exhausted)",
+            // Raised by redis-py only.
+            other => other.name(),
         }
     }
 }

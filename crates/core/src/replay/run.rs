@@ -1,18 +1,29 @@
 //! The replay driver and its report.
+//!
+//! The driver is a small event loop over virtual time: every application command is a task (an
+//! [`Execution`] of the model) that the driver polls when it is issued and again whenever what it
+//! waits for is due (a reply, a lock handed over). [`Net`] keeps the clock and the queue of tasks
+//! to resume. Two application shapes ([`Shape`]):
+//!
+//! - **lanes**: `concurrency` lanes; a command goes to a free lane and runs to its end when
+//!   issued (the instant clock: only timeouts and sleeps take time), its lane busy meanwhile; a
+//!   command scheduled while every lane waits is not issued.
+//! - **in flight**: each command is sent at its time as a task, at most `N` in flight; exchanges
+//!   take their round trip and service time, replies land in time order across tasks. While `N`
+//!   are in flight the application waits; when a place frees it sends the latest command whose
+//!   time has come and skips the ones before it (no burst after a stall).
 
 use std::collections::BTreeMap;
+use std::task::{Context, Poll, Waker};
 
 use serde::Serialize;
 
-use super::client::{ClientModel, ClientSnapshot, ErrorClass, Outcome, Transport};
-use super::cluster::{Reply, SimCluster};
-use super::{Routed, Workload};
+use super::client::{ClientModel, ClientSnapshot, ClientState, ErrorClass, Execution, Outcome};
+use super::cluster::SimCluster;
+use super::net::{Net, TaskId};
+use super::{Routed, Shape, Workload};
 use crate::float;
-use crate::node::NodeAddr;
-use crate::redirect::Redirect;
-use crate::slot::SlotRange;
 use crate::time::Timestamp;
-use crate::timeline::NodeIdx;
 
 /// What one node received, in collector units (as `INFO commandstats` / `errorstats` count).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -84,6 +95,15 @@ pub struct Second {
     pub top_node_slots: usize,
     /// Slots the client's table had no node for at the end of the second.
     pub unmapped_slots: usize,
+    /// Attempts that reached a server, per workload command name (commands issued this second).
+    #[serde(skip)]
+    pub calls_by_command: Vec<u64>,
+    /// `MOVED` replies per workload command name (commands issued this second).
+    #[serde(skip)]
+    pub moved_by_command: Vec<u64>,
+    /// `CLUSTER SLOTS` calls of the commands issued this second.
+    #[serde(skip)]
+    pub cluster_slots_calls: u64,
 }
 
 impl Second {
@@ -103,8 +123,15 @@ const MAX_SECONDS: usize = 1_000_000;
 pub struct ReplayReport {
     /// The client model.
     pub model: String,
-    /// Commands in flight at most (the workload's concurrency).
+    /// Commands in flight at most (the workload's concurrency, or its cap in flight).
     pub concurrency: u32,
+    /// The cap on commands in flight, when the application sent commands as tasks
+    /// ([`Shape::InFlight`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_flight: Option<u32>,
+    /// The most commands that were in flight at once (with [`Shape::InFlight`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_in_flight: Option<u32>,
     /// Whether the client ended wedged (no startup node left, re-initialisation pending).
     pub wedged: bool,
     /// When it became wedged for good, if it did.
@@ -144,250 +171,355 @@ pub struct ReplayReport {
     pub timeline: Vec<Second>,
 }
 
-struct Wire<'a> {
-    cluster: &'a SimCluster,
-    now: Timestamp,
-    name: usize,
-    nodes: Vec<NodeStats>,
-    commands: Vec<CommandStats>,
-    moved: u64,
-    ask: u64,
-    /// What a timeout costs: the client's `socket_timeout` (0 when not modelled).
-    timeout_ms: u64,
-    /// When the current command was issued.
+/// What the driver keeps while the tasks run: the report being filled in.
+struct Recorder<'w> {
+    workload: &'w Workload,
+    report: ReplayReport,
+    errors: BTreeMap<ErrorClass, u64>,
+    cmd_errors: Vec<BTreeMap<ErrorClass, u64>>,
     start: Timestamp,
-    /// Addresses looked up and their indices (at most [`SEEN_MAX`]).
-    seen: Vec<(NodeAddr, Option<NodeIdx>)>,
+    prev: ClientState,
+    wedged_since: Option<Timestamp>,
+    /// Seconds of the timeline whose snapshot is set.
+    snapped: usize,
+    /// Issued, succeeded per command name.
+    issued: Vec<(u64, u64)>,
 }
 
-/// Addresses [`Wire`] remembers; beyond, it looks them up every time.
-const SEEN_MAX: usize = 64;
-
-impl Wire<'_> {
-    /// The cluster's index of the node at `addr`, remembering every address asked (a client
-    /// talks to a handful of addresses over and over).
-    fn index(&mut self, addr: &NodeAddr) -> Option<NodeIdx> {
-        if let Some((_, i)) = self
-            .seen
-            .iter()
-            .find(|(a, _)| a.port() == addr.port() && a.host() == addr.host())
-        {
-            return *i;
+impl<'w> Recorder<'w> {
+    fn new(workload: &'w Workload, client: &dyn ClientModel) -> Recorder<'w> {
+        let names = workload.names.len();
+        Recorder {
+            workload,
+            report: ReplayReport {
+                model: client.name().to_owned(),
+                ..ReplayReport::default()
+            },
+            errors: BTreeMap::new(),
+            cmd_errors: vec![BTreeMap::new(); names],
+            start: workload.commands.first().map_or(Timestamp(0), |c| c.t),
+            prev: client.state(),
+            wedged_since: None,
+            snapped: 0,
+            issued: vec![(0, 0); names],
         }
-        let i = self.cluster.node_index(addr);
-        if self.seen.len() < SEEN_MAX {
-            self.seen.push((addr.clone(), i));
-        }
-        i
     }
 
-    fn node(&mut self, i: Option<NodeIdx>) -> Option<&mut NodeStats> {
-        self.nodes.get_mut(i?.index())
-    }
-}
-
-impl Transport for Wire<'_> {
-    fn now(&self) -> Timestamp {
-        self.now
-    }
-
-    fn sleep(&mut self, ms: u64) {
-        self.now = Timestamp(self.now.0.saturating_add(ms));
-    }
-
-    fn resume_at(&mut self, t: Timestamp) {
-        self.now = t.max(self.start);
-    }
-
-    fn send(&mut self, to: &NodeAddr, cmd: Routed, asking: bool) -> Reply {
-        let i = self.index(to);
-        let reply = self.cluster.answer_at(self.now, i, cmd, asking);
-        if reply == Reply::Timeout {
-            self.sleep(self.timeout_ms);
-        }
-        let reached = !matches!(reply, Reply::ConnectionError | Reply::Timeout);
-        let (moved, ask) = (
-            matches!(reply, Reply::Redirect(Redirect::Moved { .. })),
-            matches!(reply, Reply::Redirect(Redirect::Ask { .. })),
-        );
-        if let Some(n) = self.node(i) {
-            if reached {
-                n.calls += 1;
-            } else {
-                n.failed += 1;
+    /// The second of the timeline `t` falls in, opening it (and the ones before) with what the
+    /// client held at the end of the seconds before.
+    fn second(&mut self, t: Timestamp, client: &dyn ClientModel) -> usize {
+        let second = usize::try_from(t.millis_since(self.start) / 1000).unwrap_or(usize::MAX);
+        if self.report.timeline.len() <= second && second < MAX_SECONDS {
+            let first = self.report.timeline.len();
+            let names = self.workload.names.len();
+            let start = self.start;
+            self.report
+                .timeline
+                .extend((first..=second).map(|s| Second {
+                    t: Timestamp(start.0.saturating_add(u64::try_from(s).unwrap_or(0) * 1000)),
+                    calls_by_command: vec![0; names],
+                    moved_by_command: vec![0; names],
+                    ..Second::default()
+                }));
+            let snap = client.snapshot();
+            for s in &mut self.report.timeline[self.snapped..second] {
+                s.set_snapshot(snap);
             }
-            n.ok += u64::from(reply == Reply::Ok);
-            n.moved += u64::from(moved);
-            n.ask += u64::from(ask);
+            self.snapped = second;
         }
-        let c = &mut self.commands[self.name];
-        c.calls += u64::from(reached);
-        c.moved += u64::from(moved);
-        c.ask += u64::from(ask);
-        self.moved += u64::from(moved);
-        self.ask += u64::from(ask);
-        reply
+        second
     }
 
-    fn cluster_slots(&mut self, to: &NodeAddr) -> Result<Vec<(SlotRange, NodeAddr)>, Reply> {
-        let i = self.index(to);
-        if let Some(n) = self.node(i) {
-            n.cluster_slots += 1;
+    /// A command of `name` was issued in `second`.
+    fn issued(&mut self, name: usize, second: usize) {
+        self.report.commands += 1;
+        self.issued[name].0 += 1;
+        if let Some(s) = self.report.timeline.get_mut(second) {
+            s.commands += 1;
         }
-        let answer = self.cluster.cluster_slots(self.now, to);
-        if matches!(answer, Err(Reply::Timeout)) {
-            self.sleep(self.timeout_ms);
+    }
+
+    /// A command of `name` issued in `second` ended with `outcome` at `t`.
+    fn done(
+        &mut self,
+        name: usize,
+        second: usize,
+        outcome: Outcome,
+        t: Timestamp,
+        client: &dyn ClientModel,
+    ) {
+        let state = client.state();
+        let ok = outcome == Outcome::Ok;
+        match outcome {
+            Outcome::Ok => {
+                self.issued[name].1 += 1;
+                self.report.succeeded += 1;
+            }
+            Outcome::Failed(class) => {
+                self.report.failed += 1;
+                *self.errors.entry(class).or_default() += 1;
+                *self.cmd_errors[name].entry(class).or_default() += 1;
+            }
         }
-        answer
+        if let Some(s) = self.report.timeline.get_mut(second) {
+            s.ok += u64::from(ok);
+            s.errors += u64::from(!ok);
+            s.full_reinits += state.full_reinits - self.prev.full_reinits;
+            s.new_connections += state.new_connections - self.prev.new_connections;
+            s.startup_nodes = state.startup_nodes;
+            s.wedged = state.wedged;
+        }
+        match (state.wedged, self.wedged_since) {
+            (true, None) => self.wedged_since = Some(t),
+            (false, Some(_)) => self.wedged_since = None,
+            _ => {}
+        }
+        self.prev = state;
+    }
+
+    /// The report, with the network's counts and the client's end state.
+    fn finish(
+        mut self,
+        net: &Net<'_>,
+        cluster: &SimCluster,
+        client: &dyn ClientModel,
+    ) -> ReplayReport {
+        let snap = client.snapshot();
+        for s in &mut self.report.timeline[self.snapped..] {
+            s.set_snapshot(snap);
+        }
+        let tally = net.tally.take();
+        for (second, counts) in net.seconds.take().into_iter().enumerate() {
+            if let Some(s) = self.report.timeline.get_mut(second) {
+                s.moved = counts.moved;
+                s.ask = counts.ask;
+                s.cluster_slots_calls = counts.cluster_slots;
+                s.calls_by_command = counts.calls;
+                s.moved_by_command = counts.moved_by;
+            }
+        }
+        let mut report = self.report;
+        report.held = snap;
+        let state = client.state();
+        report.wedged = state.wedged;
+        report.wedged_since = self.wedged_since;
+        report.moved = tally.moved;
+        report.ask = tally.ask;
+        report.full_reinits = state.full_reinits;
+        report.cluster_slots_calls = state.cluster_slots_calls;
+        report.new_connections = state.new_connections;
+        report.startup_nodes = state.startup_nodes;
+        report.errors = self
+            .errors
+            .into_iter()
+            .map(|(k, v)| (client.error_name(k).to_owned(), v))
+            .collect();
+        for (i, mut c) in tally.commands.into_iter().enumerate() {
+            (c.issued, c.succeeded) = self.issued[i];
+            c.moved_share = float::ratio(c.moved, c.calls);
+            c.errors = self.cmd_errors[i]
+                .iter()
+                .map(|(k, v)| (client.error_name(*k).to_owned(), *v))
+                .collect();
+            let name = &self.workload.names[i];
+            report.moved_share.insert(name.clone(), c.moved_share);
+            report.per_command.insert(name.clone(), c);
+        }
+        report.nodes = cluster
+            .nodes()
+            .iter()
+            .zip(tally.nodes)
+            .map(|(a, s)| (a.to_string(), s))
+            .collect();
+        report
     }
 }
 
-/// Runs `workload` against `cluster` through `client`, in one plain loop over the commands.
-///
-/// Commands take no virtual time except waiting: every timeout costs the model's
-/// `socket_timeout`, and a model may sleep ([`Transport::sleep`]); later exchanges of the same
-/// command are answered at the later time. The application has `workload.concurrency` lanes (tasks
-/// or threads sharing the client): a command goes to a free lane, keeps it busy while it waits,
-/// and a command scheduled while every lane waits is not issued (`skipped_while_waiting`). The
-/// client's state is shared by all lanes; commands run one after another in the order issued.
+/// A command of the workload as the driver issues it: its routing, name index and time (µs).
+fn command(workload: &Workload, i: usize) -> Option<(Routed, usize, Timestamp)> {
+    let wc = workload.commands.get(i)?;
+    let slot = *workload
+        .key_slots
+        .get(usize::try_from(wc.key).unwrap_or(usize::MAX))?;
+    let name = usize::from(wc.name);
+    (name < workload.names.len()).then_some((Routed { slot, key: wc.key }, name, wc.t))
+}
+
+fn micros(t: Timestamp) -> u64 {
+    t.0.saturating_mul(1000)
+}
+
+/// Polls `task` once.
+fn poll(task: &mut Execution<'_>) -> Poll<Outcome> {
+    task.as_mut().poll(&mut Context::from_waker(Waker::noop()))
+}
+
+/// Runs `workload` against `cluster` through `client` and reports what the client did (see the
+/// module doc for the two application shapes).
 pub fn replay(
     cluster: &SimCluster,
     workload: &Workload,
     client: &mut dyn ClientModel,
 ) -> ReplayReport {
-    let mut wire = Wire {
+    let timed = matches!(workload.shape, Shape::InFlight(_));
+    if !timed {
+        client.set_concurrency(workload.concurrency.max(1));
+    }
+    let client: &dyn ClientModel = client;
+    let net = Net::new(
         cluster,
-        now: Timestamp(0),
-        name: 0,
-        nodes: vec![NodeStats::default(); cluster.nodes().len()],
-        commands: vec![CommandStats::default(); workload.names.len()],
-        moved: 0,
-        ask: 0,
-        timeout_ms: client.socket_timeout_ms().unwrap_or(0),
-        start: Timestamp(0),
-        seen: Vec::new(),
-    };
+        &workload.timing,
+        timed,
+        client.socket_timeout_ms(),
+        workload.names.len(),
+    );
+    let mut rec = Recorder::new(workload, client);
+    match workload.shape {
+        Shape::Lanes => {
+            rec.report.concurrency = workload.concurrency.max(1);
+            run_lanes(&net, workload, client, &mut rec);
+        }
+        Shape::InFlight(cap) => {
+            let cap = cap.max(1);
+            rec.report.concurrency = cap;
+            rec.report.in_flight = Some(cap);
+            let peak = run_in_flight(&net, workload, client, &mut rec, cap);
+            rec.report.peak_in_flight = Some(peak);
+        }
+    }
+    rec.finish(&net, cluster, client)
+}
+
+/// The lanes shape: each command runs to its end when issued, on a free lane.
+fn run_lanes(net: &Net<'_>, workload: &Workload, client: &dyn ClientModel, rec: &mut Recorder<'_>) {
     let lanes = usize::try_from(workload.concurrency.max(1)).unwrap_or(1);
-    client.set_concurrency(workload.concurrency.max(1));
-    let mut busy_until = vec![Timestamp(0); lanes];
-    let mut report = ReplayReport {
-        model: client.name().to_owned(),
-        concurrency: workload.concurrency.max(1),
-        ..ReplayReport::default()
-    };
-    let mut errors: BTreeMap<ErrorClass, u64> = BTreeMap::new();
-    let mut cmd_errors: Vec<BTreeMap<ErrorClass, u64>> =
-        vec![BTreeMap::new(); workload.names.len()];
-    let start = workload.commands.first().map_or(Timestamp(0), |c| c.t);
-    let mut prev = client.state();
-    let mut wedged_since = None;
-    // Seconds of the timeline whose snapshot is set.
-    let mut snapped = 0;
-    for wc in &workload.commands {
-        let Some(&slot) = workload
-            .key_slots
-            .get(usize::try_from(wc.key).unwrap_or(usize::MAX))
-        else {
+    let mut busy_until = vec![0_u64; lanes];
+    for i in 0..workload.commands.len() {
+        let Some((routed, name, t)) = command(workload, i) else {
             continue;
         };
-        let name = usize::from(wc.name);
-        if name >= wire.commands.len() {
-            continue;
-        }
-        let Some(lane) = busy_until.iter().position(|&b| b <= wc.t) else {
+        let t_us = micros(t);
+        let Some(lane) = busy_until.iter().position(|&b| b <= t_us) else {
             // Every lane still waits on a silent node: the application issues nothing now.
-            report.skipped_while_waiting += 1;
+            rec.report.skipped_while_waiting += 1;
             continue;
         };
-        let second = usize::try_from(wc.t.millis_since(start) / 1000).unwrap_or(usize::MAX);
-        if report.timeline.len() <= second && second < MAX_SECONDS {
-            // A new second: what the client held at the end of the seconds before it.
-            let first = report.timeline.len();
-            report.timeline.extend((first..=second).map(|s| Second {
-                t: Timestamp(start.0.saturating_add(u64::try_from(s).unwrap_or(0) * 1000)),
-                ..Second::default()
-            }));
-            let snap = client.snapshot();
-            for s in &mut report.timeline[snapped..second] {
-                s.set_snapshot(snap);
+        let second = rec.second(t, client);
+        rec.issued(name, second);
+        net.enter(0, t_us, u64::MAX);
+        net.set_task(0, name, second);
+        let mut task = client.execute(routed, net);
+        let outcome = loop {
+            if let Poll::Ready(o) = poll(&mut task) {
+                break o;
             }
-            snapped = second;
-        }
-        wire.now = wc.t;
-        wire.start = wc.t;
-        wire.name = name;
-        let (moved0, ask0) = (wire.moved, wire.ask);
-        let outcome = client.execute(Routed { slot, key: wc.key }, &mut wire);
+            // The instant clock never leaves a task waiting; resume it if a model did.
+            match net.next_wake() {
+                Some((at, _)) => net.enter(0, at, u64::MAX),
+                None => break Outcome::Failed(ErrorClass::ConnectionError),
+            }
+        };
+        drop(task);
         // The command took the time the client waited (timeouts, sleeps): its lane is busy.
-        busy_until[lane] = wire.now;
-        let state = client.state();
-        let c = &mut wire.commands[name];
-        c.issued += 1;
-        report.commands += 1;
-        let ok = outcome == Outcome::Ok;
-        match outcome {
-            Outcome::Ok => {
-                c.succeeded += 1;
-                report.succeeded += 1;
+        busy_until[lane] = net.now_us();
+        rec.done(name, second, outcome, t, client);
+    }
+}
+
+/// The in-flight shape: commands as tasks, at most `cap` at once. Returns the peak in flight.
+fn run_in_flight<'a>(
+    net: &'a Net<'_>,
+    workload: &Workload,
+    client: &'a dyn ClientModel,
+    rec: &mut Recorder<'_>,
+    cap: u32,
+) -> u32 {
+    let cap = usize::try_from(cap).unwrap_or(usize::MAX);
+    // Running tasks by id: the execution, its command name and second.
+    let mut tasks: Vec<Option<(Execution<'a>, usize, usize)>> = Vec::new();
+    let mut free: Vec<TaskId> = Vec::new();
+    let mut in_flight = 0_usize;
+    let mut peak = 0_usize;
+    let n = workload.commands.len();
+    let mut next = 0_usize;
+    loop {
+        let issue_at = (in_flight < cap && next < n).then(|| micros(workload.commands[next].t));
+        let wake_at = net.peek_wake();
+        let issue = match (issue_at, wake_at) {
+            (Some(i), Some(w)) => i <= w,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        if issue {
+            // The application sends at the command's time, or, having waited for a place, at
+            // once: the latest command whose time has come, the ones before it skipped.
+            let due = issue_at.unwrap_or(0);
+            let now = net.now_us().max(due);
+            let mut last = next;
+            if net.now_us() > due {
+                while last + 1 < n && micros(workload.commands[last + 1].t) <= now {
+                    last += 1;
+                }
             }
-            Outcome::Failed(class) => {
-                report.failed += 1;
-                *errors.entry(class).or_default() += 1;
-                *cmd_errors[name].entry(class).or_default() += 1;
+            rec.report.skipped_while_waiting += u64::try_from(last - next).unwrap_or(0);
+            let i = last;
+            next = last + 1;
+            let Some((routed, name, t)) = command(workload, i) else {
+                continue;
+            };
+            let id = free.pop().unwrap_or_else(|| {
+                tasks.push(None);
+                tasks.len() - 1
+            });
+            let second = rec.second(t, client);
+            rec.issued(name, second);
+            in_flight += 1;
+            peak = peak.max(in_flight);
+            let horizon = horizon(net, workload, next, in_flight < cap);
+            net.enter(id, now, horizon);
+            net.set_task(id, name, second);
+            let mut task = client.execute(routed, net);
+            match poll(&mut task) {
+                Poll::Ready(outcome) => {
+                    in_flight -= 1;
+                    free.push(id);
+                    rec.done(name, second, outcome, net.now(), client);
+                }
+                Poll::Pending => tasks[id] = Some((task, name, second)),
             }
+            continue;
         }
-        if let Some(s) = report.timeline.get_mut(second) {
-            s.commands += 1;
-            s.ok += u64::from(ok);
-            s.errors += u64::from(!ok);
-            s.moved += wire.moved - moved0;
-            s.ask += wire.ask - ask0;
-            s.full_reinits += state.full_reinits - prev.full_reinits;
-            s.new_connections += state.new_connections - prev.new_connections;
-            s.startup_nodes = state.startup_nodes;
-            s.wedged = state.wedged;
+        let Some((at, id)) = net.next_wake() else {
+            break;
+        };
+        let Some(slot) = tasks.get_mut(id) else {
+            continue;
+        };
+        let Some((task, name, second)) = slot.as_mut() else {
+            continue;
+        };
+        let (name, second) = (*name, *second);
+        let horizon = horizon(net, workload, next, in_flight < cap);
+        net.enter(id, at, horizon);
+        if let Poll::Ready(outcome) = poll(task) {
+            *slot = None;
+            in_flight -= 1;
+            free.push(id);
+            rec.done(name, second, outcome, net.now(), client);
         }
-        match (state.wedged, wedged_since) {
-            (true, None) => wedged_since = Some(wc.t),
-            (false, Some(_)) => wedged_since = None,
-            _ => {}
-        }
-        prev = state;
     }
-    let snap = client.snapshot();
-    for s in &mut report.timeline[snapped..] {
-        s.set_snapshot(snap);
-    }
-    report.held = snap;
-    let state = client.state();
-    report.wedged = state.wedged;
-    report.wedged_since = wedged_since;
-    report.moved = wire.moved;
-    report.ask = wire.ask;
-    report.full_reinits = state.full_reinits;
-    report.cluster_slots_calls = state.cluster_slots_calls;
-    report.new_connections = state.new_connections;
-    report.startup_nodes = state.startup_nodes;
-    report.errors = errors
-        .into_iter()
-        .map(|(k, v)| (client.error_name(k).to_owned(), v))
-        .collect();
-    for (i, mut c) in wire.commands.into_iter().enumerate() {
-        c.moved_share = float::ratio(c.moved, c.calls);
-        c.errors = cmd_errors[i]
-            .iter()
-            .map(|(k, v)| (client.error_name(*k).to_owned(), *v))
-            .collect();
-        report
-            .moved_share
-            .insert(workload.names[i].clone(), c.moved_share);
-        report.per_command.insert(workload.names[i].clone(), c);
-    }
-    report.nodes = cluster
-        .nodes()
-        .iter()
-        .zip(wire.nodes)
-        .map(|(a, s)| (a.to_string(), s))
-        .collect();
-    report
+    u32::try_from(peak).unwrap_or(u32::MAX)
+}
+
+/// The next moment something else happens: a task due, or (with a place free) the next command.
+fn horizon(net: &Net<'_>, workload: &Workload, next: usize, room: bool) -> u64 {
+    let issue = if room {
+        workload
+            .commands
+            .get(next)
+            .map_or(u64::MAX, |c| micros(c.t))
+    } else {
+        u64::MAX
+    };
+    net.peek_wake().unwrap_or(u64::MAX).min(issue)
 }

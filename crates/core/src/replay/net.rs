@@ -1,0 +1,506 @@
+//! The simulated network a model talks through: the virtual clock, the exchanges with the
+//! simulated cluster and how long they take, what every node received, and the waits of a task.
+//!
+//! Every exchange is answered when it is sent (the server's state at the moment the command
+//! reaches it) and *delivered* later: [`Net::send`] returns a [`Delivery`], a future that
+//! completes when the reply arrives. A model `await`s it, so everything it does with the reply
+//! (a slot patch, a reset, a popped startup node) happens at the reply's time, and other commands
+//! in flight meanwhile see the client as it was.
+//!
+//! Two clocks:
+//!
+//! - **timed** ([`Shape::InFlight`](super::Shape::InFlight)): an exchange takes the round trip
+//!   plus the command's service time ([`Timing`]); a silent node answers when it resumes, or the
+//!   request fails after `socket_timeout`; a refused connection fails after one round trip.
+//! - **instant** ([`Shape::Lanes`](super::Shape::Lanes)): exchanges take no time, a timeout costs
+//!   `socket_timeout` (0 when not modelled), and a delivery never waits for another task: a
+//!   command runs to its end when issued.
+//!
+//! Time inside is in microseconds; the cluster is asked in milliseconds.
+
+use std::cell::{Cell, RefCell};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use super::cluster::{FaultKind, Reply, SimCluster};
+use super::run::{CommandStats, NodeStats};
+use super::{Routed, Timing};
+use crate::node::NodeAddr;
+use crate::redirect::Redirect;
+use crate::slot::SlotRange;
+use crate::time::Timestamp;
+use crate::timeline::NodeIdx;
+
+/// A task of the replay: one application command in flight.
+pub type TaskId = usize;
+
+/// Addresses the network remembers; beyond, it looks them up every time.
+const SEEN_MAX: usize = 64;
+
+/// What the cluster received, counted as the servers count it.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Tally {
+    /// Per node (cluster numbering).
+    pub(super) nodes: Vec<NodeStats>,
+    /// Per workload command name.
+    pub(super) commands: Vec<CommandStats>,
+    /// `MOVED` replies, all nodes.
+    pub(super) moved: u64,
+    /// `ASK` replies, all nodes.
+    pub(super) ask: u64,
+    /// `CLUSTER SLOTS` calls, all nodes.
+    pub(super) cluster_slots: u64,
+}
+
+/// What the commands issued in one second of the timeline sent.
+#[derive(Clone, Debug, Default)]
+pub(super) struct SecondTally {
+    /// `MOVED` replies.
+    pub(super) moved: u64,
+    /// `ASK` replies.
+    pub(super) ask: u64,
+    /// `CLUSTER SLOTS` calls.
+    pub(super) cluster_slots: u64,
+    /// Attempts that reached a server, per command name.
+    pub(super) calls: Vec<u64>,
+    /// `MOVED` replies per command name.
+    pub(super) moved_by: Vec<u64>,
+}
+
+/// Seconds of counts kept (as many as the replay's timeline).
+const SECONDS_MAX: usize = 1_000_000;
+
+/// The simulated network and clock of one replay.
+pub struct Net<'a> {
+    cluster: &'a SimCluster,
+    timing: &'a Timing,
+    timed: bool,
+    /// `socket_timeout` in microseconds (`None`: not modelled / wait for the node).
+    timeout_us: Option<u64>,
+    now: Cell<u64>,
+    /// The time of the next event of another task or of the application: a delivery before it
+    /// completes without yielding.
+    horizon: Cell<u64>,
+    task: Cell<TaskId>,
+    /// The workload command name and the second of the timeline of every task.
+    tasks: RefCell<Vec<(usize, usize)>>,
+    /// Per second of the timeline, what the commands issued in it sent.
+    pub(super) seconds: RefCell<Vec<SecondTally>>,
+    /// Tasks to resume: (time µs, order, task).
+    wakes: RefCell<BinaryHeap<Reverse<(u64, u64, TaskId)>>>,
+    order: Cell<u64>,
+    seen: RefCell<Vec<(NodeAddr, Option<NodeIdx>)>>,
+    pub(super) tally: RefCell<Tally>,
+}
+
+/// Microseconds as the millisecond they fall in.
+fn ms(us: u64) -> Timestamp {
+    Timestamp(us / 1000)
+}
+
+impl<'a> Net<'a> {
+    /// A network over `cluster` with `names` workload command names; `timed` as the module doc
+    /// says; `socket_timeout_ms` is the model's.
+    pub(super) fn new(
+        cluster: &'a SimCluster,
+        timing: &'a Timing,
+        timed: bool,
+        socket_timeout_ms: Option<u64>,
+        names: usize,
+    ) -> Net<'a> {
+        Net {
+            cluster,
+            timing,
+            timed,
+            timeout_us: socket_timeout_ms.map(|t| t.saturating_mul(1000)),
+            now: Cell::new(0),
+            horizon: Cell::new(u64::MAX),
+            task: Cell::new(0),
+            tasks: RefCell::new(Vec::new()),
+            seconds: RefCell::new(Vec::new()),
+            wakes: RefCell::new(BinaryHeap::new()),
+            order: Cell::new(0),
+            seen: RefCell::new(Vec::new()),
+            tally: RefCell::new(Tally {
+                nodes: vec![NodeStats::default(); cluster.nodes().len()],
+                commands: vec![CommandStats::default(); names],
+                ..Tally::default()
+            }),
+        }
+    }
+
+    /// The virtual time now.
+    pub fn now(&self) -> Timestamp {
+        ms(self.now.get())
+    }
+
+    /// The virtual time now, in microseconds.
+    pub fn now_us(&self) -> u64 {
+        self.now.get()
+    }
+
+    /// Whether exchanges take time and commands overlap (see the module doc).
+    pub fn timed(&self) -> bool {
+        self.timed
+    }
+
+    /// The task running now.
+    pub fn task(&self) -> TaskId {
+        self.task.get()
+    }
+
+    /// Sets the clock, the running task and the horizon (the driver, before polling a task).
+    pub(super) fn enter(&self, task: TaskId, now_us: u64, horizon_us: u64) {
+        self.task.set(task);
+        self.now.set(now_us);
+        self.horizon.set(horizon_us);
+    }
+
+    /// Moves the clock to `now_us` (a synchronous model's own clock, see
+    /// [`Sequential`](super::Sequential)).
+    pub(super) fn set_now(&self, now_us: u64) {
+        self.now.set(now_us);
+    }
+
+    /// Records `task`'s command name and second of the timeline (the driver, when it issues the
+    /// command).
+    pub(super) fn set_task(&self, task: TaskId, name: usize, second: usize) {
+        let mut tasks = self.tasks.borrow_mut();
+        if tasks.len() <= task {
+            tasks.resize(task + 1, (0, 0));
+        }
+        tasks[task] = (name, second);
+    }
+
+    /// The running task's command name and second.
+    fn current(&self) -> (usize, usize) {
+        self.tasks
+            .borrow()
+            .get(self.task.get())
+            .copied()
+            .unwrap_or((0, 0))
+    }
+
+    /// The counts of `second` (opened on first use; `None` past the timeline's end).
+    fn second_mut(
+        seconds: &mut Vec<SecondTally>,
+        second: usize,
+        names: usize,
+    ) -> Option<&mut SecondTally> {
+        if second >= SECONDS_MAX {
+            return None;
+        }
+        if seconds.len() <= second {
+            seconds.resize_with(second + 1, || SecondTally {
+                calls: vec![0; names],
+                moved_by: vec![0; names],
+                ..SecondTally::default()
+            });
+        }
+        seconds.get_mut(second)
+    }
+
+    /// The next task to resume and when, removed from the queue.
+    pub(super) fn next_wake(&self) -> Option<(u64, TaskId)> {
+        self.wakes
+            .borrow_mut()
+            .pop()
+            .map(|Reverse((t, _, id))| (t, id))
+    }
+
+    /// When the next task resumes.
+    pub(super) fn peek_wake(&self) -> Option<u64> {
+        self.wakes.borrow().peek().map(|Reverse((t, _, _))| *t)
+    }
+
+    /// Resumes `task` at `at_us` (a lock released, a delivery due).
+    pub fn wake(&self, task: TaskId, at_us: u64) {
+        let order = self.order.get();
+        self.order.set(order + 1);
+        self.wakes.borrow_mut().push(Reverse((at_us, order, task)));
+        if at_us < self.horizon.get() {
+            self.horizon.set(at_us);
+        }
+    }
+
+    /// A future that completes at `at_us` (at once if that is not later than now).
+    pub fn until(&self, at_us: u64) -> Until<'_, 'a> {
+        Until {
+            net: self,
+            at_us,
+            queued: false,
+        }
+    }
+
+    /// Waits `ms` milliseconds (a backoff, a sleep of the library).
+    pub fn sleep(&self, ms: u64) -> Until<'_, 'a> {
+        self.until(self.now.get().saturating_add(ms.saturating_mul(1000)))
+    }
+
+    /// A future that completes when another task [`wake`](Self::wake)s this one (a lock's
+    /// waiter); in the instant clock it completes at once.
+    pub fn parked(&self) -> Parked<'_, 'a> {
+        Parked {
+            net: self,
+            first: true,
+        }
+    }
+
+    fn index(&self, addr: &NodeAddr) -> Option<NodeIdx> {
+        let mut seen = self.seen.borrow_mut();
+        if let Some((_, i)) = seen
+            .iter()
+            .find(|(a, _)| a.port() == addr.port() && a.host() == addr.host())
+        {
+            return *i;
+        }
+        let i = self.cluster.node_index(addr);
+        if seen.len() < SEEN_MAX {
+            seen.push((addr.clone(), i));
+        }
+        i
+    }
+
+    /// When an exchange sent now to a node that is silent until `end` is delivered, and whether
+    /// it is then a timeout: the node answers when it resumes, unless `socket_timeout` runs out
+    /// first.
+    fn silent(&self, end: Timestamp, service_us: u64) -> (u64, bool) {
+        let now = self.now.get();
+        let half = u64::from(self.timing.rtt_us / 2);
+        let answered = end.0.saturating_mul(1000).saturating_add(half + service_us);
+        match self.timeout_us {
+            Some(t) if now.saturating_add(t) < answered => (now.saturating_add(t), true),
+            _ => (answered, false),
+        }
+    }
+
+    fn service_us(&self, name: usize) -> u64 {
+        u64::from(
+            self.timing
+                .service_us
+                .get(name)
+                .copied()
+                .unwrap_or(self.timing.default_us),
+        )
+    }
+
+    /// Sends the running task's command for `cmd` to `to` (after `ASKING` when `asking`): the
+    /// node's answer, counted as the server counts it, delivered when the reply arrives.
+    pub fn send(&self, to: &NodeAddr, cmd: Routed, asking: bool) -> Delivery<'_, 'a, Reply> {
+        let node = self.index(to);
+        let (name, second) = self.current();
+        let now = self.now.get();
+        let (reply, at) = if self.timed {
+            let rtt = u64::from(self.timing.rtt_us);
+            // ASKING is a round trip of its own before the command.
+            let start = if asking { now + rtt } else { now };
+            let service = self.service_us(name);
+            let arrive = start + rtt / 2;
+            match node.and_then(|n| self.cluster.fault_until(ms(arrive), n)) {
+                Some((FaultKind::Timeout, end)) => {
+                    let (at, timed_out) = self.silent(end, service);
+                    if timed_out {
+                        (Reply::Timeout, at)
+                    } else {
+                        (self.cluster.answer_at(end, node, cmd, asking), at)
+                    }
+                }
+                _ => {
+                    let reply = self.cluster.answer_at(ms(arrive), node, cmd, asking);
+                    let at = match reply {
+                        Reply::ConnectionError => start + rtt,
+                        _ => start + rtt + service,
+                    };
+                    (reply, at)
+                }
+            }
+        } else {
+            let reply = self.cluster.answer_at(ms(now), node, cmd, asking);
+            let wait = match reply {
+                Reply::Timeout => self.timeout_us.unwrap_or(0),
+                _ => 0,
+            };
+            (reply, now.saturating_add(wait))
+        };
+        self.count(node, name, second, &reply);
+        Delivery {
+            until: self.until(at),
+            value: Some(reply),
+        }
+    }
+
+    fn count(&self, node: Option<NodeIdx>, name: usize, second: usize, reply: &Reply) {
+        let reached = !matches!(reply, Reply::ConnectionError | Reply::Timeout);
+        let moved = matches!(reply, Reply::Redirect(Redirect::Moved { .. }));
+        let ask = matches!(reply, Reply::Redirect(Redirect::Ask { .. }));
+        let mut tally = self.tally.borrow_mut();
+        if let Some(n) = node.and_then(|n| tally.nodes.get_mut(n.index())) {
+            if reached {
+                n.calls += 1;
+            } else {
+                n.failed += 1;
+            }
+            n.ok += u64::from(*reply == Reply::Ok);
+            n.moved += u64::from(moved);
+            n.ask += u64::from(ask);
+        }
+        if let Some(c) = tally.commands.get_mut(name) {
+            c.calls += u64::from(reached);
+            c.moved += u64::from(moved);
+            c.ask += u64::from(ask);
+        }
+        tally.moved += u64::from(moved);
+        tally.ask += u64::from(ask);
+        let names = tally.commands.len();
+        let mut seconds = self.seconds.borrow_mut();
+        if let Some(s) = Self::second_mut(&mut seconds, second, names) {
+            s.moved += u64::from(moved);
+            s.ask += u64::from(ask);
+            if let Some(c) = s.calls.get_mut(name) {
+                *c += u64::from(reached);
+            }
+            if let Some(m) = s.moved_by.get_mut(name) {
+                *m += u64::from(moved);
+            }
+        }
+    }
+
+    /// Sends `CLUSTER SLOTS` to `to`: owner ranges with addresses, or the failure, delivered when
+    /// the reply arrives.
+    pub fn cluster_slots(
+        &self,
+        to: &NodeAddr,
+    ) -> Delivery<'_, 'a, Result<Vec<(SlotRange, NodeAddr)>, Reply>> {
+        let node = self.index(to);
+        {
+            let mut tally = self.tally.borrow_mut();
+            tally.cluster_slots += 1;
+            if let Some(n) = node.and_then(|n| tally.nodes.get_mut(n.index())) {
+                n.cluster_slots += 1;
+            }
+            let names = tally.commands.len();
+            let mut seconds = self.seconds.borrow_mut();
+            if let Some(s) = Self::second_mut(&mut seconds, self.current().1, names) {
+                s.cluster_slots += 1;
+            }
+        }
+        let now = self.now.get();
+        let (answer, at) = if self.timed {
+            let rtt = u64::from(self.timing.rtt_us);
+            let service = u64::from(self.timing.default_us);
+            let arrive = ms(now + rtt / 2);
+            match node.and_then(|n| self.cluster.fault_until(arrive, n)) {
+                Some((FaultKind::Timeout, end)) => {
+                    let (at, timed_out) = self.silent(end, service);
+                    if timed_out {
+                        (Err(Reply::Timeout), at)
+                    } else {
+                        (self.cluster.cluster_slots(end, to), at)
+                    }
+                }
+                _ => {
+                    let answer = self.cluster.cluster_slots(arrive, to);
+                    let at = match answer {
+                        Err(Reply::ConnectionError) => now + rtt,
+                        _ => now + rtt + service,
+                    };
+                    (answer, at)
+                }
+            }
+        } else {
+            let answer = self.cluster.cluster_slots(ms(now), to);
+            let wait = match answer {
+                Err(Reply::Timeout) => self.timeout_us.unwrap_or(0),
+                _ => 0,
+            };
+            (answer, now.saturating_add(wait))
+        };
+        Delivery {
+            until: self.until(at),
+            value: Some(answer),
+        }
+    }
+}
+
+/// Completes at a virtual time: at once when nothing else happens before it (the clock moves
+/// there), else when the driver resumes the task then.
+pub struct Until<'n, 'a> {
+    net: &'n Net<'a>,
+    at_us: u64,
+    queued: bool,
+}
+
+impl Future for Until<'_, '_> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        let net = self.net;
+        let now = net.now.get();
+        if self.at_us <= now {
+            return Poll::Ready(());
+        }
+        if self.queued {
+            // Resumed by another task's wake before this delivery: keep waiting.
+            return Poll::Pending;
+        }
+        if !net.timed || self.at_us < net.horizon.get() {
+            net.now.set(self.at_us);
+            return Poll::Ready(());
+        }
+        self.queued = true;
+        net.wake(net.task.get(), self.at_us);
+        Poll::Pending
+    }
+}
+
+/// A reply on its way: completes with it when it arrives.
+pub struct Delivery<'n, 'a, T> {
+    until: Until<'n, 'a>,
+    value: Option<T>,
+}
+
+impl<T> Delivery<'_, '_, T> {
+    /// When the reply arrives and the reply, without waiting for it.
+    pub(super) fn into_parts(self) -> (u64, T) {
+        let value = self
+            .value
+            .unwrap_or_else(|| unreachable!("taken only when delivered"));
+        (self.until.at_us, value)
+    }
+}
+
+impl<T: Unpin> Future for Delivery<'_, '_, T> {
+    type Output = T;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        match Pin::new(&mut self.until).poll(cx) {
+            Poll::Ready(()) => match self.value.take() {
+                Some(v) => Poll::Ready(v),
+                None => Poll::Pending,
+            },
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// Completes once another task woke this one (see [`Net::parked`]).
+pub struct Parked<'n, 'a> {
+    net: &'n Net<'a>,
+    first: bool,
+}
+
+impl Future for Parked<'_, '_> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        if self.first && self.net.timed {
+            self.first = false;
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! Models written as one synchronous call per command ([`SyncModel`]), run by the event-driven
+//! engine through [`Sequential`]: the whole command runs when it is sent, its exchanges taking
+//! the network's time one after another, and its task stays in flight (holding its place under
+//! the application's cap) until the last reply arrives.
+//!
+//! What such a model cannot show: another command in flight seeing the client before this one's
+//! replies arrived (its effects count from when it was sent), and a reset closing connections
+//! that other commands use. The models of redis-rs, go-redis, Lettuce and Jedis run this way;
+//! their libraries refresh in the background or under a lock that serialises the commands that
+//! meet a redirect, so the difference is the timing of a refresh, not whether it happens.
+
+use std::cell::RefCell;
+
+use super::client::{
+    ClientModel, ClientSnapshot, ClientState, ErrorClass, Execution, Outcome, Transport,
+};
+use super::cluster::Reply;
+use super::net::Net;
+use super::Routed;
+use crate::node::NodeAddr;
+use crate::slot::SlotRange;
+use crate::time::Timestamp;
+
+/// A client library's routing state machine, one synchronous call per command.
+pub trait SyncModel {
+    /// The model's name, e.g. `jedis@5.1.0`.
+    fn name(&self) -> &str;
+    /// Runs one application command on `cmd`'s key through `net`.
+    fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome;
+    /// The client's state now.
+    fn state(&self) -> ClientState;
+    /// What it holds now: open connections and a summary of its slot table.
+    fn snapshot(&self) -> ClientSnapshot;
+    /// The name the library gives the exception (or error type) of `class`.
+    fn error_name(&self, class: ErrorClass) -> &'static str {
+        class.name()
+    }
+    /// `socket_timeout` in milliseconds (see [`ClientModel::socket_timeout_ms`]).
+    fn socket_timeout_ms(&self) -> Option<u64> {
+        None
+    }
+    /// See [`ClientModel::set_concurrency`].
+    fn set_concurrency(&mut self, _in_flight: u32) {}
+}
+
+/// A [`SyncModel`] as a [`ClientModel`].
+pub struct Sequential<M> {
+    name: String,
+    model: RefCell<M>,
+}
+
+impl<M: SyncModel> Sequential<M> {
+    /// Wraps `model`.
+    pub fn new(model: M) -> Sequential<M> {
+        Sequential {
+            name: model.name().to_owned(),
+            model: RefCell::new(model),
+        }
+    }
+}
+
+/// The network as a synchronous model sees it: its own clock, moved by each exchange.
+struct Local<'n, 'a> {
+    net: &'n Net<'a>,
+    now_us: u64,
+    start_us: u64,
+}
+
+impl Transport for Local<'_, '_> {
+    fn now(&self) -> Timestamp {
+        Timestamp(self.now_us / 1000)
+    }
+
+    fn sleep(&mut self, ms: u64) {
+        self.now_us = self.now_us.saturating_add(ms.saturating_mul(1000));
+    }
+
+    fn resume_at(&mut self, t: Timestamp) {
+        self.now_us = t.0.saturating_mul(1000).max(self.start_us);
+    }
+
+    fn send(&mut self, to: &NodeAddr, cmd: Routed, asking: bool) -> Reply {
+        self.net.set_now(self.now_us);
+        let (at, reply) = self.net.send(to, cmd, asking).into_parts();
+        self.now_us = at;
+        reply
+    }
+
+    fn cluster_slots(&mut self, to: &NodeAddr) -> Result<Vec<(SlotRange, NodeAddr)>, Reply> {
+        self.net.set_now(self.now_us);
+        let (at, answer) = self.net.cluster_slots(to).into_parts();
+        self.now_us = at;
+        answer
+    }
+}
+
+impl<M: SyncModel> ClientModel for Sequential<M> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn execute<'a>(&'a self, cmd: Routed, net: &'a Net<'_>) -> Execution<'a> {
+        let start_us = net.now_us();
+        let (outcome, end) = {
+            let mut local = Local {
+                net,
+                now_us: start_us,
+                start_us,
+            };
+            let outcome = self.model.borrow_mut().execute(cmd, &mut local);
+            (outcome, local.now_us)
+        };
+        net.set_now(start_us);
+        Box::pin(async move {
+            net.until(end).await;
+            outcome
+        })
+    }
+
+    fn state(&self) -> ClientState {
+        self.model.borrow().state()
+    }
+
+    fn snapshot(&self) -> ClientSnapshot {
+        self.model.borrow().snapshot()
+    }
+
+    fn error_name(&self, class: ErrorClass) -> &'static str {
+        self.model.borrow().error_name(class)
+    }
+
+    fn socket_timeout_ms(&self) -> Option<u64> {
+        self.model.borrow().socket_timeout_ms()
+    }
+
+    fn set_concurrency(&mut self, in_flight: u32) {
+        self.model.get_mut().set_concurrency(in_flight);
+    }
+}
+
+/// `model` as a boxed [`ClientModel`] (what a model's `build` returns).
+pub(super) fn boxed<M: SyncModel + 'static>(model: M) -> Box<dyn ClientModel> {
+    Box::new(Sequential::new(model))
+}

@@ -1,0 +1,195 @@
+//! The event-driven engine: commands in flight, replies landing in time order, resets under
+//! commands in flight, topology answers that do not cover the slots.
+
+use slotscope_core::replay::{
+    model, replay, FaultKind, FaultWindow, ModelOptions, ReplayReport, SimCluster,
+    SimClusterBuilder, Timing, Workload,
+};
+use slotscope_core::time::TimeSpan;
+
+mod sim;
+use sim::*;
+
+/// `w` as tasks with at most `n` in flight, exchanges of `rtt_us` and `service_us`.
+fn in_flight(w: Workload, n: u32, rtt_us: u32, service_us: u32) -> Workload {
+    w.with_in_flight(n).with_timing(Timing {
+        rtt_us,
+        service_us: Vec::new(),
+        default_us: service_us,
+    })
+}
+
+fn run_with(cluster: &SimCluster, w: &Workload, name: &str, set: &[(&str, &str)]) -> ReplayReport {
+    let mut opts = ModelOptions::new(addr(A));
+    for (k, v) in set {
+        opts.set(k, v).unwrap();
+    }
+    let mut client = model(name, opts).unwrap();
+    replay(cluster, w, client.as_mut())
+}
+
+#[test]
+fn one_in_flight_at_a_short_round_trip_agrees_with_the_lanes() {
+    let cluster = incident2();
+    for name in ["redis-py@5.0.0", "redis-py@8.0.0", "ideal", "jedis@5.1.0"] {
+        let lanes = run(&cluster, &workload(30), name, &[]);
+        let timed = run_with(&cluster, &in_flight(workload(30), 1, 200, 10), name, &[]);
+        assert_eq!(timed.commands, lanes.commands, "{name}");
+        assert_eq!(timed.succeeded, lanes.succeeded, "{name}");
+        assert_eq!(timed.moved, lanes.moved, "{name}");
+        assert_eq!(timed.full_reinits, lanes.full_reinits, "{name}");
+        assert_eq!(timed.peak_in_flight, Some(1), "{name}");
+    }
+}
+
+#[test]
+fn commands_in_flight_meet_the_same_moved_before_the_first_patch_lands() {
+    // B takes half of the slots at 20 s; 2000 commands/s of 2 ms each keep ~4 in flight.
+    let cluster = reshard();
+    let w = workload_of(30, 2000, "zadd");
+    let seq = run_with(&cluster, &in_flight(w.clone(), 1, 2000, 0), "ideal", &[]);
+    let par = run_with(&cluster, &in_flight(w, 64, 2000, 0), "ideal", &[]);
+    assert!(par.peak_in_flight.unwrap() >= 4, "{:?}", par.peak_in_flight);
+    assert!(
+        par.moved > seq.moved,
+        "in flight {} MOVED, one at a time {}",
+        par.moved,
+        seq.moved
+    );
+    // One at a time skips commands while each waits; in flight, every command is sent.
+    assert_eq!(par.skipped_while_waiting, 0);
+    assert!(seq.skipped_while_waiting > 0);
+}
+
+#[test]
+fn pools_grow_to_what_is_in_flight_not_to_a_setting() {
+    let cluster = incident2();
+    // 200/s of 1 ms each: rarely more than one in flight, whatever the cap.
+    let calm = run_with(
+        &cluster,
+        &in_flight(workload_of(20, 200, "zadd"), 500, 1000, 0),
+        "redis-py@5.0.0",
+        &[],
+    );
+    assert!(calm.new_connections <= 6, "{}", calm.new_connections);
+    // A stalls for 2 s with no socket_timeout: everything sent to it waits, the pools grow.
+    let mut b = SimClusterBuilder::new();
+    b.layout(
+        at(0),
+        &[(range(0, 8191), addr(A)), (range(8192, 16383), addr(B))],
+        &[],
+    );
+    b.fault(FaultWindow {
+        node: addr(A),
+        span: TimeSpan::new(at(5), at(7)),
+        kind: FaultKind::Timeout,
+    });
+    let stalled = b.build();
+    let r = run_with(
+        &stalled,
+        &in_flight(workload_of(20, 200, "zadd"), 500, 1000, 0),
+        "redis-py@5.0.0",
+        &[],
+    );
+    assert!(r.peak_in_flight.unwrap() > 150, "{:?}", r.peak_in_flight);
+    assert!(r.new_connections > 150, "{}", r.new_connections);
+    // 8.x stops at max_connections (100 per node) with MaxConnectionsError.
+    let r8 = run_with(
+        &stalled,
+        &in_flight(workload_of(20, 200, "zadd"), 500, 1000, 0),
+        "redis-py@8.0.0",
+        &[],
+    );
+    assert!(r8.errors["MaxConnectionsError"] > 0, "{:?}", r8.errors);
+    assert!(
+        r8.new_connections <= 100 + 100 + 4,
+        "{}",
+        r8.new_connections
+    );
+}
+
+#[test]
+fn redis_py_5_with_address_remap_wedges_within_two_seconds_under_load() {
+    // Every 5th MOVED closes every connection, the ones other commands wait on included; each
+    // such command's ConnectionError pops a startup node.
+    let cluster = incident2();
+    let w = in_flight(workload_of(30, 500, "zrevrange"), 64, 2000, 50);
+    let r = run_with(
+        &cluster,
+        &w,
+        "redis-py@5.0.0",
+        &[("address_remap", A), ("socket_timeout", "0.5")],
+    );
+    assert!(r.wedged, "{r:?}");
+    let since = r.wedged_since.expect("wedged").millis_since(at(0));
+    assert!(since <= 2000, "wedged after {since} ms");
+    // Sequentially it keeps running (the old answer).
+    let lanes = run(
+        &cluster,
+        &workload_of(30, 500, "zrevrange"),
+        "redis-py@5.0.0",
+        &[("address_remap", A)],
+    );
+    assert!(!lanes.wedged);
+}
+
+#[test]
+fn redis_py_8_loses_replies_to_its_own_resets_as_attribute_errors() {
+    let cluster = incident2();
+    let w = in_flight(workload_of(30, 500, "zrevrange"), 64, 2000, 50);
+    let r = run_with(&cluster, &w, "redis-py@8.0.0", &[("address_remap", A)]);
+    assert!(!r.wedged);
+    assert!(
+        r.errors.get("AttributeError").copied().unwrap_or(0) > 0,
+        "{:?}",
+        r.errors
+    );
+    // Commands that were past their initialize() check go on to the stale owners.
+    assert!(r.moved_share["zrevrange"] > 0.3);
+}
+
+/// A cluster whose slots are assigned at 5 s (none before), then stay.
+fn assigned_late() -> SimCluster {
+    let mut b = SimClusterBuilder::new();
+    b.layout(at(0), &[], &[]);
+    b.add_node(&addr(B));
+    b.layout(
+        at(5),
+        &[(range(0, 8191), addr(A)), (range(8192, 16383), addr(B))],
+        &[],
+    );
+    b.build()
+}
+
+/// Half of the slots assigned from 0 s, the rest at 5 s.
+fn covered_late() -> SimCluster {
+    let mut b = SimClusterBuilder::new();
+    b.layout(at(0), &[(range(0, 8191), addr(A))], &[]);
+    b.add_node(&addr(B));
+    b.layout(
+        at(5),
+        &[(range(0, 8191), addr(A)), (range(8192, 16383), addr(B))],
+        &[],
+    );
+    b.build()
+}
+
+#[test]
+fn an_answer_that_does_not_cover_the_slots_keeps_the_startup_nodes() {
+    for cluster in [assigned_late(), covered_late()] {
+        for name in ["redis-py@5.0.0", "redis-py@8.0.0", "ideal"] {
+            for w in [workload(20), in_flight(workload(20), 8, 500, 10)] {
+                let r = run_with(&cluster, &w, name, &[]);
+                assert!(!r.wedged, "{name} wedged: {r:?}");
+                assert_eq!(
+                    r.errors.get("RedisClusterException").copied(),
+                    Some(500),
+                    "{name}: {:?}",
+                    r.errors
+                );
+                assert_eq!(r.succeeded, r.commands - 500, "{name}");
+                assert_eq!(r.startup_nodes, 2, "{name}");
+            }
+        }
+    }
+}
