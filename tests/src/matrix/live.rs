@@ -6,8 +6,9 @@
 //! The cluster: three masters without replicas (nodes 0–2, the 16384 slots split evenly) and an
 //! empty fourth master (node 3) that joined before the recording; every node runs with
 //! `cluster-require-full-coverage no` (see [`Fault::KillNode`]). The application's startup node
-//! is node 0, which the faults strike; `address_remap` maps every address to node 1, the
-//! recorder's seed; the migration moves the last slots of node 2 to node 3.
+//! is node 0, which the faults strike; `address_remap` maps every address to node 0 too (the
+//! remapped application talks to node 0 only, as incident 2's service); the recorder's seed is
+//! node 1; the migration moves the last slots of node 2 to node 3.
 //!
 //! Timeline, from the application's start: the first event after `first_event_ms`, then, by
 //! `when`: before (fault, gap, both halves), during (first half, fault, gap, second half), after
@@ -40,8 +41,11 @@ pub const SOCKET_TIMEOUT_S: f64 = 0.5;
 pub const TAIL: Duration = Duration::from_millis(2500);
 /// How much longer than drawn the application may schedule (when events take longer).
 pub const OVERRUN_S: u32 = 40;
-/// The node `address_remap` maps every address to, and the recorder's seed.
-pub const REMAP_NODE: usize = 1;
+/// The node `address_remap` maps every address to: the startup node, which the faults strike (a
+/// remapped application talks to no other node, as incident 2's service).
+pub const REMAP_NODE: usize = FAULT_NODE;
+/// The recorder's seed: a node no fault strikes.
+pub const RECORDER_SEED: usize = 1;
 
 /// Wall clock, epoch milliseconds.
 pub fn now_ms() -> u64 {
@@ -123,7 +127,7 @@ pub fn run(case: &Case, say: &dyn Fn(&str)) -> Result<LiveRun, String> {
 
     let dir = TempDir::new().expect("a temporary directory");
     let recording = dir.path().join("case.jsonl.zst");
-    let seed = cluster.addr(REMAP_NODE).to_string();
+    let seed = cluster.addr(RECORDER_SEED).to_string();
     let recorder = Recorder::start(
         &recording,
         &["--seed", &seed, "--interval", INTERVAL, "--quiet"],

@@ -12,6 +12,7 @@ use std::process::Output;
 use std::sync::OnceLock;
 
 use serde_json::Value;
+use slotscope_core::Timestamp;
 
 use crate::collector::run_slotscope;
 use crate::matrix::case::Case;
@@ -20,6 +21,26 @@ use crate::matrix::live::{LiveRun, SOCKET_TIMEOUT_S};
 /// `--concurrency` used for a larger cap on commands in flight when the binary has no
 /// `--in-flight` (its lanes cost a task each in the replay, and none of them is a real task).
 pub const CONCURRENCY_CAP: u32 = 64;
+
+/// How the application's run is given to `--from`/`--to`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Window {
+    /// Epoch milliseconds.
+    EpochMs,
+    /// RFC 3339 (`2026-12-01T17:40:14.123Z`).
+    Rfc3339,
+    /// Not given: the whole recording.
+    Whole,
+}
+
+impl Window {
+    fn format(self, ms: u64) -> String {
+        match self {
+            Window::Rfc3339 => Timestamp(ms).to_rfc3339(),
+            Window::EpochMs | Window::Whole => ms.to_string(),
+        }
+    }
+}
 
 /// What the binary's `replay` accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,7 +95,7 @@ fn args_for(
     live: &LiveRun,
     model: &str,
     caps: Capabilities,
-    window: bool,
+    window: Window,
 ) -> (Vec<String>, Vec<String>) {
     let mut fallbacks = Vec::new();
     let rate = live.app.achieved_rate();
@@ -112,11 +133,11 @@ fn args_for(
             case.in_flight
         ));
     }
-    if window {
+    if window != Window::Whole {
         a.push("--from".into());
-        a.push(live.app.started_ms.to_string());
+        a.push(window.format(live.app.started_ms));
         a.push("--to".into());
-        a.push(live.app.ended_ms.to_string());
+        a.push(window.format(live.app.ended_ms));
     }
     (a, fallbacks)
 }
@@ -134,10 +155,10 @@ fn run(args: &[String]) -> Output {
 pub fn replay(case: &Case, live: &LiveRun) -> Result<Replayed, String> {
     let caps = capabilities();
     let mut last_error = String::new();
-    let windows: &[bool] = if caps.window {
-        &[true, false]
+    let windows: &[Window] = if caps.window {
+        &[Window::EpochMs, Window::Rfc3339, Window::Whole]
     } else {
-        &[false]
+        &[Window::Whole]
     };
     for model in models(case) {
         for &window in windows {
@@ -156,7 +177,7 @@ pub fn replay(case: &Case, live: &LiveRun) -> Result<Replayed, String> {
             if model != case.model() {
                 fallbacks.push(format!("{} refused: replayed {model}", case.model()));
             }
-            if !window {
+            if window == Window::Whole {
                 fallbacks.push(if caps.window {
                     "--from/--to refused: the whole recording".to_owned()
                 } else {
