@@ -40,7 +40,9 @@ The instrumentation wraps redis-py (5.0.0 and 8.x alike):
   became connected (`new_connections`);
 - the client's `nodes_manager.startup_nodes`, watched every 20 ms and after every command: the
   client is `wedged` when at the end it has no startup node left and every command since it lost
-  the last one (and since its last success) failed; `wedged_since_ms` is that moment.
+  the last one (and since its last success) failed; `wedged_since_ms` is that moment;
+- the application itself: each successful command's time from its start to its reply
+  (`latency_p50_ms`, `latency_p90_ms`; redirections and re-initialisations included).
 
 At the end it prints ONE JSON line to stdout (the contract's shape; logs go to stderr):
 
@@ -49,6 +51,7 @@ At the end it prints ONE JSON line to stdout (the contract's shape; logs go to s
      "calls": {"zadd": n}, "initializations": n, "initializations_ok": n,
      "cluster_slots_calls": n, "new_connections": n, "wedged": false, "wedged_since_ms": null,
      "startup_nodes_end": n, "first_error": {"ConnectionError": "message"},
+     "latency_p50_ms": 0.8, "latency_p90_ms": 2.1,
      "started_ms": epoch ms, "ended_ms": epoch ms}
 
 Only standard-library modules and redis-py; it connects to the given addresses only.
@@ -205,6 +208,15 @@ class Outcomes:
         self.last_ok_ms = None
         self.first_fail_since_ok_ms = None
         self.empty_since_ms = None
+        # Seconds from a command's start to its success, every success.
+        self.latencies = []
+
+    def latency_ms(self, q):
+        """The q-quantile of the successes' latencies, milliseconds (None without a success)."""
+        if not self.latencies:
+            return None
+        v = sorted(self.latencies)
+        return round(1000 * v[min(len(v) - 1, int(q * len(v)))], 3)
 
     def watch(self, client):
         """Notes when the client's startup nodes become empty (and non-empty again)."""
@@ -288,8 +300,10 @@ async def main():
     scheduled = math.ceil(s["duration_s"] * s["rate"])
 
     async def one(i, key):
+        t0 = time.monotonic()
         try:
             await make_call(client, s["command"], key, i)
+            out.latencies.append(time.monotonic() - t0)
             out.ok()
         except Exception as e:  # noqa: BLE001 - the service counts its failures and goes on
             out.failed(e)
@@ -368,6 +382,8 @@ async def main():
         "wedged": wedged_since is not None and len(nm.startup_nodes) == 0,
         "wedged_since_ms": wedged_since if len(nm.startup_nodes) == 0 else None,
         "startup_nodes_end": len(nm.startup_nodes),
+        "latency_p50_ms": out.latency_ms(0.5),
+        "latency_p90_ms": out.latency_ms(0.9),
         "started_ms": started_ms,
         "issuing_ended_ms": issuing_ended_ms,
         "ended_ms": now_ms(),

@@ -49,6 +49,8 @@ pub struct Capabilities {
     pub in_flight: bool,
     /// `--from`/`--to`.
     pub window: bool,
+    /// `--rtt-ms`.
+    pub rtt: bool,
 }
 
 /// The binary's capabilities, read once from `slotscope replay --help`.
@@ -60,6 +62,7 @@ pub fn capabilities() -> Capabilities {
         Capabilities {
             in_flight: help.contains("--in-flight"),
             window: help.contains("--from") && help.contains("--to"),
+            rtt: help.contains("--rtt-ms"),
         }
     })
 }
@@ -124,6 +127,12 @@ fn args_for(
     if caps.in_flight {
         a.push("--in-flight".into());
         a.push(case.in_flight.to_string());
+        // The round trip the application saw: its median latency (client overhead included),
+        // as a user would give the latency they observe.
+        if let (true, Some(ms)) = (caps.rtt, live.app.latency_p50_ms) {
+            a.push("--rtt-ms".into());
+            a.push(format!("{:.3}", ms.clamp(0.0, 60_000.0)));
+        }
     } else {
         let lanes = case.in_flight.min(CONCURRENCY_CAP);
         a.push("--concurrency".into());
