@@ -35,7 +35,8 @@ The instrumentation wraps redis-py (5.0.0 and 8.x alike):
   `initializations_ok`);
 - `ClusterNode.execute_command`, the one place both versions send one command to one node:
   `CLUSTER SLOTS` sent (`cluster_slots_calls`, failed ones included), and per application command
-  the replies received (`calls`: success, MOVED, ASK or another error reply), `moved` and `ask`;
+  the replies received (`calls`: success, MOVED, ASK or another error reply), `moved`, `ask` and
+  the other error replies (`error_replies`);
 - the connection's connect (`connect_check_health` in 8.x, `connect` in 5.0.0): connections that
   became connected (`new_connections`);
 - the client's `nodes_manager.startup_nodes`, watched every 20 ms and after every command: the
@@ -48,6 +49,7 @@ At the end it prints ONE JSON line to stdout (the contract's shape; logs go to s
 
     {"client": "redis-py", "version": "8.1.0", "issued": n, "succeeded": n, "failed": n,
      "skipped": n, "errors": {"ConnectionError": n, ...}, "moved": {"zadd": n}, "ask": {"zadd": n},
+     "error_replies": {"zadd": n},
      "calls": {"zadd": n}, "initializations": n, "initializations_ok": n,
      "cluster_slots_calls": n, "new_connections": n, "wedged": false, "wedged_since_ms": null,
      "startup_nodes_end": n, "first_error": {"ConnectionError": "message"},
@@ -137,6 +139,7 @@ class Counts:
         self.calls = collections.Counter()
         self.moved = collections.Counter()
         self.ask = collections.Counter()
+        self.error_replies = collections.Counter()
 
     def install(self):
         counts = self
@@ -172,6 +175,7 @@ class Counts:
             except ResponseError:
                 # Any other error reply (CLUSTERDOWN, TRYAGAIN, ...) is a reply received.
                 counts.calls[cmd] += 1
+                counts.error_replies[cmd] += 1
                 raise
             counts.calls[cmd] += 1
             return reply
@@ -374,6 +378,7 @@ async def main():
         "first_error": out.first_error,
         "moved": dict(counts.moved),
         "ask": dict(counts.ask),
+        "error_replies": dict(counts.error_replies),
         "calls": dict(counts.calls),
         "initializations": counts.initializations,
         "initializations_ok": counts.initializations_ok,

@@ -194,6 +194,11 @@ impl AppReport {
         self.raw["ask"][command].as_u64().unwrap_or(0)
     }
 
+    /// Error replies to `command` other than MOVED and ASK (`CLUSTERDOWN`, `TRYAGAIN`, …).
+    pub fn error_replies(&self, command: &str) -> u64 {
+        self.raw["error_replies"][command].as_u64().unwrap_or(0)
+    }
+
     /// Exceptions the application saw, by class.
     pub fn errors(&self) -> Vec<(String, u64)> {
         self.raw["errors"]
