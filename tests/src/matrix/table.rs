@@ -80,6 +80,15 @@ fn in_flight_bucket(n: u32) -> &'static str {
     }
 }
 
+/// The number a value starts with (rate and in-flight buckets sort by it), else 0.
+fn leading_number(v: &str) -> u64 {
+    v.chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap_or(0)
+}
+
 type Axis = (&'static str, fn(&CaseResult) -> String);
 
 const AXES: [Axis; 8] = [
@@ -166,7 +175,7 @@ pub fn markdown(results: &[CaseResult], seed: u64) -> String {
     let _ = writeln!(s, "\n|---|---|---|---|---|---|");
     for (axis, value_of) in AXES {
         let mut values: Vec<String> = results.iter().map(value_of).collect();
-        values.sort();
+        values.sort_by_key(|v| (leading_number(v), v.clone()));
         values.dedup();
         for v in values {
             let _ = write!(s, "| {axis} | {v} |");
@@ -204,16 +213,20 @@ pub fn markdown(results: &[CaseResult], seed: u64) -> String {
     }
 
     let _ = writeln!(s, "\nMisses and their likely causes:\n");
-    let _ = writeln!(s, "| case seed | metric | real | model | likely cause |");
-    let _ = writeln!(s, "|---|---|---|---|---|");
+    let _ = writeln!(
+        s,
+        "| case seed | case | metric | real | model | likely cause |"
+    );
+    let _ = writeln!(s, "|---|---|---|---|---|---|");
     let mut any = false;
     for r in results {
         for c in r.comparisons.iter().filter(|c| !c.met) {
             any = true;
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} |",
                 r.case.seed,
+                r.case,
                 c.metric.name(),
                 c.real,
                 c.model,
@@ -224,14 +237,15 @@ pub fn markdown(results: &[CaseResult], seed: u64) -> String {
             any = true;
             let _ = writeln!(
                 s,
-                "| {} | harness | — | — | {} |",
+                "| {} | {} | harness | — | — | {} |",
                 r.case.seed,
+                r.case,
                 first_lines(e, 3).replace('|', "\\|")
             );
         }
     }
     if !any {
-        let _ = writeln!(s, "| — | none | | | |");
+        let _ = writeln!(s, "| — | — | none | | | |");
     }
     s
 }
