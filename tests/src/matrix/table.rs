@@ -22,6 +22,9 @@ pub fn progress(r: &CaseResult) -> String {
             a.issued, a.succeeded, a.failed, a.skipped, a.raw["errors"]
         );
     }
+    if !r.replay_args.is_empty() {
+        let _ = writeln!(s, "  replay: slotscope {}", r.replay_args.join(" "));
+    }
     if !r.fallbacks.is_empty() {
         let _ = writeln!(s, "  fallbacks: {}", r.fallbacks.join("; "));
     }
