@@ -1,6 +1,8 @@
 //! Replay throughput: simulated commands per second through each client model, on a two-shard
 //! cluster (incident 2's layout), with and without an `address_remap` that sends every slot to one
-//! node (every command then meets the redirect and rebuild machinery).
+//! node (every command then meets the redirect and rebuild machinery), in the two application
+//! shapes: sequential lanes, and 64 commands in flight with a 250 µs round trip (the
+//! event-driven engine at its busiest: every command a task, replies landing in time order).
 #![allow(missing_docs)] // criterion's macros generate undocumented items
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -55,22 +57,25 @@ fn bench_models(c: &mut Criterion) {
     let mut g = c.benchmark_group("replay");
     g.throughput(Throughput::Elements(u64::from(COMMANDS)));
     g.sample_size(20);
-    for name in ["redis-py@5.0.0", "redis-py@8.0.0", "ideal"] {
-        for remap in [false, true] {
-            if remap && name == "ideal" {
-                continue;
+    let timed = w.clone().with_in_flight(64);
+    for (shape, w) in [("", &w), (" in-flight 64", &timed)] {
+        for name in ["redis-py@5.0.0", "redis-py@8.0.0", "ideal"] {
+            for remap in [false, true] {
+                if remap && name == "ideal" {
+                    continue;
+                }
+                let id = format!("{name}{}{shape}", if remap { " address_remap" } else { "" });
+                g.bench_with_input(BenchmarkId::from_parameter(id), &remap, |b, &remap| {
+                    b.iter(|| {
+                        let mut opts = ModelOptions::new(addr("10.0.0.1:6379"));
+                        if remap {
+                            opts.set("address_remap", "10.0.0.1:6379").expect("option");
+                        }
+                        let mut client = model(name, opts).expect("model");
+                        black_box(replay(&cluster, w, client.as_mut()))
+                    })
+                });
             }
-            let id = format!("{name}{}", if remap { " address_remap" } else { "" });
-            g.bench_with_input(BenchmarkId::from_parameter(id), &remap, |b, &remap| {
-                b.iter(|| {
-                    let mut opts = ModelOptions::new(addr("10.0.0.1:6379"));
-                    if remap {
-                        opts.set("address_remap", "10.0.0.1:6379").expect("option");
-                    }
-                    let mut client = model(name, opts).expect("model");
-                    black_box(replay(&cluster, &w, client.as_mut()))
-                })
-            });
         }
     }
     g.finish();

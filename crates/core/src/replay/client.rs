@@ -201,6 +201,12 @@ pub trait ClientModel {
     fn name(&self) -> &str;
     /// Runs one application command on `cmd`'s key through `net`.
     fn execute<'a>(&'a self, cmd: Routed, net: &'a Net<'_>) -> Execution<'a>;
+    /// Runs one application command to its end at once (the instant clock of the lanes, where
+    /// nothing waits for another task). The default runs [`execute`](Self::execute); a model
+    /// can run the same code without boxing it.
+    fn execute_instant(&self, cmd: Routed, net: &Net<'_>) -> Outcome {
+        net.block_on(self.execute(cmd, net).as_mut())
+    }
     /// The client's state now.
     fn state(&self) -> ClientState;
     /// What it holds now: open connections and a summary of its slot table.

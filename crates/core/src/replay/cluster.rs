@@ -27,6 +27,34 @@ pub enum Reply {
     ClusterDown,
 }
 
+/// A [`Reply`] with the redirect's node by the cluster's number, as the replay engine passes it
+/// around (no address copied).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// Served.
+    Ok,
+    /// `-MOVED slot` to node `to`.
+    Moved {
+        /// The slot.
+        slot: Slot,
+        /// The owner.
+        to: NodeIdx,
+    },
+    /// `-ASK slot` to node `to`.
+    Ask {
+        /// The slot.
+        slot: Slot,
+        /// The migration's target.
+        to: NodeIdx,
+    },
+    /// The connection could not be made or broke.
+    ConnectionError,
+    /// No reply within the client's timeout.
+    Timeout,
+    /// `-CLUSTERDOWN`.
+    ClusterDown,
+}
+
 /// What kind of failure a node shows inside a fault window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -183,20 +211,44 @@ impl SimCluster {
         cmd: Routed,
         asking: bool,
     ) -> Reply {
+        self.reply_of(self.answer_idx(t, node, cmd, asking))
+    }
+
+    /// The [`Reply`] an [`Answer`] stands for (the redirect's address written out).
+    pub fn reply_of(&self, answer: Answer) -> Reply {
+        let addr = |n: NodeIdx| self.addrs[n.index()].clone();
+        match answer {
+            Answer::Ok => Reply::Ok,
+            Answer::Moved { slot, to } => Reply::Redirect(Redirect::Moved { slot, to: addr(to) }),
+            Answer::Ask { slot, to } => Reply::Redirect(Redirect::Ask { slot, to: addr(to) }),
+            Answer::ConnectionError => Reply::ConnectionError,
+            Answer::Timeout => Reply::Timeout,
+            Answer::ClusterDown => Reply::ClusterDown,
+        }
+    }
+
+    /// [`answer_at`](Self::answer_at) with the redirect's node by number (no address copied).
+    pub fn answer_idx(
+        &self,
+        t: Timestamp,
+        node: Option<NodeIdx>,
+        cmd: Routed,
+        asking: bool,
+    ) -> Answer {
         let Some(node) = node else {
-            return Reply::ConnectionError;
+            return Answer::ConnectionError;
         };
         if let Some(kind) = self.fault(t, node) {
             return match kind {
-                FaultKind::ConnectionError => Reply::ConnectionError,
-                FaultKind::Timeout => Reply::Timeout,
+                FaultKind::ConnectionError => Answer::ConnectionError,
+                FaultKind::Timeout => Answer::Timeout,
             };
         }
         let Some(e) = self.epoch(t) else {
-            return Reply::ClusterDown;
+            return Answer::ClusterDown;
         };
         let Some(owner) = e.owners.get(cmd.slot) else {
-            return Reply::ClusterDown;
+            return Answer::ClusterDown;
         };
         let migration = e.migration(cmd.slot);
         if owner == node {
@@ -206,21 +258,26 @@ impl SimCluster {
                     AskPolicy::KeyCoin { seed } => mix64(seed ^ mix64(u64::from(cmd.key))) & 1 == 1,
                 };
                 if moved {
-                    return Reply::Redirect(Redirect::Ask {
+                    return Answer::Ask {
                         slot: m.slot,
-                        to: self.addrs[m.to.index()].clone(),
-                    });
+                        to: m.to,
+                    };
                 }
             }
-            return Reply::Ok;
+            return Answer::Ok;
         }
         if asking && migration.is_some_and(|m| m.to == node) {
-            return Reply::Ok;
+            return Answer::Ok;
         }
-        Reply::Redirect(Redirect::Moved {
+        Answer::Moved {
             slot: cmd.slot,
-            to: self.addrs[owner.index()].clone(),
-        })
+            to: owner,
+        }
+    }
+
+    /// The address of node `n` (a number this cluster gave out).
+    pub fn addr(&self, n: NodeIdx) -> Option<&NodeAddr> {
+        self.addrs.get(n.index())
     }
 
     /// The reply of the node at `to` to `CLUSTER SLOTS` at `t`: owner ranges with addresses, or
@@ -230,7 +287,21 @@ impl SimCluster {
         t: Timestamp,
         to: &NodeAddr,
     ) -> Result<Vec<(SlotRange, NodeAddr)>, Reply> {
-        let Some(node) = self.table.find_addr(to) else {
+        let ranges = self.cluster_slots_idx(t, self.table.find_addr(to))?;
+        Ok(ranges
+            .iter()
+            .map(|&(r, n)| (r, self.addrs[n.index()].clone()))
+            .collect())
+    }
+
+    /// [`cluster_slots`](Self::cluster_slots) of the node of index `node`, the owners by the
+    /// cluster's numbers (nothing copied).
+    pub fn cluster_slots_idx(
+        &self,
+        t: Timestamp,
+        node: Option<NodeIdx>,
+    ) -> Result<&[(SlotRange, NodeIdx)], Reply> {
+        let Some(node) = node else {
             return Err(Reply::ConnectionError);
         };
         if let Some(kind) = self.fault(t, node) {
@@ -240,10 +311,7 @@ impl SimCluster {
             });
         }
         let e = self.epoch(t).ok_or(Reply::ClusterDown)?;
-        Ok(e.ranges
-            .iter()
-            .map(|&(r, n)| (r, self.addrs[n.index()].clone()))
-            .collect())
+        Ok(&e.ranges)
     }
 }
 

@@ -23,13 +23,13 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 
-use super::cluster::{FaultKind, Reply, SimCluster};
+use super::client::{ErrorClass, Outcome};
+use super::cluster::{Answer, FaultKind, Reply, SimCluster};
 use super::run::{CommandStats, NodeStats};
 use super::{Routed, Timing};
 use crate::node::NodeAddr;
-use crate::redirect::Redirect;
 use crate::slot::SlotRange;
 use crate::time::Timestamp;
 use crate::timeline::NodeIdx;
@@ -87,13 +87,24 @@ pub struct Net<'a> {
     task: Cell<TaskId>,
     /// The workload command name and the second of the timeline of every task.
     tasks: RefCell<Vec<(usize, usize)>>,
-    /// Per second of the timeline, what the commands issued in it sent.
-    pub(super) seconds: RefCell<Vec<SecondTally>>,
+    /// The running task's command name.
+    name: Cell<usize>,
+    /// The running task's second of the timeline.
+    second: Cell<usize>,
     /// Tasks to resume: (time µs, order, task).
     wakes: RefCell<BinaryHeap<Reverse<(u64, u64, TaskId)>>>,
     order: Cell<u64>,
     seen: RefCell<Vec<(NodeAddr, Option<NodeIdx>)>>,
-    pub(super) tally: RefCell<Tally>,
+    pub(super) counts: RefCell<Counts>,
+}
+
+/// What the network counted: in all, and per second of the timeline.
+#[derive(Debug, Default)]
+pub(super) struct Counts {
+    /// In all.
+    pub(super) tally: Tally,
+    /// Per second of the timeline, what the commands issued in it sent.
+    pub(super) seconds: Vec<SecondTally>,
 }
 
 /// Microseconds as the millisecond they fall in.
@@ -120,14 +131,18 @@ impl<'a> Net<'a> {
             horizon: Cell::new(u64::MAX),
             task: Cell::new(0),
             tasks: RefCell::new(Vec::new()),
-            seconds: RefCell::new(Vec::new()),
+            name: Cell::new(0),
+            second: Cell::new(0),
             wakes: RefCell::new(BinaryHeap::new()),
             order: Cell::new(0),
             seen: RefCell::new(Vec::new()),
-            tally: RefCell::new(Tally {
-                nodes: vec![NodeStats::default(); cluster.nodes().len()],
-                commands: vec![CommandStats::default(); names],
-                ..Tally::default()
+            counts: RefCell::new(Counts {
+                tally: Tally {
+                    nodes: vec![NodeStats::default(); cluster.nodes().len()],
+                    commands: vec![CommandStats::default(); names],
+                    ..Tally::default()
+                },
+                seconds: Vec::new(),
             }),
         }
     }
@@ -154,7 +169,12 @@ impl<'a> Net<'a> {
 
     /// Sets the clock, the running task and the horizon (the driver, before polling a task).
     pub(super) fn enter(&self, task: TaskId, now_us: u64, horizon_us: u64) {
-        self.task.set(task);
+        if self.task.get() != task {
+            self.task.set(task);
+            let (name, second) = self.tasks.borrow().get(task).copied().unwrap_or((0, 0));
+            self.name.set(name);
+            self.second.set(second);
+        }
         self.now.set(now_us);
         self.horizon.set(horizon_us);
     }
@@ -168,20 +188,16 @@ impl<'a> Net<'a> {
     /// Records `task`'s command name and second of the timeline (the driver, when it issues the
     /// command).
     pub(super) fn set_task(&self, task: TaskId, name: usize, second: usize) {
-        let mut tasks = self.tasks.borrow_mut();
-        if tasks.len() <= task {
-            tasks.resize(task + 1, (0, 0));
+        self.task.set(task);
+        self.name.set(name);
+        self.second.set(second);
+        if self.timed {
+            let mut tasks = self.tasks.borrow_mut();
+            if tasks.len() <= task {
+                tasks.resize(task + 1, (0, 0));
+            }
+            tasks[task] = (name, second);
         }
-        tasks[task] = (name, second);
-    }
-
-    /// The running task's command name and second.
-    fn current(&self) -> (usize, usize) {
-        self.tasks
-            .borrow()
-            .get(self.task.get())
-            .copied()
-            .unwrap_or((0, 0))
     }
 
     /// The counts of `second` (opened on first use; `None` past the timeline's end).
@@ -223,6 +239,21 @@ impl<'a> Net<'a> {
         self.wakes.borrow_mut().push(Reverse((at_us, order, task)));
         if at_us < self.horizon.get() {
             self.horizon.set(at_us);
+        }
+    }
+
+    /// Runs `task` to its end in the instant clock: resumes it whenever it waits (which the
+    /// instant clock's futures never make it do) until it completes.
+    pub fn block_on(&self, mut task: Pin<&mut dyn Future<Output = Outcome>>) -> Outcome {
+        let task_id = self.task.get();
+        loop {
+            if let Poll::Ready(o) = task.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+                return o;
+            }
+            match self.next_wake() {
+                Some((at, _)) => self.enter(task_id, at, u64::MAX),
+                None => return Outcome::Failed(ErrorClass::ConnectionError),
+            }
         }
     }
 
@@ -290,10 +321,35 @@ impl<'a> Net<'a> {
     /// Sends the running task's command for `cmd` to `to` (after `ASKING` when `asking`): the
     /// node's answer, counted as the server counts it, delivered when the reply arrives.
     pub fn send(&self, to: &NodeAddr, cmd: Routed, asking: bool) -> Delivery<'_, 'a, Reply> {
-        let node = self.index(to);
-        let (name, second) = self.current();
+        let d = self.send_to(self.index(to), cmd, asking);
+        Delivery {
+            until: d.until,
+            value: d.value.map(|a| self.cluster.reply_of(a)),
+        }
+    }
+
+    /// The cluster's number of the node at `addr` (`None`: no node there; a send to it is a
+    /// connection error).
+    pub fn node_index(&self, addr: &NodeAddr) -> Option<NodeIdx> {
+        self.index(addr)
+    }
+
+    /// The address of the cluster's node `n`.
+    pub fn addr(&self, n: NodeIdx) -> Option<&NodeAddr> {
+        self.cluster.addr(n)
+    }
+
+    /// [`send`](Self::send) to the cluster's node `node` (from [`node_index`](Self::node_index)),
+    /// the answer naming nodes by the cluster's numbers.
+    pub fn send_to(
+        &self,
+        node: Option<NodeIdx>,
+        cmd: Routed,
+        asking: bool,
+    ) -> Delivery<'_, 'a, Answer> {
+        let name = self.name.get();
         let now = self.now.get();
-        let (reply, at) = if self.timed {
+        let (answer, at) = if self.timed {
             let rtt = u64::from(self.timing.rtt_us);
             // ASKING is a round trip of its own before the command.
             let start = if asking { now + rtt } else { now };
@@ -303,47 +359,48 @@ impl<'a> Net<'a> {
                 Some((FaultKind::Timeout, end)) => {
                     let (at, timed_out) = self.silent(end, service);
                     if timed_out {
-                        (Reply::Timeout, at)
+                        (Answer::Timeout, at)
                     } else {
-                        (self.cluster.answer_at(end, node, cmd, asking), at)
+                        (self.cluster.answer_idx(end, node, cmd, asking), at)
                     }
                 }
                 _ => {
-                    let reply = self.cluster.answer_at(ms(arrive), node, cmd, asking);
-                    let at = match reply {
-                        Reply::ConnectionError => start + rtt,
+                    let answer = self.cluster.answer_idx(ms(arrive), node, cmd, asking);
+                    let at = match answer {
+                        Answer::ConnectionError => start + rtt,
                         _ => start + rtt + service,
                     };
-                    (reply, at)
+                    (answer, at)
                 }
             }
         } else {
-            let reply = self.cluster.answer_at(ms(now), node, cmd, asking);
-            let wait = match reply {
-                Reply::Timeout => self.timeout_us.unwrap_or(0),
+            let answer = self.cluster.answer_idx(ms(now), node, cmd, asking);
+            let wait = match answer {
+                Answer::Timeout => self.timeout_us.unwrap_or(0),
                 _ => 0,
             };
-            (reply, now.saturating_add(wait))
+            (answer, now.saturating_add(wait))
         };
-        self.count(node, name, second, &reply);
+        self.count(node, name, answer);
         Delivery {
             until: self.until(at),
-            value: Some(reply),
+            value: Some(answer),
         }
     }
 
-    fn count(&self, node: Option<NodeIdx>, name: usize, second: usize, reply: &Reply) {
-        let reached = !matches!(reply, Reply::ConnectionError | Reply::Timeout);
-        let moved = matches!(reply, Reply::Redirect(Redirect::Moved { .. }));
-        let ask = matches!(reply, Reply::Redirect(Redirect::Ask { .. }));
-        let mut tally = self.tally.borrow_mut();
+    fn count(&self, node: Option<NodeIdx>, name: usize, answer: Answer) {
+        let reached = !matches!(answer, Answer::ConnectionError | Answer::Timeout);
+        let moved = matches!(answer, Answer::Moved { .. });
+        let ask = matches!(answer, Answer::Ask { .. });
+        let mut counts = self.counts.borrow_mut();
+        let Counts { tally, seconds } = &mut *counts;
         if let Some(n) = node.and_then(|n| tally.nodes.get_mut(n.index())) {
             if reached {
                 n.calls += 1;
             } else {
                 n.failed += 1;
             }
-            n.ok += u64::from(*reply == Reply::Ok);
+            n.ok += u64::from(answer == Answer::Ok);
             n.moved += u64::from(moved);
             n.ask += u64::from(ask);
         }
@@ -355,8 +412,7 @@ impl<'a> Net<'a> {
         tally.moved += u64::from(moved);
         tally.ask += u64::from(ask);
         let names = tally.commands.len();
-        let mut seconds = self.seconds.borrow_mut();
-        if let Some(s) = Self::second_mut(&mut seconds, second, names) {
+        if let Some(s) = Self::second_mut(seconds, self.second.get(), names) {
             s.moved += u64::from(moved);
             s.ask += u64::from(ask);
             if let Some(c) = s.calls.get_mut(name) {
@@ -374,35 +430,55 @@ impl<'a> Net<'a> {
         &self,
         to: &NodeAddr,
     ) -> Delivery<'_, 'a, Result<Vec<(SlotRange, NodeAddr)>, Reply>> {
-        let node = self.index(to);
+        let d = self.cluster_slots_to(self.index(to));
+        Delivery {
+            until: d.until,
+            value: d.value.map(|answer| {
+                answer.map(|ranges| {
+                    ranges
+                        .iter()
+                        .filter_map(|&(r, n)| Some((r, self.cluster.addr(n)?.clone())))
+                        .collect()
+                })
+            }),
+        }
+    }
+
+    /// [`cluster_slots`](Self::cluster_slots) of the cluster's node `node`, the owners by the
+    /// cluster's numbers.
+    pub fn cluster_slots_to(
+        &self,
+        node: Option<NodeIdx>,
+    ) -> Delivery<'_, 'a, Result<&'a [(SlotRange, NodeIdx)], Reply>> {
         {
-            let mut tally = self.tally.borrow_mut();
+            let mut counts = self.counts.borrow_mut();
+            let Counts { tally, seconds } = &mut *counts;
             tally.cluster_slots += 1;
             if let Some(n) = node.and_then(|n| tally.nodes.get_mut(n.index())) {
                 n.cluster_slots += 1;
             }
             let names = tally.commands.len();
-            let mut seconds = self.seconds.borrow_mut();
-            if let Some(s) = Self::second_mut(&mut seconds, self.current().1, names) {
+            if let Some(s) = Self::second_mut(seconds, self.second.get(), names) {
                 s.cluster_slots += 1;
             }
         }
+        let cluster: &'a SimCluster = self.cluster;
         let now = self.now.get();
         let (answer, at) = if self.timed {
             let rtt = u64::from(self.timing.rtt_us);
             let service = u64::from(self.timing.default_us);
             let arrive = ms(now + rtt / 2);
-            match node.and_then(|n| self.cluster.fault_until(arrive, n)) {
+            match node.and_then(|n| cluster.fault_until(arrive, n)) {
                 Some((FaultKind::Timeout, end)) => {
                     let (at, timed_out) = self.silent(end, service);
                     if timed_out {
                         (Err(Reply::Timeout), at)
                     } else {
-                        (self.cluster.cluster_slots(end, to), at)
+                        (cluster.cluster_slots_idx(end, node), at)
                     }
                 }
                 _ => {
-                    let answer = self.cluster.cluster_slots(arrive, to);
+                    let answer = cluster.cluster_slots_idx(arrive, node);
                     let at = match answer {
                         Err(Reply::ConnectionError) => now + rtt,
                         _ => now + rtt + service,
@@ -411,7 +487,7 @@ impl<'a> Net<'a> {
                 }
             }
         } else {
-            let answer = self.cluster.cluster_slots(ms(now), to);
+            let answer = cluster.cluster_slots_idx(ms(now), node);
             let wait = match answer {
                 Err(Reply::Timeout) => self.timeout_us.unwrap_or(0),
                 _ => 0,
@@ -436,6 +512,7 @@ pub struct Until<'n, 'a> {
 impl Future for Until<'_, '_> {
     type Output = ();
 
+    #[inline]
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
         let net = self.net;
         let now = net.now.get();
@@ -475,6 +552,7 @@ impl<T> Delivery<'_, '_, T> {
 impl<T: Unpin> Future for Delivery<'_, '_, T> {
     type Output = T;
 
+    #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
         match Pin::new(&mut self.until).poll(cx) {
             Poll::Ready(()) => match self.value.take() {

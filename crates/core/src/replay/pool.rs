@@ -140,8 +140,9 @@ impl Pools {
         let (max, burst, strict) = (self.max_per_node, self.burst, self.strict);
         let pool = self.pool(node);
         let n = pool.conns.len();
-        let free = (0..n)
-            .map(|k| (pool.next + k) % n)
+        let next = pool.next.min(n);
+        let free = (next..n)
+            .chain(0..next)
             .find(|&i| !pool.conns[i].held && pool.conns[i].busy_until <= now);
         let index = match free {
             Some(i) if n >= burst => i,

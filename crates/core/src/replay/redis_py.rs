@@ -39,17 +39,17 @@
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::pin::pin;
 
 use super::client::{
     numbered_once, ClientModel, ClientSnapshot, ClientState, ErrorClass, Execution, ModelOptions,
     Outcome,
 };
-use super::cluster::Reply;
+use super::cluster::{Answer, Reply};
 use super::net::{Net, TaskId};
 use super::pool::{Lease, Link, Pools};
 use super::{ReplayError, Routed};
 use crate::node::NodeAddr;
-use crate::redirect::Redirect;
 use crate::slot::{Slot, SlotRange, SLOT_COUNT};
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};
@@ -152,6 +152,10 @@ struct Shared {
     /// Slots patched after a MOVED since the table was built, with the owner they had then.
     patched: Vec<(Slot, Option<NodeIdx>)>,
     startup: Vec<NodeIdx>,
+    /// The simulated cluster's number of each of this client's nodes (looked up once).
+    cluster_of: Vec<Option<Option<NodeIdx>>>,
+    /// This client's number of each of the cluster's nodes a redirect named.
+    from_cluster: Vec<Option<NodeIdx>>,
     /// `_initialize`: an initialisation is due before the next command.
     needs_init: bool,
     moved_counter: u32,
@@ -166,7 +170,7 @@ struct Client {
 }
 
 /// What an answer to `CLUSTER SLOTS` came to.
-enum Answer {
+enum Topology {
     /// It covers every slot: the owners, numbered (remapped), and the nodes it names.
     Covered(Vec<(SlotRange, NodeIdx)>, Vec<NodeIdx>),
     /// It leaves slots without an owner.
@@ -181,17 +185,41 @@ impl Shared {
         self.nodes.intern_addr(addr).ok().map(|(n, _)| n)
     }
 
-    /// Gives the connection back after `reply` (a timeout drops it, so does a refusal); `true`
-    /// when a reset closed it under the command.
-    fn give_back(&mut self, lease: Lease, reply: &Reply, now: Timestamp) -> bool {
-        let link = match reply {
-            Reply::ConnectionError => Link::Refused,
-            Reply::Timeout => Link::TimedOut,
-            _ => Link::Answered,
-        };
+    /// Gives the connection back after an exchange that ended with `link` (a timeout drops it,
+    /// so does a refusal); `true` when a reset closed it under the command.
+    fn give_back(&mut self, lease: Lease, link: Link, now: Timestamp) -> bool {
         let closed = self.pools.finish(lease, link, now);
         self.state.new_connections = self.pools.opened();
         closed
+    }
+
+    /// The simulated cluster's number of node `n` (`None`: no node at its address).
+    fn cluster_idx(&mut self, n: NodeIdx, net: &Net<'_>) -> Option<NodeIdx> {
+        let i = n.index();
+        if let Some(Some(c)) = self.cluster_of.get(i) {
+            return *c;
+        }
+        let c = self.nodes.addr(n).and_then(|a| net.node_index(a));
+        if self.cluster_of.len() <= i {
+            self.cluster_of.resize(i + 1, None);
+        }
+        self.cluster_of[i] = Some(c);
+        c
+    }
+
+    /// This client's number of the cluster's node `c` (a redirect's target), interned on first
+    /// sight.
+    fn own_idx(&mut self, c: NodeIdx, net: &Net<'_>) -> Option<NodeIdx> {
+        let i = c.index();
+        if let Some(Some(n)) = self.from_cluster.get(i) {
+            return Some(*n);
+        }
+        let n = self.intern(&net.addr(c)?.clone())?;
+        if self.from_cluster.len() <= i {
+            self.from_cluster.resize(i + 1, None);
+        }
+        self.from_cluster[i] = Some(n);
+        Some(n)
     }
 
     /// `close()` / `aclose()`: when no initialisation is pending, every connection dropped (the
@@ -225,34 +253,57 @@ impl Shared {
         self.patched.clear();
     }
 
-    /// Reads a `CLUSTER SLOTS` answer as `NodesManager.initialize()` does.
+    /// Reads a `CLUSTER SLOTS` answer (owners by the cluster's numbers) as
+    /// `NodesManager.initialize()` does.
     fn read_answer(
         &mut self,
-        answer: Result<Vec<(SlotRange, NodeAddr)>, Reply>,
+        answer: Result<&[(SlotRange, NodeIdx)], Reply>,
         remap: Option<&NodeAddr>,
-    ) -> Answer {
+        net: &Net<'_>,
+    ) -> Topology {
         let Ok(ranges) = answer else {
-            return Answer::Failed;
+            return Topology::Failed;
         };
+        if !covers_every_slot(ranges) {
+            return Topology::Partial;
+        }
+        let remapped = remap.and_then(|a| self.intern(a));
         let mut owners = Vec::with_capacity(ranges.len());
         let mut discovered = Vec::new();
-        let mut covered = SlotTable::new();
-        for (r, a) in ranges {
-            let Some(i) = self.intern(remap.unwrap_or(&a)) else {
+        for &(r, c) in ranges {
+            let own = match remap {
+                Some(_) => remapped,
+                None => self.own_idx(c, net),
+            };
+            let Some(i) = own else {
                 continue;
             };
             if !discovered.contains(&i) {
                 discovered.push(i);
             }
-            covered.fill(r, Some(i));
             owners.push((r, i));
         }
-        if covered.is_covered() {
-            Answer::Covered(owners, discovered)
-        } else {
-            Answer::Partial
-        }
+        Topology::Covered(owners, discovered)
     }
+}
+
+/// Whether `ranges` leave no slot without an owner (the `fully_covered` loop of
+/// `NodesManager.initialize()`).
+fn covers_every_slot(ranges: &[(SlotRange, NodeIdx)]) -> bool {
+    let mut spans: Vec<(u16, u16)> = ranges
+        .iter()
+        .map(|(r, _)| (r.start().get(), r.end().get()))
+        .collect();
+    spans.sort_unstable();
+    // The first slot not yet covered.
+    let mut next: u32 = 0;
+    for (start, end) in spans {
+        if u32::from(start) > next {
+            return false;
+        }
+        next = next.max(u32::from(end) + 1);
+    }
+    next >= u32::from(SLOT_COUNT)
 }
 
 impl Client {
@@ -278,6 +329,8 @@ impl Client {
             built_from: Vec::new(),
             patched: Vec::new(),
             startup: Vec::new(),
+            cluster_of: Vec::new(),
+            from_cluster: Vec::new(),
             needs_init: true,
             moved_counter: 0,
             state: ClientState::default(),
@@ -359,27 +412,25 @@ impl Client {
                 };
                 k += 1;
                 sh.state.cluster_slots_calls += 1;
-                // Every number this client holds is one its table gave out.
-                let Some(addr) = sh.nodes.addr(s).cloned() else {
-                    continue;
-                };
                 let Ok(lease) = sh.pools.acquire(s, net.now()) else {
                     continue;
                 };
-                (lease, net.cluster_slots(&addr))
+                let node = sh.cluster_idx(s, net);
+                (lease, net.cluster_slots_to(node))
             };
             let answer = delivery.await;
             let mut sh = self.shared.borrow_mut();
-            let closed = sh.give_back(
-                lease,
-                answer.as_ref().err().unwrap_or(&Reply::Ok),
-                net.now(),
-            );
+            let link = match &answer {
+                Err(Reply::ConnectionError) => Link::Refused,
+                Err(Reply::Timeout) => Link::TimedOut,
+                _ => Link::Answered,
+            };
+            let closed = sh.give_back(lease, link, net.now());
             if closed {
                 continue;
             }
-            match sh.read_answer(answer, self.opts.address_remap.as_ref()) {
-                Answer::Covered(owners, discovered) => {
+            match sh.read_answer(answer, self.opts.address_remap.as_ref(), net) {
+                Topology::Covered(owners, discovered) => {
                     sh.load_table(owners);
                     if self.flavor == Flavor::Py8 {
                         // set_nodes(): every connection of a node kept is marked for reconnect.
@@ -398,7 +449,7 @@ impl Client {
                     sh.state.full_reinits += 1;
                     return Ok(());
                 }
-                Answer::Partial | Answer::Failed => {}
+                Topology::Partial | Topology::Failed => {}
             }
         }
         let mut sh = self.shared.borrow_mut();
@@ -452,22 +503,25 @@ impl Client {
                     Ok(l) => l,
                     Err(_) => return Err(Fail::Raise(ErrorClass::MaxConnectionsError)),
                 };
-                let Some(addr) = sh.nodes.addr(target) else {
-                    return Err(Fail::Raise(ErrorClass::ConnectionError));
-                };
-                (lease, net.send(addr, cmd, asking))
+                let node = sh.cluster_idx(target, net);
+                (lease, net.send_to(node, cmd, asking))
             };
-            let reply = delivery.await;
+            let answer = delivery.await;
             let mut sh = self.shared.borrow_mut();
-            if sh.give_back(lease, &reply, net.now()) {
+            let link = match answer {
+                Answer::ConnectionError => Link::Refused,
+                Answer::Timeout => Link::TimedOut,
+                _ => Link::Answered,
+            };
+            if sh.give_back(lease, link, net.now()) {
                 return Err(match self.flavor {
                     Flavor::Py8 => Fail::Raise(ErrorClass::AttributeError),
                     _ => Fail::Node(ErrorClass::ConnectionError, target),
                 });
             }
-            match reply {
-                Reply::Ok => return Ok(()),
-                Reply::Redirect(Redirect::Moved { slot, to }) => {
+            match answer {
+                Answer::Ok => return Ok(()),
+                Answer::Moved { slot, to } => {
                     asking = false;
                     moved = true;
                     sh.moved_counter += 1;
@@ -478,7 +532,7 @@ impl Client {
                         sh.close();
                         sh.moved_counter = 0;
                     } else {
-                        let Some(i) = sh.intern(&to) else {
+                        let Some(i) = sh.own_idx(to, net) else {
                             return Err(Fail::Raise(ErrorClass::ConnectionError));
                         };
                         if sh.patched.len() < usize::from(SLOT_COUNT) {
@@ -491,18 +545,18 @@ impl Client {
                         sh.table.set(slot, Some(i));
                     }
                 }
-                Reply::Redirect(Redirect::Ask { to, .. }) => {
-                    let Some(i) = sh.intern(&to) else {
+                Answer::Ask { to, .. } => {
+                    let Some(i) = sh.own_idx(to, net) else {
                         return Err(Fail::Raise(ErrorClass::ConnectionError));
                     };
                     target = i;
                     asking = true;
                 }
-                Reply::ConnectionError => {
+                Answer::ConnectionError => {
                     return Err(Fail::Node(ErrorClass::ConnectionError, target))
                 }
-                Reply::Timeout => return Err(Fail::Node(ErrorClass::TimeoutError, target)),
-                Reply::ClusterDown => return Err(Fail::Raise(ErrorClass::ClusterDownError)),
+                Answer::Timeout => return Err(Fail::Node(ErrorClass::TimeoutError, target)),
+                Answer::ClusterDown => return Err(Fail::Raise(ErrorClass::ClusterDownError)),
             }
         }
         Err(Fail::Raise(ErrorClass::ClusterError))
@@ -561,6 +615,10 @@ impl ClientModel for Client {
             self.shared.borrow_mut().pools.set_strict(true);
         }
         Box::pin(self.run(cmd, net))
+    }
+
+    fn execute_instant(&self, cmd: Routed, net: &Net<'_>) -> Outcome {
+        net.block_on(pin!(self.run(cmd, net)))
     }
 
     fn state(&self) -> ClientState {

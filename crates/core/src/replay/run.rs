@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use super::client::{ClientModel, ClientSnapshot, ClientState, ErrorClass, Execution, Outcome};
 use super::cluster::SimCluster;
-use super::net::{Net, TaskId};
+use super::net::{Counts, Net, TaskId};
 use super::{Routed, Shape, Workload};
 use crate::float;
 use crate::time::Timestamp;
@@ -288,8 +288,8 @@ impl<'w> Recorder<'w> {
         for s in &mut self.report.timeline[self.snapped..] {
             s.set_snapshot(snap);
         }
-        let tally = net.tally.take();
-        for (second, counts) in net.seconds.take().into_iter().enumerate() {
+        let Counts { tally, seconds } = net.counts.take();
+        for (second, counts) in seconds.into_iter().enumerate() {
             if let Some(s) = self.report.timeline.get_mut(second) {
                 s.moved = counts.moved;
                 s.ask = counts.ask;
@@ -408,18 +408,7 @@ fn run_lanes(net: &Net<'_>, workload: &Workload, client: &dyn ClientModel, rec: 
         rec.issued(name, second);
         net.enter(0, t_us, u64::MAX);
         net.set_task(0, name, second);
-        let mut task = client.execute(routed, net);
-        let outcome = loop {
-            if let Poll::Ready(o) = poll(&mut task) {
-                break o;
-            }
-            // The instant clock never leaves a task waiting; resume it if a model did.
-            match net.next_wake() {
-                Some((at, _)) => net.enter(0, at, u64::MAX),
-                None => break Outcome::Failed(ErrorClass::ConnectionError),
-            }
-        };
-        drop(task);
+        let outcome = client.execute_instant(routed, net);
         // The command took the time the client waited (timeouts, sleeps): its lane is busy.
         busy_until[lane] = net.now_us();
         rec.done(name, second, outcome, t, client);

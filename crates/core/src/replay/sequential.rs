@@ -117,6 +117,18 @@ impl<M: SyncModel> ClientModel for Sequential<M> {
         })
     }
 
+    fn execute_instant(&self, cmd: Routed, net: &Net<'_>) -> Outcome {
+        let start_us = net.now_us();
+        let mut local = Local {
+            net,
+            now_us: start_us,
+            start_us,
+        };
+        let outcome = self.model.borrow_mut().execute(cmd, &mut local);
+        net.set_now(local.now_us);
+        outcome
+    }
+
     fn state(&self) -> ClientState {
         self.model.borrow().state()
     }
