@@ -159,6 +159,14 @@ fn common_causes(
             count("MaxConnectionsError")
         ));
     }
+    let (model_issued, model_skipped) =
+        (u(&replay["commands"]), u(&replay["skipped_while_waiting"]));
+    if !count_within(app.issued, model_issued) {
+        out.push(format!(
+            "model issued {model_issued} commands, real {} (skipped: model {model_skipped}, real {})",
+            app.issued, app.skipped
+        ));
+    }
     if fallbacks.iter().any(|f| f.contains("--concurrency")) && case.in_flight > 1 {
         out.push("replayed as lanes (no --in-flight)".to_owned());
     }
