@@ -140,24 +140,26 @@ fn common_causes(
             "replay ran from the recording's start, before slot assignment (no --from)".to_owned()
         });
     }
-    let errors = app.errors();
-    let count = |name: &str| {
-        errors
-            .iter()
-            .find(|(k, _)| k == name)
-            .map_or(0, |(_, n)| *n)
-    };
-    if count("AttributeError") > 0 {
-        out.push(format!(
-            "{} AttributeError (a connection closed under a command in flight) not modelled",
-            count("AttributeError")
-        ));
+    // Exceptions whose counts differ between the real run and the model, the largest first.
+    let mut classes: Vec<(String, u64, u64)> = app
+        .errors()
+        .into_iter()
+        .map(|(k, n)| {
+            let m = u(&replay["errors"][k.as_str()]);
+            (k, n, m)
+        })
+        .collect();
+    if let Some(model_errors) = replay["errors"].as_object() {
+        for (k, v) in model_errors {
+            if !classes.iter().any(|(c, _, _)| c == k) {
+                classes.push((k.clone(), 0, u(v)));
+            }
+        }
     }
-    if count("MaxConnectionsError") > 0 {
-        out.push(format!(
-            "{} MaxConnectionsError (a pool at max_connections) not modelled",
-            count("MaxConnectionsError")
-        ));
+    classes.retain(|(_, r, m)| !count_within(*r, *m));
+    classes.sort_by_key(|(_, r, m)| std::cmp::Reverse((*r).max(*m)));
+    for (class, r, m) in classes.into_iter().take(3) {
+        out.push(format!("{class}: real {r}, model {m}"));
     }
     let (model_issued, model_skipped) =
         (u(&replay["commands"]), u(&replay["skipped_while_waiting"]));
