@@ -297,6 +297,64 @@ pub fn compare(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    fn app(wedged_since: Option<u64>) -> AppReport {
+        AppReport::from_json(json!({
+            "client": "redis-py", "version": "5.0.0", "issued": 1000, "succeeded": 100,
+            "failed": 900, "skipped": 0, "initializations": 2, "cluster_slots_calls": 10,
+            "new_connections": 40, "wedged": wedged_since.is_some(),
+            "wedged_since_ms": wedged_since, "started_ms": 10_000, "issuing_ended_ms": 20_000,
+            "ended_ms": 20_100, "errors": {"RedisClusterException": 900},
+            "moved": {"zadd": 10}, "calls": {"zadd": 200}
+        }))
+        .expect("a report in the contract's shape")
+    }
+
+    #[test]
+    fn a_wedged_real_run_against_a_model_that_is_not_misses_with_its_cause() {
+        let case = Case::draw(3);
+        let replay = json!({
+            "wedged": false, "commands": 1000, "cluster_slots_calls": 12,
+            "new_connections": 60, "errors": {},
+            "per_command": {"zadd": {"moved": 30, "calls": 1000}}
+        });
+        let c = compare(&case, &app(Some(11_400)), &replay, &[]);
+        let w = &c[0];
+        assert_eq!(w.metric, Metric::Wedged);
+        assert!(!w.met);
+        let cause = w.cause.as_deref().unwrap();
+        assert!(cause.contains("real wedged at +1.4 s"), "{cause}");
+        assert!(
+            cause.contains("RedisClusterException: real 900, model 0"),
+            "{cause}"
+        );
+        // 5 % real against 3 % model: within 5 points.
+        assert!(c[1].met, "{:?}", c[1]);
+        // 10 against 12 CLUSTER SLOTS: within 25 %; 40 against 60 connections: not.
+        assert!(c[2].met, "{:?}", c[2]);
+        assert!(!c[3].met, "{:?}", c[3]);
+        assert!(c[3].cause.as_deref().unwrap().contains("+50 %"));
+    }
+
+    #[test]
+    fn a_model_without_replies_misses_the_moved_share() {
+        let case = Case::draw(3);
+        let replay = json!({
+            "wedged": true, "wedged_since": 9_000, "commands": 1000,
+            "cluster_slots_calls": 10, "new_connections": 40, "errors": {},
+            "per_command": {"zadd": {"moved": 0, "calls": 0}}
+        });
+        let c = compare(&case, &app(Some(11_400)), &replay, &[]);
+        assert!(c[0].met, "both wedged");
+        assert_eq!(c[0].model, "yes, at -1.0 s");
+        assert!(!c[1].met, "{:?}", c[1]);
+        assert!(c[1]
+            .cause
+            .as_deref()
+            .unwrap()
+            .starts_with("model had no reply"));
+    }
 
     #[test]
     fn counts_within_a_quarter_of_the_real_figure() {
