@@ -7,15 +7,21 @@ use slotscope_core::float;
 use slotscope_core::hypothesis::Evidence;
 use slotscope_core::metrics::Metrics;
 use slotscope_core::replay::{
-    model, replay, AskPolicy, ModelOptions, ReplayError, ReplayReport, SimCluster,
+    model, replay, resolve, AskPolicy, ModelOptions, ReplayError, ReplayReport, Shape, SimCluster,
     SimClusterBuilder, Workload, WorkloadSpec,
 };
+use slotscope_core::Timestamp;
 
+use crate::cmd::value_parser::TimeArg;
 use crate::input::{read_recording, InputError};
 
 pub(crate) mod rows;
+pub(crate) mod timing;
+pub(crate) mod window;
 
 use rows::Rows;
+use timing::TimingChoice;
+use window::{Window, WindowError};
 
 /// What to replay.
 pub struct Request<'a> {
@@ -31,8 +37,18 @@ pub struct Request<'a> {
     pub keys: u32,
     /// Command name; `None`: the business command mix the recording shows, else `zadd`.
     pub command: Option<&'a str>,
-    /// Commands in flight at most.
+    /// Lanes: commands in flight at most, one after another per lane.
     pub concurrency: u32,
+    /// Tasks with at most this many commands in flight ([`Shape::InFlight`]); `None`: lanes.
+    pub in_flight: Option<u32>,
+    /// Round trip in microseconds; `None`: the default.
+    pub rtt_us: Option<u32>,
+    /// Service time of every command in microseconds; `None`: from the recording.
+    pub service_us: Option<u32>,
+    /// Start of the window; `None`: the first moment every slot is covered.
+    pub from: Option<TimeArg>,
+    /// End of the window; `None`: the recording's end.
+    pub to: Option<TimeArg>,
     /// Seed of the workload and of the migration coin.
     pub seed: u64,
 }
@@ -52,6 +68,12 @@ pub enum RunError {
     /// The recording holds no time span.
     #[error("the recording holds no time span to replay over")]
     Empty,
+    /// No window to replay (see [`window::choose`]).
+    #[error(transparent)]
+    Window(#[from] WindowError),
+    /// Options that do not go together.
+    #[error("{0}")]
+    Conflict(&'static str),
 }
 
 /// Where the workload's rate came from.
@@ -79,8 +101,14 @@ impl RateSource {
 
 /// A replay's report with the workload it ran.
 pub struct Replayed {
-    /// The report.
+    /// The report (its `model` says which model ran and, for a library release, what it covers).
     pub report: ReplayReport,
+    /// The span replayed and why.
+    pub window: Window,
+    /// How the application issued its commands.
+    pub shape: Shape,
+    /// How long exchanges take.
+    pub timing: TimingChoice,
     /// Commands per second of the workload.
     pub rate: u32,
     /// Where the rate came from.
@@ -89,9 +117,20 @@ pub struct Replayed {
     pub mix: Vec<(String, f64)>,
 }
 
-/// Reads the recording into the cluster it describes (the migration coin seeded with `seed`)
-/// and the counters its `INFO` samples show.
-pub(crate) fn read_cluster(file: &Path, seed: u64) -> Result<(SimCluster, Metrics), InputError> {
+/// A recording read for replays: the cluster it describes, the counters its `INFO` samples show
+/// and the first moment every slot has an owner.
+pub(crate) struct Recorded {
+    /// The cluster.
+    pub cluster: SimCluster,
+    /// The counters.
+    pub metrics: Metrics,
+    /// The first moment every slot is covered (`None`: never).
+    pub covered_from: Option<Timestamp>,
+}
+
+/// Reads the recording into the cluster it describes (the migration coin seeded with `seed`),
+/// the counters its `INFO` samples show and when its slots are first all covered.
+pub(crate) fn read_cluster(file: &Path, seed: u64) -> Result<Recorded, InputError> {
     let ((mut builder, metrics), _input) = read_recording(
         file,
         |h| (SimClusterBuilder::for_recording(h), Metrics::default()),
@@ -101,16 +140,31 @@ pub(crate) fn read_cluster(file: &Path, seed: u64) -> Result<(SimCluster, Metric
         },
     )?;
     builder.ask_policy(AskPolicy::KeyCoin { seed });
-    Ok((builder.build(), metrics))
+    Ok(Recorded {
+        covered_from: builder.timeline().covered_from(),
+        cluster: builder.build(),
+        metrics,
+    })
 }
 
 /// Reads the recording and replays the workload through the model.
 pub fn run(req: &Request<'_>) -> Result<Replayed, RunError> {
-    let (cluster, metrics) = read_cluster(req.file, req.seed)?;
-    let span = cluster
+    if req.in_flight.is_some() && req.concurrency > 1 {
+        return Err(RunError::Conflict(
+            "--in-flight and --concurrency are two application shapes: give one",
+        ));
+    }
+    let Recorded {
+        cluster,
+        metrics,
+        covered_from,
+    } = read_cluster(req.file, req.seed)?;
+    let recording = cluster
         .span()
         .filter(|s| s.millis() > 0)
         .ok_or(RunError::Empty)?;
+    let window = window::choose(recording, covered_from, req.from, req.to)?;
+    let span = window.span;
     let seed_addr = cluster.seed().cloned().ok_or(RunError::Empty)?;
     let mut opts = ModelOptions::new(seed_addr);
     for kv in req.set {
@@ -119,7 +173,10 @@ pub fn run(req: &Request<'_>) -> Result<Replayed, RunError> {
             .ok_or_else(|| RunError::Set(kv.clone()))?;
         opts.set(k.trim(), v.trim())?;
     }
-    let mut client = model(req.model, opts)?;
+    let resolved = resolve(req.model)
+        .map_err(ReplayError::from)?
+        .ok_or_else(|| ReplayError::UnknownModel(req.model.to_owned()))?;
+    let mut client = model(resolved.model, opts)?;
     let (rate, rate_source) = match (req.rate, metrics.observed_business_rate()) {
         (Some(r), _) => (r, RateSource::Option),
         (None, Some(r)) => (r, RateSource::Observed),
@@ -140,9 +197,20 @@ pub fn run(req: &Request<'_>) -> Result<Replayed, RunError> {
     })?
     .with_mix(&mix, req.seed)
     .with_concurrency(req.concurrency);
+    let workload = match req.in_flight {
+        Some(n) => workload.with_in_flight(n),
+        None => workload,
+    };
+    let timing = timing::choose(&workload.names, &metrics, req.rtt_us, req.service_us);
+    let workload = workload.with_timing(timing.timing.clone());
     let total: u64 = mix.iter().map(|(_, n)| n).sum();
+    let mut report = replay(&cluster, &workload, client.as_mut());
+    report.model = resolved.label();
     Ok(Replayed {
-        report: replay(&cluster, &workload, client.as_mut()),
+        report,
+        window,
+        shape: workload.shape,
+        timing,
         rate,
         rate_source,
         mix: mix
@@ -152,7 +220,18 @@ pub fn run(req: &Request<'_>) -> Result<Replayed, RunError> {
     })
 }
 
-/// The report as pretty JSON, with a `workload` object (`rate_per_sec`, `rate_source`).
+/// The application shape as JSON: `{"kind": "lanes", "lanes": n}` or `{"kind": "in_flight",
+/// "max_in_flight": n}`.
+pub(crate) fn shape_json(shape: Shape, lanes: u32) -> serde_json::Value {
+    match shape {
+        Shape::Lanes => serde_json::json!({"kind": "lanes", "lanes": lanes}),
+        Shape::InFlight(n) => serde_json::json!({"kind": "in_flight", "max_in_flight": n}),
+    }
+}
+
+/// The report as pretty JSON, with a `workload` object (`rate_per_sec`, `rate_source`, `mix`,
+/// `shape`, `timing`) and a `window` object (`from`, `to` as RFC 3339 and `from_ms`, `to_ms`,
+/// `start_reason`, `end_reason`).
 pub fn render_json(r: &Replayed) -> String {
     let mut v = serde_json::to_value(&r.report).unwrap_or_default();
     if let Some(obj) = v.as_object_mut() {
@@ -162,8 +241,11 @@ pub fn render_json(r: &Replayed) -> String {
                 "rate_per_sec": r.rate,
                 "rate_source": r.rate_source.name(),
                 "mix": r.mix.iter().map(|(c, s)| serde_json::json!({"command": c, "share": s})).collect::<Vec<_>>(),
+                "shape": shape_json(r.shape, r.report.concurrency),
+                "timing": r.timing.json(),
             }),
         );
+        obj.insert("window".into(), r.window.json());
     }
     serde_json::to_string_pretty(&v).unwrap_or_default()
 }

@@ -49,6 +49,13 @@ fn replay_text_names_the_model_and_refuses_unknown_models_and_options() {
     );
     let o = slotscope(&["replay", FIXTURE, "--model", "jedis@0.1"]);
     assert!(!o.status.success());
+    assert!(
+        text(&o).contains("no model covers jedis 0.1.0"),
+        "{}",
+        text(&o)
+    );
+    let o = slotscope(&["replay", FIXTURE, "--model", "hiredis@1.0"]);
+    assert!(!o.status.success());
     assert!(text(&o).contains("unknown client model"), "{}", text(&o));
     let o = slotscope(&["replay", FIXTURE, "--model", "ideal", "--set", "nope=1"]);
     assert!(!o.status.success());

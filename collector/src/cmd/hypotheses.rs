@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::cmd::format::ReportFormat;
+use crate::cmd::value_parser::{parse_rtt_ms, parse_time, TimeArg};
 use crate::hypotheses_report;
 
 /// Rank client variants (model × configuration × faults) by how well each reproduces a recording.
@@ -28,6 +29,22 @@ pub struct Args {
     /// is silent; the replay needs a finite wait). 0: waiting not modelled.
     #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
     redis_py_socket_timeout: f64,
+    /// Start of the window replayed (see `replay --help`) [default: the first moment every slot
+    /// is covered].
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    from: Option<TimeArg>,
+    /// End of the window replayed [default: the recording's end].
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    to: Option<TimeArg>,
+    /// Issue commands as tasks with at most N in flight (see `replay --help`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    in_flight: Option<u32>,
+    /// Network round trip per exchange, milliseconds [default: 0.25].
+    #[arg(long = "rtt-ms", value_name = "MS", value_parser = parse_rtt_ms)]
+    rtt_us: Option<u32>,
+    /// Service time of every command, microseconds [default: from INFO commandstats].
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u32).range(0..=60_000_000))]
+    service_us: Option<u32>,
 }
 
 /// Seconds in `(0, 3600]` to whole milliseconds (at least 1); `None` for 0 or anything else.
@@ -44,13 +61,18 @@ fn secs_to_ms(secs: f64) -> Option<u64> {
 
 /// Runs `slotscope hypotheses`.
 pub fn run(args: Args) -> ExitCode {
-    match hypotheses_report::run(
-        &args.file,
-        args.keys,
-        args.seed,
-        args.concurrency,
-        secs_to_ms(args.redis_py_socket_timeout),
-    ) {
+    match hypotheses_report::run(&hypotheses_report::Request {
+        file: &args.file,
+        keys: args.keys,
+        seed: args.seed,
+        concurrency: args.concurrency,
+        redis_py_socket_timeout_ms: secs_to_ms(args.redis_py_socket_timeout),
+        from: args.from,
+        to: args.to,
+        in_flight: args.in_flight,
+        rtt_us: args.rtt_us,
+        service_us: args.service_us,
+    }) {
         Ok(h) => {
             match args.format {
                 ReportFormat::Text => print!("{}", hypotheses_report::render_text(&h)),

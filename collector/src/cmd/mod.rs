@@ -17,4 +17,4 @@ pub mod tap;
 mod format;
 mod output;
 mod recording_report;
-mod value_parser;
+pub(crate) mod value_parser;

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::cmd::format::ReportFormat;
+use crate::cmd::value_parser::{parse_rtt_ms, parse_time, TimeArg};
 use crate::replay_report;
 
 /// `replay --help`, above the options.
@@ -18,15 +19,35 @@ Every model takes --set startup_nodes=HOST:PORT[,...] (default: the recording's 
 socket_timeout=SECONDS (a timeout costs the client that long; default: waiting not modelled); the
 models and their own options, named as the library names them, are listed below.
 
-The workload is --rate evenly spaced commands per second over the recording's span (default: the
-business command rate the recording's INFO samples show, per node the median over the intervals
-with any, summed; 100 if none), each on one of --keys keys (key:{0}, key:{1}, …) drawn with --seed.";
+--model takes a model's name or the library release you run (redis-py@8.1.0, go-redis@9.8.3):
+a release resolves to the model that covers it, and the report names the model with its range
+(\"redis-py@8.0.0 (covers 7.2.0–8.x)\"); a release no model covers is an error. The ranges are
+listed below.
+
+The workload is --rate evenly spaced commands per second (default: the business command rate the
+recording's INFO samples show, per node the median over the intervals with any, summed; 100 if
+none), each on one of --keys keys (key:{0}, key:{1}, …) drawn with --seed. It runs over a window
+of the recording: from the first moment every one of the 16384 slots has an owner (a client
+started on a cluster whose slots are not yet assigned fails until they are; the replay starts
+where a working client could) to the recording's end; --from and --to choose the window (a
+moment is +DURATION after the recording's start, e.g. +30s, epoch milliseconds, or RFC 3339). A
+moment outside the recording, --from not before --to, and a recording whose slots are never all
+covered without --from are errors (exit status 2). The report states the window and why it
+starts there.
+
+The application issues commands in --concurrency sequential lanes (the default, 1 lane), or as
+tasks with at most --in-flight commands in flight: each exchange then takes --rtt-ms plus the
+command's service time (its median usec_per_call over the recording's INFO commandstats, or
+--service-us).";
 
 /// `replay --help`, below the options: the models and their options.
 fn after_help() -> String {
     let mut s = String::from("Models:\n");
     for m in slotscope_core::replay::MODELS {
-        s.push_str(&format!("  {}\n      {}\n", m.name, m.about));
+        let covers = slotscope_core::replay::covers(m.name)
+            .map(|c| format!(" (covers {} {})", c.library, c.range))
+            .unwrap_or_default();
+        s.push_str(&format!("  {}{covers}\n      {}\n", m.name, m.about));
         for (name, about) in m.options {
             s.push_str(&format!("      --set {name}=…\n          {about}\n"));
         }
@@ -41,8 +62,9 @@ pub struct Args {
     /// A recording (.jsonl or .jsonl.zst).
     #[arg(value_name = "FILE")]
     file: PathBuf,
-    /// Client model (listed at the end of --help).
-    #[arg(long, value_name = "NAME")]
+    /// Client model, or the library release you run (redis-py@8.1.0): the models and the
+    /// releases each covers are listed at the end of --help.
+    #[arg(long, value_name = "NAME|LIBRARY@VERSION")]
     model: String,
     /// A model option, KEY=VALUE (repeatable).
     #[arg(long, value_name = "KEY=VALUE")]
@@ -61,6 +83,23 @@ pub struct Args {
     /// socket_timeout set, a command scheduled while all of them wait on a timeout is not issued.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     concurrency: u32,
+    /// Issue commands as tasks with at most N in flight (instead of --concurrency lanes).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    in_flight: Option<u32>,
+    /// Network round trip per exchange, milliseconds [default: 0.25].
+    #[arg(long = "rtt-ms", value_name = "MS", value_parser = parse_rtt_ms)]
+    rtt_us: Option<u32>,
+    /// Service time of every command, microseconds [default: each command's median usec_per_call
+    /// in the recording's INFO commandstats, else 10].
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u32).range(0..=60_000_000))]
+    service_us: Option<u32>,
+    /// Start of the window replayed: +DURATION after the recording's start, epoch ms or RFC 3339
+    /// [default: the first moment every slot is covered].
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    from: Option<TimeArg>,
+    /// End of the window replayed (same forms as --from) [default: the recording's end].
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    to: Option<TimeArg>,
     /// Seed of the workload's key choice and of the migration coin.
     #[arg(long, value_name = "N", default_value_t = 1)]
     seed: u64,
@@ -79,6 +118,11 @@ pub fn run(args: Args) -> ExitCode {
         keys: args.keys,
         command: args.command.as_deref(),
         concurrency: args.concurrency,
+        in_flight: args.in_flight,
+        rtt_us: args.rtt_us,
+        service_us: args.service_us,
+        from: args.from,
+        to: args.to,
         seed: args.seed,
     };
     match replay_report::run(&req) {

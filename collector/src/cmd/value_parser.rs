@@ -1,9 +1,124 @@
-//! The parsers of the command line's values shared by several subcommands: node addresses and
-//! durations.
+//! The parsers of the command line's values shared by several subcommands: node addresses,
+//! durations and moments of a recording.
 
 use std::time::Duration;
 
-use slotscope_core::NodeAddr;
+use slotscope_core::{NodeAddr, Timestamp};
+
+/// Parses a round trip in milliseconds (`0.25`, `2`, `40.5`) into whole microseconds, in
+/// `0..=60000` ms.
+pub fn parse_rtt_ms(s: &str) -> Result<u32, String> {
+    let ms: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of milliseconds"))?;
+    if !(ms.is_finite() && (0.0..=60_000.0).contains(&ms)) {
+        return Err(format!("`{s}`: expected milliseconds in 0..=60000"));
+    }
+    // In 0..=6e7: the conversion cannot truncate.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let us = (ms * 1000.0).round() as u32;
+    Ok(us)
+}
+
+/// A moment of a recording as `--from`/`--to` take it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeArg {
+    /// Milliseconds after the recording's start (`+30s`, `+1.5m`, `+0`).
+    Offset(u64),
+    /// An instant (RFC 3339 or epoch milliseconds).
+    At(Timestamp),
+}
+
+impl TimeArg {
+    /// The instant, offsets counted from `start`.
+    pub fn at(self, start: Timestamp) -> Timestamp {
+        match self {
+            TimeArg::Offset(ms) => Timestamp(start.0.saturating_add(ms)),
+            TimeArg::At(t) => t,
+        }
+    }
+}
+
+/// Parses a moment: `+DURATION` after the recording's start (`+30s`, `+500ms`, `+2m`, `+0`),
+/// epoch milliseconds (`1741929434000`) or RFC 3339 (`2025-03-14T05:17:14Z`,
+/// `2025-03-14T05:17:14.250+01:00`).
+pub fn parse_time(s: &str) -> Result<TimeArg, String> {
+    let s = s.trim();
+    if let Some(d) = s.strip_prefix('+') {
+        if d.trim_end_matches(['s', 'm'])
+            .chars()
+            .all(|c| c == '0' || c == '.')
+            && d.starts_with('0')
+        {
+            return Ok(TimeArg::Offset(0));
+        }
+        let d = parse_duration(d)?;
+        return u64::try_from(d.as_millis())
+            .map(TimeArg::Offset)
+            .map_err(|_| format!("`{s}` is too far"));
+    }
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        return s
+            .parse()
+            .map(|ms| TimeArg::At(Timestamp(ms)))
+            .map_err(|_| format!("`{s}` is too large for epoch milliseconds"));
+    }
+    parse_rfc3339(s).map(TimeArg::At).ok_or_else(|| {
+        format!(
+            "`{s}` is not a moment (examples: +30s after the recording's start, \
+             2025-03-14T05:17:14Z, epoch milliseconds 1741929434000)"
+        )
+    })
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.fff…](Z|±HH:MM)` (also with a space or `t` for `T`, `z` for `Z`).
+fn parse_rfc3339(s: &str) -> Option<Timestamp> {
+    let b = s.as_bytes();
+    let num = |from: usize, len: usize| -> Option<u32> {
+        let part = s.get(from..from + len)?;
+        part.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| part.parse().ok())?
+    };
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    if b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let (y, mo, d) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);
+    let (h, mi, sec) = (num(11, 2)?, num(14, 2)?, num(17, 2)?);
+    let mut i = 19;
+    let mut ms = 0u32;
+    if b.get(i) == Some(&b'.') {
+        let digits = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if digits == 0 {
+            return None;
+        }
+        let frac = &s[i + 1..i + 1 + digits.min(3)];
+        ms = format!("{frac:0<3}").parse().ok()?;
+        i += 1 + digits;
+    }
+    let offset_min: i64 = match &s[i..] {
+        "Z" | "z" => 0,
+        tz if tz.len() == 6
+            && matches!(tz.as_bytes()[0], b'+' | b'-')
+            && tz.as_bytes()[3] == b':' =>
+        {
+            let (oh, om) = (i64::from(num(i + 1, 2)?), i64::from(num(i + 4, 2)?));
+            if oh > 23 || om > 59 {
+                return None;
+            }
+            let sign = if tz.starts_with('-') { -1 } else { 1 };
+            sign * (oh * 60 + om)
+        }
+        _ => return None,
+    };
+    let local = Timestamp::from_civil(i64::from(y), mo, d, h, mi, sec, ms)?;
+    let utc = i64::try_from(local.0).ok()? - offset_min * 60_000;
+    u64::try_from(utc).ok().map(Timestamp)
+}
 
 /// Parses `HOST:PORT`.
 pub fn parse_addr(s: &str) -> Result<NodeAddr, String> {
@@ -53,5 +168,57 @@ mod tests {
         assert!(parse_duration("0s").is_err());
         assert!(parse_duration("fast").is_err());
         assert!(parse_duration("5d").unwrap_err().contains("unknown unit"));
+    }
+
+    #[test]
+    fn round_trips_parse_into_microseconds() {
+        assert_eq!(parse_rtt_ms("0.25"), Ok(250));
+        assert_eq!(parse_rtt_ms("2"), Ok(2000));
+        assert_eq!(parse_rtt_ms("0"), Ok(0));
+        for bad in ["-1", "fast", "NaN", "60001"] {
+            assert!(parse_rtt_ms(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn moments_parse_as_offsets_epoch_millis_or_rfc3339() {
+        assert_eq!(parse_time("+30s").unwrap(), TimeArg::Offset(30_000));
+        assert_eq!(parse_time("+500ms").unwrap(), TimeArg::Offset(500));
+        assert_eq!(parse_time("+1.5m").unwrap(), TimeArg::Offset(90_000));
+        assert_eq!(parse_time("+0").unwrap(), TimeArg::Offset(0));
+        assert_eq!(parse_time("+0s").unwrap(), TimeArg::Offset(0));
+        let t = Timestamp::from_civil(2025, 3, 14, 5, 17, 14, 250).unwrap();
+        assert_eq!(parse_time(&t.0.to_string()).unwrap(), TimeArg::At(t));
+        assert_eq!(
+            parse_time("2025-03-14T05:17:14.250Z").unwrap(),
+            TimeArg::At(t)
+        );
+        assert_eq!(
+            parse_time("2025-03-14T06:17:14.25+01:00").unwrap(),
+            TimeArg::At(t)
+        );
+        assert_eq!(
+            parse_time("2025-03-14 00:17:14.250123-05:00").unwrap(),
+            TimeArg::At(t)
+        );
+        assert_eq!(
+            parse_time("2025-03-14T05:17:14Z").unwrap(),
+            TimeArg::At(Timestamp(t.0 - 250))
+        );
+        for bad in [
+            "",
+            "+",
+            "+5d",
+            "soon",
+            "2025-03-14",
+            "2025-03-14T05:17:14",
+            "2025-02-30T00:00:00Z",
+            "2025-03-14T05:17:14.Z",
+            "2025-03-14T05:17:14+1:00",
+        ] {
+            assert!(parse_time(bad).is_err(), "{bad}");
+        }
+        assert_eq!(TimeArg::Offset(5).at(Timestamp(10)), Timestamp(15));
+        assert_eq!(TimeArg::At(Timestamp(3)).at(Timestamp(10)), Timestamp(3));
     }
 }

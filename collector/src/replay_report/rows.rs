@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use slotscope_core::replay::{CommandStats, NodeStats, ReplayReport};
+use slotscope_core::replay::{CommandStats, NodeStats, ReplayReport, Shape};
 
 use super::Replayed;
 
@@ -25,24 +25,46 @@ pub struct WorkloadRow {
     pub rate_source: &'static str,
     /// The command mix (see [`mix`]).
     pub mix: String,
-    /// Commands in flight at most.
-    pub concurrency: u32,
+    /// How the application issues them (see [`shape`]).
+    pub shape: String,
+    /// The span replayed and why (see [`Window::text`](super::window::Window::text)).
+    pub window: String,
+    /// How long exchanges take, when the shape uses it (commands in flight).
+    pub timing: Option<String>,
+}
+
+/// The application shape in words: `8 in flight at most` (lanes) or `tasks, at most 64 in
+/// flight`.
+pub fn shape(shape: Shape, lanes: u32) -> String {
+    match shape {
+        Shape::Lanes => format!("{lanes} in flight at most"),
+        Shape::InFlight(n) => format!("tasks, at most {n} in flight"),
+    }
 }
 
 impl WorkloadRow {
-    /// One line.
+    /// A line, then the window's and the timing's.
     pub fn text(&self) -> String {
-        format!(
-            "workload: {} commands/s ({}) of {}, {} in flight at most\n",
-            self.rate, self.rate_source, self.mix, self.concurrency
-        )
+        let mut s = format!(
+            "workload: {} commands/s ({}) of {}, {}\nwindow: {}\n",
+            self.rate, self.rate_source, self.mix, self.shape, self.window
+        );
+        if let Some(t) = &self.timing {
+            let _ = writeln!(s, "timing: {t}");
+        }
+        s
     }
 
     /// One paragraph.
     pub fn markdown(&self) -> String {
+        let timing = self
+            .timing
+            .as_ref()
+            .map(|t| format!(" Timing: {t}."))
+            .unwrap_or_default();
         format!(
-            "Workload: {} commands/s ({}) of {}, {} in flight at most.\n\n",
-            self.rate, self.rate_source, self.mix, self.concurrency
+            "Workload: {} commands/s ({}) of {}, {}. Window: {}.{timing}\n\n",
+            self.rate, self.rate_source, self.mix, self.shape, self.window
         )
     }
 }
@@ -288,7 +310,10 @@ impl Rows {
                         .iter()
                         .map(|(c, share)| (c.as_str(), share * 100.0)))
                 },
-                concurrency: r.concurrency,
+                shape: shape(replayed.shape, r.concurrency),
+                window: replayed.window.text(),
+                timing: matches!(replayed.shape, Shape::InFlight(_))
+                    .then(|| replayed.timing.text()),
             },
             figures: Figures::of(r),
             commands: r
@@ -363,20 +388,30 @@ mod tests {
 
     #[test]
     fn workload_as_text_and_markdown() {
-        let w = WorkloadRow {
+        let mut w = WorkloadRow {
             rate: 145,
             rate_source: "observed",
             mix: "get 60 %, set 40 %".into(),
-            concurrency: 8,
+            shape: shape(Shape::Lanes, 8),
+            window: "W".into(),
+            timing: None,
         };
         assert_eq!(
             w.text(),
-            "workload: 145 commands/s (observed) of get 60 %, set 40 %, 8 in flight at most\n"
+            "workload: 145 commands/s (observed) of get 60 %, set 40 %, 8 in flight at most\n\
+             window: W\n"
         );
         assert_eq!(
             w.markdown(),
-            "Workload: 145 commands/s (observed) of get 60 %, set 40 %, 8 in flight at most.\n\n"
+            "Workload: 145 commands/s (observed) of get 60 %, set 40 %, 8 in flight at most. \
+             Window: W.\n\n"
         );
+        w.shape = shape(Shape::InFlight(64), 1);
+        w.timing = Some("T".into());
+        assert!(w
+            .text()
+            .ends_with("tasks, at most 64 in flight\nwindow: W\ntiming: T\n"));
+        assert!(w.markdown().ends_with("Window: W. Timing: T.\n\n"));
     }
 
     #[test]

@@ -18,8 +18,8 @@ use serde::Serialize;
 use crate::float;
 use crate::metrics::{is_business_command, ms_to_secs, CommandDelta, Metrics};
 use crate::replay::{
-    model, replay, FaultKind, FaultWindow, ModelOptions, ReplayError, ReplayReport, SimCluster,
-    Workload, WorkloadSpec,
+    model, replay, FaultKind, FaultWindow, ModelOptions, ReplayError, ReplayReport, Shape,
+    SimCluster, Timing, Workload, WorkloadSpec,
 };
 use crate::time::{TimeSpan, Timestamp};
 
@@ -421,6 +421,41 @@ pub struct HypothesisSpec {
     /// redis-py leaves it unset (a request waits for as long as the node is silent); a replay
     /// without any wait issues every scheduled command into a stall, which no real client does.
     pub redis_py_socket_timeout_ms: Option<u64>,
+    /// The span the workload runs over (`None`: the cluster's whole span). Predicted rates are
+    /// per second of this span.
+    pub window: Option<TimeSpan>,
+    /// How the application issues commands: `concurrency` lanes, or tasks with a cap on
+    /// commands in flight.
+    pub shape: Shape,
+    /// How long exchanges take: the round trip, and service times by command name.
+    pub timing: ExchangeTimes,
+}
+
+/// Exchange times by command name (the workload's names are known only once its mix is drawn).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExchangeTimes {
+    /// The round trip in microseconds (`None`: [`Timing::default`]'s).
+    pub rtt_us: Option<u32>,
+    /// Service time in microseconds of each command that has one.
+    pub service_us: BTreeMap<String, u32>,
+    /// Service time of the others (`None`: [`Timing::default`]'s).
+    pub default_us: Option<u32>,
+}
+
+impl ExchangeTimes {
+    /// The [`Timing`] of a workload of `names`.
+    pub fn timing(&self, names: &[String]) -> Timing {
+        let base = Timing::default();
+        let default_us = self.default_us.unwrap_or(base.default_us);
+        Timing {
+            rtt_us: self.rtt_us.unwrap_or(base.rtt_us),
+            service_us: names
+                .iter()
+                .map(|n| self.service_us.get(n).copied().unwrap_or(default_us))
+                .collect(),
+            default_us,
+        }
+    }
 }
 
 /// All hypotheses of one recording, best first.
@@ -430,6 +465,8 @@ pub struct Hypotheses {
     pub command: String,
     /// Commands per second replayed.
     pub rate_per_sec: u32,
+    /// The span the workload ran over.
+    pub window: TimeSpan,
     /// What the recording shows.
     pub evidence: Evidence,
     /// The variants, best first.
@@ -437,7 +474,8 @@ pub struct Hypotheses {
 }
 
 /// Replays every variant against `cluster` and ranks them against `evidence`. The workload
-/// spans the cluster's span with the evidence's command mix (`zadd` if none).
+/// spans `spec.window` (default: the cluster's span) with the evidence's command mix (`zadd` if
+/// none).
 pub fn rank(
     cluster: &SimCluster,
     evidence: &Evidence,
@@ -455,8 +493,9 @@ pub fn rank_with_progress(
     spec: &HypothesisSpec,
     progress: &mut dyn FnMut(usize, &Variant),
 ) -> Result<Hypotheses, ReplayError> {
-    let span = cluster
-        .span()
+    let span = spec
+        .window
+        .or_else(|| cluster.span())
         .filter(|s| s.millis() > 0)
         .ok_or_else(|| ReplayError::BadWorkload("the recording holds no time span".into()))?;
     let seed_addr = cluster
@@ -483,7 +522,15 @@ pub fn rank_with_progress(
         spec.seed,
     )
     .with_concurrency(spec.concurrency);
+    let workload = match spec.shape {
+        Shape::Lanes => workload,
+        Shape::InFlight(n) => workload.with_in_flight(n),
+    };
+    let timing = spec.timing.timing(&workload.names);
+    let workload = workload.with_timing(timing);
     let secs = ms_to_secs(span.millis());
+    // Fault labels count from the recording's start, whatever the window.
+    let origin = cluster.span().map_or(span.start, |s| s.start);
     let mut ranked = Vec::with_capacity(variants.len());
     for (i, v) in variants.iter().enumerate() {
         progress(i, v);
@@ -502,7 +549,7 @@ pub fn rank_with_progress(
         ranked.push(Ranked {
             model: v.model.clone(),
             config: v.config.clone(),
-            faults: v.faults.label(span.start),
+            faults: v.faults.label(origin),
             score,
             metrics,
         });
@@ -511,6 +558,7 @@ pub fn rank_with_progress(
     Ok(Hypotheses {
         command,
         rate_per_sec: spec.rate_per_sec,
+        window: span,
         evidence: evidence.clone(),
         variants: ranked,
     })
@@ -519,6 +567,24 @@ pub fn rank_with_progress(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exchange_times_follow_the_workload_names() {
+        let times = ExchangeTimes {
+            rtt_us: Some(900),
+            service_us: [("get".to_owned(), 4)].into_iter().collect(),
+            default_us: Some(30),
+        };
+        let t = times.timing(&["zadd".to_owned(), "get".to_owned()]);
+        assert_eq!(
+            (t.rtt_us, t.service_us, t.default_us),
+            (900, vec![30, 4], 30)
+        );
+        let t = ExchangeTimes::default().timing(&["get".to_owned()]);
+        let base = Timing::default();
+        assert_eq!(t.rtt_us, base.rtt_us);
+        assert_eq!(t.service_us, vec![base.default_us]);
+    }
 
     #[test]
     fn agreements_are_symmetric_and_bounded() {

@@ -9,7 +9,8 @@
 //!   or a connection error / timeout inside a [`FaultWindow`].
 //! - [`Workload`]: commands (name and key) at times, generated from a [`WorkloadSpec`].
 //! - [`ClientModel`]: a client library's routing state machine; [`model`] builds one of
-//!   [`MODELS`] by name from [`ModelOptions`].
+//!   [`MODELS`] by name, or by library release (`redis-py@8.1.0`, see [`resolve`]), from
+//!   [`ModelOptions`].
 //! - [`replay()`]: runs the workload and returns a [`ReplayReport`] (counts in collector units,
 //!   MOVED share per command, whether the client ended wedged, a per-second timeline).
 
@@ -25,16 +26,20 @@ mod redis_rs;
 mod registry;
 mod run;
 mod sequential;
+mod version;
 
 pub use client::{
     ClientModel, ClientSnapshot, ClientState, ErrorClass, Execution, ModelOptions, Outcome,
     Transport,
 };
-pub use cluster::{AskPolicy, FaultKind, FaultWindow, Reply, SimCluster, SimClusterBuilder};
+pub use cluster::{
+    Answer, AskPolicy, FaultKind, FaultWindow, Reply, SimCluster, SimClusterBuilder,
+};
 pub use net::{Delivery, Net, Parked, TaskId, Until};
 pub use registry::{model, model_names, ModelInfo, MODELS};
 pub use run::{replay, CommandStats, NodeStats, ReplayReport, Second};
 pub use sequential::{Sequential, SyncModel};
+pub use version::{covers, ranges, resolve, Coverage, Resolved, Version, VersionError, COVERAGE};
 
 use crate::slot::Slot;
 use crate::time::Timestamp;
@@ -45,6 +50,9 @@ pub enum ReplayError {
     /// No model has this name.
     #[error("unknown client model `{0}` (known: {known})", known = model_names())]
     UnknownModel(String),
+    /// A library release no model covers, or no release given (see [`resolve`]).
+    #[error(transparent)]
+    Version(#[from] VersionError),
     /// No model has an option of this name.
     #[error("unknown model option `{0}`")]
     UnknownOption(String),

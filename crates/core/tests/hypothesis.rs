@@ -2,12 +2,14 @@
 //! `address_remap` signature (sustained MOVED on one node, CLUSTER SLOTS and new connections
 //! at a fifth of the MOVED rate) must be explained best by a remapped client.
 
-use slotscope_core::hypothesis::{rank, standard_variants, Evidence, HypothesisSpec, Value};
+use slotscope_core::hypothesis::{
+    rank, standard_variants, Evidence, ExchangeTimes, HypothesisSpec, Value,
+};
 use slotscope_core::info::{CommandStat, InfoReport};
 use slotscope_core::metrics::Metrics;
 use slotscope_core::recording::{InfoSample, Line};
-use slotscope_core::replay::SimClusterBuilder;
-use slotscope_core::Timestamp;
+use slotscope_core::replay::{Shape, SimClusterBuilder};
+use slotscope_core::{TimeSpan, Timestamp};
 
 mod common;
 
@@ -120,6 +122,9 @@ fn a_remap_storm_is_best_explained_by_a_remapped_client() {
         seed: 1,
         concurrency: 1,
         redis_py_socket_timeout_ms: Some(1000),
+        window: None,
+        shape: Shape::Lanes,
+        timing: ExchangeTimes::default(),
     };
     let h = rank(&cluster, &evidence, &variants, &spec).unwrap();
     assert_eq!(h.variants.len(), variants.len());
@@ -148,6 +153,38 @@ fn a_remap_storm_is_best_explained_by_a_remapped_client() {
     );
     // Deterministic: the same inputs give the same ranking.
     assert_eq!(h, rank(&cluster, &evidence, &variants, &spec).unwrap());
+    // The workload spans the recording, or the window given; rates are per second of it.
+    assert_eq!(Some(h.window), cluster.span());
+    let half = TimeSpan::new(Timestamp(T0 + 30_000), Timestamp(T0 + 60_000));
+    let windowed = rank(
+        &cluster,
+        &evidence,
+        &variants,
+        &HypothesisSpec {
+            window: Some(half),
+            ..spec.clone()
+        },
+    )
+    .unwrap();
+    assert_eq!(windowed.window, half);
+    let remapped = |h: &slotscope_core::hypothesis::Hypotheses| {
+        let v = h
+            .variants
+            .iter()
+            .find(|v| v.config.get("address_remap").map(String::as_str) == Some("10.0.0.1:7000"))
+            .unwrap();
+        match v.metrics["moved_per_sec"].predicted {
+            Value::Number(x) => x,
+            Value::Flag(_) => panic!("a rate"),
+        }
+    };
+    // The storm is steady: the same MOVED rate over half the span.
+    let (whole, second_half) = (remapped(&h), remapped(&windowed));
+    assert!(whole > 1.0, "{whole}");
+    assert!(
+        (second_half - whole).abs() < 0.2 * whole,
+        "{second_half} vs {whole}"
+    );
 }
 
 #[test]

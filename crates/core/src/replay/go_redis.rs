@@ -36,6 +36,14 @@
 //!   becomes -1: no per-node retry); a network error or timeout removes the pooled connection
 //!   (`isBadConn`), so the next command to that node opens a new one.
 //!
+//! - **An incomplete `CLUSTER SLOTS` answer** (empty before the slots are assigned, or with
+//!   holes) is a state like any other: `loadState` returns `newClusterState` of the first
+//!   answer (`osscluster.go` line 1259 at tag `v9.8.0`) and `newClusterState` (line 660) builds
+//!   the slots given, with no coverage check. A slot without a node goes to
+//!   `clusterNodes.Random()` (`slotMasterNode`, line 741), which answers `CLUSTERDOWN` before the
+//!   slot is assigned and `MOVED` after (so a `LazyReload`); the state is also reloaded once it
+//!   is 10 s old. The seeds stay in `Addrs()`, so the client is never wedged.
+//!
 //! `ReadTimeout` (default 3 s) is how long a command waits on a silent node; it is the replay's
 //! `socket_timeout`. Not modelled: replica routing (`ReadOnly`, `RouteByLatency`,
 //! `RouteRandomly`), pipelines and transactions, `replaceLoopbackHost`, the `ClusterSlots`

@@ -25,6 +25,12 @@
 //!   answer with holes). Here it happens at the first command; a failure fails that command
 //!   (`JedisClusterOperationException`: "Could not initialize cluster slots cache.") and the next
 //!   command tries again.
+//!   An empty answer ("Cluster slots list is empty.") or one with holes ("Cluster slots have
+//!   holes.") is refused, by `discoverClusterNodesAndSlots` and `discoverClusterSlots`
+//!   (`src/main/java/redis/clients/jedis/JedisClusterInfoCache.java` lines 112-117 and 201-206
+//!   at tag `v5.1.0`, unless the `jedis.cluster.initNoError` property is set): the old table and
+//!   the start nodes are kept, so a client started before slot assignment fails its commands
+//!   until an answer covers every slot, and is never wedged.
 //! - **`executeCommand`**: up to `maxAttempts` (default 5) attempts within
 //!   `maxTotalRetriesDuration` (default `soTimeout × maxAttempts` = 10 s).
 //!   - `MOVED`: `renewSlotCache(connection)`: a full `CLUSTER SLOTS` refresh, first through the

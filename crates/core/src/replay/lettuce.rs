@@ -60,6 +60,15 @@
 //!   attempt `n` at `2^n - 1` ms after the break, taken from `Delay.exponential()` and not re-read);
 //!   commands written meanwhile are buffered. A silent node (`Timeout`) keeps its connection.
 //!
+//! - **An incomplete topology answer**: a view with nodes but no slots (what a node answers
+//!   before the slots are assigned) is applied like any other; only no answer at all fails the
+//!   load (`RedisClusterClient.fetchPartitions`, "Cannot retrieve initial cluster partitions",
+//!   `src/main/java/io/lettuce/core/cluster/RedisClusterClient.java` line 1039 at tag
+//!   `6.3.2.RELEASE`). A command on a slot the table has no node for fails with
+//!   `PartitionSelectorException` and signals `UNCOVERED_SLOT`
+//!   (`PooledClusterConnectionProvider.getWriteConnection`, line 160 of the same tag): with the
+//!   defaults nothing refreshes the table, so a client started before slot assignment fails every
+//!   command for good (`wedged`); the `UNCOVERED_SLOT` trigger or a periodic refresh recovers it.
 //! - **State**: `startup_nodes` is the number of seeds (`initialUris`, never dropped);
 //!   `full_reinits` counts applied views (the initial load included); `wedged` is true when the
 //!   table is known stale (a `MOVED`, an unknown node or an uncovered slot since the last refresh)

@@ -70,6 +70,11 @@ pub(super) struct SecondTally {
     pub(super) moved_by: Vec<u64>,
 }
 
+/// Round trips a new connection takes before its first command: TCP's handshake, then the
+/// pipelined `CLIENT SETINFO` pair every redis-py from 5.0.0 sends (`on_connect`, 5.0.0
+/// `redis/asyncio/connection.py` l. 356–366).
+const CONNECT_ROUND_TRIPS: u64 = 2;
+
 /// Seconds of counts kept (as many as the replay's timeline).
 const SECONDS_MAX: usize = 1_000_000;
 
@@ -321,7 +326,7 @@ impl<'a> Net<'a> {
     /// Sends the running task's command for `cmd` to `to` (after `ASKING` when `asking`): the
     /// node's answer, counted as the server counts it, delivered when the reply arrives.
     pub fn send(&self, to: &NodeAddr, cmd: Routed, asking: bool) -> Delivery<'_, 'a, Reply> {
-        let d = self.send_to(self.index(to), cmd, asking);
+        let d = self.send_to(self.index(to), cmd, asking, false);
         Delivery {
             until: d.until,
             value: d.value.map(|a| self.cluster.reply_of(a)),
@@ -339,20 +344,33 @@ impl<'a> Net<'a> {
         self.cluster.addr(n)
     }
 
+    /// How long opening a connection takes before its first command: the TCP handshake and the
+    /// client's `CLIENT SETINFO` round trip (0 in the instant clock).
+    pub fn connect_us(&self) -> u64 {
+        if self.timed {
+            u64::from(self.timing.rtt_us) * CONNECT_ROUND_TRIPS
+        } else {
+            0
+        }
+    }
+
     /// [`send`](Self::send) to the cluster's node `node` (from [`node_index`](Self::node_index)),
-    /// the answer naming nodes by the cluster's numbers.
+    /// the answer naming nodes by the cluster's numbers; `connect`: the connection opens first
+    /// ([`connect_us`](Self::connect_us)).
     pub fn send_to(
         &self,
         node: Option<NodeIdx>,
         cmd: Routed,
         asking: bool,
+        connect: bool,
     ) -> Delivery<'_, 'a, Answer> {
         let name = self.name.get();
         let now = self.now.get();
         let (answer, at) = if self.timed {
             let rtt = u64::from(self.timing.rtt_us);
-            // ASKING is a round trip of its own before the command.
-            let start = if asking { now + rtt } else { now };
+            // A new connection's handshake, and ASKING, are round trips of their own first.
+            let opening = if connect { self.connect_us() } else { 0 };
+            let start = now + opening + if asking { rtt } else { 0 };
             let service = self.service_us(name);
             let arrive = start + rtt / 2;
             match node.and_then(|n| self.cluster.fault_until(ms(arrive), n)) {
@@ -367,7 +385,7 @@ impl<'a> Net<'a> {
                 _ => {
                     let answer = self.cluster.answer_idx(ms(arrive), node, cmd, asking);
                     let at = match answer {
-                        Answer::ConnectionError => start + rtt,
+                        Answer::ConnectionError => now + rtt,
                         _ => start + rtt + service,
                     };
                     (answer, at)
@@ -430,7 +448,7 @@ impl<'a> Net<'a> {
         &self,
         to: &NodeAddr,
     ) -> Delivery<'_, 'a, Result<Vec<(SlotRange, NodeAddr)>, Reply>> {
-        let d = self.cluster_slots_to(self.index(to));
+        let d = self.cluster_slots_to(self.index(to), false);
         Delivery {
             until: d.until,
             value: d.value.map(|answer| {
@@ -449,6 +467,7 @@ impl<'a> Net<'a> {
     pub fn cluster_slots_to(
         &self,
         node: Option<NodeIdx>,
+        connect: bool,
     ) -> Delivery<'_, 'a, Result<&'a [(SlotRange, NodeIdx)], Reply>> {
         {
             let mut counts = self.counts.borrow_mut();
@@ -467,7 +486,8 @@ impl<'a> Net<'a> {
         let (answer, at) = if self.timed {
             let rtt = u64::from(self.timing.rtt_us);
             let service = u64::from(self.timing.default_us);
-            let arrive = ms(now + rtt / 2);
+            let start = now + if connect { self.connect_us() } else { 0 };
+            let arrive = ms(start + rtt / 2);
             match node.and_then(|n| cluster.fault_until(arrive, n)) {
                 Some((FaultKind::Timeout, end)) => {
                     let (at, timed_out) = self.silent(end, service);
@@ -481,7 +501,7 @@ impl<'a> Net<'a> {
                     let answer = cluster.cluster_slots_idx(arrive, node);
                     let at = match answer {
                         Err(Reply::ConnectionError) => now + rtt,
-                        _ => now + rtt + service,
+                        _ => start + rtt + service,
                     };
                     (answer, at)
                 }

@@ -18,11 +18,13 @@
 //!   waits on `_lock` and is served by it when it succeeded (l. 671–689).
 //! - **A reset under commands in flight.** `close()` / `aclose()` (5.0.0 l. 403, 8.1.0 l. 691,
 //!   after every `reinitialize_steps`-th MOVED or, in 5.0.0, a connection error) disconnects every
-//!   connection, the ones commands are waiting on included. Such a command loses its reply: in
-//!   5.0.0 as a `ConnectionError`, which pops its node from `startup_nodes` and closes again
-//!   (l. 762–772), so a reset under load drains the startup nodes; in 7.2+ as the `AttributeError`
-//!   of redis-py #4028 (the parser of a connection closed by another task), raised to the
-//!   application, not retried.
+//!   connection, the ones commands are waiting on included. Such a command loses its reply as a
+//!   `ConnectionError` ("Connection closed by server"): in 5.0.0 it pops its node from
+//!   `startup_nodes` and closes again (l. 762–772), so a reset under load drains the startup
+//!   nodes; in 7.2+ it marks the node for reconnect and re-initialises (l. 1315–1330). In 7.2+ a
+//!   connection closed while it was still connecting (its handshake, 2 round trips) leaves the
+//!   command with no writer: the `AttributeError` of redis-py #4028, raised to the application,
+//!   not retried.
 //! - **Routing while a reset is pending** (7.2+ and 5.0.0 alike): `aclose()` keeps the slot cache,
 //!   so the command that triggered it and every command already past its `initialize()` check go
 //!   on to the stale owners and meet MOVED again until an initialisation lands (8.1.0 l. 1359–1377;
@@ -186,8 +188,8 @@ impl Shared {
     }
 
     /// Gives the connection back after an exchange that ended with `link` (a timeout drops it,
-    /// so does a refusal); `true` when a reset closed it under the command.
-    fn give_back(&mut self, lease: Lease, link: Link, now: Timestamp) -> bool {
+    /// so does a refusal); when (µs) a reset closed it under the command, if one did.
+    fn give_back(&mut self, lease: Lease, link: Link, now: Timestamp) -> Option<u64> {
         let closed = self.pools.finish(lease, link, now);
         self.state.new_connections = self.pools.opened();
         closed
@@ -224,9 +226,9 @@ impl Shared {
 
     /// `close()` / `aclose()`: when no initialisation is pending, every connection dropped (the
     /// ones in use too) and one is due.
-    fn close(&mut self) {
+    fn close(&mut self, now_us: u64) {
         if !self.needs_init {
-            self.pools.disconnect_all();
+            self.pools.disconnect_all(now_us);
             self.needs_init = true;
         }
     }
@@ -416,7 +418,8 @@ impl Client {
                     continue;
                 };
                 let node = sh.cluster_idx(s, net);
-                (lease, net.cluster_slots_to(node))
+                let connect = !lease.was_connected();
+                (lease, net.cluster_slots_to(node, connect))
             };
             let answer = delivery.await;
             let mut sh = self.shared.borrow_mut();
@@ -425,8 +428,7 @@ impl Client {
                 Err(Reply::Timeout) => Link::TimedOut,
                 _ => Link::Answered,
             };
-            let closed = sh.give_back(lease, link, net.now());
-            if closed {
+            if sh.give_back(lease, link, net.now()).is_some() {
                 continue;
             }
             match sh.read_answer(answer, self.opts.address_remap.as_ref(), net) {
@@ -454,16 +456,16 @@ impl Client {
         }
         let mut sh = self.shared.borrow_mut();
         // `except BaseException`: nodes_manager.aclose() and aclose("startup_nodes").
-        sh.pools.disconnect_all();
+        sh.pools.disconnect_all(net.now_us());
         Err(ErrorClass::RedisClusterException)
     }
 
-    fn on_node_error(&self, node: NodeIdx) {
+    fn on_node_error(&self, node: NodeIdx, now_us: u64) {
         let mut sh = self.shared.borrow_mut();
         match self.flavor {
             Flavor::Py5 => {
                 sh.startup.retain(|&s| s != node);
-                sh.close();
+                sh.close(now_us);
             }
             Flavor::Py8 => {
                 // update_active_connections_for_reconnect + disconnect_free_connections.
@@ -474,7 +476,7 @@ impl Client {
                 }
                 sh.needs_init = true;
             }
-            Flavor::Ideal => sh.pools.disconnect(node),
+            Flavor::Ideal => sh.pools.disconnect(node, now_us),
         }
     }
 
@@ -489,7 +491,7 @@ impl Client {
         let mut asking = false;
         let mut moved = false;
         for _ in 0..REQUEST_TTL {
-            let (lease, delivery) = {
+            let (lease, connect, sent_us, delivery) = {
                 let mut sh = self.shared.borrow_mut();
                 if moved {
                     // The slot cache as it is now: patched, or stale while a reset is pending.
@@ -504,7 +506,13 @@ impl Client {
                     Err(_) => return Err(Fail::Raise(ErrorClass::MaxConnectionsError)),
                 };
                 let node = sh.cluster_idx(target, net);
-                (lease, net.send_to(node, cmd, asking))
+                let connect = !lease.was_connected();
+                (
+                    lease,
+                    connect,
+                    net.now_us(),
+                    net.send_to(node, cmd, asking, connect),
+                )
             };
             let answer = delivery.await;
             let mut sh = self.shared.borrow_mut();
@@ -513,10 +521,14 @@ impl Client {
                 Answer::Timeout => Link::TimedOut,
                 _ => Link::Answered,
             };
-            if sh.give_back(lease, link, net.now()) {
-                return Err(match self.flavor {
-                    Flavor::Py8 => Fail::Raise(ErrorClass::AttributeError),
-                    _ => Fail::Node(ErrorClass::ConnectionError, target),
+            if let Some(closed_us) = sh.give_back(lease, link, net.now()) {
+                // Closed while it was still connecting (7.2+: the writer gone under the
+                // handshake, redis-py #4028), or while the reply was awaited.
+                let connecting = connect && closed_us < sent_us + net.connect_us();
+                return Err(if self.flavor == Flavor::Py8 && connecting {
+                    Fail::Raise(ErrorClass::AttributeError)
+                } else {
+                    Fail::Node(ErrorClass::ConnectionError, target)
                 });
             }
             match answer {
@@ -529,7 +541,7 @@ impl Client {
                     if self.flavor != Flavor::Ideal && steps > 0 && sh.moved_counter % steps == 0 {
                         // Full close(); the slot table is kept until the next initialize(),
                         // so this command is retried on the stale owner.
-                        sh.close();
+                        sh.close(net.now_us());
                         sh.moved_counter = 0;
                     } else {
                         let Some(i) = sh.own_idx(to, net) else {
@@ -582,7 +594,7 @@ impl Client {
                     break;
                 }
                 Err(Fail::Node(class, node)) => {
-                    self.on_node_error(node);
+                    self.on_node_error(node, net.now_us());
                     last = class;
                 }
                 Err(Fail::Raise(class)) => {

@@ -46,6 +46,18 @@
 //! - The initial nodes (`ClusterClient::new`'s list) are kept for the life of the connection, so
 //!   the client never wedges: `startup_nodes` is their number.
 //!
+//! - **An incomplete `CLUSTER SLOTS` answer** (empty before the slots are assigned, or with
+//!   holes) is taken as it is, as the library does: `query_slots` hands the parsed ranges to
+//!   `build_slot_map`, which clears the map and fills what was given, with no coverage check
+//!   (`redis/src/cluster_handling/async_connection/mod.rs` line 1362 at tag `redis-1.6.0`, the
+//!   newest tag of the repository mirror read; `parse_slots` in `topology.rs` line 12 checks none
+//!   either). `refresh_slots` then keeps only the connections of the answer's nodes (line 1079):
+//!   after an empty answer none is left, the next request finds no connection
+//!   (`ClusterConnectionNotFound`, line 974) and reconnects to the initial nodes, which are asked
+//!   again. A slot the answer leaves out goes to a random connected node (lines 950-972). So a
+//!   client started before slot assignment fails its commands until the answer covers the slot,
+//!   and is never wedged.
+//!
 //! `node_address_map` (`ClusterClientBuilder::node_address_map`) maps announced addresses to
 //! others at connection time only; the slot map keeps the announced addresses, so it is not an
 //! `address_remap` and is not modelled. Not modelled either: replicas and read routing,

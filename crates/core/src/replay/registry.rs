@@ -1,4 +1,5 @@
-//! The models by name: what `--model NAME` accepts and what each model's options are.
+//! The models by name: what `--model NAME` accepts (a model's name, or a library release one
+//! covers, see [`super::version`]) and what each model's options are.
 
 use super::client::{ClientModel, ModelOptions};
 use super::{redis_py, ReplayError};
@@ -59,8 +60,27 @@ pub fn model_names() -> String {
     MODELS.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
 }
 
-/// The model named `name` (one of [`MODELS`]) with `options`.
-pub fn model(name: &str, options: ModelOptions) -> Result<Box<dyn ClientModel>, ReplayError> {
+/// The model named `name` (one of [`MODELS`], or a library release one of them covers:
+/// `redis-py@8.1.0` builds `redis-py@8.0.0`, see [`resolve`](super::resolve)) with `options`.
+/// The model keeps its own name; [`Resolved::label`](super::Resolved::label) says what it covers.
+pub fn model(name: &str, mut options: ModelOptions) -> Result<Box<dyn ClientModel>, ReplayError> {
+    let resolved = match super::version::resolve(name)? {
+        Some(r) => r,
+        None => return Err(ReplayError::UnknownModel(name.to_owned())),
+    };
+    let name = resolved.model;
+    // redis-py 7.2.0-7.4.x share 8.0.0's routing but not its pool limit: `max_connections`
+    // defaults to 2**31 there (7.4.1 `redis/asyncio/cluster.py` l. 283), to 100 from 8.0.0 (l. 340).
+    if name == "redis-py@8.0.0"
+        && resolved
+            .asked
+            .is_some_and(|v| v < super::Version::new(8, 0, 0))
+    {
+        options
+            .library
+            .entry("max_connections".to_owned())
+            .or_insert_with(|| (1_u64 << 31).to_string());
+    }
     match name {
         "redis-py@5.0.0" | "redis-py@8.0.0" | "ideal" => redis_py::build(name, options),
         super::redis_rs::NAME => super::redis_rs::build(name, options),
