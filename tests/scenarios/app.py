@@ -43,7 +43,8 @@ The instrumentation wraps redis-py (5.0.0 and 8.x alike):
   client is `wedged` when at the end it has no startup node left and every command since it lost
   the last one (and since its last success) failed; `wedged_since_ms` is that moment;
 - the application itself: each successful command's time from its start to its reply
-  (`latency_p50_ms`, `latency_p90_ms`; redirections and re-initialisations included).
+  (`latency_p50_ms`, `latency_p90_ms`; redirections and re-initialisations included), and the
+  median exchange with one node that got a reply (`exchange_p50_ms`).
 
 At the end it prints ONE JSON line to stdout (the contract's shape; logs go to stderr):
 
@@ -53,7 +54,7 @@ At the end it prints ONE JSON line to stdout (the contract's shape; logs go to s
      "calls": {"zadd": n}, "initializations": n, "initializations_ok": n,
      "cluster_slots_calls": n, "new_connections": n, "wedged": false, "wedged_since_ms": null,
      "startup_nodes_end": n, "first_error": {"ConnectionError": "message"},
-     "latency_p50_ms": 0.8, "latency_p90_ms": 2.1,
+     "latency_p50_ms": 0.8, "latency_p90_ms": 2.1, "exchange_p50_ms": 0.6,
      "started_ms": epoch ms, "ended_ms": epoch ms}
 
 Only standard-library modules and redis-py; it connects to the given addresses only.
@@ -119,6 +120,14 @@ def settings_from(argv):
     return out
 
 
+def quantile_ms(seconds, q):
+    """The q-quantile of `seconds`, in milliseconds (None when empty)."""
+    if not seconds:
+        return None
+    v = sorted(seconds)
+    return round(1000 * v[min(len(v) - 1, int(q * len(v)))], 3)
+
+
 def command_name(args):
     if not args:
         return "?"
@@ -140,6 +149,9 @@ class Counts:
         self.moved = collections.Counter()
         self.ask = collections.Counter()
         self.error_replies = collections.Counter()
+        # Seconds of every exchange with one node that got a reply (the library's send to its
+        # reply, connection taken and connect included): a network round trip as a replay takes it.
+        self.exchanges = []
 
     def install(self):
         counts = self
@@ -162,13 +174,16 @@ class Counts:
             ):
                 counts.cluster_slots_calls += 1
                 return await original_exec(node, *args, **kwargs)
+            t0 = time.monotonic()
             try:
                 reply = await original_exec(node, *args, **kwargs)
             except MovedError:
+                counts.exchanges.append(time.monotonic() - t0)
                 counts.calls[cmd] += 1
                 counts.moved[cmd] += 1
                 raise
             except AskError:
+                counts.exchanges.append(time.monotonic() - t0)
                 counts.calls[cmd] += 1
                 counts.ask[cmd] += 1
                 raise
@@ -177,6 +192,7 @@ class Counts:
                 counts.calls[cmd] += 1
                 counts.error_replies[cmd] += 1
                 raise
+            counts.exchanges.append(time.monotonic() - t0)
             counts.calls[cmd] += 1
             return reply
 
@@ -217,10 +233,7 @@ class Outcomes:
 
     def latency_ms(self, q):
         """The q-quantile of the successes' latencies, milliseconds (None without a success)."""
-        if not self.latencies:
-            return None
-        v = sorted(self.latencies)
-        return round(1000 * v[min(len(v) - 1, int(q * len(v)))], 3)
+        return quantile_ms(self.latencies, q)
 
     def watch(self, client):
         """Notes when the client's startup nodes become empty (and non-empty again)."""
@@ -389,6 +402,7 @@ async def main():
         "startup_nodes_end": len(nm.startup_nodes),
         "latency_p50_ms": out.latency_ms(0.5),
         "latency_p90_ms": out.latency_ms(0.9),
+        "exchange_p50_ms": quantile_ms(counts.exchanges, 0.5),
         "started_ms": started_ms,
         "issuing_ended_ms": issuing_ended_ms,
         "ended_ms": now_ms(),

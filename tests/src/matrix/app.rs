@@ -136,6 +136,8 @@ pub struct AppReport {
     /// Median time from a command's start to its success, milliseconds (optional in the
     /// contract; none without a success).
     pub latency_p50_ms: Option<f64>,
+    /// Median exchange with one node that got a reply, milliseconds (optional in the contract).
+    pub exchange_p50_ms: Option<f64>,
     /// When commands started being scheduled, epoch ms.
     pub started_ms: u64,
     /// When the schedule ended (no command issued after), epoch ms.
@@ -172,6 +174,7 @@ impl AppReport {
                 .ok_or_else(|| format!("application report has no wedged: {v}"))?,
             wedged_since_ms: v["wedged_since_ms"].as_u64(),
             latency_p50_ms: v["latency_p50_ms"].as_f64(),
+            exchange_p50_ms: v["exchange_p50_ms"].as_f64(),
             started_ms: field(&v, "started_ms")?,
             issuing_ended_ms: field(&v, "issuing_ended_ms")?,
             ended_ms: field(&v, "ended_ms")?,
