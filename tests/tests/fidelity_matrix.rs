@@ -61,7 +61,12 @@ fn check_harness(seed: u64, r: &CaseResult) {
     assert_eq!(
         app.succeeded + app.failed,
         app.issued,
-        "{ctx}: every issued command returned or raised"
+        "{ctx}: every issued command returned or raised (issued {}, succeeded {}, failed {}, \
+         errors {})",
+        app.issued,
+        app.succeeded,
+        app.failed,
+        app.raw["errors"]
     );
     let ms = app.issuing_ended_ms.saturating_sub(app.started_ms);
     let scheduled = u64::from(r.case.rate) * ms / 1000;

@@ -147,7 +147,7 @@ fn args_for(
         a.push("--from".into());
         a.push(window.format(live.app.started_ms));
         a.push("--to".into());
-        a.push(window.format(live.app.ended_ms));
+        a.push(window.format(live.app.issuing_ended_ms));
     }
     (a, fallbacks)
 }
