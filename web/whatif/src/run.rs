@@ -10,6 +10,7 @@ use slotscope_core::replay::{
     self, AskPolicy, ModelOptions, SimCluster, SimClusterBuilder, Workload, WorkloadSpec,
 };
 use slotscope_core::track::Grid;
+use slotscope_core::{TimeSpan, Timestamp};
 
 use crate::digest::Digest;
 use crate::options::parse_options;
@@ -48,9 +49,10 @@ pub struct Prediction {
     pub overlay: Overlay,
 }
 
-/// What a replay needs of the recording, read again from its bytes: the simulated cluster and the
-/// metrics that give the observed rate and command mix.
-fn read(bytes: &[u8]) -> Result<(SimCluster, Metrics), String> {
+/// What a replay needs of the recording, read again from its bytes: the simulated cluster, the
+/// metrics that give the observed rate and command mix, and the first moment every slot has an
+/// owner (where a working client could start).
+fn read(bytes: &[u8]) -> Result<(SimCluster, Metrics, Option<Timestamp>), String> {
     let mut reader =
         RecordingReader::detect(Cursor::new(bytes.to_vec())).map_err(|e| e.to_string())?;
     let header = reader.header().map_err(|e| e.to_string())?.clone();
@@ -62,17 +64,23 @@ fn read(bytes: &[u8]) -> Result<(SimCluster, Metrics), String> {
         metrics.push_owned(line);
     }
     builder.ask_policy(AskPolicy::KeyCoin { seed: SEED });
-    Ok((builder.build(), metrics))
+    let covered = builder.timeline().covered_from();
+    Ok((builder.build(), metrics, covered))
 }
 
 /// Runs `req` against the recording in `bytes` (plain or zstd), the prediction on `grid` (the
 /// viewer's tracks' grid).
 pub fn run(bytes: &[u8], grid: &Grid, req: &Request) -> Result<Prediction, String> {
-    let (cluster, metrics) = read(bytes)?;
-    let span = cluster
+    let (cluster, metrics, covered) = read(bytes)?;
+    let recorded = cluster
         .span()
         .filter(|s| s.millis() > 0)
         .ok_or("the recording holds no time span to replay over")?;
+    // The workload starts where the slots are first all covered, as `slotscope replay` does.
+    let start = covered
+        .filter(|&t| recorded.start < t && t < recorded.end)
+        .unwrap_or(recorded.start);
+    let span = TimeSpan::new(start, recorded.end);
     let seed = cluster
         .seed()
         .cloned()
