@@ -248,4 +248,30 @@ mod tests {
         }
         assert_eq!(seen_faults.len(), 4, "{seen_faults:?}");
     }
+
+    #[test]
+    fn every_axis_value_is_drawn_about_as_often_as_it_should() {
+        let n = 900;
+        let cases: Vec<Case> = (0..n).map(|i| Case::draw(case_seed(60, i))).collect();
+        let share =
+            |f: &dyn Fn(&Case) -> bool| cases.iter().filter(|c| f(c)).count() as f64 / n as f64;
+        let near = |what: &str, got: f64, want: f64| {
+            assert!(
+                (got - want).abs() < 0.06,
+                "{what}: drawn {got:.3}, expected {want:.3}"
+            );
+        };
+        near("5.0.0", share(&|c| c.version == VERSIONS[0]), 0.5);
+        near("remap", share(&|c| c.remap), 0.5);
+        near("valkey", share(&|c| c.server == ServerKind::Valkey), 0.5);
+        for rs in [
+            RecordStart::BeforeSlots,
+            RecordStart::MidMigration,
+            RecordStart::Settled,
+        ] {
+            near(rs.name(), share(&|c| c.record_start == rs), 1.0 / 3.0);
+        }
+        near("no fault", share(&|c| c.fault == Fault::None), 0.25);
+        near("kill-node", share(&|c| c.fault == Fault::KillNode), 0.25);
+    }
 }
