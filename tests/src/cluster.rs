@@ -144,6 +144,74 @@ impl Cluster {
         cluster
     }
 
+    /// Starts `masters` masters without replicas and without any slot: they know each other
+    /// (`CLUSTER MEET`, distinct config epochs) but the cluster is not usable until
+    /// [`Cluster::assign_slots`]. For recordings that start before the slots are assigned.
+    ///
+    /// # Panics
+    ///
+    /// If `masters` is 0, a server does not start, a command fails, or the nodes do not meet
+    /// within [`CONVERGE_TIMEOUT`].
+    pub fn start_unassigned(kind: ServerKind, masters: usize, opts: ClusterOptions) -> Cluster {
+        assert!(masters > 0, "a cluster needs at least one master");
+        let opts = ClusterOptions {
+            replicas_per_master: 0,
+            ..opts
+        };
+        let server_opts = opts.server_options();
+        let nodes: Vec<Server> = (0..masters)
+            .map(|_| Server::start(kind, &server_opts))
+            .collect();
+        let mut cluster = Cluster {
+            kind,
+            opts,
+            nodes,
+            ids: Vec::new(),
+            master_of: vec![None; masters],
+        };
+        cluster.ids = (0..masters).map(|i| cluster.fetch_id(i)).collect();
+        for i in 0..masters {
+            cluster.run(i, &["CLUSTER", "SET-CONFIG-EPOCH", &(i + 1).to_string()]);
+        }
+        let first_port = cluster.nodes[0].port().to_string();
+        for i in 1..masters {
+            cluster.run(i, &["CLUSTER", "MEET", "127.0.0.1", &first_port]);
+        }
+        cluster.wait_until("all nodes know each other", |c| c.check_membership());
+        cluster
+    }
+
+    /// Splits the 16384 slots evenly over the masters `owners` (`CLUSTER ADDSLOTSRANGE` on each)
+    /// and waits until the cluster has converged. For a cluster from [`Cluster::start_unassigned`].
+    ///
+    /// # Panics
+    ///
+    /// If `owners` is empty, a slot is already assigned, or the cluster does not converge within
+    /// [`CONVERGE_TIMEOUT`].
+    pub fn assign_slots(&self, owners: &[usize]) {
+        assert!(
+            !owners.is_empty(),
+            "assign the slots to at least one master"
+        );
+        let slots = u32::from(SLOT_COUNT);
+        let n = u32::try_from(owners.len()).expect("few masters");
+        for (k, &m) in owners.iter().enumerate() {
+            let k = u32::try_from(k).expect("few masters");
+            let first = slots * k / n;
+            let last = slots * (k + 1) / n - 1;
+            self.run(
+                m,
+                &[
+                    "CLUSTER",
+                    "ADDSLOTSRANGE",
+                    &first.to_string(),
+                    &last.to_string(),
+                ],
+            );
+        }
+        self.wait_converged();
+    }
+
     /// The server kind of every node.
     pub fn kind(&self) -> ServerKind {
         self.kind

@@ -14,6 +14,7 @@
 //! - [`router`]: a cluster-aware client following `MOVED` / `ASK`.
 //! - [`load`]: a bounded background writer.
 //! - [`collector`]: the real `slotscope` binary as a child process, and its recordings read back.
+//! - [`matrix`]: the fidelity matrix, live cases drawn at random and replayed.
 //! - [`python`]: real redis-py cluster clients (pinned releases, `tests/scenarios/*.py`) as child
 //!   processes.
 
@@ -23,6 +24,7 @@ pub mod collector;
 pub mod fixture;
 pub mod kind;
 pub mod load;
+pub mod matrix;
 pub mod port;
 pub mod python;
 pub mod router;

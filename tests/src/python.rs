@@ -22,6 +22,8 @@ pub const PY_DIR_ENV: &str = "SLOTSCOPE_PY_DIR";
 pub const REDIS_PY_5_0_0: &str = "5.0.0";
 /// The redis-py release that keeps them (and that incident 2 ran).
 pub const REDIS_PY_8_0_0: &str = "8.0.0";
+/// The newest 8.x release, the one the fidelity matrix runs beside 5.0.0 (`tests/src/matrix`).
+pub const REDIS_PY_8_1_0: &str = "8.1.0";
 
 /// The directory of the virtual environments.
 pub fn venv_root() -> PathBuf {

@@ -1,0 +1,225 @@
+//! The instrumented application (`tests/scenarios/app.py`), run as a separate program, and the one
+//! JSON line it reports: the plug-in contract of docs/FIDELITY.md ("The application contract").
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::python::PyClient;
+
+/// The script of the redis-py application.
+pub const APP_SCRIPT: &str = "app.py";
+
+/// What the application is told (the contract's settings object).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AppSettings {
+    /// The startup node, `host:port`.
+    pub startup: String,
+    /// Commands scheduled per second.
+    pub rate: u32,
+    /// Commands in flight at most.
+    pub in_flight: u32,
+    /// Seconds commands are scheduled.
+    pub duration_s: u32,
+    /// Distinct keys `key:{0}` …
+    pub keys: u32,
+    /// The command.
+    pub command: String,
+    /// `host:port` every address maps to, if any.
+    pub address_remap: Option<String>,
+    /// Socket timeout, seconds.
+    pub socket_timeout_s: f64,
+    /// Connect timeout, seconds.
+    pub connect_timeout_s: f64,
+    /// `CLIENT SETNAME` of the application's connections.
+    pub client_name: String,
+    /// Seed of the key draw.
+    pub seed: u64,
+}
+
+impl AppSettings {
+    /// The settings as the one JSON argument the application takes.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "startup": self.startup,
+            "rate": self.rate,
+            "in_flight": self.in_flight,
+            "duration_s": self.duration_s,
+            "keys": self.keys,
+            "command": self.command,
+            "address_remap": self.address_remap,
+            "socket_timeout_s": self.socket_timeout_s,
+            "connect_timeout_s": self.connect_timeout_s,
+            "client_name": self.client_name,
+            "seed": self.seed,
+        })
+    }
+}
+
+/// A running application.
+#[derive(Debug)]
+pub struct App {
+    client: PyClient,
+}
+
+impl App {
+    /// Starts the redis-py `version` application with `settings`; it is given its duration plus
+    /// 30 s to report.
+    pub fn start(version: &str, settings: &AppSettings) -> App {
+        let limit = Duration::from_secs(u64::from(settings.duration_s) + 30);
+        let client = PyClient::start(
+            version,
+            APP_SCRIPT,
+            &[settings.to_json().to_string()],
+            limit,
+        );
+        App { client }
+    }
+
+    /// Asks the application to end its schedule now (SIGTERM to its PID); it then drains and
+    /// reports.
+    pub fn terminate(&self) {
+        self.client.terminate();
+    }
+
+    /// Waits for the application's report.
+    ///
+    /// # Errors
+    ///
+    /// If it failed or printed no report in the contract's shape (the error carries its stderr).
+    pub fn finish(self) -> Result<AppReport, String> {
+        let out = self.client.wait();
+        if !out.status.success() {
+            return Err(format!(
+                "application exited with {}\n--- stderr ---\n{}",
+                out.status, out.stderr
+            ));
+        }
+        let line = out.stdout.lines().last().unwrap_or_default();
+        let v: Value = serde_json::from_str(line).map_err(|e| {
+            format!(
+                "application report is not JSON ({e}): {line:?}\n--- stderr ---\n{}",
+                out.stderr
+            )
+        })?;
+        AppReport::from_json(v)
+    }
+}
+
+/// The application's report (the contract's output line).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AppReport {
+    /// The whole line.
+    pub raw: Value,
+    /// Library name.
+    pub client: String,
+    /// Library release.
+    pub version: String,
+    /// Commands issued.
+    pub issued: u64,
+    /// Commands that returned.
+    pub succeeded: u64,
+    /// Commands that raised.
+    pub failed: u64,
+    /// Commands skipped (their time passed while every permit was taken).
+    pub skipped: u64,
+    /// Initialisations started.
+    pub initializations: u64,
+    /// `CLUSTER SLOTS` sent.
+    pub cluster_slots_calls: u64,
+    /// Connections opened.
+    pub new_connections: u64,
+    /// Whether the client ended wedged.
+    pub wedged: bool,
+    /// Since when, epoch ms.
+    pub wedged_since_ms: Option<u64>,
+    /// Median time from a command's start to its success, milliseconds (optional in the
+    /// contract; none without a success).
+    pub latency_p50_ms: Option<f64>,
+    /// Median exchange with one node that got a reply, milliseconds (optional in the contract).
+    pub exchange_p50_ms: Option<f64>,
+    /// When commands started being scheduled, epoch ms.
+    pub started_ms: u64,
+    /// When the schedule ended (no command issued after), epoch ms.
+    pub issuing_ended_ms: u64,
+    /// When the application ended (commands in flight drained), epoch ms.
+    pub ended_ms: u64,
+}
+
+fn field(v: &Value, name: &str) -> Result<u64, String> {
+    v[name]
+        .as_u64()
+        .ok_or_else(|| format!("application report has no count {name:?}: {v}"))
+}
+
+impl AppReport {
+    /// Reads the contract's fields out of `v`.
+    ///
+    /// # Errors
+    ///
+    /// If a required field is missing.
+    pub fn from_json(v: Value) -> Result<AppReport, String> {
+        Ok(AppReport {
+            client: v["client"].as_str().unwrap_or("?").to_owned(),
+            version: v["version"].as_str().unwrap_or("?").to_owned(),
+            issued: field(&v, "issued")?,
+            succeeded: field(&v, "succeeded")?,
+            failed: field(&v, "failed")?,
+            skipped: field(&v, "skipped")?,
+            initializations: field(&v, "initializations")?,
+            cluster_slots_calls: field(&v, "cluster_slots_calls")?,
+            new_connections: field(&v, "new_connections")?,
+            wedged: v["wedged"]
+                .as_bool()
+                .ok_or_else(|| format!("application report has no wedged: {v}"))?,
+            wedged_since_ms: v["wedged_since_ms"].as_u64(),
+            latency_p50_ms: v["latency_p50_ms"].as_f64(),
+            exchange_p50_ms: v["exchange_p50_ms"].as_f64(),
+            started_ms: field(&v, "started_ms")?,
+            issuing_ended_ms: field(&v, "issuing_ended_ms")?,
+            ended_ms: field(&v, "ended_ms")?,
+            raw: v,
+        })
+    }
+
+    /// Replies received for `command` (success, MOVED, ASK or another error reply).
+    pub fn calls(&self, command: &str) -> u64 {
+        self.raw["calls"][command].as_u64().unwrap_or(0)
+    }
+
+    /// MOVED replies to `command`.
+    pub fn moved(&self, command: &str) -> u64 {
+        self.raw["moved"][command].as_u64().unwrap_or(0)
+    }
+
+    /// ASK replies to `command`.
+    pub fn ask(&self, command: &str) -> u64 {
+        self.raw["ask"][command].as_u64().unwrap_or(0)
+    }
+
+    /// Error replies to `command` other than MOVED and ASK (`CLUSTERDOWN`, `TRYAGAIN`, …).
+    pub fn error_replies(&self, command: &str) -> u64 {
+        self.raw["error_replies"][command].as_u64().unwrap_or(0)
+    }
+
+    /// Exceptions the application saw, by class.
+    pub fn errors(&self) -> Vec<(String, u64)> {
+        self.raw["errors"]
+            .as_object()
+            .map(|o| {
+                o.iter()
+                    .map(|(k, v)| (k.clone(), v.as_u64().unwrap_or(0)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The scheduling rate the application achieved: commands issued or skipped per second of
+    /// its schedule (below the asked rate when the machine could not keep up).
+    pub fn achieved_rate(&self) -> u32 {
+        let ms = self.issuing_ended_ms.saturating_sub(self.started_ms).max(1);
+        let per_s = (self.issued + self.skipped) as f64 * 1000.0 / ms as f64;
+        // A rate is at least 1 and far below u32::MAX.
+        (per_s.round().max(1.0)) as u32
+    }
+}

@@ -1,0 +1,368 @@
+//! The comparison of one case: what the real application reported against what the model
+//! replayed, metric by metric, each against the issue's target, with a likely cause for a miss
+//! where the figures tell one.
+//!
+//! Targets (issue 12): wedged / not wedged identical; MOVED share (MOVED ÷ replies received, the
+//! application's command) within 5 points; full re-initialisations (`CLUSTER SLOTS` sent) within
+//! 25 %; new connections within 25 % (of the real figure; a real 0 is met by a model 0 only).
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::matrix::app::AppReport;
+use crate::matrix::case::{Case, RecordStart};
+
+/// MOVED share target, percentage points.
+pub const MOVED_POINTS: f64 = 5.0;
+/// Re-initialisation and new-connection target, relative to the real figure.
+pub const COUNT_REL: f64 = 0.25;
+
+/// A compared metric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Metric {
+    /// Wedged or not at the end.
+    Wedged,
+    /// MOVED ÷ replies of the application's command.
+    MovedShare,
+    /// `CLUSTER SLOTS` sent.
+    Reinits,
+    /// Connections opened.
+    NewConnections,
+}
+
+impl Metric {
+    /// Every metric, in table order.
+    pub const ALL: [Metric; 4] = [
+        Metric::Wedged,
+        Metric::MovedShare,
+        Metric::Reinits,
+        Metric::NewConnections,
+    ];
+
+    /// Its name in the tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Wedged => "wedged",
+            Metric::MovedShare => "MOVED share",
+            Metric::Reinits => "re-initialisations (CLUSTER SLOTS)",
+            Metric::NewConnections => "new connections",
+        }
+    }
+
+    /// Its target, in words.
+    pub fn target(self) -> &'static str {
+        match self {
+            Metric::Wedged => "identical",
+            Metric::MovedShare => "within 5 points",
+            Metric::Reinits | Metric::NewConnections => "within 25 %",
+        }
+    }
+
+    /// The share of cases the issue wants within the target.
+    pub fn wanted_share(self) -> f64 {
+        match self {
+            Metric::Wedged => 0.95,
+            Metric::MovedShare => 0.90,
+            Metric::Reinits | Metric::NewConnections => 0.80,
+        }
+    }
+}
+
+/// One metric of one case.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Comparison {
+    /// Which.
+    pub metric: Metric,
+    /// The real figure, in words.
+    pub real: String,
+    /// The model's, in words.
+    pub model: String,
+    /// Whether the target was met.
+    pub met: bool,
+    /// A likely cause of a miss, where the figures tell one.
+    pub cause: Option<String>,
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or(0)
+}
+
+fn share(moved: u64, calls: u64) -> f64 {
+    if calls == 0 {
+        0.0
+    } else {
+        100.0 * moved as f64 / calls as f64
+    }
+}
+
+/// Whether `model` is within [`COUNT_REL`] of `real`.
+pub fn count_within(real: u64, model: u64) -> bool {
+    (model as f64 - real as f64).abs() <= COUNT_REL * real as f64
+}
+
+fn relative(real: u64, model: u64) -> String {
+    if real == 0 {
+        return if model == 0 {
+            "±0 %".into()
+        } else {
+            "—".into()
+        };
+    }
+    format!(
+        "{:+.0} %",
+        100.0 * (model as f64 - real as f64) / real as f64
+    )
+}
+
+fn secs_after(ms: u64, start_ms: u64) -> String {
+    format!("{:+.1} s", (ms as f64 - start_ms as f64) / 1000.0)
+}
+
+/// Causes that concern every metric of the case.
+fn common_causes(
+    case: &Case,
+    app: &AppReport,
+    replay: &Value,
+    fallbacks: &[String],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let whole = fallbacks.iter().any(|f| f.contains("whole recording"));
+    if whole && case.record_start == RecordStart::BeforeSlots {
+        let early = replay["wedged_since"]
+            .as_u64()
+            .is_some_and(|w| w < app.started_ms);
+        out.push(if early {
+            "replay ran from the recording's start, before slot assignment (no --from), and \
+             wedged there"
+                .to_owned()
+        } else {
+            "replay ran from the recording's start, before slot assignment (no --from)".to_owned()
+        });
+    }
+    // Exceptions whose counts differ between the real run and the model, the largest first.
+    let mut classes: Vec<(String, u64, u64)> = app
+        .errors()
+        .into_iter()
+        .map(|(k, n)| {
+            let m = u(&replay["errors"][k.as_str()]);
+            (k, n, m)
+        })
+        .collect();
+    if let Some(model_errors) = replay["errors"].as_object() {
+        for (k, v) in model_errors {
+            if !classes.iter().any(|(c, _, _)| c == k) {
+                classes.push((k.clone(), 0, u(v)));
+            }
+        }
+    }
+    classes.retain(|(_, r, m)| !count_within(*r, *m));
+    classes.sort_by_key(|(_, r, m)| std::cmp::Reverse((*r).max(*m)));
+    for (class, r, m) in classes.into_iter().take(3) {
+        out.push(format!("{class}: real {r}, model {m}"));
+    }
+    let (model_issued, model_skipped) =
+        (u(&replay["commands"]), u(&replay["skipped_while_waiting"]));
+    if !count_within(app.issued, model_issued) {
+        out.push(format!(
+            "model issued {model_issued} commands, real {} (skipped: model {model_skipped}, real {})",
+            app.issued, app.skipped
+        ));
+    }
+    if fallbacks.iter().any(|f| f.contains("--concurrency")) && case.in_flight > 1 {
+        out.push("replayed as lanes (no --in-flight)".to_owned());
+    }
+    out
+}
+
+fn with_common(specific: String, common: &[String]) -> Option<String> {
+    let mut s = specific;
+    for c in common {
+        if !s.is_empty() {
+            s.push_str("; ");
+        }
+        s.push_str(c);
+    }
+    Some(s)
+}
+
+/// Compares every metric of one case.
+pub fn compare(
+    case: &Case,
+    app: &AppReport,
+    replay: &Value,
+    fallbacks: &[String],
+) -> Vec<Comparison> {
+    let common = common_causes(case, app, replay, fallbacks);
+    let cmd = case.command;
+    let mut out = Vec::new();
+
+    // Wedged.
+    let model_wedged = replay["wedged"].as_bool().unwrap_or(false);
+    let model_since = replay["wedged_since"].as_u64();
+    let real_text = match app.wedged_since_ms {
+        Some(t) if app.wedged => format!("yes, at {}", secs_after(t, app.started_ms)),
+        _ if app.wedged => "yes".to_owned(),
+        _ => "no".to_owned(),
+    };
+    let model_text = match model_since {
+        Some(t) if model_wedged => format!("yes, at {}", secs_after(t, app.started_ms)),
+        _ if model_wedged => "yes".to_owned(),
+        _ => "no".to_owned(),
+    };
+    let met = model_wedged == app.wedged;
+    let cause = (!met).then(|| {
+        let specific = if app.wedged {
+            format!(
+                "model not wedged, real wedged at {}",
+                real_text.trim_start_matches("yes, at ")
+            )
+        } else {
+            format!(
+                "model wedged at {}, real not wedged",
+                model_text.trim_start_matches("yes, at ")
+            )
+        };
+        with_common(specific, &common)
+    });
+    out.push(Comparison {
+        metric: Metric::Wedged,
+        real: real_text,
+        model: model_text,
+        met,
+        cause: cause.flatten(),
+    });
+
+    // MOVED share.
+    let (rm, rc) = (app.moved(cmd), app.calls(cmd));
+    let st = &replay["per_command"][cmd];
+    let (mm, mc) = (u(&st["moved"]), u(&st["calls"]));
+    let (rs, ms) = (share(rm, rc), share(mm, mc));
+    // A share of no calls is no share: one side without a reply is a miss.
+    let one_sided = (rc == 0) != (mc == 0);
+    let met = !one_sided && (rs - ms).abs() <= MOVED_POINTS;
+    let specific = if one_sided {
+        format!(
+            "{} no reply to {cmd}",
+            if mc == 0 { "model had" } else { "real had" }
+        )
+    } else {
+        format!("MOVED share {:+.2} points off", ms - rs)
+    };
+    out.push(Comparison {
+        metric: Metric::MovedShare,
+        real: format!("{rs:.2} % ({rm} / {rc})"),
+        model: format!("{ms:.2} % ({mm} / {mc})"),
+        met,
+        cause: if met {
+            None
+        } else {
+            with_common(specific, &common)
+        },
+    });
+
+    // Re-initialisations and new connections.
+    for (metric, real, model) in [
+        (
+            Metric::Reinits,
+            app.cluster_slots_calls,
+            u(&replay["cluster_slots_calls"]),
+        ),
+        (
+            Metric::NewConnections,
+            app.new_connections,
+            u(&replay["new_connections"]),
+        ),
+    ] {
+        let met = count_within(real, model);
+        let mut specific = format!("model {} ({model} vs {real})", relative(real, model));
+        if metric == Metric::Reinits && app.wedged != model_wedged {
+            let _ = write!(specific, "; wedged differs");
+        }
+        out.push(Comparison {
+            metric,
+            real: real.to_string(),
+            model: format!("{model} ({})", relative(real, model)),
+            met,
+            cause: if met {
+                None
+            } else {
+                with_common(specific, &common)
+            },
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn app(wedged_since: Option<u64>) -> AppReport {
+        AppReport::from_json(json!({
+            "client": "redis-py", "version": "5.0.0", "issued": 1000, "succeeded": 100,
+            "failed": 900, "skipped": 0, "initializations": 2, "cluster_slots_calls": 10,
+            "new_connections": 40, "wedged": wedged_since.is_some(),
+            "wedged_since_ms": wedged_since, "started_ms": 10_000, "issuing_ended_ms": 20_000,
+            "ended_ms": 20_100, "errors": {"RedisClusterException": 900},
+            "moved": {"zadd": 10}, "calls": {"zadd": 200}
+        }))
+        .expect("a report in the contract's shape")
+    }
+
+    #[test]
+    fn a_wedged_real_run_against_a_model_that_is_not_misses_with_its_cause() {
+        let case = Case::draw(3);
+        let replay = json!({
+            "wedged": false, "commands": 1000, "cluster_slots_calls": 12,
+            "new_connections": 60, "errors": {},
+            "per_command": {"zadd": {"moved": 30, "calls": 1000}}
+        });
+        let c = compare(&case, &app(Some(11_400)), &replay, &[]);
+        let w = &c[0];
+        assert_eq!(w.metric, Metric::Wedged);
+        assert!(!w.met);
+        let cause = w.cause.as_deref().unwrap();
+        assert!(cause.contains("real wedged at +1.4 s"), "{cause}");
+        assert!(
+            cause.contains("RedisClusterException: real 900, model 0"),
+            "{cause}"
+        );
+        // 5 % real against 3 % model: within 5 points.
+        assert!(c[1].met, "{:?}", c[1]);
+        // 10 against 12 CLUSTER SLOTS: within 25 %; 40 against 60 connections: not.
+        assert!(c[2].met, "{:?}", c[2]);
+        assert!(!c[3].met, "{:?}", c[3]);
+        assert!(c[3].cause.as_deref().unwrap().contains("+50 %"));
+    }
+
+    #[test]
+    fn a_model_without_replies_misses_the_moved_share() {
+        let case = Case::draw(3);
+        let replay = json!({
+            "wedged": true, "wedged_since": 9_000, "commands": 1000,
+            "cluster_slots_calls": 10, "new_connections": 40, "errors": {},
+            "per_command": {"zadd": {"moved": 0, "calls": 0}}
+        });
+        let c = compare(&case, &app(Some(11_400)), &replay, &[]);
+        assert!(c[0].met, "both wedged");
+        assert_eq!(c[0].model, "yes, at -1.0 s");
+        assert!(!c[1].met, "{:?}", c[1]);
+        assert!(c[1]
+            .cause
+            .as_deref()
+            .unwrap()
+            .starts_with("model had no reply"));
+    }
+
+    #[test]
+    fn counts_within_a_quarter_of_the_real_figure() {
+        assert!(count_within(100, 125));
+        assert!(count_within(100, 75));
+        assert!(!count_within(100, 126));
+        assert!(count_within(0, 0));
+        assert!(!count_within(0, 1));
+        assert!(!count_within(1, 2));
+    }
+}

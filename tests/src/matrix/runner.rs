@@ -1,0 +1,104 @@
+//! One case end to end: run live, replay, compare. A panic of the harness (a server that does not
+//! start, a cluster command refused) is caught and kept as the case's error, so that a long draw
+//! goes on; every process the case started has been killed by then (their handles drop while
+//! the panic unwinds).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::matrix::app::AppReport;
+use crate::matrix::case::Case;
+use crate::matrix::compare::{compare, Comparison, Metric};
+use crate::matrix::live::{self, Event};
+use crate::matrix::replay::replay;
+
+/// What one case came to.
+#[derive(Clone, Debug)]
+pub struct CaseResult {
+    /// The case.
+    pub case: Case,
+    /// What the application reported, if it ran.
+    pub app: Option<AppReport>,
+    /// When the recorder started, epoch ms.
+    pub recording_started_ms: u64,
+    /// What the harness did.
+    pub events: Vec<Event>,
+    /// The replay's arguments, if it ran.
+    pub replay_args: Vec<String>,
+    /// The replay's report, if it ran.
+    pub model: Option<Value>,
+    /// The replay's fallbacks (see [`crate::matrix::replay`]).
+    pub fallbacks: Vec<String>,
+    /// One comparison a metric, if the case got that far.
+    pub comparisons: Vec<Comparison>,
+    /// Why the case did not get that far.
+    pub error: Option<String>,
+}
+
+impl CaseResult {
+    /// The comparison of `metric`, if made.
+    pub fn get(&self, metric: Metric) -> Option<&Comparison> {
+        self.comparisons.iter().find(|c| c.metric == metric)
+    }
+}
+
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+        .unwrap_or_else(|| "a panic".to_owned())
+}
+
+/// Runs `case`; `say` receives progress lines. With `keep`, the recording and the application's
+/// report are copied there as `<seed>.jsonl.zst` and `<seed>.app.json`.
+pub fn run_case(case: &Case, say: &dyn Fn(&str), keep: Option<&Path>) -> CaseResult {
+    let mut result = CaseResult {
+        case: case.clone(),
+        app: None,
+        recording_started_ms: 0,
+        events: Vec::new(),
+        replay_args: Vec::new(),
+        model: None,
+        fallbacks: Vec::new(),
+        comparisons: Vec::new(),
+        error: None,
+    };
+    let live = match catch_unwind(AssertUnwindSafe(|| live::run(case, say))) {
+        Ok(Ok(live)) => live,
+        Ok(Err(e)) => {
+            result.error = Some(format!("live run: {e}"));
+            return result;
+        }
+        Err(p) => {
+            result.error = Some(format!("live run panicked: {}", panic_text(p.as_ref())));
+            return result;
+        }
+    };
+    result.app = Some(live.app.clone());
+    result.recording_started_ms = live.recording_started_ms;
+    result.events = live.events.clone();
+    if let Some(dir) = keep {
+        let _ = std::fs::create_dir_all(dir);
+        let _ = std::fs::copy(
+            &live.recording,
+            dir.join(format!("{}.jsonl.zst", case.seed)),
+        );
+        let _ = std::fs::write(
+            dir.join(format!("{}.app.json", case.seed)),
+            live.app.raw.to_string(),
+        );
+    }
+    match catch_unwind(AssertUnwindSafe(|| replay(case, &live))) {
+        Ok(Ok(r)) => {
+            result.comparisons = compare(case, &live.app, &r.report, &r.fallbacks);
+            result.replay_args = r.args;
+            result.fallbacks = r.fallbacks;
+            result.model = Some(r.report);
+        }
+        Ok(Err(e)) => result.error = Some(format!("replay: {e}")),
+        Err(p) => result.error = Some(format!("replay panicked: {}", panic_text(p.as_ref()))),
+    }
+    result
+}

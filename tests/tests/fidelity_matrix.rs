@@ -1,0 +1,179 @@
+//! The fidelity matrix, a small draw a run (issue 12): two live cases drawn at random over every
+//! axis (`slotscope_tests::matrix::case`), each run against a real cluster on 127.0.0.1 while
+//! `slotscope record` records it, with the real instrumented application
+//! (`tests/scenarios/app.py`), then replayed through the model of its library.
+//!
+//! The seed is `SLOTSCOPE_SEED` or the clock; it is printed, and every assertion message carries
+//! it and the case seed, so a failure is re-run with `SLOTSCOPE_SEED=<seed> cargo test -p
+//! slotscope-tests --test fidelity_matrix -- --nocapture` (or the one case with `scripts/fidelity
+//! --case-seed <case seed>`).
+//!
+//! Asserted: the harness worked (the application reported figures that hold together, the replay
+//! ran and reported commands) and wedged / not wedged agrees in at least 95 % of the drawn cases
+//! (with two cases: both). The other metrics are printed; the long draw (`scripts/fidelity`)
+//! measures them.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use slotscope_tests::matrix::case::Case;
+use slotscope_tests::matrix::compare::Metric;
+use slotscope_tests::matrix::rng::case_seed;
+use slotscope_tests::matrix::runner::{run_case, CaseResult};
+use slotscope_tests::matrix::table::progress;
+
+/// Cases a run draws.
+const CASES: u64 = 2;
+/// Wedged / not wedged agreement wanted.
+const WEDGED_SHARE: f64 = 0.95;
+
+fn seed() -> u64 {
+    std::env::var("SLOTSCOPE_SEED")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or_else(|| {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(1, |d| d.as_secs())
+        })
+}
+
+fn u(v: &serde_json::Value) -> u64 {
+    v.as_u64().unwrap_or(0)
+}
+
+/// The harness's own checks on one case: what could only fail if the harness (not the model) is
+/// broken.
+fn check_harness(seed: u64, r: &CaseResult) {
+    let ctx = format!(
+        "SLOTSCOPE_SEED={seed}, case seed {} ({})",
+        r.case.seed, r.case
+    );
+    assert!(
+        r.error.is_none(),
+        "{ctx}: {}",
+        r.error.as_deref().unwrap_or("")
+    );
+    let app = r.app.as_ref().unwrap_or_else(|| panic!("{ctx}: no report"));
+    let cmd = r.case.command;
+    assert_eq!(app.client, "redis-py", "{ctx}");
+    assert_eq!(app.version, r.case.version, "{ctx}: the venv's release");
+    assert!(app.issued > 0, "{ctx}: the application issued nothing");
+    assert_eq!(
+        app.succeeded + app.failed,
+        app.issued,
+        "{ctx}: every issued command returned or raised (issued {}, succeeded {}, failed {}, \
+         errors {})",
+        app.issued,
+        app.succeeded,
+        app.failed,
+        app.raw["errors"]
+    );
+    let ms = app.issuing_ended_ms.saturating_sub(app.started_ms);
+    let scheduled = u64::from(r.case.rate) * ms / 1000;
+    assert!(
+        app.issued + app.skipped <= scheduled + u64::from(r.case.rate) / 10 + 2,
+        "{ctx}: issued {} + skipped {} is more than scheduled ({scheduled} in {ms} ms)",
+        app.issued,
+        app.skipped
+    );
+    assert!(
+        ms >= u64::from(r.case.duration_s) * 1000 - 500,
+        "{ctx}: the schedule ran {ms} ms, drawn {} s",
+        r.case.duration_s
+    );
+    // Every success is one success reply: the replies to the command less MOVED, ASK and other
+    // error replies. Real calls ≈ issued − failed: exactly, up to the failures.
+    let ok_replies = app.calls(cmd) - app.moved(cmd) - app.ask(cmd) - app.error_replies(cmd);
+    assert_eq!(
+        ok_replies,
+        app.succeeded,
+        "{ctx}: {ok_replies} success replies for {} successes (calls {}, MOVED {}, ASK {}, \
+         error replies {})",
+        app.succeeded,
+        app.calls(cmd),
+        app.moved(cmd),
+        app.ask(cmd),
+        app.error_replies(cmd)
+    );
+    assert!(
+        app.initializations >= 1 && app.cluster_slots_calls >= 1,
+        "{ctx}: the client initialised ({} initialisations, {} CLUSTER SLOTS)",
+        app.initializations,
+        app.cluster_slots_calls
+    );
+    if app.succeeded > 0 {
+        assert!(
+            app.new_connections >= 1,
+            "{ctx}: successes without a connection"
+        );
+    }
+    if app.wedged {
+        let since = app.raw["wedged_since_ms"].as_u64();
+        assert!(
+            since.is_some_and(|t| t >= app.started_ms && t <= app.ended_ms),
+            "{ctx}: wedged since {since:?}, outside the run"
+        );
+        assert!(app.failed > 0, "{ctx}: wedged without a failure");
+    }
+    let model = r
+        .model
+        .as_ref()
+        .unwrap_or_else(|| panic!("{ctx}: no replay"));
+    assert!(
+        u(&model["commands"]) > 0,
+        "{ctx}: the replay issued nothing"
+    );
+    assert!(
+        model["wedged"].is_boolean(),
+        "{ctx}: the replay says nothing of wedged: {model}"
+    );
+    assert_eq!(r.comparisons.len(), Metric::ALL.len(), "{ctx}");
+}
+
+#[test]
+fn two_random_live_cases_agree_on_wedged() {
+    let seed = seed();
+    eprintln!(
+        "fidelity matrix: SLOTSCOPE_SEED={seed} ({CASES} cases; re-run with that variable set)"
+    );
+    let results: Vec<CaseResult> = (0..CASES)
+        .map(|i| {
+            let case = Case::draw(case_seed(seed, i));
+            eprintln!("case seed {}: {case}", case.seed);
+            let r = run_case(&case, &|line| eprintln!("   {line}"), None);
+            eprint!("{}", progress(&r));
+            r
+        })
+        .collect();
+    for r in &results {
+        check_harness(seed, r);
+    }
+    let agree = results
+        .iter()
+        .filter(|r| r.get(Metric::Wedged).is_some_and(|c| c.met))
+        .count();
+    let misses: Vec<String> = results
+        .iter()
+        .filter_map(|r| {
+            let c = r.get(Metric::Wedged)?;
+            (!c.met).then(|| {
+                format!(
+                    "case seed {} ({}): real {}, model {}: {}",
+                    r.case.seed,
+                    r.case,
+                    c.real,
+                    c.model,
+                    c.cause.as_deref().unwrap_or("")
+                )
+            })
+        })
+        .collect();
+    assert!(
+        agree as f64 >= WEDGED_SHARE * results.len() as f64,
+        "SLOTSCOPE_SEED={seed}: wedged / not wedged agrees in {agree} of {} cases (wanted ≥ \
+         {:.0} %):\n{}",
+        results.len(),
+        WEDGED_SHARE * 100.0,
+        misses.join("\n")
+    );
+}
