@@ -193,3 +193,39 @@ fn an_answer_that_does_not_cover_the_slots_keeps_the_startup_nodes() {
         }
     }
 }
+
+#[test]
+fn the_clients_own_initialisation_work_holds_every_command_in_flight() {
+    // Remapped: a rebuild every fifth MOVED. Each rebuild's CPU holds the event loop, so with
+    // a few commands in flight the application falls behind and skips.
+    let cluster = incident2();
+    let w = in_flight(workload_of(20, 500, "zrevrange"), 4, 500, 10);
+    let free = run_with(
+        &cluster,
+        &w,
+        "redis-py@8.0.0",
+        &[("address_remap", A), ("initialize_cpu_ms", "0")],
+    );
+    let held = run_with(
+        &cluster,
+        &w,
+        "redis-py@8.0.0",
+        &[("address_remap", A), ("initialize_cpu_ms", "20")],
+    );
+    assert!(
+        held.skipped_while_waiting > free.skipped_while_waiting + 100,
+        "skipped: {} with 20 ms a rebuild, {} with none",
+        held.skipped_while_waiting,
+        free.skipped_while_waiting
+    );
+    // The instant clock of the lanes takes no time for it.
+    let lanes = |cpu: &str| {
+        run_with(
+            &cluster,
+            &workload_of(20, 500, "zrevrange"),
+            "redis-py@8.0.0",
+            &[("address_remap", A), ("initialize_cpu_ms", cpu)],
+        )
+    };
+    assert_eq!(lanes("0"), lanes("20"));
+}

@@ -86,6 +86,9 @@ pub struct Net<'a> {
     /// `socket_timeout` in microseconds (`None`: not modelled / wait for the node).
     timeout_us: Option<u64>,
     now: Cell<u64>,
+    /// Until when the client's own work holds its event loop (timed clock): nothing else of the
+    /// client runs before.
+    busy_until: Cell<u64>,
     /// The time of the next event of another task or of the application: a delivery before it
     /// completes without yielding.
     horizon: Cell<u64>,
@@ -133,6 +136,7 @@ impl<'a> Net<'a> {
             timed,
             timeout_us: socket_timeout_ms.map(|t| t.saturating_mul(1000)),
             now: Cell::new(0),
+            busy_until: Cell::new(0),
             horizon: Cell::new(u64::MAX),
             task: Cell::new(0),
             tasks: RefCell::new(Vec::new()),
@@ -269,6 +273,23 @@ impl<'a> Net<'a> {
             at_us,
             queued: false,
         }
+    }
+
+    /// The client's own work of `us` microseconds, holding its event loop (timed clock; the
+    /// instant clock takes no time for it): the task goes on after it, and every other event of
+    /// the client waits for its end.
+    pub fn cpu(&self, us: u64) -> Until<'_, 'a> {
+        if !self.timed {
+            return self.until(self.now.get());
+        }
+        let end = self.now.get().max(self.busy_until.get()).saturating_add(us);
+        self.busy_until.set(end);
+        self.until(end)
+    }
+
+    /// Until when the client's event loop is held by its own work.
+    pub(super) fn busy_until(&self) -> u64 {
+        self.busy_until.get()
     }
 
     /// Waits `ms` milliseconds (a backoff, a sleep of the library).

@@ -431,6 +431,8 @@ fn run_in_flight<'a>(
     let mut peak = 0_usize;
     let n = workload.commands.len();
     let mut next = 0_usize;
+    // When a place last became free after all were taken: a command due before it waited for it.
+    let mut room_since = 0_u64;
     loop {
         let issue_at = (in_flight < cap && next < n).then(|| micros(workload.commands[next].t));
         let wake_at = net.peek_wake();
@@ -440,12 +442,13 @@ fn run_in_flight<'a>(
             (None, _) => false,
         };
         if issue {
-            // The application sends at the command's time, or, having waited for a place, at
-            // once: the latest command whose time has come, the ones before it skipped.
+            // The application sends at the command's time (later while the client's own work
+            // holds the loop: then the commands due meanwhile go out at once). Having waited for
+            // a place, it sends the latest command whose time has come and skips the ones before.
             let due = issue_at.unwrap_or(0);
-            let now = net.now_us().max(due);
+            let now = net.now_us().max(due).max(net.busy_until());
             let mut last = next;
-            if net.now_us() > due {
+            if due < room_since {
                 while last + 1 < n && micros(workload.commands[last + 1].t) <= now {
                     last += 1;
                 }
@@ -470,6 +473,9 @@ fn run_in_flight<'a>(
             let mut task = client.execute(routed, net);
             match poll(&mut task) {
                 Poll::Ready(outcome) => {
+                    if in_flight == cap {
+                        room_since = net.now_us();
+                    }
                     in_flight -= 1;
                     free.push(id);
                     rec.done(name, second, outcome, net.now(), client);
@@ -489,9 +495,12 @@ fn run_in_flight<'a>(
         };
         let (name, second) = (*name, *second);
         let horizon = horizon(net, workload, next, in_flight < cap);
-        net.enter(id, at, horizon);
+        net.enter(id, at.max(net.busy_until()), horizon);
         if let Poll::Ready(outcome) = poll(task) {
             *slot = None;
+            if in_flight == cap {
+                room_since = net.now_us();
+            }
             in_flight -= 1;
             free.push(id);
             rec.done(name, second, outcome, net.now(), client);
