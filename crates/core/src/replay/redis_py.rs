@@ -345,7 +345,7 @@ impl Client {
                 let ms: f64 = v.parse().ok()?;
                 // Within [0, 10 s]: the conversion cannot truncate.
                 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-                (ms.is_finite() && (0.0..=10_000.0).contains(&ms)).then(|| (ms * 1000.0) as u64)
+                (ms.is_finite() && (0.0..=10_000.0).contains(&ms)).then_some((ms * 1000.0) as u64)
             },
             "milliseconds in [0, 10000]",
         )?;
@@ -451,22 +451,23 @@ impl Client {
                 (lease, net.cluster_slots_to(node, connect))
             };
             let answer = delivery.await;
-            let mut sh = self.shared.borrow_mut();
-            let link = match &answer {
-                Err(Reply::ConnectionError) => Link::Refused,
-                Err(Reply::Timeout) => Link::TimedOut,
-                _ => Link::Answered,
+            let topology = {
+                let mut sh = self.shared.borrow_mut();
+                let link = match &answer {
+                    Err(Reply::ConnectionError) => Link::Refused,
+                    Err(Reply::Timeout) => Link::TimedOut,
+                    _ => Link::Answered,
+                };
+                if sh.give_back(lease, link, net.now()).is_some() {
+                    continue;
+                }
+                sh.read_answer(answer, self.opts.address_remap.as_ref(), net)
             };
-            if sh.give_back(lease, link, net.now()).is_some() {
-                continue;
-            }
-            let topology = sh.read_answer(answer, self.opts.address_remap.as_ref(), net);
             if let Topology::Covered(..) = topology {
                 // Building the slot cache holds the client's event loop.
-                drop(sh);
                 net.cpu(self.init_cpu_us).await;
-                sh = self.shared.borrow_mut();
             }
+            let mut sh = self.shared.borrow_mut();
             match topology {
                 Topology::Covered(owners, discovered) => {
                     sh.load_table(owners);
