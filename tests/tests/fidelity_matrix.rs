@@ -10,12 +10,13 @@
 //!
 //! Asserted: the harness worked (the application reported figures that hold together, the replay
 //! ran and reported commands) and wedged / not wedged agrees in at least 95 % of the drawn cases
-//! (with two cases: both). The other metrics are printed; the long draw (`scripts/fidelity`)
-//! measures them.
+//! whose fault the recording can show (with two cases: both; a kill of the application's own
+//! connections leaves no trace the replay reads, see docs/FIDELITY.md). The other metrics are
+//! printed; the long draw (`scripts/fidelity`) measures them.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use slotscope_tests::matrix::case::Case;
+use slotscope_tests::matrix::case::{Case, Fault};
 use slotscope_tests::matrix::compare::Metric;
 use slotscope_tests::matrix::rng::case_seed;
 use slotscope_tests::matrix::runner::{run_case, CaseResult};
@@ -148,11 +149,29 @@ fn two_random_live_cases_agree_on_wedged() {
     for r in &results {
         check_harness(seed, r);
     }
-    let agree = results
+    // A kill of the application's own connections (`CLIENT KILL ID`) leaves nothing the replay
+    // reads: the recorder's connection survives and no server counter names another client's
+    // killed connection. Those cases are printed and counted by the long draw, not asserted here.
+    let visible: Vec<&CaseResult> = results
+        .iter()
+        .filter(|r| r.case.fault != Fault::KillClients)
+        .collect();
+    for r in results
+        .iter()
+        .filter(|r| r.case.fault == Fault::KillClients)
+    {
+        if let Some(c) = r.get(Metric::Wedged) {
+            eprintln!(
+                "case seed {} (kill-clients, not asserted): wedged real {}, model {}",
+                r.case.seed, c.real, c.model
+            );
+        }
+    }
+    let agree = visible
         .iter()
         .filter(|r| r.get(Metric::Wedged).is_some_and(|c| c.met))
         .count();
-    let misses: Vec<String> = results
+    let misses: Vec<String> = visible
         .iter()
         .filter_map(|r| {
             let c = r.get(Metric::Wedged)?;
@@ -169,10 +188,10 @@ fn two_random_live_cases_agree_on_wedged() {
         })
         .collect();
     assert!(
-        agree as f64 >= WEDGED_SHARE * results.len() as f64,
+        agree as f64 >= WEDGED_SHARE * visible.len() as f64,
         "SLOTSCOPE_SEED={seed}: wedged / not wedged agrees in {agree} of {} cases (wanted ≥ \
          {:.0} %):\n{}",
-        results.len(),
+        visible.len(),
         WEDGED_SHARE * 100.0,
         misses.join("\n")
     );

@@ -18,13 +18,13 @@
 //!   waits on `_lock` and is served by it when it succeeded (l. 671–689).
 //! - **A reset under commands in flight.** `close()` / `aclose()` (5.0.0 l. 403, 8.1.0 l. 691,
 //!   after every `reinitialize_steps`-th MOVED or, in 5.0.0, a connection error) disconnects every
-//!   connection, the ones commands are waiting on included. Such a command loses its reply as a
-//!   `ConnectionError` ("Connection closed by server"): in 5.0.0 it pops its node from
-//!   `startup_nodes` and closes again (l. 762–772), so a reset under load drains the startup
-//!   nodes; in 7.2+ it marks the node for reconnect and re-initialises (l. 1315–1330). In 7.2+ a
-//!   connection closed while it was still connecting (its handshake, 2 round trips) leaves the
-//!   command with no writer: the `AttributeError` of redis-py #4028, raised to the application,
-//!   not retried.
+//!   connection, the ones commands are waiting on included. Such a command loses its reply: in
+//!   5.0.0 as a `ConnectionError`, which pops its node from `startup_nodes` and closes again
+//!   (l. 762–772), so a reset under load drains the startup nodes; in 7.2+ as the
+//!   `AttributeError` of redis-py #4028 (the closing task set the connection's reader and writer
+//!   to `None` under it), raised to the application, not retried. The fidelity matrix's live
+//!   runs of 8.1.0 agree: `AttributeError` under resets, `ConnectionError` next to none
+//!   (docs/FIDELITY.md).
 //! - **Routing while a reset is pending** (7.2+ and 5.0.0 alike): `aclose()` keeps the slot cache,
 //!   so the command that triggered it and every command already past its `initialize()` check go
 //!   on to the stale owners and meet MOVED again until an initialisation lands (8.1.0 l. 1359–1377;
@@ -528,7 +528,7 @@ impl Client {
         let mut asking = false;
         let mut moved = false;
         for _ in 0..REQUEST_TTL {
-            let (lease, connect, sent_us, delivery) = {
+            let (lease, delivery) = {
                 let mut sh = self.shared.borrow_mut();
                 if moved {
                     // The slot cache as it is now: patched, or stale while a reset is pending.
@@ -544,12 +544,7 @@ impl Client {
                 };
                 let node = sh.cluster_idx(target, net);
                 let connect = !lease.was_connected();
-                (
-                    lease,
-                    connect,
-                    net.now_us(),
-                    net.send_to(node, cmd, asking, connect),
-                )
+                (lease, net.send_to(node, cmd, asking, connect))
             };
             let answer = delivery.await;
             let mut sh = self.shared.borrow_mut();
@@ -558,11 +553,10 @@ impl Client {
                 Answer::Timeout => Link::TimedOut,
                 _ => Link::Answered,
             };
-            if let Some(closed_us) = sh.give_back(lease, link, net.now()) {
-                // Closed while it was still connecting (7.2+: the writer gone under the
-                // handshake, redis-py #4028), or while the reply was awaited.
-                let connecting = connect && closed_us < sent_us + net.connect_us();
-                return Err(if self.flavor == Flavor::Py8 && connecting {
+            if sh.give_back(lease, link, net.now()).is_some() {
+                // 7.2+: the closing task set the connection's reader and writer to None under
+                // this one (redis-py #4028); 4.4-7.1: a ConnectionError, which pops the node.
+                return Err(if self.flavor == Flavor::Py8 {
                     Fail::Raise(ErrorClass::AttributeError)
                 } else {
                     Fail::Node(ErrorClass::ConnectionError, target)
