@@ -10,10 +10,9 @@ use slotscope_core::hypothesis::{
 use slotscope_core::replay::Shape;
 use slotscope_core::Timestamp;
 
-use crate::cmd::value_parser::TimeArg;
 use crate::replay_report::timing::{self, TimingChoice};
-use crate::replay_report::window::{self, Window};
-use crate::replay_report::{read_cluster, Recorded, RunError};
+use crate::replay_report::window::Window;
+use crate::replay_report::{prepare, Recorded, RunError, Shaping};
 
 mod rows;
 
@@ -27,20 +26,10 @@ pub struct Request<'a> {
     pub keys: u32,
     /// Seed of the workload and of the migration coin.
     pub seed: u64,
-    /// Lanes: commands in flight at most.
-    pub concurrency: u32,
     /// `socket_timeout` of the redis-py variants, milliseconds.
     pub redis_py_socket_timeout_ms: Option<u64>,
-    /// Start of the window; `None`: the first moment every slot is covered.
-    pub from: Option<TimeArg>,
-    /// End of the window; `None`: the recording's end.
-    pub to: Option<TimeArg>,
-    /// Tasks with at most this many commands in flight; `None`: lanes.
-    pub in_flight: Option<u32>,
-    /// Round trip in microseconds; `None`: the default.
-    pub rtt_us: Option<u32>,
-    /// Service time of every command in microseconds; `None`: from the recording.
-    pub service_us: Option<u32>,
+    /// The application's shape and the window replayed.
+    pub shaping: Shaping,
 }
 
 /// A ranking with the window its workload ran over.
@@ -74,25 +63,17 @@ impl Ranking {
 
 /// Reads the recording, replays every standard variant over the window and ranks them.
 pub fn run(req: &Request<'_>) -> Result<Ranking, RunError> {
-    if req.in_flight.is_some() && req.concurrency > 1 {
-        return Err(RunError::Conflict(
-            "--in-flight and --concurrency are two application shapes: give one",
-        ));
-    }
-    let Recorded {
-        cluster,
-        metrics,
-        covered_from,
-    } = read_cluster(req.file, req.seed)?;
-    let recording = cluster
-        .span()
-        .filter(|s| s.millis() > 0)
-        .ok_or(RunError::Empty)?;
-    let window = window::choose(recording, covered_from, req.from, req.to)?;
+    let shaping = &req.shaping;
+    let (
+        Recorded {
+            cluster, metrics, ..
+        },
+        window,
+    ) = prepare(req.file, req.seed, shaping)?;
     let (keys, seed, concurrency, redis_py_socket_timeout_ms) = (
         req.keys,
         req.seed,
-        req.concurrency,
+        shaping.concurrency,
         req.redis_py_socket_timeout_ms,
     );
     let evidence = Evidence::from_metrics(&metrics);
@@ -101,8 +82,8 @@ pub fn run(req: &Request<'_>) -> Result<Ranking, RunError> {
     } else {
         evidence.mix.keys().cloned().collect()
     };
-    let timing = timing::choose(&names, &metrics, req.rtt_us, req.service_us);
-    let shape = req.in_flight.map_or(Shape::Lanes, Shape::InFlight);
+    let timing = timing::choose(&names, &metrics, shaping.rtt_us, shaping.service_us);
+    let shape = shaping.shape();
     let spec = HypothesisSpec {
         rate_per_sec: metrics.observed_business_rate().unwrap_or(100),
         keys,
@@ -141,7 +122,7 @@ pub fn run(req: &Request<'_>) -> Result<Ranking, RunError> {
         hypotheses: ranked?,
         window,
         shape,
-        lanes: req.concurrency,
+        lanes: shaping.concurrency,
         timing,
     })
 }

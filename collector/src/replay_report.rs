@@ -37,6 +37,16 @@ pub struct Request<'a> {
     pub keys: u32,
     /// Command name; `None`: the business command mix the recording shows, else `zadd`.
     pub command: Option<&'a str>,
+    /// The application's shape and the window replayed.
+    pub shaping: Shaping,
+    /// Seed of the workload and of the migration coin.
+    pub seed: u64,
+}
+
+/// How the replayed application issues its commands and over which window (what `replay` and
+/// `hypotheses` share).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shaping {
     /// Lanes: commands in flight at most, one after another per lane.
     pub concurrency: u32,
     /// Tasks with at most this many commands in flight ([`Shape::InFlight`]); `None`: lanes.
@@ -49,8 +59,35 @@ pub struct Request<'a> {
     pub from: Option<TimeArg>,
     /// End of the window; `None`: the recording's end.
     pub to: Option<TimeArg>,
-    /// Seed of the workload and of the migration coin.
-    pub seed: u64,
+}
+
+impl Shaping {
+    /// The application shape it asks for.
+    pub fn shape(&self) -> Shape {
+        self.in_flight.map_or(Shape::Lanes, Shape::InFlight)
+    }
+}
+
+/// Checks `shaping`, reads the recording and chooses the window replayed: the start `replay` and
+/// `hypotheses` share.
+pub(crate) fn prepare(
+    file: &Path,
+    seed: u64,
+    shaping: &Shaping,
+) -> Result<(Recorded, Window), RunError> {
+    if shaping.in_flight.is_some() && shaping.concurrency > 1 {
+        return Err(RunError::Conflict(
+            "--in-flight and --concurrency are two application shapes: give one",
+        ));
+    }
+    let recorded = read_cluster(file, seed)?;
+    let recording = recorded
+        .cluster
+        .span()
+        .filter(|s| s.millis() > 0)
+        .ok_or(RunError::Empty)?;
+    let window = window::choose(recording, recorded.covered_from, shaping.from, shaping.to)?;
+    Ok((recorded, window))
 }
 
 /// Why a replay could not run.
@@ -149,21 +186,13 @@ pub(crate) fn read_cluster(file: &Path, seed: u64) -> Result<Recorded, InputErro
 
 /// Reads the recording and replays the workload through the model.
 pub fn run(req: &Request<'_>) -> Result<Replayed, RunError> {
-    if req.in_flight.is_some() && req.concurrency > 1 {
-        return Err(RunError::Conflict(
-            "--in-flight and --concurrency are two application shapes: give one",
-        ));
-    }
-    let Recorded {
-        cluster,
-        metrics,
-        covered_from,
-    } = read_cluster(req.file, req.seed)?;
-    let recording = cluster
-        .span()
-        .filter(|s| s.millis() > 0)
-        .ok_or(RunError::Empty)?;
-    let window = window::choose(recording, covered_from, req.from, req.to)?;
+    let shaping = &req.shaping;
+    let (
+        Recorded {
+            cluster, metrics, ..
+        },
+        window,
+    ) = prepare(req.file, req.seed, shaping)?;
     let span = window.span;
     let seed_addr = cluster.seed().cloned().ok_or(RunError::Empty)?;
     let mut opts = ModelOptions::new(seed_addr);
@@ -196,12 +225,17 @@ pub fn run(req: &Request<'_>) -> Result<Replayed, RunError> {
         seed: req.seed,
     })?
     .with_mix(&mix, req.seed)
-    .with_concurrency(req.concurrency);
-    let workload = match req.in_flight {
+    .with_concurrency(shaping.concurrency);
+    let workload = match shaping.in_flight {
         Some(n) => workload.with_in_flight(n),
         None => workload,
     };
-    let timing = timing::choose(&workload.names, &metrics, req.rtt_us, req.service_us);
+    let timing = timing::choose(
+        &workload.names,
+        &metrics,
+        shaping.rtt_us,
+        shaping.service_us,
+    );
     let workload = workload.with_timing(timing.timing.clone());
     let total: u64 = mix.iter().map(|(_, n)| n).sum();
     let mut report = replay(&cluster, &workload, client.as_mut());

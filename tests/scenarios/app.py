@@ -75,6 +75,8 @@ from redis.asyncio.cluster import ClusterNode, NodesManager, RedisCluster
 from redis.asyncio.connection import AbstractConnection
 from redis.exceptions import AskError, MovedError, ResponseError
 
+from scenario_common import command_name
+
 WATCH_PERIOD_S = 0.02
 DRAIN_LIMIT_S = 15.0
 COMMANDS = ("zadd", "set", "get", "incr")
@@ -127,15 +129,6 @@ def quantile_ms(seconds, q):
         return None
     v = sorted(seconds)
     return round(1000 * v[min(len(v) - 1, int(q * len(v)))], 3)
-
-
-def command_name(args):
-    if not args:
-        return "?"
-    first = args[0]
-    if isinstance(first, bytes):
-        first = first.decode(errors="replace")
-    return str(first).lower()
 
 
 class Counts:

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::cmd::format::ReportFormat;
-use crate::cmd::value_parser::{parse_rtt_ms, parse_time, TimeArg};
+use crate::cmd::shaping::ShapingArgs;
 use crate::hypotheses_report;
 
 /// Rank client variants (model × configuration × faults) by how well each reproduces a recording.
@@ -22,29 +22,13 @@ pub struct Args {
     /// Number of distinct keys.
     #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..))]
     keys: u32,
-    /// Commands the application has in flight at most (see `replay --help`).
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    concurrency: u32,
+    /// The application's shape and the window replayed.
+    #[command(flatten)]
+    shaping: ShapingArgs,
     /// socket_timeout of the redis-py variants, seconds (redis-py sets none and waits while a node
     /// is silent; the replay needs a finite wait). 0: waiting not modelled.
     #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
     redis_py_socket_timeout: f64,
-    /// Start of the window replayed (see `replay --help`) [default: the first moment every slot
-    /// is covered].
-    #[arg(long, value_name = "TIME", value_parser = parse_time)]
-    from: Option<TimeArg>,
-    /// End of the window replayed [default: the recording's end].
-    #[arg(long, value_name = "TIME", value_parser = parse_time)]
-    to: Option<TimeArg>,
-    /// Issue commands as tasks with at most N in flight (see `replay --help`).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    in_flight: Option<u32>,
-    /// Network round trip per exchange, milliseconds [default: 0.25].
-    #[arg(long = "rtt-ms", value_name = "MS", value_parser = parse_rtt_ms)]
-    rtt_us: Option<u32>,
-    /// Service time of every command, microseconds [default: from INFO commandstats].
-    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u32).range(0..=60_000_000))]
-    service_us: Option<u32>,
 }
 
 /// Seconds in `(0, 3600]` to whole milliseconds (at least 1); `None` for 0 or anything else.
@@ -65,13 +49,8 @@ pub fn run(args: Args) -> ExitCode {
         file: &args.file,
         keys: args.keys,
         seed: args.seed,
-        concurrency: args.concurrency,
         redis_py_socket_timeout_ms: secs_to_ms(args.redis_py_socket_timeout),
-        from: args.from,
-        to: args.to,
-        in_flight: args.in_flight,
-        rtt_us: args.rtt_us,
-        service_us: args.service_us,
+        shaping: args.shaping.shaping(),
     }) {
         Ok(h) => {
             match args.format {

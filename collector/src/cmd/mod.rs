@@ -17,4 +17,5 @@ pub mod tap;
 mod format;
 mod output;
 mod recording_report;
+mod shaping;
 pub(crate) mod value_parser;

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::cmd::format::ReportFormat;
-use crate::cmd::value_parser::{parse_rtt_ms, parse_time, TimeArg};
+use crate::cmd::shaping::ShapingArgs;
 use crate::replay_report;
 
 /// `replay --help`, above the options.
@@ -79,27 +79,9 @@ pub struct Args {
     /// zadd].
     #[arg(long, value_name = "NAME")]
     command: Option<String>,
-    /// Commands the application has in flight at most (tasks or threads sharing the client); with
-    /// socket_timeout set, a command scheduled while all of them wait on a timeout is not issued.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    concurrency: u32,
-    /// Issue commands as tasks with at most N in flight (instead of --concurrency lanes).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    in_flight: Option<u32>,
-    /// Network round trip per exchange, milliseconds [default: 0.25].
-    #[arg(long = "rtt-ms", value_name = "MS", value_parser = parse_rtt_ms)]
-    rtt_us: Option<u32>,
-    /// Service time of every command, microseconds [default: each command's median usec_per_call
-    /// in the recording's INFO commandstats, else 10].
-    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u32).range(0..=60_000_000))]
-    service_us: Option<u32>,
-    /// Start of the window replayed: +DURATION after the recording's start, epoch ms or RFC 3339
-    /// [default: the first moment every slot is covered].
-    #[arg(long, value_name = "TIME", value_parser = parse_time)]
-    from: Option<TimeArg>,
-    /// End of the window replayed (same forms as --from) [default: the recording's end].
-    #[arg(long, value_name = "TIME", value_parser = parse_time)]
-    to: Option<TimeArg>,
+    /// The application's shape and the window replayed.
+    #[command(flatten)]
+    shaping: ShapingArgs,
     /// Seed of the workload's key choice and of the migration coin.
     #[arg(long, value_name = "N", default_value_t = 1)]
     seed: u64,
@@ -117,12 +99,7 @@ pub fn run(args: Args) -> ExitCode {
         rate: args.rate,
         keys: args.keys,
         command: args.command.as_deref(),
-        concurrency: args.concurrency,
-        in_flight: args.in_flight,
-        rtt_us: args.rtt_us,
-        service_us: args.service_us,
-        from: args.from,
-        to: args.to,
+        shaping: args.shaping.shaping(),
         seed: args.seed,
     };
     match replay_report::run(&req) {

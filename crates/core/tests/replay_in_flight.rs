@@ -2,10 +2,9 @@
 //! commands in flight, topology answers that do not cover the slots.
 
 use slotscope_core::replay::{
-    model, replay, FaultKind, FaultWindow, ModelOptions, ReplayReport, SimCluster,
-    SimClusterBuilder, Timing, Workload,
+    model, replay, FaultKind, ModelOptions, ReplayReport, SimCluster, SimClusterBuilder, Timing,
+    Workload,
 };
-use slotscope_core::time::TimeSpan;
 
 mod sim;
 use sim::*;
@@ -73,18 +72,7 @@ fn pools_grow_to_what_is_in_flight_not_to_a_setting() {
     );
     assert!(calm.new_connections <= 6, "{}", calm.new_connections);
     // A stalls for 2 s with no socket_timeout: everything sent to it waits, the pools grow.
-    let mut b = SimClusterBuilder::new();
-    b.layout(
-        at(0),
-        &[(range(0, 8191), addr(A)), (range(8192, 16383), addr(B))],
-        &[],
-    );
-    b.fault(FaultWindow {
-        node: addr(A),
-        span: TimeSpan::new(at(5), at(7)),
-        kind: FaultKind::Timeout,
-    });
-    let stalled = b.build();
+    let stalled = incident2_with_fault(A, 5, 7, FaultKind::Timeout);
     let r = run_with(
         &stalled,
         &in_flight(workload_of(20, 200, "zadd"), 500, 1000, 0),

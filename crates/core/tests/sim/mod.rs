@@ -94,6 +94,11 @@ pub fn reshard() -> SimCluster {
 
 /// Incident 2's layout with B refusing connections from 10 s to 12 s.
 pub fn b_refuses_for_two_seconds() -> SimCluster {
+    incident2_with_fault(B, 10, 12, FaultKind::ConnectionError)
+}
+
+/// Incident 2's layout with `node` failing (`kind`) from `from` to `to` seconds.
+pub fn incident2_with_fault(node: &str, from: u64, to: u64, kind: FaultKind) -> SimCluster {
     let mut builder = SimClusterBuilder::new();
     builder.layout(
         at(0),
@@ -101,9 +106,9 @@ pub fn b_refuses_for_two_seconds() -> SimCluster {
         &[],
     );
     builder.fault(FaultWindow {
-        node: addr(B),
-        span: TimeSpan::new(at(10), at(12)),
-        kind: FaultKind::ConnectionError,
+        node: addr(node),
+        span: TimeSpan::new(at(from), at(to)),
+        kind,
     });
     builder.build()
 }

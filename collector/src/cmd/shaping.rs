@@ -1,0 +1,46 @@
+//! The options `replay` and `hypotheses` share: how the replayed application issues its commands
+//! and the window replayed.
+
+use crate::cmd::value_parser::{parse_rtt_ms, parse_time, TimeArg};
+use crate::replay_report::Shaping;
+
+/// The application's shape and the window, as both subcommands take them.
+#[derive(clap::Args, Debug)]
+pub struct ShapingArgs {
+    /// Commands the application has in flight at most, one after another per lane (tasks or
+    /// threads sharing the client); with socket_timeout set, a command scheduled while all of them
+    /// wait on a timeout is not issued.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    concurrency: u32,
+    /// Issue commands as tasks with at most N in flight (instead of --concurrency lanes).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    in_flight: Option<u32>,
+    /// Network round trip per exchange, milliseconds [default: 0.25].
+    #[arg(long = "rtt-ms", value_name = "MS", value_parser = parse_rtt_ms)]
+    rtt_us: Option<u32>,
+    /// Service time of every command, microseconds [default: each command's median usec_per_call
+    /// in the recording's INFO commandstats, else 10].
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u32).range(0..=60_000_000))]
+    service_us: Option<u32>,
+    /// Start of the window replayed: +DURATION after the recording's start, epoch ms or RFC 3339
+    /// [default: the first moment every slot is covered].
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    from: Option<TimeArg>,
+    /// End of the window replayed (same forms as --from) [default: the recording's end].
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    to: Option<TimeArg>,
+}
+
+impl ShapingArgs {
+    /// The options as the reports take them.
+    pub fn shaping(&self) -> Shaping {
+        Shaping {
+            concurrency: self.concurrency,
+            in_flight: self.in_flight,
+            rtt_us: self.rtt_us,
+            service_us: self.service_us,
+            from: self.from,
+            to: self.to,
+        }
+    }
+}
