@@ -503,41 +503,65 @@ impl<'a> Net<'a> {
             }
         }
         let cluster: &'a SimCluster = self.cluster;
-        let now = self.now.get();
-        let (answer, at) = if self.timed {
-            let rtt = u64::from(self.timing.rtt_us);
-            let service = u64::from(self.timing.default_us);
-            let start = now + if connect { self.connect_us() } else { 0 };
-            let arrive = ms(start + rtt / 2);
-            match node.and_then(|n| cluster.fault_until(arrive, n)) {
-                Some((FaultKind::Timeout, end)) => {
-                    let (at, timed_out) = self.silent(end, service);
-                    if timed_out {
-                        (Err(Reply::Timeout), at)
-                    } else {
-                        (cluster.cluster_slots_idx(end, node), at)
-                    }
-                }
-                _ => {
-                    let answer = cluster.cluster_slots_idx(arrive, node);
-                    let at = match answer {
-                        Err(Reply::ConnectionError) => now + rtt,
-                        _ => start + rtt + service,
-                    };
-                    (answer, at)
-                }
-            }
-        } else {
-            let answer = cluster.cluster_slots_idx(ms(now), node);
-            let wait = match answer {
-                Err(Reply::Timeout) => self.timeout_us.unwrap_or(0),
-                _ => 0,
-            };
-            (answer, now.saturating_add(wait))
-        };
+        let (answered, at) = self.keyless(node, connect);
         Delivery {
             until: self.until(at),
-            value: Some(answer),
+            value: Some(answered.and_then(|t| cluster.cluster_slots_idx(t, node))),
+        }
+    }
+
+    /// A command without a key (`COMMAND`) to the cluster's node `node`: `Ok` or the failure,
+    /// delivered when the reply arrives (not counted among the workload's commands).
+    pub fn keyless_to(
+        &self,
+        node: Option<NodeIdx>,
+        connect: bool,
+    ) -> Delivery<'_, 'a, Result<(), Reply>> {
+        let (answered, at) = self.keyless(node, connect);
+        Delivery {
+            until: self.until(at),
+            value: Some(answered.map(|_| ())),
+        }
+    }
+
+    /// When a keyless exchange sent now to `node` is answered (the moment the node's state is
+    /// read) or how it fails, and when its reply arrives.
+    fn keyless(&self, node: Option<NodeIdx>, connect: bool) -> (Result<Timestamp, Reply>, u64) {
+        let cluster = self.cluster;
+        let now = self.now.get();
+        let Some(n) = node else {
+            let rtt = if self.timed {
+                u64::from(self.timing.rtt_us)
+            } else {
+                0
+            };
+            return (Err(Reply::ConnectionError), now + rtt);
+        };
+        if !self.timed {
+            return match cluster.fault_until(ms(now), n) {
+                Some((FaultKind::Timeout, _)) => (
+                    Err(Reply::Timeout),
+                    now.saturating_add(self.timeout_us.unwrap_or(0)),
+                ),
+                Some((FaultKind::ConnectionError, _)) => (Err(Reply::ConnectionError), now),
+                None => (Ok(ms(now)), now),
+            };
+        }
+        let rtt = u64::from(self.timing.rtt_us);
+        let service = u64::from(self.timing.default_us);
+        let start = now + if connect { self.connect_us() } else { 0 };
+        let arrive = ms(start + rtt / 2);
+        match cluster.fault_until(arrive, n) {
+            Some((FaultKind::Timeout, end)) => {
+                let (at, timed_out) = self.silent(end, service);
+                if timed_out {
+                    (Err(Reply::Timeout), at)
+                } else {
+                    (Ok(end), at)
+                }
+            }
+            Some((FaultKind::ConnectionError, _)) => (Err(Reply::ConnectionError), now + rtt),
+            None => (Ok(arrive), start + rtt + service),
         }
     }
 }
