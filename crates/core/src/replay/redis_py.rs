@@ -39,8 +39,9 @@
 //! Not modelled: 7.2+'s shuffle of `startup_nodes` before an initialisation (every node answers
 //! the same topology here), the `INFO` 5.0.0 sends before `CLUSTER SLOTS`, replicas.
 
+mod state;
+
 use std::cell::RefCell;
-use std::collections::VecDeque;
 use std::pin::pin;
 
 use super::client::{
@@ -48,13 +49,13 @@ use super::client::{
     Outcome,
 };
 use super::cluster::{Answer, Reply};
-use super::net::{Net, TaskId};
-use super::pool::{Lease, Link, Pools};
+use super::net::Net;
+use super::pool::{Link, Pools};
 use super::{ReplayError, Routed};
-use crate::node::NodeAddr;
-use crate::slot::{Slot, SlotRange, SLOT_COUNT};
+use crate::slot::{Slot, SLOT_COUNT};
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};
+use state::{InitLock, Shared, Topology};
 
 /// The redis-py models' own options (besides `startup_nodes` and `socket_timeout`).
 pub(super) const OPTIONS: &[(&str, &str)] = &[
@@ -154,43 +155,7 @@ enum Fail {
     Raise(ErrorClass),
 }
 
-/// `RedisCluster._lock` around `initialize()`: held by one task, the others queued in order.
-#[derive(Debug, Default)]
-struct InitLock {
-    held: bool,
-    waiters: VecDeque<TaskId>,
-}
-
-/// Everything the tasks share.
-struct Shared {
-    /// The addresses the client knows, numbered; the numbers are what the tables hold.
-    nodes: NodeTable,
-    /// Each node's connections (`ClusterNode._connections` / `_free`).
-    pools: Pools,
-    /// Instant clock: when the last `initialize()` ended (one held `_lock` until then; a task
-    /// that needs one meanwhile waits for it).
-    init_until: Timestamp,
-    /// Whether that initialisation succeeded.
-    init_ok: bool,
-    lock: InitLock,
-    /// Slot → node.
-    table: SlotTable,
-    /// The owner ranges `table` was last built from (numbered, remapped): a re-initialisation
-    /// that gets the same answer only undoes the MOVED patches since.
-    built_from: Vec<(SlotRange, NodeIdx)>,
-    /// Slots patched after a MOVED since the table was built, with the owner they had then.
-    patched: Vec<(Slot, Option<NodeIdx>)>,
-    startup: Vec<NodeIdx>,
-    /// The simulated cluster's number of each of this client's nodes (looked up once).
-    cluster_of: Vec<Option<Option<NodeIdx>>>,
-    /// This client's number of each of the cluster's nodes a redirect named.
-    from_cluster: Vec<Option<NodeIdx>>,
-    /// `_initialize`: an initialisation is due before the next command.
-    needs_init: bool,
-    moved_counter: u32,
-    state: ClientState,
-}
-
+/// A redis-py client (or the ideal one): its settings and the state its tasks share.
 struct Client {
     name: String,
     flavor: Flavor,
@@ -200,143 +165,6 @@ struct Client {
     /// [`COMMAND_CPU_US`] or its option.
     command_cpu_us: u64,
     shared: RefCell<Shared>,
-}
-
-/// What an answer to `CLUSTER SLOTS` came to.
-enum Topology {
-    /// It covers every slot: the owners, numbered (remapped), and the nodes it names.
-    Covered(Vec<(SlotRange, NodeIdx)>, Vec<NodeIdx>),
-    /// It leaves slots without an owner.
-    Partial,
-    /// The node did not answer.
-    Failed,
-}
-
-impl Shared {
-    /// The number of `addr` (`None` only past 65,535 addresses: the address is then unusable).
-    fn intern(&mut self, addr: &NodeAddr) -> Option<NodeIdx> {
-        self.nodes.intern_addr(addr).ok().map(|(n, _)| n)
-    }
-
-    /// Gives the connection back after an exchange that ended with `link` (a timeout drops it,
-    /// so does a refusal); when (µs) a reset closed it under the command, if one did.
-    fn give_back(&mut self, lease: Lease, link: Link, now: Timestamp) -> Option<u64> {
-        let closed = self.pools.finish(lease, link, now);
-        self.state.new_connections = self.pools.opened();
-        closed
-    }
-
-    /// The simulated cluster's number of node `n` (`None`: no node at its address).
-    fn cluster_idx(&mut self, n: NodeIdx, net: &Net<'_>) -> Option<NodeIdx> {
-        let i = n.index();
-        if let Some(Some(c)) = self.cluster_of.get(i) {
-            return *c;
-        }
-        let c = self.nodes.addr(n).and_then(|a| net.node_index(a));
-        if self.cluster_of.len() <= i {
-            self.cluster_of.resize(i + 1, None);
-        }
-        self.cluster_of[i] = Some(c);
-        c
-    }
-
-    /// This client's number of the cluster's node `c` (a redirect's target), interned on first
-    /// sight.
-    fn own_idx(&mut self, c: NodeIdx, net: &Net<'_>) -> Option<NodeIdx> {
-        let i = c.index();
-        if let Some(Some(n)) = self.from_cluster.get(i) {
-            return Some(*n);
-        }
-        let n = self.intern(&net.addr(c)?.clone())?;
-        if self.from_cluster.len() <= i {
-            self.from_cluster.resize(i + 1, None);
-        }
-        self.from_cluster[i] = Some(n);
-        Some(n)
-    }
-
-    /// `close()` / `aclose()`: when no initialisation is pending, every connection dropped (the
-    /// ones in use too) and one is due.
-    fn close(&mut self, now_us: u64) {
-        if !self.needs_init {
-            self.pools.disconnect_all(now_us);
-            self.needs_init = true;
-        }
-    }
-
-    fn refresh_state(&mut self) {
-        self.state.startup_nodes = self.startup.len();
-        self.state.wedged = self.needs_init && self.startup.is_empty();
-    }
-
-    /// Makes `owners` the slot table. The same answer as last time only undoes the patches since
-    /// (a replay-speed shortcut with the same result as a rebuild).
-    fn load_table(&mut self, owners: Vec<(SlotRange, NodeIdx)>) {
-        if owners == self.built_from {
-            for &(slot, was) in self.patched.iter().rev() {
-                self.table.set(slot, was);
-            }
-        } else {
-            self.table.clear();
-            for &(r, i) in &owners {
-                self.table.fill(r, Some(i));
-            }
-            self.built_from = owners;
-        }
-        self.patched.clear();
-    }
-
-    /// Reads a `CLUSTER SLOTS` answer (owners by the cluster's numbers) as
-    /// `NodesManager.initialize()` does.
-    fn read_answer(
-        &mut self,
-        answer: Result<&[(SlotRange, NodeIdx)], Reply>,
-        remap: Option<&NodeAddr>,
-        net: &Net<'_>,
-    ) -> Topology {
-        let Ok(ranges) = answer else {
-            return Topology::Failed;
-        };
-        if !covers_every_slot(ranges) {
-            return Topology::Partial;
-        }
-        let remapped = remap.and_then(|a| self.intern(a));
-        let mut owners = Vec::with_capacity(ranges.len());
-        let mut discovered = Vec::new();
-        for &(r, c) in ranges {
-            let own = match remap {
-                Some(_) => remapped,
-                None => self.own_idx(c, net),
-            };
-            let Some(i) = own else {
-                continue;
-            };
-            if !discovered.contains(&i) {
-                discovered.push(i);
-            }
-            owners.push((r, i));
-        }
-        Topology::Covered(owners, discovered)
-    }
-}
-
-/// Whether `ranges` leave no slot without an owner (the `fully_covered` loop of
-/// `NodesManager.initialize()`).
-fn covers_every_slot(ranges: &[(SlotRange, NodeIdx)]) -> bool {
-    let mut spans: Vec<(u16, u16)> = ranges
-        .iter()
-        .map(|(r, _)| (r.start().get(), r.end().get()))
-        .collect();
-    spans.sort_unstable();
-    // The first slot not yet covered.
-    let mut next: u32 = 0;
-    for (start, end) in spans {
-        if u32::from(start) > next {
-            return false;
-        }
-        next = next.max(u32::from(end) + 1);
-    }
-    next >= u32::from(SLOT_COUNT)
 }
 
 impl Client {

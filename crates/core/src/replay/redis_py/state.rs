@@ -1,0 +1,194 @@
+//! The state a redis-py client's tasks share (`RedisCluster` and its `NodesManager`): the nodes
+//! it knows, its connection pools, slot table and startup nodes, the initialisation lock, and how
+//! it reads a `CLUSTER SLOTS` answer.
+
+use std::collections::VecDeque;
+
+use super::super::client::ClientState;
+use super::super::cluster::Reply;
+use super::super::net::{Net, TaskId};
+use super::super::pool::{Lease, Link, Pools};
+use crate::node::NodeAddr;
+use crate::slot::{Slot, SlotRange, SLOT_COUNT};
+use crate::time::Timestamp;
+use crate::timeline::{NodeIdx, NodeTable, SlotTable};
+
+/// `RedisCluster._lock` around `initialize()`: held by one task, the others queued in order.
+#[derive(Debug, Default)]
+pub(super) struct InitLock {
+    /// Whether a task holds it.
+    pub(super) held: bool,
+    /// The tasks waiting for it, in order.
+    pub(super) waiters: VecDeque<TaskId>,
+}
+
+/// Everything the tasks share.
+pub(super) struct Shared {
+    /// The addresses the client knows, numbered; the numbers are what the tables hold.
+    pub(super) nodes: NodeTable,
+    /// Each node's connections (`ClusterNode._connections` / `_free`).
+    pub(super) pools: Pools,
+    /// Instant clock: when the last `initialize()` ended (one held `_lock` until then; a task
+    /// that needs one meanwhile waits for it).
+    pub(super) init_until: Timestamp,
+    /// Whether that initialisation succeeded.
+    pub(super) init_ok: bool,
+    /// `_lock`.
+    pub(super) lock: InitLock,
+    /// Slot → node.
+    pub(super) table: SlotTable,
+    /// The owner ranges `table` was last built from (numbered, remapped): a re-initialisation
+    /// that gets the same answer only undoes the MOVED patches since.
+    pub(super) built_from: Vec<(SlotRange, NodeIdx)>,
+    /// Slots patched after a MOVED since the table was built, with the owner they had then.
+    pub(super) patched: Vec<(Slot, Option<NodeIdx>)>,
+    /// `startup_nodes`.
+    pub(super) startup: Vec<NodeIdx>,
+    /// The simulated cluster's number of each of this client's nodes (looked up once).
+    pub(super) cluster_of: Vec<Option<Option<NodeIdx>>>,
+    /// This client's number of each of the cluster's nodes a redirect named.
+    pub(super) from_cluster: Vec<Option<NodeIdx>>,
+    /// `_initialize`: an initialisation is due before the next command.
+    pub(super) needs_init: bool,
+    /// `reinitialize_counter`.
+    pub(super) moved_counter: u32,
+    /// What the report reads.
+    pub(super) state: ClientState,
+}
+
+/// What an answer to `CLUSTER SLOTS` came to.
+pub(super) enum Topology {
+    /// It covers every slot: the owners, numbered (remapped), and the nodes it names.
+    Covered(Vec<(SlotRange, NodeIdx)>, Vec<NodeIdx>),
+    /// It leaves slots without an owner.
+    Partial,
+    /// The node did not answer.
+    Failed,
+}
+
+impl Shared {
+    /// The number of `addr` (`None` only past 65,535 addresses: the address is then unusable).
+    pub(super) fn intern(&mut self, addr: &NodeAddr) -> Option<NodeIdx> {
+        self.nodes.intern_addr(addr).ok().map(|(n, _)| n)
+    }
+
+    /// Gives the connection back after an exchange that ended with `link` (a timeout drops it,
+    /// so does a refusal); when (µs) a reset closed it under the command, if one did.
+    pub(super) fn give_back(&mut self, lease: Lease, link: Link, now: Timestamp) -> Option<u64> {
+        let closed = self.pools.finish(lease, link, now);
+        self.state.new_connections = self.pools.opened();
+        closed
+    }
+
+    /// The simulated cluster's number of node `n` (`None`: no node at its address).
+    pub(super) fn cluster_idx(&mut self, n: NodeIdx, net: &Net<'_>) -> Option<NodeIdx> {
+        let i = n.index();
+        if let Some(Some(c)) = self.cluster_of.get(i) {
+            return *c;
+        }
+        let c = self.nodes.addr(n).and_then(|a| net.node_index(a));
+        if self.cluster_of.len() <= i {
+            self.cluster_of.resize(i + 1, None);
+        }
+        self.cluster_of[i] = Some(c);
+        c
+    }
+
+    /// This client's number of the cluster's node `c` (a redirect's target), interned on first
+    /// sight.
+    pub(super) fn own_idx(&mut self, c: NodeIdx, net: &Net<'_>) -> Option<NodeIdx> {
+        let i = c.index();
+        if let Some(Some(n)) = self.from_cluster.get(i) {
+            return Some(*n);
+        }
+        let n = self.intern(&net.addr(c)?.clone())?;
+        if self.from_cluster.len() <= i {
+            self.from_cluster.resize(i + 1, None);
+        }
+        self.from_cluster[i] = Some(n);
+        Some(n)
+    }
+
+    /// `close()` / `aclose()`: when no initialisation is pending, every connection dropped (the
+    /// ones in use too) and one is due.
+    pub(super) fn close(&mut self, now_us: u64) {
+        if !self.needs_init {
+            self.pools.disconnect_all(now_us);
+            self.needs_init = true;
+        }
+    }
+
+    pub(super) fn refresh_state(&mut self) {
+        self.state.startup_nodes = self.startup.len();
+        self.state.wedged = self.needs_init && self.startup.is_empty();
+    }
+
+    /// Makes `owners` the slot table. The same answer as last time only undoes the patches since
+    /// (a replay-speed shortcut with the same result as a rebuild).
+    pub(super) fn load_table(&mut self, owners: Vec<(SlotRange, NodeIdx)>) {
+        if owners == self.built_from {
+            for &(slot, was) in self.patched.iter().rev() {
+                self.table.set(slot, was);
+            }
+        } else {
+            self.table.clear();
+            for &(r, i) in &owners {
+                self.table.fill(r, Some(i));
+            }
+            self.built_from = owners;
+        }
+        self.patched.clear();
+    }
+
+    /// Reads a `CLUSTER SLOTS` answer (owners by the cluster's numbers) as
+    /// `NodesManager.initialize()` does.
+    pub(super) fn read_answer(
+        &mut self,
+        answer: Result<&[(SlotRange, NodeIdx)], Reply>,
+        remap: Option<&NodeAddr>,
+        net: &Net<'_>,
+    ) -> Topology {
+        let Ok(ranges) = answer else {
+            return Topology::Failed;
+        };
+        if !covers_every_slot(ranges) {
+            return Topology::Partial;
+        }
+        let remapped = remap.and_then(|a| self.intern(a));
+        let mut owners = Vec::with_capacity(ranges.len());
+        let mut discovered = Vec::new();
+        for &(r, c) in ranges {
+            let own = match remap {
+                Some(_) => remapped,
+                None => self.own_idx(c, net),
+            };
+            let Some(i) = own else {
+                continue;
+            };
+            if !discovered.contains(&i) {
+                discovered.push(i);
+            }
+            owners.push((r, i));
+        }
+        Topology::Covered(owners, discovered)
+    }
+}
+
+/// Whether `ranges` leave no slot without an owner (the `fully_covered` loop of
+/// `NodesManager.initialize()`).
+fn covers_every_slot(ranges: &[(SlotRange, NodeIdx)]) -> bool {
+    let mut spans: Vec<(u16, u16)> = ranges
+        .iter()
+        .map(|(r, _)| (r.start().get(), r.end().get()))
+        .collect();
+    spans.sort_unstable();
+    // The first slot not yet covered.
+    let mut next: u32 = 0;
+    for (start, end) in spans {
+        if u32::from(start) > next {
+            return false;
+        }
+        next = next.max(u32::from(end) + 1);
+    }
+    next >= u32::from(SLOT_COUNT)
+}
