@@ -4,11 +4,9 @@
 
 use std::collections::VecDeque;
 
-use super::super::client::ClientState;
-use super::super::cluster::Reply;
-use super::super::net::{Net, TaskId};
-use super::super::pool::{Lease, Link, Pools};
 use crate::node::NodeAddr;
+use crate::replay::pool::{Lease, Link, Pools};
+use crate::replay::{ClientState, Net, Reply, TaskId};
 use crate::slot::{Slot, SlotRange, SLOT_COUNT};
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};
