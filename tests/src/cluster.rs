@@ -108,31 +108,8 @@ impl Cluster {
         };
         cluster.ids = (0..total).map(|i| cluster.fetch_id(i)).collect();
 
-        let slots = u32::from(SLOT_COUNT);
-        for m in 0..masters {
-            let m32 = u32::try_from(m).expect("few masters");
-            let n32 = u32::try_from(masters).expect("few masters");
-            let first = slots * m32 / n32;
-            let last = slots * (m32 + 1) / n32 - 1;
-            cluster.run(
-                m,
-                &[
-                    "CLUSTER",
-                    "ADDSLOTSRANGE",
-                    &first.to_string(),
-                    &last.to_string(),
-                ],
-            );
-        }
-        // Distinct epochs up front, as redis-cli does, instead of waiting for collision handling.
-        for i in 0..total {
-            cluster.run(i, &["CLUSTER", "SET-CONFIG-EPOCH", &(i + 1).to_string()]);
-        }
-        let first_port = cluster.nodes[0].port().to_string();
-        for i in 1..total {
-            cluster.run(i, &["CLUSTER", "MEET", "127.0.0.1", &first_port]);
-        }
-        cluster.wait_until("all nodes know each other", |c| c.check_membership());
+        cluster.add_slots_evenly(&(0..masters).collect::<Vec<_>>());
+        cluster.meet();
         for i in 0..total {
             if let Some(m) = cluster.master_of[i] {
                 let master_id = cluster.ids[m].clone();
@@ -170,29 +147,27 @@ impl Cluster {
             master_of: vec![None; masters],
         };
         cluster.ids = (0..masters).map(|i| cluster.fetch_id(i)).collect();
-        for i in 0..masters {
-            cluster.run(i, &["CLUSTER", "SET-CONFIG-EPOCH", &(i + 1).to_string()]);
-        }
-        let first_port = cluster.nodes[0].port().to_string();
-        for i in 1..masters {
-            cluster.run(i, &["CLUSTER", "MEET", "127.0.0.1", &first_port]);
-        }
-        cluster.wait_until("all nodes know each other", |c| c.check_membership());
+        cluster.meet();
         cluster
     }
 
-    /// Splits the 16384 slots evenly over the masters `owners` (`CLUSTER ADDSLOTSRANGE` on each)
-    /// and waits until the cluster has converged. For a cluster from [`Cluster::start_unassigned`].
-    ///
-    /// # Panics
-    ///
-    /// If `owners` is empty, a slot is already assigned, or the cluster does not converge within
-    /// [`CONVERGE_TIMEOUT`].
-    pub fn assign_slots(&self, owners: &[usize]) {
-        assert!(
-            !owners.is_empty(),
-            "assign the slots to at least one master"
-        );
+    /// Gives every node a distinct config epoch up front (as redis-cli does, instead of waiting
+    /// for collision handling), makes each meet node 0 and waits until all know each other.
+    fn meet(&self) {
+        let total = self.nodes.len();
+        for i in 0..total {
+            self.run(i, &["CLUSTER", "SET-CONFIG-EPOCH", &(i + 1).to_string()]);
+        }
+        let first_port = self.nodes[0].port().to_string();
+        for i in 1..total {
+            self.run(i, &["CLUSTER", "MEET", "127.0.0.1", &first_port]);
+        }
+        self.wait_until("all nodes know each other", |c| c.check_membership());
+    }
+
+    /// Splits the 16384 slots evenly over the masters `owners`, in order (`CLUSTER
+    /// ADDSLOTSRANGE` on each).
+    fn add_slots_evenly(&self, owners: &[usize]) {
         let slots = u32::from(SLOT_COUNT);
         let n = u32::try_from(owners.len()).expect("few masters");
         for (k, &m) in owners.iter().enumerate() {
@@ -209,6 +184,21 @@ impl Cluster {
                 ],
             );
         }
+    }
+
+    /// Splits the 16384 slots evenly over the masters `owners` (`CLUSTER ADDSLOTSRANGE` on each)
+    /// and waits until the cluster has converged. For a cluster from [`Cluster::start_unassigned`].
+    ///
+    /// # Panics
+    ///
+    /// If `owners` is empty, a slot is already assigned, or the cluster does not converge within
+    /// [`CONVERGE_TIMEOUT`].
+    pub fn assign_slots(&self, owners: &[usize]) {
+        assert!(
+            !owners.is_empty(),
+            "assign the slots to at least one master"
+        );
+        self.add_slots_evenly(owners);
         self.wait_converged();
     }
 

@@ -195,18 +195,16 @@ fn the_clients_own_initialisation_work_holds_every_command_in_flight() {
     // a few commands in flight the application falls behind and skips.
     let cluster = incident2();
     let w = in_flight(workload_of(20, 500, "zrevrange"), 4, 500, 10);
-    let free = run_with(
-        &cluster,
-        &w,
-        "redis-py@8.0.0",
-        &[("address_remap", A), ("initialize_cpu_ms", "0")],
-    );
-    let held = run_with(
-        &cluster,
-        &w,
-        "redis-py@8.0.0",
-        &[("address_remap", A), ("initialize_cpu_ms", "20")],
-    );
+    let remapped = |option: (&str, &str)| {
+        run_with(
+            &cluster,
+            &w,
+            "redis-py@8.0.0",
+            &[("address_remap", A), option],
+        )
+    };
+    let free = remapped(("initialize_cpu_ms", "0"));
+    let held = remapped(("initialize_cpu_ms", "20"));
     assert!(
         held.skipped_while_waiting > free.skipped_while_waiting + 100,
         "skipped: {} with 20 ms a rebuild, {} with none",
@@ -214,12 +212,7 @@ fn the_clients_own_initialisation_work_holds_every_command_in_flight() {
         free.skipped_while_waiting
     );
     // So does the COMMAND table every initialisation fetches and parses.
-    let command = run_with(
-        &cluster,
-        &w,
-        "redis-py@8.0.0",
-        &[("address_remap", A), ("command_cpu_ms", "20")],
-    );
+    let command = remapped(("command_cpu_ms", "20"));
     assert!(
         command.skipped_while_waiting > free.skipped_while_waiting + 100,
         "skipped: {} with a 20 ms COMMAND table, {} with none",
