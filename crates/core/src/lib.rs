@@ -30,6 +30,9 @@
 //! - [`hypothesis`]: client variants replayed against one recording, ranked by how well each
 //!   reproduces the recorded evidence.
 
+// The shared test building blocks (`tests/common`) name the crate as its tests do.
+#[cfg(test)]
+extern crate self as slotscope_core;
 pub mod analysis;
 pub mod census;
 pub mod client_list;

@@ -2,99 +2,15 @@
 //! where it should not (empty recordings, a single node, counter resets, a cut-short file).
 
 use slotscope_core::analysis::{Analysis, Analyzer};
-use slotscope_core::client_list::parse_client_list;
 use slotscope_core::finding::{Attribution, FindingKind, Severity};
-use slotscope_core::info::{CommandStat, InfoReport, KeyspaceStat};
 use slotscope_core::reader::RecordingReader;
-use slotscope_core::recording::{ClientListSample, InfoSample, Line, PollRound};
+use slotscope_core::recording::Line;
 use slotscope_core::topology::TopologyView;
 use slotscope_core::Timestamp;
 
 mod common;
 
-use common::{addr, header, node, topology, view, A, B, T0};
-
-/// Cumulative counters of one node at one moment.
-#[derive(Clone, Default)]
-struct Counters {
-    uptime: u64,
-    commands: Vec<(&'static str, u64, u64)>,
-    moved: u64,
-    conns_received: u64,
-    connected: u64,
-    keys: u64,
-}
-
-fn info(t: u64, port: u16, id: &str, c: &Counters) -> Line {
-    let mut r = InfoReport::default();
-    r.sections.insert(
-        "server".into(),
-        [
-            ("uptime_in_seconds".to_owned(), c.uptime.to_string()),
-            ("redis_version".to_owned(), "7.0.15".to_owned()),
-        ]
-        .into(),
-    );
-    r.sections.insert(
-        "stats".into(),
-        [(
-            "total_connections_received".to_owned(),
-            c.conns_received.to_string(),
-        )]
-        .into(),
-    );
-    r.sections.insert(
-        "clients".into(),
-        [("connected_clients".to_owned(), c.connected.to_string())].into(),
-    );
-    for (name, calls, rejected) in &c.commands {
-        r.commandstats.insert(
-            (*name).to_owned(),
-            CommandStat {
-                calls: *calls,
-                usec: *calls,
-                rejected_calls: Some(*rejected),
-                failed_calls: Some(0),
-            },
-        );
-    }
-    if c.moved > 0 {
-        r.errorstats.insert("MOVED".into(), c.moved);
-    }
-    r.keyspace.insert(
-        0,
-        KeyspaceStat {
-            keys: c.keys,
-            expires: 0,
-            avg_ttl: 0,
-        },
-    );
-    Line::Info(InfoSample {
-        t: Timestamp(t),
-        node: node(port, id),
-        latency_us: 300,
-        info: r,
-    })
-}
-
-fn clients(t: u64, port: u16, id: &str, text: &str) -> Line {
-    Line::ClientList(ClientListSample {
-        t: Timestamp(t),
-        node: node(port, id),
-        clients: parse_client_list(text).unwrap(),
-    })
-}
-
-fn round(t: u64, k: u64) -> Line {
-    Line::PollRound(PollRound {
-        t: Timestamp(t),
-        elapsed_ms: 5,
-        round: k,
-        nodes: 2,
-        ok: 2,
-        failed: 0,
-    })
-}
+use common::{addr, clients, header, info, round, topology, view, Counters, A, B, T0};
 
 fn analyse(lines: &[Line]) -> Analysis {
     let mut a = Analyzer::new(header());
