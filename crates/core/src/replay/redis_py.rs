@@ -312,7 +312,7 @@ impl Client {
         match reply {
             Err(Reply::Timeout) => return Err(ErrorClass::TimeoutError),
             Err(_) => return Err(ErrorClass::ConnectionError),
-            Ok(()) if closed.is_some() => return Err(ErrorClass::ConnectionError),
+            Ok(()) if closed => return Err(ErrorClass::ConnectionError),
             Ok(()) => {}
         }
         net.cpu(self.command_cpu_us).await;
@@ -346,7 +346,7 @@ impl Client {
                     Err(Reply::Timeout) => Link::TimedOut,
                     _ => Link::Answered,
                 };
-                if sh.give_back(lease, link, net.now()).is_some() {
+                if sh.give_back(lease, link, net.now()) {
                     continue;
                 }
                 sh.read_answer(answer, self.opts.address_remap.as_ref(), net)
@@ -380,7 +380,7 @@ impl Client {
             };
             if let Err(class) = self.command_table(default_node, net).await {
                 // Raised out of RedisCluster.initialize(), its connections closed.
-                self.shared.borrow_mut().pools.disconnect_all(net.now_us());
+                self.shared.borrow_mut().pools.disconnect_all();
                 return Err(class);
             }
             self.shared.borrow_mut().needs_init = false;
@@ -388,16 +388,16 @@ impl Client {
         }
         let mut sh = self.shared.borrow_mut();
         // `except BaseException`: nodes_manager.aclose() and aclose("startup_nodes").
-        sh.pools.disconnect_all(net.now_us());
+        sh.pools.disconnect_all();
         Err(ErrorClass::RedisClusterException)
     }
 
-    fn on_node_error(&self, node: NodeIdx, now_us: u64) {
+    fn on_node_error(&self, node: NodeIdx) {
         let mut sh = self.shared.borrow_mut();
         match self.flavor {
             Flavor::Py5 => {
                 sh.startup.retain(|&s| s != node);
-                sh.close(now_us);
+                sh.close();
             }
             Flavor::Py8 => {
                 // update_active_connections_for_reconnect + disconnect_free_connections.
@@ -408,7 +408,7 @@ impl Client {
                 }
                 sh.needs_init = true;
             }
-            Flavor::Ideal => sh.pools.disconnect(node, now_us),
+            Flavor::Ideal => sh.pools.disconnect(node),
         }
     }
 
@@ -448,7 +448,7 @@ impl Client {
                 Answer::Timeout => Link::TimedOut,
                 _ => Link::Answered,
             };
-            if sh.give_back(lease, link, net.now()).is_some() {
+            if sh.give_back(lease, link, net.now()) {
                 // 7.2+: the closing task set the connection's reader and writer to None under
                 // this one (redis-py #4028); 4.4-7.1: a ConnectionError, which pops the node.
                 return Err(if self.flavor == Flavor::Py8 {
@@ -467,7 +467,7 @@ impl Client {
                     if self.flavor != Flavor::Ideal && steps > 0 && sh.moved_counter % steps == 0 {
                         // Full close(); the slot table is kept until the next initialize(),
                         // so this command is retried on the stale owner.
-                        sh.close(net.now_us());
+                        sh.close();
                         sh.moved_counter = 0;
                     } else {
                         let Some(i) = sh.own_idx(to, net) else {
@@ -520,7 +520,7 @@ impl Client {
                     break;
                 }
                 Err(Fail::Node(class, node)) => {
-                    self.on_node_error(node, net.now_us());
+                    self.on_node_error(node);
                     last = class;
                 }
                 Err(Fail::Raise(class)) => {
