@@ -35,7 +35,12 @@ pub fn analyse(path: &Path) -> Result<Analysed, InputError> {
 pub fn render_text(a: &Analysed) -> String {
     let rows = Rows::of(a);
     let mut o = rows.heading.text();
-    let _ = writeln!(o, "\nFINDINGS ({})", rows.findings.len());
+    o.push_str(&rows.story.text());
+    let _ = writeln!(
+        o,
+        "\nFINDINGS ({}, the one the root cause rests on first)",
+        rows.findings.len()
+    );
     if rows.findings.is_empty() {
         let _ = writeln!(
             o,
@@ -105,6 +110,7 @@ pub fn render_markdown(a: &Analysed) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "## Cluster evidence (slotscope)\n");
     o.push_str(&rows.heading.markdown());
+    o.push_str(&rows.story.markdown());
     let _ = writeln!(o, "### Findings\n");
     if rows.findings.is_empty() {
         let _ = writeln!(o, "No finding: no idle shard, redirect storm, connection churn, lost client group or known client defect.\n");

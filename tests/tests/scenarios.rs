@@ -414,14 +414,31 @@ fn incident_1_checks(kind: ServerKind, old: &Run, new: &Run) {
         lost["attribution"]
     );
     assert!(attributed_commands(lost).contains("zadd"));
-    assert_eq!(num(lost, "commands_per_sec_after"), 0.0);
-    // Every write the client made happened before the scale-out, and is counted there.
-    let before_secs = f(&traffic(a, &old.node0)["before"]["secs"]);
+    assert!(
+        num(lost, "commands_per_sec_after") < 0.05 * num(lost, "commands_per_sec_before"),
+        "the wedged client's writes stop: {lost}"
+    );
+    // The level it fell from is the client's own write rate while it ran (its timeline counts
+    // per 100 ms), and it fell between its last success and its first error, to within a poll.
+    let mut running: Vec<f64> = c["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| u(&b[1]) > 0)
+        .map(|b| u(&b[1]) as f64 * 10.0)
+        .collect();
+    running.sort_by(f64::total_cmp);
     assert_close(
-        "5.0.0 writes before the change (commands/s x window)",
-        num(lost, "commands_per_sec_before") * before_secs,
-        ok_old as f64,
-        0.02,
+        "5.0.0 writes per second before it stopped",
+        num(lost, "commands_per_sec_before"),
+        running[running.len() / 2],
+        0.1,
+    );
+    let at = u(&lost["span"]["start"]);
+    let (last_ok, first_error) = (u(&c["last_ok_ms"]), u(&c["first_error_ms"]));
+    assert!(
+        at + 500 >= last_ok && at <= first_error + 500,
+        "stopped at {at}, last success {last_ok}, first error {first_error}"
     );
     let defect = finding(a, "known_client_defect");
     match kind {

@@ -15,6 +15,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::clock;
 use crate::dataset::Dataset;
 use crate::js_error;
+use slotscope_core::quantity::count;
 
 /// A shared prediction, compared by identity (for Yew properties).
 #[derive(Clone, Debug)]
@@ -83,7 +84,7 @@ fn percent(share: f64) -> String {
 }
 
 /// The prediction in words: "redis-py@5.0.0 ends wedged since 22:54:25.060Z; MOVED share zadd
-/// 0.0 %; 1 full re-initialisations, 1 new connections".
+/// 0.0 %; 1 full re-initialisation, 2 CLUSTER SLOTS calls, 1 new connection; …".
 pub fn summary(p: &Prediction, offset: Option<i32>) -> String {
     let r = &p.report;
     let ending = match (r.wedged, r.wedged_since) {
@@ -101,12 +102,12 @@ pub fn summary(p: &Prediction, offset: Option<i32>) -> String {
         .collect();
     let errors: Vec<String> = r.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
     format!(
-        "{} {ending}; {}; {} full re-initialisations, {} CLUSTER SLOTS calls, {} new connections; {} of {} commands failed{} ({} commands/s{}, {} in flight)",
+        "{} {ending}; {}; {}, {}, {}; {} of {} commands failed{} ({} commands/s{}, {} in flight)",
         r.model,
         shares.join(", "),
-        r.full_reinits,
-        r.cluster_slots_calls,
-        r.new_connections,
+        count(r.full_reinits, "full re-initialisation"),
+        count(r.cluster_slots_calls, "CLUSTER SLOTS call"),
+        count(r.new_connections, "new connection"),
         r.failed,
         r.commands,
         if errors.is_empty() {

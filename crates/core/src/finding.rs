@@ -20,8 +20,11 @@ pub enum FindingKind {
     RedirectsDecayed,
     /// New connections per second far above the connections open: clients rebuilding.
     ConnectionChurn,
-    /// A client group's traffic vanished or turned into errors after a topology change.
+    /// A client group's successful commands fell and did not return: it stopped, or what it sends
+    /// fails.
     ClientGroupLost,
+    /// A client group's successful commands fell for a while, then recovered.
+    ClientGroupPaused,
     /// Slots without an owner, or nodes disagreeing about owners.
     SlotCoverage,
     /// A client group runs a library version with a known cluster-routing defect.
@@ -37,6 +40,7 @@ impl FindingKind {
             FindingKind::RedirectsDecayed => "redirects_decayed",
             FindingKind::ConnectionChurn => "connection_churn",
             FindingKind::ClientGroupLost => "client_group_lost",
+            FindingKind::ClientGroupPaused => "client_group_paused",
             FindingKind::SlotCoverage => "slot_coverage",
             FindingKind::KnownClientDefect => "known_client_defect",
         }

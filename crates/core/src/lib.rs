@@ -46,6 +46,7 @@ pub mod metrics;
 pub mod moment;
 pub mod node;
 pub mod percent;
+pub mod quantity;
 pub mod reader;
 pub mod recording;
 pub mod redirect;

@@ -46,6 +46,14 @@ pub struct Summary {
     pub truncated_tail: Option<u64>,
 }
 
+impl Summary {
+    /// The slot moves that changed where clients send commands (every move but the cluster's
+    /// creation), in time order.
+    pub fn changes(&self) -> impl Iterator<Item = &SlotMove> + '_ {
+        self.slot_moves.iter().filter(|m| m.is_change())
+    }
+}
+
 /// One node of the recording.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct NodeSummary {
@@ -84,6 +92,17 @@ pub struct SlotMove {
     pub slots: usize,
     /// First and last time a node reported one of these changes (end exclusive: last + 1 ms).
     pub span: TimeSpan,
+    /// Whether this is the cluster's creation: slots that had no owner yet, assigned before every
+    /// slot had one (`CLUSTER ADDSLOTS` on a new cluster). Creation is not a topology change: no
+    /// client routed by the old layout, so no "before" and "after" is measured from it.
+    pub creation: bool,
+}
+
+impl SlotMove {
+    /// Whether it changed where clients must send commands: any move but the creation.
+    pub fn is_change(&self) -> bool {
+        !self.creation
+    }
 }
 
 /// Slots reported MIGRATING from one node to another (or IMPORTING on the other side).
@@ -291,10 +310,12 @@ impl SummaryBuilder {
     pub fn into_parts(mut self) -> (Summary, ClusterTimeline) {
         let tl = &self.timeline;
         let id = |n: Option<NodeIdx>| n.and_then(|n| tl.nodes().id(n)).cloned();
+        let covered = tl.covered_from();
         self.summary.slot_moves = tl
             .moves()
             .into_iter()
             .map(|m| SlotMove {
+                creation: m.is_assignment() && covered.is_none_or(|c| m.span.start <= c),
                 from: id(m.from),
                 to: id(m.to),
                 ranges: m.ranges,

@@ -110,10 +110,23 @@ fn incident_1_lines() -> Vec<Line> {
 }
 
 #[test]
-fn a_new_shard_that_gets_no_commands_is_the_first_finding() {
+fn a_new_shard_that_gets_no_commands_follows_the_storm_that_starves_it() {
     let a = analyse(&incident_1_lines());
-    let first = &a.findings[0];
-    assert_eq!(first.kind, FindingKind::IdleShard, "{:#?}", kinds(&a));
+    // The clients keep sending to A, which redirects them: the storm is the root cause and leads;
+    // the idle shard is its effect.
+    assert_eq!(
+        a.findings[0].kind,
+        FindingKind::RedirectStorm,
+        "{:#?}",
+        kinds(&a)
+    );
+    let cause = a.story.root_cause().expect("a root cause");
+    assert_eq!(cause.finding, Some(0));
+    let first = a
+        .findings
+        .iter()
+        .find(|f| f.kind == FindingKind::IdleShard)
+        .expect("the idle shard");
     assert_eq!(first.severity, Severity::Critical);
     assert_eq!(first.node, Some(addr(7001)));
     assert_eq!(first.numbers["slots"], 8192.0);
@@ -342,7 +355,14 @@ fn a_recording_cut_mid_line_is_analysed_up_to_the_cut() {
     assert_eq!(n, lines.len() - 1);
     let a = an.finish();
     assert!(a.summary.truncated_tail.is_some());
-    assert_eq!(a.findings[0].kind, FindingKind::IdleShard);
+    assert_eq!(a.findings[0].kind, FindingKind::RedirectStorm);
+    let cut = a.story.cut_short.as_ref().expect("the cut is flagged");
+    assert!(cut.partial_line.is_some());
+    assert!(
+        a.story.limits.iter().any(|l| l.contains("cut short")),
+        "{:?}",
+        a.story.limits
+    );
 }
 
 #[test]

@@ -127,7 +127,8 @@ impl Detector for Churn {
             severity: Severity::Warning,
             span,
             title: format!(
-                "Connection churn: {new_per_sec:.1} new connections/s against {open:.0} open (connections live ~{lifetime:.1} s)"
+                "Connection churn: {new_per_sec:.1} new connections/s against {open:.0} open (connections live {} on average)",
+                crate::quantity::duration(lifetime)
             ),
             explanation: format!(
                 "Open connections stay flat while new ones arrive far faster: connections are closed and opened again \
@@ -208,7 +209,7 @@ mod tests {
         assert!((f.numbers["refresh_per_sec:cluster|slots"] - 29.0).abs() < 0.01);
         assert_eq!(
             f.title,
-            "Connection churn: 440.0 new connections/s against 280 open (connections live ~0.6 s)"
+            "Connection churn: 440.0 new connections/s against 280 open (connections live 636 ms on average)"
         );
         assert_eq!(f.node, Some(crate::analysis::fixture::addr(7000)));
         // Only redis-py opens connections; jedis keeps its one.

@@ -52,8 +52,8 @@ impl<'a> Context<'a> {
             .unwrap_or_else(|| TimeSpan::new(summary.header.started, summary.header.started));
         let span = TimeSpan::new(span.start, Timestamp(span.end.0 + 1));
         let (before, after) = match (
-            summary.slot_moves.iter().map(|m| m.span.start).min(),
-            summary.slot_moves.iter().map(|m| m.span.end).max(),
+            summary.changes().map(|m| m.span.start).min(),
+            summary.changes().map(|m| m.span.end).max(),
         ) {
             (Some(first), Some(last)) => (
                 TimeSpan::new(span.start, first),

@@ -36,7 +36,7 @@ pub(super) fn relate_evidence(annotations: &[Annotation], summary: &Summary) -> 
             a.source
         ));
     }
-    if let Some(m) = summary.slot_moves.iter().min_by_key(|m| m.span.start) {
+    if let Some(m) = summary.changes().min_by_key(|m| m.span.start) {
         let (gap, side) = if first_error.t >= m.span.start {
             (first_error.t.millis_since(m.span.start), "after")
         } else {
@@ -50,8 +50,8 @@ pub(super) fn relate_evidence(annotations: &[Annotation], summary: &Summary) -> 
     out
 }
 
-/// Places a finding relative to outside evidence and to the topology changes.
-pub(super) fn relate(span: TimeSpan, annotations: &[Annotation], summary: &Summary) -> Vec<String> {
+/// Places a finding relative to outside evidence (the recording's annotations).
+pub(super) fn relate(span: TimeSpan, annotations: &[Annotation]) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(a) = annotations
         .iter()
@@ -75,18 +75,6 @@ pub(super) fn relate(span: TimeSpan, annotations: &[Annotation], summary: &Summa
             a.text,
             a.source,
             format_millis(a.t.millis_since(span.start))
-        ));
-    }
-    if let Some(m) = summary
-        .slot_moves
-        .iter()
-        .filter(|m| m.span.start <= span.start)
-        .max_by_key(|m| m.span.start)
-    {
-        out.push(format!(
-            "starts {} after slots began moving ({} slots)",
-            format_millis(span.start.millis_since(m.span.start)),
-            m.slots
         ));
     }
     out
@@ -138,11 +126,10 @@ mod tests {
         ]);
         let span = TimeSpan::new(Timestamp(T0 + 15_000), Timestamp(T0 + 20_000));
         assert_eq!(
-            relate(span, &notes, &summary()),
+            relate(span, &notes),
             vec![
                 "starts 3.0s after \"Failover started\" (cloud_event_log)".to_owned(),
                 "\"Alarm\" (monitor) follows 2.0s after it starts".to_owned(),
-                "starts 5.0s after slots began moving (8192 slots)".to_owned(),
             ]
         );
     }
@@ -151,7 +138,7 @@ mod tests {
     fn a_finding_before_everything_is_placed_nowhere() {
         let notes = annotations(&[note(T0 + 30_000, "monitor", "Later", "alarm", None)]);
         let span = TimeSpan::new(Timestamp(T0 + 1_000), Timestamp(T0 + 2_000));
-        assert!(relate(span, &notes, &summary()).is_empty());
+        assert!(relate(span, &notes).is_empty());
     }
 
     #[test]

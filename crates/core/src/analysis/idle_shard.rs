@@ -48,8 +48,7 @@ impl Detector for IdleShard {
         }
         let gained: BTreeSet<&NodeId> = ctx
             .summary
-            .slot_moves
-            .iter()
+            .changes()
             .filter_map(|m| m.to.as_ref())
             .collect();
         let mut out = Vec::new();

@@ -19,7 +19,10 @@ mod evidence_link;
 mod fixture;
 mod idle_shard;
 mod lost_group;
+mod outage;
 mod redirects;
+mod story;
+mod stream;
 mod traffic;
 
 use serde::Serialize;
@@ -34,7 +37,9 @@ use crate::timeline::{ClusterTimeline, Consensus};
 
 pub use churn::CHURN_RATIO;
 pub use idle_shard::IDLE_SHARE;
+pub use lost_group::LOST_SHARE;
 pub use redirects::REDIRECT_SHARE;
+pub use story::{Confidence, CutShort, Role, Step, StepKind, Story};
 pub use traffic::{Rates, ShardTraffic};
 
 use context::Context;
@@ -62,13 +67,15 @@ const DETECTORS: &[&dyn Detector] = &[
 /// The analysis of a recording.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Analysis {
+    /// What happened, in time order, the root cause marked.
+    pub story: Story,
     /// What the recording holds (nodes, slot moves, failures).
     pub summary: Summary,
     /// Per node traffic before and after the topology changes.
     pub shard_traffic: Vec<ShardTraffic>,
     /// The client census.
     pub census: Census,
-    /// Findings, most important first.
+    /// Findings: the one the root cause rests on first, then the rest by importance.
     pub findings: Vec<Finding>,
     /// Outside evidence set against itself and the recording: "first client error 12 s after
     /// \"Migrating slots …\"".
@@ -166,6 +173,7 @@ impl Analyzer {
             interval_ms: self.interval_ms,
             shard_traffic: Vec::new(),
             findings: Vec::new(),
+            story: Story::default(),
             next: 0,
         }
     }
@@ -186,6 +194,7 @@ pub struct Finishing {
     interval_ms: u64,
     shard_traffic: Vec<ShardTraffic>,
     findings: Vec<Finding>,
+    story: Story,
     /// The next derivation.
     next: u8,
 }
@@ -218,7 +227,7 @@ impl Derivation {
         match self {
             Derivation::Traffic => "shard traffic",
             Derivation::Detect(d) => d.name(),
-            Derivation::Placement => "findings against the evidence",
+            Derivation::Placement => "the story and the findings' order",
         }
     }
 }
@@ -265,10 +274,21 @@ impl Finishing {
                 self.findings.extend(found);
             }
             Derivation::Placement => {
-                for f in &mut self.findings {
-                    f.context = evidence_link::relate(f.span, &self.annotations, &self.summary);
-                }
                 self.findings.sort_by_key(Finding::importance_key);
+                let mut story = story::tell(&self.context(), &self.findings);
+                story::lead_with_cause(&mut story, &mut self.findings);
+                for f in &mut self.findings {
+                    let mut context = evidence_link::relate(f.span, &self.annotations);
+                    context.extend(story::anchor(
+                        &story,
+                        f.span.start,
+                        self.interval_ms,
+                        self.summary.span.map(|s| s.start),
+                    ));
+                    context.append(&mut f.context);
+                    f.context = context;
+                }
+                self.story = story;
             }
         }
         self.next += 1;
@@ -293,6 +313,7 @@ impl Finishing {
         while !self.step() {}
         let evidence = evidence_link::relate_evidence(&self.annotations, &self.summary);
         Analysis {
+            story: self.story,
             summary: self.summary,
             shard_traffic: self.shard_traffic,
             census: self.census,
@@ -344,7 +365,7 @@ mod tests {
                 "connection churn",
                 "slot coverage",
                 "known client defect",
-                "findings against the evidence",
+                "the story and the findings' order",
             ]
         );
     }
@@ -358,18 +379,34 @@ mod tests {
         let stepped = f.done();
         let at_once = analyzer(&lines).finish();
         assert_eq!(stepped, at_once);
-        // The idle shard outranks the storm its clients cause; both are placed after the move
-        // (the idle shard from the end of the move, the storm from the first poll after it).
+        // The storm is what the clients did wrong: the root cause, set off by the move, leads;
+        // the idle shard is its effect. Both are placed after the move.
         let kinds: Vec<FindingKind> = at_once.findings.iter().map(|f| f.kind).collect();
-        assert_eq!(kinds, [FindingKind::IdleShard, FindingKind::RedirectStorm]);
-        let contexts: Vec<&[String]> = at_once.findings.iter().map(|f| &f.context[..]).collect();
+        assert_eq!(kinds, [FindingKind::RedirectStorm, FindingKind::IdleShard]);
+        let cause = at_once.story.root_cause().expect("a root cause");
+        assert_eq!(cause.finding, Some(0));
+        assert_eq!(cause.finding_kind, Some("redirect_storm"));
+        let roles: Vec<(StepKind, Role)> = at_once
+            .story
+            .steps
+            .iter()
+            .map(|s| (s.kind, s.role))
+            .collect();
         assert_eq!(
-            contexts,
+            roles,
             [
-                ["starts 1ms after slots began moving (8192 slots)"],
-                ["starts 1.0s after slots began moving (8192 slots)"]
+                (StepKind::SlotsMoved, Role::Trigger),
+                (StepKind::Finding, Role::Effect),
+                (StepKind::Finding, Role::RootCause),
+                // The lines end without an end line.
+                (StepKind::RecordingCut, Role::Context),
             ]
         );
+        let contexts: Vec<&[String]> = at_once.findings.iter().map(|f| &f.context[..]).collect();
+        assert_eq!(contexts.len(), 2);
+        for c in contexts {
+            assert!(c[0].contains(" after 8192 slots move from "), "{c:?}");
+        }
         assert_eq!(at_once.shard_traffic.len(), 2);
     }
 }

@@ -53,8 +53,7 @@ impl Detector for Redirects {
         let change_of = |k: usize| {
             let t = buckets[k].span.start;
             ctx.summary
-                .slot_moves
-                .iter()
+                .changes()
                 .position(|m| m.span.start <= t && t.0 <= m.span.end.0 + 10_000)
         };
         let mut episodes: Vec<(usize, usize)> = Vec::new();
@@ -151,8 +150,7 @@ fn finding(ctx: &Context<'_>, run: &[Bucket]) -> Finding {
         .collect();
     let near_change = ctx
         .summary
-        .slot_moves
-        .iter()
+        .changes()
         .any(|m| m.span.start.0 <= last.0 && first.0 <= m.span.end.0 + 10_000);
     if sustained {
         Finding {
@@ -186,10 +184,11 @@ fn finding(ctx: &Context<'_>, run: &[Bucket]) -> Finding {
             severity: Severity::Info,
             span,
             title: format!(
-                "{} redirects over {}{}, decaying from {:.1} % to {:.1} % of commands",
+                "{} redirects over {}{}, {} from {:.1} % to {:.1} % of commands",
                 redirects,
                 format_millis(span.millis()),
                 if near_change { " around the topology change" } else { "" },
+                trend(early, late),
                 early * 100.0,
                 late * 100.0
             ),
@@ -260,6 +259,18 @@ impl Bucket {
     /// MOVED and ASK replies.
     fn redirects(&self) -> u64 {
         self.moved + self.ask
+    }
+}
+
+/// How a share went from `early` to `late`, in one word: `decaying`, `rising`, or `holding`
+/// when the two differ by less than a tenth (at one decimal place they may even read the same).
+fn trend(early: f64, late: f64) -> &'static str {
+    if late < early * 0.9 {
+        "decaying"
+    } else if late > early * 1.1 {
+        "rising"
+    } else {
+        "holding"
     }
 }
 

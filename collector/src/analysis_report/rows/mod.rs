@@ -6,14 +6,20 @@ use std::fmt::Write as _;
 
 use slotscope_core::analysis::{Rates, ShardTraffic};
 use slotscope_core::census::ClientGroup;
-use slotscope_core::finding::{number, Finding, Severity};
 use slotscope_core::moment::at;
 use slotscope_core::recording::Discovery;
-use slotscope_core::tap::versus::Versus;
 use slotscope_core::time::format_millis;
-use slotscope_core::{NodeAddr, NodeId, Timestamp};
+use slotscope_core::{NodeId, Timestamp};
 
 use super::Analysed;
+
+mod finding;
+mod story;
+mod tap;
+
+pub use finding::FindingEntry;
+pub use story::StorySection;
+pub use tap::TapSection;
 
 /// A node id's short form, `?` when unknown.
 fn short(id: Option<&NodeId>) -> String {
@@ -33,12 +39,20 @@ fn cell_escape(s: &str) -> String {
 /// `text` in lines of at most `width` characters (a longer word stands alone), each after
 /// `indent`.
 fn wrap(text: &str, width: usize, indent: &str) -> String {
+    hang(text, width, indent, indent)
+}
+
+/// `text` in lines of at most `width` characters, the first after `first`, the others after
+/// `rest` (a hanging indent: `- ` on the first line, spaces on the others).
+fn hang(text: &str, width: usize, first: &str, rest: &str) -> String {
     let mut out = String::new();
     let mut line = String::new();
+    let mut indent = first;
     for word in text.split_whitespace() {
         if !line.is_empty() && line.len() + 1 + word.len() > width {
             let _ = writeln!(out, "{indent}{line}");
             line.clear();
+            indent = rest;
         }
         if !line.is_empty() {
             line.push(' ');
@@ -106,266 +120,6 @@ impl Heading {
             self.interval,
             self.collector
         )
-    }
-}
-
-/// One finding, numbered from 1 in the order the analysis gives (most important first).
-#[derive(Clone, Debug, PartialEq)]
-pub struct FindingEntry {
-    /// Its number in the list.
-    pub number: usize,
-    /// How much it matters.
-    pub severity: Severity,
-    /// Its kind's name (`idle_shard`, …).
-    pub kind: &'static str,
-    /// When it starts (see [`at`]).
-    pub from: String,
-    /// When it ends.
-    pub to: String,
-    /// One line.
-    pub title: String,
-    /// What it means.
-    pub explanation: String,
-    /// The client group it is put down to.
-    pub attribution: Option<String>,
-    /// What else the recording shows around it.
-    pub context: Vec<String>,
-    /// The numbers behind it, `name=value`.
-    pub numbers: Vec<String>,
-}
-
-impl FindingEntry {
-    /// The finding numbered `number`; times from `start`.
-    pub fn of(position: usize, f: &Finding, start: Timestamp) -> FindingEntry {
-        FindingEntry {
-            number: position,
-            severity: f.severity,
-            kind: f.kind.name(),
-            from: at(f.span.start, start),
-            to: at(f.span.end, start),
-            title: f.title.clone(),
-            explanation: f.explanation.clone(),
-            attribution: f.attribution.as_ref().map(|a| a.describe()),
-            context: f.context.clone(),
-            numbers: f
-                .numbers
-                .iter()
-                .map(|(k, v)| format!("{k}={}", number(*v)))
-                .collect(),
-        }
-    }
-
-    /// A numbered block, title and explanation wrapped at 100 characters.
-    pub fn text(&self) -> String {
-        let mut o = format!(
-            "{:>3}. [{:?}] {}  {} .. {}\n",
-            self.number, self.severity, self.kind, self.from, self.to
-        );
-        o.push_str(&wrap(&self.title, 100, "     "));
-        o.push_str(&wrap(&self.explanation, 100, "       "));
-        if let Some(attr) = &self.attribution {
-            let _ = writeln!(o, "     attributed to: {attr}");
-        }
-        for c in &self.context {
-            let _ = writeln!(o, "     context: {c}");
-        }
-        o.push_str(&wrap(&self.numbers.join("  "), 100, "     numbers: "));
-        o
-    }
-
-    /// A numbered list item with its details as sub-items.
-    pub fn markdown(&self) -> String {
-        let mut o = format!(
-            "{}. **{}** (`{}`, {:?}, {} – {}): {}\n\n",
-            self.number, self.title, self.kind, self.severity, self.from, self.to, self.explanation
-        );
-        if let Some(attr) = &self.attribution {
-            let _ = writeln!(o, "   - Attributed to: {attr}");
-        }
-        for c in &self.context {
-            let _ = writeln!(o, "   - Context: {c}");
-        }
-        let _ = writeln!(o, "   - Numbers: {}\n", self.numbers.join(", "));
-        o
-    }
-}
-
-/// What the tapped client sent: the figures of the client-side section's introduction.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TapHeading {
-    /// Commands sent.
-    pub sent: u64,
-    /// Connections opened.
-    pub connections: u64,
-}
-
-impl TapHeading {
-    /// The section's title line and the table's header.
-    pub fn text(&self) -> String {
-        format!(
-            "\nCLIENT-SIDE EVIDENCE (slotscope tap: {} commands on {} connections; MOVED share = MOVED / \
-             commands sent, server = rejected_calls / (calls + rejected_calls) of every client)\n  \
-             {:<22} {:>9} {:>8} {:>6} {:>7} {:>13}  {:>15} {:>13}\n",
-            self.sent,
-            self.connections,
-            "command",
-            "sent",
-            "MOVED",
-            "ASK",
-            "errors",
-            "client share",
-            "server attempts",
-            "server share"
-        )
-    }
-
-    /// The section's title, introduction and the table's header.
-    pub fn markdown(&self) -> String {
-        format!(
-            "### Client-side evidence (slotscope tap)\n\n{} commands on {} connections. Client MOVED \
-             share = MOVED / commands sent by the tapped client; server share = rejected_calls / \
-             (calls + rejected_calls) of every client.\n\n\
-             | command | sent | MOVED | ASK | errors | client MOVED share | server attempts | server share |\n\
-             |---|---:|---:|---:|---:|---:|---:|---:|\n",
-            self.sent, self.connections
-        )
-    }
-}
-
-/// One command: what the tapped client got beside what every client got from the servers.
-#[derive(Clone, Debug, PartialEq)]
-pub struct VersusRow {
-    /// The command.
-    pub cmd: String,
-    /// Sent by the tapped client.
-    pub sent: u64,
-    /// MOVED replies it got.
-    pub moved: u64,
-    /// ASK replies it got.
-    pub ask: u64,
-    /// Error replies it got.
-    pub errors: u64,
-    /// `moved / sent`.
-    pub client_share: f64,
-    /// The servers' calls plus rejected calls, every client; `None` without `INFO` figures.
-    pub server_attempts: Option<u64>,
-    /// The servers' rejected share.
-    pub server_share: Option<f64>,
-}
-
-impl VersusRow {
-    /// The row of `v`.
-    pub fn of(v: &Versus) -> VersusRow {
-        VersusRow {
-            cmd: v.cmd.clone(),
-            sent: v.sent,
-            moved: v.moved,
-            ask: v.ask,
-            errors: v.errors,
-            client_share: v.client_moved_share,
-            server_attempts: v.server.map(|d| d.attempts()),
-            server_share: v.server_share(),
-        }
-    }
-
-    /// One line in columns.
-    pub fn text(&self) -> String {
-        format!(
-            "  {:<22} {:>9} {:>8} {:>6} {:>7} {:>13.3}  {:>15} {:>13}\n",
-            self.cmd,
-            self.sent,
-            self.moved,
-            self.ask,
-            self.errors,
-            self.client_share,
-            self.server_attempts
-                .map_or_else(|| "-".to_owned(), |n| n.to_string()),
-            share(self.server_share)
-        )
-    }
-
-    /// One table row.
-    pub fn markdown(&self) -> String {
-        format!(
-            "| `{}` | {} | {} | {} | {} | {:.3} | {} | {} |\n",
-            cell_escape(&self.cmd),
-            self.sent,
-            self.moved,
-            self.ask,
-            self.errors,
-            self.client_share,
-            self.server_attempts
-                .map_or_else(|| "–".to_owned(), |n| n.to_string()),
-            share(self.server_share)
-        )
-    }
-}
-
-/// What the tapped client sent to one node (text only).
-#[derive(Clone, Debug, PartialEq)]
-pub struct TapNodeRow {
-    /// The node.
-    pub node: NodeAddr,
-    /// Commands sent to it.
-    pub sent: u64,
-    /// MOVED replies it gave.
-    pub moved: u64,
-    /// ASK replies it gave.
-    pub ask: u64,
-    /// Mean latency, microseconds.
-    pub mean_latency_us: f64,
-}
-
-impl TapNodeRow {
-    /// One line.
-    pub fn text(&self) -> String {
-        format!(
-            "  node {:<21} sent {:>9}  MOVED {:>8}  ASK {:>6}  mean latency {:.0} µs\n",
-            self.node.to_string(),
-            self.sent,
-            self.moved,
-            self.ask,
-            self.mean_latency_us
-        )
-    }
-}
-
-/// The client-side section (present when the recording holds tap lines).
-#[derive(Clone, Debug, PartialEq)]
-pub struct TapSection {
-    /// Its introduction.
-    pub heading: TapHeading,
-    /// One row a command.
-    pub commands: Vec<VersusRow>,
-    /// One row a node.
-    pub nodes: Vec<TapNodeRow>,
-}
-
-impl TapSection {
-    /// The section of `a`, `None` without tap lines.
-    pub fn of(a: &Analysed) -> Option<TapSection> {
-        let t = &a.analysis.tap;
-        if t.is_empty() {
-            return None;
-        }
-        Some(TapSection {
-            heading: TapHeading {
-                sent: t.total.sent,
-                connections: t.connections_opened,
-            },
-            commands: a.analysis.versus().iter().map(VersusRow::of).collect(),
-            nodes: t
-                .per_node
-                .iter()
-                .map(|(node, c)| TapNodeRow {
-                    node: node.clone(),
-                    sent: c.sent,
-                    moved: c.moved,
-                    ask: c.ask,
-                    mean_latency_us: c.mean_latency_us(),
-                })
-                .collect(),
-        })
     }
 }
 
@@ -591,6 +345,8 @@ impl CensusRow {
 pub struct Rows {
     /// What was recorded.
     pub heading: Heading,
+    /// What happened.
+    pub story: StorySection,
     /// The findings, most important first.
     pub findings: Vec<FindingEntry>,
     /// Outside evidence, one line each.
@@ -611,6 +367,7 @@ impl Rows {
         let start = a.analysis.summary.header.started;
         Rows {
             heading: Heading::of(a),
+            story: StorySection::of(&a.analysis.story, start),
             findings: a
                 .analysis
                 .findings
@@ -671,39 +428,6 @@ mod tests {
     }
 
     #[test]
-    fn finding_as_text_and_markdown() {
-        let f = FindingEntry {
-            number: 2,
-            severity: Severity::Warning,
-            kind: "redirect_storm",
-            from: "05:17:18 (+4.2s)".into(),
-            to: "05:17:20 (+6.0s)".into(),
-            title: "MOVED storm".into(),
-            explanation: "Most commands were redirected.".into(),
-            attribution: Some("api (via get)".into()),
-            context: vec!["a slot move began 1.0s before".into()],
-            numbers: vec!["moved_per_sec=120".into(), "share=0.412".into()],
-        };
-        assert_eq!(
-            f.text(),
-            "  2. [Warning] redirect_storm  05:17:18 (+4.2s) .. 05:17:20 (+6.0s)\n     \
-             MOVED storm\n       \
-             Most commands were redirected.\n     \
-             attributed to: api (via get)\n     \
-             context: a slot move began 1.0s before\n     \
-             numbers: moved_per_sec=120 share=0.412\n"
-        );
-        assert_eq!(
-            f.markdown(),
-            "2. **MOVED storm** (`redirect_storm`, Warning, 05:17:18 (+4.2s) – 05:17:20 (+6.0s)): \
-             Most commands were redirected.\n\n   \
-             - Attributed to: api (via get)\n   \
-             - Context: a slot move began 1.0s before\n   \
-             - Numbers: moved_per_sec=120, share=0.412\n\n"
-        );
-    }
-
-    #[test]
     fn text_wraps_at_a_hundred_characters() {
         let words = ["word"; 30].join(" ");
         let wrapped = wrap(&words, 100, "  ");
@@ -711,57 +435,6 @@ mod tests {
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[0].len(), 2 + 99);
         assert_eq!(wrap("", 100, "  "), "");
-    }
-
-    #[test]
-    fn versus_row_as_text_and_markdown() {
-        let mut r = VersusRow {
-            cmd: "cluster|slots".into(),
-            sent: 1200,
-            moved: 300,
-            ask: 2,
-            errors: 1,
-            client_share: 0.25,
-            server_attempts: Some(5000),
-            server_share: Some(0.1234),
-        };
-        assert_eq!(
-            r.text(),
-            "  cluster|slots               1200      300      2       1         0.250             5000         0.123\n"
-        );
-        assert_eq!(
-            r.markdown(),
-            "| `cluster\\|slots` | 1200 | 300 | 2 | 1 | 0.250 | 5000 | 0.123 |\n"
-        );
-        r.server_attempts = None;
-        r.server_share = None;
-        assert!(r.text().ends_with("             -             -\n"));
-        assert!(r.markdown().ends_with("| 0.250 | – | - |\n"));
-    }
-
-    #[test]
-    fn tap_heading_and_node_as_text() {
-        let h = TapHeading {
-            sent: 10,
-            connections: 2,
-        };
-        assert!(h
-            .text()
-            .starts_with("\nCLIENT-SIDE EVIDENCE (slotscope tap: 10 commands on 2 connections;"));
-        assert!(h
-            .markdown()
-            .ends_with("| server share |\n|---|---:|---:|---:|---:|---:|---:|---:|\n"));
-        let n = TapNodeRow {
-            node: "10.0.0.1:6379".parse().unwrap(),
-            sent: 7,
-            moved: 1,
-            ask: 0,
-            mean_latency_us: 251.6,
-        };
-        assert_eq!(
-            n.text(),
-            "  node 10.0.0.1:6379         sent         7  MOVED        1  ASK      0  mean latency 252 µs\n"
-        );
     }
 
     #[test]

@@ -1,0 +1,243 @@
+//! The client-side section of `slotscope analyze`: what a client recorded through `slotscope tap`
+//! got, beside what every client got from the servers.
+
+use slotscope_core::tap::versus::Versus;
+use slotscope_core::NodeAddr;
+
+use super::super::Analysed;
+use super::{cell_escape, share};
+
+/// What the tapped client sent: the figures of the client-side section's introduction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TapHeading {
+    /// Commands sent.
+    pub sent: u64,
+    /// Connections opened.
+    pub connections: u64,
+}
+
+impl TapHeading {
+    /// The section's title line and the table's header.
+    pub fn text(&self) -> String {
+        format!(
+            "\nCLIENT-SIDE EVIDENCE (slotscope tap: {} commands on {} connections; MOVED share = MOVED / \
+             commands sent, server = rejected_calls / (calls + rejected_calls) of every client)\n  \
+             {:<22} {:>9} {:>8} {:>6} {:>7} {:>13}  {:>15} {:>13}\n",
+            self.sent,
+            self.connections,
+            "command",
+            "sent",
+            "MOVED",
+            "ASK",
+            "errors",
+            "client share",
+            "server attempts",
+            "server share"
+        )
+    }
+
+    /// The section's title, introduction and the table's header.
+    pub fn markdown(&self) -> String {
+        format!(
+            "### Client-side evidence (slotscope tap)\n\n{} commands on {} connections. Client MOVED \
+             share = MOVED / commands sent by the tapped client; server share = rejected_calls / \
+             (calls + rejected_calls) of every client.\n\n\
+             | command | sent | MOVED | ASK | errors | client MOVED share | server attempts | server share |\n\
+             |---|---:|---:|---:|---:|---:|---:|---:|\n",
+            self.sent, self.connections
+        )
+    }
+}
+
+/// One command: what the tapped client got beside what every client got from the servers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VersusRow {
+    /// The command.
+    pub cmd: String,
+    /// Sent by the tapped client.
+    pub sent: u64,
+    /// MOVED replies it got.
+    pub moved: u64,
+    /// ASK replies it got.
+    pub ask: u64,
+    /// Error replies it got.
+    pub errors: u64,
+    /// `moved / sent`.
+    pub client_share: f64,
+    /// The servers' calls plus rejected calls, every client; `None` without `INFO` figures.
+    pub server_attempts: Option<u64>,
+    /// The servers' rejected share.
+    pub server_share: Option<f64>,
+}
+
+impl VersusRow {
+    /// The row of `v`.
+    pub fn of(v: &Versus) -> VersusRow {
+        VersusRow {
+            cmd: v.cmd.clone(),
+            sent: v.sent,
+            moved: v.moved,
+            ask: v.ask,
+            errors: v.errors,
+            client_share: v.client_moved_share,
+            server_attempts: v.server.map(|d| d.attempts()),
+            server_share: v.server_share(),
+        }
+    }
+
+    /// One line in columns.
+    pub fn text(&self) -> String {
+        format!(
+            "  {:<22} {:>9} {:>8} {:>6} {:>7} {:>13.3}  {:>15} {:>13}\n",
+            self.cmd,
+            self.sent,
+            self.moved,
+            self.ask,
+            self.errors,
+            self.client_share,
+            self.server_attempts
+                .map_or_else(|| "-".to_owned(), |n| n.to_string()),
+            share(self.server_share)
+        )
+    }
+
+    /// One table row.
+    pub fn markdown(&self) -> String {
+        format!(
+            "| `{}` | {} | {} | {} | {} | {:.3} | {} | {} |\n",
+            cell_escape(&self.cmd),
+            self.sent,
+            self.moved,
+            self.ask,
+            self.errors,
+            self.client_share,
+            self.server_attempts
+                .map_or_else(|| "–".to_owned(), |n| n.to_string()),
+            share(self.server_share)
+        )
+    }
+}
+
+/// What the tapped client sent to one node (text only).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TapNodeRow {
+    /// The node.
+    pub node: NodeAddr,
+    /// Commands sent to it.
+    pub sent: u64,
+    /// MOVED replies it gave.
+    pub moved: u64,
+    /// ASK replies it gave.
+    pub ask: u64,
+    /// Mean latency, microseconds.
+    pub mean_latency_us: f64,
+}
+
+impl TapNodeRow {
+    /// One line.
+    pub fn text(&self) -> String {
+        format!(
+            "  node {:<21} sent {:>9}  MOVED {:>8}  ASK {:>6}  mean latency {:.0} µs\n",
+            self.node.to_string(),
+            self.sent,
+            self.moved,
+            self.ask,
+            self.mean_latency_us
+        )
+    }
+}
+
+/// The client-side section (present when the recording holds tap lines).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TapSection {
+    /// Its introduction.
+    pub heading: TapHeading,
+    /// One row a command.
+    pub commands: Vec<VersusRow>,
+    /// One row a node.
+    pub nodes: Vec<TapNodeRow>,
+}
+
+impl TapSection {
+    /// The section of `a`, `None` without tap lines.
+    pub fn of(a: &Analysed) -> Option<TapSection> {
+        let t = &a.analysis.tap;
+        if t.is_empty() {
+            return None;
+        }
+        Some(TapSection {
+            heading: TapHeading {
+                sent: t.total.sent,
+                connections: t.connections_opened,
+            },
+            commands: a.analysis.versus().iter().map(VersusRow::of).collect(),
+            nodes: t
+                .per_node
+                .iter()
+                .map(|(node, c)| TapNodeRow {
+                    node: node.clone(),
+                    sent: c.sent,
+                    moved: c.moved,
+                    ask: c.ask,
+                    mean_latency_us: c.mean_latency_us(),
+                })
+                .collect(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versus_row_as_text_and_markdown() {
+        let mut r = VersusRow {
+            cmd: "cluster|slots".into(),
+            sent: 1200,
+            moved: 300,
+            ask: 2,
+            errors: 1,
+            client_share: 0.25,
+            server_attempts: Some(5000),
+            server_share: Some(0.1234),
+        };
+        assert_eq!(
+            r.text(),
+            "  cluster|slots               1200      300      2       1         0.250             5000         0.123\n"
+        );
+        assert_eq!(
+            r.markdown(),
+            "| `cluster\\|slots` | 1200 | 300 | 2 | 1 | 0.250 | 5000 | 0.123 |\n"
+        );
+        r.server_attempts = None;
+        r.server_share = None;
+        assert!(r.text().ends_with("             -             -\n"));
+        assert!(r.markdown().ends_with("| 0.250 | – | - |\n"));
+    }
+
+    #[test]
+    fn tap_heading_and_node_as_text() {
+        let h = TapHeading {
+            sent: 10,
+            connections: 2,
+        };
+        assert!(h
+            .text()
+            .starts_with("\nCLIENT-SIDE EVIDENCE (slotscope tap: 10 commands on 2 connections;"));
+        assert!(h
+            .markdown()
+            .ends_with("| server share |\n|---|---:|---:|---:|---:|---:|---:|---:|\n"));
+        let n = TapNodeRow {
+            node: "10.0.0.1:6379".parse().unwrap(),
+            sent: 7,
+            moved: 1,
+            ask: 0,
+            mean_latency_us: 251.6,
+        };
+        assert_eq!(
+            n.text(),
+            "  node 10.0.0.1:6379         sent         7  MOVED        1  ASK      0  mean latency 252 µs\n"
+        );
+    }
+}

@@ -1,0 +1,126 @@
+//! Marking the root cause: the first thing the clients did wrong that the findings show (a group
+//! that stopped, a storm), what set it off just before (a node that stopped answering, slots that
+//! moved), and the known defect that explains it when the group runs one. Everything the findings
+//! show after the root cause is its effect.
+
+use crate::finding::{Attribution, Finding, FindingKind, Severity};
+use crate::time::Timestamp;
+
+use super::{Confidence, Role, Step, StepKind};
+
+/// How long before the root cause a cluster event still counts as its trigger, milliseconds.
+const TRIGGER_MS: u64 = 5_000;
+
+/// The group a finding names, if one.
+fn group_of(f: &Finding) -> Option<&str> {
+    match &f.attribution {
+        Some(Attribution::Group { group, .. }) => Some(group),
+        _ => None,
+    }
+}
+
+/// How much a finding's step can be the root cause: what the clients did (a group lost, a
+/// storm, a client that died) before what the cluster shows of it (an idle shard, coverage).
+fn rank(f: &Finding) -> Option<u8> {
+    let client_side = matches!(
+        f.kind,
+        FindingKind::ClientGroupLost | FindingKind::RedirectStorm | FindingKind::ClientGroupPaused
+    ) || !matches!(
+        f.kind,
+        FindingKind::IdleShard
+            | FindingKind::SlotCoverage
+            | FindingKind::ConnectionChurn
+            | FindingKind::RedirectsDecayed
+            | FindingKind::KnownClientDefect
+    );
+    match (f.severity, client_side) {
+        (Severity::Critical, true) => Some(0),
+        (Severity::Critical, false) => Some(1),
+        (Severity::Warning, true) => Some(2),
+        _ => None,
+    }
+}
+
+/// Marks the root cause among `steps` (in time order), its trigger and its effects.
+pub(super) fn mark(steps: &mut [Step], findings: &[Finding], interval_ms: u64) {
+    let Some(primary) = steps
+        .iter()
+        .enumerate()
+        .filter_map(|(k, s)| {
+            let f = findings.get(s.finding?)?;
+            Some((rank(f)?, s.at, k))
+        })
+        .min()
+        .map(|(_, _, k)| k)
+    else {
+        return;
+    };
+    let at = steps[primary].at;
+    let trigger = steps[..primary]
+        .iter()
+        .rposition(|s| {
+            matches!(
+                s.kind,
+                StepKind::NodeStopped
+                    | StepKind::SlotsMoved
+                    | StepKind::NodeAdded
+                    | StepKind::NodeLeft
+            ) && s.at.0 + TRIGGER_MS >= at.0
+        })
+        .or_else(|| {
+            // A cluster event within a poll after the fall's estimate still set it off.
+            steps.iter().position(|s| {
+                s.kind == StepKind::NodeStopped && s.at > at && s.at.0 <= at.0 + interval_ms
+            })
+        });
+    let defect = steps[primary].group.as_deref().and_then(|g| {
+        findings
+            .iter()
+            .find(|f| f.kind == FindingKind::KnownClientDefect && group_of(f) == Some(g))
+    });
+    let cause = match (defect, trigger) {
+        (Some(d), t) => {
+            let s = &mut steps[primary];
+            s.evidence.push(format!("known defect: {}", d.title));
+            if let Some(t) = t {
+                steps[t].role = Role::Trigger;
+            }
+            primary
+        }
+        (None, Some(t))
+            if steps[t].kind == StepKind::NodeStopped
+                && steps[primary].kind == StepKind::Finding =>
+        {
+            steps[primary]
+                .evidence
+                .push(format!("set off by: {}", steps[t].text));
+            t
+        }
+        (None, t) => {
+            if let Some(t) = t {
+                steps[t].role = Role::Trigger;
+            }
+            primary
+        }
+    };
+    steps[cause].role = Role::RootCause;
+    steps[cause].root_cause = true;
+    if steps[cause].confidence == Confidence::Possible && defect.is_some() {
+        steps[cause].confidence = Confidence::Likely;
+    }
+    let from: Timestamp = steps[cause].at;
+    for (k, s) in steps.iter_mut().enumerate() {
+        // What the findings show from a poll before the root cause on follows from it (a
+        // finding's start is only known to within a poll).
+        if k != cause
+            && s.kind == StepKind::Finding
+            && s.at.0 + interval_ms >= from.0
+            && s.role == Role::Context
+        {
+            s.role = Role::Effect;
+        }
+    }
+    if cause != primary && steps[primary].role == Role::Context {
+        steps[primary].role = Role::Effect;
+    }
+}

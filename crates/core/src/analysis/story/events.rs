@@ -1,0 +1,156 @@
+//! What the collector saw the cluster do, as story steps: the creation, nodes that stopped
+//! answering, joined or left, and slots that moved.
+
+use crate::moment::at;
+use crate::recording::{Discovery, GoneReason};
+use crate::time::{format_millis, Timestamp};
+
+use super::super::outage::outages;
+use super::super::Context;
+use super::{Confidence, Role, Step, StepKind};
+
+/// A cluster step: seen directly, context until the cause is marked.
+fn step(at: Timestamp, until: Option<Timestamp>, kind: StepKind, text: String) -> Step {
+    Step {
+        at,
+        until,
+        kind,
+        finding_kind: None,
+        text,
+        evidence: Vec::new(),
+        confidence: Confidence::Certain,
+        role: Role::Context,
+        root_cause: false,
+        group: None,
+        finding: None,
+    }
+}
+
+/// A node's id's short form, or its address when the id is unknown.
+fn node_name(ctx: &Context<'_>, id: Option<&crate::node::NodeId>) -> String {
+    let Some(id) = id else {
+        return "no node".to_owned();
+    };
+    ctx.summary
+        .nodes
+        .iter()
+        .find(|n| n.id.as_ref() == Some(id))
+        .map_or_else(|| id.short().to_owned(), |n| n.addr.to_string())
+}
+
+/// The steps of the cluster's own events, in no particular order.
+pub(super) fn cluster_steps(ctx: &Context<'_>) -> Vec<Step> {
+    let start = ctx.span.start;
+    let mut out = Vec::new();
+    let creation: Vec<_> = ctx
+        .summary
+        .slot_moves
+        .iter()
+        .filter(|m| m.creation)
+        .collect();
+    if let (Some(first), Some(last)) = (
+        creation.iter().map(|m| m.span.start).min(),
+        creation.iter().map(|m| m.span.end).max(),
+    ) {
+        let slots: usize = creation.iter().map(|m| m.slots).sum();
+        let owners = creation
+            .iter()
+            .filter_map(|m| m.to.as_ref())
+            .collect::<std::collections::BTreeSet<_>>()
+            .len();
+        let mut s = step(
+            first,
+            Some(last),
+            StepKind::Creation,
+            format!("the cluster is created: {slots} slots assigned to {owners} nodes"),
+        );
+        s.evidence
+            .push("slots without an owner in the first topology views, then assigned".to_owned());
+        out.push(s);
+    }
+    let first_round = Timestamp(start.0 + 2 * ctx.interval_ms);
+    for n in &ctx.summary.nodes {
+        if let Discovery::Topology { from } = &n.via {
+            if n.discovered > first_round {
+                let mut s = step(
+                    n.discovered,
+                    None,
+                    StepKind::NodeAdded,
+                    format!("node {} joins the cluster", n.addr),
+                );
+                s.evidence
+                    .push(format!("first listed by {from}'s topology"));
+                out.push(s);
+            }
+        }
+        for (t, why) in &n.gone {
+            if *why == GoneReason::LeftTopology {
+                let mut s = step(
+                    *t,
+                    None,
+                    StepKind::NodeLeft,
+                    format!("node {} leaves the cluster", n.addr),
+                );
+                s.evidence
+                    .push("no node's topology lists it any more".to_owned());
+                out.push(s);
+            }
+        }
+    }
+    for o in outages(ctx) {
+        let failed: u64 = ctx
+            .summary
+            .failures
+            .iter()
+            .filter(|f| {
+                f.addr == o.node
+                    && f.span.end >= o.last_answer
+                    && o.answered_again.is_none_or(|b| f.span.start <= b)
+            })
+            .map(|f| f.count)
+            .sum();
+        let text = match o.answered_again {
+            Some(_) if o.restarted => format!(
+                "node {} restarts ({} without an answer)",
+                o.node,
+                format_millis(o.millis(ctx.span.end))
+            ),
+            Some(_) => format!(
+                "node {} stops answering for {}",
+                o.node,
+                format_millis(o.millis(ctx.span.end))
+            ),
+            None => format!("node {} stops answering and does not come back", o.node),
+        };
+        let mut s = step(o.last_answer, o.answered_again, StepKind::NodeStopped, text);
+        s.evidence.push(format!(
+            "last INFO reply at {}{}",
+            at(o.last_answer, start),
+            o.answered_again
+                .map_or_else(String::new, |b| format!(", next at {}", at(b, start)))
+        ));
+        if failed > 0 {
+            s.evidence
+                .push(format!("{failed} polls of it failed meanwhile"));
+        }
+        out.push(s);
+    }
+    for m in ctx.summary.changes() {
+        let mut s = step(
+            m.span.start,
+            Some(m.span.end),
+            StepKind::SlotsMoved,
+            format!(
+                "{} slots move from {} to {} (over {})",
+                m.slots,
+                node_name(ctx, m.from.as_ref()),
+                node_name(ctx, m.to.as_ref()),
+                format_millis(m.span.millis())
+            ),
+        );
+        s.evidence
+            .push("the nodes' topology views (CLUSTER SHARDS / NODES)".to_owned());
+        out.push(s);
+    }
+    out
+}

@@ -1,0 +1,208 @@
+//! The story of a recording: the events that matter, in time order, each with its evidence and
+//! how sure it is, the root cause marked. What the collector saw the cluster do (nodes that
+//! stopped answering, joined or left, slots that moved, the creation) and what the findings say
+//! the clients did (a group that stopped, a redirect storm, churn, a shard left idle) are put on
+//! one line of time; then the step that explains the others is marked (see [`cause`]), and what
+//! the recording cannot tell is said (see [`limits`]).
+
+mod cause;
+mod events;
+mod limits;
+mod of_finding;
+
+use serde::Serialize;
+
+use crate::finding::Finding;
+use crate::time::Timestamp;
+
+use super::Context;
+
+pub use limits::CutShort;
+
+/// What a step is about. The snake_case names are stable (`kind` in JSON).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepKind {
+    /// Slots assigned to the nodes of a new cluster.
+    Creation,
+    /// A node stopped answering the collector's polls.
+    NodeStopped,
+    /// A node answered again.
+    NodeBack,
+    /// A node joined the cluster during the recording.
+    NodeAdded,
+    /// A node left the cluster's topology.
+    NodeLeft,
+    /// Slots moved from one node to another.
+    SlotsMoved,
+    /// What a finding says happened (its kind is the finding's).
+    Finding,
+    /// The recording ends without an end line.
+    RecordingCut,
+}
+
+/// How sure a step is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Confidence {
+    /// Inferred from counters, with other explanations possible.
+    Possible,
+    /// Inferred, and the evidence points one way.
+    Likely,
+    /// Seen directly (a poll that failed, a topology view).
+    Certain,
+}
+
+impl Confidence {
+    /// The word printed beside a step.
+    pub fn word(self) -> &'static str {
+        match self {
+            Confidence::Possible => "possible",
+            Confidence::Likely => "likely",
+            Confidence::Certain => "seen",
+        }
+    }
+}
+
+/// A step's part in the story.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// What explains the incident.
+    RootCause,
+    /// What set the root cause off (a node's stall before a client lost its nodes).
+    Trigger,
+    /// What followed from it.
+    Effect,
+    /// Something else that happened.
+    Context,
+}
+
+/// One event of the story.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Step {
+    /// When it happened (or began).
+    pub at: Timestamp,
+    /// When it ended, if it did within the recording.
+    pub until: Option<Timestamp>,
+    /// What it is about.
+    pub kind: StepKind,
+    /// The finding's kind for [`StepKind::Finding`] (`client_group_lost`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finding_kind: Option<&'static str>,
+    /// One sentence.
+    pub text: String,
+    /// What it rests on, one piece per entry ("INFO polls of 10.0.0.1:7000 failed for 2.0 s").
+    pub evidence: Vec<String>,
+    /// How sure it is.
+    pub confidence: Confidence,
+    /// Its part in the story.
+    pub role: Role,
+    /// Whether it is the root cause (the same as `role == RootCause`, for readers of the JSON).
+    pub root_cause: bool,
+    /// The client group it concerns (its census label), if one.
+    pub group: Option<String>,
+    /// The finding it comes from (index into `Analysis::findings`), if one.
+    pub finding: Option<usize>,
+}
+
+/// The story of a recording.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Story {
+    /// The events, in time order.
+    pub steps: Vec<Step>,
+    /// What the recording cannot tell (it began mid-migration, it was cut short, …).
+    pub limits: Vec<String>,
+    /// Set when the recording was cut short.
+    pub cut_short: Option<CutShort>,
+}
+
+impl Story {
+    /// The root cause step, if one was marked.
+    pub fn root_cause(&self) -> Option<&Step> {
+        self.steps.iter().find(|s| s.root_cause)
+    }
+}
+
+/// The story of the recording `ctx` describes, whose findings (final, in any order) are
+/// `findings`.
+pub(super) fn tell(ctx: &Context<'_>, findings: &[Finding]) -> Story {
+    let mut steps = events::cluster_steps(ctx);
+    steps.extend(
+        findings
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| of_finding::step(i, f)),
+    );
+    let cut_short = limits::cut_short(ctx);
+    if let Some(c) = &cut_short {
+        steps.push(limits::cut_step(c));
+    }
+    steps.sort_by_key(|s| (s.at, s.kind == StepKind::Finding));
+    cause::mark(&mut steps, findings, ctx.interval_ms);
+    Story {
+        steps,
+        limits: limits::limits(ctx, findings, cut_short.as_ref()),
+        cut_short,
+    }
+}
+
+/// Puts the finding the root cause rests on first (the root cause's own, or the first effect's
+/// when the root cause is a cluster event) and renumbers the story's references.
+pub(super) fn lead_with_cause(story: &mut Story, findings: &mut Vec<Finding>) {
+    let lead = story.root_cause().and_then(|s| s.finding).or_else(|| {
+        story
+            .steps
+            .iter()
+            .find(|s| s.role == Role::Effect && s.finding.is_some())
+            .and_then(|s| s.finding)
+    });
+    let Some(k) = lead.filter(|&k| k > 0 && k < findings.len()) else {
+        return;
+    };
+    let f = findings.remove(k);
+    findings.insert(0, f);
+    for s in &mut story.steps {
+        s.finding = s.finding.map(|i| match i {
+            i if i == k => 0,
+            i if i < k => i + 1,
+            i => i,
+        });
+    }
+}
+
+/// Where a finding starting at `t` sits relative to the story's cluster events: after the latest
+/// one at or before it (a node that stopped answering, slots that moved, a node added), or from
+/// the recording's `start`.
+pub(super) fn anchor(
+    story: &Story,
+    t: Timestamp,
+    interval_ms: u64,
+    start: Option<Timestamp>,
+) -> Option<String> {
+    let anchor = story
+        .steps
+        .iter()
+        .filter(|s| s.kind != StepKind::Finding && s.kind != StepKind::RecordingCut)
+        .filter(|s| s.at.0 <= t.0 + interval_ms / 2)
+        .max_by_key(|s| s.at);
+    match anchor {
+        Some(a) if a.at <= t => Some(format!(
+            "{} after {} ({})",
+            crate::time::format_millis(t.millis_since(a.at)),
+            a.text,
+            crate::moment::at(a.at, start.unwrap_or(a.at))
+        )),
+        Some(a) => Some(format!(
+            "{} before the collector saw: {}",
+            crate::time::format_millis(a.at.millis_since(t)),
+            a.text
+        )),
+        None => start.map(|s| {
+            format!(
+                "{} after the recording's start",
+                crate::time::format_millis(t.millis_since(s))
+            )
+        }),
+    }
+}

@@ -1,0 +1,211 @@
+//! Traffic streams: the business commands of one client group (or of no group seen), summed over
+//! every node on one time grid, so the moment a group's commands stop or start failing can be
+//! read to within one poll.
+//!
+//! Server counters are global, so a group's stream is made of the commands only it was seen
+//! running in `CLIENT LIST`; a command no group was seen running is a stream of its own. Each
+//! node's `INFO` interval spreads its counts over the grid buckets it covers (a poll interval
+//! each); a bucket no node's interval covers is missing, not zero.
+
+use std::collections::BTreeSet;
+
+use crate::float;
+use crate::metrics::is_business_command;
+use crate::time::{TimeSpan, Timestamp};
+
+use super::attribution::business_commands;
+use super::Context;
+
+/// Per-second rates of one stream, one value per grid bucket.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Stream {
+    /// The census group whose commands these are (index into `Census::groups`), if one.
+    pub(super) group: Option<usize>,
+    /// The commands summed.
+    pub(super) commands: Vec<String>,
+    /// Successful commands per second (executed and not failed).
+    pub(super) ok: Vec<f64>,
+    /// Failed or rejected commands per second (MOVED, ASK, errors).
+    pub(super) errors: Vec<f64>,
+    /// Whether any node's interval covers the bucket.
+    pub(super) seen: Vec<bool>,
+}
+
+/// The grid every stream shares: buckets of the poll interval from the recording's start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Grid {
+    /// The first bucket's start.
+    pub(super) start: Timestamp,
+    /// Bucket length, milliseconds (the poll interval).
+    pub(super) bucket_ms: u64,
+    /// Buckets.
+    pub(super) len: usize,
+}
+
+impl Grid {
+    /// The grid over the recording of `ctx`.
+    pub(super) fn of(ctx: &Context<'_>) -> Grid {
+        let bucket_ms = ctx.interval_ms.max(1);
+        let len = usize::try_from(ctx.span.millis().div_ceil(bucket_ms)).unwrap_or(0);
+        Grid {
+            start: ctx.span.start,
+            bucket_ms,
+            len,
+        }
+    }
+
+    /// When bucket `i` starts.
+    pub(super) fn time(&self, i: usize) -> Timestamp {
+        Timestamp(self.start.0 + self.bucket_ms * i as u64)
+    }
+
+    /// Bucket `i`'s extent.
+    pub(super) fn span(&self, i: usize) -> TimeSpan {
+        TimeSpan::new(self.time(i), self.time(i + 1))
+    }
+
+    /// Spreads `per_interval` counts of an interval over the buckets it covers, in proportion to
+    /// the time each covers, as per-second rates; `mark` is called for each covered bucket.
+    fn spread(
+        &self,
+        span: TimeSpan,
+        amounts: &[f64],
+        into: &mut [&mut Vec<f64>],
+        mut mark: impl FnMut(usize),
+    ) {
+        if span.millis() == 0 || self.len == 0 {
+            return;
+        }
+        let first = usize::try_from(span.start.millis_since(self.start) / self.bucket_ms)
+            .unwrap_or(usize::MAX);
+        let total = float::from_u64(span.millis());
+        for i in first..self.len {
+            let b = self.span(i);
+            if b.start >= span.end {
+                break;
+            }
+            let overlap = b
+                .end
+                .0
+                .min(span.end.0)
+                .saturating_sub(b.start.0.max(span.start.0));
+            if overlap == 0 {
+                continue;
+            }
+            let share = float::from_u64(overlap) / total;
+            let per_sec = 1000.0 / float::from_u64(self.bucket_ms);
+            for (series, amount) in into.iter_mut().zip(amounts) {
+                series[i] += amount * share * per_sec;
+            }
+            mark(i);
+        }
+    }
+}
+
+impl Stream {
+    /// Sums `commands` over every node of `ctx` on `grid`.
+    fn build(ctx: &Context<'_>, grid: Grid, group: Option<usize>, commands: Vec<String>) -> Stream {
+        let mut ok = vec![0.0; grid.len];
+        let mut errors = vec![0.0; grid.len];
+        let mut seen = vec![false; grid.len];
+        for n in &ctx.metrics.nodes {
+            for iv in &n.intervals {
+                let (mut good, mut bad) = (0u64, 0u64);
+                for c in &commands {
+                    let d = iv.command(c);
+                    good += d.calls.saturating_sub(d.failed);
+                    bad += d.failed + d.rejected;
+                }
+                grid.spread(
+                    iv.span,
+                    &[float::from_u64(good), float::from_u64(bad)],
+                    &mut [&mut ok, &mut errors],
+                    |i| seen[i] = true,
+                );
+            }
+        }
+        Stream {
+            group,
+            commands,
+            ok,
+            errors,
+            seen,
+        }
+    }
+
+    /// The commands as one phrase: `zadd`, `get, set`.
+    pub(super) fn commands_text(&self) -> String {
+        self.commands.join(", ")
+    }
+}
+
+/// The streams of a recording: one per census group with business commands only it runs, one
+/// per business command no group was seen running, and one per set of commands several groups
+/// share (its `group` is `None`).
+pub(super) fn streams(ctx: &Context<'_>) -> (Grid, Vec<Stream>) {
+    let grid = Grid::of(ctx);
+    let groups = &ctx.census.groups;
+    let mut claimed: BTreeSet<String> = BTreeSet::new();
+    let mut out = Vec::new();
+    for (gi, g) in groups.iter().enumerate() {
+        let own: Vec<String> = business_commands(g)
+            .into_iter()
+            .filter(|c| ctx.census.groups_using(c).len() == 1)
+            .collect();
+        claimed.extend(business_commands(g));
+        if !own.is_empty() {
+            out.push(Stream::build(ctx, grid, Some(gi), own));
+        }
+    }
+    let mut shared: Vec<String> = claimed
+        .iter()
+        .filter(|c| ctx.census.groups_using(c).len() > 1)
+        .cloned()
+        .collect();
+    shared.sort();
+    if !shared.is_empty() {
+        out.push(Stream::build(ctx, grid, None, shared));
+    }
+    let mut unclaimed: BTreeSet<String> = BTreeSet::new();
+    for n in &ctx.metrics.nodes {
+        for iv in &n.intervals {
+            for c in iv.commands.keys() {
+                if is_business_command(c) && !claimed.contains(c) {
+                    unclaimed.insert(c.clone());
+                }
+            }
+        }
+    }
+    for c in unclaimed {
+        out.push(Stream::build(ctx, grid, None, vec![c]));
+    }
+    (grid, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interval_spreads_over_the_buckets_it_covers() {
+        let grid = Grid {
+            start: Timestamp(1000),
+            bucket_ms: 500,
+            len: 4,
+        };
+        let mut a = vec![0.0; 4];
+        let mut marked = Vec::new();
+        // 100 commands from 1250 to 2250: a quarter in bucket 0, half in 1, a quarter in 2.
+        grid.spread(
+            TimeSpan::new(Timestamp(1250), Timestamp(2250)),
+            &[100.0],
+            &mut [&mut a],
+            |i| marked.push(i),
+        );
+        assert_eq!(marked, [0, 1, 2]);
+        assert!((a[0] - 50.0).abs() < 1e-9, "{a:?}");
+        assert!((a[1] - 100.0).abs() < 1e-9, "{a:?}");
+        assert!((a[2] - 50.0).abs() < 1e-9, "{a:?}");
+        assert!(a[3].abs() < 1e-9, "{a:?}");
+    }
+}
