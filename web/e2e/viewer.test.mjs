@@ -31,16 +31,34 @@ async function trackBox(page) {
 describe('viewer on the demo', () => {
   const v = useViewer();
 
-  test('the demo opens on incident 1 and shows its top finding, idle_shard', TEST, async () => {
+  test('the demo opens on incident 1 with its story: the client stops before the scale-out', TEST, async () => {
     const page = await newPage(v.browser);
     await page.goto(v.server.url);
     const s = await waitLoaded(page, 'incident1');
     assert.ok(s.findings >= 1, JSON.stringify(s));
+    // The root cause, first on the screen: the wedged client group stops, right after the node's
+    // stall and before the new node joins; its finding leads the findings.
+    const cause = page.locator('#story li.step.root-cause');
+    assert.equal(await cause.count(), 1, 'one root cause');
+    assert.match(await cause.innerText(), /exposure.*stops/s);
+    assert.ok((await cause.boundingBox()).y < 900, 'the root cause is on the first screen');
+    const kinds = await page.locator('#story li.step').evaluateAll(
+      (els) => els.map((e) => `${e.dataset.kind}/${e.dataset.role}`));
+    const at = (k) => kinds.findIndex((x) => x.startsWith(k));
+    assert.ok(at('node_stopped/trigger') >= 0 && at('node_stopped/trigger') < at('client_group_lost/root-cause'), kinds.join(' '));
+    assert.ok(at('client_group_lost/root-cause') < at('node_added'), kinds.join(' '));
+    assert.ok(at('node_added') < at('idle_shard/effect'), kinds.join(' '));
     const top = page.locator('#findings li.finding').first();
-    assert.equal(await top.getAttribute('data-kind'), 'idle_shard');
-    assert.ok(await top.isVisible(), 'the top finding is visible');
-    assert.ok((await top.boundingBox()).y < 900, 'the top finding is on the first screen');
-    assert.match(await page.locator('#recording-name').innerText(), /incident1/);
+    assert.equal(await top.getAttribute('data-kind'), 'client_group_lost');
+    assert.match(await top.locator('.numbers').innerText(), /successful commands before: \d+\.\d\/s/);
+    assert.equal(await page.locator('#cut-short').count(), 0, 'the demo recording is complete');
+    // The story is reachable from the keyboard: Enter on a step frames it.
+    const before = await state(page);
+    await cause.focus();
+    await page.keyboard.press('Enter');
+    await waitState(page, (x) => x.window[0] !== before.window[0] || x.window[1] !== before.window[1], 'the window to frame the root cause');
+    await page.goto(v.server.url);
+    await waitLoaded(page, 'incident1');
     for (const track of TRACKS) {
       assert.equal(await page.locator(`#tracks canvas[data-track="${track}"]`).count(), 1, `track ${track}`);
     }
@@ -49,6 +67,31 @@ describe('viewer on the demo', () => {
     }
     assert.ok(s.window[0] < s.window[1], JSON.stringify(s));
     await screenshot(page, '01-demo-incident1');
+    assert.deepEqual(page.consoleErrors, []);
+    await page.context().close();
+  });
+
+  test('a recording cut short is analysed and says so', TEST, async () => {
+    const page = await newPage(v.browser);
+    await page.goto(v.server.url);
+    await waitLoaded(page, 'incident1');
+    const started = 1795992896812;
+    const header = JSON.stringify({
+      type: 'header', schema: 1, collector: 'slotscope 0.1.0', seed: '127.0.0.1:7000', started,
+      options: { interval_ms: 1000, timeout_ms: 800, tls: false, auth: false, client_list_every: 1 },
+    });
+    const polls = [0, 1, 2].map((k) => JSON.stringify({
+      type: 'poll_round', t: started + 1000 * k, elapsed_ms: 3, round: k, nodes: 1, ok: 1, failed: 0,
+    }));
+    // No end line, and the last line stops mid-way.
+    const text = `${header}\n${polls.join('\n')}\n{"type":"poll_ro`;
+    await page.locator('#file-input').setInputFiles({
+      name: 'cut.jsonl', mimeType: 'application/octet-stream', buffer: Buffer.from(text),
+    });
+    const banner = page.locator('#cut-short');
+    await banner.waitFor({ state: 'visible' });
+    assert.match(await banner.innerText(), /cut short/);
+    assert.match(await banner.innerText(), /partial/);
     assert.deepEqual(page.consoleErrors, []);
     await page.context().close();
   });

@@ -186,7 +186,9 @@ impl Parser {
     pub fn preview(&self) -> Dataset {
         let mut analyzer = self.analyzer.clone();
         analyzer.set_truncated_tail(None);
-        let analysis = analyzer.finish();
+        let mut analysis = analyzer.finish();
+        // Still loading: the end line may yet come.
+        analysis.story.forget_cut();
         Dataset {
             name: self.name.clone(),
             tracks: self

@@ -21,6 +21,7 @@ use crate::view::findings::FindingsPanel;
 use crate::view::loader::Loader;
 use crate::view::selection::SelectionPanel;
 use crate::view::slotmap::SlotMapPanel;
+use crate::view::story::StoryPanel;
 use crate::view::topology_diff::TopologyDiffPanel;
 use crate::view::tracks::TracksView;
 use crate::view::whatif::WhatifPanel;
@@ -246,6 +247,9 @@ pub fn app() -> Html {
             </div>
             <main class="main">
                 <section class="timeline">
+                    if let Some(d) = (*data).clone() {
+                        <StoryPanel data={d} offset={offset} dispatch={dispatch.clone()} />
+                    }
                     <TracksView state={state.clone()} data={(*data).clone()} dispatch={dispatch.clone()} offset={offset}
                         overlay={(*prediction).clone()} />
                     if let (Some(sel), Some(d)) = (state.selection, (*data).clone()) {

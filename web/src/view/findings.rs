@@ -1,7 +1,9 @@
-//! The findings panel: most important first; a click jumps to the finding's evidence.
+//! The findings panel: the one the root cause rests on first, then by importance (the analysis's
+//! order); a click jumps to the finding's evidence.
 
-use slotscope_core::finding::{number, Finding};
+use slotscope_core::finding::Finding;
 use slotscope_core::moment::at_clock;
+use slotscope_core::quantity::labelled;
 use slotscope_core::time::format_millis;
 use slotscope_core::Timestamp;
 use yew::prelude::*;
@@ -32,8 +34,7 @@ fn severity(f: &Finding) -> &'static str {
 /// The findings list.
 #[function_component(FindingsPanel)]
 pub fn findings_panel(props: &FindingsProps) -> Html {
-    let mut findings: Vec<&Finding> = props.data.analysis.findings.iter().collect();
-    findings.sort_by_key(|f| f.importance_key());
+    let findings: Vec<&Finding> = props.data.analysis.findings.iter().collect();
     let start = props.data.span().0;
     html! {
         <section class="panel findings-panel">
@@ -46,7 +47,7 @@ pub fn findings_panel(props: &FindingsProps) -> Html {
                     let (a, b) = (f.span.start.as_millis(), f.span.end.as_millis());
                     let dispatch = props.dispatch.clone();
                     let onclick = Callback::from(move |_: MouseEvent| dispatch.emit(Action::JumpTo(a, b)));
-                    let numbers: Vec<String> = f.numbers.iter().map(|(k, v)| format!("{k} = {}", number(*v))).collect();
+                    let numbers: Vec<String> = f.numbers.iter().map(|(k, v)| labelled(k, *v)).collect();
                     html! {
                         <li class={classes!("finding", severity(f))} data-kind={f.kind.name()} {onclick}
                             title="Click to jump to the evidence">

@@ -8,6 +8,7 @@ pub mod findings;
 pub mod loader;
 pub mod selection;
 pub mod slotmap;
+pub mod story;
 pub mod topology_diff;
 pub mod tracks;
 pub mod whatif;

@@ -157,15 +157,23 @@ impl TimelineRow {
             }
         }
         for m in &s.slot_moves {
-            events.push((
-                m.span.start,
+            let what = if m.creation {
                 format!(
-                    "{} slots move {} -> {} (until {})",
+                    "{} slots assigned to {} (the cluster's creation)",
+                    m.slots,
+                    short(m.to.as_ref())
+                )
+            } else {
+                format!(
+                    "{} slots move {} -> {}",
                     m.slots,
                     short(m.from.as_ref()),
-                    short(m.to.as_ref()),
-                    at(m.span.end, start)
-                ),
+                    short(m.to.as_ref())
+                )
+            };
+            events.push((
+                m.span.start,
+                format!("{what} (until {})", at(m.span.end, start)),
             ));
         }
         for (t, source, text) in &s.annotations {

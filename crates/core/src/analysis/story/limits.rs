@@ -10,6 +10,9 @@ use crate::time::Timestamp;
 use super::super::Context;
 use super::{Confidence, Role, Step, StepKind};
 
+/// How the sentence of [`CutShort::text`] begins.
+pub(super) const CUT_TEXT_START: &str = "The recording has no end line";
+
 /// A recording that ends without its end line.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CutShort {
@@ -26,7 +29,7 @@ impl CutShort {
             format!(" Its last line ({l}) is partial and was left out.")
         });
         format!(
-            "The recording has no end line: it was cut short (the collector was killed, the disk \
+            "{CUT_TEXT_START}: it was cut short (the collector was killed, the disk \
              filled, or the file was copied while recording). Everything up to {} is analysed; \
              what happened after is not known.{partial}",
             at(self.last_line, start)

@@ -122,6 +122,16 @@ impl Story {
     pub fn root_cause(&self) -> Option<&Step> {
         self.steps.iter().find(|s| s.root_cause)
     }
+
+    /// Forgets that the recording ends without an end line: for a preview of a recording still
+    /// loading, whose end is yet to come.
+    pub fn forget_cut(&mut self) {
+        if self.cut_short.take().is_some() {
+            self.steps.retain(|s| s.kind != StepKind::RecordingCut);
+            self.limits
+                .retain(|l| !l.starts_with(limits::CUT_TEXT_START));
+        }
+    }
 }
 
 /// The story of the recording `ctx` describes, whose findings (final, in any order) are

@@ -1,0 +1,113 @@
+//! The story panel, above the tracks: what happened in time order, the root cause marked, each
+//! step with its evidence and how sure it is; a click (or Enter) frames the step on the tracks.
+//! A recording cut short says so here, first.
+
+use slotscope_core::analysis::{Role, Step};
+use slotscope_core::moment::at_clock;
+use slotscope_core::Timestamp;
+use yew::prelude::*;
+
+use crate::clock;
+use crate::dataset::Shared;
+use crate::state::Action;
+
+/// Properties of [`StoryPanel`].
+#[derive(Clone, PartialEq, Properties)]
+pub struct StoryProps {
+    /// The loaded recording.
+    pub data: Shared,
+    /// Local time offset in minutes, `None` for UTC.
+    pub offset: Option<i32>,
+    /// Where actions go.
+    pub dispatch: Callback<Action>,
+}
+
+/// The class and the words of a step's role.
+fn role(s: &Step) -> (&'static str, &'static str) {
+    match s.role {
+        Role::RootCause => ("root-cause", "root cause"),
+        Role::Trigger => ("trigger", "trigger"),
+        Role::Effect => ("effect", "effect"),
+        Role::Context => ("context", ""),
+    }
+}
+
+/// The story.
+#[function_component(StoryPanel)]
+pub fn story_panel(props: &StoryProps) -> Html {
+    let story = &props.data.analysis.story;
+    let (start, end) = props.data.span();
+    html! {
+        <section class="panel story-panel" aria-label="What happened">
+            if let Some(cut) = &story.cut_short {
+                <div id="cut-short" class="banner warning" role="alert">
+                    { cut.text(Timestamp(start)) }
+                </div>
+            }
+            <h2>{ "What happened" }</h2>
+            if story.steps.is_empty() {
+                <p class="empty">{ "Nothing to tell: no node stopped, no slots moved and no finding." }</p>
+            }
+            <ol id="story">
+                { for story.steps.iter().map(|s| {
+                    let (class, words) = role(s);
+                    let a = s.at.as_millis();
+                    let b = s.until.map_or(a, Timestamp::as_millis).max(a + 1).min(end.max(a + 1));
+                    let jump = {
+                        let dispatch = props.dispatch.clone();
+                        move || dispatch.emit(Action::JumpTo(a, b))
+                    };
+                    let onclick = { let jump = jump.clone(); Callback::from(move |_: MouseEvent| jump()) };
+                    let onkeydown = Callback::from(move |e: KeyboardEvent| {
+                        if e.key() == "Enter" || e.key() == " " {
+                            e.prevent_default();
+                            jump();
+                        }
+                    });
+                    let tag = if words.is_empty() {
+                        s.confidence.word().to_owned()
+                    } else {
+                        format!("{words}, {}", s.confidence.word())
+                    };
+                    html! {
+                        <li class={classes!("step", class)} data-kind={s.finding_kind.unwrap_or(step_kind(s))}
+                            data-role={class} tabindex="0" {onclick} {onkeydown}
+                            title="Click or press Enter to frame it on the tracks">
+                            <span class="step-when">
+                                { at_clock(&clock::format(a, props.offset), s.at, Timestamp(start)) }
+                            </span>
+                            <span class="step-text">{ s.text.clone() }</span>
+                            <span class="step-tag">{ tag }</span>
+                            if !s.evidence.is_empty() {
+                                <ul class="evidence">
+                                    { for s.evidence.iter().map(|e| html! { <li>{ e.clone() }</li> }) }
+                                </ul>
+                            }
+                        </li>
+                    }
+                }) }
+            </ol>
+            if !story.limits.is_empty() {
+                <details class="limits" open={story.cut_short.is_some()}>
+                    <summary>{ "What the recording cannot tell" }</summary>
+                    <ul>{ for story.limits.iter().map(|l| html! { <li>{ l.clone() }</li> }) }</ul>
+                </details>
+            }
+        </section>
+    }
+}
+
+/// A step's kind as its snake_case name, for `data-kind`.
+fn step_kind(s: &Step) -> &'static str {
+    use slotscope_core::analysis::StepKind;
+    match s.kind {
+        StepKind::Creation => "creation",
+        StepKind::NodeStopped => "node_stopped",
+        StepKind::NodeBack => "node_back",
+        StepKind::NodeAdded => "node_added",
+        StepKind::NodeLeft => "node_left",
+        StepKind::SlotsMoved => "slots_moved",
+        StepKind::Finding => "finding",
+        StepKind::RecordingCut => "recording_cut",
+    }
+}
