@@ -91,8 +91,8 @@ fn observed(g: &GroupHypotheses) -> String {
     )
 }
 
-/// Each metric's prediction and agreement: `MOVED share: 37.0% (99%) | …`.
-fn cells(r: &GroupRanked) -> String {
+/// Each metric's prediction and agreement: `MOVED share: 37.0% (99%)`, joined by `sep`.
+fn cells(r: &GroupRanked, sep: &str) -> String {
     METRICS
         .iter()
         .filter_map(|m| {
@@ -106,7 +106,7 @@ fn cells(r: &GroupRanked) -> String {
             })
         })
         .collect::<Vec<_>>()
-        .join(" | ")
+        .join(sep)
 }
 
 /// `covers 7.2.0–8.x`, or empty.
@@ -132,7 +132,7 @@ pub fn text(g: &Grouped) -> String {
                 r.score * 100.0,
                 r.label,
                 covers(r),
-                cells(r),
+                cells(r, " | "),
                 r.why
             );
         }
@@ -161,7 +161,7 @@ pub fn markdown(g: &Grouped) -> String {
                 r.label,
                 r.covers.as_deref().unwrap_or("—"),
                 r.score * 100.0,
-                cells(r),
+                cells(r, "; "),
                 r.why
             );
         }

@@ -8,6 +8,11 @@
 //! like). Each variant's [`ReplayReport`] is read into the same units ([`Prediction`]), every
 //! metric gets an agreement in `0..=1` and the total is their mean.
 //!
+//! Per client group ([`group_workloads`], [`rank_groups`]): each census group's commands are
+//! replayed as their own workload at the group's rate and scored against what the recording shows
+//! of those commands; a group's remap candidate comes from where its attempts land
+//! ([`remap_target`]); the overall answer is each group's best variant ([`recommendation`]).
+//!
 //! Deterministic: the same recording, variants and seed always give the same ranking (ties keep
 //! the order of [`standard_variants`]).
 
