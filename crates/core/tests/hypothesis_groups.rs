@@ -402,3 +402,77 @@ fn without_a_census_the_whole_traffic_is_one_workload_with_every_remap() {
     assert_eq!(w[0].source, Source::NoGroupExplains);
     assert_eq!(w[0].remap_target, Some(node(target).addr));
 }
+
+#[test]
+fn a_shared_command_is_split_by_sightings_and_unrun_commands_go_last() {
+    use common::{clients, info as info_line, Counters, A, B};
+    let (mut metrics, mut census) = (Metrics::default(), CensusBuilder::default());
+    for k in 0..=30u64 {
+        let t = T0 + k * 1000;
+        for (port, id) in [(7000, A), (7001, B)] {
+            metrics.push(&info_line(
+                t,
+                port,
+                id,
+                &Counters {
+                    uptime: 100 + k,
+                    commands: vec![
+                        ("get", 80 * k, 20 * k),
+                        ("set", 50 * k, 0),
+                        ("hgetall", 10 * k, 0),
+                    ],
+                    ..Counters::default()
+                },
+            ));
+        }
+        // "x" is seen running get three times as often as "y"; "y" alone runs set; nobody is
+        // seen running hgetall.
+        census.push(&clients(
+            t,
+            7000,
+            A,
+            "id=1 addr=10.9.0.1:5000 fd=9 name=x age=1 idle=0 flags=N cmd=get\n\
+             id=2 addr=10.9.0.1:5001 fd=9 name=x age=1 idle=0 flags=N cmd=get\n\
+             id=3 addr=10.9.0.1:5002 fd=9 name=x age=1 idle=0 flags=N cmd=get\n\
+             id=4 addr=10.9.0.2:5000 fd=9 name=y age=1 idle=0 flags=N cmd=get\n\
+             id=5 addr=10.9.0.2:5001 fd=9 name=y age=1 idle=0 flags=N cmd=set\n",
+        ));
+    }
+    let window = TimeSpan::new(Timestamp(T0), Timestamp(T0 + 30_000));
+    let w = group_workloads(Some(&census.finish()), &metrics, window);
+    let labels: Vec<&str> = w.iter().map(|g| g.group.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "\"x\"",
+            "\"y\"",
+            "commands no census group was seen running"
+        ]
+    );
+    let (x, y, rest) = (&w[0], &w[1], &w[2]);
+    assert_eq!(x.commands, ["get"]);
+    assert_eq!(y.commands, ["get", "set"]);
+    assert_eq!(rest.commands, ["hgetall"]);
+    assert_eq!(rest.source, Source::Unattributed);
+    let get = |g: &slotscope_core::hypothesis::GroupWorkload| g.evidence.by_command["get"].clone();
+    assert!((get(x).share - 0.75).abs() < 1e-9 && (get(y).share - 0.25).abs() < 1e-9);
+    // Calls and rejections split alike: the same MOVED share in both groups.
+    assert!((get(x).calls - 0.75 * 2.0 * 80.0 * 30.0).abs() < 1e-6);
+    assert!((get(x).moved_share - 0.2).abs() < 1e-9 && (get(y).moved_share - 0.2).abs() < 1e-9);
+    // Rates: executed calls per second, the group's share, both nodes.
+    assert!(
+        (x.rate_per_sec - 0.75 * 160.0).abs() < 1e-6,
+        "{}",
+        x.rate_per_sec
+    );
+    assert!(
+        (y.rate_per_sec - (0.25 * 160.0 + 100.0)).abs() < 1e-6,
+        "{}",
+        y.rate_per_sec
+    );
+    assert!((rest.rate_per_sec - 20.0).abs() < 1e-6);
+    assert!((x.evidence.moved_per_sec - 0.75 * 40.0).abs() < 1e-6);
+    assert!(!x.evidence.traffic_ended);
+    // Every node takes its share: no remap.
+    assert!(w.iter().all(|g| g.remap_target.is_none()));
+}
