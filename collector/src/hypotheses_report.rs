@@ -4,8 +4,10 @@
 use std::io::IsTerminal;
 use std::path::Path;
 
+use slotscope_core::census::{Census, CensusBuilder};
 use slotscope_core::hypothesis::{
-    rank_with_progress, standard_variants, Evidence, ExchangeTimes, Hypotheses, HypothesisSpec,
+    group_workloads, rank_groups, rank_with_progress, standard_variants, ClusterRates, Evidence,
+    ExchangeTimes, Grouped, Hypotheses, HypothesisSpec,
 };
 use slotscope_core::replay::Shape;
 use slotscope_core::Timestamp;
@@ -14,6 +16,7 @@ use crate::replay_report::timing::{self, TimingChoice};
 use crate::replay_report::window::Window;
 use crate::replay_report::{prepare, Recorded, RunError, Shaping};
 
+mod groups;
 mod rows;
 
 use rows::Rows;
@@ -34,8 +37,10 @@ pub struct Request<'a> {
 
 /// A ranking with the window its workload ran over.
 pub struct Ranking {
-    /// The ranking.
+    /// The ranking of the whole command mix as one workload.
     pub hypotheses: Hypotheses,
+    /// The rankings per client group.
+    pub grouped: Grouped,
     /// The span replayed and why.
     pub window: Window,
     /// How the application issued its commands.
@@ -61,7 +66,18 @@ impl Ranking {
     }
 }
 
-/// Reads the recording, replays every standard variant over the window and ranks them.
+/// The recording's client census.
+fn census(file: &Path) -> Result<Census, RunError> {
+    let (builder, _input) = crate::input::read_recording(
+        file,
+        |_| CensusBuilder::default(),
+        |b: &mut CensusBuilder, line| b.push(line),
+    )?;
+    Ok(builder.finish())
+}
+
+/// Reads the recording, replays every standard variant over the window with the whole command
+/// mix and ranks them; then does the same per client group.
 pub fn run(req: &Request<'_>) -> Result<Ranking, RunError> {
     let shaping = &req.shaping;
     let (
@@ -118,8 +134,32 @@ pub fn run(req: &Request<'_>) -> Result<Ranking, RunError> {
     if terminal {
         eprint!("\r\x1b[2K");
     }
+    let hypotheses = ranked?;
+    let census = census(req.file)?;
+    let workloads = group_workloads(Some(&census), &metrics, window.span);
+    let rates = ClusterRates::over(&metrics, window.span);
+    let count = workloads.len();
+    let grouped = rank_groups(&cluster, &workloads, &rates, &spec, &mut |g, i, n, v| {
+        if terminal {
+            let k = workloads
+                .iter()
+                .position(|w| std::ptr::eq(w, g))
+                .unwrap_or(0);
+            eprint!(
+                "\r\x1b[2Kgroup {}/{count} {}: replaying {}/{n}: {}",
+                k + 1,
+                g.short,
+                i + 1,
+                v.label(origin)
+            );
+        }
+    });
+    if terminal {
+        eprint!("\r\x1b[2K");
+    }
     Ok(Ranking {
-        hypotheses: ranked?,
+        hypotheses,
+        grouped: grouped?,
         window,
         shape,
         lanes: shaping.concurrency,
@@ -127,24 +167,26 @@ pub fn run(req: &Request<'_>) -> Result<Ranking, RunError> {
     })
 }
 
-/// The ranking as text: the window, the evidence, then one row per variant with each predicted
-/// value and its agreement.
+/// The ranking as text: the window, each group's top variants and the recommendation, then the
+/// whole mix's evidence and one row per variant with each predicted value and its agreement.
 pub fn render_text(r: &Ranking) -> String {
     format!(
-        "window: {}\n{}",
+        "window: {}\n{}\nthe whole command mix as one workload:\n{}",
         r.window.text(),
+        groups::text(&r.grouped),
         Rows::of(&r.hypotheses).text()
     )
 }
 
-/// The ranking as a Markdown table, after the window.
+/// The ranking as Markdown: the window, each group's top variants, then the whole mix's table.
 pub fn render_markdown(r: &Ranking) -> String {
     format!(
-        "{}\n{}",
+        "{}\n{}\n### The whole command mix as one workload\n\n{}",
         r.head()
             .lines()
             .map(|l| format!("{}{}.  \n", l[..1].to_uppercase(), &l[1..]))
             .collect::<String>(),
+        groups::markdown(&r.grouped),
         Rows::of(&r.hypotheses).markdown()
     )
 }
@@ -152,7 +194,10 @@ pub fn render_markdown(r: &Ranking) -> String {
 /// The ranking as pretty JSON: `command`, `rate_per_sec`, `window` (`from`, `to`, `from_ms`,
 /// `to_ms`, `start_reason`, `end_reason`), `shape`, `timing`, `evidence` and `variants` (best
 /// first, each with `model`, `config`, `score` and per-metric `observed`, `predicted`,
-/// `agreement`).
+/// `agreement`) for the whole mix as one workload; `groups` (per client group: `group`,
+/// `commands`, `rate_per_sec`, `remap_target`, `landing`, `evidence` and `ranked`, each with
+/// `label`, `model`, `covers`, `remap`, `score`, `why` and its metrics), `cluster` (the
+/// cluster-wide rates the groups share) and `recommendation` (each group's best in one line).
 pub fn render_json(r: &Ranking) -> String {
     let mut v = serde_json::to_value(&r.hypotheses).unwrap_or_default();
     if let Some(obj) = v.as_object_mut() {
@@ -162,6 +207,18 @@ pub fn render_json(r: &Ranking) -> String {
             crate::replay_report::shape_json(r.shape, r.lanes),
         );
         obj.insert("timing".into(), r.timing.json());
+        obj.insert(
+            "groups".into(),
+            serde_json::to_value(&r.grouped.groups).unwrap_or_default(),
+        );
+        obj.insert(
+            "cluster".into(),
+            serde_json::to_value(&r.grouped.cluster).unwrap_or_default(),
+        );
+        obj.insert(
+            "recommendation".into(),
+            r.grouped.recommendation.clone().into(),
+        );
     }
     serde_json::to_string_pretty(&v).unwrap_or_default()
 }

@@ -1,0 +1,433 @@
+//! Per-group workloads: each census group that runs business commands, with its commands, its
+//! rate, what the recording shows of its commands and where its traffic lands, node by node.
+//!
+//! Server counters are per command, not per client: a command only one group was seen running
+//! (`CLIENT LIST` `cmd`) is all that group's; a command several groups were seen running is split
+//! between them in proportion to how often each was seen running it (its calls, rejections and
+//! landing alike, so a shared command carries the same MOVED share into every group that runs
+//! it). Commands no group was seen running form their own workload; a recording without a census,
+//! or whose business commands no group was seen running, is replayed as one workload of all of
+//! them (today's single workload, labelled so).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::evidence::{ended, tail_ms};
+use crate::census::{Census, ClientGroup};
+use crate::float;
+use crate::metrics::{is_business_command, ms_to_secs, Metrics};
+use crate::node::NodeAddr;
+use crate::replay::resolve;
+use crate::time::{TimeSpan, Timestamp};
+
+/// A node is a group's remap candidate when its attempts (calls + rejected) reach this share of
+/// the commands the group completed (its calls, all nodes). An `address_remap` to one address
+/// sends every command's first attempt there: that node sees at least one attempt per command
+/// (more when a rebuilt, remapped table sends commands there again), while a client routing by
+/// the slot owners sends each node only the share of the keys it owns. The margin under 1 leaves
+/// room for commands sent straight to a slot's owner after a `MOVED` patched the table.
+pub const REMAP_LANDING: f64 = 0.9;
+
+/// …while no node serves this share of the group's calls: the keys' slots are spread over
+/// several owners (with one owner, every client sends everything to one node).
+pub const SPREAD_SERVED_SHARE: f64 = 0.9;
+
+/// Where a workload's commands come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// A census group's commands.
+    Census,
+    /// Commands no census group was seen running (beside groups that explain the rest).
+    Unattributed,
+    /// Every business command: the recording holds no census.
+    NoCensus,
+    /// Every business command: no census group was seen running any of them.
+    NoGroupExplains,
+}
+
+/// One command of a group.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct CommandEvidence {
+    /// The group's share of the command's traffic (1 unless other groups run it too).
+    pub share: f64,
+    /// Calls executed, the group's share, over the window.
+    pub calls: f64,
+    /// Calls rejected (`MOVED`/`ASK`), the group's share.
+    pub rejected: f64,
+    /// `rejected ÷ (calls + rejected)`.
+    pub moved_share: f64,
+}
+
+/// Where a group's traffic lands on one node.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Landing {
+    /// The node.
+    pub node: NodeAddr,
+    /// The group's attempts there: calls + rejected.
+    pub attempts: f64,
+    /// Of which served.
+    pub served: f64,
+    /// Of which rejected.
+    pub rejected: f64,
+    /// `attempts ÷` the group's calls on all nodes (see [`REMAP_LANDING`]).
+    pub per_command: f64,
+}
+
+/// What the recording shows of one group's commands over the window.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct GroupEvidence {
+    /// Per command.
+    pub by_command: BTreeMap<String, CommandEvidence>,
+    /// Rejected ÷ attempts over all its commands.
+    pub moved_share: f64,
+    /// Its commands' rejections per second (MOVED and ASK).
+    pub moved_per_sec: f64,
+    /// Its commands' calls ended at about zero.
+    pub traffic_ended: bool,
+    /// Seconds of the window.
+    pub secs: f64,
+}
+
+/// Cluster-wide rates no per-command counter splits between groups.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ClusterRates {
+    /// Connections accepted per second, all nodes.
+    pub new_connections_per_sec: f64,
+    /// `CLUSTER SLOTS` + `CLUSTER SHARDS` calls per second by clients, all nodes.
+    pub cluster_slots_per_sec: f64,
+}
+
+impl ClusterRates {
+    /// The rates over the `INFO` intervals that end inside `window`.
+    pub fn over(metrics: &Metrics, window: TimeSpan) -> ClusterRates {
+        let secs = ms_to_secs(window.millis().max(1));
+        let (mut conns, mut slots) = (0u64, 0u64);
+        for node in &metrics.nodes {
+            for i in node.ending_in(window) {
+                conns += i.connections_received;
+                slots += i.command("cluster|slots").calls + i.command("cluster|shards").calls;
+            }
+        }
+        ClusterRates {
+            new_connections_per_sec: float::from_u64(conns) / secs,
+            cluster_slots_per_sec: float::from_u64(slots) / secs,
+        }
+    }
+}
+
+/// One workload to replay: a group's commands at its rate, with its evidence.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GroupWorkload {
+    /// The census group's label ([`GroupKey::label`](crate::census::GroupKey::label)), or what
+    /// the workload stands for when it is not one group.
+    pub group: String,
+    /// How reports name it briefly: the connection name when the group has one, else the label.
+    pub short: String,
+    /// Where its commands come from.
+    pub source: Source,
+    /// The model covering the library and release the group reports (`CLIENT SETINFO`), if any.
+    pub declared_model: Option<String>,
+    /// Its business commands with traffic in the window.
+    pub commands: Vec<String>,
+    /// Commands per second it issues: per node and command, the median rate of calls over the
+    /// `INFO` intervals with any (a client that stopped does not dilute it), summed; its share.
+    pub rate_per_sec: f64,
+    /// Attempts (calls + rejected) per second over the window, its share.
+    pub attempts_per_sec: f64,
+    /// What the recording shows of its commands.
+    pub evidence: GroupEvidence,
+    /// Where its attempts land, per node (nodes with none left out).
+    pub landing: Vec<Landing>,
+    /// The node a remap would send everything to, if the traffic shows one ([`remap_target`]).
+    pub remap_target: Option<NodeAddr>,
+}
+
+/// A group's remap candidate from where its traffic lands: the node whose attempts reach
+/// [`REMAP_LANDING`] of the group's calls (the most, if several), provided no node serves
+/// [`SPREAD_SERVED_SHARE`] of them and the node rejected some (a remapped client meets the slots
+/// the node does not own).
+pub fn remap_target(landing: &[Landing]) -> Option<NodeAddr> {
+    let served: f64 = landing.iter().map(|l| l.served).sum();
+    if served <= 0.0
+        || landing
+            .iter()
+            .any(|l| l.served >= SPREAD_SERVED_SHARE * served)
+    {
+        return None;
+    }
+    landing
+        .iter()
+        .filter(|l| l.per_command >= REMAP_LANDING && l.rejected > 0.0)
+        .max_by(|a, b| a.per_command.total_cmp(&b.per_command))
+        .map(|l| l.node.clone())
+}
+
+/// One command on one node over the window.
+#[derive(Clone, Debug, Default)]
+struct Counts {
+    calls: u64,
+    rejected: u64,
+    tail_calls: u64,
+    /// Median rate of calls over the intervals with any.
+    rate: f64,
+}
+
+/// Every business command's counts per node over `window`.
+fn counts(metrics: &Metrics, window: TimeSpan) -> BTreeMap<String, BTreeMap<NodeAddr, Counts>> {
+    let tail_start = Timestamp(window.end.0.saturating_sub(tail_ms(window.millis())));
+    let mut out: BTreeMap<String, BTreeMap<NodeAddr, Counts>> = BTreeMap::new();
+    for node in &metrics.nodes {
+        let mut rates: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+        for i in node.ending_in(window) {
+            for (c, d) in &i.commands {
+                if !is_business_command(c) || d.attempts() == 0 {
+                    continue;
+                }
+                let e = out
+                    .entry(c.clone())
+                    .or_default()
+                    .entry(node.addr.clone())
+                    .or_default();
+                e.calls += d.calls;
+                e.rejected += d.rejected;
+                if i.span.start >= tail_start {
+                    e.tail_calls += d.calls;
+                }
+                if d.calls > 0 {
+                    rates
+                        .entry(c.as_str())
+                        .or_default()
+                        .push(float::from_u64(d.calls) / i.secs().max(1e-3));
+                }
+            }
+        }
+        for (c, mut r) in rates {
+            r.sort_by(f64::total_cmp);
+            if let Some(e) = out.get_mut(c).and_then(|m| m.get_mut(&node.addr)) {
+                e.rate = r[r.len() / 2];
+            }
+        }
+    }
+    out
+}
+
+/// The group's key as a short name and the model its reported release resolves to.
+fn naming(g: &ClientGroup) -> (String, Option<String>) {
+    let short = g.key.name.clone().unwrap_or_else(|| g.key.label());
+    let declared = g
+        .key
+        .lib_name
+        .as_ref()
+        .zip(g.key.lib_ver.as_ref())
+        .and_then(|(l, v)| resolve(&format!("{l}@{v}")).ok().flatten())
+        .map(|r| r.model.to_owned());
+    (short, declared)
+}
+
+/// The workloads of a recording over `window`: one per census group with business traffic
+/// (census order), then the commands no group runs; or one of all business commands when no
+/// group explains any (see the module's notes).
+pub fn group_workloads(
+    census: Option<&Census>,
+    metrics: &Metrics,
+    window: TimeSpan,
+) -> Vec<GroupWorkload> {
+    let counts = counts(metrics, window);
+    let groups: &[ClientGroup] = census.map_or(&[], |c| c.groups.as_slice());
+    // Each command's split: (group index or None for nobody, share).
+    let mut split: BTreeMap<Option<usize>, BTreeMap<&str, f64>> = BTreeMap::new();
+    for cmd in counts.keys() {
+        let users: Vec<(usize, u64)> = groups
+            .iter()
+            .enumerate()
+            .filter_map(|(i, g)| g.commands.get(cmd).map(|n| (i, (*n).max(1))))
+            .collect();
+        let total: u64 = users.iter().map(|(_, n)| n).sum();
+        if users.is_empty() {
+            split.entry(None).or_default().insert(cmd, 1.0);
+        }
+        for (i, n) in users {
+            let share = float::ratio(n, total);
+            split.entry(Some(i)).or_default().insert(cmd, share);
+        }
+    }
+    let explained = split.keys().any(Option::is_some);
+    let mut out = Vec::new();
+    if !explained {
+        let all: BTreeMap<&str, f64> = counts.keys().map(|c| (c.as_str(), 1.0)).collect();
+        if all.is_empty() {
+            return out;
+        }
+        let (label, source) = if groups.is_empty() {
+            ("all business traffic (no client census)", Source::NoCensus)
+        } else {
+            (
+                "all business traffic (no census group was seen running it)",
+                Source::NoGroupExplains,
+            )
+        };
+        out.push(workload(
+            label.into(),
+            label.into(),
+            source,
+            None,
+            &all,
+            &counts,
+            window,
+        ));
+        return out;
+    }
+    for (who, cmds) in &split {
+        match who {
+            Some(i) => {
+                let (short, declared) = naming(&groups[*i]);
+                out.push(workload(
+                    groups[*i].key.label(),
+                    short,
+                    Source::Census,
+                    declared,
+                    cmds,
+                    &counts,
+                    window,
+                ));
+            }
+            None => {
+                let label = "commands no census group was seen running";
+                let w = workload(
+                    label.into(),
+                    label.into(),
+                    Source::Unattributed,
+                    None,
+                    cmds,
+                    &counts,
+                    window,
+                );
+                // Appended after the groups below.
+                out.push(w);
+            }
+        }
+    }
+    // `None` sorts first in the map: the unattributed workload goes last.
+    if split.contains_key(&None) {
+        out.rotate_left(1);
+    }
+    out
+}
+
+/// The workload of `cmds` (each with the share taken) from `counts`.
+fn workload(
+    group: String,
+    short: String,
+    source: Source,
+    declared_model: Option<String>,
+    cmds: &BTreeMap<&str, f64>,
+    counts: &BTreeMap<String, BTreeMap<NodeAddr, Counts>>,
+    window: TimeSpan,
+) -> GroupWorkload {
+    let secs = ms_to_secs(window.millis().max(1));
+    let tail_secs = ms_to_secs(tail_ms(window.millis()).max(1));
+    let mut by_command = BTreeMap::new();
+    let mut landing: BTreeMap<&NodeAddr, (f64, f64)> = BTreeMap::new();
+    let (mut rate, mut tail_calls) = (0.0, 0.0);
+    for (cmd, share) in cmds {
+        let Some(nodes) = counts.get(*cmd) else {
+            continue;
+        };
+        let mut e = CommandEvidence {
+            share: *share,
+            ..CommandEvidence::default()
+        };
+        for (addr, c) in nodes {
+            let (calls, rejected) = (float::from_u64(c.calls), float::from_u64(c.rejected));
+            e.calls += share * calls;
+            e.rejected += share * rejected;
+            rate += share * c.rate;
+            tail_calls += share * float::from_u64(c.tail_calls);
+            let l = landing.entry(addr).or_default();
+            l.0 += share * calls;
+            l.1 += share * rejected;
+        }
+        e.moved_share = share_of(e.rejected, e.calls + e.rejected);
+        by_command.insert((*cmd).to_owned(), e);
+    }
+    let calls: f64 = by_command.values().map(|e| e.calls).sum();
+    let rejected: f64 = by_command.values().map(|e| e.rejected).sum();
+    let landing: Vec<Landing> = landing
+        .into_iter()
+        .map(|(node, (served, rejected))| Landing {
+            node: node.clone(),
+            attempts: served + rejected,
+            served,
+            rejected,
+            per_command: share_of(served + rejected, calls),
+        })
+        .collect();
+    GroupWorkload {
+        group,
+        short,
+        source,
+        declared_model,
+        commands: by_command.keys().cloned().collect(),
+        rate_per_sec: rate,
+        attempts_per_sec: (calls + rejected) / secs,
+        evidence: GroupEvidence {
+            moved_share: share_of(rejected, calls + rejected),
+            moved_per_sec: rejected / secs,
+            traffic_ended: ended(calls / secs, tail_calls / tail_secs),
+            secs,
+            by_command,
+        },
+        remap_target: remap_target(&landing),
+        landing,
+    }
+}
+
+/// `part ÷ whole`, 0 for an empty whole.
+fn share_of(part: f64, whole: f64) -> f64 {
+    if whole > 0.0 {
+        part / whole
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn l(port: u16, served: f64, rejected: f64, calls: f64) -> Landing {
+        Landing {
+            node: NodeAddr::new("10.0.0.1", port).unwrap(),
+            attempts: served + rejected,
+            served,
+            rejected,
+            per_command: (served + rejected) / calls,
+        }
+    }
+
+    #[test]
+    fn a_remap_target_takes_a_first_attempt_of_every_command() {
+        // Remapped to 7000 on a cluster of three owners: 7000 serves its third and rejects the
+        // rest, whose retries the owners serve.
+        let calls = 300.0;
+        let remapped = [
+            l(7000, 100.0, 200.0, calls),
+            l(7001, 100.0, 0.0, calls),
+            l(7002, 100.0, 0.0, calls),
+        ];
+        assert_eq!(remap_target(&remapped), Some(remapped[0].node.clone()));
+        // Routed by owner: every node takes its share.
+        let plain = [
+            l(7000, 100.0, 0.0, calls),
+            l(7001, 100.0, 0.0, calls),
+            l(7002, 100.0, 0.0, calls),
+        ];
+        assert_eq!(remap_target(&plain), None);
+        // One owner: everything lands on it whatever the client does.
+        let one = [l(7000, 300.0, 5.0, calls)];
+        assert_eq!(remap_target(&one), None);
+        assert_eq!(remap_target(&[]), None);
+    }
+}
