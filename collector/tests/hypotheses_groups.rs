@@ -156,7 +156,7 @@ fn text_and_markdown_show_each_group_and_the_recommendation() {
         "group redis-py 8.0.0 \"api\" (census group)",
         "remap target: 127.0.0.1:22809",
         "why: ",
-        "recommendation: recommendation: redis-py@8.0.0",
+        "best variant per group: recommendation: redis-py@8.0.0",
         "the whole command mix as one workload:",
     ] {
         assert!(out.contains(part), "{part}: {out}");
@@ -165,5 +165,5 @@ fn text_and_markdown_show_each_group_and_the_recommendation() {
     let out = text(&o);
     assert!(out.contains("### redis-py 8.0.0 \"api\""), "{out}");
     assert!(out.contains("| rank | variant | covers | score |"), "{out}");
-    assert!(out.contains("**Recommendation:**"), "{out}");
+    assert!(out.contains("**Best variant per group:**"), "{out}");
 }

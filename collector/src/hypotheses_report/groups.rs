@@ -138,7 +138,7 @@ pub fn text(g: &Grouped) -> String {
         }
         s.push('\n');
     }
-    let _ = writeln!(s, "recommendation: {}", g.recommendation);
+    let _ = writeln!(s, "best variant per group: {}", g.recommendation);
     s
 }
 
@@ -167,7 +167,7 @@ pub fn markdown(g: &Grouped) -> String {
         }
         s.push('\n');
     }
-    let _ = writeln!(s, "**Recommendation:** {}", g.recommendation);
+    let _ = writeln!(s, "**Best variant per group:** {}", g.recommendation);
     s
 }
 
