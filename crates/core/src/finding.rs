@@ -22,6 +22,9 @@ pub enum FindingKind {
     ConnectionChurn,
     /// A client group's traffic vanished or turned into errors after a topology change.
     ClientGroupLost,
+    /// A client group no `CLIENT LIST` poll saw, inferred from the counters: it connected and
+    /// went away between two polls.
+    ShortLivedClients,
     /// Slots without an owner, or nodes disagreeing about owners.
     SlotCoverage,
     /// A client group runs a library version with a known cluster-routing defect.
@@ -37,6 +40,7 @@ impl FindingKind {
             FindingKind::RedirectsDecayed => "redirects_decayed",
             FindingKind::ConnectionChurn => "connection_churn",
             FindingKind::ClientGroupLost => "client_group_lost",
+            FindingKind::ShortLivedClients => "short_lived_clients",
             FindingKind::SlotCoverage => "slot_coverage",
             FindingKind::KnownClientDefect => "known_client_defect",
         }
