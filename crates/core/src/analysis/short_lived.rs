@@ -25,10 +25,13 @@ impl Detector for ShortLived {
     }
 }
 
-/// The error prefix that most of the group's errors carry (`MOVED`), if any.
+/// The error prefix that most of the group's errors carry (`MOVED`), if any; `ERR` only when no
+/// other shows (a client's `CLIENT SETINFO` rejections on Redis before 7.2 are `ERR` too).
 fn main_error(g: &InferredGroup) -> Option<&str> {
+    let others = g.errors.keys().any(|p| p != "ERR");
     g.errors
         .iter()
+        .filter(|(p, _)| !others || p.as_str() != "ERR")
         .max_by_key(|(p, n)| (**n, std::cmp::Reverse(p.as_str())))
         .map(|(p, _)| p.as_str())
 }
