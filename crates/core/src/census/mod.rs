@@ -532,4 +532,58 @@ mod tests {
         assert_eq!(c.groups[0].key.host.as_deref(), Some("10.3.0.1"));
         assert_eq!(c.groups[0].new_per_sec, 0.0);
     }
+
+    #[test]
+    fn connections_seen_mid_handshake_join_their_application() {
+        let mut b = CensusBuilder::default();
+        let n = "10.0.0.9:6379";
+        b.push(&sample(
+            1_000,
+            n,
+            "id=5 addr=10.3.0.1:1 fd=9 name=rec age=9 idle=0 flags=N cmd=zadd lib-name=redis-py lib-ver=8.0.0\n",
+        ));
+        b.push(&sample(
+            2_000,
+            n,
+            "id=5 addr=10.3.0.1:1 fd=9 name=rec age=10 idle=0 flags=N cmd=zadd lib-name=redis-py lib-ver=8.0.0\n\
+             id=6 addr=10.3.0.1:2 fd=9 name= age=0 idle=0 flags=N cmd=hello\n\
+             id=7 addr=10.3.0.1:3 fd=9 name=rec age=0 idle=0 flags=N cmd=client|setname\n\
+             id=8 addr=10.3.0.1:4 fd=9 name=rec age=0 idle=0 flags=N cmd=client|setinfo lib-name=redis-py\n",
+        ));
+        b.push(&sample(
+            3_000,
+            n,
+            "id=5 addr=10.3.0.1:1 fd=9 name=rec age=11 idle=0 flags=N cmd=zadd lib-name=redis-py lib-ver=8.0.0\n",
+        ));
+        let c = b.finish();
+        assert_eq!(c.groups.len(), 1, "{c:#?}");
+        let g = &c.groups[0];
+        assert_eq!(g.key.label(), "redis-py 8.0.0 \"rec\"");
+        assert_eq!(g.connections_seen, 4);
+        assert_eq!(g.merged_connections(), 3);
+        assert_eq!(g.lifetimes_secs.len(), 3);
+        assert_eq!(g.open_max, 4);
+        assert_eq!(g.open_last, 1);
+        assert_eq!(g.new_in(TimeSpan::new(Timestamp(0), Timestamp(10_000))), 3);
+    }
+
+    #[test]
+    fn two_applications_on_one_host_stay_two_and_a_nameless_handshake_stays_apart() {
+        let mut b = CensusBuilder::default();
+        let n = "10.0.0.9:6379";
+        let both = "id=5 addr=10.3.0.1:1 fd=9 name=api age=9 idle=0 flags=N cmd=get\n\
+                    id=6 addr=10.3.0.1:2 fd=9 name=rec age=9 idle=0 flags=N cmd=zadd\n";
+        b.push(&sample(1_000, n, both));
+        b.push(&sample(
+            2_000,
+            n,
+            &format!("{both}id=7 addr=10.3.0.1:3 fd=9 name= age=0 idle=0 flags=N cmd=hello\n"),
+        ));
+        b.push(&sample(3_000, n, both));
+        let c = b.finish();
+        let labels: Vec<String> = c.groups.iter().map(|g| g.key.label()).collect();
+        assert_eq!(c.groups.len(), 3, "{labels:?}");
+        assert!(labels.contains(&"host 10.3.0.1".to_owned()), "{labels:?}");
+        assert!(c.groups.iter().all(|g| g.merged.is_empty()));
+    }
 }
