@@ -133,3 +133,89 @@ fn finding(g: &InferredGroup) -> Finding {
         context: Vec::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fixture::{clients, found, info, Counters, A, T0};
+    use crate::recording::Line;
+
+    /// 10 polls of node A. A healthy client (`get`, listed every poll, connected before the
+    /// recording); with `short`, a client that is never listed runs `zadd` between polls 4 and 5
+    /// (50 calls, 30 rejected with MOVED) over 3 new connections.
+    fn lines(short: bool, healthy: bool) -> Vec<Line> {
+        let mut out = Vec::new();
+        let (mut get, mut zadd, mut rej, mut conns) = (0u64, 0u64, 0u64, 5u64);
+        for k in 0..10u64 {
+            let t = T0 + k * 1000;
+            if healthy && k > 0 {
+                get += 100;
+            }
+            if short && k == 5 {
+                zadd += 50;
+                rej += 30;
+                conns += 3;
+            }
+            let mut commands = vec![("get", get, 0)];
+            if zadd > 0 {
+                commands.push(("zadd", zadd, rej));
+            }
+            out.push(info(
+                t,
+                7000,
+                A,
+                &Counters {
+                    uptime: 100 + k,
+                    commands,
+                    moved: rej,
+                    conns_received: conns,
+                    connected: 2,
+                    ..Counters::default()
+                },
+            ));
+            let listed = if healthy {
+                format!(
+                    "id=9 addr=10.9.0.1:4000 fd=9 name=app age={} idle=0 flags=N cmd=get\n",
+                    50 + k
+                )
+            } else {
+                String::new()
+            };
+            out.push(clients(t + 5, 7000, A, &listed));
+        }
+        out
+    }
+
+    #[test]
+    fn a_client_between_polls_is_inferred_from_its_counters() {
+        let f = found(&ShortLived, &lines(true, true));
+        assert_eq!(f.len(), 1, "{f:#?}");
+        let f = &f[0];
+        assert_eq!(f.kind, FindingKind::ShortLivedClients);
+        assert_eq!(
+            f.severity,
+            Severity::Critical,
+            "30 of 80 attempts rejected is not most; {f:#?}"
+        );
+        assert_eq!(f.span.start.as_millis(), T0 + 4000);
+        assert!(
+            f.title.contains("zadd 80 times (38 % MOVED)"),
+            "{}",
+            f.title
+        );
+        assert_eq!(f.numbers["connections_unseen"], 3.0);
+        assert_eq!(
+            f.attribution,
+            Some(Attribution::Group {
+                group: "short-lived client (zadd)".into(),
+                commands: vec!["zadd".into()],
+            })
+        );
+    }
+
+    #[test]
+    fn a_healthy_long_lived_client_and_an_idle_cluster_give_nothing() {
+        assert!(found(&ShortLived, &lines(false, true)).is_empty());
+        assert!(found(&ShortLived, &lines(false, false)).is_empty());
+    }
+}
