@@ -60,9 +60,41 @@ pub fn known_defects(lib_name: &str, lib_ver: &str) -> Vec<&'static Defect> {
         .collect()
 }
 
+/// The known defects of `lib_name` carried by any version from `from` to `to` (inclusive), for a
+/// library identified only as a range of versions (see [`crate::fingerprint`]).
+pub fn defects_in_range(
+    lib_name: &str,
+    from: (u32, u32, u32),
+    to: (u32, u32, u32),
+) -> Vec<&'static Defect> {
+    DEFECTS
+        .iter()
+        .filter(|d| d.lib_name.eq_ignore_ascii_case(lib_name) && d.from <= to && from <= d.to)
+        .collect()
+}
+
+impl Defect {
+    /// The affected versions, `4.4.0–7.1.1`.
+    pub fn versions(&self) -> String {
+        let v = |(a, b, c): (u32, u32, u32)| format!("{a}.{b}.{c}");
+        format!("{}–{}", v(self.from), v(self.to))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ranges_overlapping_a_defect_carry_it() {
+        assert_eq!(
+            defects_in_range("redis-py", (5, 0, 0), (7, 4, u32::MAX)).len(),
+            1
+        );
+        assert!(defects_in_range("redis-py", (8, 0, 0), (u32::MAX, 0, 0)).is_empty());
+        assert!(defects_in_range("go-redis", (9, 0, 0), (9, u32::MAX, 0)).is_empty());
+        assert_eq!(DEFECTS[0].versions(), "4.4.0–7.1.1");
+    }
 
     #[test]
     fn versions_in_the_range_match() {

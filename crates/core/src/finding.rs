@@ -25,6 +25,9 @@ pub enum FindingKind {
     ClientGroupLost,
     /// A client group's successful commands fell for a while, then recovered.
     ClientGroupPaused,
+    /// A client group no `CLIENT LIST` poll saw, inferred from the counters: it connected and
+    /// went away between two polls.
+    ShortLivedClients,
     /// Slots without an owner, or nodes disagreeing about owners.
     SlotCoverage,
     /// A client group runs a library version with a known cluster-routing defect.
@@ -41,6 +44,7 @@ impl FindingKind {
             FindingKind::ConnectionChurn => "connection_churn",
             FindingKind::ClientGroupLost => "client_group_lost",
             FindingKind::ClientGroupPaused => "client_group_paused",
+            FindingKind::ShortLivedClients => "short_lived_clients",
             FindingKind::SlotCoverage => "slot_coverage",
             FindingKind::KnownClientDefect => "known_client_defect",
         }

@@ -39,6 +39,7 @@ pub mod client_list;
 pub mod defect;
 pub mod evidence;
 pub mod finding;
+pub mod fingerprint;
 pub mod float;
 pub mod hypothesis;
 pub mod info;

@@ -11,6 +11,10 @@ use crate::clock;
 use crate::dataset::Shared;
 use crate::state::Action;
 
+/// How much of a step a click frames at most, milliseconds (a group that stops stays stopped
+/// to the end; its moment is what to see).
+const FRAME_MS: u64 = 10_000;
+
 /// Properties of [`StoryPanel`].
 #[derive(Clone, PartialEq, Properties)]
 pub struct StoryProps {
@@ -52,7 +56,13 @@ pub fn story_panel(props: &StoryProps) -> Html {
                 { for story.steps.iter().map(|s| {
                     let (class, words) = role(s);
                     let a = s.at.as_millis();
-                    let b = s.until.map_or(a, Timestamp::as_millis).max(a + 1).min(end.max(a + 1));
+                    // A step is a moment: frame its first seconds, with the margin the jump
+                    // adds before and after.
+                    let b = s
+                        .until
+                        .map_or(a, Timestamp::as_millis)
+                        .clamp(a + 1, a + FRAME_MS)
+                        .min(end.max(a + 1));
                     let jump = {
                         let dispatch = props.dispatch.clone();
                         move || dispatch.emit(Action::JumpTo(a, b))

@@ -1,10 +1,15 @@
 //! Known client defects: client groups running a library version with a known cluster-routing
-//! defect (see [`crate::defect`]).
+//! defect (see [`crate::defect`]). A group that reports its library (`lib-name`, `lib-ver`) is
+//! matched directly; one without a `lib-name` on a server that rejects `CLIENT SETINFO` is
+//! matched through the rejection fingerprint its connections leave (see [`crate::fingerprint`]),
+//! naming the candidate libraries and how sure that is.
 
 use std::collections::BTreeMap;
 
-use crate::defect::known_defects;
+use crate::census::ClientGroup;
+use crate::defect::{defects_in_range, known_defects, Defect};
 use crate::finding::{Attribution, Finding, FindingKind, Severity};
+use crate::fingerprint::{self, Candidate, HandshakeCounts, SetinfoRejection};
 use crate::float;
 use crate::time::{TimeSpan, Timestamp};
 
@@ -22,7 +27,13 @@ impl Detector for ClientDefect {
     /// Client groups running a library version with a known cluster-routing defect.
     fn detect(&self, ctx: &Context<'_>) -> Vec<Finding> {
         let mut out = Vec::new();
+        let rejects = fingerprint::any_rejects_setinfo(
+            ctx.summary.nodes.iter().filter_map(|n| n.server.as_ref()),
+        );
         for g in &ctx.census.groups {
+            if g.key.lib_name.is_none() {
+                out.extend(by_fingerprint(ctx, g, rejects));
+            }
             let (Some(lib), Some(ver)) = (&g.key.lib_name, &g.key.lib_ver) else {
                 continue;
             };
@@ -53,6 +64,119 @@ impl Detector for ClientDefect {
             }
         }
         out
+    }
+}
+
+/// The connect counters of the intervals around `g`'s sightings (from two polls before its first
+/// to one after its last) on the nodes it was seen on.
+fn handshake_counts(ctx: &Context<'_>, g: &ClientGroup) -> HandshakeCounts {
+    let window = TimeSpan::new(
+        Timestamp(g.first_seen.0.saturating_sub(2 * ctx.interval_ms)),
+        Timestamp(g.last_seen.0 + ctx.interval_ms),
+    );
+    let mut c = HandshakeCounts::default();
+    for node in ctx
+        .metrics
+        .nodes
+        .iter()
+        .filter(|n| g.nodes.contains(&n.addr))
+    {
+        for iv in node.ending_in(window) {
+            c.connections += iv.connections_received;
+            c.err += iv.error("ERR");
+            c.hello += iv.command("hello").attempts();
+            c.setinfo += iv.command("client|setinfo").attempts();
+        }
+    }
+    c
+}
+
+/// The known-defect findings of a group without `lib-name` whose connections left the `CLIENT
+/// SETINFO` rejection fingerprint: one per defect a candidate's versions carry. Only groups
+/// seen running business commands are considered (an application, not a tool).
+fn by_fingerprint(ctx: &Context<'_>, g: &ClientGroup, rejects: Option<bool>) -> Vec<Finding> {
+    if attribution::business_commands(g).is_empty() {
+        return Vec::new();
+    }
+    let counts = handshake_counts(ctx, g);
+    let Some(r) = fingerprint::setinfo_rejection(&counts, rejects) else {
+        return Vec::new();
+    };
+    let mut defects: Vec<(&Candidate, &'static Defect)> = Vec::new();
+    for c in &r.candidates {
+        for d in defects_in_range(c.lib_name, c.from, c.to) {
+            defects.push((c, d));
+        }
+    }
+    defects
+        .into_iter()
+        .map(|(c, d)| fingerprint_finding(ctx, g, &r, &counts, c, d))
+        .collect()
+}
+
+/// One known-defect finding inferred from the rejection fingerprint.
+fn fingerprint_finding(
+    ctx: &Context<'_>,
+    g: &ClientGroup,
+    r: &SetinfoRejection,
+    counts: &HandshakeCounts,
+    c: &Candidate,
+    d: &Defect,
+) -> Finding {
+    let names: Vec<String> = r.candidates.iter().map(Candidate::label).collect();
+    let hello = if c.hello {
+        "with a HELLO before it"
+    } else {
+        "without a HELLO"
+    };
+    Finding {
+        kind: FindingKind::KnownClientDefect,
+        severity: Severity::Warning,
+        span: TimeSpan::new(
+            g.first_seen.max(ctx.span.start),
+            Timestamp(g.last_seen.0 + 1),
+        ),
+        title: format!(
+            "{} (no lib-name, CLIENT SETINFO rejected) is {} {}; {} {}: {}",
+            g.key.label(),
+            r.certainty.word(),
+            names.join(" or "),
+            c.lib_name,
+            d.versions(),
+            d.title
+        ),
+        explanation: format!(
+            "Inferred, not reported: the server rejects CLIENT SETINFO (Redis before 7.2), so              these connections carry no lib-name. The rejection itself is a fingerprint: {} ERR              replies came with {} connections received around this group's sightings, two per              connection as a library that sends CLIENT SETINFO LIB-NAME and LIB-VER at connect              and ignores the error leaves them, {hello} ({:.1} HELLO per connection). That fits              {} ({}; source: {}). If it is {} {}: {} Upstream: {}.",
+            counts.err,
+            counts.connections,
+            r.hello_per_connection,
+            names.join(" or "),
+            r.certainty.word(),
+            c.source,
+            c.lib_name,
+            d.versions(),
+            d.explanation,
+            d.upstream
+        ),
+        numbers: BTreeMap::from([
+            (
+                "connections_seen".to_owned(),
+                float::from_u64(g.connections_seen),
+            ),
+            ("hosts".to_owned(), float::from_u64(g.hosts.len() as u64)),
+            ("setinfo_errors".to_owned(), float::from_u64(counts.err)),
+            (
+                "fingerprinted_connections".to_owned(),
+                float::from_u64(r.connections),
+            ),
+            ("hello_per_connection".to_owned(), r.hello_per_connection),
+        ]),
+        node: None,
+        attribution: Some(Attribution::Group {
+            group: g.key.label(),
+            commands: attribution::business_commands(g),
+        }),
+        context: Vec::new(),
     }
 }
 

@@ -21,13 +21,14 @@ mod idle_shard;
 mod lost_group;
 mod outage;
 mod redirects;
+mod short_lived;
 mod story;
 mod stream;
 mod traffic;
 
 use serde::Serialize;
 
-use crate::census::{Census, CensusBuilder};
+use crate::census::{infer_short_lived, Census, CensusBuilder};
 use crate::finding::Finding;
 use crate::metrics::Metrics;
 use crate::recording::{Annotation, Header, Line};
@@ -58,6 +59,7 @@ trait Detector {
 const DETECTORS: &[&dyn Detector] = &[
     &idle_shard::IdleShard,
     &lost_group::LostGroup,
+    &short_lived::ShortLived,
     &redirects::Redirects,
     &churn::Churn,
     &coverage::Coverage,
@@ -162,10 +164,15 @@ impl Analyzer {
     pub fn finishing(self) -> Finishing {
         let (summary, timeline) = self.summary.into_parts();
         let owners = timeline.consensus();
+        let mut census = self.census.finish();
+        let rejects = crate::fingerprint::any_rejects_setinfo(
+            summary.nodes.iter().filter_map(|n| n.server.as_ref()),
+        );
+        census.inferred = infer_short_lived(&census, &self.metrics, self.interval_ms, rejects);
         Finishing {
             summary,
             timeline,
-            census: self.census.finish(),
+            census,
             metrics: self.metrics,
             tap: self.tap.finish(),
             owners,
@@ -361,6 +368,7 @@ mod tests {
                 "shard traffic",
                 "idle shard",
                 "lost client group",
+                "short-lived clients",
                 "redirects",
                 "connection churn",
                 "slot coverage",

@@ -4,7 +4,17 @@
 //! lifetimes, the commands it was seen running, and the nodes it talks to.
 //!
 //! The collector's own connection (the one running `CLIENT LIST` when the list is taken) is left
-//! out.
+//! out. A connection caught by a poll mid-handshake (named but not yet versioned, or not yet
+//! named) joins the group of its application when the census is finished (see [`merge`]).
+//! Clients that lived between two polls are not in `CLIENT LIST` at all; [`inferred`] finds them
+//! in the counters.
+//!
+//! What each column of a census row means: [`COLUMNS`].
+
+pub mod inferred;
+mod merge;
+
+pub use inferred::{infer_short_lived, InferredGroup};
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -70,6 +80,41 @@ impl GroupKey {
     }
 }
 
+/// The columns of a census row, header → what it counts, for a legend under the census.
+pub const COLUMNS: &[(&str, &str)] = &[
+    (
+        "seen",
+        "distinct connections seen in CLIENT LIST (a connection caught mid-handshake counts once, in its application's row)",
+    ),
+    ("open", "connections open at the last poll of each node, summed"),
+    (
+        "new/s",
+        "connections first seen after a node's first poll, per second of the recording: a lower bound, connections shorter than a poll interval are missed",
+    ),
+    (
+        "lifetime",
+        "median age (whole seconds, as CLIENT LIST reports it) at the last sighting of the connections that closed",
+    ),
+    (
+        "cmds",
+        "commands seen as a connection's last command (cmd) at a poll: a sample, not every command the group ran",
+    ),
+    (
+        "merged",
+        "connections seen mid-handshake (before CLIENT SETNAME / SETINFO completed) counted in this row",
+    ),
+];
+
+/// A partial identity merged into a group: the key a connection was seen with mid-handshake.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MergedKey {
+    /// The partial key (`"recommendation"` before `CLIENT SETINFO`, `host 10.0.0.7` before
+    /// `CLIENT SETNAME`).
+    pub key: GroupKey,
+    /// Connections seen only with it.
+    pub connections: u64,
+}
+
 /// One client group over the recording.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ClientGroup {
@@ -99,6 +144,10 @@ pub struct ClientGroup {
     pub first_seen: Timestamp,
     /// Last sighting.
     pub last_seen: Timestamp,
+    /// Partial keys of connections seen mid-handshake, merged into this group (their counts are
+    /// in the fields above).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub merged: Vec<MergedKey>,
 }
 
 impl ClientGroup {
@@ -115,6 +164,12 @@ impl ClientGroup {
         l.sort_unstable();
         l.get(l.len() / 2).copied()
     }
+
+    /// Connections seen mid-handshake counted in this group ("includes 5 connections seen
+    /// mid-handshake").
+    pub fn merged_connections(&self) -> u64 {
+        self.merged.iter().map(|m| m.connections).sum()
+    }
 }
 
 /// The census of a recording.
@@ -122,6 +177,16 @@ impl ClientGroup {
 pub struct Census {
     /// Groups, most connections seen first.
     pub groups: Vec<ClientGroup>,
+    /// Client groups no `CLIENT LIST` poll saw, inferred from the counters (filled by the
+    /// analysis, which has the metrics: see [`infer_short_lived`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inferred: Vec<InferredGroup>,
+    /// New connections seen per node and second (Unix seconds), all groups together.
+    #[serde(skip)]
+    pub new_by_node_second: BTreeMap<(NodeAddr, u64), u64>,
+    /// Per node, its first and last `CLIENT LIST` sample: when the census could see clients.
+    #[serde(skip)]
+    pub listed: BTreeMap<NodeAddr, TimeSpan>,
 }
 
 impl Census {
@@ -130,6 +195,17 @@ impl Census {
         (0..self.groups.len())
             .filter(|&i| self.groups[i].commands.contains_key(cmd))
             .collect()
+    }
+
+    /// New connections the polls saw on `node` within `span` (sample times rounded down to the
+    /// second), all groups together.
+    pub fn new_on(&self, node: &NodeAddr, span: TimeSpan) -> u64 {
+        let from = span.start.as_millis() / 1000;
+        let to = span.end.as_millis().div_ceil(1000);
+        self.new_by_node_second
+            .range((node.clone(), from)..=(node.clone(), to))
+            .map(|(_, n)| n)
+            .sum()
     }
 }
 
@@ -145,6 +221,7 @@ struct Conn {
 #[derive(Clone, Debug, Default)]
 struct NodeState {
     first_sample: Option<Timestamp>,
+    last_sample: Option<Timestamp>,
     own_ids: BTreeSet<u64>,
     open: BTreeMap<u64, Conn>,
 }
@@ -156,6 +233,7 @@ pub struct CensusBuilder {
     index: BTreeMap<GroupKey, usize>,
     nodes: BTreeMap<NodeAddr, NodeState>,
     new_after_first: Vec<u64>,
+    new_by_node_second: BTreeMap<(NodeAddr, u64), u64>,
     open_by_time: BTreeMap<(Timestamp, usize), u64>,
     first: Option<Timestamp>,
     last: Option<Timestamp>,
@@ -186,6 +264,7 @@ impl CensusBuilder {
             new_by_second: BTreeMap::new(),
             first_seen: t,
             last_seen: t,
+            merged: Vec::new(),
         });
         self.new_after_first.push(0);
         self.index.insert(key, self.groups.len() - 1);
@@ -199,6 +278,7 @@ impl CensusBuilder {
         let mut state = self.nodes.remove(&s.node.addr).unwrap_or_default();
         let first_sample = state.first_sample.is_none();
         state.first_sample.get_or_insert(t);
+        state.last_sample = Some(state.last_sample.map_or(t, |l| l.max(t)));
         // The collector's own connection is the one running CLIENT LIST right now.
         for e in &s.clients {
             if e.cmd() == Some("client|list") {
@@ -242,6 +322,10 @@ impl CensusBuilder {
                         let sec = t.as_millis() / 1000;
                         *self.groups[g].new_by_second.entry(sec).or_default() += 1;
                         self.new_after_first[g] += 1;
+                        *self
+                            .new_by_node_second
+                            .entry((s.node.addr.clone(), sec))
+                            .or_default() += 1;
                         new_at = Some(sec);
                     }
                 }
@@ -282,24 +366,34 @@ impl CensusBuilder {
         self.nodes.insert(s.node.addr.clone(), state);
     }
 
-    /// The finished census.
+    /// The finished census: connections seen mid-handshake merged into their application's
+    /// group (see [`merge`]), then the per-group figures.
     pub fn finish(mut self) -> Census {
         let secs = match (self.first, self.last) {
             (Some(f), Some(l)) => ms_to_secs(l.millis_since(f)),
             _ => 0.0,
         };
+        let into = merge::merge_partial_keys(&mut self.groups);
         for state in self.nodes.values() {
             for c in state.open.values() {
-                self.groups[c.group].open_last += 1;
+                self.groups[into[c.group]].open_last += 1;
             }
         }
-        for (&(_, g), &n) in &self.open_by_time {
+        let mut open_by_time: BTreeMap<(Timestamp, usize), u64> = BTreeMap::new();
+        for (&(t, g), &n) in &self.open_by_time {
+            *open_by_time.entry((t, into[g])).or_default() += n;
+        }
+        for (&(_, g), &n) in &open_by_time {
             let group = &mut self.groups[g];
             group.open_max = group.open_max.max(n);
         }
+        let mut new_after_first = vec![0u64; self.groups.len()];
+        for (g, n) in self.new_after_first.iter().enumerate() {
+            new_after_first[into[g]] += n;
+        }
         for (g, group) in self.groups.iter_mut().enumerate() {
             group.new_per_sec = if secs > 0.0 {
-                float::from_u64(self.new_after_first[g]) / secs
+                float::from_u64(new_after_first[g]) / secs
             } else {
                 0.0
             };
@@ -315,7 +409,17 @@ impl CensusBuilder {
                 .cmp(&a.connections_seen)
                 .then_with(|| a.key.cmp(&b.key))
         });
-        Census { groups }
+        let listed = self
+            .nodes
+            .iter()
+            .filter_map(|(a, s)| Some((a.clone(), TimeSpan::new(s.first_sample?, s.last_sample?))))
+            .collect();
+        Census {
+            groups,
+            inferred: Vec::new(),
+            new_by_node_second: self.new_by_node_second,
+            listed,
+        }
     }
 }
 
@@ -427,5 +531,59 @@ mod tests {
         assert_eq!(c.groups.len(), 2);
         assert_eq!(c.groups[0].key.host.as_deref(), Some("10.3.0.1"));
         assert_eq!(c.groups[0].new_per_sec, 0.0);
+    }
+
+    #[test]
+    fn connections_seen_mid_handshake_join_their_application() {
+        let mut b = CensusBuilder::default();
+        let n = "10.0.0.9:6379";
+        b.push(&sample(
+            1_000,
+            n,
+            "id=5 addr=10.3.0.1:1 fd=9 name=rec age=9 idle=0 flags=N cmd=zadd lib-name=redis-py lib-ver=8.0.0\n",
+        ));
+        b.push(&sample(
+            2_000,
+            n,
+            "id=5 addr=10.3.0.1:1 fd=9 name=rec age=10 idle=0 flags=N cmd=zadd lib-name=redis-py lib-ver=8.0.0\n\
+             id=6 addr=10.3.0.1:2 fd=9 name= age=0 idle=0 flags=N cmd=hello\n\
+             id=7 addr=10.3.0.1:3 fd=9 name=rec age=0 idle=0 flags=N cmd=client|setname\n\
+             id=8 addr=10.3.0.1:4 fd=9 name=rec age=0 idle=0 flags=N cmd=client|setinfo lib-name=redis-py\n",
+        ));
+        b.push(&sample(
+            3_000,
+            n,
+            "id=5 addr=10.3.0.1:1 fd=9 name=rec age=11 idle=0 flags=N cmd=zadd lib-name=redis-py lib-ver=8.0.0\n",
+        ));
+        let c = b.finish();
+        assert_eq!(c.groups.len(), 1, "{c:#?}");
+        let g = &c.groups[0];
+        assert_eq!(g.key.label(), "redis-py 8.0.0 \"rec\"");
+        assert_eq!(g.connections_seen, 4);
+        assert_eq!(g.merged_connections(), 3);
+        assert_eq!(g.lifetimes_secs.len(), 3);
+        assert_eq!(g.open_max, 4);
+        assert_eq!(g.open_last, 1);
+        assert_eq!(g.new_in(TimeSpan::new(Timestamp(0), Timestamp(10_000))), 3);
+    }
+
+    #[test]
+    fn two_applications_on_one_host_stay_two_and_a_nameless_handshake_stays_apart() {
+        let mut b = CensusBuilder::default();
+        let n = "10.0.0.9:6379";
+        let both = "id=5 addr=10.3.0.1:1 fd=9 name=api age=9 idle=0 flags=N cmd=get\n\
+                    id=6 addr=10.3.0.1:2 fd=9 name=rec age=9 idle=0 flags=N cmd=zadd\n";
+        b.push(&sample(1_000, n, both));
+        b.push(&sample(
+            2_000,
+            n,
+            &format!("{both}id=7 addr=10.3.0.1:3 fd=9 name= age=0 idle=0 flags=N cmd=hello\n"),
+        ));
+        b.push(&sample(3_000, n, both));
+        let c = b.finish();
+        let labels: Vec<String> = c.groups.iter().map(|g| g.key.label()).collect();
+        assert_eq!(c.groups.len(), 3, "{labels:?}");
+        assert!(labels.contains(&"host 10.3.0.1".to_owned()), "{labels:?}");
+        assert!(c.groups.iter().all(|g| g.merged.is_empty()));
     }
 }

@@ -1,0 +1,279 @@
+//! Clients the polls missed: a client that connects and dies between two `CLIENT LIST` polls is in
+//! no census row, yet its commands, connections and errors are in the `INFO` counters of the
+//! interval it lived in. An interval of a node is evidence of such a client when it received
+//! connections the polls did not see open (more connections received than new connections seen
+//! on that node within one poll of it), and either
+//! - it ran a business command that no group seen in `CLIENT LIST` around that time was ever
+//!   seen running, or
+//! - it ran the identity handshake (`HELLO`, `CLIENT SETNAME`, `CLIENT SETINFO`) while no group
+//!   seen around that time had a connection to that node.
+//!
+//! Only intervals between two `CLIENT LIST` samples of their node count (before the first and
+//! after the last, or in a recording without them, the census saw nothing).
+//!
+//! Neither holds for a long-lived client (its commands and connections are seen), nor for the
+//! collector (its per-poll commands are taken out of the metrics, and it sends no identity
+//! handshake). Evidence less than one poll interval apart is one inferred group.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::fingerprint::{self, HandshakeCounts};
+use crate::metrics::{is_business_command, CommandDelta, Interval, Metrics};
+use crate::node::NodeAddr;
+use crate::time::{TimeSpan, Timestamp};
+
+use super::{Census, ClientGroup};
+
+/// Commands a client sends when it connects or rebuilds its view of the cluster.
+pub const HANDSHAKE_COUNTERS: &[&str] = &[
+    "hello",
+    "client|setinfo",
+    "client|setname",
+    "cluster|slots",
+    "command",
+    "cluster|nodes",
+    "cluster|shards",
+];
+
+/// The identity handshake: what a client library sends on every new connection.
+const IDENTITY: &[&str] = &["hello", "client|setname", "client|setinfo"];
+
+/// A client group no `CLIENT LIST` poll saw, inferred from the counters.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct InferredGroup {
+    /// From the start of the first interval its traffic shows in to the end of the last.
+    pub span: TimeSpan,
+    /// Nodes its traffic reached.
+    pub nodes: BTreeSet<NodeAddr>,
+    /// Business commands no group seen then ran: calls, rejected, failed.
+    pub commands: BTreeMap<String, CommandDelta>,
+    /// Connections received in its intervals.
+    pub connections_received: u64,
+    /// Of those, connections no poll saw.
+    pub connections_unseen: u64,
+    /// Handshake and topology commands ([`HANDSHAKE_COUNTERS`]) in its intervals: calls.
+    pub handshake: BTreeMap<String, u64>,
+    /// Errors in its intervals, per prefix (`MOVED`, `ERR`, …).
+    pub errors: BTreeMap<String, u64>,
+    /// The library its connect pattern points at, when the server rejected `CLIENT SETINFO`
+    /// (see [`crate::fingerprint`]): `redis-py 5.0–7.4 (likely)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub likely_library: Option<String>,
+    /// What it is inferred from, in words.
+    pub reason: String,
+}
+
+impl InferredGroup {
+    /// A label for findings: `short-lived client (zadd)`, or `short-lived client (handshake
+    /// only)`.
+    pub fn label(&self) -> String {
+        if self.commands.is_empty() {
+            "short-lived client (handshake only)".to_owned()
+        } else {
+            let cmds: Vec<&str> = self.commands.keys().map(String::as_str).collect();
+            format!("short-lived client ({})", cmds.join(", "))
+        }
+    }
+
+    /// Its business commands summed.
+    pub fn business(&self) -> CommandDelta {
+        let mut t = CommandDelta::default();
+        for d in self.commands.values() {
+            t.add(d);
+        }
+        t
+    }
+}
+
+/// Evidence from one interval of one node.
+struct Evidence {
+    node: NodeAddr,
+    span: TimeSpan,
+    commands: BTreeMap<String, CommandDelta>,
+    received: u64,
+    unseen: u64,
+    handshake: BTreeMap<String, u64>,
+    errors: BTreeMap<String, u64>,
+    identity_only: bool,
+}
+
+/// Whether `g` was seen within `around`.
+fn seen_within(g: &ClientGroup, around: TimeSpan) -> bool {
+    g.first_seen <= around.end && g.last_seen >= around.start
+}
+
+/// The evidence `iv` of `node` holds, if any.
+fn evidence(census: &Census, node: &NodeAddr, iv: &Interval, slack: u64) -> Option<Evidence> {
+    if iv.restarted || iv.connections_received == 0 {
+        return None;
+    }
+    let around = TimeSpan::new(
+        Timestamp(iv.span.start.0.saturating_sub(slack)),
+        Timestamp(iv.span.end.0 + slack),
+    );
+    // Only where this node's CLIENT LIST samples cover the interval's end (within half a poll):
+    // elsewhere the census saw nothing.
+    let listed = census.listed.get(node)?;
+    if listed.start.0 > iv.span.end.0 + slack / 2 || listed.end.0 + slack / 2 < iv.span.end.0 {
+        return None;
+    }
+    let unseen = iv
+        .connections_received
+        .saturating_sub(census.new_on(node, around));
+    if unseen == 0 {
+        return None;
+    }
+    let seen: Vec<&ClientGroup> = census
+        .groups
+        .iter()
+        .filter(|g| seen_within(g, around))
+        .collect();
+    let commands: BTreeMap<String, CommandDelta> = iv
+        .commands
+        .iter()
+        .filter(|(c, d)| {
+            is_business_command(c)
+                && d.attempts() > 0
+                && !seen.iter().any(|g| g.commands.contains_key(*c))
+        })
+        .map(|(c, d)| (c.clone(), *d))
+        .collect();
+    let identity: u64 = IDENTITY.iter().map(|c| iv.command(c).attempts()).sum();
+    let nobody_here = !seen.iter().any(|g| g.nodes.contains(node));
+    let identity_only = commands.is_empty() && identity > 0 && nobody_here;
+    if commands.is_empty() && !identity_only {
+        return None;
+    }
+    let handshake = HANDSHAKE_COUNTERS
+        .iter()
+        .map(|c| ((*c).to_owned(), iv.command(c).attempts()))
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    Some(Evidence {
+        node: node.clone(),
+        span: iv.span,
+        commands,
+        received: iv.connections_received,
+        unseen,
+        handshake,
+        errors: iv.errors.clone(),
+        identity_only,
+    })
+}
+
+/// The short-lived client groups the counters show and the census does not: see the module
+/// documentation. `interval_ms` is the poll interval; `rejects_setinfo` whether the servers
+/// reject `CLIENT SETINFO` (for [`InferredGroup::likely_library`]).
+pub fn infer_short_lived(
+    census: &Census,
+    metrics: &Metrics,
+    interval_ms: u64,
+    rejects_setinfo: Option<bool>,
+) -> Vec<InferredGroup> {
+    let slack = interval_ms.max(1);
+    let mut found: Vec<Evidence> = metrics
+        .nodes
+        .iter()
+        .flat_map(|n| {
+            n.intervals
+                .iter()
+                .filter_map(|iv| evidence(census, &n.addr, iv, slack))
+        })
+        .collect();
+    found.sort_by_key(|e| (e.span.start, e.span.end));
+    let mut groups: Vec<(InferredGroup, bool)> = Vec::new();
+    for e in found {
+        let joins = groups
+            .last()
+            .is_some_and(|(g, _)| e.span.start.0 <= g.span.end.0 + slack);
+        if !joins {
+            groups.push((
+                InferredGroup {
+                    span: e.span,
+                    nodes: BTreeSet::new(),
+                    commands: BTreeMap::new(),
+                    connections_received: 0,
+                    connections_unseen: 0,
+                    handshake: BTreeMap::new(),
+                    errors: BTreeMap::new(),
+                    likely_library: None,
+                    reason: String::new(),
+                },
+                true,
+            ));
+        }
+        let Some((g, identity_only)) = groups.last_mut() else {
+            continue;
+        };
+        g.span = TimeSpan::new(g.span.start.min(e.span.start), g.span.end.max(e.span.end));
+        g.nodes.insert(e.node);
+        for (c, d) in e.commands {
+            g.commands.entry(c).or_default().add(&d);
+        }
+        g.connections_received += e.received;
+        g.connections_unseen += e.unseen;
+        for (c, n) in e.handshake {
+            *g.handshake.entry(c).or_default() += n;
+        }
+        for (p, n) in e.errors {
+            *g.errors.entry(p).or_default() += n;
+        }
+        *identity_only &= e.identity_only;
+    }
+    groups
+        .into_iter()
+        .map(|(mut g, identity_only)| {
+            g.likely_library = likely_library(&g, rejects_setinfo);
+            g.reason = reason(&g, identity_only);
+            g
+        })
+        .collect()
+}
+
+/// The library the group's connect pattern points at, if the `CLIENT SETINFO` rejection
+/// fingerprint shows.
+fn likely_library(g: &InferredGroup, rejects: Option<bool>) -> Option<String> {
+    let counts = HandshakeCounts {
+        connections: g.connections_received,
+        err: g.errors.get("ERR").copied().unwrap_or(0),
+        hello: g.handshake.get("hello").copied().unwrap_or(0),
+        setinfo: g.handshake.get("client|setinfo").copied().unwrap_or(0),
+    };
+    let r = fingerprint::setinfo_rejection(&counts, rejects)?;
+    let names: Vec<String> = r
+        .candidates
+        .iter()
+        .map(fingerprint::Candidate::label)
+        .collect();
+    (!names.is_empty()).then(|| format!("{} ({})", names.join(" or "), r.certainty.word()))
+}
+
+/// What the group is inferred from, in words.
+fn reason(g: &InferredGroup, identity_only: bool) -> String {
+    let handshake: Vec<String> = g
+        .handshake
+        .iter()
+        .map(|(c, n)| format!("{c} ×{n}"))
+        .collect();
+    let what = if identity_only {
+        "connect handshakes on nodes no listed client was connected to".to_owned()
+    } else {
+        let cmds: Vec<&str> = g.commands.keys().map(String::as_str).collect();
+        format!(
+            "{} run while no client listed by CLIENT LIST within one poll was ever seen running it",
+            cmds.join(", ")
+        )
+    };
+    format!(
+        "{what}; {} connections received that no poll saw open ({} received in all){}",
+        g.connections_unseen,
+        g.connections_received,
+        if handshake.is_empty() {
+            String::new()
+        } else {
+            format!("; handshake counters: {}", handshake.join(", "))
+        }
+    )
+}
