@@ -10,7 +10,8 @@
 //!   only some were, no critical finding names a healthy one.
 //! - **(c) short-lived client found**: where the application is redis-py 5.0.0 with
 //!   `address_remap` and wedged (its connections die within 0.1–2 s, often between two `CLIENT
-//!   LIST` polls), a finding (any severity) or a story step names its group.
+//!   LIST` polls), a finding (any severity) names its group and not the other application's, or a
+//!   story step names its group.
 //! - **(d) true variant first**: where the application was hurt or remapped (a calm run without
 //!   remap does not tell the releases apart), the `hypotheses` group that sends its command ranks
 //!   first a variant whose model covers its release and whose remap target is its own (none when
@@ -353,11 +354,14 @@ fn short_lived(s: &Subjects) -> Judgement {
         let v = Verdict::NotAvailable("the report has no findings[]".into());
         return judgement(c, v, Some(census.to_owned()));
     };
-    let found = findings.iter().find(|f| {
-        f.attribution
-            .as_ref()
-            .is_some_and(|att| names(att, app, s.apps))
-    });
+    // Named alone: an attribution that also names the other application (every group at once)
+    // has not found the short-lived one.
+    let alone = |att: &Attribution| {
+        names(att, app, s.apps) && !s.apps[1..].iter().any(|o| names(att, o, s.apps))
+    };
+    let found = findings
+        .iter()
+        .find(|f| f.attribution.as_ref().is_some_and(alone));
     let in_story = a.story.as_ref().is_some_and(|steps| {
         steps
             .iter()
@@ -629,6 +633,14 @@ mod tests {
         );
         let v = verdicts(&apps, json!({"findings": []}), json!({"variants": []}));
         assert!(matches!(v[3], Verdict::NotAvailable(_)));
+        let with_companion = [
+            apps[0].clone(),
+            app("matrix-healthy", "get", "8.1.0", Health::Healthy),
+        ];
+        let everyone = json!({"kind": "connection_churn", "severity": "warning",
+            "attribution": {"kind": "ambiguous", "groups": ["\"matrix-app\"", "\"matrix-healthy\""]}});
+        let v = verdicts(&with_companion, json!({"findings": [everyone]}), json!({}));
+        assert!(matches!(v[2], Verdict::Fail(_)), "{:?}", v[2]);
     }
 
     #[test]
