@@ -18,9 +18,10 @@
 //!   it has none).
 //!
 //! A finding **names** an application when its attribution's group label (or, for an ambiguous
-//! attribution, one of its groups) contains the application's client name, or when its commands
-//! include the application's command and no command of another application of the case (an
-//! inferred group's label, e.g. `short-lived client (zadd)`, has no client name).
+//! attribution, one of its groups) contains the application's client name, or when it is
+//! attributed to one group (kind `group`) whose commands include the application's command and no
+//! command of another application of the case (an inferred group's label, e.g. `short-lived client
+//! (zadd)`, has no client name).
 
 use std::fmt;
 
@@ -142,7 +143,8 @@ pub fn names(att: &Attribution, app: &AppTruth, apps: &[AppTruth]) -> bool {
         .filter(|o| o.name != app.name)
         .map(|o| o.command.as_str())
         .collect();
-    let by_commands = att.kind.as_deref() != Some("ambiguous")
+    // Commands name a group only in an attribution to one group (not `ambiguous`, not `unknown`).
+    let by_commands = !matches!(att.kind.as_deref(), Some("ambiguous" | "unknown"))
         && att
             .commands
             .iter()
@@ -586,6 +588,17 @@ mod tests {
         assert!(
             matches!(v[0], Verdict::Fail(_)) && matches!(v[1], Verdict::Fail(_)),
             "{v:?}"
+        );
+        let unknown = json!({"kind": "unknown", "commands": ["zadd"]});
+        let v = verdicts(
+            &apps,
+            json!({"findings": [critical(10_000, unknown)]}),
+            json!({}),
+        );
+        assert!(
+            matches!(v[0], Verdict::Fail(_)),
+            "unknown names no group: {:?}",
+            v[0]
         );
         let v = verdicts(&apps, json!({}), json!({}));
         assert!(
