@@ -15,6 +15,8 @@ Settings (JSON object; every field but `startup` optional):
     duration_s        10                how long commands are scheduled, seconds (at most 600);
                                         SIGTERM or SIGINT ends the schedule earlier
     keys              1000              key names key:{0} .. key:{keys-1}, drawn uniformly
+    key_prefix        "key"             the keys' prefix: <key_prefix>:{0} .. (an application
+                                        beside another keeps to its own keys)
     command           "zadd"            zadd | set | get | incr
     address_remap     null              "host:port": every address the library meets maps to it
     socket_timeout_s  0.5
@@ -43,7 +45,10 @@ The instrumentation wraps redis-py (5.0.0 and 8.x alike):
 - the client's `nodes_manager.startup_nodes`, watched every 20 ms and after every command: the
   client is `wedged` when at the end it has no startup node left and every command since it lost
   the last one (and since its last success) failed; `wedged_since_ms` is that moment;
-- the application itself: each successful command's time from its start to its reply
+- the application itself: when the first command raised (`first_error_ms`, epoch ms of the moment
+  the exception reached the application; null when none did), the commands that ended per 250 ms
+  since `started_ms` (`outcomes`: successes and failures by the bucket of the moment each ended),
+  and each successful command's time from its start to its reply
   (`latency_p50_ms`, `latency_p90_ms`; redirections and re-initialisations included), and the
   median exchange with one node that got a reply (`exchange_p50_ms`).
 
@@ -55,6 +60,8 @@ At the end it prints ONE JSON line to stdout (the contract's shape; logs go to s
      "calls": {"zadd": n}, "initializations": n, "initializations_ok": n,
      "cluster_slots_calls": n, "new_connections": n, "wedged": false, "wedged_since_ms": null,
      "startup_nodes_end": n, "first_error": {"ConnectionError": "message"},
+     "first_error_ms": epoch ms or null,
+     "outcomes": {"bucket_ms": 250, "ok": [n, ...], "failed": [n, ...]},
      "latency_p50_ms": 0.8, "latency_p90_ms": 2.1, "exchange_p50_ms": 0.6,
      "started_ms": epoch ms, "ended_ms": epoch ms}
 
@@ -79,6 +86,7 @@ from scenario_common import command_name
 
 WATCH_PERIOD_S = 0.02
 DRAIN_LIMIT_S = 15.0
+BUCKET_MS = 250
 COMMANDS = ("zadd", "set", "get", "incr")
 
 
@@ -107,6 +115,7 @@ def settings_from(argv):
         "in_flight": int(s.get("in_flight", 1)),
         "duration_s": float(s.get("duration_s", 10)),
         "keys": int(s.get("keys", 1000)),
+        "key_prefix": str(s.get("key_prefix", "key")),
         "command": str(s.get("command", "zadd")).lower(),
         "address_remap": s.get("address_remap"),
         "socket_timeout_s": float(s.get("socket_timeout_s", 0.5)),
@@ -219,6 +228,12 @@ class Outcomes:
         self.skipped = 0
         self.errors = collections.Counter()
         self.first_error = {}
+        # Epoch ms of the first exception the application caught (None until one).
+        self.first_error_ms = None
+        # Commands ended per BUCKET_MS since `started_ms` (set when the schedule starts).
+        self.started_ms = now_ms()
+        self.ok_buckets = collections.Counter()
+        self.failed_buckets = collections.Counter()
         self.last_ok_ms = None
         self.first_fail_since_ok_ms = None
         self.empty_since_ms = None
@@ -240,9 +255,22 @@ class Outcomes:
         else:
             self.empty_since_ms = None
 
+    def bucket(self, t_ms):
+        return max(0, t_ms - self.started_ms) // BUCKET_MS
+
+    def buckets(self):
+        """`outcomes`: successes and failures per BUCKET_MS since `started_ms`."""
+        last = max(list(self.ok_buckets) + list(self.failed_buckets), default=-1)
+        return {
+            "bucket_ms": BUCKET_MS,
+            "ok": [self.ok_buckets[b] for b in range(last + 1)],
+            "failed": [self.failed_buckets[b] for b in range(last + 1)],
+        }
+
     def ok(self):
         self.succeeded += 1
         self.last_ok_ms = now_ms()
+        self.ok_buckets[self.bucket(self.last_ok_ms)] += 1
         self.first_fail_since_ok_ms = None
 
     def failed(self, e):
@@ -251,6 +279,10 @@ class Outcomes:
             log(f"first {cls}: {e}")
         self.errors[cls] += 1
         self.first_error.setdefault(cls, str(e)[:300])
+        t = now_ms()
+        self.failed_buckets[self.bucket(t)] += 1
+        if self.first_error_ms is None:
+            self.first_error_ms = t
         if self.first_fail_since_ok_ms is None:
             self.first_fail_since_ok_ms = now_ms()
 
@@ -307,6 +339,7 @@ async def main():
     tasks = set()
     period = 1.0 / s["rate"]
     started_ms = now_ms()
+    out.started_ms = started_ms
     start = time.monotonic()
     scheduled = math.ceil(s["duration_s"] * s["rate"])
 
@@ -354,7 +387,7 @@ async def main():
             delay = start + i * period - time.monotonic()
             if delay > 0:
                 await asyncio.sleep(delay)
-        key = f"key:{{{rng.randrange(s['keys'])}}}"
+        key = f"{s['key_prefix']}:{{{rng.randrange(s['keys'])}}}"
         out.issued += 1
         t = asyncio.create_task(one(i, key))
         tasks.add(t)
@@ -385,6 +418,8 @@ async def main():
         "skipped": out.skipped,
         "errors": dict(out.errors),
         "first_error": out.first_error,
+        "first_error_ms": out.first_error_ms,
+        "outcomes": out.buckets(),
         "moved": dict(counts.moved),
         "ask": dict(counts.ask),
         "error_replies": dict(counts.error_replies),

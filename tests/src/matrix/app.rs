@@ -23,6 +23,8 @@ pub struct AppSettings {
     pub duration_s: u32,
     /// Distinct keys `key:{0}` …
     pub keys: u32,
+    /// The keys' prefix instead of `key` (optional in the contract; `None` leaves it out).
+    pub key_prefix: Option<String>,
     /// The command.
     pub command: String,
     /// `host:port` every address maps to, if any.
@@ -40,7 +42,7 @@ pub struct AppSettings {
 impl AppSettings {
     /// The settings as the one JSON argument the application takes.
     pub fn to_json(&self) -> Value {
-        json!({
+        let mut v = json!({
             "startup": self.startup,
             "rate": self.rate,
             "in_flight": self.in_flight,
@@ -52,7 +54,11 @@ impl AppSettings {
             "connect_timeout_s": self.connect_timeout_s,
             "client_name": self.client_name,
             "seed": self.seed,
-        })
+        });
+        if let Some(p) = &self.key_prefix {
+            v["key_prefix"] = json!(p);
+        }
+        v
     }
 }
 
@@ -133,6 +139,9 @@ pub struct AppReport {
     pub wedged: bool,
     /// Since when, epoch ms.
     pub wedged_since_ms: Option<u64>,
+    /// When the first command raised, epoch ms (optional in the contract; none when no command
+    /// raised or the program does not report it).
+    pub first_error_ms: Option<u64>,
     /// Median time from a command's start to its success, milliseconds (optional in the
     /// contract; none without a success).
     pub latency_p50_ms: Option<f64>,
@@ -173,6 +182,7 @@ impl AppReport {
                 .as_bool()
                 .ok_or_else(|| format!("application report has no wedged: {v}"))?,
             wedged_since_ms: v["wedged_since_ms"].as_u64(),
+            first_error_ms: v["first_error_ms"].as_u64(),
             latency_p50_ms: v["latency_p50_ms"].as_f64(),
             exchange_p50_ms: v["exchange_p50_ms"].as_f64(),
             started_ms: field(&v, "started_ms")?,
@@ -200,6 +210,26 @@ impl AppReport {
     /// Error replies to `command` other than MOVED and ASK (`CLUSTERDOWN`, `TRYAGAIN`, …).
     pub fn error_replies(&self, command: &str) -> u64 {
         self.raw["error_replies"][command].as_u64().unwrap_or(0)
+    }
+
+    /// Commands that ended (succeeded, failed) from `from_ms` (inclusive) to `to_ms` (exclusive),
+    /// epoch ms, read from the optional `outcomes` buckets: every bucket that overlaps the window
+    /// counts whole. `None` when the program reports no buckets.
+    pub fn ended_between(&self, from_ms: u64, to_ms: u64) -> Option<(u64, u64)> {
+        let o = &self.raw["outcomes"];
+        let width = o["bucket_ms"].as_u64().filter(|&w| w > 0)?;
+        let ok = o["ok"].as_array()?;
+        let failed = o["failed"].as_array()?;
+        let first = from_ms.saturating_sub(self.started_ms) / width;
+        let last = to_ms.saturating_sub(self.started_ms).saturating_sub(1) / width;
+        let sum = |v: &[Value]| -> u64 {
+            v.iter()
+                .enumerate()
+                .filter(|(i, _)| (first..=last).contains(&(*i as u64)))
+                .map(|(_, n)| n.as_u64().unwrap_or(0))
+                .sum()
+        };
+        Some((sum(ok), sum(failed)))
     }
 
     /// Exceptions the application saw, by class.

@@ -17,6 +17,10 @@
 //! application start. Events run one after another on this thread; one that ends after the
 //! application's drawn duration extends the application's schedule to [`TAIL`] after it (at most
 //! [`OVERRUN_S`] more), ended with SIGTERM.
+//!
+//! [`run_with`] can start a second, healthy application beside the drawn one (the story check's
+//! companion, [`Companion`]): it starts just before the drawn application, gets the same
+//! schedule and is ended with it. The fidelity matrix runs without it ([`run`]).
 
 use std::path::PathBuf;
 use std::thread::sleep;
@@ -28,6 +32,7 @@ use crate::cluster::{Cluster, ClusterOptions};
 use crate::collector::Recorder;
 use crate::matrix::app::{App, AppReport, AppSettings};
 use crate::matrix::case::{Case, Fault, RecordStart, When};
+use crate::matrix::companion::{Companion, COMPANION_NODE, COMPANION_VERSION};
 use crate::matrix::fault::{inject, FAULT_NODE};
 use crate::matrix::migration::{halves, migrate, open_first_slot, SOURCE, TARGET};
 
@@ -79,6 +84,10 @@ pub struct LiveRun {
     pub app: AppReport,
     /// What the harness did.
     pub events: Vec<Event>,
+    /// What the companion was told, when one ran ([`run_with`]).
+    pub companion_settings: Option<AppSettings>,
+    /// What the companion reported, when one ran.
+    pub companion: Option<AppReport>,
 }
 
 /// Runs `case` live; `say` receives a line per step.
@@ -88,6 +97,20 @@ pub struct LiveRun {
 /// If the application failed or did not report. A server, the recorder or a cluster command that
 /// fails panics, as everywhere in the harness.
 pub fn run(case: &Case, say: &dyn Fn(&str)) -> Result<LiveRun, String> {
+    run_with(case, None, say)
+}
+
+/// Runs `case` live with `companion` (if any) beside the application; `say` receives a line per
+/// step.
+///
+/// # Errors
+///
+/// If the application or the companion failed or did not report.
+pub fn run_with(
+    case: &Case,
+    companion: Option<&Companion>,
+    say: &dyn Fn(&str),
+) -> Result<LiveRun, String> {
     let t0 = Instant::now();
     let step = |what: &str| say(&format!("[{:>6.2}s] {what}", t0.elapsed().as_secs_f64()));
     let mut events = Vec::new();
@@ -149,6 +172,7 @@ pub fn run(case: &Case, say: &dyn Fn(&str)) -> Result<LiveRun, String> {
         in_flight: case.in_flight,
         duration_s: case.duration_s,
         keys: case.keys,
+        key_prefix: None,
         command: case.command.to_owned(),
         address_remap: case.remap.then(|| cluster.addr(REMAP_NODE).to_string()),
         socket_timeout_s: SOCKET_TIMEOUT_S,
@@ -161,6 +185,18 @@ pub fn run(case: &Case, say: &dyn Fn(&str)) -> Result<LiveRun, String> {
         duration_s: case.duration_s + OVERRUN_S,
         ..settings.clone()
     };
+    let companion_settings =
+        companion.map(|c| c.settings(cluster.addr(COMPANION_NODE).to_string(), case.duration_s));
+    let companion_app = companion_settings.as_ref().map(|s| {
+        let bounded = AppSettings {
+            duration_s: s.duration_s + OVERRUN_S,
+            ..s.clone()
+        };
+        App::start(COMPANION_VERSION, &bounded)
+    });
+    if let Some(c) = companion {
+        note(format!("companion started: {c}"), &mut events);
+    }
     let app = App::start(case.version, &bounded);
     let app_start = Instant::now();
     note(format!("application started: {case}"), &mut events);
@@ -224,11 +260,25 @@ pub fn run(case: &Case, say: &dyn Fn(&str)) -> Result<LiveRun, String> {
         sleep(d);
     }
     app.terminate();
+    if let Some(c) = &companion_app {
+        c.terminate();
+    }
     let app = app.finish()?;
     step(&format!(
         "application reported: issued {}, failed {}, skipped {}",
         app.issued, app.failed, app.skipped
     ));
+    let companion_report = match companion_app {
+        Some(c) => {
+            let r = c.finish().map_err(|e| format!("companion: {e}"))?;
+            step(&format!(
+                "companion reported: issued {}, failed {}, skipped {}",
+                r.issued, r.failed, r.skipped
+            ));
+            Some(r)
+        }
+        None => None,
+    };
     sleep(Duration::from_millis(700));
     recorder.terminate();
     let out = recorder.wait(Duration::from_secs(20));
@@ -247,5 +297,7 @@ pub fn run(case: &Case, say: &dyn Fn(&str)) -> Result<LiveRun, String> {
         settings,
         app,
         events,
+        companion_settings,
+        companion: companion_report,
     })
 }

@@ -12,14 +12,31 @@
 //!
 //! Entry points: `scripts/fidelity` (the `fidelity` binary of this crate, a long draw) and
 //! `tests/tests/fidelity_matrix.rs` (two cases a run).
+//!
+//! The story check (issue 13) runs the same cases, with in about half of them a healthy
+//! application beside the drawn one ([`companion`]), and judges `slotscope analyze` and
+//! `slotscope hypotheses` on the recording against what the applications reported:
+//!
+//! - [`truth`]: hurt, healthy or neither, from an application's report;
+//! - [`analysis`]: the analysis's two JSON answers, read tolerantly;
+//! - [`criteria`]: the four criteria and their verdicts; [`story`]: one case end to end;
+//! - [`story_table`]: progress lines and the Markdown report.
+//!
+//! Entry points: `scripts/story` (the `story` binary) and `tests/tests/story_matrix.rs`.
 
+pub mod analysis;
 pub mod app;
 pub mod case;
+pub mod companion;
 pub mod compare;
+pub mod criteria;
 pub mod fault;
 pub mod live;
 pub mod migration;
 pub mod replay;
 pub mod rng;
 pub mod runner;
+pub mod story;
+pub mod story_table;
 pub mod table;
+pub mod truth;

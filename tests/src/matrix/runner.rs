@@ -44,7 +44,8 @@ impl CaseResult {
     }
 }
 
-fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+/// The text of a caught panic's payload.
+pub fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
     p.downcast_ref::<String>()
         .cloned()
         .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))

@@ -1,0 +1,196 @@
+//! The ground truth of the story check: what each application of a live case went through, read
+//! from its own report (never from the recording the analysis reads).
+//!
+//! - **Hurt**: it ended wedged, or at least [`HURT_MIN_FAILED`] commands failed and they were at
+//!   least [`HURT_SHARE`] of the commands that ended in the [`HURT_WINDOW_MS`] from its first
+//!   error (the contract's `outcomes` buckets; a bucket that overlaps the window counts whole).
+//! - **Healthy**: no command failed, and MOVED replies were under [`STORM_SHARE`] of the replies to
+//!   its command (no MOVED storm).
+//! - **Neither**: a few errors, or a MOVED storm without errors: criteria (a) and (b) do not apply
+//!   to it.
+
+use crate::matrix::app::{AppReport, AppSettings};
+
+/// The window after the first error in which the failed share is measured, ms.
+pub const HURT_WINDOW_MS: u64 = 2000;
+/// The failed share over that window from which an application is hurt: one command in ten.
+pub const HURT_SHARE: f64 = 0.1;
+/// The failures over that window from which an application is hurt (one failed command is not an
+/// incident).
+pub const HURT_MIN_FAILED: u64 = 3;
+/// The MOVED share (MOVED ÷ replies to its command) from which a run without errors is a MOVED
+/// storm, not healthy.
+pub const STORM_SHARE: f64 = 0.05;
+
+/// What an application went through.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Health {
+    /// Hurt, and why (in words).
+    Hurt(String),
+    /// No failure, no MOVED storm.
+    Healthy,
+    /// Neither hurt nor healthy, and why.
+    Neither(String),
+}
+
+impl Health {
+    /// `hurt`, `healthy` or `neither`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Health::Hurt(_) => "hurt",
+            Health::Healthy => "healthy",
+            Health::Neither(_) => "neither",
+        }
+    }
+}
+
+/// One application of a case, and what it went through.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AppTruth {
+    /// Its `CLIENT SETNAME`.
+    pub name: String,
+    /// Its command.
+    pub command: String,
+    /// Its library release (as it reported it).
+    pub version: String,
+    /// Its `address_remap` target, if any.
+    pub remap: Option<String>,
+    /// Hurt, healthy or neither.
+    pub health: Health,
+    /// When its first command raised, epoch ms.
+    pub first_error_ms: Option<u64>,
+    /// Whether it ended wedged.
+    pub wedged: bool,
+    /// MOVED ÷ replies to its command (`None` without a reply).
+    pub moved_share: Option<f64>,
+}
+
+impl AppTruth {
+    /// The truth of the application told `settings` that reported `report`.
+    pub fn of(settings: &AppSettings, report: &AppReport) -> AppTruth {
+        let cmd = settings.command.as_str();
+        let calls = report.calls(cmd);
+        let moved_share = (calls > 0).then(|| report.moved(cmd) as f64 / calls as f64);
+        AppTruth {
+            name: settings.client_name.clone(),
+            command: settings.command.clone(),
+            version: report.version.clone(),
+            remap: settings.address_remap.clone(),
+            health: health(report, moved_share),
+            first_error_ms: report.first_error_ms,
+            wedged: report.wedged,
+            moved_share,
+        }
+    }
+
+    /// Whether it was hurt.
+    pub fn is_hurt(&self) -> bool {
+        matches!(self.health, Health::Hurt(_))
+    }
+
+    /// Whether it was healthy.
+    pub fn is_healthy(&self) -> bool {
+        self.health == Health::Healthy
+    }
+}
+
+fn health(r: &AppReport, moved_share: Option<f64>) -> Health {
+    if r.wedged {
+        return Health::Hurt("wedged".to_owned());
+    }
+    if r.failed == 0 {
+        return match moved_share {
+            Some(s) if s >= STORM_SHARE => Health::Neither(format!(
+                "no failure, but a MOVED storm ({:.1} % of replies)",
+                100.0 * s
+            )),
+            _ => Health::Healthy,
+        };
+    }
+    let Some(first) = r.first_error_ms else {
+        return Health::Neither(format!(
+            "{} failed, but the report has no first_error_ms",
+            r.failed
+        ));
+    };
+    let Some((ok, failed)) = r.ended_between(first, first + HURT_WINDOW_MS) else {
+        return Health::Neither(format!(
+            "{} failed, but the report has no outcomes buckets",
+            r.failed
+        ));
+    };
+    let share = failed as f64 / (ok + failed).max(1) as f64;
+    let what = format!(
+        "{failed} of {} commands failed in the {} s from the first error ({:.0} %)",
+        ok + failed,
+        HURT_WINDOW_MS / 1000,
+        100.0 * share
+    );
+    if failed >= HURT_MIN_FAILED && share >= HURT_SHARE {
+        Health::Hurt(what)
+    } else {
+        Health::Neither(what)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn report(failed: u64, wedged: bool, ok: &[u64], bad: &[u64], moved: u64) -> AppReport {
+        AppReport::from_json(json!({
+            "client": "redis-py", "version": "5.0.0", "issued": 100 + failed,
+            "succeeded": 100, "failed": failed, "skipped": 0, "initializations": 1,
+            "cluster_slots_calls": 1, "new_connections": 1, "wedged": wedged,
+            "first_error_ms": (failed > 0).then_some(10_500u64),
+            "outcomes": {"bucket_ms": 250, "ok": ok, "failed": bad},
+            "calls": {"zadd": 100}, "moved": {"zadd": moved},
+            "started_ms": 10_000u64, "issuing_ended_ms": 20_000u64, "ended_ms": 20_100u64
+        }))
+        .expect("a report")
+    }
+
+    fn settings() -> AppSettings {
+        AppSettings {
+            startup: "127.0.0.1:1".into(),
+            rate: 100,
+            in_flight: 1,
+            duration_s: 10,
+            keys: 10,
+            key_prefix: None,
+            command: "zadd".into(),
+            address_remap: None,
+            socket_timeout_s: 0.5,
+            connect_timeout_s: 0.5,
+            client_name: "matrix-app".into(),
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn hurt_healthy_and_neither_follow_the_stated_levels() {
+        let s = settings();
+        // Buckets 2.. are the window [10 500, 12 500): 8 buckets of 250 ms.
+        let t = AppTruth::of(
+            &s,
+            &report(4, false, &[5, 5, 2, 2, 2, 2], &[0, 0, 1, 1, 1, 1], 0),
+        );
+        assert!(t.is_hurt(), "{t:?}");
+        let t = AppTruth::of(
+            &s,
+            &report(
+                4,
+                false,
+                &[5, 5, 9, 9, 9, 9, 9, 9, 9, 9, 0, 0, 1, 1],
+                &[0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1],
+                0,
+            ),
+        );
+        assert_eq!(t.health.name(), "neither", "{t:?}");
+        assert!(AppTruth::of(&s, &report(0, false, &[9], &[0], 1)).is_healthy());
+        let storm = AppTruth::of(&s, &report(0, false, &[9], &[0], 6));
+        assert_eq!(storm.health.name(), "neither");
+        assert!(AppTruth::of(&s, &report(1, true, &[], &[], 0)).is_hurt());
+    }
+}
