@@ -81,6 +81,13 @@ pub fn render_text(a: &Analysed) -> String {
     for g in &rows.census {
         o.push_str(&g.text());
     }
+    for g in rows::inferred_rows(a) {
+        let _ = writeln!(o, "  {g}");
+    }
+    let _ = writeln!(o, "  columns:");
+    for l in rows::census_legend() {
+        let _ = writeln!(o, "    {l}");
+    }
     append_bad_lines(&mut o, a);
     o
 }
@@ -148,6 +155,20 @@ pub fn render_markdown(a: &Analysed) -> String {
     o.push_str(CensusRow::MARKDOWN_HEADER);
     for g in &rows.census {
         o.push_str(&g.markdown());
+    }
+    let inferred = rows::inferred_rows(a);
+    if !inferred.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nInferred from counters (no CLIENT LIST poll saw them):\n"
+        );
+        for g in inferred {
+            let _ = writeln!(o, "- {g}");
+        }
+    }
+    let _ = writeln!(o, "\nColumns:\n");
+    for l in rows::census_legend() {
+        let _ = writeln!(o, "- {l}");
     }
     append_bad_lines(&mut o, a);
     o

@@ -417,3 +417,30 @@ fn rounding_keeps_two_significant_digits() {
     assert_eq!(round_sig(0.0, 2), 0.0);
     assert_eq!(round_sig(-1.26, 2), -1.3);
 }
+
+/// The text `analyze` prints for each real recording: the story, then every finding's title,
+/// explanation and labelled figures (together the founding incidents give every kind but the
+/// short-lived clients and slot coverage, whose texts the core's unit tests hold). A change of
+/// wording shows here as a snapshot diff.
+#[test]
+fn the_report_text_of_each_recording() {
+    for name in [
+        "incident1-redis-py-5.0.0-valkey",
+        "incident1-redis-py-5.0.0-redis",
+        "incident1-redis-py-8.0.0-valkey",
+        "incident2-valkey",
+    ] {
+        let path = fixture(name);
+        let o = run_slotscope(&["analyze", path.to_str().unwrap()]);
+        assert!(o.status.success(), "{name}");
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        // From the story to the end of the findings: the timeline, traffic and census tables
+        // have tests of their own.
+        let from = text.find("WHAT HAPPENED").expect("the story");
+        let to = text.find("\nTIMELINE").unwrap_or(text.len());
+        insta::assert_snapshot!(
+            format!("text_{}", name.replace(['.', '-'], "_")),
+            &text[from..to]
+        );
+    }
+}

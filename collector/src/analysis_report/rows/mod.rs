@@ -294,6 +294,8 @@ pub struct CensusRow {
     pub lifetime_secs: Option<u64>,
     /// Commands it sent.
     pub commands: Vec<String>,
+    /// Connections seen mid-handshake counted in it.
+    pub merged: u64,
 }
 
 impl CensusRow {
@@ -307,13 +309,14 @@ impl CensusRow {
             new_per_sec: g.new_per_sec,
             lifetime_secs: g.median_lifetime_secs(),
             commands: g.commands.keys().cloned().collect(),
+            merged: g.merged_connections(),
         }
     }
 
     /// One line in columns.
     pub fn text(&self) -> String {
         format!(
-            "  {:<36} hosts {:<3} seen {:<5} open {:<4} new/s {:<6.2} lifetime {:<6} cmds {}\n",
+            "  {:<36} hosts {:<3} seen {:<5} open {:<4} new/s {:<6.2} lifetime {:<6} cmds {}{}\n",
             self.label,
             self.hosts,
             self.seen,
@@ -321,17 +324,22 @@ impl CensusRow {
             self.new_per_sec,
             self.lifetime_secs
                 .map_or_else(|| "-".to_owned(), |l| format!("{l}s")),
-            self.commands.join(",")
+            self.commands.join(","),
+            if self.merged > 0 {
+                format!(" (merged {})", self.merged)
+            } else {
+                String::new()
+            }
         )
     }
 
     /// The table's header and separator lines.
-    pub const MARKDOWN_HEADER: &'static str = "| client group | hosts | connections seen | open at end | new/s | median lifetime | commands |\n|---|---:|---:|---:|---:|---:|---|\n";
+    pub const MARKDOWN_HEADER: &'static str = "| client group | hosts | connections seen | open at end | new/s | median lifetime | commands | merged |\n|---|---:|---:|---:|---:|---:|---|---:|\n";
 
     /// One table row.
     pub fn markdown(&self) -> String {
         format!(
-            "| {} | {} | {} | {} | {:.2} | {} | {} |\n",
+            "| {} | {} | {} | {} | {:.2} | {} | {} | {} |\n",
             self.label,
             self.hosts,
             self.seen,
@@ -343,9 +351,37 @@ impl CensusRow {
                 .iter()
                 .map(|c| format!("`{}`", cell_escape(c)))
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
+            self.merged
         )
     }
+}
+
+/// What each census column means, one line each (the census's own legend).
+pub fn census_legend() -> Vec<String> {
+    slotscope_core::census::COLUMNS
+        .iter()
+        .map(|(name, meaning)| format!("{name}: {meaning}"))
+        .collect()
+}
+
+/// The groups inferred from counters (no poll saw them), one line each.
+pub fn inferred_rows(a: &Analysed) -> Vec<String> {
+    let start = a.analysis.summary.header.started;
+    a.analysis
+        .census
+        .inferred
+        .iter()
+        .map(|g| {
+            format!(
+                "{} (inferred, {} .. {}): {}",
+                g.label(),
+                at(g.span.start, start),
+                at(g.span.end, start),
+                g.reason
+            )
+        })
+        .collect()
 }
 
 /// Every row of the report, built once from the analysis.
@@ -497,6 +533,7 @@ mod tests {
             new_per_sec: 0.125,
             lifetime_secs: Some(12),
             commands: vec!["cluster|slots".into(), "get".into()],
+            merged: 0,
         };
         assert_eq!(
             r.text(),
@@ -504,7 +541,13 @@ mod tests {
         );
         assert_eq!(
             r.markdown(),
-            "| redis-py 8.0.0 \"api\" | 2 | 14 | 3 | 0.12 | 12 s | `cluster\\|slots`, `get` |\n"
+            "| redis-py 8.0.0 \"api\" | 2 | 14 | 3 | 0.12 | 12 s | `cluster\\|slots`, `get` | 0 |\n"
+        );
+        r.merged = 5;
+        assert!(
+            r.text().ends_with("cmds cluster|slots,get (merged 5)\n"),
+            "{}",
+            r.text()
         );
         r.lifetime_secs = None;
         assert!(r.text().contains(" lifetime -      cmds "));

@@ -327,9 +327,29 @@ fn finding(ctx: &Context<'_>, grid: Grid, s: &Stream, f: &Fall, outages: &[Outag
     } else {
         String::new()
     };
+    let fleet = match (&attribution, f.recovered, stopped) {
+        (Attribution::Group { group, .. }, None, false) => {
+            let hosts = ctx
+                .census
+                .groups
+                .iter()
+                .find(|g| &g.key.label() == group)
+                .map_or(0, |g| g.hosts.len());
+            super::fleet::shape(f.share(), hosts).map(|s| (s, group.clone()))
+        }
+        _ => None,
+    };
+    let fleet_text = fleet.as_ref().map_or_else(String::new, |(s, group)| {
+        format!(
+            " The loss stays at {:.1} % of the group's traffic: the shape of {} stopping while the \
+             others go on (a partial fleet: instances still on an old build or config).",
+            f.share() * 100.0,
+            s.text(group)
+        )
+    });
     let explanation = format!(
         "From the poll at {} the servers executed {:.1} successful {cmds}/s for this group, against \
-         {:.1}/s before ({lost_pct:.0} % lost).{errors} {cause} A cluster client that lost its node \
+         {:.1}/s before ({lost_pct:.0} % lost).{errors}{fleet_text} {cause} A cluster client that lost its node \
          list or its routing table stops sending (every call raises before it reaches a server) or \
          keeps sending to a node that rejects it; a client that stays connected to a dead node keeps \
          failing the commands for that node's slots. Check the application's error log from the same \
@@ -345,6 +365,13 @@ fn finding(ctx: &Context<'_>, grid: Grid, s: &Stream, f: &Fall, outages: &[Outag
         ("errors_per_sec_after".to_owned(), f.errors_during),
         ("lost_share".to_owned(), f.share()),
     ]);
+    if let Some((s, _)) = &fleet {
+        numbers.insert(
+            "fleet_instances_affected".to_owned(),
+            crate::float::from_u64(s.k),
+        );
+        numbers.insert("fleet_instances".to_owned(), crate::float::from_u64(s.n));
+    }
     let end = f.recovered.map_or(ctx.span.end, |r| grid.time(r));
     numbers.insert(
         "duration_secs".to_owned(),

@@ -17,6 +17,7 @@ mod coverage;
 mod evidence_link;
 #[cfg(test)]
 mod fixture;
+mod fleet;
 mod idle_shard;
 mod lost_group;
 mod outage;

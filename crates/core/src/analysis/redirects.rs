@@ -152,6 +152,19 @@ fn finding(ctx: &Context<'_>, run: &[Bucket]) -> Finding {
         .summary
         .changes()
         .any(|m| m.span.start.0 <= last.0 && first.0 <= m.span.end.0 + 10_000);
+    let remap = sustained
+        .then(|| remap_landing(ctx, span, &carriers))
+        .flatten();
+    let remap_text = remap
+        .as_ref()
+        .map_or_else(String::new, |(node, per_command)| {
+            format!(
+            " The commands carrying them land first on {node}: {per_command:.2} attempts there for \
+             every command the cluster completed, while the other nodes serve their slots too. A \
+             client that sends every command to one address first is what an address remap (every \
+             node address rewritten to {node}) does."
+        )
+        });
     if sustained {
         Finding {
             kind: FindingKind::RedirectStorm,
@@ -169,12 +182,12 @@ fn finding(ctx: &Context<'_>, run: &[Bucket]) -> Finding {
                  at the end. A stale routing table corrects itself within a few commands after a reshard; a sustained \
                  share means a client keeps sending to the wrong node — typically every node address rewritten to one \
                  endpoint (an address remap), or a client routing keyless commands to a random node. Server counters are \
-                 global: the commands carrying the redirects tie them to the clients that use them.",
+                 global: the commands carrying the redirects tie them to the clients that use them.{remap_text}",
                 early * 100.0,
                 late * 100.0
             ),
             numbers,
-            node: None,
+            node: remap.map(|(n, _)| n),
             attribution: Some(attribution),
             context: Vec::new(),
         }
@@ -260,6 +273,45 @@ impl Bucket {
     fn redirects(&self) -> u64 {
         self.moved + self.ask
     }
+}
+
+/// Where the commands carrying a storm land over `span`: the node that takes an attempt of
+/// every command the cluster completed (see [`crate::hypothesis::remap_target`]), with its
+/// attempts per completed command.
+fn remap_landing(
+    ctx: &Context<'_>,
+    span: TimeSpan,
+    carriers: &[(String, f64)],
+) -> Option<(crate::node::NodeAddr, f64)> {
+    let mut landing: Vec<crate::hypothesis::Landing> = Vec::new();
+    let mut completed = 0.0;
+    for n in &ctx.metrics.nodes {
+        let t = n.total_in(span);
+        let (mut calls, mut rejected) = (0u64, 0u64);
+        for (c, _) in carriers {
+            if let Some(d) = t.commands.get(c) {
+                calls += d.calls;
+                rejected += d.rejected;
+            }
+        }
+        completed += float::from_u64(calls);
+        landing.push(crate::hypothesis::Landing {
+            node: n.addr.clone(),
+            attempts: float::from_u64(calls + rejected),
+            served: float::from_u64(calls),
+            rejected: float::from_u64(rejected),
+            per_command: 0.0,
+        });
+    }
+    if completed <= 0.0 {
+        return None;
+    }
+    for l in &mut landing {
+        l.per_command = l.attempts / completed;
+    }
+    let node = crate::hypothesis::remap_target(&landing)?;
+    let per_command = landing.iter().find(|l| l.node == node)?.per_command;
+    Some((node, per_command))
 }
 
 /// How a share went from `early` to `late`, in one word: `decaying`, `rising`, or `holding`

@@ -354,15 +354,17 @@ pub fn rank_groups(
     })
 }
 
-/// Best first: by score to a tenth of a percent, then the model covering the release the group
-/// reports, then the order of the variants.
+/// Best first: the variants of the model covering the release the group reports (`CLIENT
+/// SETINFO` names the library and its version: direct evidence the replay's scores do not
+/// outweigh; among them the scores choose the configuration), then by score to a tenth of a
+/// percent, then the order of the variants.
 fn order(ranked: &mut [GroupRanked], declared: Option<&str>) {
     // Scores are in 0..=1: the rounded value fits.
     #[allow(clippy::cast_possible_truncation)]
     let key = |r: &GroupRanked| {
         (
-            (r.score * 1000.0).round() as i64,
             Some(r.model.as_str()) == declared,
+            (r.score * 1000.0).round() as i64,
         )
     };
     ranked.sort_by_key(|r| std::cmp::Reverse(key(r)));

@@ -44,7 +44,22 @@ pub(super) fn why(ranked: &[GroupRanked], i: usize, declared: Option<&str>) -> S
     } else {
         format!("agrees on {}", agree.join(", "))
     };
-    if let Some(next) = ranked.get(i + 1) {
+    let reported = |x: &GroupRanked| declared == Some(x.model.as_str());
+    if let Some(next) = ranked.get(i + 1).filter(|n| reported(r) && !reported(n)) {
+        // Ranked above a variant of another library by what the group reports, whatever the
+        // scores say.
+        let _ = write!(
+            s,
+            "; above {} ({:.1} points {}) because the group reports its library and release",
+            next.label,
+            ((r.score - next.score) * 100.0).abs(),
+            if r.score >= next.score {
+                "ahead"
+            } else {
+                "behind"
+            }
+        );
+    } else if let Some(next) = ranked.get(i + 1) {
         let mut diffs: Vec<(&str, f64, f64)> = METRICS
             .iter()
             .filter_map(|m| {

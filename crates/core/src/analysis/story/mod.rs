@@ -148,7 +148,13 @@ pub(super) fn tell(ctx: &Context<'_>, findings: &[Finding]) -> Story {
     if let Some(c) = &cut_short {
         steps.push(limits::cut_step(c));
     }
-    steps.sort_by_key(|s| (s.at, s.kind == StepKind::Finding));
+    steps.sort_by_key(|s| {
+        (
+            s.kind == StepKind::RecordingCut,
+            s.at,
+            s.kind == StepKind::Finding,
+        )
+    });
     cause::mark(&mut steps, findings, ctx.interval_ms);
     Story {
         steps,

@@ -42,6 +42,17 @@ fn n(f: &Finding, key: &str) -> f64 {
     f.numbers.get(key).copied().unwrap_or(0.0)
 }
 
+/// The MOVED share of the commands carrying a storm (the largest per-command share), or the
+/// share of all commands when none is named.
+fn carried_share(f: &Finding) -> f64 {
+    f.numbers
+        .iter()
+        .filter(|(k, _)| k.starts_with("moved_share:"))
+        .map(|(_, v)| *v)
+        .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
+        .unwrap_or_else(|| n(f, "redirect_share"))
+}
+
 /// The step of finding `i`, `None` for findings that are not events (informational ones, and
 /// known defects, which the root cause cites instead).
 pub(super) fn step(i: usize, f: &Finding) -> Option<Step> {
@@ -69,8 +80,11 @@ pub(super) fn step(i: usize, f: &Finding) -> Option<Step> {
             n(f, "commands_per_sec_after")
         ),
         FindingKind::RedirectStorm => format!(
-            "{who} keeps being redirected: {:.1} % of the commands answered MOVED/ASK for {duration}",
-            n(f, "redirect_share") * 100.0
+            "{who} keeps being redirected: {:.1} % of {cmds} answered MOVED/ASK for {duration}{}",
+            carried_share(f) * 100.0,
+            f.node.as_ref().map_or_else(String::new, |n| format!(
+                "; every command lands first on {n} (an address remap to it is likely)"
+            ))
         ),
         FindingKind::ConnectionChurn => format!(
             "connections churn for {duration}: {:.1} new connections/s against {:.0} open",
