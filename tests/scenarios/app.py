@@ -46,7 +46,8 @@ The instrumentation wraps redis-py (5.0.0 and 8.x alike):
   client is `wedged` when at the end it has no startup node left and every command since it lost
   the last one (and since its last success) failed; `wedged_since_ms` is that moment;
 - the application itself: when the first command raised (`first_error_ms`, epoch ms of the moment
-  the exception reached the application; null when none did), the commands that ended per 250 ms
+  the exception reached the application; null when none did) and when that command was issued
+  (`first_error_issued_ms`: a timeout raises one socket timeout after the send), the commands that ended per 250 ms
   since `started_ms` (`outcomes`: successes and failures by the bucket of the moment each ended),
   and each successful command's time from its start to its reply
   (`latency_p50_ms`, `latency_p90_ms`; redirections and re-initialisations included), and the
@@ -60,7 +61,7 @@ At the end it prints ONE JSON line to stdout (the contract's shape; logs go to s
      "calls": {"zadd": n}, "initializations": n, "initializations_ok": n,
      "cluster_slots_calls": n, "new_connections": n, "wedged": false, "wedged_since_ms": null,
      "startup_nodes_end": n, "first_error": {"ConnectionError": "message"},
-     "first_error_ms": epoch ms or null,
+     "first_error_ms": epoch ms or null, "first_error_issued_ms": epoch ms or null,
      "outcomes": {"bucket_ms": 250, "ok": [n, ...], "failed": [n, ...]},
      "latency_p50_ms": 0.8, "latency_p90_ms": 2.1, "exchange_p50_ms": 0.6,
      "started_ms": epoch ms, "ended_ms": epoch ms}
@@ -230,6 +231,7 @@ class Outcomes:
         self.first_error = {}
         # Epoch ms of the first exception the application caught (None until one).
         self.first_error_ms = None
+        self.first_error_issued_ms = None
         # Commands ended per BUCKET_MS since `started_ms` (set when the schedule starts).
         self.started_ms = now_ms()
         self.ok_buckets = collections.Counter()
@@ -273,7 +275,7 @@ class Outcomes:
         self.ok_buckets[self.bucket(self.last_ok_ms)] += 1
         self.first_fail_since_ok_ms = None
 
-    def failed(self, e):
+    def failed(self, e, issued_ms=None):
         cls = type(e).__name__
         if cls not in self.errors:
             log(f"first {cls}: {e}")
@@ -283,6 +285,8 @@ class Outcomes:
         self.failed_buckets[self.bucket(t)] += 1
         if self.first_error_ms is None:
             self.first_error_ms = t
+            # When the command that raised first was issued: what the servers last saw of it.
+            self.first_error_issued_ms = issued_ms if issued_ms is not None else t
         if self.first_fail_since_ok_ms is None:
             self.first_fail_since_ok_ms = now_ms()
 
@@ -350,7 +354,7 @@ async def main():
             out.latencies.append(time.monotonic() - t0)
             out.ok()
         except Exception as e:  # noqa: BLE001 - the service counts its failures and goes on
-            out.failed(e)
+            out.failed(e, issued_ms=now_ms() - round((time.monotonic() - t0) * 1000))
         except asyncio.CancelledError as e:
             # Still in flight when the drain ran out: counted as failed, so issued adds up.
             out.failed(e)
@@ -419,6 +423,7 @@ async def main():
         "errors": dict(out.errors),
         "first_error": out.first_error,
         "first_error_ms": out.first_error_ms,
+        "first_error_issued_ms": out.first_error_issued_ms,
         "outcomes": out.buckets(),
         "moved": dict(counts.moved),
         "ask": dict(counts.ask),

@@ -409,3 +409,61 @@ fn the_first_client_error_is_placed_after_the_migration_start() {
         ]
     );
 }
+
+/// A recording that starts before the slots are assigned: at poll 5 A takes 0–8191 and B
+/// 8192–16383 (the cluster's creation), then both serve 100 `set`/s to the end. The creation is
+/// not a topology change: no before and after are measured from it, nothing is idle or lost, and
+/// the story tells the creation.
+#[test]
+fn the_creation_of_the_cluster_is_not_a_change() {
+    use slotscope_core::analysis::StepKind;
+    let mut lines = vec![
+        topology(T0, 7000, A, view(A, "", "")),
+        topology(T0, 7001, B, view(B, "", "")),
+    ];
+    let mut a = Counters {
+        uptime: 100,
+        connected: 2,
+        ..Counters::default()
+    };
+    let mut b = a.clone();
+    let mut calls = 0;
+    for k in 0..30u64 {
+        let t = T0 + k * 1000;
+        if k == 5 {
+            lines.push(topology(t, 7000, A, view(A, "0-8191", "8192-16383")));
+            lines.push(topology(t, 7001, B, view(B, "0-8191", "8192-16383")));
+        }
+        if k > 6 {
+            calls += 100;
+        }
+        a.uptime += 1;
+        b.uptime += 1;
+        a.commands = vec![("set", calls, 0)];
+        b.commands = vec![("set", calls, 0)];
+        lines.push(info(t, 7000, A, &a));
+        lines.push(info(t, 7001, B, &b));
+        lines.push(round(t, k));
+    }
+    let an = analyse(&lines);
+    assert_eq!(
+        an.summary.slot_moves.len(),
+        2,
+        "{:?}",
+        an.summary.slot_moves
+    );
+    assert!(an.summary.slot_moves.iter().all(|m| m.creation));
+    assert_eq!(an.summary.changes().count(), 0);
+    assert!(an.findings.is_empty(), "{:#?}", kinds(&an));
+    // Traffic is all "before" (there is no change), at the rate of the whole recording.
+    for t in &an.shard_traffic {
+        assert_eq!(t.after.secs, 0.0, "{t:?}");
+        assert!(t.before.calls > 50.0, "{t:?}");
+    }
+    let kinds: Vec<StepKind> = an.story.steps.iter().map(|s| s.kind).collect();
+    assert_eq!(kinds[0], StepKind::Creation, "{kinds:?}");
+    assert!(an.story.steps[0]
+        .text
+        .contains("16384 slots assigned to 2 nodes"));
+    assert!(an.story.root_cause().is_none());
+}

@@ -142,6 +142,9 @@ pub struct AppReport {
     /// When the first command raised, epoch ms (optional in the contract; none when no command
     /// raised or the program does not report it).
     pub first_error_ms: Option<u64>,
+    /// When the command that raised first was issued, epoch ms (optional in the contract): a
+    /// command that times out raises one socket timeout after the servers last saw it.
+    pub first_error_issued_ms: Option<u64>,
     /// Median time from a command's start to its success, milliseconds (optional in the
     /// contract; none without a success).
     pub latency_p50_ms: Option<f64>,
@@ -183,6 +186,7 @@ impl AppReport {
                 .ok_or_else(|| format!("application report has no wedged: {v}"))?,
             wedged_since_ms: v["wedged_since_ms"].as_u64(),
             first_error_ms: v["first_error_ms"].as_u64(),
+            first_error_issued_ms: v["first_error_issued_ms"].as_u64(),
             latency_p50_ms: v["latency_p50_ms"].as_f64(),
             exchange_p50_ms: v["exchange_p50_ms"].as_f64(),
             started_ms: field(&v, "started_ms")?,

@@ -256,8 +256,13 @@ fn first_critical(s: &Subjects) -> Judgement {
         return judgement(c, v, figure);
     };
     let delta = signed(start) - signed(err);
+    // The moment is right when it falls between the issue of the command that failed first (the
+    // last the servers saw of it: a timeout raises one socket timeout later) and its error, give
+    // or take a poll.
+    let issued = named.first_error_issued_ms.unwrap_or(err).min(err);
+    let from = signed(issued) - signed(err);
     let figure = Some(format!(
-        "{} at {delta:+} ms from {}'s first error",
+        "{} at {delta:+} ms from {}'s first error (its command issued at {from:+} ms)",
         describe(f),
         named.name
     ));
@@ -266,9 +271,10 @@ fn first_critical(s: &Subjects) -> Judgement {
             "it also names the healthy {}",
             healthy_named.join(", ")
         ))
-    } else if delta.unsigned_abs() > s.poll_ms {
+    } else if delta > signed(s.poll_ms) || delta < from - signed(s.poll_ms) {
         Verdict::Fail(format!(
-            "it starts {delta:+} ms from the first error, more than one poll ({} ms)",
+            "it starts {delta:+} ms from the first error, more than one poll ({} ms) outside \
+             [{from:+}, 0] ms (the failing command's issue to its error)",
             s.poll_ms
         ))
     } else {
@@ -508,6 +514,7 @@ mod tests {
             wedged: matches!(health, Health::Hurt(_)),
             health,
             first_error_ms: Some(10_000),
+            first_error_issued_ms: Some(10_000),
             moved_share: Some(0.0),
         }
     }

@@ -59,6 +59,9 @@ pub struct AppTruth {
     pub health: Health,
     /// When its first command raised, epoch ms.
     pub first_error_ms: Option<u64>,
+    /// When that command was issued, epoch ms (the moment the servers last saw it; a timeout
+    /// raises one socket timeout later); the first error's moment when not reported.
+    pub first_error_issued_ms: Option<u64>,
     /// Whether it ended wedged.
     pub wedged: bool,
     /// MOVED ÷ replies to its command (`None` without a reply).
@@ -78,6 +81,7 @@ impl AppTruth {
             remap: settings.address_remap.clone(),
             health: health(report, moved_share),
             first_error_ms: report.first_error_ms,
+            first_error_issued_ms: report.first_error_issued_ms.or(report.first_error_ms),
             wedged: report.wedged,
             moved_share,
         }

@@ -405,8 +405,9 @@ mod tests {
             roles,
             [
                 (StepKind::SlotsMoved, Role::Trigger),
-                (StepKind::Finding, Role::Effect),
+                // The idle shard shows a poll before the storm, yet reads as its effect.
                 (StepKind::Finding, Role::RootCause),
+                (StepKind::Finding, Role::Effect),
                 // The lines end without an end line.
                 (StepKind::RecordingCut, Role::Context),
             ]

@@ -156,6 +156,23 @@ pub(super) fn tell(ctx: &Context<'_>, findings: &[Finding]) -> Story {
         )
     });
     cause::mark(&mut steps, findings, ctx.interval_ms);
+    // An effect found up to a poll before its root cause (both known to within a poll) reads
+    // after it; a trigger at the same moment reads before it.
+    if let Some(cause_at) = steps.iter().find(|s| s.root_cause).map(|s| s.at) {
+        let rank = |s: &Step| match s.role {
+            Role::Trigger => 0,
+            Role::RootCause => 1,
+            _ => 2,
+        };
+        steps.sort_by_key(|s| {
+            let at = if s.role == Role::Effect && s.at < cause_at {
+                cause_at
+            } else {
+                s.at
+            };
+            (s.kind == StepKind::RecordingCut, at, rank(s))
+        });
+    }
     Story {
         steps,
         limits: limits::limits(ctx, findings, cut_short.as_ref()),
