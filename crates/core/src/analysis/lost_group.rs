@@ -272,9 +272,16 @@ fn finding(ctx: &Context<'_>, grid: Grid, s: &Stream, f: &Fall, outages: &[Outag
     let cmds = s.commands_text();
     let lost_pct = f.share() * 100.0;
     let (kind, severity, title) = match (f.recovered, stopped) {
+        // A pause loses the group's traffic while it lasts: critical when something the collector
+        // saw set it off (a node that stopped answering) or the servers failed its commands; an
+        // unexplained pause (a process paused on the client side) is a warning.
         (Some(r), _) => (
             FindingKind::ClientGroupPaused,
-            Severity::Warning,
+            if trig.is_empty() && !erroring {
+                Severity::Warning
+            } else {
+                Severity::Critical
+            },
             format!(
                 "{who} paused at {}: {cmds} fell from {:.1}/s to {:.1}/s for {}, then recovered",
                 at(t, start),
@@ -687,5 +694,31 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A pause while the node stopped answering (no INFO reply for its length) is set off by the
+    /// outage, and critical: the group's traffic was lost while it lasted.
+    #[test]
+    fn a_pause_set_off_by_a_node_outage_is_critical() {
+        let mut r = Lcg(7);
+        let interval = 500;
+        let lines = drawn_lines(&mut r, interval, 40, 400, Shape::Pauses(6_000, 2_500));
+        let stalled = |l: &Line| match l {
+            Line::Info(i) => {
+                let t = i.t.0 - T0;
+                (6_000..8_500).contains(&t)
+            }
+            _ => false,
+        };
+        let lines: Vec<Line> = lines.into_iter().filter(|l| !stalled(l)).collect();
+        let f = analysed(&lines, interval);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].kind, FindingKind::ClientGroupPaused);
+        assert_eq!(f[0].severity, Severity::Critical);
+        assert!(
+            f[0].explanation.contains("stopped answering"),
+            "{}",
+            f[0].explanation
+        );
     }
 }

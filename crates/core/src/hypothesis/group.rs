@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::evidence::{ended, tail_ms};
-use crate::census::{Census, ClientGroup};
+use crate::census::{Census, ClientGroup, InferredGroup};
 use crate::float;
 use crate::metrics::{is_business_command, ms_to_secs, Metrics};
 use crate::node::NodeAddr;
@@ -150,6 +150,17 @@ pub struct GroupWorkload {
 /// the node does not own).
 pub fn remap_target(landing: &[Landing]) -> Option<NodeAddr> {
     let served: f64 = landing.iter().map(|l| l.served).sum();
+    let attempts: f64 = landing.iter().map(|l| l.attempts).sum();
+    // A client remapped so wholly that its retries go to the same address too: every attempt
+    // lands on one node, which rejects those for the slots it does not own.
+    if let Some(only) = landing
+        .iter()
+        .find(|l| attempts > 0.0 && l.attempts >= 0.99 * attempts)
+    {
+        if only.rejected >= ALL_ON_ONE_REJECTED * only.attempts {
+            return Some(only.node.clone());
+        }
+    }
     if served <= 0.0
         || landing
             .iter()
@@ -163,6 +174,12 @@ pub fn remap_target(landing: &[Landing]) -> Option<NodeAddr> {
         .max_by(|a, b| a.per_command.total_cmp(&b.per_command))
         .map(|l| l.node.clone())
 }
+
+/// The share of its attempts a node that takes every attempt of a group must reject to be its
+/// remap target: a remap to a node owning a share f of the slots rejects 1 − f of first
+/// attempts, at least a fifth unless the node owns four fifths of the slots (and its retries,
+/// remapped too, are rejected again).
+pub const ALL_ON_ONE_REJECTED: f64 = 0.2;
 
 /// One command on one node over the window.
 #[derive(Clone, Debug, Default)]
@@ -294,10 +311,19 @@ pub fn group_workloads(
                 ));
             }
             None => {
-                let label = "commands no census group was seen running";
+                // A client inferred from the counters (no poll saw it) that ran them names them.
+                let inferred = census.and_then(|c| {
+                    c.inferred
+                        .iter()
+                        .find(|g| cmds.keys().all(|cmd| g.commands.contains_key(*cmd)))
+                });
+                let label = inferred.map_or_else(
+                    || "commands no census group was seen running".to_owned(),
+                    InferredGroup::label,
+                );
                 let w = workload(
-                    label.into(),
-                    label.into(),
+                    label.clone(),
+                    label,
                     Source::Unattributed,
                     None,
                     cmds,
@@ -428,6 +454,10 @@ mod tests {
         // One owner: everything lands on it whatever the client does.
         let one = [l(7000, 300.0, 5.0, calls)];
         assert_eq!(remap_target(&one), None);
+        // Remapped wholly (retries too) to 7000, owner of a third: it takes every attempt and
+        // rejects most.
+        let wholly = [l(7000, 100.0, 400.0, 100.0)];
+        assert_eq!(remap_target(&wholly), Some(wholly[0].node.clone()));
         assert_eq!(remap_target(&[]), None);
     }
 }
