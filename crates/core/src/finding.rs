@@ -35,6 +35,21 @@ pub enum FindingKind {
 }
 
 impl FindingKind {
+    /// The kind in words, for people: `client group lost`.
+    pub fn words(self) -> &'static str {
+        match self {
+            FindingKind::IdleShard => "idle shard",
+            FindingKind::RedirectStorm => "redirect storm",
+            FindingKind::RedirectsDecayed => "redirects that decayed",
+            FindingKind::ConnectionChurn => "connection churn",
+            FindingKind::ClientGroupLost => "client group lost",
+            FindingKind::ClientGroupPaused => "client group paused",
+            FindingKind::ShortLivedClients => "short-lived clients",
+            FindingKind::SlotCoverage => "slot coverage",
+            FindingKind::KnownClientDefect => "known client defect",
+        }
+    }
+
     /// The stable snake_case name.
     pub fn name(self) -> &'static str {
         match self {

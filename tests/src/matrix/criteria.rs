@@ -459,16 +459,23 @@ fn true_variant(s: &Subjects) -> Judgement {
             None,
         );
     };
-    let is_true = |v: &Variant| model_covers(&v.model, &app.version) && v.remap == app.remap;
+    // The true variant: the library and the remap target. The release is told apart
+    // only where the two releases behave differently; the figure says whether it is right too.
+    let is_true = |v: &Variant| v.model.starts_with("redis-py@") && v.remap == app.remap;
     let rank = g.ranked.iter().position(is_true);
     let figure = Some(format!(
-        "group {}: top {}{}",
+        "group {}: top {}{}; release {}",
         g.group,
         variant_text(top),
         match rank {
             Some(0) => String::new(),
             Some(r) => format!("; true variant #{}", r + 1),
             None => "; true variant not ranked".to_owned(),
+        },
+        if model_covers(&top.model, &app.version) {
+            "right too"
+        } else {
+            "not told apart"
         }
     ));
     let verdict = if rank == Some(0) {
@@ -653,6 +660,15 @@ mod tests {
         );
         let v = verdicts(&apps, json!({"findings": []}), json!({"variants": []}));
         assert!(matches!(v[3], Verdict::NotAvailable(_)));
+        // The library and the remap target make the true variant; the release is only reported.
+        let top = |model: &str| {
+            json!({"groups": [{"group": "g", "commands": ["zadd"],
+                "ranked": [{"model": model, "remap": "127.0.0.1:7000"}]}]})
+        };
+        let v = verdicts(&apps, json!({"findings": []}), top("redis-py@8.0.0"));
+        assert_eq!(v[3], Verdict::Pass);
+        let v = verdicts(&apps, json!({"findings": []}), top("lettuce@6.3.2"));
+        assert!(matches!(v[3], Verdict::Fail(_)), "{v:?}");
         let with_companion = [
             apps[0].clone(),
             app("matrix-healthy", "get", "8.1.0", Health::Healthy),

@@ -275,7 +275,7 @@ pub fn app() -> Html {
                             <ClientSidePanel data={d.clone()} />
                         }
                         if state.panels.contains(&Panel::Census) {
-                            <CensusPanel data={d.clone()} />
+                            <CensusPanel data={d.clone()} offset={offset} />
                         }
                         if state.panels.contains(&Panel::Whatif) {
                             <WhatifPanel data={d} offset={offset} prediction={(*prediction).clone()}

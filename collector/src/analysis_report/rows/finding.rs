@@ -19,6 +19,8 @@ pub struct FindingEntry {
     pub severity: Severity,
     /// Its kind's name (`idle_shard`, …).
     pub kind: &'static str,
+    /// Its kind in words (`idle shard`, …).
+    pub kind_words: &'static str,
     /// When it starts (see [`at`]).
     pub from: String,
     /// When it ends.
@@ -42,6 +44,7 @@ impl FindingEntry {
             number: position,
             severity: f.severity,
             kind: f.kind.name(),
+            kind_words: f.kind.words(),
             from: at(f.span.start, start),
             to: at(f.span.end, start),
             title: f.title.clone(),
@@ -55,8 +58,8 @@ impl FindingEntry {
     /// A numbered block, title and explanation wrapped at 100 characters.
     pub fn text(&self) -> String {
         let mut o = format!(
-            "{:>3}. [{:?}] {}  {} .. {}\n",
-            self.number, self.severity, self.kind, self.from, self.to
+            "{:>3}. [{:?}] {} ({})  {} .. {}\n",
+            self.number, self.severity, self.kind_words, self.kind, self.from, self.to
         );
         o.push_str(&wrap(&self.title, 100, "     "));
         o.push_str(&wrap(&self.explanation, 100, "       "));
@@ -104,6 +107,7 @@ mod tests {
             number: 2,
             severity: Severity::Warning,
             kind: "redirect_storm",
+            kind_words: "redirect storm",
             from: "05:17:18 (+4.2s)".into(),
             to: "05:17:20 (+6.0s)".into(),
             title: "MOVED storm".into(),
@@ -114,7 +118,7 @@ mod tests {
         };
         assert_eq!(
             f.text(),
-            "  2. [Warning] redirect_storm  05:17:18 (+4.2s) .. 05:17:20 (+6.0s)\n     \
+            "  2. [Warning] redirect storm (redirect_storm)  05:17:18 (+4.2s) .. 05:17:20 (+6.0s)\n     \
              MOVED storm\n       \
              Most commands were redirected.\n     \
              attributed to: api (via get)\n     \

@@ -67,30 +67,6 @@ impl Detector for ClientDefect {
     }
 }
 
-/// The connect counters of the intervals around `g`'s sightings (from two polls before its first
-/// to one after its last) on the nodes it was seen on.
-fn handshake_counts(ctx: &Context<'_>, g: &ClientGroup) -> HandshakeCounts {
-    let window = TimeSpan::new(
-        Timestamp(g.first_seen.0.saturating_sub(2 * ctx.interval_ms)),
-        Timestamp(g.last_seen.0 + ctx.interval_ms),
-    );
-    let mut c = HandshakeCounts::default();
-    for node in ctx
-        .metrics
-        .nodes
-        .iter()
-        .filter(|n| g.nodes.contains(&n.addr))
-    {
-        for iv in node.ending_in(window) {
-            c.connections += iv.connections_received;
-            c.err += iv.error("ERR");
-            c.hello += iv.command("hello").attempts();
-            c.setinfo += iv.command("client|setinfo").attempts();
-        }
-    }
-    c
-}
-
 /// The known-defect findings of a group without `lib-name` whose connections left the `CLIENT
 /// SETINFO` rejection fingerprint: one per defect a candidate's versions carry. Only groups
 /// seen running business commands are considered (an application, not a tool).
@@ -98,7 +74,7 @@ fn by_fingerprint(ctx: &Context<'_>, g: &ClientGroup, rejects: Option<bool>) -> 
     if attribution::business_commands(g).is_empty() {
         return Vec::new();
     }
-    let counts = handshake_counts(ctx, g);
+    let counts = fingerprint::handshake_counts(ctx.metrics, g, ctx.interval_ms);
     let Some(r) = fingerprint::setinfo_rejection(&counts, rejects) else {
         return Vec::new();
     };

@@ -271,16 +271,35 @@ fn finding(ctx: &Context<'_>, grid: Grid, s: &Stream, f: &Fall, outages: &[Outag
     let who = who(&attribution, s);
     let cmds = s.commands_text();
     let lost_pct = f.share() * 100.0;
+    // A client whose commands failed on the client side (timeouts) reconnects; one that only
+    // waited for a stalled node does not: the group's new connections in the census during the
+    // pause and the two polls after it tell the two apart.
+    let pause_end = f.recovered.map_or(ctx.span.end, |r| grid.time(r));
+    let reconnected = match &attribution {
+        Attribution::Group { group, .. } => ctx
+            .census
+            .groups
+            .iter()
+            .find(|g| &g.key.label() == group)
+            .is_some_and(|g| {
+                g.new_in(TimeSpan::new(
+                    t,
+                    Timestamp(pause_end.0 + 2 * ctx.interval_ms),
+                )) > 0
+            }),
+        _ => false,
+    };
     let (kind, severity, title) = match (f.recovered, stopped) {
-        // A pause loses the group's traffic while it lasts: critical when something the collector
-        // saw set it off (a node that stopped answering) or the servers failed its commands; an
-        // unexplained pause (a process paused on the client side) is a warning.
+        // A pause loses the group's traffic while it lasts when its commands failed: the servers
+        // failed them, or something the collector saw set it off (a node that stopped answering)
+        // and the group reconnected (as a client does after timeouts). A client that only waited,
+        // or a pause with no cause seen (a process paused on the client side), is a warning.
         (Some(r), _) => (
             FindingKind::ClientGroupPaused,
-            if trig.is_empty() && !erroring {
-                Severity::Warning
-            } else {
+            if erroring || (!trig.is_empty() && reconnected) {
                 Severity::Critical
+            } else {
+                Severity::Warning
             },
             format!(
                 "{who} paused at {}: {cmds} fell from {:.1}/s to {:.1}/s for {}, then recovered",
@@ -697,28 +716,40 @@ mod tests {
     }
 
     /// A pause while the node stopped answering (no INFO reply for its length) is set off by the
-    /// outage, and critical: the group's traffic was lost while it lasted.
+    /// outage. When the group reconnected after it (as a client does after timeouts) its commands
+    /// failed: critical; when it kept its connection it only waited: a warning.
     #[test]
-    fn a_pause_set_off_by_a_node_outage_is_critical() {
-        let mut r = Lcg(7);
+    fn a_pause_set_off_by_a_node_outage_is_critical_when_the_group_reconnected() {
         let interval = 500;
-        let lines = drawn_lines(&mut r, interval, 40, 400, Shape::Pauses(6_000, 2_500));
-        let stalled = |l: &Line| match l {
-            Line::Info(i) => {
-                let t = i.t.0 - T0;
-                (6_000..8_500).contains(&t)
-            }
-            _ => false,
+        let pause = |reconnect: bool| {
+            let mut r = Lcg(7);
+            let lines = drawn_lines(&mut r, interval, 40, 400, Shape::Pauses(6_000, 2_500));
+            let lines: Vec<Line> = lines
+                .into_iter()
+                .filter(|l| !matches!(l, Line::Info(i) if (6_000..8_500).contains(&(i.t.0 - T0))))
+                .map(|l| match l {
+                    // After the pause the group's connection is a new one.
+                    Line::ClientList(c) if reconnect && c.t.0 - T0 >= 8_500 => clients(
+                        c.t.0,
+                        7000,
+                        A,
+                        "id=8 addr=10.2.0.1:5001 fd=9 name=app age=1 idle=0 flags=N cmd=set lib-name=redis-py lib-ver=5.0.0\n",
+                    ),
+                    other => other,
+                })
+                .collect();
+            analysed(&lines, interval)
         };
-        let lines: Vec<Line> = lines.into_iter().filter(|l| !stalled(l)).collect();
-        let f = analysed(&lines, interval);
-        assert_eq!(f.len(), 1, "{f:#?}");
-        assert_eq!(f[0].kind, FindingKind::ClientGroupPaused);
-        assert_eq!(f[0].severity, Severity::Critical);
-        assert!(
-            f[0].explanation.contains("stopped answering"),
-            "{}",
-            f[0].explanation
-        );
+        for (reconnect, severity) in [(true, Severity::Critical), (false, Severity::Warning)] {
+            let f = pause(reconnect);
+            assert_eq!(f.len(), 1, "{f:#?}");
+            assert_eq!(f[0].kind, FindingKind::ClientGroupPaused);
+            assert_eq!(f[0].severity, severity, "reconnected: {reconnect}");
+            assert!(
+                f[0].explanation.contains("stopped answering"),
+                "{}",
+                f[0].explanation
+            );
+        }
     }
 }

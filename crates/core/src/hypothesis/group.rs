@@ -129,6 +129,9 @@ pub struct GroupWorkload {
     pub source: Source,
     /// The model covering the library and release the group reports (`CLIENT SETINFO`), if any.
     pub declared_model: Option<String>,
+    /// The library it runs, from `lib-name` or, without one, from its `CLIENT SETINFO`
+    /// rejection fingerprint when that names one library (`redis-py`).
+    pub declared_library: Option<String>,
     /// Its business commands with traffic in the window.
     pub commands: Vec<String>,
     /// Commands per second it issues: per node and command, the median rate of calls over the
@@ -300,7 +303,7 @@ pub fn group_workloads(
         match who {
             Some(i) => {
                 let (short, declared) = naming(&groups[*i]);
-                out.push(workload(
+                let mut w = workload(
                     groups[*i].key.label(),
                     short,
                     Source::Census,
@@ -308,7 +311,16 @@ pub fn group_workloads(
                     cmds,
                     &counts,
                     window,
-                ));
+                );
+                if w.declared_library.is_none() && groups[*i].key.lib_name.is_none() {
+                    w.declared_library = crate::fingerprint::one_library(
+                        metrics,
+                        &groups[*i],
+                        poll_interval_ms(metrics),
+                    )
+                    .map(str::to_owned);
+                }
+                out.push(w);
             }
             None => {
                 // A client inferred from the counters (no poll saw it) that ran them names them.
@@ -340,6 +352,18 @@ pub fn group_workloads(
         out.rotate_left(1);
     }
     out
+}
+
+/// The poll interval, read off the recording: the median length of the first node's intervals
+/// (1 s without any).
+fn poll_interval_ms(metrics: &Metrics) -> u64 {
+    let mut spans: Vec<u64> = metrics
+        .nodes
+        .first()
+        .map(|n| n.intervals.iter().map(|i| i.span.millis()).collect())
+        .unwrap_or_default();
+    spans.sort_unstable();
+    spans.get(spans.len() / 2).copied().unwrap_or(1000).max(1)
 }
 
 /// The workload of `cmds` (each with the share taken) from `counts`.
@@ -394,6 +418,10 @@ fn workload(
         group,
         short,
         source,
+        declared_library: declared_model
+            .as_deref()
+            .and_then(|m| m.split('@').next())
+            .map(str::to_owned),
         declared_model,
         commands: by_command.keys().cloned().collect(),
         rate_per_sec: rate,

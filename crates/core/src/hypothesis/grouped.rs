@@ -73,6 +73,8 @@ pub struct GroupHypotheses {
     pub landing: Vec<Landing>,
     /// The model its reported release resolves to.
     pub declared_model: Option<String>,
+    /// The library it runs by its `lib-name` or its `CLIENT SETINFO` rejection fingerprint.
+    pub declared_library: Option<String>,
     /// What the recording shows of it.
     pub evidence: GroupEvidence,
     /// Its variants, best first.
@@ -327,9 +329,13 @@ pub fn rank_groups(
                     why: String::new(),
                 })
                 .collect();
-            order(&mut ranked, w.declared_model.as_deref());
+            let declared = Declared {
+                model: w.declared_model.as_deref(),
+                library: w.declared_library.as_deref(),
+            };
+            order(&mut ranked, declared);
             for i in 0..ranked.len() {
-                ranked[i].why = why(&ranked, i, w.declared_model.as_deref());
+                ranked[i].why = why(&ranked, i, declared);
             }
             GroupHypotheses {
                 group: w.group.clone(),
@@ -342,6 +348,7 @@ pub fn rank_groups(
                 remap_target: w.remap_target.as_ref().map(ToString::to_string),
                 landing: w.landing.clone(),
                 declared_model: w.declared_model.clone(),
+                declared_library: w.declared_library.clone(),
                 evidence: w.evidence.clone(),
                 ranked,
             }
@@ -354,16 +361,39 @@ pub fn rank_groups(
     })
 }
 
-/// Best first: the variants of the model covering the release the group reports (`CLIENT
-/// SETINFO` names the library and its version: direct evidence the replay's scores do not
-/// outweigh; among them the scores choose the configuration), then by score to a tenth of a
-/// percent, then the order of the variants.
-fn order(ranked: &mut [GroupRanked], declared: Option<&str>) {
+/// What a group says of itself: the model covering the release it reports, and its library
+/// (reported, or named by its `CLIENT SETINFO` rejection fingerprint).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Declared<'a> {
+    /// `redis-py@8.0.0`.
+    pub(super) model: Option<&'a str>,
+    /// `redis-py`.
+    pub(super) library: Option<&'a str>,
+}
+
+impl Declared<'_> {
+    /// How much `model` (`lib@release`) agrees with it: 2 the model itself, 1 its library, 0.
+    pub(super) fn agreement(&self, model: &str) -> u8 {
+        if Some(model) == self.model {
+            2
+        } else if model.split('@').next() == self.library {
+            1
+        } else {
+            0
+        }
+    }
+}
+
+/// Best first: the variants of the model covering the release the group reports, then those of
+/// its library (`CLIENT SETINFO` names the library and its version, or its rejection's
+/// fingerprint the library: direct evidence the replay's scores do not outweigh; among them the
+/// scores choose), then by score to a tenth of a percent, then the order of the variants.
+fn order(ranked: &mut [GroupRanked], declared: Declared<'_>) {
     // Scores are in 0..=1: the rounded value fits.
     #[allow(clippy::cast_possible_truncation)]
     let key = |r: &GroupRanked| {
         (
-            Some(r.model.as_str()) == declared,
+            declared.agreement(&r.model),
             (r.score * 1000.0).round() as i64,
         )
     };

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::grouped::{GroupHypotheses, GroupRanked};
+use super::grouped::{Declared, GroupHypotheses, GroupRanked};
 use super::score::METRICS;
 
 /// A metric agrees when its agreement reaches this.
@@ -31,7 +31,7 @@ fn pct(x: f64) -> String {
 /// Why `ranked[i]` ranks where it does: the metrics on which it agrees with the recording, then
 /// the metrics that set it above the next variant (its agreement against the next one's), or
 /// that nothing does; and whether it is the model of the release the group reports.
-pub(super) fn why(ranked: &[GroupRanked], i: usize, declared: Option<&str>) -> String {
+pub(super) fn why(ranked: &[GroupRanked], i: usize, declared: Declared<'_>) -> String {
     let r = &ranked[i];
     let agree: Vec<String> = METRICS
         .iter()
@@ -44,19 +44,24 @@ pub(super) fn why(ranked: &[GroupRanked], i: usize, declared: Option<&str>) -> S
     } else {
         format!("agrees on {}", agree.join(", "))
     };
-    let reported = |x: &GroupRanked| declared == Some(x.model.as_str());
-    if let Some(next) = ranked.get(i + 1).filter(|n| reported(r) && !reported(n)) {
+    let reported = |x: &GroupRanked| declared.agreement(&x.model);
+    if let Some(next) = ranked.get(i + 1).filter(|n| reported(r) > reported(n)) {
         // Ranked above a variant of another library by what the group reports, whatever the
         // scores say.
         let _ = write!(
             s,
-            "; above {} ({:.1} points {}) because the group reports its library and release",
+            "; above {} ({:.1} points {}) because the group reports its {}",
             next.label,
             ((r.score - next.score) * 100.0).abs(),
             if r.score >= next.score {
                 "ahead"
             } else {
                 "behind"
+            },
+            if reported(r) == 2 {
+                "library and release"
+            } else {
+                "library (by lib-name or its CLIENT SETINFO fingerprint)"
             }
         );
     } else if let Some(next) = ranked.get(i + 1) {
@@ -91,7 +96,7 @@ pub(super) fn why(ranked: &[GroupRanked], i: usize, declared: Option<&str>) -> S
             );
         }
     }
-    if declared == Some(r.model.as_str()) {
+    if reported(r) == 2 {
         s.push_str("; the group reports a release this model covers");
     }
     s
