@@ -1,11 +1,11 @@
 //! Hypotheses: variants of a client (model × configuration × faults) replayed against one
 //! recording and ranked by how well each reproduces what the recording shows.
 //!
-//! The evidence ([`Evidence`]) comes from the recording's [`Metrics`]: the MOVED share of the
+//! The evidence ([`Evidence`]) comes from the recording's [`Metrics`](crate::metrics::Metrics): the MOVED share of the
 //! business commands, cluster-wide `MOVED` per second, new connections per second, `CLUSTER
 //! SLOTS`/`SHARDS` calls per second (the collector's own polls already taken out by
-//! [`Metrics`]) and whether business traffic ended at about zero (what a wedged client looks
-//! like). Each variant's [`ReplayReport`] is read into the same units ([`Prediction`]), every
+//! the metrics) and whether business traffic ended at about zero (what a wedged client looks
+//! like). Each variant's [`ReplayReport`](crate::replay::ReplayReport) is read into the same units ([`Prediction`]), every
 //! metric gets an agreement in `0..=1` and the total is their mean.
 //!
 //! Per client group ([`group_workloads`], [`rank_groups`]): each census group's commands are

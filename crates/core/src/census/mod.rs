@@ -5,7 +5,7 @@
 //!
 //! The collector's own connection (the one running `CLIENT LIST` when the list is taken) is left
 //! out. A connection caught by a poll mid-handshake (named but not yet versioned, or not yet
-//! named) joins the group of its application when the census is finished (see [`merge`]).
+//! named) joins the group of its application when the census is finished (see `merge.rs`).
 //! Clients that lived between two polls are not in `CLIENT LIST` at all; [`inferred`] finds them
 //! in the counters.
 //!
@@ -367,7 +367,7 @@ impl CensusBuilder {
     }
 
     /// The finished census: connections seen mid-handshake merged into their application's
-    /// group (see [`merge`]), then the per-group figures.
+    /// group (see `merge.rs`), then the per-group figures.
     pub fn finish(mut self) -> Census {
         let secs = match (self.first, self.last) {
             (Some(f), Some(l)) => ms_to_secs(l.millis_since(f)),

@@ -21,9 +21,9 @@ pub struct Ranked {
     pub model: String,
     /// Its options.
     pub config: BTreeMap<String, String>,
-    /// The failures replayed (see [`Faults::label`]).
+    /// The failures replayed (see [`Faults::label`](crate::hypothesis::Faults::label)).
     pub faults: String,
-    /// Mean agreement over [`METRICS`], `0..=1`.
+    /// Mean agreement over the scored metrics, `0..=1`.
     pub score: f64,
     /// Per metric.
     pub metrics: BTreeMap<String, MetricScore>,

@@ -56,7 +56,7 @@ impl Faults {
 pub struct Variant {
     /// The model name.
     pub model: String,
-    /// `key=value` options (see [`ModelOptions::set`]).
+    /// `key=value` options (see [`ModelOptions::set`](crate::replay::ModelOptions::set)).
     pub config: BTreeMap<String, String>,
     /// The failures replayed.
     pub faults: Faults,
