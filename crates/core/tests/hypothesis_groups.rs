@@ -332,14 +332,21 @@ fn each_group_gets_its_own_best_variant_on_random_clusters() {
         assert_eq!(best(a).remap, None, "{what}: {:#?}", best(a));
         assert!(best(a).config.is_empty(), "{what}: {:#?}", best(a));
         // The variants of the model of the release the group reports come first, then the
-        // others; by score within each.
-        let declared = grouped.groups[b].declared_model.clone();
-        let reports =
-            |r: &slotscope_core::hypothesis::GroupRanked| Some(&r.model) == declared.as_ref();
+        // other models of its library, then the rest; by score within each.
+        let g = &grouped.groups[b];
+        let level = |r: &slotscope_core::hypothesis::GroupRanked| {
+            if Some(&r.model) == g.declared_model.as_ref() {
+                2
+            } else if r.model.split('@').next() == g.declared_library.as_deref() {
+                1
+            } else {
+                0
+            }
+        };
         assert!(
-            grouped.groups[b].ranked.windows(2).all(|w| {
-                (reports(&w[0]) && !reports(&w[1]))
-                    || (reports(&w[0]) == reports(&w[1]) && w[0].score + 1e-3 >= w[1].score)
+            g.ranked.windows(2).all(|w| {
+                level(&w[0]) > level(&w[1])
+                    || (level(&w[0]) == level(&w[1]) && w[0].score + 1e-3 >= w[1].score)
             }),
             "{what}"
         );

@@ -48,10 +48,7 @@ fn mean(v: &[f64]) -> f64 {
 /// A fall in one stream.
 #[derive(Clone, Debug, PartialEq)]
 struct Fall {
-    /// The first bucket of the fall (the one where it begins, possibly partly).
-    at: usize,
-    /// When within that bucket it began: as far into it as the bucket kept of the level before
-    /// (a bucket at 40 % of the level fell 40 % of the way through).
+    /// When it began (see [`moment`]).
     moment: Timestamp,
     /// The bucket after which it had recovered, `None` when it lasts to the end.
     recovered: Option<usize>,
@@ -118,7 +115,6 @@ fn first_fall(s: &Stream, grid: Grid) -> Option<Fall> {
             let during = mean(&low);
             let moment = moment(during);
             let fall = Fall {
-                at: p[c].0,
                 moment,
                 recovered: None,
                 before,
@@ -133,7 +129,6 @@ fn first_fall(s: &Stream, grid: Grid) -> Option<Fall> {
             let during = mean(&low[..run]);
             let moment = moment(during);
             let fall = Fall {
-                at: p[c].0,
                 moment,
                 recovered: Some(p[c + 1 + run].0),
                 before,
