@@ -116,6 +116,7 @@ fn step_kind(s: &Step) -> &'static str {
         StepKind::NodeBack => "node_back",
         StepKind::NodeAdded => "node_added",
         StepKind::NodeLeft => "node_left",
+        StepKind::ConnectionsKilled => "connections_killed",
         StepKind::SlotsMoved => "slots_moved",
         StepKind::Finding => "finding",
         StepKind::RecordingCut => "recording_cut",

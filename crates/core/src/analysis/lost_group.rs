@@ -202,6 +202,12 @@ fn triggers(ctx: &Context<'_>, outages: &[Outage], t: Timestamp) -> Vec<String> 
             at(m.span.start, start)
         ));
     }
+    for k in super::kills::kills(ctx)
+        .into_iter()
+        .filter(|k| window.contains(k.at))
+    {
+        out.push(k.text(start));
+    }
     out
 }
 
@@ -594,6 +600,18 @@ mod tests {
     /// per cent per poll) shaped by `shape`; the connections of group `redis-py 5.0.0 "app"`
     /// listed while it runs.
     fn drawn_lines(r: &mut Lcg, interval: u64, polls: u64, rate: u64, shape: Shape) -> Vec<Line> {
+        drawn_lines_killed(r, interval, polls, rate, shape, None)
+    }
+
+    /// As [`drawn_lines`], with 3 `CLIENT KILL` calls counted from `killed_at` ms on.
+    fn drawn_lines_killed(
+        r: &mut Lcg,
+        interval: u64,
+        polls: u64,
+        rate: u64,
+        shape: Shape,
+        killed_at: Option<u64>,
+    ) -> Vec<Line> {
         let mut lines = vec![topology(T0, 7000, A, view(A, "0-16383", ""))];
         let mut c = Counters {
             uptime: 100,
@@ -634,6 +652,9 @@ mod tests {
             last_t = t;
             c.uptime = 100 + t / 1000;
             c.commands = vec![("set", calls, 0)];
+            if killed_at.is_some_and(|k| t >= k) {
+                c.commands.push(("client|kill", 3, 0));
+            }
             lines.push(info(T0 + t, 7000, A, &c));
             let running = match shape {
                 Shape::Healthy => true,
@@ -746,5 +767,23 @@ mod tests {
                 f[0].explanation
             );
         }
+    }
+
+    /// A stop right after someone killed client connections (`CLIENT KILL` in the counters) is
+    /// set off by it: critical, and the story marks the kill.
+    #[test]
+    fn a_stop_after_connections_are_killed_is_critical() {
+        let mut r = Lcg(11);
+        let interval = 500;
+        let lines = drawn_lines_killed(&mut r, interval, 40, 300, Shape::Stops(8_000), Some(7_800));
+        let f = analysed(&lines, interval);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].kind, FindingKind::ClientGroupLost);
+        assert_eq!(f[0].severity, Severity::Critical);
+        assert!(
+            f[0].explanation.contains("CLIENT KILL ran 3 times"),
+            "{}",
+            f[0].explanation
+        );
     }
 }

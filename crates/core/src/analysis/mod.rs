@@ -19,6 +19,7 @@ mod evidence_link;
 mod fixture;
 mod fleet;
 mod idle_shard;
+mod kills;
 mod lost_group;
 mod outage;
 mod redirects;

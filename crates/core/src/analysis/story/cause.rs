@@ -65,12 +65,15 @@ pub(super) fn mark(steps: &mut [Step], findings: &[Finding], interval_ms: u64) {
                     | StepKind::SlotsMoved
                     | StepKind::NodeAdded
                     | StepKind::NodeLeft
+                    | StepKind::ConnectionsKilled
             ) && s.at.0 + TRIGGER_MS >= at.0
         })
         .or_else(|| {
             // A cluster event within a poll after the fall's estimate still set it off.
             steps.iter().position(|s| {
-                s.kind == StepKind::NodeStopped && s.at > at && s.at.0 <= at.0 + interval_ms
+                matches!(s.kind, StepKind::NodeStopped | StepKind::ConnectionsKilled)
+                    && s.at > at
+                    && s.at.0 <= at.0 + interval_ms
             })
         });
     let defect = steps[primary].group.as_deref().and_then(|g| {
@@ -88,8 +91,10 @@ pub(super) fn mark(steps: &mut [Step], findings: &[Finding], interval_ms: u64) {
             primary
         }
         (None, Some(t))
-            if steps[t].kind == StepKind::NodeStopped
-                && steps[primary].kind == StepKind::Finding =>
+            if matches!(
+                steps[t].kind,
+                StepKind::NodeStopped | StepKind::ConnectionsKilled
+            ) && steps[primary].kind == StepKind::Finding =>
         {
             steps[primary]
                 .evidence

@@ -135,6 +135,19 @@ pub(super) fn cluster_steps(ctx: &Context<'_>) -> Vec<Step> {
         }
         out.push(s);
     }
+    for k in super::super::kills::kills(ctx) {
+        let mut s = step(
+            k.at,
+            None,
+            StepKind::ConnectionsKilled,
+            format!("client connections are killed on node {}", k.node),
+        );
+        s.evidence.push(format!(
+            "INFO commandstats: CLIENT KILL called {} times",
+            k.calls
+        ));
+        out.push(s);
+    }
     for m in ctx.summary.changes() {
         let mut s = step(
             m.span.start,

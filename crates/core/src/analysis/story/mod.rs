@@ -33,6 +33,8 @@ pub enum StepKind {
     NodeAdded,
     /// A node left the cluster's topology.
     NodeLeft,
+    /// Someone closed client connections (`CLIENT KILL`).
+    ConnectionsKilled,
     /// Slots moved from one node to another.
     SlotsMoved,
     /// What a finding says happened (its kind is the finding's).
