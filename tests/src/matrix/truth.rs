@@ -4,10 +4,12 @@
 //! - **Hurt**: it ended wedged, or at least [`HURT_MIN_FAILED`] commands failed and they were at
 //!   least [`HURT_SHARE`] of the commands that ended in the [`HURT_WINDOW_MS`] from its first
 //!   error (the contract's `outcomes` buckets; a bucket that overlaps the window counts whole).
-//! - **Healthy**: no command failed, and MOVED replies were under [`STORM_SHARE`] of the replies to
-//!   its command (no MOVED storm).
-//! - **Neither**: a few errors, or a MOVED storm without errors: criteria (a) and (b) do not apply
-//!   to it.
+//! - **Healthy**: no command failed, MOVED replies were under [`STORM_SHARE`] of the replies to
+//!   its command (no MOVED storm), and under [`PAUSE_SKIP_SHARE`] of its schedule was skipped
+//!   (no pause: a client whose commands all waited on a stalled node skips what came due
+//!   meanwhile; from the servers it looks like one whose commands failed, only its timeout differs).
+//! - **Neither**: a few errors, a MOVED storm without errors, or a pause without errors: criteria
+//!   (a) and (b) do not apply to it.
 
 use crate::matrix::app::{AppReport, AppSettings};
 
@@ -21,6 +23,9 @@ pub const HURT_MIN_FAILED: u64 = 3;
 /// The MOVED share (MOVED ÷ replies to its command) from which a run without errors is a MOVED
 /// storm, not healthy.
 pub const STORM_SHARE: f64 = 0.05;
+
+/// The share of its schedule an application without errors may skip and still be healthy.
+pub const PAUSE_SKIP_SHARE: f64 = 0.05;
 
 /// What an application went through.
 #[derive(Clone, Debug, PartialEq)]
@@ -103,10 +108,18 @@ fn health(r: &AppReport, moved_share: Option<f64>) -> Health {
         return Health::Hurt("wedged".to_owned());
     }
     if r.failed == 0 {
+        let scheduled = r.issued + r.skipped;
+        let skipped = r.skipped as f64 / scheduled.max(1) as f64;
         return match moved_share {
             Some(s) if s >= STORM_SHARE => Health::Neither(format!(
                 "no failure, but a MOVED storm ({:.1} % of replies)",
                 100.0 * s
+            )),
+            _ if skipped >= PAUSE_SKIP_SHARE => Health::Neither(format!(
+                "no failure, but {} of {scheduled} scheduled commands skipped while every \
+                 permit waited ({:.0} %: a pause)",
+                r.skipped,
+                100.0 * skipped
             )),
             _ => Health::Healthy,
         };
@@ -143,9 +156,20 @@ mod tests {
     use serde_json::json;
 
     fn report(failed: u64, wedged: bool, ok: &[u64], bad: &[u64], moved: u64) -> AppReport {
+        skipping(failed, wedged, ok, bad, moved, 0)
+    }
+
+    fn skipping(
+        failed: u64,
+        wedged: bool,
+        ok: &[u64],
+        bad: &[u64],
+        moved: u64,
+        skipped: u64,
+    ) -> AppReport {
         AppReport::from_json(json!({
             "client": "redis-py", "version": "5.0.0", "issued": 100 + failed,
-            "succeeded": 100, "failed": failed, "skipped": 0, "initializations": 1,
+            "succeeded": 100, "failed": failed, "skipped": skipped, "initializations": 1,
             "cluster_slots_calls": 1, "new_connections": 1, "wedged": wedged,
             "first_error_ms": (failed > 0).then_some(10_500u64),
             "outcomes": {"bucket_ms": 250, "ok": ok, "failed": bad},
@@ -196,5 +220,9 @@ mod tests {
         let storm = AppTruth::of(&s, &report(0, false, &[9], &[0], 6));
         assert_eq!(storm.health.name(), "neither");
         assert!(AppTruth::of(&s, &report(1, true, &[], &[], 0)).is_hurt());
+        // No error, but a third of the schedule skipped while it waited: a pause, not healthy.
+        let paused = AppTruth::of(&s, &skipping(0, false, &[9], &[0], 0, 50));
+        assert_eq!(paused.health.name(), "neither", "{paused:?}");
+        assert!(AppTruth::of(&s, &skipping(0, false, &[9], &[0], 0, 2)).is_healthy());
     }
 }
