@@ -102,3 +102,25 @@ pub(crate) fn to_count(x: f64) -> u64 {
         0
     }
 }
+
+/// Joins the series that have the same name and labels (pages of one query, or one series over
+/// several files or scrapes) into one, points in time order, one point per time (the last read
+/// wins).
+pub fn merge(series: Vec<Series>) -> Vec<Series> {
+    let mut by_key: BTreeMap<(String, BTreeMap<String, String>), BTreeMap<Timestamp, f64>> =
+        BTreeMap::new();
+    for s in series {
+        by_key
+            .entry((s.name, s.labels))
+            .or_default()
+            .extend(s.points);
+    }
+    by_key
+        .into_iter()
+        .map(|((name, labels), points)| Series {
+            name,
+            labels,
+            points: points.into_iter().collect(),
+        })
+        .collect()
+}
