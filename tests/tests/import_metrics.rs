@@ -260,3 +260,71 @@ fn prometheus_alone_finds_the_remapped_storm_at_the_servers_share() {
     assert!(limits.contains("Imported from metrics"), "{limits}");
     assert!(limits.contains("no topology"), "{limits}");
 }
+
+/// Bad input exits with status 2 and leaves neither FILE nor FILE.tmp: an `"status":"error"` body
+/// (the real one of Prometheus 2.42), a refused connection, and a page cut short by a server that
+/// announces more bytes than it sends.
+#[test]
+fn bad_input_writes_nothing_and_exits_2() {
+    let dir = TempDir::new().expect("a temporary directory");
+    let out = dir.path().join("f.jsonl");
+    let out_s = out.to_str().unwrap();
+    let fixtures = slotscope_tests::kind::workspace_root().join("tests/fixtures/metrics");
+    let error_body = fixtures.join("prometheus-2.42-error.json");
+    let check = |args: &[&str], says: &str| {
+        let o = run_slotscope(args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(!out.exists() && !dir.path().join("f.jsonl.tmp").exists());
+    };
+    check(
+        &[
+            "import-metrics",
+            "--prometheus-json",
+            error_body.to_str().unwrap(),
+            "--out",
+            out_s,
+        ],
+        "bad_data",
+    );
+    // A port nobody listens on: bound and dropped.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{closed}");
+    let window = [
+        "--from",
+        "2025-03-14T05:10:00Z",
+        "--to",
+        "2025-03-14T05:11:00Z",
+    ];
+    let mut args = vec!["import-metrics", "--prometheus", &url];
+    args.extend(window);
+    args.extend(["--out", out_s]);
+    check(&args, "refused");
+    // A server that sends half of the body it announces.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        if let Ok((mut s, _)) = listener.accept() {
+            s.set_read_timeout(Some(Duration::from_secs(5))).ok();
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let body = r#"{"status":"success","data":{"resultType":"matrix","result":["#;
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len() * 2
+            );
+        }
+    });
+    let url = format!("http://127.0.0.1:{port}");
+    let mut args = vec!["import-metrics", "--prometheus", &url];
+    args.extend(window);
+    args.extend(["--out", out_s]);
+    check(&args, "partial page");
+    server.join().unwrap();
+}
