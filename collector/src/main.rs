@@ -7,10 +7,12 @@ mod clock;
 mod cmd;
 mod command;
 mod connection;
+mod http_client;
 mod hypotheses_report;
 mod import;
 mod input;
 mod membership;
+mod metrics_import;
 mod poll;
 mod progress;
 mod recorder;
@@ -42,6 +44,7 @@ enum Cmd {
     Summary(cmd::summary::Args),
     Analyze(cmd::analyze::Args),
     Import(cmd::import::Args),
+    ImportMetrics(cmd::import_metrics::Args),
     Replay(cmd::replay::Args),
     Hypotheses(cmd::hypotheses::Args),
     Serve(cmd::serve::Args),
@@ -54,6 +57,7 @@ fn main() -> ExitCode {
         Cmd::Summary(args) => cmd::summary::run(args),
         Cmd::Analyze(args) => cmd::analyze::run(args),
         Cmd::Import(args) => cmd::import::run(args),
+        Cmd::ImportMetrics(args) => cmd::import_metrics::run(args),
         Cmd::Replay(args) => cmd::replay::run(args),
         Cmd::Hypotheses(args) => cmd::hypotheses::run(args),
         Cmd::Serve(args) => cmd::serve::run(args),

@@ -133,6 +133,7 @@ pub fn header(cfg: &RecordConfig, started: slotscope_core::Timestamp) -> Header 
             auth: cfg.connect.password.is_some(),
             client_list_every: cfg.client_list_every,
         },
+        source: None,
     }
 }
 

@@ -8,6 +8,7 @@
 pub mod analyze;
 pub mod hypotheses;
 pub mod import;
+pub mod import_metrics;
 pub mod record;
 pub mod replay;
 pub mod serve;

@@ -93,6 +93,7 @@ fn header(cfg: &TapConfig) -> Header {
                 auth: false,
                 client_list_every: 1,
             },
+            source: None,
         },
     }
 }

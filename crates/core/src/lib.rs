@@ -42,6 +42,7 @@ pub mod finding;
 pub mod fingerprint;
 pub mod float;
 pub mod hypothesis;
+pub mod import;
 pub mod info;
 pub mod metrics;
 pub mod moment;

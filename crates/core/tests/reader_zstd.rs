@@ -78,6 +78,7 @@ fn header() -> Header {
             auth: true,
             client_list_every: 5,
         },
+        source: None,
     }
 }
 

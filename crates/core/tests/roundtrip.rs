@@ -399,6 +399,7 @@ fn header_with(schema: impl Strategy<Value = u32> + 'static) -> BoxedStrategy<He
             seed,
             started,
             options,
+            source: None,
         })
         .boxed()
 }

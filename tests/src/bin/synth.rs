@@ -245,6 +245,7 @@ fn main() {
             auth: false,
             client_list_every: 60,
         },
+        source: None,
     };
     emit(Line::Header(header));
     for i in 0..o.nodes {

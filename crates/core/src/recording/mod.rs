@@ -48,6 +48,11 @@ pub struct Header {
     pub started: Timestamp,
     /// The options the recording was made with (never secrets).
     pub options: RecordOptions,
+    /// Where the lines came from when no collector polled the cluster: a recording made by
+    /// `slotscope import-metrics` says so here (`prometheus query_range, step 15s`, with any gaps
+    /// in the series). Absent in recordings the collector wrote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 /// Collector options, as recorded in the header.

@@ -52,6 +52,7 @@ pub fn header() -> Header {
             auth: false,
             client_list_every: 1,
         },
+        source: None,
     }
 }
 

@@ -1,5 +1,6 @@
 //! What a recording cannot tell: a recording cut short (no end line, or a partial last line), one
-//! that began mid-migration or with clients already failing, and nodes never reached.
+//! that began mid-migration or with clients already failing, nodes never reached, and one imported
+//! from metrics (no topology, no `CLIENT LIST`, coarse steps).
 
 use serde::Serialize;
 
@@ -12,6 +13,9 @@ use super::{Confidence, Role, Step, StepKind};
 
 /// How the sentence of [`CutShort::text`] begins.
 pub(super) const CUT_TEXT_START: &str = "The recording has no end line";
+
+/// How the sentence on a recording made from metrics (`slotscope import-metrics`) begins.
+pub(super) const IMPORTED_TEXT_START: &str = "Imported from metrics, not recorded by the collector";
 
 /// A recording that ends without its end line.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -78,6 +82,12 @@ pub(super) fn limits(
     let start = ctx.span.start;
     let early = Timestamp(start.0 + 2 * ctx.interval_ms);
     let mut out = Vec::new();
+    if let Some(source) = &ctx.summary.header.source {
+        out.push(format!(
+            "{IMPORTED_TEXT_START} ({source}): no topology and no CLIENT LIST, so no slot moves, no \
+             idle shard by slots and no client groups; rates are averaged over each step."
+        ));
+    }
     if let Some(m) = ctx
         .summary
         .migrations

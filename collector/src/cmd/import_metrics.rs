@@ -1,0 +1,162 @@
+//! `slotscope import-metrics`: its arguments, its help and its run.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use slotscope_core::node::NodeAddr;
+use slotscope_core::time::{format_millis, Timestamp};
+
+use crate::cmd::value_parser::{parse_duration, parse_time, TimeArg};
+use crate::metrics_import::{self, Input};
+
+/// `import-metrics --help`, above the options.
+const LONG_ABOUT: &str = "\
+Make a recording from metrics a team already keeps, when nobody ran `slotscope record`:
+redis_exporter's series, from a Prometheus-compatible HTTP API (Prometheus, VictoriaMetrics,
+Thanos, Mimir), from saved query_range responses, or from saved scrapes. `analyze`, `summary`,
+`replay`, `hypotheses` and the viewer then read FILE like any recording.
+
+Give one kind of input per run:
+  --prometheus URL --from T --to T [--step 15s] [--match SELECTOR]
+      asks GET URL/api/v1/query_range for redis_commands_total, redis_commands_rejected_calls_total,
+      redis_commands_failed_calls_total, redis_commands_duration_seconds_total, redis_errors_total,
+      redis_connections_received_total, redis_connected_clients, redis_uptime_in_seconds,
+      redis_instance_info, redis_memory_used_bytes, redis_db_keys(_expiring) and redis_cluster_*,
+      in pages of at most 10,000 steps. Plain http:// only (no TLS yet: use a local endpoint or an
+      SSH tunnel); no authentication.
+  --prometheus-json FILE...
+      saved responses of /api/v1/query_range (or /api/v1/query), one query each
+      (curl -G URL/api/v1/query_range --data-urlencode query=redis_commands_total ...).
+  --openmetrics [HOST:PORT=]FILE...
+      saved scrapes of redis_exporter's /metrics, the Prometheus text format or OpenMetrics (with
+      `# EOF`); each file is one instant. A sample's own timestamp is used when it has one
+      (milliseconds in the text format, seconds in OpenMetrics); otherwise the instant is --at, or
+      else the file's modification time. A scrape names no node: write HOST:PORT= before the file
+      unless the samples carry an `addr` or `instance` label.
+
+Each node is the series' `addr` label, else its `instance` label (the exporter's own address
+unless relabelled: relabel `instance` to the Redis address, or add an `addr` target label). Every
+point in time becomes one INFO sample of its node with the counters in the fields the collector
+records, so per-interval rates, counter resets (a restart or failover) included, come out as from a
+recording. The header's `source` says where the data came from, its resolution (the step) and
+any gap (a node without points for more than 1.5 steps); the analysis says what metrics cannot
+tell: no topology and no CLIENT LIST, so no slot moves, idle shards by slots, or client groups, and
+rates averaged over each step.
+
+FILE is written as FILE.tmp and renamed at the end: on any error (a file that is not a response,
+an \"status\":\"error\" body, a refused connection, a partial page, no redis_exporter series) nothing is
+written and slotscope exits with status 2. CloudWatch (`--cloudwatch-json`) is not read yet.";
+
+/// `import-metrics --help`, below the options.
+const AFTER_HELP: &str = "\
+Examples:
+  slotscope import-metrics --prometheus http://127.0.0.1:9090 --from 2025-03-14T05:10:00Z \\
+      --to 2025-03-14T05:40:00Z --step 15s --match 'job=\"redis\"' --out incident.jsonl.zst
+  slotscope import-metrics --prometheus-json commands.json rejected.json errors.json --out f.jsonl
+  slotscope import-metrics --openmetrics 10.0.0.5:6379=scrape-0517.prom --at 2025-03-14T05:17:00Z \\
+      --out f.jsonl";
+
+/// Make a recording from redis_exporter metrics (Prometheus API, saved responses or scrapes).
+#[derive(clap::Args, Debug)]
+#[command(long_about = LONG_ABOUT, after_help = AFTER_HELP)]
+#[command(group(clap::ArgGroup::new("input").required(true).args(["prometheus", "prometheus_json", "openmetrics"])))]
+pub struct Args {
+    /// The recording to write (.jsonl, or .jsonl.zst compressed); replaced if it exists.
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    /// A Prometheus-compatible HTTP API, `http://HOST:PORT[/PREFIX]`.
+    #[arg(long, value_name = "URL", requires_all = ["from", "to"])]
+    prometheus: Option<String>,
+    /// Start of the window asked of --prometheus (RFC 3339 or epoch milliseconds).
+    #[arg(long, value_name = "T", value_parser = parse_instant)]
+    from: Option<Timestamp>,
+    /// End of the window asked of --prometheus (RFC 3339 or epoch milliseconds).
+    #[arg(long, value_name = "T", value_parser = parse_instant)]
+    to: Option<Timestamp>,
+    /// Query resolution of --prometheus: the recording's interval.
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = parse_duration)]
+    step: std::time::Duration,
+    /// Label matchers added to every --prometheus query, e.g. `job="redis"`.
+    #[arg(long = "match", value_name = "SELECTOR")]
+    matchers: Option<String>,
+    /// Saved query_range responses (JSON).
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    prometheus_json: Vec<PathBuf>,
+    /// Saved scrapes (Prometheus text format or OpenMetrics), each `[HOST:PORT=]FILE`.
+    #[arg(long, value_name = "[HOST:PORT=]FILE", num_args = 1.., value_parser = parse_scrape_arg)]
+    openmetrics: Vec<(Option<NodeAddr>, PathBuf)>,
+    /// The instant of --openmetrics samples without a timestamp [default: the file's mtime].
+    #[arg(long, value_name = "T", value_parser = parse_instant)]
+    at: Option<Timestamp>,
+}
+
+fn parse_instant(s: &str) -> Result<Timestamp, String> {
+    match parse_time(s)? {
+        TimeArg::At(t) => Ok(t),
+        TimeArg::Offset(_) => Err(format!(
+            "`{s}`: give an instant (RFC 3339 or epoch milliseconds), not an offset"
+        )),
+    }
+}
+
+fn parse_scrape_arg(s: &str) -> Result<(Option<NodeAddr>, PathBuf), String> {
+    if let Some((node, file)) = s.split_once('=') {
+        if let Ok(addr) = node.parse::<NodeAddr>() {
+            return Ok((Some(addr), PathBuf::from(file)));
+        }
+    }
+    Ok((None, PathBuf::from(s)))
+}
+
+/// Runs `slotscope import-metrics`.
+pub fn run(args: Args) -> ExitCode {
+    let input = if let Some(url) = args.prometheus {
+        let (Some(from), Some(to)) = (args.from, args.to) else {
+            eprintln!("error: --prometheus needs --from and --to");
+            return ExitCode::from(2);
+        };
+        Input::Prometheus {
+            url,
+            from,
+            to,
+            step: args.step,
+            matchers: args.matchers,
+        }
+    } else if !args.prometheus_json.is_empty() {
+        Input::PrometheusJson(args.prometheus_json)
+    } else {
+        Input::Scrapes {
+            files: args.openmetrics,
+            at: args.at,
+        }
+    };
+    match metrics_import::run(&input, &args.out) {
+        Ok(conv) => {
+            let infos = conv
+                .lines
+                .iter()
+                .filter(|l| matches!(l, slotscope_core::recording::Line::Info(_)))
+                .count();
+            println!(
+                "wrote {}: {} nodes, {infos} INFO samples at {} resolution, {} gap(s)",
+                args.out.display(),
+                conv.nodes.len(),
+                format_millis(conv.step_ms),
+                conv.gaps.len()
+            );
+            for g in &conv.gaps {
+                eprintln!(
+                    "warning: {} has no points from {} to {}",
+                    g.node,
+                    g.from.to_rfc3339(),
+                    g.to.to_rfc3339()
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

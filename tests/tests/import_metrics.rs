@@ -1,0 +1,330 @@
+//! `slotscope import-metrics --prometheus` against the real metric stack: a 3-master Redis
+//! 7.0.15 cluster on 127.0.0.1, one `prometheus-redis-exporter` 1.45 per node, and a Prometheus
+//! 2.42 scraping them every second (Debian's packages, installed by scripts/setup), while a real
+//! redis-py application remapped to one node (incident 2) runs. The recording made from
+//! Prometheus alone must show the redirect storm at the servers' own MOVED share, and churn only
+//! when the application churned.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+use slotscope_core::info::InfoReport;
+use slotscope_tests::matrix::app::{App, AppSettings};
+use slotscope_tests::port::free_port;
+use slotscope_tests::python::REDIS_PY_8_0_0;
+use slotscope_tests::{run_slotscope, Cluster, ClusterOptions, ServerKind};
+use tempfile::TempDir;
+
+/// Seconds the application schedules commands: a storm counts as sustained from 30 s.
+const APP_SECONDS: u32 = 36;
+
+/// Processes this test started, ended by PID when it ends (whatever way it ends).
+struct Started(Vec<Child>);
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn now_ms() -> u64 {
+    u64::try_from(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap()
+}
+
+fn tool(name: &str) -> String {
+    let found = Command::new("sh")
+        .args(["-c", &format!("command -v {name}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    assert!(found, "{name} is not installed: run scripts/setup (Debian packages prometheus, prometheus-redis-exporter)");
+    name.to_owned()
+}
+
+fn spawn(cmd: &mut Command, log: &Path) -> Child {
+    let log = File::create(log).expect("a log file");
+    cmd.stdin(Stdio::null())
+        .stdout(log.try_clone().expect("log"))
+        .stderr(log)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"))
+}
+
+/// `GET path` on 127.0.0.1:`port` with HTTP/1.0 (the server closes after the body): status, body.
+fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).ok()?;
+    let (head, body) = raw.split_once("\r\n\r\n")?;
+    let status = head.split_whitespace().nth(1)?.parse().ok()?;
+    Some((status, body.to_owned()))
+}
+
+/// Waits (at most `limit`) until `check` holds.
+fn wait_until(what: &str, limit: Duration, mut check: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !check() {
+        assert!(start.elapsed() < limit, "{what}: not within {limit:?}");
+        sleep(Duration::from_millis(250));
+    }
+}
+
+fn commandstats(cluster: &Cluster, i: usize) -> InfoReport {
+    let text = cluster
+        .client(i)
+        .cmd_text(&["INFO", "commandstats"])
+        .expect("INFO commandstats");
+    InfoReport::parse(&text).expect("INFO parses")
+}
+
+#[test]
+fn prometheus_alone_finds_the_remapped_storm_at_the_servers_share() {
+    let prometheus = tool("prometheus");
+    let exporter = tool("prometheus-redis-exporter");
+    let cluster = Cluster::start(ServerKind::Redis, 3, ClusterOptions::default());
+    let dir = TempDir::new().expect("a temporary directory");
+    let mut started = Started(Vec::new());
+    let mut targets = String::new();
+    for i in 0..3 {
+        let port = free_port();
+        let addr = cluster.addr(i).to_string();
+        started.0.push(spawn(
+            Command::new(&exporter).args([
+                "--redis.addr",
+                &format!("redis://{addr}"),
+                "--web.listen-address",
+                &format!("127.0.0.1:{port}"),
+            ]),
+            &dir.path().join(format!("exporter-{i}.log")),
+        ));
+        targets.push_str(&format!(
+            "      - targets: ['127.0.0.1:{port}']\n        labels: {{addr: '{addr}'}}\n"
+        ));
+    }
+    let config = dir.path().join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global: {{scrape_interval: 1s, scrape_timeout: 900ms}}\nscrape_configs:\n  - job_name: redis\n    static_configs:\n{targets}"
+        ),
+    )
+    .expect("write the config");
+    let prom_port = free_port();
+    started.0.push(spawn(
+        Command::new(&prometheus).args([
+            &format!("--config.file={}", config.display()),
+            &format!("--storage.tsdb.path={}", dir.path().join("data").display()),
+            &format!("--web.listen-address=127.0.0.1:{prom_port}"),
+        ]),
+        &dir.path().join("prometheus.log"),
+    ));
+    // Every exporter scraped: three series of redis_connected_clients.
+    wait_until(
+        "Prometheus scraping the three exporters",
+        Duration::from_secs(60),
+        || {
+            http_get(prom_port, "/api/v1/query?query=redis_connected_clients")
+                .and_then(|(_, b)| serde_json::from_str::<Value>(&b).ok())
+                .and_then(|v| v["data"]["result"].as_array().map(Vec::len))
+                == Some(3)
+        },
+    );
+    let from = now_ms();
+    sleep(Duration::from_secs(2));
+    let seed = now_ms();
+    println!("seed {seed}");
+    let settings = AppSettings {
+        startup: cluster.addr(0).to_string(),
+        rate: 200 + u32::try_from(seed % 200).unwrap(),
+        in_flight: 4,
+        duration_s: APP_SECONDS,
+        keys: 1000,
+        key_prefix: None,
+        command: "zadd".to_owned(),
+        address_remap: Some(cluster.addr(0).to_string()),
+        socket_timeout_s: 0.5,
+        connect_timeout_s: 0.5,
+        client_name: "metrics-app".to_owned(),
+        seed,
+    };
+    let report = App::start(REDIS_PY_8_0_0, &settings)
+        .finish()
+        .expect("the application reports");
+    println!(
+        "app: issued {} succeeded {} failed {} new connections {}",
+        report.issued, report.succeeded, report.failed, report.new_connections
+    );
+    // Two more scrapes after the last command.
+    sleep(Duration::from_secs(3));
+    let to = now_ms();
+    // The servers' own share of ZADD answered MOVED.
+    let (mut calls, mut rejected) = (0u64, 0u64);
+    for i in 0..3 {
+        if let Some(c) = commandstats(&cluster, i).commandstats.get("zadd") {
+            calls += c.calls;
+            rejected += c.rejected_calls.unwrap_or(0);
+        }
+    }
+    let real_share = rejected as f64 / (calls + rejected).max(1) as f64;
+    println!(
+        "servers: zadd calls {calls}, rejected {rejected}, share {:.1} %",
+        real_share * 100.0
+    );
+    assert!(rejected > 0, "the remapped application met MOVED");
+
+    let out = dir.path().join("imported.jsonl");
+    let url = format!("http://127.0.0.1:{prom_port}");
+    let o = run_slotscope(&[
+        "import-metrics",
+        "--prometheus",
+        &url,
+        "--from",
+        &from.to_string(),
+        "--to",
+        &to.to_string(),
+        "--step",
+        "1s",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "import-metrics failed: {stderr}");
+    println!("{}{stderr}", String::from_utf8_lossy(&o.stdout));
+
+    let a = run_slotscope(&["analyze", "--format", "json", out.to_str().unwrap()]);
+    assert!(
+        a.status.success(),
+        "analyze failed: {}",
+        String::from_utf8_lossy(&a.stderr)
+    );
+    let v: Value = serde_json::from_slice(&a.stdout).expect("analyze prints JSON");
+    let findings = v["findings"].as_array().expect("findings");
+    let kinds: Vec<&str> = findings.iter().filter_map(|f| f["kind"].as_str()).collect();
+    println!("findings: {kinds:?}");
+    let storm = findings
+        .iter()
+        .find(|f| f["kind"] == "redirect_storm")
+        .unwrap_or_else(|| panic!("no redirect_storm among {kinds:?}"));
+    let share = storm["numbers"]["moved_share:zadd"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no MOVED share of zadd: {}", storm["numbers"]));
+    println!(
+        "imported MOVED share of zadd {:.1} %, servers' {:.1} %",
+        share * 100.0,
+        real_share * 100.0
+    );
+    assert!(
+        (share - real_share).abs() <= 0.05,
+        "imported share {share:.3} vs the servers' {real_share:.3}"
+    );
+    assert_eq!(
+        storm["node"],
+        cluster.addr(0).to_string(),
+        "the remap target"
+    );
+    // Churn: reported when the application opened connections again and again, not when it kept
+    // its first ones (one or two per node).
+    let churned = kinds.contains(&"connection_churn");
+    let per_sec = report.new_connections as f64 / f64::from(APP_SECONDS);
+    if per_sec >= 4.0 {
+        assert!(
+            churned,
+            "{per_sec:.1} new connections/s and no churn finding"
+        );
+    } else if report.new_connections <= 12 {
+        assert!(
+            !churned,
+            "{} new connections in all, yet churn",
+            report.new_connections
+        );
+    }
+    // What metrics cannot tell is said.
+    let limits = v["story"]["limits"].to_string();
+    assert!(limits.contains("Imported from metrics"), "{limits}");
+    assert!(limits.contains("no topology"), "{limits}");
+}
+
+/// Bad input exits with status 2 and leaves neither FILE nor FILE.tmp: an `"status":"error"` body
+/// (the real one of Prometheus 2.42), a refused connection, and a page cut short by a server that
+/// announces more bytes than it sends.
+#[test]
+fn bad_input_writes_nothing_and_exits_2() {
+    let dir = TempDir::new().expect("a temporary directory");
+    let out = dir.path().join("f.jsonl");
+    let out_s = out.to_str().unwrap();
+    let fixtures = slotscope_tests::kind::workspace_root().join("tests/fixtures/metrics");
+    let error_body = fixtures.join("prometheus-2.42-error.json");
+    let check = |args: &[&str], says: &str| {
+        let o = run_slotscope(args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(!out.exists() && !dir.path().join("f.jsonl.tmp").exists());
+    };
+    check(
+        &[
+            "import-metrics",
+            "--prometheus-json",
+            error_body.to_str().unwrap(),
+            "--out",
+            out_s,
+        ],
+        "bad_data",
+    );
+    // A port nobody listens on: bound and dropped.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{closed}");
+    let window = [
+        "--from",
+        "2025-03-14T05:10:00Z",
+        "--to",
+        "2025-03-14T05:11:00Z",
+    ];
+    let mut args = vec!["import-metrics", "--prometheus", &url];
+    args.extend(window);
+    args.extend(["--out", out_s]);
+    check(&args, "refused");
+    // A server that sends half of the body it announces.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        if let Ok((mut s, _)) = listener.accept() {
+            s.set_read_timeout(Some(Duration::from_secs(5))).ok();
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let body = r#"{"status":"success","data":{"resultType":"matrix","result":["#;
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len() * 2
+            );
+        }
+    });
+    let url = format!("http://127.0.0.1:{port}");
+    let mut args = vec!["import-metrics", "--prometheus", &url];
+    args.extend(window);
+    args.extend(["--out", out_s]);
+    check(&args, "partial page");
+    server.join().unwrap();
+}
