@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use crate::matrix::criteria::{Criterion, Verdict};
 use crate::matrix::story::StoryResult;
 use crate::matrix::truth::{
-    AppTruth, Health, HURT_MIN_FAILED, HURT_SHARE, HURT_WINDOW_MS, STORM_SHARE,
+    AppTruth, Health, HURT_MIN_FAILED, HURT_SHARE, HURT_WINDOW_MS, PAUSE_SKIP_SHARE, STORM_SHARE,
 };
 
 fn truth_text(t: &AppTruth) -> String {
@@ -89,12 +89,14 @@ pub fn markdown(results: &[StoryResult], seed: u64) -> String {
         s,
         "Drawn and run with `scripts/story --cases {} --seed {seed}`; each case again alone with \
          `scripts/story --case-seed <case seed>`. Hurt: wedged, or ≥ {HURT_MIN_FAILED} failed and \
-         ≥ {:.0} % of the commands that ended in the {} s from the first error; healthy: no \
-         failure and MOVED < {:.0} % of replies.\n",
+         ≥ {:.0} % of the commands that ended in the {} s from the first error (or from it to the \
+         end); healthy: no failure, MOVED < {:.0} % of replies and < {:.0} % of the schedule \
+         skipped.\n",
         results.len(),
         100.0 * HURT_SHARE,
         HURT_WINDOW_MS / 1000,
-        100.0 * STORM_SHARE
+        100.0 * STORM_SHARE,
+        100.0 * PAUSE_SKIP_SHARE
     );
     let _ = writeln!(s, "| criterion | pass | fail | not available | n/a |");
     let _ = writeln!(s, "|---|---|---|---|---|");

@@ -3,7 +3,8 @@
 //!
 //! - **Hurt**: it ended wedged, or at least [`HURT_MIN_FAILED`] commands failed and they were at
 //!   least [`HURT_SHARE`] of the commands that ended in the [`HURT_WINDOW_MS`] from its first
-//!   error (the contract's `outcomes` buckets; a bucket that overlaps the window counts whole).
+//!   error, or from its first error to the end (the contract's `outcomes` buckets; a bucket that
+//!   overlaps the window counts whole).
 //! - **Healthy**: no command failed, MOVED replies were under [`STORM_SHARE`] of the replies to
 //!   its command (no MOVED storm), and under [`PAUSE_SKIP_SHARE`] of its schedule was skipped
 //!   (no pause: a client whose commands all waited on a stalled node skips what came due
@@ -137,13 +138,22 @@ fn health(r: &AppReport, moved_share: Option<f64>) -> Health {
         ));
     };
     let share = failed as f64 / (ok + failed).max(1) as f64;
+    // And from the first error to the end: a fault that lasts (a killed node) may fail fewer in
+    // its first seconds than later.
+    let (ok_all, failed_all) = r.ended_between(first, u64::MAX / 2).unwrap_or((ok, failed));
+    let share_all = failed_all as f64 / (ok_all + failed_all).max(1) as f64;
     let what = format!(
-        "{failed} of {} commands failed in the {} s from the first error ({:.0} %)",
+        "{failed} of {} commands failed in the {} s from the first error ({:.0} %), {failed_all} of \
+         {} to the end ({:.0} %)",
         ok + failed,
         HURT_WINDOW_MS / 1000,
-        100.0 * share
+        100.0 * share,
+        ok_all + failed_all,
+        100.0 * share_all
     );
-    if failed >= HURT_MIN_FAILED && share >= HURT_SHARE {
+    if (failed >= HURT_MIN_FAILED && share >= HURT_SHARE)
+        || (failed_all >= HURT_MIN_FAILED && share_all >= HURT_SHARE)
+    {
         Health::Hurt(what)
     } else {
         Health::Neither(what)
@@ -220,6 +230,18 @@ mod tests {
         let storm = AppTruth::of(&s, &report(0, false, &[9], &[0], 6));
         assert_eq!(storm.health.name(), "neither");
         assert!(AppTruth::of(&s, &report(1, true, &[], &[], 0)).is_hurt());
+        // Few failures in the first 2 s, many after (a node killed for good): hurt.
+        let lasting = AppTruth::of(
+            &s,
+            &report(
+                12,
+                false,
+                &[9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 2, 2, 2, 2],
+                &[0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 3, 3, 3, 2],
+                0,
+            ),
+        );
+        assert!(lasting.is_hurt(), "{lasting:?}");
         // No error, but a third of the schedule skipped while it waited: a pause, not healthy.
         let paused = AppTruth::of(&s, &skipping(0, false, &[9], &[0], 0, 50));
         assert_eq!(paused.health.name(), "neither", "{paused:?}");
