@@ -7,6 +7,7 @@ mod clock;
 mod cmd;
 mod command;
 mod connection;
+mod cut;
 mod hypotheses_report;
 mod import;
 mod input;
@@ -16,6 +17,8 @@ mod progress;
 mod recorder;
 mod replay_report;
 mod report;
+mod retention;
+mod rotation;
 mod runtime;
 mod secret;
 mod sink;
@@ -39,6 +42,7 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Cmd {
     Record(cmd::record::Args),
+    Cut(cmd::cut::Args),
     Summary(cmd::summary::Args),
     Analyze(cmd::analyze::Args),
     Import(cmd::import::Args),
@@ -51,6 +55,7 @@ enum Cmd {
 fn main() -> ExitCode {
     match Cli::parse().command {
         Cmd::Record(args) => cmd::record::run(args),
+        Cmd::Cut(args) => cmd::cut::run(args),
         Cmd::Summary(args) => cmd::summary::run(args),
         Cmd::Analyze(args) => cmd::analyze::run(args),
         Cmd::Import(args) => cmd::import::run(args),

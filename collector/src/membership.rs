@@ -123,7 +123,31 @@ impl Membership {
         (membership, changes)
     }
 
-    /// How many nodes are polled.
+    /// The state of the membership as the lines that start a new file of an always-on recording:
+    /// every polled node as discovered (from `seed`, like at the start), and those unreachable
+    /// now as gone.
+    pub fn restate(&self, seed: &NodeAddr, t: Timestamp) -> Vec<Line> {
+        let mut lines = Vec::with_capacity(self.members.len());
+        let mut unreachable = Vec::new();
+        for (addr, m) in &self.members {
+            let node = NodeRef {
+                addr: addr.clone(),
+                id: m.id.clone(),
+            };
+            let via = if addr == seed {
+                Discovery::Seed
+            } else {
+                Discovery::Topology { from: seed.clone() }
+            };
+            if m.unreachable {
+                unreachable.push(Change::Unreachable(node.clone()).line(t));
+            }
+            lines.push(Change::Joined { node, via }.line(t));
+        }
+        lines.extend(unreachable);
+        lines
+    }
+
     pub fn len(&self) -> usize {
         self.members.len()
     }
