@@ -453,3 +453,178 @@ fn join(
     };
     Ok((report, end))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use slotscope_core::recording::{PollRound, RecordOptions, SCHEMA_VERSION};
+    use slotscope_core::topology::TopologyView;
+    use slotscope_core::NodeRef;
+
+    fn node(port: u16) -> NodeRef {
+        NodeRef {
+            addr: format!("127.0.0.1:{port}").parse().unwrap(),
+            id: None,
+        }
+    }
+
+    fn view(source: &str) -> TopologyView {
+        serde_json::from_str(&format!(r#"{{"source":"{source}","shards":[]}}"#)).unwrap()
+    }
+
+    fn header(started: u64) -> Line {
+        Line::Header(Header {
+            schema: SCHEMA_VERSION,
+            collector: "slotscope test".into(),
+            seed: node(7000).addr,
+            started: Timestamp(started),
+            options: RecordOptions {
+                interval_ms: 1000,
+                timeout_ms: 800,
+                duration_ms: None,
+                tls: false,
+                user: None,
+                auth: false,
+                client_list_every: 1,
+            },
+        })
+    }
+
+    /// A file as the recorder writes one: header, the nodes, their topology, ten rounds.
+    fn period(started: u64, node_b_view: &str, end: bool) -> String {
+        let t = Timestamp(started);
+        let mut lines = vec![header(started)];
+        for (n, v) in [(node(7000), "shards"), (node(7001), node_b_view)] {
+            lines.push(Line::NodeDiscovered(NodeDiscovered {
+                t,
+                node: n.clone(),
+                via: Discovery::Seed,
+            }));
+            lines.push(Line::Topology(TopologySample {
+                t: Timestamp(started + 50),
+                node: n,
+                view: view(v),
+            }));
+        }
+        for k in 0..10 {
+            lines.push(Line::PollRound(PollRound {
+                t: Timestamp(started + 100 + k * 1000),
+                elapsed_ms: 3,
+                round: k,
+                nodes: 2,
+                ok: 2,
+                failed: 0,
+            }));
+        }
+        if end {
+            lines.push(Line::End(End {
+                t: Timestamp(started + 9_999),
+                reason: EndReason::Rotated,
+                rounds: 10,
+            }));
+        }
+        let mut text: String = lines.iter().map(|l| l.to_json() + "\n").collect();
+        if !end {
+            text.push_str(r#"{"type":"poll_rou"#);
+        }
+        text
+    }
+
+    #[test]
+    fn a_cut_across_three_files_restates_once_and_keeps_only_changes() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let dir =
+            std::env::temp_dir().join(format!("slotscope-cut-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let base = 1_800_000_000_000;
+        // Node B's topology changes in the second file and stays so in the third.
+        for (i, (v, end)) in [("shards", true), ("slots", true), ("slots", false)]
+            .into_iter()
+            .enumerate()
+        {
+            let start = base + i as u64 * 10_000;
+            let name = format!("slotscope-{start}.jsonl");
+            std::fs::write(dir.join(name), period(start, v, end)).unwrap();
+        }
+        let out = dir.join("out.jsonl");
+        let r = cut(
+            &dir,
+            TimeArg::Offset(5_500),
+            TimeArg::At(Timestamp(base + 40_000)),
+            &out,
+        )
+        .unwrap();
+        assert_eq!(r.files.len(), 3);
+        assert_eq!(r.rounds, 4 + 10 + 10);
+        assert_eq!(r.truncated.len(), 1);
+        let text = std::fs::read_to_string(&out).unwrap();
+        let lines: Vec<Line> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let Line::Header(h) = &lines[0] else {
+            panic!("no header")
+        };
+        assert_eq!(h.started, Timestamp(base + 5_500));
+        let discovered = lines
+            .iter()
+            .filter(|l| matches!(l, Line::NodeDiscovered(_)))
+            .count();
+        assert_eq!(discovered, 2);
+        // Each node's topology at the start, and node B's change once.
+        let topologies: Vec<(u16, Timestamp)> = lines
+            .iter()
+            .filter_map(|l| match l {
+                Line::Topology(t) => Some((t.node.addr.port(), t.t)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            topologies,
+            vec![
+                (7000, Timestamp(base + 5_500)),
+                (7001, Timestamp(base + 5_500)),
+                (7001, Timestamp(base + 10_050)),
+            ]
+        );
+        let rounds: Vec<u64> = lines
+            .iter()
+            .filter_map(|l| match l {
+                Line::PollRound(p) => Some(p.round),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(rounds, (0..24).collect::<Vec<_>>());
+        let Some(Line::End(end)) = lines.last() else {
+            panic!("no end line")
+        };
+        // The last file was cut short (no end line of its own): the cut ends as a cut.
+        assert_eq!(end.reason, EndReason::Cut);
+        assert_eq!(end.rounds, 24);
+        assert_eq!(end.t, Timestamp(base + 29_100));
+        // A window that ends inside the recording stops there, before the partial line.
+        let inner = dir.join("inner.jsonl");
+        let r = cut(&dir, TimeArg::Offset(0), TimeArg::Offset(15_000), &inner).unwrap();
+        assert_eq!((r.files.len(), r.rounds, r.truncated.len()), (2, 15, 0));
+        assert!(lines.windows(2).all(|w| w[0].time() <= w[1].time()));
+        assert!(!dir.join("out.jsonl.tmp").exists());
+
+        // Nothing in the window: an error, and no file.
+        let none = dir.join("none.jsonl");
+        let e = cut(
+            &dir,
+            TimeArg::At(Timestamp(base + 60_000)),
+            TimeArg::At(Timestamp(base + 70_000)),
+            &none,
+        )
+        .unwrap_err();
+        assert!(matches!(e, CutError::NothingCovers { .. }), "{e}");
+        assert!(!none.exists() && !dir.join("none.jsonl.tmp").exists());
+        let e = cut(&dir, TimeArg::Offset(5), TimeArg::Offset(5), &none).unwrap_err();
+        assert!(matches!(e, CutError::EmptyWindow { .. }), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -345,6 +345,58 @@ fn sigkill_mid_period_loses_at_most_the_round_being_written() {
     assert_eq!(end_of(&cut), Some(EndReason::Cut));
 }
 
+/// `--retain-size`: the files the recorder finished fit in the size once the oldest are deleted.
+#[test]
+fn retain_size_deletes_the_oldest_files_beyond_the_size() {
+    let cluster = Cluster::start(ServerKind::Redis, 3, ClusterOptions::default());
+    let tmp = TempDir::new().unwrap();
+    let dir = tmp.path().join("rec/");
+    let seed = cluster.seed().to_string();
+    let started = now();
+    // Files of 1 s of 3 nodes are about 4 KB: the limit keeps two or three of them.
+    let limit: u64 = 12_000;
+    let rec = Recorder::start(
+        &dir,
+        &[
+            "--seed",
+            &seed,
+            "--interval",
+            "250ms",
+            "--rotate",
+            "1s",
+            "--retain-size",
+            "12KB",
+            "--duration",
+            "7s",
+            "--quiet",
+        ],
+        &[],
+    );
+    let o = rec.wait(Duration::from_secs(40));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let files = period_files(&dir);
+    let sizes: Vec<u64> = files
+        .iter()
+        .map(|f| std::fs::metadata(f).unwrap().len())
+        .collect();
+    println!("sizes left: {sizes:?}");
+    assert!(files.len() >= 2, "{files:?}");
+    // At the last rotation the older files and the new one (a header) fitted in the limit.
+    let older: u64 = sizes[..sizes.len() - 1].iter().sum();
+    assert!(older <= limit, "{older} bytes in the older files");
+    // ... and one more file would not have: the oldest were deleted, not kept by luck.
+    let first = Recording::read(&files[0]);
+    assert!(
+        first.header.started.millis_since(started) >= 1_000,
+        "nothing was deleted"
+    );
+    let typical = sizes[..sizes.len() - 1].iter().max().copied().unwrap_or(0);
+    assert!(limit - older < 2 * typical, "{sizes:?}");
+    for f in &files {
+        assert_eq!(Recording::read(f).truncated_tail, None);
+    }
+}
+
 /// The `ACL SETUSER` line of deploy/acl.md, without `ACL SETUSER ` and with `password`.
 fn deploy_acl(password: &str) -> String {
     let text = std::fs::read_to_string(workspace_root().join("deploy/acl.md")).unwrap();
