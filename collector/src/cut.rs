@@ -414,9 +414,10 @@ fn join(
         }
         if let Some(n) = reader.truncated_tail() {
             eprintln!(
-                "slotscope: {}: the file ends in a partial line (line {n}, cut short by a crash); \
-                 skipped it",
-                part.path.display()
+                "slotscope: {}: the file was cut short (a crash: no end line, and line {n} on \
+                 is partial or missing); read up to line {}",
+                part.path.display(),
+                n.saturating_sub(1)
             );
             report.truncated.push((part.path.clone(), n));
             last_reason = None;
