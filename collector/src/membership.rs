@@ -336,6 +336,31 @@ mod tests {
     }
 
     #[test]
+    fn restating_lists_every_polled_node_and_the_unreachable_ones_as_gone() {
+        let seed = addr("127.0.0.1:7000");
+        let mut m = started(2);
+        let t = Timestamp(42);
+        // At the start, the restatement is what the start recorded.
+        let (_, initial) = Membership::start(&seed, false, 2, &three());
+        let expected: Vec<Line> = initial.iter().map(|c| c.line(t)).collect();
+        assert_eq!(m.restate(&seed, t), expected);
+        // Node c fails twice: unreachable, still polled, restated as discovered then gone.
+        m.identify(&addr("127.0.0.1:7002"), id("c"));
+        assert_eq!(m.polled(&addr("127.0.0.1:7002"), false), None);
+        assert!(m.polled(&addr("127.0.0.1:7002"), false).is_some());
+        let lines = m.restate(&seed, t);
+        assert_eq!(lines.len(), 4);
+        assert_eq!(&lines[..3], &expected[..]);
+        assert_eq!(
+            lines[3],
+            Change::Unreachable(node("127.0.0.1:7002", Some("c"))).line(t)
+        );
+        // Recovered: no longer restated as gone.
+        assert!(m.polled(&addr("127.0.0.1:7002"), true).is_some());
+        assert_eq!(m.restate(&seed, t), expected);
+    }
+
+    #[test]
     fn start_polls_every_node_the_seed_lists() {
         let (m, changes) = Membership::start(&addr("127.0.0.1:7000"), false, 3, &three());
         assert_eq!(

@@ -34,6 +34,7 @@ and AUTH/HELLO to log in; any other command is refused before it reaches the net
 allowed just these is enough, e.g.
   ACL SETUSER slotscope on >PASSWORD -@all +cluster|shards +cluster|slots +cluster|nodes
       +cluster|info +info +client|list +ping +auth +hello
+(deploy/acl.md has the full line, tested on Redis 7.0 and Valkey 8.1).
 
 The file is written as JSON Lines (zstd-compressed when FILE ends in .zst or with --compress) and
 flushed after every poll round. SIGINT or SIGTERM ends the recording cleanly: the current round is
