@@ -505,3 +505,81 @@ fn the_acl_user_of_deploy_acl_md_is_enough_and_nothing_more_on_redis() {
 fn the_acl_user_of_deploy_acl_md_is_enough_and_nothing_more_on_valkey() {
     acl_user_is_enough_and_nothing_more(ServerKind::Valkey);
 }
+
+/// Rotation options need a directory, and periods shorter than a second or than the interval are
+/// refused before anything is written.
+#[test]
+fn rotation_options_are_checked_before_recording() {
+    let tmp = TempDir::new().unwrap();
+    let file = tmp.path().join("one.jsonl");
+    let o = run_slotscope(&[
+        "record",
+        "--seed",
+        "127.0.0.1:1",
+        "--out",
+        file.to_str().unwrap(),
+        "--retain",
+        "7d",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("need --out to name a directory"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!file.exists());
+    let dir = tmp.path().join("rec/");
+    for (rotate, interval) in [("500ms", "100ms"), ("2s", "5s")] {
+        let o = run_slotscope(&[
+            "record",
+            "--seed",
+            "127.0.0.1:1",
+            "--out",
+            dir.to_str().unwrap(),
+            "--rotate",
+            rotate,
+            "--interval",
+            interval,
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("--rotate must be"), "{}", stderr(&o));
+    }
+    for bad in [["--retain-size", "lots"], ["--retain", "5w"]] {
+        let o = run_slotscope(&[
+            "record",
+            "--seed",
+            "127.0.0.1:1",
+            "--out",
+            dir.to_str().unwrap(),
+            bad[0],
+            bad[1],
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    }
+    assert!(!dir.exists());
+    // An unreachable seed leaves no empty period file behind.
+    let o = run_slotscope(&[
+        "record",
+        "--seed",
+        "127.0.0.1:1",
+        "--out",
+        dir.to_str().unwrap(),
+        "--interval",
+        "200ms",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(period_files(&dir).is_empty());
+    // cut on a directory without recordings says so.
+    let o = run_slotscope(&[
+        "cut",
+        dir.to_str().unwrap(),
+        "--from",
+        "+0",
+        "--to",
+        "+1m",
+        "--out",
+        tmp.path().join("x.jsonl").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no recording files"), "{}", stderr(&o));
+}
