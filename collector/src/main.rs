@@ -7,6 +7,7 @@ mod clock;
 mod cmd;
 mod command;
 mod connection;
+mod cut;
 mod http_client;
 mod hypotheses_report;
 mod import;
@@ -18,6 +19,8 @@ mod progress;
 mod recorder;
 mod replay_report;
 mod report;
+mod retention;
+mod rotation;
 mod runtime;
 mod secret;
 mod sink;
@@ -41,6 +44,7 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Cmd {
     Record(cmd::record::Args),
+    Cut(cmd::cut::Args),
     Summary(cmd::summary::Args),
     Analyze(cmd::analyze::Args),
     Import(cmd::import::Args),
@@ -54,6 +58,7 @@ enum Cmd {
 fn main() -> ExitCode {
     match Cli::parse().command {
         Cmd::Record(args) => cmd::record::run(args),
+        Cmd::Cut(args) => cmd::cut::run(args),
         Cmd::Summary(args) => cmd::summary::run(args),
         Cmd::Analyze(args) => cmd::analyze::run(args),
         Cmd::Import(args) => cmd::import::run(args),

@@ -123,7 +123,31 @@ impl Membership {
         (membership, changes)
     }
 
-    /// How many nodes are polled.
+    /// The state of the membership as the lines that start a new file of an always-on recording:
+    /// every polled node as discovered (from `seed`, like at the start), and those unreachable
+    /// now as gone.
+    pub fn restate(&self, seed: &NodeAddr, t: Timestamp) -> Vec<Line> {
+        let mut lines = Vec::with_capacity(self.members.len());
+        let mut unreachable = Vec::new();
+        for (addr, m) in &self.members {
+            let node = NodeRef {
+                addr: addr.clone(),
+                id: m.id.clone(),
+            };
+            let via = if addr == seed {
+                Discovery::Seed
+            } else {
+                Discovery::Topology { from: seed.clone() }
+            };
+            if m.unreachable {
+                unreachable.push(Change::Unreachable(node.clone()).line(t));
+            }
+            lines.push(Change::Joined { node, via }.line(t));
+        }
+        lines.extend(unreachable);
+        lines
+    }
+
     pub fn len(&self) -> usize {
         self.members.len()
     }
@@ -309,6 +333,31 @@ mod tests {
 
     fn started(gone_after: u32) -> Membership {
         Membership::start(&addr("127.0.0.1:7000"), false, gone_after, &three()).0
+    }
+
+    #[test]
+    fn restating_lists_every_polled_node_and_the_unreachable_ones_as_gone() {
+        let seed = addr("127.0.0.1:7000");
+        let mut m = started(2);
+        let t = Timestamp(42);
+        // At the start, the restatement is what the start recorded.
+        let (_, initial) = Membership::start(&seed, false, 2, &three());
+        let expected: Vec<Line> = initial.iter().map(|c| c.line(t)).collect();
+        assert_eq!(m.restate(&seed, t), expected);
+        // Node c fails twice: unreachable, still polled, restated as discovered then gone.
+        m.identify(&addr("127.0.0.1:7002"), id("c"));
+        assert_eq!(m.polled(&addr("127.0.0.1:7002"), false), None);
+        assert!(m.polled(&addr("127.0.0.1:7002"), false).is_some());
+        let lines = m.restate(&seed, t);
+        assert_eq!(lines.len(), 4);
+        assert_eq!(&lines[..3], &expected[..]);
+        assert_eq!(
+            lines[3],
+            Change::Unreachable(node("127.0.0.1:7002", Some("c"))).line(t)
+        );
+        // Recovered: no longer restated as gone.
+        assert!(m.polled(&addr("127.0.0.1:7002"), true).is_some());
+        assert_eq!(m.restate(&seed, t), expected);
     }
 
     #[test]

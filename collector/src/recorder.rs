@@ -202,11 +202,14 @@ pub async fn record(
     let mut ticker = tokio::time::interval(cfg.interval);
     ticker.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let mut round: u64 = 0;
+    // The first round of the file being written: each file of an always-on recording numbers
+    // its rounds from 0, as a recording of its own.
+    let mut file_first_round: u64 = 0;
     let reason = 'rounds: loop {
-        tokio::select! {
-            _ = ticker.tick() => {}
-            _ = &mut stop => break 'rounds EndReason::Signal,
-        }
+        let tick = tokio::select! {
+            t = ticker.tick() => t,
+            () = &mut stop => break 'rounds EndReason::Signal,
+        };
         if deadline.is_some_and(|d| Instant::now() >= d) {
             break EndReason::Duration;
         }
@@ -273,7 +276,7 @@ pub async fn record(
         sink.write_line(&Line::PollRound(PollRound {
             t: round_start,
             elapsed_ms: millis(round_clock.elapsed()),
-            round,
+            round: round - file_first_round,
             nodes: u32::try_from(polled.len()).unwrap_or(u32::MAX),
             ok,
             failed,
@@ -284,6 +287,30 @@ pub async fn record(
         let changes = membership.topology(&views);
         apply(&mut *sink, &cfg, &mut nodes, changes, now(), &report_tx)?;
         sink.flush()?;
+        // A period that ends with the recording's duration is not begun again: no file holds
+        // only a header and an end line.
+        let last_round = deadline.is_some_and(|d| tick + cfg.interval >= d);
+        if sink.period_over(now()) && !interrupted && !last_round {
+            // The period of an always-on recording ended: this file is complete, the next one
+            // starts with its own header and the state now; its first round takes every node's
+            // topology again (and INFO, as every round does), so it stands alone.
+            sink.write_line(&Line::End(End {
+                t: now(),
+                reason: EndReason::Rotated,
+                rounds: round - file_first_round,
+            }))?;
+            let t = now();
+            sink.next_period(t)?;
+            sink.write_line(&Line::Header(header(&cfg, t)))?;
+            for line in membership.restate(&cfg.seed, t) {
+                sink.write_line(&line)?;
+            }
+            for task in nodes.values_mut() {
+                task.last_view = None;
+            }
+            file_first_round = round;
+            sink.flush()?;
+        }
         figures.rounds = round;
         figures.nodes = membership.len();
         figures.down = membership.unreachable();
@@ -296,7 +323,7 @@ pub async fn record(
     sink.write_line(&Line::End(End {
         t: now(),
         reason,
-        rounds: round,
+        rounds: round - file_first_round,
     }))?;
     drop(nodes);
     sink.finish()?;

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use slotscope_core::recording::Line;
+use slotscope_core::Timestamp;
 
 /// A destination for recording lines.
 pub trait Sink: Send {
@@ -19,6 +20,17 @@ pub trait Sink: Send {
     fn finish(self: Box<Self>) -> io::Result<()>;
     /// Bytes on disk so far.
     fn bytes_written(&self) -> u64;
+    /// Whether the current period of a rotating sink has ended at `t` (a single file never does).
+    fn period_over(&self, _t: Timestamp) -> bool {
+        false
+    }
+    /// Completes the current file and starts the next one, whose period begins at `t` (only a
+    /// rotating sink has periods). The caller then writes the new file's header.
+    fn next_period(&mut self, _t: Timestamp) -> io::Result<()> {
+        Err(io::Error::other(
+            "this recording is one file: it has no periods",
+        ))
+    }
 }
 
 /// Counts the bytes that reach the file.
@@ -90,6 +102,30 @@ impl FileSink {
             count,
             line: Vec::with_capacity(8 * 1024),
         })
+    }
+}
+
+impl FileSink {
+    /// Flushes everything written so far (for zstd, ending the current block so that a reader
+    /// decodes it without the frame's end) and asks the kernel to put it on disk (`fdatasync`),
+    /// so that a crash or a power loss loses nothing written before.
+    pub fn sync(&mut self) -> io::Result<()> {
+        self.flush()?;
+        let file = match &mut self.target {
+            Target::Plain(w) => w.inner.get_ref(),
+            Target::Zstd(w) => w.get_ref().inner.get_ref(),
+        };
+        file.sync_data()
+    }
+
+    /// Completes the file like [`Sink::finish`] and puts it on disk.
+    pub fn finish_synced(self) -> io::Result<()> {
+        let counting = match self.target {
+            Target::Plain(w) => w,
+            Target::Zstd(w) => w.finish()?,
+        };
+        let file = counting.inner.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()
     }
 }
 

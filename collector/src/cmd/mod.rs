@@ -6,6 +6,7 @@
 //! (`#[command(after_help)]`), both on the `Args`. Options are described by their doc comments.
 
 pub mod analyze;
+pub mod cut;
 pub mod hypotheses;
 pub mod import;
 pub mod import_metrics;

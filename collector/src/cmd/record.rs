@@ -7,10 +7,13 @@ use std::time::Duration;
 use slotscope_core::NodeAddr;
 
 use crate::cmd::output::create_sink;
-use crate::cmd::value_parser::{parse_addr, parse_duration};
+use crate::cmd::value_parser::{parse_addr, parse_duration, parse_size};
 use crate::connection::ConnectOptions;
 use crate::progress::{human_bytes, Progress};
 use crate::recorder::{self, RecordConfig, RecordError};
+use crate::retention::Retention;
+use crate::rotation::RotatingSink;
+use crate::sink::Sink;
 use crate::{runtime, secret, sink, tls};
 
 /// `record --help`, above the options.
@@ -31,10 +34,21 @@ and AUTH/HELLO to log in; any other command is refused before it reaches the net
 allowed just these is enough, e.g.
   ACL SETUSER slotscope on >PASSWORD -@all +cluster|shards +cluster|slots +cluster|nodes
       +cluster|info +info +client|list +ping +auth +hello
+(deploy/acl.md has the full line, tested on Redis 7.0 and Valkey 8.1).
 
 The file is written as JSON Lines (zstd-compressed when FILE ends in .zst or with --compress) and
 flushed after every poll round. SIGINT or SIGTERM ends the recording cleanly: the current round is
-written, an end line is added and slotscope exits 0.";
+written, an end line is added and slotscope exits 0.
+
+Always on: when --out names a directory (it ends in / or is one), slotscope writes one file per
+--rotate period (default 1h; periods are aligned on multiples of it, UTC), named by its start time
+(slotscope-20261201T051700Z.jsonl.zst). Each file is complete on its own: its header, the nodes
+polled, every node's topology and INFO from its first round on, and an end line (reason `rotated`)
+when its period ends. Every round is put on disk (fdatasync) before the next one starts, so a
+crash or a power loss loses at most the round being written; a file cut short reads back up to
+its last complete round. Files beyond --retain (age of their last write) or --retain-size (all
+files together) are deleted, oldest first, never the one being written. `slotscope cut DIR --from
+T --to T --out FILE` joins the files that cover a window into one recording.";
 
 /// `record --help`, below the options.
 const AFTER_HELP: &str = "\
@@ -43,7 +57,21 @@ SLOTSCOPE_PASSWORD or use --password-file. They never appear in the recording, l
 
 Examples:
   slotscope record --seed clustercfg.example.cache.amazonaws.com:6379 --tls --out incident.jsonl.zst
-  SLOTSCOPE_PASSWORD=... slotscope record --seed 10.0.0.5:6379 --user slotscope --out r.jsonl --duration 10m";
+  SLOTSCOPE_PASSWORD=... slotscope record --seed 10.0.0.5:6379 --user slotscope --out r.jsonl --duration 10m
+  slotscope record --seed 10.0.0.5:6379 --out /var/lib/slotscope/ --rotate 1h --retain 7d --quiet
+
+A systemd unit and the least-privilege ACL user for an always-on collector are in deploy/.";
+
+/// Period of each file of an always-on recording when --rotate is not given.
+const DEFAULT_ROTATE: Duration = Duration::from_secs(3600);
+
+/// Whether `--out` names a directory: it ends in a path separator or is an existing directory.
+fn is_directory(out: &std::path::Path) -> bool {
+    out.as_os_str()
+        .to_str()
+        .is_some_and(|s| s.ends_with(std::path::MAIN_SEPARATOR))
+        || out.is_dir()
+}
 
 /// Consecutive failed polls after which a node is recorded as unreachable.
 pub const GONE_AFTER: u32 = 3;
@@ -60,9 +88,20 @@ pub struct Args {
     /// Address of one cluster node or of the configuration endpoint, HOST:PORT.
     #[arg(long, value_name = "HOST:PORT", value_parser = parse_addr)]
     seed: NodeAddr,
-    /// File to write; a name ending in .zst is zstd-compressed.
-    #[arg(long, value_name = "FILE")]
+    /// File to write (a name ending in .zst is zstd-compressed), or a directory (ending in / or
+    /// existing) to write one file per --rotate period into.
+    #[arg(long, value_name = "FILE|DIR/")]
     out: PathBuf,
+    /// With --out DIR/: length of each file's period (e.g. 10m, 1h, 1d) [default: 1h].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    rotate: Option<Duration>,
+    /// With --out DIR/: delete files whose last write is older than this (e.g. 7d, 36h).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    retain: Option<Duration>,
+    /// With --out DIR/: delete the oldest files while all together are larger than this (e.g.
+    /// 2GB, 500MB, 1GiB).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    retain_size: Option<u64>,
     /// Time between polls of each node (e.g. 500ms, 1s, 5s).
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
     interval: Duration,
@@ -150,11 +189,46 @@ pub fn run(args: Args) -> ExitCode {
         client_list_every: args.client_list_every,
         gone_after: GONE_AFTER,
     };
-    let compress = args.compress || sink::wants_zstd(&args.out);
-    let zstd = compress.then_some(sink::ZSTD_LEVEL);
-    let sink = match create_sink(&args.out, zstd, args.force) {
-        Ok(s) => s,
-        Err(code) => return code,
+    let directory = is_directory(&args.out);
+    if !directory && (args.rotate.is_some() || args.retain.is_some() || args.retain_size.is_some())
+    {
+        eprintln!(
+            "error: --rotate, --retain and --retain-size need --out to name a directory (end it \
+             with /): {} is a file",
+            args.out.display()
+        );
+        return ExitCode::from(2);
+    }
+    let (sink, out): (Box<dyn Sink>, PathBuf) = if directory {
+        let period = args.rotate.unwrap_or(DEFAULT_ROTATE);
+        if period < Duration::from_secs(1) || period < args.interval {
+            eprintln!(
+                "error: --rotate must be at least 1s and at least --interval ({} ms)",
+                args.interval.as_millis()
+            );
+            return ExitCode::from(2);
+        }
+        let retention = Retention {
+            max_age: args.retain,
+            max_bytes: args.retain_size,
+        };
+        match RotatingSink::create(&args.out, period, retention, crate::clock::now()) {
+            Ok(s) => {
+                let path = s.current_path().to_owned();
+                (Box::new(s), path)
+            }
+            Err(e) => {
+                eprintln!("error: cannot write into {}: {e}", args.out.display());
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        let compress = args.compress || sink::wants_zstd(&args.out);
+        let zstd = compress.then_some(sink::ZSTD_LEVEL);
+        match create_sink(&args.out, zstd, args.force) {
+            Ok(s) => (Box::new(s), args.out.clone()),
+            Err(code) => return code,
+        }
     };
     let runtime = match runtime::start(WORKERS) {
         Ok(r) => r,
@@ -165,15 +239,8 @@ pub fn run(args: Args) -> ExitCode {
     } else {
         Progress::on_stderr()
     };
-    let out = args.out.clone();
     let result = runtime.block_on(async {
-        recorder::record(
-            cfg,
-            Box::new(sink),
-            &mut progress,
-            runtime::shutdown_signal(),
-        )
-        .await
+        recorder::record(cfg, sink, &mut progress, runtime::shutdown_signal()).await
     });
     progress.finish();
     match result {
@@ -185,8 +252,12 @@ pub fn run(args: Args) -> ExitCode {
                 f.nodes,
                 f.samples,
                 f.failures,
-                out.display(),
-                human_bytes(std::fs::metadata(&out).map(|m| m.len()).unwrap_or(f.bytes)),
+                args.out.display(),
+                human_bytes(if directory {
+                    f.bytes
+                } else {
+                    std::fs::metadata(&out).map(|m| m.len()).unwrap_or(f.bytes)
+                }),
                 format!("{:?}", stats.reason).to_lowercase()
             );
             ExitCode::SUCCESS

@@ -126,7 +126,7 @@ pub fn parse_addr(s: &str) -> Result<NodeAddr, String> {
         .map_err(|e: slotscope_core::node::AddrError| e.to_string())
 }
 
-/// Parses `250ms`, `1s`, `1.5s`, `10m`, `2h` (a bare number is seconds).
+/// Parses `250ms`, `1s`, `1.5s`, `10m`, `2h`, `7d` (a bare number is seconds).
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     let split = s
@@ -135,15 +135,16 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let (num, unit) = s.split_at(split);
     let n: f64 = num
         .parse()
-        .map_err(|_| format!("`{s}` is not a duration (examples: 500ms, 1s, 10m, 2h)"))?;
+        .map_err(|_| format!("`{s}` is not a duration (examples: 500ms, 1s, 10m, 2h, 7d)"))?;
     let secs = match unit.trim() {
         "ms" => n / 1000.0,
         "" | "s" => n,
         "m" | "min" => n * 60.0,
         "h" => n * 3600.0,
+        "d" => n * 86_400.0,
         other => {
             return Err(format!(
-                "unknown unit `{other}` in `{s}` (use ms, s, m or h)"
+                "unknown unit `{other}` in `{s}` (use ms, s, m, h or d)"
             ))
         }
     };
@@ -151,6 +152,42 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         return Err(format!("`{s}` must be a positive duration"));
     }
     Ok(Duration::from_secs_f64(secs))
+}
+
+/// Parses a size: `500MB`, `2GB`, `1.5G` (powers of 1000), `2GiB`, `512MiB` (powers of 1024),
+/// `4096` or `4096B` (bytes). At least one byte.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size (examples: 500MB, 2GB, 1GiB)"))?;
+    let factor: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" => 1e3,
+        "m" | "mb" => 1e6,
+        "g" | "gb" => 1e9,
+        "t" | "tb" => 1e12,
+        "kib" => 1024.0,
+        "mib" => 1024.0 * 1024.0,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        other => {
+            return Err(format!(
+                "unknown unit `{other}` in `{s}` (use B, KB, MB, GB, TB or KiB, MiB, GiB, TiB)"
+            ))
+        }
+    };
+    let bytes = (n * factor).round();
+    if !(bytes.is_finite() && (1.0..9e18).contains(&bytes)) {
+        return Err(format!("`{s}` must be a positive size"));
+    }
+    // In 1..9e18: the conversion cannot truncate.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    Ok(bytes as u64)
 }
 
 #[cfg(test)]
@@ -167,7 +204,30 @@ mod tests {
         assert_eq!(parse_duration("3").unwrap(), Duration::from_secs(3));
         assert!(parse_duration("0s").is_err());
         assert!(parse_duration("fast").is_err());
-        assert!(parse_duration("5d").unwrap_err().contains("unknown unit"));
+        assert_eq!(
+            parse_duration("7d").unwrap(),
+            Duration::from_secs(7 * 86_400)
+        );
+        assert_eq!(
+            parse_duration("1.5d").unwrap(),
+            Duration::from_secs(129_600)
+        );
+        assert!(parse_duration("5w").unwrap_err().contains("unknown unit"));
+    }
+
+    #[test]
+    fn sizes_parse_in_decimal_and_binary_units() {
+        assert_eq!(parse_size("2GB").unwrap(), 2_000_000_000);
+        assert_eq!(parse_size("500MB").unwrap(), 500_000_000);
+        assert_eq!(parse_size("500mb").unwrap(), 500_000_000);
+        assert_eq!(parse_size("1.5G").unwrap(), 1_500_000_000);
+        assert_eq!(parse_size("2GiB").unwrap(), 2 * 1024 * 1024 * 1024);
+        assert_eq!(parse_size("512MiB").unwrap(), 512 * 1024 * 1024);
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert_eq!(parse_size(" 10 KB ").unwrap(), 10_000);
+        for bad in ["", "0", "0GB", "big", "2XB", "-1GB", "0.1B"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
@@ -208,7 +268,7 @@ mod tests {
         for bad in [
             "",
             "+",
-            "+5d",
+            "+5w",
             "soon",
             "2025-03-14",
             "2025-03-14T05:17:14",

@@ -540,6 +540,8 @@ fn end() -> BoxedStrategy<Line> {
         Just(EndReason::Duration),
         Just(EndReason::Signal),
         Just(EndReason::Error),
+        Just(EndReason::Rotated),
+        Just(EndReason::Cut),
     ];
     (timestamp(), reason, any::<u64>())
         .prop_map(|(t, reason, rounds)| Line::End(End { t, reason, rounds }))

@@ -333,6 +333,11 @@ pub enum EndReason {
     Signal,
     /// The collector stopped on an error.
     Error,
+    /// The period of an always-on recording ended (`record --rotate`): the recording goes on in
+    /// the next file, which starts with its own header and the state at that moment.
+    Rotated,
+    /// The file was cut from longer recordings (`slotscope cut`) at the end of the asked window.
+    Cut,
 }
 
 /// The recording ended normally; a file without this line was cut short.

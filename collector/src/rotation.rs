@@ -1,0 +1,249 @@
+//! An always-on recording: a directory of files, one per period (`record --out DIR/ --rotate 1h`),
+//! each named by its start time and complete on its own, the oldest deleted beyond the retention.
+//!
+//! The recorder decides when a period ends (at a round boundary, so that each file starts with a
+//! whole round) and writes each file's header, end line and starting state; this sink opens,
+//! completes and deletes the files. Every round is put on disk (`fdatasync`) before the next one
+//! starts: a crash or a power loss loses at most the round being written.
+
+use std::fs::{self, File};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use slotscope_core::recording::Line;
+use slotscope_core::Timestamp;
+
+use crate::retention::{Retention, Stored};
+use crate::sink::{FileSink, Sink, ZSTD_LEVEL};
+
+/// Start of every file name of an always-on recording.
+pub const PREFIX: &str = "slotscope-";
+
+/// End of every file name of an always-on recording (zstd-compressed JSON Lines).
+pub const SUFFIX: &str = ".jsonl.zst";
+
+/// The name of the file whose period starts at `t`: `slotscope-20261201T051700Z.jsonl.zst`.
+pub fn file_name(t: Timestamp) -> String {
+    let iso = t.to_rfc3339();
+    // `2026-12-01T05:17:00.123Z` → `20261201T051700Z`.
+    let compact: String = iso[..19]
+        .chars()
+        .filter(|c| *c != '-' && *c != ':')
+        .collect();
+    format!("{PREFIX}{compact}Z{SUFFIX}")
+}
+
+/// Whether `name` is the name of a file of an always-on recording.
+pub fn is_period_file(name: &str) -> bool {
+    name.starts_with(PREFIX) && (name.ends_with(SUFFIX) || name.ends_with(".jsonl"))
+}
+
+/// The end of the period that holds `t`: periods are aligned on multiples of `period` since the
+/// Unix epoch (with `1h`, on the hour, UTC).
+pub fn period_end(t: Timestamp, period: Duration) -> Timestamp {
+    let p = u64::try_from(period.as_millis()).unwrap_or(u64::MAX).max(1);
+    Timestamp((t.0 / p).saturating_add(1).saturating_mul(p))
+}
+
+/// The files of an always-on recording in `dir`, oldest first (their names sort by start time).
+pub fn list(dir: &Path) -> io::Result<Vec<Stored>> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if !is_period_file(name) {
+            continue;
+        }
+        let meta = entry.metadata()?;
+        if !meta.is_file() {
+            continue;
+        }
+        let ended = meta
+            .modified()
+            .ok()
+            .and_then(|m| m.duration_since(UNIX_EPOCH).ok())
+            .map_or(Timestamp(0), |d| {
+                Timestamp(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+            });
+        files.push(Stored {
+            path: entry.path(),
+            ended,
+            bytes: meta.len(),
+        });
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(files)
+}
+
+/// A directory of period files.
+pub struct RotatingSink {
+    dir: PathBuf,
+    period: Duration,
+    retention: Retention,
+    current: Option<FileSink>,
+    path: PathBuf,
+    ends: Timestamp,
+    /// Bytes of the files completed by this sink.
+    earlier: u64,
+}
+
+impl RotatingSink {
+    /// Creates `dir` if needed and the file of the period that starts at `t`.
+    pub fn create(
+        dir: &Path,
+        period: Duration,
+        retention: Retention,
+        t: Timestamp,
+    ) -> io::Result<RotatingSink> {
+        fs::create_dir_all(dir)?;
+        let (current, path) = open(dir, t)?;
+        let sink = RotatingSink {
+            dir: dir.to_owned(),
+            period,
+            retention,
+            current: Some(current),
+            path,
+            ends: period_end(t, period),
+            earlier: 0,
+        };
+        sink.retain(t);
+        Ok(sink)
+    }
+
+    /// The file being written.
+    pub fn current_path(&self) -> &Path {
+        &self.path
+    }
+
+    fn file(&mut self) -> io::Result<&mut FileSink> {
+        self.current
+            .as_mut()
+            .ok_or_else(|| io::Error::other("the recording's file is closed"))
+    }
+
+    /// Deletes the files beyond the retention (never the current one); a file that cannot be
+    /// deleted is reported on stderr and tried again at the next period.
+    fn retain(&self, now: Timestamp) {
+        if self.retention.keeps_all() {
+            return;
+        }
+        let files = match list(&self.dir) {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("slotscope: cannot list {}: {e}", self.dir.display());
+                return;
+            }
+        };
+        for path in self.retention.deletions(&files, &self.path, now) {
+            if let Err(e) = fs::remove_file(&path) {
+                eprintln!("slotscope: cannot delete {}: {e}", path.display());
+            }
+        }
+    }
+}
+
+/// Opens the file of the period starting at `t` in `dir` (a name with milliseconds if one with
+/// seconds exists already: the clock went back, or periods shorter than a second).
+fn open(dir: &Path, t: Timestamp) -> io::Result<(FileSink, PathBuf)> {
+    let mut path = dir.join(file_name(t));
+    let sink = match FileSink::create(&path, Some(ZSTD_LEVEL), false) {
+        Ok(s) => s,
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            let name = file_name(t).replace(
+                &format!("Z{SUFFIX}"),
+                &format!(".{:03}Z{SUFFIX}", t.0 % 1000),
+            );
+            path = dir.join(name);
+            FileSink::create(&path, Some(ZSTD_LEVEL), false)?
+        }
+        Err(e) => return Err(e),
+    };
+    sync_dir(dir);
+    Ok((sink, path))
+}
+
+/// Puts a directory's entries (a created or deleted file) on disk; best effort.
+fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+impl Sink for RotatingSink {
+    fn write_line(&mut self, line: &Line) -> io::Result<()> {
+        self.file()?.write_line(line)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file()?.sync()
+    }
+
+    fn finish(mut self: Box<Self>) -> io::Result<()> {
+        if let Some(f) = self.current.take() {
+            f.finish_synced()?;
+        }
+        sync_dir(&self.dir);
+        Ok(())
+    }
+
+    fn bytes_written(&self) -> u64 {
+        self.earlier + self.current.as_ref().map_or(0, FileSink::bytes_written)
+    }
+
+    fn period_over(&self, t: Timestamp) -> bool {
+        t >= self.ends
+    }
+
+    fn next_period(&mut self, t: Timestamp) -> io::Result<()> {
+        if let Some(f) = self.current.take() {
+            self.earlier += f.bytes_written();
+            f.finish_synced()?;
+        }
+        let (current, path) = open(&self.dir, t)?;
+        self.current = Some(current);
+        self.path = path;
+        self.ends = period_end(t, self.period);
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(t, |d| {
+            Timestamp(u64::try_from(d.as_millis()).unwrap_or(t.0))
+        });
+        self.retain(now);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_sort_by_start_and_are_recognised() {
+        let t = Timestamp::from_civil(2026, 12, 1, 5, 17, 0, 123).unwrap();
+        assert_eq!(file_name(t), "slotscope-20261201T051700Z.jsonl.zst");
+        assert!(is_period_file(&file_name(t)));
+        assert!(!is_period_file("notes.txt"));
+        assert!(!is_period_file("slotscope-x.tmp"));
+        let later = Timestamp(t.0 + 3_600_000);
+        assert!(file_name(later) > file_name(t));
+    }
+
+    #[test]
+    fn periods_end_on_multiples_of_the_period() {
+        let t = Timestamp::from_civil(2026, 12, 1, 5, 17, 0, 123).unwrap();
+        let hour = Duration::from_secs(3600);
+        assert_eq!(
+            period_end(t, hour),
+            Timestamp::from_civil(2026, 12, 1, 6, 0, 0, 0).unwrap()
+        );
+        let on = Timestamp::from_civil(2026, 12, 1, 6, 0, 0, 0).unwrap();
+        assert_eq!(
+            period_end(on, hour),
+            Timestamp::from_civil(2026, 12, 1, 7, 0, 0, 0).unwrap()
+        );
+        assert_eq!(
+            period_end(Timestamp(4_500), Duration::from_secs(2)),
+            Timestamp(6_000)
+        );
+    }
+}
