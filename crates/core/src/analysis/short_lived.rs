@@ -36,6 +36,10 @@ fn main_error(g: &InferredGroup) -> Option<&str> {
         .map(|(p, _)| p.as_str())
 }
 
+/// The share of its business commands rejected or failed from which a short-lived client's
+/// finding is critical (a remap to one of n masters rejects about 1 − 1/n of first attempts).
+pub const CRITICAL_ERROR_SHARE: f64 = 0.25;
+
 /// The finding of one inferred group.
 fn finding(g: &InferredGroup) -> Finding {
     let b = g.business();
@@ -46,7 +50,9 @@ fn finding(g: &InferredGroup) -> Finding {
     } else {
         0.0
     };
-    let critical = attempts > 0 && share > 0.5;
+    // A cluster client meets MOVED only on a stale slot map: one that lived less than a poll and
+    // saw a quarter of its commands rejected or failed most likely died of it.
+    let critical = attempts > 0 && share >= CRITICAL_ERROR_SHARE;
     let when = format!(
         "between {} and {}",
         g.span.start.time_of_day(),
@@ -194,9 +200,10 @@ mod tests {
         assert_eq!(f.kind, FindingKind::ShortLivedClients);
         assert_eq!(
             f.severity,
-            Severity::Warning,
-            "30 of 80 attempts rejected is not most"
+            Severity::Critical,
+            "30 of 80 attempts rejected is over a quarter"
         );
+        assert!((f.numbers["error_share"] - 30.0 / 80.0).abs() < 1e-9);
         assert_eq!(f.span.start.as_millis(), T0 + 4000);
         assert!(
             f.title.contains("zadd 80 times (38 % MOVED)"),
