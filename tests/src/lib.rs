@@ -30,6 +30,7 @@ pub mod python;
 pub mod router;
 pub mod server;
 pub mod topology;
+pub mod wedge;
 
 pub use client::Client;
 pub use cluster::{Cluster, ClusterOptions};

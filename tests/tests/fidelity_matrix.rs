@@ -14,10 +14,9 @@
 //! connections leaves no trace the replay reads, see docs/FIDELITY.md). The other metrics are
 //! printed; the long draw (`scripts/fidelity`) measures them.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use slotscope_tests::matrix::case::{Case, Fault};
 use slotscope_tests::matrix::compare::Metric;
+use slotscope_tests::matrix::draw::run_seed;
 use slotscope_tests::matrix::rng::case_seed;
 use slotscope_tests::matrix::runner::{run_case, CaseResult};
 use slotscope_tests::matrix::table::progress;
@@ -26,17 +25,6 @@ use slotscope_tests::matrix::table::progress;
 const CASES: u64 = 2;
 /// Wedged / not wedged agreement wanted.
 const WEDGED_SHARE: f64 = 0.95;
-
-fn seed() -> u64 {
-    std::env::var("SLOTSCOPE_SEED")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or_else(|| {
-            SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(1, |d| d.as_secs())
-        })
-}
 
 fn u(v: &serde_json::Value) -> u64 {
     v.as_u64().unwrap_or(0)
@@ -133,7 +121,7 @@ fn check_harness(seed: u64, r: &CaseResult) {
 
 #[test]
 fn two_random_live_cases_agree_on_wedged() {
-    let seed = seed();
+    let seed = run_seed();
     eprintln!(
         "fidelity matrix: SLOTSCOPE_SEED={seed} ({CASES} cases; re-run with that variable set)"
     );

@@ -15,10 +15,9 @@
 //! unless `SLOTSCOPE_STORY_STRICT=0`: every criterion that applies to a case holds on it (with two
 //! cases the tolerance is none: a fail, or a field of the contract not there, is a failure).
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use slotscope_tests::matrix::app::AppReport;
 use slotscope_tests::matrix::criteria::Criterion;
+use slotscope_tests::matrix::draw::run_seed;
 use slotscope_tests::matrix::rng::case_seed;
 use slotscope_tests::matrix::story::{run_story, StoryCase, StoryResult};
 use slotscope_tests::matrix::story_table::progress;
@@ -27,17 +26,6 @@ use slotscope_tests::matrix::story_table::progress;
 const CASES: u64 = 2;
 /// The variable that turns the analysis's assertions off (`0`, `false`, `off`, `no`).
 const STRICT_ENV: &str = "SLOTSCOPE_STORY_STRICT";
-
-fn seed() -> u64 {
-    std::env::var("SLOTSCOPE_SEED")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or_else(|| {
-            SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(1, |d| d.as_secs())
-        })
-}
 
 fn strict() -> bool {
     std::env::var(STRICT_ENV).map_or(true, |v| {
@@ -138,7 +126,7 @@ fn check_harness(seed: u64, r: &StoryResult) {
 
 #[test]
 fn two_random_live_cases_tell_the_story() {
-    let seed = seed();
+    let seed = run_seed();
     let strict = strict();
     eprintln!(
         "story check: SLOTSCOPE_SEED={seed} ({CASES} cases; re-run with that variable set); \

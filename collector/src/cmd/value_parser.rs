@@ -126,16 +126,20 @@ pub fn parse_addr(s: &str) -> Result<NodeAddr, String> {
         .map_err(|e: slotscope_core::node::AddrError| e.to_string())
 }
 
-/// Parses `250ms`, `1s`, `1.5s`, `10m`, `2h`, `7d` (a bare number is seconds).
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
+/// `s` split into its number and its unit (`1.5GB` → 1.5, `GB`); `what` names the error.
+fn number_and_unit<'a>(s: &'a str, what: &str) -> Result<(f64, &'a str), String> {
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` is not a duration (examples: 500ms, 1s, 10m, 2h, 7d)"))?;
+    let n: f64 = num.parse().map_err(|_| format!("`{s}` is not {what}"))?;
+    Ok((n, unit))
+}
+
+/// Parses `250ms`, `1s`, `1.5s`, `10m`, `2h`, `7d` (a bare number is seconds).
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (n, unit) = number_and_unit(s, "a duration (examples: 500ms, 1s, 10m, 2h, 7d)")?;
     let secs = match unit.trim() {
         "ms" => n / 1000.0,
         "" | "s" => n,
@@ -158,13 +162,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 /// `4096` or `4096B` (bytes). At least one byte.
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` is not a size (examples: 500MB, 2GB, 1GiB)"))?;
+    let (n, unit) = number_and_unit(s, "a size (examples: 500MB, 2GB, 1GiB)")?;
     let factor: f64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1.0,
         "k" | "kb" => 1e3,

@@ -4,22 +4,11 @@
 
 use std::fmt::Write as _;
 
+use super::rows::short;
 use slotscope_core::hypothesis::{GroupHypotheses, GroupRanked, Grouped, Source, Value, METRICS};
 
 /// Variants shown per group.
 pub const TOP: usize = 3;
-
-/// A metric's short name.
-fn short(metric: &str) -> &'static str {
-    match metric {
-        "moved_share" => "MOVED share",
-        "moved_per_sec" => "MOVED/s",
-        "new_connections_per_sec" => "new conn/s",
-        "cluster_slots_per_sec" => "CLUSTER SLOTS/s",
-        "traffic_ended" => "traffic ended",
-        _ => "?",
-    }
-}
 
 /// A value: `yes`/`no`, a percentage for shares, else two decimals.
 fn value(v: Value, share: bool) -> String {

@@ -10,7 +10,7 @@ use slotscope_core::hypothesis::{Hypotheses, MetricScore, Ranked, Value, METRICS
 use crate::replay_report::rows::mix;
 
 /// A metric's short name, as the reports' columns show it.
-fn short(metric: &str) -> &'static str {
+pub(super) fn short(metric: &str) -> &'static str {
     match metric {
         "moved_share" => "MOVED share",
         "moved_per_sec" => "MOVED/s",

@@ -11,71 +11,20 @@
 //! Exits 0 when every case ran (whatever the figures), 1 when a case hit a harness error, 2 on bad
 //! arguments.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
-use slotscope_tests::kind::workspace_root;
 use slotscope_tests::matrix::case::Case;
+use slotscope_tests::matrix::draw::{usage, DrawOptions};
 use slotscope_tests::matrix::replay::capabilities;
-use slotscope_tests::matrix::rng::case_seed;
 use slotscope_tests::matrix::runner::run_case;
 use slotscope_tests::matrix::table::{markdown, progress};
 
-/// Most cases one draw runs (each takes about half a minute).
-const MAX_CASES: u64 = 500;
-
-struct Options {
-    cases: u64,
-    seed: u64,
-    case_seed: Option<u64>,
-    out: PathBuf,
-    keep: Option<PathBuf>,
-}
-
-fn usage() -> ExitCode {
-    eprintln!(
-        "usage: scripts/fidelity [--cases N] [--seed S] [--case-seed X] [--out FILE] [--keep DIR]"
-    );
-    ExitCode::from(2)
-}
-
-fn parse() -> Option<Options> {
-    let clock = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(1, |d| d.as_secs());
-    let mut o = Options {
-        cases: 10,
-        seed: clock,
-        case_seed: None,
-        out: std::env::var_os("CARGO_TARGET_DIR")
-            .map_or_else(|| workspace_root().join("target"), PathBuf::from)
-            .join("fidelity.md"),
-        keep: None,
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        let mut value = || args.next();
-        match a.as_str() {
-            "--cases" => o.cases = value()?.parse().ok()?,
-            "--seed" => o.seed = value()?.parse().ok()?,
-            "--case-seed" => o.case_seed = Some(value()?.parse().ok()?),
-            "--out" => o.out = PathBuf::from(value()?),
-            "--keep" => o.keep = Some(PathBuf::from(value()?)),
-            _ => return None,
-        }
-    }
-    (1..=MAX_CASES).contains(&o.cases).then_some(o)
-}
-
 fn main() -> ExitCode {
-    let Some(o) = parse() else {
-        return usage();
+    let Some(o) = DrawOptions::parse(std::env::args().skip(1), 10, "fidelity.md") else {
+        return usage("scripts/fidelity");
     };
-    let seeds: Vec<u64> = match o.case_seed {
-        Some(x) => vec![x],
-        None => (0..o.cases).map(|i| case_seed(o.seed, i)).collect(),
-    };
+    let seeds = o.case_seeds();
     eprintln!(
         "fidelity: seed {}, {} case(s); replay options: {:?}",
         o.seed,

@@ -30,6 +30,7 @@ pub mod case;
 pub mod companion;
 pub mod compare;
 pub mod criteria;
+pub mod draw;
 pub mod fault;
 pub mod live;
 pub mod migration;

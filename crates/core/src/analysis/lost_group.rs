@@ -290,6 +290,13 @@ fn finding(ctx: &Context<'_>, grid: Grid, s: &Stream, f: &Fall, outages: &[Outag
             }),
         _ => false,
     };
+    // A loss that lasts is critical when something set it off or the servers failed the group's
+    // commands; with neither, an application stopped on purpose looks the same.
+    let lasting = if trig.is_empty() && !erroring {
+        Severity::Warning
+    } else {
+        Severity::Critical
+    };
     let (kind, severity, title) = match (f.recovered, stopped) {
         // A pause loses the group's traffic while it lasts when its commands failed: the servers
         // failed them, or something the collector saw set it off (a node that stopped answering)
@@ -312,11 +319,7 @@ fn finding(ctx: &Context<'_>, grid: Grid, s: &Stream, f: &Fall, outages: &[Outag
         ),
         (None, true) => (
             FindingKind::ClientGroupLost,
-            if trig.is_empty() && !erroring {
-                Severity::Warning
-            } else {
-                Severity::Critical
-            },
+            lasting,
             format!(
                 "{who} stopped at {}: successful {cmds} fell from {:.1}/s to {:.1}/s and did not return",
                 at(t, start),
@@ -326,11 +329,7 @@ fn finding(ctx: &Context<'_>, grid: Grid, s: &Stream, f: &Fall, outages: &[Outag
         ),
         (None, false) => (
             FindingKind::ClientGroupLost,
-            if trig.is_empty() && !erroring {
-                Severity::Warning
-            } else {
-                Severity::Critical
-            },
+            lasting,
             format!(
                 "{who} lost {lost_pct:.0} % of its successful commands at {}: {cmds} fell from {:.1}/s to {:.1}/s and stayed there",
                 at(t, start),

@@ -1,0 +1,115 @@
+//! What a draw of live cases is asked for: the seed of a run (`SLOTSCOPE_SEED` or the clock) and
+//! the long draws' command line (`scripts/fidelity`, `scripts/story`: `--cases N --seed S
+//! --case-seed X --out FILE --keep DIR`), one parser for both.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::kind::workspace_root;
+use crate::matrix::rng::case_seed;
+
+/// Most cases one draw runs (each takes about half a minute).
+pub const MAX_CASES: u64 = 500;
+
+/// The clock in seconds: a seed nobody chose.
+fn clock_seed() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(1, |d| d.as_secs())
+}
+
+/// The seed of a test run: `SLOTSCOPE_SEED`, else the clock (the caller prints it).
+pub fn run_seed() -> u64 {
+    std::env::var("SLOTSCOPE_SEED")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or_else(clock_seed)
+}
+
+/// A long draw's options.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DrawOptions {
+    /// Cases to draw.
+    pub cases: u64,
+    /// The draw's seed (default: the clock).
+    pub seed: u64,
+    /// The one case to run again, by the seed its progress line printed.
+    pub case_seed: Option<u64>,
+    /// Where the Markdown report goes.
+    pub out: PathBuf,
+    /// Where each case's recording and reports are kept, if anywhere.
+    pub keep: Option<PathBuf>,
+}
+
+impl DrawOptions {
+    /// The options in `args` (without the program name): `default_cases` cases and the report
+    /// `target/<report>` unless told otherwise; `None` for an argument it does not know, a bad
+    /// number, or a number of cases outside 1..=[`MAX_CASES`].
+    pub fn parse(
+        args: impl IntoIterator<Item = String>,
+        default_cases: u64,
+        report: &str,
+    ) -> Option<DrawOptions> {
+        let mut o = DrawOptions {
+            cases: default_cases,
+            seed: clock_seed(),
+            case_seed: None,
+            out: std::env::var_os("CARGO_TARGET_DIR")
+                .map_or_else(|| workspace_root().join("target"), PathBuf::from)
+                .join(report),
+            keep: None,
+        };
+        let mut args = args.into_iter();
+        while let Some(a) = args.next() {
+            let mut value = || args.next();
+            match a.as_str() {
+                "--cases" => o.cases = value()?.parse().ok()?,
+                "--seed" => o.seed = value()?.parse().ok()?,
+                "--case-seed" => o.case_seed = Some(value()?.parse().ok()?),
+                "--out" => o.out = PathBuf::from(value()?),
+                "--keep" => o.keep = Some(PathBuf::from(value()?)),
+                _ => return None,
+            }
+        }
+        (1..=MAX_CASES).contains(&o.cases).then_some(o)
+    }
+
+    /// The seeds of the cases to run: the one asked for, or the draw's.
+    pub fn case_seeds(&self) -> Vec<u64> {
+        match self.case_seed {
+            Some(x) => vec![x],
+            None => (0..self.cases).map(|i| case_seed(self.seed, i)).collect(),
+        }
+    }
+}
+
+/// Prints `script`'s usage and gives the exit code of bad arguments (2).
+pub fn usage(script: &str) -> ExitCode {
+    eprintln!("usage: {script} [--cases N] [--seed S] [--case-seed X] [--out FILE] [--keep DIR]");
+    ExitCode::from(2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn options_read_as_given_and_bad_ones_are_refused() {
+        let o = DrawOptions::parse(args("--cases 3 --seed 7 --keep /tmp/k"), 8, "x.md").unwrap();
+        assert_eq!((o.cases, o.seed, o.case_seed), (3, 7, None));
+        assert_eq!(o.keep, Some(PathBuf::from("/tmp/k")));
+        assert!(o.out.ends_with("x.md"));
+        assert_eq!(o.case_seeds().len(), 3);
+        assert_eq!(o.case_seeds()[0], case_seed(7, 0));
+        let one = DrawOptions::parse(args("--case-seed 42"), 8, "x.md").unwrap();
+        assert_eq!(one.case_seeds(), [42]);
+        assert_eq!(DrawOptions::parse(args("--cases 0"), 8, "x.md"), None);
+        assert_eq!(DrawOptions::parse(args("--cases"), 8, "x.md"), None);
+        assert_eq!(DrawOptions::parse(args("--what 1"), 8, "x.md"), None);
+    }
+}
