@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use slotscope_core::import::{self, exposition, prometheus, Conversion, Series, SourceInfo};
+use slotscope_core::import::{
+    self, cloudwatch, exposition, prometheus, Conversion, Series, SourceInfo,
+};
 use slotscope_core::node::NodeAddr;
 use slotscope_core::time::{format_millis, Timestamp};
 
@@ -46,6 +48,14 @@ pub enum Input {
         files: Vec<(Option<NodeAddr>, PathBuf)>,
         /// The instant of every scrape, overriding the files' modification times.
         at: Option<Timestamp>,
+    },
+    /// Saved `aws cloudwatch get-metric-data` pages (in the order fetched) and the queries
+    /// given to its `--metric-data-queries`.
+    CloudWatch {
+        /// The queries file.
+        queries: PathBuf,
+        /// The pages.
+        pages: Vec<PathBuf>,
     },
     /// A Prometheus-compatible HTTP API.
     Prometheus {
@@ -135,6 +145,33 @@ pub fn run(input: &Input, out: &Path) -> Result<Conversion, Error> {
                 collector,
             };
             ("the scrapes".to_owned(), all, src)
+        }
+        Input::CloudWatch { queries, pages } => {
+            let q = cloudwatch::parse_queries(&queries.display().to_string(), &read(queries)?)?;
+            let mut read_pages = Vec::with_capacity(pages.len());
+            for f in pages {
+                let name = f.display().to_string();
+                let page = cloudwatch::parse_page(&name, &read(f)?)?;
+                read_pages.push((name, page));
+            }
+            let imported = cloudwatch::import("the CloudWatch pages", &q, &read_pages)?;
+            let mut description = format!(
+                "cloudwatch get-metric-data AWS/ElastiCache ({} page(s), {} queries; nodes named \
+                 CacheClusterId:{}, no address in CloudWatch)",
+                pages.len(),
+                q.len(),
+                cloudwatch::DEFAULT_PORT
+            );
+            for n in &imported.notes {
+                description.push_str("; ");
+                description.push_str(n);
+            }
+            let src = SourceInfo {
+                description,
+                step_ms: Some(imported.step_ms),
+                collector,
+            };
+            ("the CloudWatch pages".to_owned(), imported.series, src)
         }
         Input::Prometheus {
             url,

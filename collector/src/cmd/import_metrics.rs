@@ -13,7 +13,8 @@ use crate::metrics_import::{self, Input};
 const LONG_ABOUT: &str = "\
 Make a recording from metrics a team already keeps, when nobody ran `slotscope record`:
 redis_exporter's series, from a Prometheus-compatible HTTP API (Prometheus, VictoriaMetrics,
-Thanos, Mimir), from saved query_range responses, or from saved scrapes. `analyze`, `summary`,
+Thanos, Mimir), from saved query_range responses, from saved scrapes, or CloudWatch's
+ElastiCache metrics. `analyze`, `summary`,
 `replay`, `hypotheses` and the viewer then read FILE like any recording.
 
 Give one kind of input per run:
@@ -33,6 +34,19 @@ Give one kind of input per run:
       (milliseconds in the text format, seconds in OpenMetrics); otherwise the instant is --at, or
       else the file's modification time. A scrape names no node: write HOST:PORT= before the file
       unless the samples carry an `addr` or `instance` label.
+  --cloudwatch-json FILE... --cloudwatch-queries QUERIES
+      saved `aws cloudwatch get-metric-data` output for AWS/ElastiCache, every page in the order
+      fetched (NextToken pages are merged; a PartialData result no later page continues, or a
+      last page with a NextToken, is refused), and QUERIES, the JSON given to
+      --metric-data-queries, whose Ids tie each result to its metric and its CacheClusterId /
+      CacheNodeId dimensions. All queries must have one Period; counts (NewConnections, *Cmds)
+      with Stat Sum. CurrConnections becomes connected_clients, NewConnections is accumulated
+      into total_connections_received, KeyBasedCmds, StringBasedCmds, GetTypeCmds, ... become one
+      command each (the metric's name in lower case; do not ask overlapping families if you sum
+      them), ClusterBasedCmds becomes cluster|slots (every cluster command lumped: its spikes are
+      the fingerprint of refresh storms), CurrItems the keys of db0; EngineCPUUtilization's peak
+      is stated in the header; other metrics are named there as not read. A node is
+      CacheClusterId:6379 (CloudWatch names no address).
 
 Each node is the series' `addr` label, else its `instance` label (the exporter's own address
 unless relabelled: relabel `instance` to the Redis address, or add an `addr` target label). Every
@@ -45,7 +59,7 @@ rates averaged over each step.
 
 FILE is written as FILE.tmp and renamed at the end: on any error (a file that is not a response,
 an \"status\":\"error\" body, a refused connection, a partial page, no redis_exporter series) nothing is
-written and slotscope exits with status 2. CloudWatch (`--cloudwatch-json`) is not read yet.";
+written and slotscope exits with status 2.";
 
 /// `import-metrics --help`, below the options.
 const AFTER_HELP: &str = "\
@@ -54,12 +68,17 @@ Examples:
       --to 2025-03-14T05:40:00Z --step 15s --match 'job=\"redis\"' --out incident.jsonl.zst
   slotscope import-metrics --prometheus-json commands.json rejected.json errors.json --out f.jsonl
   slotscope import-metrics --openmetrics 10.0.0.5:6379=scrape-0517.prom --at 2025-03-14T05:17:00Z \\
+      --out f.jsonl
+  aws cloudwatch get-metric-data --metric-data-queries file://q.json --start-time ... \
+      --end-time ... > page1.json   # and --next-token ... > page2.json while NextToken is set
+  slotscope import-metrics --cloudwatch-queries q.json --cloudwatch-json page1.json page2.json \
       --out f.jsonl";
 
-/// Make a recording from redis_exporter metrics (Prometheus API, saved responses or scrapes).
+/// Make a recording from redis_exporter metrics (Prometheus API, saved responses or scrapes) or
+/// CloudWatch's ElastiCache metrics.
 #[derive(clap::Args, Debug)]
 #[command(long_about = LONG_ABOUT, after_help = AFTER_HELP)]
-#[command(group(clap::ArgGroup::new("input").required(true).args(["prometheus", "prometheus_json", "openmetrics"])))]
+#[command(group(clap::ArgGroup::new("input").required(true).args(["prometheus", "prometheus_json", "openmetrics", "cloudwatch_json"])))]
 pub struct Args {
     /// The recording to write (.jsonl, or .jsonl.zst compressed); replaced if it exists.
     #[arg(long, value_name = "FILE")]
@@ -85,6 +104,12 @@ pub struct Args {
     /// Saved scrapes (Prometheus text format or OpenMetrics), each `[HOST:PORT=]FILE`.
     #[arg(long, value_name = "[HOST:PORT=]FILE", num_args = 1.., value_parser = parse_scrape_arg)]
     openmetrics: Vec<(Option<NodeAddr>, PathBuf)>,
+    /// Saved `aws cloudwatch get-metric-data` output (AWS/ElastiCache), every page in order.
+    #[arg(long, value_name = "FILE", num_args = 1.., requires = "cloudwatch_queries")]
+    cloudwatch_json: Vec<PathBuf>,
+    /// The queries of --cloudwatch-json: the JSON given to `--metric-data-queries`.
+    #[arg(long, value_name = "FILE", requires = "cloudwatch_json")]
+    cloudwatch_queries: Option<PathBuf>,
     /// The instant of --openmetrics samples without a timestamp [default: the file's mtime].
     #[arg(long, value_name = "T", value_parser = parse_instant)]
     at: Option<Timestamp>,
@@ -121,6 +146,11 @@ pub fn run(args: Args) -> ExitCode {
             to,
             step: args.step,
             matchers: args.matchers,
+        }
+    } else if let Some(queries) = args.cloudwatch_queries {
+        Input::CloudWatch {
+            queries,
+            pages: args.cloudwatch_json,
         }
     } else if !args.prometheus_json.is_empty() {
         Input::PrometheusJson(args.prometheus_json)

@@ -1,7 +1,8 @@
 //! Recordings made from metrics a team already keeps: redis_exporter's series, read from a
 //! Prometheus `query_range` response ([`prometheus`]) or from saved scrapes in the Prometheus text
 //! format or OpenMetrics ([`exposition`]), turned into the recording's `info` lines
-//! ([`conversion`]) so that [`crate::metrics`] derives the same per-interval deltas, counter resets
+//! ([`conversion`]); CloudWatch's ElastiCache metrics ([`cloudwatch`]) are first made into series
+//! of the same names; so that [`crate::metrics`] derives the same per-interval deltas, counter resets
 //! included, as from a recording the collector made.
 //!
 //! Pure code: the caller reads the files or asks the HTTP API and hands the text over.
@@ -10,6 +11,7 @@ use std::collections::BTreeMap;
 
 use crate::time::Timestamp;
 
+pub mod cloudwatch;
 pub mod conversion;
 pub mod exposition;
 pub mod prometheus;
@@ -69,6 +71,14 @@ pub enum ImportError {
     /// A series names no node (no `addr` or `instance` label) or one that is not `HOST:PORT`.
     #[error("{detail}")]
     Node {
+        /// What is wrong.
+        detail: String,
+    },
+    /// CloudWatch `get-metric-data` output or its queries that cannot be used.
+    #[error("{what}: {detail}")]
+    CloudWatch {
+        /// What was read.
+        what: String,
         /// What is wrong.
         detail: String,
     },
