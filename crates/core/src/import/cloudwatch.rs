@@ -385,7 +385,12 @@ pub fn import(
             let q = by_id.get(r.id.as_str()).ok_or_else(|| {
                 err(
                     name,
-                    format!("result Id {} is in no query of the queries file", r.id),
+                    format!(
+                        "result Id {} is in no MetricStat query of the queries file (the wrong \
+                         queries file, or a math expression: leave it out, its results are not \
+                         per node)",
+                        r.id
+                    ),
                 )
             })?;
             match r.status.as_str() {
