@@ -1,6 +1,7 @@
 //! `slotscope record --metrics-listen` against a real 3-master Redis 7.0.15 cluster on 127.0.0.1:
 //! a client that sends part of its GETs to a node that does not own their keys (MOVED) shows as
-//! that node's `slotscope_moved_share{cmd="get"}` at the share it was sent; a real Prometheus
+//! that node's `slotscope_moved_share{cmd="get"}` at the share it was sent (and the masters it
+//! leaves alone as idle shards); a real Prometheus
 //! 2.42 (Debian's package, installed by scripts/setup) scraping `/metrics` with the shipped alert
 //! rules fires `SlotscopeMovedStorm` for that node and command.
 
@@ -93,7 +94,7 @@ fn moved_share_is_served_and_a_real_prometheus_fires_the_storm_alert() {
         .as_nanos() as u64;
     println!("seed {seed}");
     // Between 10 % and 50 % of the batch to the wrong node.
-    let wrong_per_batch = 2 + seed % 9;
+    let wrong_per_batch = 2 + (seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) % 9;
     let expected = wrong_per_batch as f64 / BATCH as f64;
     let node = 1;
     let addr = cluster.addr(node).to_string();
@@ -177,7 +178,13 @@ fn moved_share_is_served_and_a_real_prometheus_fires_the_storm_alert() {
             ));
             assert!(body.ends_with("# EOF\n"));
             last = body;
-            sample(&last, &series).is_some()
+            // The other masters own slots and receive nothing while the node serves: idle after
+            // IDLE_INTERVALS intervals.
+            let idle = (0..3).filter(|&i| i != node).all(|i| {
+                let s = format!("slotscope_idle_shard{{node=\"{}\"}}", cluster.addr(i));
+                sample(&last, &s) == Some(1.0)
+            });
+            idle && sample(&last, &series).is_some()
                 && sample(&last, "slotscope_poll_rounds_total").is_some_and(|r| r >= 3.0)
         },
     );
@@ -208,6 +215,11 @@ fn moved_share_is_served_and_a_real_prometheus_fires_the_storm_alert() {
         &format!("slotscope_connected_clients{{node=\"{addr}\"}}")
     )
     .is_some_and(|c| c >= 2.0));
+    assert_eq!(
+        sample(&last, &format!("slotscope_idle_shard{{node=\"{addr}\"}}")),
+        Some(0.0),
+        "the serving node is not idle:\n{last}"
+    );
     assert_eq!(http_get(port, "/other").map(|r| r.0), Some(404));
 
     // A real Prometheus scraping /metrics every second, with the shipped rules (their `for:`
