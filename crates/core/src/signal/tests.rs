@@ -20,11 +20,18 @@ impl Draw {
     }
 }
 
+/// A random seed (no clock: it also runs on wasm32), or `SLOTSCOPE_SEED` to repeat a run; printed.
 fn seed() -> u64 {
-    let s = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(1, |d| d.as_nanos() as u64);
-    println!("seed {s}");
+    use std::hash::{BuildHasher, Hasher};
+    let s = std::env::var("SLOTSCOPE_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| {
+            std::collections::hash_map::RandomState::new()
+                .build_hasher()
+                .finish()
+        });
+    println!("seed {s} (SLOTSCOPE_SEED={s} repeats it)");
     s
 }
 
