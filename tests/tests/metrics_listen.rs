@@ -1,9 +1,11 @@
 //! `slotscope record --metrics-listen` against a real 3-master Redis 7.0.15 cluster on 127.0.0.1:
-//! a client that sends part of its GETs to a node that does not own their keys (MOVED) shows as
-//! that node's `slotscope_moved_share{cmd="get"}` at the share it was sent (and the masters it
-//! leaves alone as idle shards); a real Prometheus
-//! 2.42 (Debian's package, installed by scripts/setup) scraping `/metrics` with the shipped alert
-//! rules fires `SlotscopeMovedStorm` for that node and command.
+//! a client that sends a random share of its GETs to a node that does not own their keys (MOVED)
+//! shows as that node's `slotscope_moved_share{cmd="get"}` at that share; connections opened and
+//! closed on a second node show as its new connections per second, `CLUSTER SLOTS` sent to the
+//! third as its topology refreshes per second (each within half to twice the rate sent), and the
+//! masters that serve no GET as idle shards. A real Prometheus 2.42 (Debian's package, installed
+//! by scripts/setup) scraping `/metrics` with the shipped alert rules fires `SlotscopeMovedStorm`
+//! for that node and command and `SlotscopeConnectionChurn` for the churned node.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -18,7 +20,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 use slotscope_core::Slot;
 use slotscope_tests::port::free_port;
-use slotscope_tests::{run_slotscope, Cluster, ClusterOptions, Recorder, ServerKind};
+use slotscope_tests::{run_slotscope, Client, Cluster, ClusterOptions, Recorder, ServerKind};
 use tempfile::TempDir;
 
 /// Commands per batch the client sends to one node; `wrong` of them are for another node's key.
@@ -85,7 +87,7 @@ fn keys(cluster: &Cluster, i: usize) -> (String, String) {
 }
 
 #[test]
-fn moved_share_is_served_and_a_real_prometheus_fires_the_storm_alert() {
+fn signals_are_served_and_a_real_prometheus_fires_the_alerts() {
     let cluster = Cluster::start(ServerKind::Redis, 3, ClusterOptions::default());
     let dir = TempDir::new().expect("a temporary directory");
     let seed = SystemTime::now()
@@ -147,6 +149,43 @@ fn moved_share_is_served_and_a_real_prometheus_fires_the_storm_alert() {
         })
     };
 
+    // Churn on another node (a connection opened, pinged and closed every 25 ms) and topology
+    // refreshes on the third (CLUSTER SLOTS every 50 ms): neither is a business command.
+    let churn_node = (node + 1) % 3;
+    let refresh_node = (node + 2) % 3;
+    let paced = |period: Duration, mut op: Box<dyn FnMut() + Send>| {
+        let (stop, done) = (stop.clone(), Arc::new(AtomicU64::new(0)));
+        let count = done.clone();
+        let started = Instant::now();
+        let handle = std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                op();
+                count.fetch_add(1, Ordering::Relaxed);
+                sleep(period);
+            }
+        });
+        (handle, move || {
+            done.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64()
+        })
+    };
+    let churn_addr = cluster.addr(churn_node);
+    let (churn, churn_rate) = paced(
+        Duration::from_millis(25),
+        Box::new(move || {
+            let mut c = Client::connect(&churn_addr).expect("connect");
+            c.cmd_ok(&["PING"]).expect("PING");
+        }),
+    );
+    let mut refresher = cluster.client(refresh_node);
+    let (refresh, refresh_rate) = paced(
+        Duration::from_millis(50),
+        Box::new(move || {
+            refresher
+                .cmd_ok(&["CLUSTER", "SLOTS"])
+                .expect("CLUSTER SLOTS");
+        }),
+    );
+
     let port = free_port();
     let listen = format!("127.0.0.1:{port}");
     let recorder = Recorder::start(
@@ -205,9 +244,34 @@ fn moved_share_is_served_and_a_real_prometheus_fires_the_storm_alert() {
         );
         assert!(sample(&last, &other).is_none_or(|s| s == 0.0), "{last}");
     }
+    let (rounds, overruns) = (
+        sample(&last, "slotscope_poll_rounds_total").unwrap(),
+        sample(&last, "slotscope_round_overruns_total").unwrap(),
+    );
+    assert!(overruns <= rounds / 10.0, "{last}");
+    let served = |name: &str, i: usize| {
+        let s = format!("{name}{{node=\"{}\"}}", cluster.addr(i));
+        sample(&last, &s).unwrap_or_else(|| panic!("no {s}:\n{last}"))
+    };
+    let (churned, refreshed) = (churn_rate(), refresh_rate());
+    let new_conns = served("slotscope_new_connections_per_second", churn_node);
+    let refreshes = served("slotscope_topology_refreshes_per_second", refresh_node);
+    println!(
+        "new connections/s: opened {churned:.1}, served {new_conns:.1}; topology refreshes/s: sent {refreshed:.1}, served {refreshes:.1}"
+    );
+    // One interval (500 ms) against the threads' average rate: within half to twice.
+    assert!(
+        new_conns > churned / 2.0 && new_conns < churned * 2.0,
+        "{last}"
+    );
+    assert!(
+        refreshes > refreshed / 2.0 && refreshes < refreshed * 2.0,
+        "{last}"
+    );
+    // Nobody else refreshes: the collector's own CLUSTER SLOTS/SHARDS/NODES are taken out.
     assert_eq!(
-        sample(&last, "slotscope_round_overruns_total"),
-        Some(0.0),
+        served("slotscope_topology_refreshes_per_second", node),
+        0.0,
         "{last}"
     );
     assert!(sample(
@@ -287,6 +351,28 @@ fn moved_share_is_served_and_a_real_prometheus_fires_the_storm_alert() {
             "SlotscopeMovedStorm firing for {addr} get after {:.1} s",
             start.elapsed().as_secs_f64()
         );
+        let churn_label = cluster.addr(churn_node).to_string();
+        wait_until(
+            "SlotscopeConnectionChurn firing in Prometheus",
+            Duration::from_secs(30),
+            || {
+                let Some((200, _, body)) = http_get(prom_port, "/api/v1/alerts") else {
+                    return false;
+                };
+                alerts = serde_json::from_str(&body).unwrap_or(Value::Null);
+                alerts["data"]["alerts"].as_array().is_some_and(|a| {
+                    a.iter().any(|a| {
+                        a["labels"]["alertname"] == "SlotscopeConnectionChurn"
+                            && a["labels"]["node"] == churn_label.as_str()
+                            && a["state"] == "firing"
+                    })
+                })
+            },
+        );
+        println!(
+            "SlotscopeConnectionChurn firing for {churn_label} after {:.1} s",
+            start.elapsed().as_secs_f64()
+        );
         // Only the storm's node and command, and nothing about the collector's health.
         for a in alerts["data"]["alerts"].as_array().unwrap() {
             let name = a["labels"]["alertname"].as_str().unwrap_or("");
@@ -306,6 +392,8 @@ fn moved_share_is_served_and_a_real_prometheus_fires_the_storm_alert() {
 
     stop.store(true, Ordering::Relaxed);
     load.join().expect("the client thread");
+    churn.join().expect("the churn thread");
+    refresh.join().expect("the refresh thread");
     recorder.terminate();
     let out = recorder.wait(Duration::from_secs(10));
     assert!(
