@@ -5,7 +5,8 @@
 //! third as its topology refreshes per second (each within half to twice the rate sent), and the
 //! masters that serve no GET as idle shards. A real Prometheus 2.42 (Debian's package, installed
 //! by scripts/setup) scraping `/metrics` with the shipped alert rules fires `SlotscopeMovedStorm`
-//! for that node and command and `SlotscopeConnectionChurn` for the churned node.
+//! for that node and command and `SlotscopeConnectionChurn` for the churned node. On Valkey 8.1,
+//! clients that say `CLIENT SETINFO` redis-py 5.0.0 count as one group with a known defect.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -394,6 +395,73 @@ fn signals_are_served_and_a_real_prometheus_fires_the_alerts() {
     load.join().expect("the client thread");
     churn.join().expect("the churn thread");
     refresh.join().expect("the refresh thread");
+    recorder.terminate();
+    let out = recorder.wait(Duration::from_secs(10));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Valkey 8.1 (Redis 7.0 has no `CLIENT SETINFO`): connections that say they are redis-py 5.0.0
+/// (a version with a known defect) count as one group with a known defect; redis-py 8.0.0 does
+/// not count.
+#[test]
+fn client_groups_on_a_defective_version_are_counted() {
+    let cluster = Cluster::start(ServerKind::Valkey, 3, ClusterOptions::default());
+    let dir = TempDir::new().expect("a temporary directory");
+    let mut clients = Vec::new();
+    for (i, ver) in [(0, "5.0.0"), (1, "5.0.0"), (2, "8.0.0")] {
+        let mut c = cluster.client(i);
+        c.cmd_ok(&["CLIENT", "SETNAME", "api"]).unwrap();
+        c.cmd_ok(&["CLIENT", "SETINFO", "LIB-NAME", "redis-py"])
+            .unwrap();
+        c.cmd_ok(&["CLIENT", "SETINFO", "LIB-VER", ver]).unwrap();
+        clients.push(c);
+    }
+    let port = free_port();
+    let recorder = Recorder::start(
+        &dir.path().join("r.jsonl"),
+        &[
+            "--seed",
+            &cluster.seed().to_string(),
+            "--interval",
+            "500ms",
+            "--duration",
+            "60s",
+            "--metrics-listen",
+            &format!("127.0.0.1:{port}"),
+            "--quiet",
+        ],
+        &[],
+    );
+    let defective =
+        "slotscope_client_groups_with_known_defect{library=\"redis-py\",version=\"5.0.0\"}";
+    let mut last = String::new();
+    wait_until(
+        "the defective group on /metrics",
+        Duration::from_secs(30),
+        || {
+            let Some((200, _, body)) = http_get(port, "/metrics") else {
+                return false;
+            };
+            last = body;
+            sample(&last, "slotscope_poll_rounds_total").is_some_and(|r| r >= 2.0)
+        },
+    );
+    assert_eq!(sample(&last, defective), Some(1.0), "{last}");
+    assert!(!last.contains("version=\"8.0.0\""), "{last}");
+    // The version fixed: no group with a known defect any more.
+    for c in &mut clients {
+        c.cmd_ok(&["CLIENT", "SETINFO", "LIB-VER", "8.0.0"])
+            .unwrap();
+    }
+    wait_until("no defective group", Duration::from_secs(30), || {
+        http_get(port, "/metrics").is_some_and(|(_, _, body)| {
+            !body.contains("slotscope_client_groups_with_known_defect{")
+        })
+    });
     recorder.terminate();
     let out = recorder.wait(Duration::from_secs(10));
     assert!(
