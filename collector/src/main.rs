@@ -14,6 +14,7 @@ mod import;
 mod input;
 mod membership;
 mod metrics_import;
+mod metrics_server;
 mod poll;
 mod progress;
 mod recorder;

@@ -14,7 +14,7 @@ use crate::recorder::{self, RecordConfig, RecordError};
 use crate::retention::Retention;
 use crate::rotation::RotatingSink;
 use crate::sink::Sink;
-use crate::{runtime, secret, sink, tls};
+use crate::{metrics_server, runtime, secret, sink, tls};
 
 /// `record --help`, above the options.
 const LONG_ABOUT: &str = "\
@@ -60,7 +60,17 @@ Examples:
   SLOTSCOPE_PASSWORD=... slotscope record --seed 10.0.0.5:6379 --user slotscope --out r.jsonl --duration 10m
   slotscope record --seed 10.0.0.5:6379 --out /var/lib/slotscope/ --rotate 1h --retain 7d --quiet
 
-A systemd unit and the least-privilege ACL user for an always-on collector are in deploy/.";
+A systemd unit and the least-privilege ACL user for an always-on collector are in deploy/.
+
+Signals for monitoring: with --metrics-listen 127.0.0.1:9187, GET /metrics answers in OpenMetrics
+(from each node's last interval): slotscope_moved_share{node,cmd} (rejected / attempted calls of a
+business command), slotscope_new_connections_per_second{node}, slotscope_connected_clients{node},
+slotscope_topology_refreshes_per_second{node} (clients' CLUSTER SLOTS/SHARDS/NODES),
+slotscope_idle_shard{node} (owns slots, others serve, it served nothing for 5 intervals),
+slotscope_client_groups_with_known_defect{library,version}, and the collector's own health:
+slotscope_poll_rounds_total, slotscope_poll_failures_total{node}, slotscope_round_seconds,
+slotscope_round_overruns_total. A non-loopback address is refused (no authentication). Alert rules
+and their promtool tests: deploy/prometheus/.";
 
 /// Period of each file of an always-on recording when --rotate is not given.
 const DEFAULT_ROTATE: Duration = Duration::from_secs(3600);
@@ -138,9 +148,26 @@ pub struct Args {
     /// Refused: passwords are not taken on the command line.
     #[arg(long, hide = true, value_name = "PASSWORD", num_args = 0..=1)]
     password: Option<Option<String>>,
+    /// Serve the derived signals (MOVED share, churn, topology refreshes, idle shards, client
+    /// groups with a known defect, poll health) at http://ADDR/metrics in OpenMetrics, for
+    /// Prometheus to scrape. Loopback addresses only (e.g. 127.0.0.1:9187).
+    #[arg(long, value_name = "ADDR:PORT")]
+    metrics_listen: Option<std::net::SocketAddr>,
     /// No progress line, even on a terminal.
     #[arg(long, short)]
     quiet: bool,
+}
+
+/// Binds the `--metrics-listen` address, or the exit status after saying why not.
+fn listen(addr: std::net::SocketAddr) -> Result<std::net::TcpListener, ExitCode> {
+    if let Some(why) = metrics_server::refusal(&addr) {
+        eprintln!("error: {why}");
+        return Err(ExitCode::from(2));
+    }
+    metrics_server::bind(addr).map_err(|e| {
+        eprintln!("error: --metrics-listen {addr}: {e}");
+        ExitCode::from(2)
+    })
 }
 
 /// Runs `slotscope record`.
@@ -189,6 +216,10 @@ pub fn run(args: Args) -> ExitCode {
         client_list_every: args.client_list_every,
         gone_after: GONE_AFTER,
     };
+    let metrics_listener = match args.metrics_listen.map(listen).transpose() {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
     let directory = is_directory(&args.out);
     if !directory && (args.rotate.is_some() || args.retain.is_some() || args.retain_size.is_some())
     {
@@ -233,6 +264,14 @@ pub fn run(args: Args) -> ExitCode {
     let runtime = match runtime::start(WORKERS) {
         Ok(r) => r,
         Err(code) => return code,
+    };
+    let sink: Box<dyn Sink> = match metrics_listener {
+        Some(listener) => {
+            let signals = metrics_server::SharedSignals::default();
+            runtime.spawn(metrics_server::serve(listener, signals.clone()));
+            Box::new(metrics_server::SignalSink::new(sink, signals))
+        }
+        None => sink,
     };
     let mut progress = if args.quiet {
         Progress::disabled()

@@ -54,6 +54,7 @@ pub mod recording;
 pub mod redirect;
 pub mod replay;
 pub mod resp;
+pub mod signal;
 pub mod slot;
 pub mod summary;
 pub mod tap;

@@ -1,0 +1,166 @@
+//! `record --metrics-listen`: the signals of [`slotscope_core::signal`] served at `GET /metrics`
+//! in the OpenMetrics text format, on a loopback address only, for the fleet's Prometheus (or a
+//! compatible engine) to scrape. [`SignalSink`] feeds the signals every line the recorder writes.
+//!
+//! A minimal HTTP/1.1 server: one request per connection, `GET` (and `HEAD`) of `/metrics`
+//! answered, anything else 404 or 405.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use slotscope_core::recording::Line;
+use slotscope_core::signal::openmetrics::{render, CONTENT_TYPE};
+use slotscope_core::signal::Signals;
+use slotscope_core::Timestamp;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+use crate::sink::Sink;
+
+/// The signals shared between the recorder (writing) and the server (reading).
+pub type SharedSignals = Arc<Mutex<Signals>>;
+
+/// A sink that writes to another and feeds every line written to the signals.
+pub struct SignalSink {
+    inner: Box<dyn Sink>,
+    signals: SharedSignals,
+}
+
+impl SignalSink {
+    /// Wraps `inner`, feeding `signals`.
+    pub fn new(inner: Box<dyn Sink>, signals: SharedSignals) -> SignalSink {
+        SignalSink { inner, signals }
+    }
+}
+
+impl Sink for SignalSink {
+    fn write_line(&mut self, line: &Line) -> io::Result<()> {
+        self.inner.write_line(line)?;
+        self.signals
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(line);
+        Ok(())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+    fn finish(self: Box<Self>) -> io::Result<()> {
+        self.inner.finish()
+    }
+    fn bytes_written(&self) -> u64 {
+        self.inner.bytes_written()
+    }
+    fn period_over(&self, t: Timestamp) -> bool {
+        self.inner.period_over(t)
+    }
+    fn next_period(&mut self, t: Timestamp) -> io::Result<()> {
+        self.inner.next_period(t)
+    }
+}
+
+/// Why `--metrics-listen ADDR` is refused: `None` for a loopback address. Only loopback is
+/// served: the signals name nodes and client libraries, and there is no authentication; put a
+/// reverse proxy (with TLS and authentication) in front to reach it from elsewhere.
+pub fn refusal(addr: &SocketAddr) -> Option<String> {
+    (!addr.ip().is_loopback()).then(|| {
+        format!(
+            "--metrics-listen {addr}: only a loopback address (127.0.0.1, ::1) is served; the \
+             metrics are not authenticated. Put a reverse proxy in front to expose them."
+        )
+    })
+}
+
+/// Binds `addr` (blocking, so that a busy port is reported before recording starts).
+pub fn bind(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
+    let listener = std::net::TcpListener::bind(addr)?;
+    listener.set_nonblocking(true)?;
+    Ok(listener)
+}
+
+/// Serves `/metrics` from `listener` until the task is dropped with its runtime.
+pub async fn serve(listener: std::net::TcpListener, signals: SharedSignals) {
+    let Ok(listener) = TcpListener::from_std(listener) else {
+        return;
+    };
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let signals = signals.clone();
+        tokio::spawn(async move {
+            let _ = handle(stream, &signals).await;
+        });
+    }
+}
+
+/// Answers one request.
+async fn handle(mut stream: TcpStream, signals: &SharedSignals) -> io::Result<()> {
+    let head = read_head(&mut stream).await?;
+    let mut words = head.as_deref().unwrap_or("").split_whitespace();
+    let (method, target) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+    let path = target.split('?').next().unwrap_or_default();
+    let (status, content_type, body) = if method != "GET" && method != "HEAD" {
+        (
+            "405 Method Not Allowed",
+            "text/plain",
+            "405 Method Not Allowed\n".to_owned(),
+        )
+    } else if path == "/metrics" {
+        let families = signals
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .families();
+        ("200 OK", CONTENT_TYPE, render(&families))
+    } else {
+        (
+            "404 Not Found",
+            "text/plain",
+            "404 Not Found: the metrics are at /metrics\n".to_owned(),
+        )
+    };
+    let mut out = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    if method != "HEAD" {
+        out.push_str(&body);
+    }
+    stream.write_all(out.as_bytes()).await?;
+    stream.shutdown().await
+}
+
+/// Reads the request head (up to the blank line, at most 16 KiB); `None` if it is malformed.
+async fn read_head(stream: &mut TcpStream) -> io::Result<Option<String>> {
+    const LIMIT: usize = 16 * 1024;
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 1024];
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            buf.truncate(end);
+            return Ok(String::from_utf8(buf).ok());
+        }
+        if buf.len() > LIMIT {
+            return Ok(None);
+        }
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok(None);
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_is_served() {
+        assert!(refusal(&"127.0.0.1:9187".parse().unwrap()).is_none());
+        assert!(refusal(&"[::1]:9187".parse().unwrap()).is_none());
+        assert!(refusal(&"0.0.0.0:9187".parse().unwrap()).is_some());
+        assert!(refusal(&"10.0.0.5:9187".parse().unwrap()).is_some());
+    }
+}
