@@ -1,0 +1,348 @@
+//! The lost-group detector's tests: synthetic recordings of groups that stop, fall, pause or
+//! keep going, and drawn runs (seeded) over rates, poll intervals and noise.
+
+use super::*;
+use crate::analysis::fixture::{
+    clients, found, info, reshard_lines, round, topology, view, Counters, A, B, T0,
+};
+use crate::finding::Attribution;
+use crate::recording::Line;
+
+/// 30 polls; at poll 10 slots 8192–16383 move to B. Before, A executes 200 `get`/s for
+/// `groups` (one connection each, `lib-name lib-ver`); after, nothing, and the groups'
+/// connections are gone. With `late`, a group that connects only after the change is listed.
+fn silenced_lines(groups: &[&str], late: bool) -> Vec<Line> {
+    let mut lines = vec![
+        topology(T0, 7000, A, view(A, "0-16383", "")),
+        topology(T0, 7001, B, view(B, "0-16383", "")),
+    ];
+    let mut a = Counters {
+        uptime: 100,
+        connected: 3,
+        ..Counters::default()
+    };
+    let mut b = Counters {
+        uptime: 100,
+        ..Counters::default()
+    };
+    for k in 0..30u64 {
+        let t = T0 + k * 1000;
+        if k == 10 {
+            lines.push(topology(t, 7000, A, view(A, "0-8191", "8192-16383")));
+            lines.push(topology(t, 7001, B, view(B, "0-8191", "8192-16383")));
+        }
+        a.uptime += 1;
+        b.uptime += 1;
+        a.commands = vec![("get", 200 * k.min(10), 0)];
+        lines.push(info(t, 7000, A, &a));
+        lines.push(info(t, 7001, B, &b));
+        let mut list = String::new();
+        if k < 10 {
+            for (i, g) in groups.iter().enumerate() {
+                let (lib, ver) = g.split_once(' ').unwrap();
+                list.push_str(&format!(
+                    "id={i} addr=10.2.0.{i}:5000 fd=9 name= age={k} idle=0 flags=N cmd=get lib-name={lib} lib-ver={ver}\n"
+                ));
+            }
+        } else if late {
+            list.push_str("id=99 addr=10.9.0.1:5000 fd=9 name= age=1 idle=0 flags=N cmd=get lib-name=jedis lib-ver=5.0.0\n");
+        }
+        lines.push(clients(t, 7000, A, &list));
+        lines.push(round(t, k));
+    }
+    lines
+}
+
+#[test]
+fn traffic_that_stops_at_the_change_is_lost_and_tied_to_the_vanished_group() {
+    let f = found(&LostGroup, &silenced_lines(&["redis-py 4.6.0"], true));
+    assert_eq!(f.len(), 1, "{f:#?}");
+    let f = &f[0];
+    assert_eq!(f.kind, FindingKind::ClientGroupLost);
+    // The slots moved in the same poll: a trigger, so critical.
+    assert_eq!(f.severity, Severity::Critical);
+    assert!((f.numbers["commands_per_sec_before"] - 200.0).abs() < 1e-9);
+    assert_eq!(f.numbers["commands_per_sec_after"], 0.0);
+    // The counters stop growing at poll 10 (T0 + 10 s); the fall is placed in the poll that
+    // shows it, within one interval.
+    let at = f.span.start.0 - T0;
+    assert!((9_000..=10_000).contains(&at), "{at}");
+    assert!(
+        f.title
+            .starts_with("client group redis-py 4.6.0 stopped at "),
+        "{}",
+        f.title
+    );
+    assert!(
+        f.explanation.contains("8192 slots began moving"),
+        "{}",
+        f.explanation
+    );
+    // The group that connected after the change is not the one lost.
+    assert_eq!(
+        f.attribution,
+        Some(Attribution::Group {
+            group: "redis-py 4.6.0".into(),
+            commands: vec!["get".into()],
+        })
+    );
+}
+
+#[test]
+fn several_vanished_groups_are_ambiguous() {
+    let f = found(
+        &LostGroup,
+        &silenced_lines(&["redis-py 4.6.0", "go-redis 9.0.0"], false),
+    );
+    assert_eq!(f.len(), 1, "{f:#?}");
+    match &f[0].attribution {
+        Some(Attribution::Ambiguous { groups, commands }) => {
+            assert_eq!(groups.len(), 2, "{groups:?}");
+            assert_eq!(commands, &["get"]);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn no_group_seen_names_the_commands_only() {
+    let f = found(&LostGroup, &silenced_lines(&[], false));
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(
+        f[0].attribution,
+        Some(Attribution::Unknown {
+            commands: vec!["get".into()]
+        })
+    );
+}
+
+#[test]
+fn traffic_that_moves_with_the_slots_or_is_redirected_is_not_lost() {
+    assert!(found(&LostGroup, &reshard_lines(true)).is_empty());
+    // Half of it rejected with MOVED: the redirect detector's, not a lost group.
+    assert!(found(&LostGroup, &reshard_lines(false)).is_empty());
+}
+
+/// A small generator for the drawn cases (no global RNG in the core).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        self.0 >> 33
+    }
+
+    fn between(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.next() % (hi - lo + 1)
+    }
+}
+
+/// What a drawn run does to its client's traffic.
+#[derive(Clone, Copy, Debug)]
+enum Shape {
+    /// Steady to the end (and stopping within the last two polls, as an application that
+    /// ends with the recording).
+    Healthy,
+    /// Stops at this many milliseconds and never returns.
+    Stops(u64),
+    /// Loses a third of its successes at this many milliseconds (a dead node's slots).
+    LosesAThird(u64),
+    /// Pauses from this many milliseconds for this long.
+    Pauses(u64, u64),
+}
+
+/// One node polled every `interval` ms for `polls` polls, serving `rate` `set`/s (±`noise`
+/// per cent per poll) shaped by `shape`; the connections of group `redis-py 5.0.0 "app"`
+/// listed while it runs.
+fn drawn_lines(r: &mut Lcg, interval: u64, polls: u64, rate: u64, shape: Shape) -> Vec<Line> {
+    drawn_lines_killed(r, interval, polls, rate, shape, None)
+}
+
+/// As [`drawn_lines`], with 3 `CLIENT KILL` calls counted from `killed_at` ms on.
+fn drawn_lines_killed(
+    r: &mut Lcg,
+    interval: u64,
+    polls: u64,
+    rate: u64,
+    shape: Shape,
+    killed_at: Option<u64>,
+) -> Vec<Line> {
+    let mut lines = vec![topology(T0, 7000, A, view(A, "0-16383", ""))];
+    let mut c = Counters {
+        uptime: 100,
+        connected: 2,
+        ..Counters::default()
+    };
+    let end = interval * (polls - 1);
+    let mut calls = 0u64;
+    let mut last_t = 0u64;
+    for k in 0..polls {
+        let t = k * interval;
+        // Successes per ms between last_t and t, by the shape.
+        let ok_between = |from: u64, to: u64| -> f64 {
+            let mut total = 0.0;
+            let step = 10;
+            let mut x = from;
+            while x < to {
+                let running = match shape {
+                    Shape::Healthy => x + interval < end,
+                    Shape::Stops(at) => x < at,
+                    Shape::LosesAThird(_) => true,
+                    Shape::Pauses(at, len) => x < at || x >= at + len,
+                };
+                let level = match shape {
+                    Shape::LosesAThird(at) if x >= at => 2.0 / 3.0,
+                    _ => 1.0,
+                };
+                if running {
+                    total += level * rate as f64 * step as f64 / 1000.0;
+                }
+                x += step;
+            }
+            total
+        };
+        let noise = 1.0 + (r.between(0, 20) as f64 - 10.0) / 100.0;
+        let add = (ok_between(last_t, t) * noise).round() as u64;
+        calls += add;
+        last_t = t;
+        c.uptime = 100 + t / 1000;
+        c.commands = vec![("set", calls, 0)];
+        if killed_at.is_some_and(|k| t >= k) {
+            c.commands.push(("client|kill", 3, 0));
+        }
+        lines.push(info(T0 + t, 7000, A, &c));
+        let running = match shape {
+            Shape::Healthy => true,
+            Shape::Stops(at) => t < at,
+            _ => true,
+        };
+        let list = if running {
+            "id=7 addr=10.2.0.1:5000 fd=9 name=app age=1 idle=0 flags=N cmd=set lib-name=redis-py lib-ver=5.0.0\n"
+        } else {
+            ""
+        };
+        lines.push(clients(T0 + t, 7000, A, list));
+        lines.push(round(T0 + t, k));
+    }
+    lines
+}
+
+fn analysed(lines: &[Line], interval: u64) -> Vec<Finding> {
+    let mut h = crate::analysis::fixture::header();
+    h.options.interval_ms = interval;
+    let mut a = crate::analysis::Analyzer::new(h);
+    for l in lines {
+        a.push(l);
+    }
+    let mut f = a.finishing();
+    f.step();
+    LostGroup.detect(&f.context())
+}
+
+/// Drawn runs (rate, poll interval, noise, when): a stop, a loss of a third and a pause are
+/// found at the poll they happen in; a healthy run (ending with the recording) gives nothing.
+#[test]
+fn drawn_falls_are_found_at_the_right_poll_and_healthy_runs_give_nothing() {
+    let seed = 0x5eed_0013;
+    println!("seed {seed:#x}");
+    let mut r = Lcg(seed);
+    for case in 0..60 {
+        let interval = r.between(200, 2000);
+        let polls = r.between(20, 60);
+        let rate = r.between(20, 3000);
+        let span = interval * (polls - 1);
+        let at = r.between(4 * interval, span - 6 * interval);
+        let shape = match case % 4 {
+            0 => Shape::Healthy,
+            1 => Shape::Stops(at),
+            2 => Shape::LosesAThird(at),
+            _ => Shape::Pauses(at, r.between(2 * interval + 1, 4 * interval)),
+        };
+        let ctx = format!(
+            "seed {seed:#x} case {case}: {shape:?}, every {interval} ms, {polls} polls, {rate}/s"
+        );
+        let f = analysed(&drawn_lines(&mut r, interval, polls, rate, shape), interval);
+        match shape {
+            Shape::Healthy => assert!(f.is_empty(), "{ctx}: {f:#?}"),
+            Shape::Stops(at) | Shape::LosesAThird(at) | Shape::Pauses(at, _) => {
+                assert_eq!(f.len(), 1, "{ctx}: {f:#?}");
+                let found = f[0].span.start.0 - T0;
+                assert!(
+                    found.abs_diff(at) <= interval,
+                    "{ctx}: found at {found} ms, happened at {at} ms"
+                );
+                let kind = if matches!(shape, Shape::Pauses(..)) {
+                    FindingKind::ClientGroupPaused
+                } else {
+                    FindingKind::ClientGroupLost
+                };
+                assert_eq!(f[0].kind, kind, "{ctx}");
+                if let Shape::LosesAThird(_) = shape {
+                    let lost = f[0].numbers["lost_share"];
+                    assert!((0.2..0.5).contains(&lost), "{ctx}: lost {lost}");
+                }
+                // Nothing set it off and nothing failed at the servers: not critical.
+                assert_eq!(f[0].severity, Severity::Warning, "{ctx}");
+            }
+        }
+    }
+}
+
+/// A pause while the node stopped answering (no INFO reply for its length) is set off by the
+/// outage. When the group reconnected after it (as a client does after timeouts) its commands
+/// failed: critical; when it kept its connection it only waited: a warning.
+#[test]
+fn a_pause_set_off_by_a_node_outage_is_critical_when_the_group_reconnected() {
+    let interval = 500;
+    let pause = |reconnect: bool| {
+        let mut r = Lcg(7);
+        let lines = drawn_lines(&mut r, interval, 40, 400, Shape::Pauses(6_000, 2_500));
+        let lines: Vec<Line> = lines
+            .into_iter()
+            .filter(|l| !matches!(l, Line::Info(i) if (6_000..8_500).contains(&(i.t.0 - T0))))
+            .map(|l| match l {
+                // After the pause the group's connection is a new one.
+                Line::ClientList(c) if reconnect && c.t.0 - T0 >= 8_500 => clients(
+                    c.t.0,
+                    7000,
+                    A,
+                    "id=8 addr=10.2.0.1:5001 fd=9 name=app age=1 idle=0 flags=N cmd=set lib-name=redis-py lib-ver=5.0.0\n",
+                ),
+                other => other,
+            })
+            .collect();
+        analysed(&lines, interval)
+    };
+    for (reconnect, severity) in [(true, Severity::Critical), (false, Severity::Warning)] {
+        let f = pause(reconnect);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].kind, FindingKind::ClientGroupPaused);
+        assert_eq!(f[0].severity, severity, "reconnected: {reconnect}");
+        assert!(
+            f[0].explanation.contains("stopped answering"),
+            "{}",
+            f[0].explanation
+        );
+    }
+}
+
+/// A stop right after someone killed client connections (`CLIENT KILL` in the counters) is
+/// set off by it: critical, and the story marks the kill.
+#[test]
+fn a_stop_after_connections_are_killed_is_critical() {
+    let mut r = Lcg(11);
+    let interval = 500;
+    let lines = drawn_lines_killed(&mut r, interval, 40, 300, Shape::Stops(8_000), Some(7_800));
+    let f = analysed(&lines, interval);
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(f[0].kind, FindingKind::ClientGroupLost);
+    assert_eq!(f[0].severity, Severity::Critical);
+    assert!(
+        f[0].explanation.contains("CLIENT KILL ran 3 times"),
+        "{}",
+        f[0].explanation
+    );
+}
