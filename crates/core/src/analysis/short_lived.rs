@@ -8,6 +8,7 @@ use crate::census::InferredGroup;
 use crate::finding::{Attribution, Finding, FindingKind, Severity};
 use crate::float;
 use crate::metrics::ms_to_secs;
+use crate::time::TimeSpan;
 
 use super::{Context, Detector};
 
@@ -125,7 +126,10 @@ fn finding(g: &InferredGroup) -> Finding {
         } else {
             Severity::Warning
         },
-        span: g.span,
+        // Placed where it was last seen acting (where a client that died of its errors died; its
+        // whole life is in the title): the first poll it shows in may begin up to a poll before
+        // its first command.
+        span: TimeSpan::new(g.last_active.start, g.span.end),
         title,
         explanation,
         numbers,
@@ -150,6 +154,12 @@ mod tests {
     /// recording); with `short`, a client that is never listed runs `zadd` between polls 4 and 5
     /// (50 calls, 30 rejected with MOVED) over 3 new connections.
     fn lines(short: bool, healthy: bool) -> Vec<Line> {
+        lines_at(if short { &[5] } else { &[] }, healthy)
+    }
+
+    /// As [`lines`], the short-lived client acting in the polls `acting` (50 `zadd`, 30 of
+    /// them rejected, 3 connections each).
+    fn lines_at(acting: &[u64], healthy: bool) -> Vec<Line> {
         let mut out = Vec::new();
         let (mut get, mut zadd, mut rej, mut conns) = (0u64, 0u64, 0u64, 5u64);
         for k in 0..10u64 {
@@ -157,7 +167,7 @@ mod tests {
             if healthy && k > 0 {
                 get += 100;
             }
-            if short && k == 5 {
+            if acting.contains(&k) {
                 zadd += 50;
                 rej += 30;
                 conns += 3;
@@ -224,5 +234,15 @@ mod tests {
     fn a_healthy_long_lived_client_and_an_idle_cluster_give_nothing() {
         assert!(found(&ShortLived, &lines(false, true)).is_empty());
         assert!(found(&ShortLived, &lines(false, false)).is_empty());
+    }
+
+    /// A client that acted over two polls is placed in the last (where it vanished); its
+    /// whole life is in the title.
+    #[test]
+    fn a_client_over_two_polls_is_placed_where_it_was_last_seen_acting() {
+        let f = found(&ShortLived, &lines_at(&[5, 6], true));
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].span.start.as_millis(), T0 + 5000);
+        assert!(f[0].numbers["duration_secs"] >= 2.0, "{:?}", f[0].numbers);
     }
 }

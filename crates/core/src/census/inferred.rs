@@ -45,6 +45,9 @@ const IDENTITY: &[&str] = &["hello", "client|setname", "client|setinfo"];
 pub struct InferredGroup {
     /// From the start of the first interval its traffic shows in to the end of the last.
     pub span: TimeSpan,
+    /// The last interval its business commands show in (its handshake's, without any): where it
+    /// was last seen acting, so where a client that died of its errors died.
+    pub last_active: TimeSpan,
     /// Nodes its traffic reached.
     pub nodes: BTreeSet<NodeAddr>,
     /// Business commands no group seen then ran: calls, rejected, failed.
@@ -192,6 +195,7 @@ pub fn infer_short_lived(
             groups.push((
                 InferredGroup {
                     span: e.span,
+                    last_active: e.span,
                     nodes: BTreeSet::new(),
                     commands: BTreeMap::new(),
                     connections_received: 0,
@@ -208,6 +212,9 @@ pub fn infer_short_lived(
             continue;
         };
         g.span = TimeSpan::new(g.span.start.min(e.span.start), g.span.end.max(e.span.end));
+        if !e.commands.is_empty() || g.commands.is_empty() {
+            g.last_active = e.span;
+        }
         g.nodes.insert(e.node);
         for (c, d) in e.commands {
             g.commands.entry(c).or_default().add(&d);
