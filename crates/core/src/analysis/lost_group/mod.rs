@@ -290,9 +290,14 @@ fn finding(ctx: &Context<'_>, grid: Grid, s: &Stream, f: &Fall, outages: &[Outag
             }),
         _ => false,
     };
-    // A loss that lasts is critical when something set it off or the servers failed the group's
-    // commands; with neither, an application stopped on purpose looks the same.
-    let lasting = if trig.is_empty() && !erroring {
+    // A group whose commands were already rejected or failing before it fell was dying of its
+    // errors (a cluster client meets MOVED only on a stale slot map).
+    let failing_before = f.errors_before / (f.before + f.errors_before).max(1e-9);
+    let dying = failing_before >= super::short_lived::CRITICAL_ERROR_SHARE;
+    // A loss that lasts is critical when something set it off, the servers failed the group's
+    // commands, or it was failing before; with none of these, an application stopped on purpose
+    // looks the same.
+    let lasting = if trig.is_empty() && !erroring && !dying {
         Severity::Warning
     } else {
         Severity::Critical
@@ -338,7 +343,16 @@ fn finding(ctx: &Context<'_>, grid: Grid, s: &Stream, f: &Fall, outages: &[Outag
             ),
         ),
     };
-    let cause = if trig.is_empty() {
+    let dying_text = format!(
+        "Before it fell, {:.0} % of its commands were already rejected or failed: a client that \
+         died of its errors (an address remap, a stale slot map it never refreshed).",
+        failing_before * 100.0
+    );
+    let cause = if dying && trig.is_empty() {
+        dying_text
+    } else if dying {
+        format!("Just before it: {}. {dying_text}", trig.join("; "))
+    } else if trig.is_empty() {
         "Nothing the collector saw came just before it: no node stopped answering and no slots \
          moved. An application that was stopped on purpose looks the same from the servers."
             .to_owned()

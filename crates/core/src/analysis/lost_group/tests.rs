@@ -158,7 +158,7 @@ enum Shape {
 /// per cent per poll) shaped by `shape`; the connections of group `redis-py 5.0.0 "app"`
 /// listed while it runs.
 fn drawn_lines(r: &mut Lcg, interval: u64, polls: u64, rate: u64, shape: Shape) -> Vec<Line> {
-    drawn_lines_killed(r, interval, polls, rate, shape, None)
+    drawn_lines_killed(r, interval, polls, rate, shape, None, 0)
 }
 
 /// As [`drawn_lines`], with 3 `CLIENT KILL` calls counted from `killed_at` ms on.
@@ -169,6 +169,7 @@ fn drawn_lines_killed(
     rate: u64,
     shape: Shape,
     killed_at: Option<u64>,
+    rejected_pct: u64,
 ) -> Vec<Line> {
     let mut lines = vec![topology(T0, 7000, A, view(A, "0-16383", ""))];
     let mut c = Counters {
@@ -209,7 +210,7 @@ fn drawn_lines_killed(
         calls += add;
         last_t = t;
         c.uptime = 100 + t / 1000;
-        c.commands = vec![("set", calls, 0)];
+        c.commands = vec![("set", calls, calls * rejected_pct / 100)];
         if killed_at.is_some_and(|k| t >= k) {
             c.commands.push(("client|kill", 3, 0));
         }
@@ -335,13 +336,38 @@ fn a_pause_set_off_by_a_node_outage_is_critical_when_the_group_reconnected() {
 fn a_stop_after_connections_are_killed_is_critical() {
     let mut r = Lcg(11);
     let interval = 500;
-    let lines = drawn_lines_killed(&mut r, interval, 40, 300, Shape::Stops(8_000), Some(7_800));
+    let lines = drawn_lines_killed(
+        &mut r,
+        interval,
+        40,
+        300,
+        Shape::Stops(8_000),
+        Some(7_800),
+        0,
+    );
     let f = analysed(&lines, interval);
     assert_eq!(f.len(), 1, "{f:#?}");
     assert_eq!(f[0].kind, FindingKind::ClientGroupLost);
     assert_eq!(f[0].severity, Severity::Critical);
     assert!(
         f[0].explanation.contains("CLIENT KILL ran 3 times"),
+        "{}",
+        f[0].explanation
+    );
+}
+
+/// A stop with nothing before it, of a group whose commands were already rejected for 40 %
+/// (a remapped client dying of MOVED): critical, and the explanation says so.
+#[test]
+fn a_stop_after_its_commands_were_rejected_is_critical() {
+    let mut r = Lcg(13);
+    let interval = 500;
+    let lines = drawn_lines_killed(&mut r, interval, 40, 300, Shape::Stops(8_000), None, 40);
+    let f = analysed(&lines, interval);
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(f[0].severity, Severity::Critical);
+    assert!(
+        f[0].explanation.contains("already rejected or failed"),
         "{}",
         f[0].explanation
     );
