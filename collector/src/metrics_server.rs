@@ -13,10 +13,11 @@ use slotscope_core::recording::Line;
 use slotscope_core::signal::openmetrics::{render, CONTENT_TYPE};
 use slotscope_core::signal::Signals;
 use slotscope_core::Timestamp;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 
 use crate::sink::Sink;
+use crate::viewer_server::read_head;
 
 /// The signals shared between the recorder (writing) and the server (reading).
 pub type SharedSignals = Arc<Mutex<Signals>>;
@@ -129,27 +130,6 @@ async fn handle(mut stream: TcpStream, signals: &SharedSignals) -> io::Result<()
     }
     stream.write_all(out.as_bytes()).await?;
     stream.shutdown().await
-}
-
-/// Reads the request head (up to the blank line, at most 16 KiB); `None` if it is malformed.
-async fn read_head(stream: &mut TcpStream) -> io::Result<Option<String>> {
-    const LIMIT: usize = 16 * 1024;
-    let mut buf = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 1024];
-    loop {
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            buf.truncate(end);
-            return Ok(String::from_utf8(buf).ok());
-        }
-        if buf.len() > LIMIT {
-            return Ok(None);
-        }
-        let n = stream.read(&mut chunk).await?;
-        if n == 0 {
-            return Ok(None);
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
 }
 
 #[cfg(test)]

@@ -321,7 +321,8 @@ async fn handle(mut stream: TcpStream, site: &Site) -> std::io::Result<()> {
 }
 
 /// Reads the request head (up to the blank line, at most 16 KiB); `None` if it is malformed.
-async fn read_head(stream: &mut TcpStream) -> std::io::Result<Option<String>> {
+/// Shared by the metrics endpoint (`crate::metrics_server`).
+pub(crate) async fn read_head(stream: &mut TcpStream) -> std::io::Result<Option<String>> {
     const LIMIT: usize = 16 * 1024;
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0u8; 1024];
