@@ -29,6 +29,7 @@ pub mod port;
 pub mod python;
 pub mod router;
 pub mod server;
+pub mod started;
 pub mod topology;
 pub mod wedge;
 

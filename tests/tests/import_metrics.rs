@@ -11,40 +11,20 @@ use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::thread::sleep;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use slotscope_core::info::InfoReport;
 use slotscope_tests::matrix::app::{App, AppSettings};
+use slotscope_tests::matrix::live::now_ms;
 use slotscope_tests::port::free_port;
 use slotscope_tests::python::REDIS_PY_8_0_0;
+use slotscope_tests::started::Started;
 use slotscope_tests::{run_slotscope, Cluster, ClusterOptions, ServerKind};
 use tempfile::TempDir;
 
 /// Seconds the application schedules commands: a storm counts as sustained from 30 s.
 const APP_SECONDS: u32 = 36;
-
-/// Processes this test started, ended by PID when it ends (whatever way it ends).
-struct Started(Vec<Child>);
-
-impl Drop for Started {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-fn now_ms() -> u64 {
-    u64::try_from(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_millis(),
-    )
-    .unwrap()
-}
 
 fn tool(name: &str) -> String {
     let found = Command::new("sh")

@@ -12,7 +12,7 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::sleep;
@@ -21,23 +21,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 use slotscope_core::Slot;
 use slotscope_tests::port::free_port;
+use slotscope_tests::started::Started;
 use slotscope_tests::{run_slotscope, Client, Cluster, ClusterOptions, Recorder, ServerKind};
 use tempfile::TempDir;
 
 /// Commands per batch the client sends to one node; `wrong` of them are for another node's key.
 const BATCH: u64 = 20;
-
-/// Processes this test started, ended by PID when it ends (whatever way it ends).
-struct Started(Vec<Child>);
-
-impl Drop for Started {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
 
 /// `GET path` on 127.0.0.1:`port` with HTTP/1.0: status, head, body.
 fn http_get(port: u16, path: &str) -> Option<(u16, String, String)> {
