@@ -22,17 +22,17 @@ fn group_of(f: &Finding) -> Option<&str> {
 /// How much a finding's step can be the root cause: what the clients did (a group lost, a
 /// storm, a client that died) before what the cluster shows of it (an idle shard, coverage).
 fn rank(f: &Finding) -> Option<u8> {
-    let client_side = matches!(
-        f.kind,
-        FindingKind::ClientGroupLost | FindingKind::RedirectStorm | FindingKind::ClientGroupPaused
-    ) || !matches!(
-        f.kind,
+    let client_side = match f.kind {
+        FindingKind::ClientGroupLost
+        | FindingKind::ClientGroupPaused
+        | FindingKind::RedirectStorm
+        | FindingKind::ShortLivedClients => true,
         FindingKind::IdleShard
-            | FindingKind::SlotCoverage
-            | FindingKind::ConnectionChurn
-            | FindingKind::RedirectsDecayed
-            | FindingKind::KnownClientDefect
-    );
+        | FindingKind::SlotCoverage
+        | FindingKind::ConnectionChurn
+        | FindingKind::RedirectsDecayed
+        | FindingKind::KnownClientDefect => false,
+    };
     match (f.severity, client_side) {
         (Severity::Critical, true) => Some(0),
         (Severity::Critical, false) => Some(1),
