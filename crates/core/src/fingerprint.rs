@@ -12,8 +12,17 @@
 //!   only `CLIENT SETNAME`. `HELLO` only when `protocol` is not 2, and the default is 2 up to 7.4.x
 //!   (`DEFAULT_RESP_VERSION = 2`, 5.0.0 `connection.py` 46, 7.2.0 108, 7.4.1 112); 8.0.0 makes it 3
 //!   (`redis/utils.py` 283: `DEFAULT_RESP_VERSION = 3`) and sends `HELLO 3` first.
+//! - redis-py 8.1.0 also sends `CLIENT MAINT_NOTIFICATIONS ON` after `HELLO 3` (asyncio
+//!   `redis/asyncio/connection.py` 371–391 `activate_maint_notifications_handling_if_enabled`, the
+//!   command at 407–413; the default `enabled="auto"` only logs its rejection), which Redis 7.0
+//!   rejects as well: three `ERR` per connection, one per `HELLO` (seen on Redis 7.0.15 with the
+//!   real 8.1.0: 2652 `ERR` against 884 `HELLO` on one node). 8.0.x does not send it.
 //! - go-redis v9 `redis.go` `baseClient.initConn`: `HELLO` with protocol 3 by default, then the two
 //!   `CLIENT SETINFO` in one pipeline, ignoring Redis errors (`!isRedisError(err)`).
+//!
+//! Without `HELLO`, two `ERR` per connection are redis-py 5.0–7.4's; with a `HELLO` per
+//! connection, the `ERR` per `HELLO` tell redis-py 8.1+ (three) from redis-py 8.0 and go-redis v9
+//! (two, which nothing here tells apart).
 
 use serde::Serialize;
 
@@ -56,6 +65,9 @@ pub struct Candidate {
     pub versions: &'static str,
     /// Whether it sends `HELLO` before `CLIENT SETINFO` on every connection.
     pub hello: bool,
+    /// `ERR` replies per connection from a server that knows neither `CLIENT SETINFO` nor what
+    /// else it sends at connect.
+    pub errors_per_connection: u32,
     /// Where upstream this is read.
     pub source: &'static str,
 }
@@ -75,15 +87,26 @@ pub const SETINFO_SENDERS: &[Candidate] = &[
         to: (7, 4, u32::MAX),
         versions: "5.0–7.4",
         hello: false,
+        errors_per_connection: 2,
         source: "redis-py 5.0.0 redis/connection.py:368-381 (on_connect), RESP2 default up to 7.4.x",
     },
     Candidate {
         lib_name: "redis-py",
         from: (8, 0, 0),
-        to: (u32::MAX, u32::MAX, u32::MAX),
-        versions: "8.x",
+        to: (8, 0, u32::MAX),
+        versions: "8.0",
         hello: true,
+        errors_per_connection: 2,
         source: "redis-py 8.0.0 redis/utils.py:283 (DEFAULT_RESP_VERSION = 3) and redis/connection.py on_connect",
+    },
+    Candidate {
+        lib_name: "redis-py",
+        from: (8, 1, 0),
+        to: (u32::MAX, u32::MAX, u32::MAX),
+        versions: "8.1+",
+        hello: true,
+        errors_per_connection: 3,
+        source: "redis-py 8.1.0 redis/asyncio/connection.py:371-413 (CLIENT MAINT_NOTIFICATIONS ON after HELLO 3)",
     },
     Candidate {
         lib_name: "go-redis",
@@ -91,6 +114,7 @@ pub const SETINFO_SENDERS: &[Candidate] = &[
         to: (9, u32::MAX, u32::MAX),
         versions: "v9",
         hello: true,
+        errors_per_connection: 2,
         source: "go-redis v9 redis.go baseClient.initConn",
     },
 ];
@@ -153,15 +177,32 @@ pub fn handshake_counts(metrics: &Metrics, g: &ClientGroup, interval_ms: u64) ->
     c
 }
 
+/// The candidates of `g`'s `CLIENT SETINFO` rejection fingerprint; empty without one.
+pub fn candidates(metrics: &Metrics, g: &ClientGroup, interval_ms: u64) -> Vec<Candidate> {
+    setinfo_rejection(&handshake_counts(metrics, g, interval_ms), None)
+        .map(|r| r.candidates)
+        .unwrap_or_default()
+}
+
+/// The libraries (distinct `lib-name`s, in [`SETINFO_SENDERS`] order) whose versions fit `g`'s
+/// `CLIENT SETINFO` rejection fingerprint; empty without one.
+pub fn libraries(metrics: &Metrics, g: &ClientGroup, interval_ms: u64) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for c in candidates(metrics, g, interval_ms) {
+        if !out.contains(&c.lib_name) {
+            out.push(c.lib_name);
+        }
+    }
+    out
+}
+
 /// The one library every candidate of `g`'s rejection fingerprint is a version of (`redis-py`
 /// for "redis-py 5.0–7.4"), if the fingerprint is there and names one library.
 pub fn one_library(metrics: &Metrics, g: &ClientGroup, interval_ms: u64) -> Option<&'static str> {
-    let r = setinfo_rejection(&handshake_counts(metrics, g, interval_ms), None)?;
-    let first = r.candidates.first()?.lib_name;
-    r.candidates
-        .iter()
-        .all(|c| c.lib_name == first)
-        .then_some(first)
+    match libraries(metrics, g, interval_ms).as_slice() {
+        [one] => Some(one),
+        _ => None,
+    }
 }
 
 /// A `CLIENT SETINFO` rejection fingerprint: who could have made it and how sure that is.
@@ -179,29 +220,44 @@ pub struct SetinfoRejection {
 
 /// The libraries whose connect pattern fits `counts` on a server that rejects `CLIENT SETINFO`
 /// (`rejects`: as [`rejects_setinfo`] says): `None` when the server accepts it, when no
-/// `ERR` came with the connections, or when the errors outnumber two per connection received
-/// (something else is failing). Each sender leaves two `ERR` per connection, so `err / 2`
-/// connections are theirs; `HELLO` calls about as many as those connections (at least half)
-/// point at the senders that say `HELLO` first, none at those that do not. `likely` when the
-/// server is known to reject the command, `possible` when its version is unknown.
+/// `ERR` came with the connections, or when the errors outnumber what the connections received
+/// explain (something else is failing).
+///
+/// With about a `HELLO` per two `ERR` or more (at least half a `HELLO` per connection of two
+/// errors), the senders say `HELLO` first: one connection per `HELLO`, and the `ERR` per `HELLO`
+/// (nearest whole number) choose among them; without, each connection leaves two `ERR`, so
+/// `err / 2` connections are theirs. `likely` when the server is known to reject the command,
+/// `possible` when its version is unknown.
 pub fn setinfo_rejection(
     counts: &HandshakeCounts,
     rejects: Option<bool>,
 ) -> Option<SetinfoRejection> {
-    if rejects == Some(false) || counts.setinfo > 0 {
+    if rejects == Some(false) || counts.setinfo > 0 || counts.err < 2 {
         return None;
     }
-    let conns = counts.err / 2;
+    let err = crate::float::from_u64(counts.err);
+    let hello_per_connection = crate::float::from_u64(counts.hello) / (err / 2.0);
+    let hello = hello_per_connection >= 0.5;
+    let (conns, per_connection) = if hello {
+        let per_hello = err / crate::float::from_u64(counts.hello);
+        // A small whole number: at most a few per connection, or the fit fails below.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let per = per_hello.round().clamp(0.0, 16.0) as u32;
+        (counts.hello, per)
+    } else {
+        (counts.err / 2, 2)
+    };
     if conns == 0 || conns > counts.connections {
         return None;
     }
-    let hello_per_connection = crate::float::from_u64(counts.hello) / crate::float::from_u64(conns);
-    let hello = hello_per_connection >= 0.5;
     let candidates: Vec<Candidate> = SETINFO_SENDERS
         .iter()
         .copied()
-        .filter(|c| c.hello == hello)
+        .filter(|c| c.hello == hello && c.errors_per_connection == per_connection)
         .collect();
+    if candidates.is_empty() {
+        return None;
+    }
     Some(SetinfoRejection {
         connections: conns,
         hello_per_connection,
@@ -268,7 +324,25 @@ mod tests {
         let r = setinfo_rejection(&c, None).unwrap();
         assert_eq!(r.certainty, Certainty::Possible);
         let labels: Vec<String> = r.candidates.iter().map(Candidate::label).collect();
-        assert_eq!(labels, ["redis-py 8.x", "go-redis v9"]);
+        assert_eq!(labels, ["redis-py 8.0", "go-redis v9"]);
+    }
+
+    #[test]
+    fn three_errors_per_hello_is_redis_py_8_1_or_later() {
+        // One node of a live run of the real redis-py 8.1.0 on Redis 7.0.15.
+        let c = HandshakeCounts {
+            connections: 1358,
+            err: 2652,
+            hello: 884,
+            setinfo: 0,
+        };
+        let r = setinfo_rejection(&c, Some(true)).unwrap();
+        assert_eq!(r.connections, 884);
+        let labels: Vec<String> = r.candidates.iter().map(Candidate::label).collect();
+        assert_eq!(labels, ["redis-py 8.1+"]);
+        // More errors than what the handshakes explain is something else failing.
+        let four = HandshakeCounts { err: 4 * 884, ..c };
+        assert!(setinfo_rejection(&four, Some(true)).is_none());
     }
 
     #[test]

@@ -13,6 +13,10 @@ use super::{Context, Detector};
 /// Share of a cluster's commands below which a shard that owns slots counts as idle.
 pub const IDLE_SHARE: f64 = 0.01;
 
+/// Fraction of its slots' share of the commands below which a shard counts as idle while the
+/// clients still send commands: a shard with 3 % of the slots is idle below 0.6 % of them.
+pub const IDLE_OF_SLOT_SHARE: f64 = 0.2;
+
 /// Finds shards left idle after a topology change.
 pub(super) struct IdleShard;
 
@@ -23,9 +27,13 @@ impl Detector for IdleShard {
 
     /// A shard that owns slots but receives (almost) none of the cluster's commands after a change.
     ///
-    /// The cluster's rate is the larger of the rates after and before the change, so a shard that
-    /// gained slots is flagged also when the clients went silent altogether (they then show up
-    /// as `client_group_lost` too).
+    /// While the clients still send commands after the change, a shard is idle when it gets less
+    /// than [`IDLE_SHARE`] of them and less than [`IDLE_OF_SLOT_SHARE`] of its slots' share: what
+    /// counts is where the traffic goes, not how much of it is left (clients slowed by a dead
+    /// node send less to every shard). When the clients went silent altogether, a shard that
+    /// gained slots is measured against the rate before the change (the clients then show up as
+    /// `client_group_lost` too). A node not measured after the change (it stopped answering) is
+    /// not called idle: its traffic is unknown.
     fn detect(&self, ctx: &Context<'_>) -> Vec<Finding> {
         let traffic = ctx.traffic;
         let Some(after) = ctx.after else {
@@ -39,11 +47,10 @@ impl Detector for IdleShard {
             .iter()
             .map(|t| t.before.calls + t.before.rejected)
             .sum();
-        let total = total_after.max(total_before);
-        let enough_time = traffic
-            .iter()
-            .any(|t| t.after.secs * 1000.0 >= 2.0 * ctx.interval());
-        if total < 0.5 || !enough_time {
+        let silent = total_after < 0.5;
+        let total = if silent { total_before } else { total_after };
+        let measured = |secs: f64| secs * 1000.0 >= 2.0 * ctx.interval();
+        if total < 0.5 || !traffic.iter().any(|t| measured(t.after.secs)) {
             return Vec::new();
         }
         let gained: BTreeSet<&NodeId> = ctx
@@ -56,11 +63,12 @@ impl Detector for IdleShard {
             let attempts = t.after.calls + t.after.rejected;
             let slot_share = float::from_u64(t.slots as u64) / f64::from(SLOT_COUNT);
             let received = t.id.as_ref().is_some_and(|id| gained.contains(id));
-            if t.slots == 0
-                || slot_share < 0.01
-                || attempts / total >= IDLE_SHARE
-                || !(received || total_after >= 0.5)
-            {
+            let idle = if silent {
+                received && attempts / total < IDLE_SHARE
+            } else {
+                attempts / total < IDLE_SHARE.min(IDLE_OF_SLOT_SHARE * slot_share)
+            };
+            if t.slots == 0 || slot_share < 0.01 || !measured(t.after.secs) || !idle {
                 continue;
             }
             let elsewhere_rejected: f64 = traffic
@@ -96,7 +104,7 @@ impl Detector for IdleShard {
                     t.keys,
                     attempts,
                     total,
-                    if total_after >= total_before { "after it" } else { "before it" }
+                    if silent { "before it" } else { "after it" }
                 ),
                 explanation: format!(
                     "After slots moved, this shard owns a share of the keyspace but clients do not send it commands: \
@@ -117,7 +125,10 @@ impl Detector for IdleShard {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::fixture::{addr, found, reshard_lines};
+    use crate::analysis::fixture::{
+        addr, found, info, reshard_lines, round, topology, view, Counters, A, B, T0,
+    };
+    use crate::recording::Line;
 
     #[test]
     fn a_shard_that_gained_slots_but_gets_no_commands_is_idle() {
@@ -145,6 +156,75 @@ mod tests {
     #[test]
     fn a_shard_that_gets_its_share_is_not_idle() {
         assert!(found(&IdleShard, &reshard_lines(true)).is_empty());
+    }
+
+    /// 30 polls; at poll 10 slots 8192–16383 move from A to B. Before, A executes 200 `set`/s;
+    /// after, A executes `a_after`/s and B `b_after`/s; B answers no poll after the change when
+    /// `b_dies`.
+    fn slowed_lines(a_after: u64, b_after: u64, b_dies: bool) -> Vec<Line> {
+        let mut lines = vec![
+            topology(T0, 7000, A, view(A, "0-16383", "")),
+            topology(T0, 7001, B, view(B, "0-16383", "")),
+        ];
+        let mut a = Counters {
+            uptime: 1000,
+            connected: 10,
+            keys: 1000,
+            ..Counters::default()
+        };
+        let mut b = Counters {
+            uptime: 10,
+            connected: 1,
+            ..Counters::default()
+        };
+        let (mut a_ok, mut b_ok) = (0u64, 0u64);
+        for k in 0..30u64 {
+            let t = T0 + k * 1000;
+            if k == 10 {
+                lines.push(topology(t, 7000, A, view(A, "0-8191", "8192-16383")));
+                lines.push(topology(t, 7001, B, view(B, "0-8191", "8192-16383")));
+            }
+            if k > 0 && k <= 10 {
+                a_ok += 200;
+            } else if k > 10 {
+                a_ok += a_after;
+                b_ok += b_after;
+            }
+            a.uptime += 1;
+            b.uptime += 1;
+            a.commands = vec![("set", a_ok, 0)];
+            b.commands = vec![("set", b_ok, 0)];
+            b.keys = if k >= 10 { 500 } else { 0 };
+            lines.push(info(t, 7000, A, &a));
+            if !(b_dies && k > 10) {
+                lines.push(info(t, 7001, B, &b));
+            }
+            lines.push(round(t, k));
+        }
+        lines
+    }
+
+    #[test]
+    fn a_shard_that_gets_its_share_of_slowed_clients_is_not_idle() {
+        // The clients slow to a tenth; B gets 1 of their 20 commands/s: 0.5 % of the rate before
+        // the change, but 5 % of what is left is not "none".
+        assert!(found(&IdleShard, &slowed_lines(19, 1, false)).is_empty());
+        // The same slowdown with B getting nothing is an idle B.
+        let f = found(&IdleShard, &slowed_lines(20, 0, false));
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].node, Some(addr(7001)));
+        assert!(
+            f[0].title
+                .ends_with("while the cluster served 20.0/s after it"),
+            "{}",
+            f[0].title
+        );
+    }
+
+    #[test]
+    fn a_node_that_stopped_answering_is_not_called_idle() {
+        let lines = slowed_lines(100, 0, true);
+        assert!(found(&IdleShard, &lines).is_empty());
     }
 
     #[test]

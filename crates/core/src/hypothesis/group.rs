@@ -132,6 +132,9 @@ pub struct GroupWorkload {
     /// The library it runs, from `lib-name` or, without one, from its `CLIENT SETINFO`
     /// rejection fingerprint when that names one library (`redis-py`).
     pub declared_library: Option<String>,
+    /// The libraries its `CLIENT SETINFO` rejection fingerprint leaves when it names more than
+    /// one (`redis-py` 8.x and `go-redis` v9 both say `HELLO` first); empty otherwise.
+    pub candidate_libraries: Vec<String>,
     /// Its business commands with traffic in the window.
     pub commands: Vec<String>,
     /// Commands per second it issues: per node and command, the median rate of calls over the
@@ -246,6 +249,45 @@ fn naming(g: &ClientGroup) -> (String, Option<String>) {
     (short, declared)
 }
 
+/// What `g`'s `CLIENT SETINFO` rejection fingerprint says of `w`'s library: the one library its
+/// candidates are versions of, and the one model covering every candidate's versions (redis-py
+/// 8.1+ is the `redis-py@8.0.0` model's; redis-py 5.0–7.4 spans two models, so none); or the
+/// libraries it leaves when it names several.
+fn declare_from_fingerprint(w: &mut GroupWorkload, metrics: &Metrics, g: &ClientGroup) {
+    let candidates = crate::fingerprint::candidates(metrics, g, poll_interval_ms(metrics));
+    let mut libraries: Vec<&str> = Vec::new();
+    for c in &candidates {
+        if !libraries.contains(&c.lib_name) {
+            libraries.push(c.lib_name);
+        }
+    }
+    match libraries.as_slice() {
+        [] => {}
+        [one] => {
+            w.declared_library = Some((*one).to_owned());
+            let model_of = |v: (u32, u32, u32)| {
+                resolve(&format!("{one}@{}.{}.{}", v.0, v.1, v.2))
+                    .ok()
+                    .flatten()
+                    .map(|r| r.model)
+            };
+            let models: Vec<Option<&str>> = candidates
+                .iter()
+                .flat_map(|c| {
+                    let to = (c.to.0 != u32::MAX).then(|| model_of(c.to));
+                    std::iter::once(model_of(c.from)).chain(to)
+                })
+                .collect();
+            if let Some(Some(first)) = models.first() {
+                if models.iter().all(|m| *m == Some(*first)) {
+                    w.declared_model = Some((*first).to_owned());
+                }
+            }
+        }
+        many => w.candidate_libraries = many.iter().map(|l| (*l).to_owned()).collect(),
+    }
+}
+
 /// The workloads of a recording over `window`: one per census group with business traffic
 /// (census order), then the commands no group runs; or one of all business commands when no
 /// group explains any (see the module's notes).
@@ -313,12 +355,7 @@ pub fn group_workloads(
                     window,
                 );
                 if w.declared_library.is_none() && groups[*i].key.lib_name.is_none() {
-                    w.declared_library = crate::fingerprint::one_library(
-                        metrics,
-                        &groups[*i],
-                        poll_interval_ms(metrics),
-                    )
-                    .map(str::to_owned);
+                    declare_from_fingerprint(&mut w, metrics, &groups[*i]);
                 }
                 out.push(w);
             }
@@ -422,6 +459,7 @@ fn workload(
             .as_deref()
             .and_then(|m| m.split('@').next())
             .map(str::to_owned),
+        candidate_libraries: Vec::new(),
         declared_model,
         commands: by_command.keys().cloned().collect(),
         rate_per_sec: rate,

@@ -75,6 +75,9 @@ pub struct GroupHypotheses {
     pub declared_model: Option<String>,
     /// The library it runs by its `lib-name` or its `CLIENT SETINFO` rejection fingerprint.
     pub declared_library: Option<String>,
+    /// The libraries its fingerprint leaves when it names more than one (see
+    /// [`GroupWorkload::candidate_libraries`](super::GroupWorkload::candidate_libraries)).
+    pub candidate_libraries: Vec<String>,
     /// What the recording shows of it.
     pub evidence: GroupEvidence,
     /// Its variants, best first.
@@ -332,6 +335,7 @@ pub fn rank_groups(
             let declared = Declared {
                 model: w.declared_model.as_deref(),
                 library: w.declared_library.as_deref(),
+                candidates: &w.candidate_libraries,
             };
             order(&mut ranked, declared);
             for i in 0..ranked.len() {
@@ -349,6 +353,7 @@ pub fn rank_groups(
                 landing: w.landing.clone(),
                 declared_model: w.declared_model.clone(),
                 declared_library: w.declared_library.clone(),
+                candidate_libraries: w.candidate_libraries.clone(),
                 evidence: w.evidence.clone(),
                 ranked,
             }
@@ -362,21 +367,28 @@ pub fn rank_groups(
 }
 
 /// What a group says of itself: the model covering the release it reports, and its library
-/// (reported, or named by its `CLIENT SETINFO` rejection fingerprint).
+/// (reported, or named by its `CLIENT SETINFO` rejection fingerprint), or the libraries that
+/// fingerprint leaves when it names several.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Declared<'a> {
     /// `redis-py@8.0.0`.
     pub(super) model: Option<&'a str>,
     /// `redis-py`.
     pub(super) library: Option<&'a str>,
+    /// `redis-py`, `go-redis` (empty when `library` is set or nothing is known).
+    pub(super) candidates: &'a [String],
 }
 
 impl Declared<'_> {
-    /// How much `model` (`lib@release`) agrees with it: 2 the model itself, 1 its library, 0.
+    /// How much `model` (`lib@release`) agrees with it: 2 the model itself, 1 its library or
+    /// one of the candidate libraries, 0.
     pub(super) fn agreement(&self, model: &str) -> u8 {
+        let library = model.split('@').next();
         if Some(model) == self.model {
             2
-        } else if model.split('@').next() == self.library {
+        } else if library == self.library
+            || library.is_some_and(|l| self.candidates.iter().any(|c| c == l))
+        {
             1
         } else {
             0
@@ -386,8 +398,9 @@ impl Declared<'_> {
 
 /// Best first: the variants of the model covering the release the group reports, then those of
 /// its library (`CLIENT SETINFO` names the library and its version, or its rejection's
-/// fingerprint the library: direct evidence the replay's scores do not outweigh; among them the
-/// scores choose), then by score to a tenth of a percent, then the order of the variants.
+/// fingerprint the library or the libraries it leaves: direct evidence the replay's scores do
+/// not outweigh; among them the scores choose), then by score to a tenth of a percent, then the
+/// order of the variants.
 fn order(ranked: &mut [GroupRanked], declared: Declared<'_>) {
     // Scores are in 0..=1: the rounded value fits.
     #[allow(clippy::cast_possible_truncation)]

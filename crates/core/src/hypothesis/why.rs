@@ -48,9 +48,20 @@ pub(super) fn why(ranked: &[GroupRanked], i: usize, declared: Declared<'_>) -> S
     if let Some(next) = ranked.get(i + 1).filter(|n| reported(r) > reported(n)) {
         // Ranked above a variant of another library by what the group reports, whatever the
         // scores say.
+        let because = if reported(r) == 2 {
+            "the group reports its library and release".to_owned()
+        } else if declared.library.is_some() {
+            "the group reports its library (by lib-name or its CLIENT SETINFO fingerprint)"
+                .to_owned()
+        } else {
+            format!(
+                "the group's CLIENT SETINFO fingerprint fits only {}",
+                declared.candidates.join(" or ")
+            )
+        };
         let _ = write!(
             s,
-            "; above {} ({:.1} points {}) because the group reports its {}",
+            "; above {} ({:.1} points {}) because {because}",
             next.label,
             ((r.score - next.score) * 100.0).abs(),
             if r.score >= next.score {
@@ -58,11 +69,6 @@ pub(super) fn why(ranked: &[GroupRanked], i: usize, declared: Declared<'_>) -> S
             } else {
                 "behind"
             },
-            if reported(r) == 2 {
-                "library and release"
-            } else {
-                "library (by lib-name or its CLIENT SETINFO fingerprint)"
-            }
         );
     } else if let Some(next) = ranked.get(i + 1) {
         let mut diffs: Vec<(&str, f64, f64)> = METRICS
@@ -97,7 +103,7 @@ pub(super) fn why(ranked: &[GroupRanked], i: usize, declared: Declared<'_>) -> S
         }
     }
     if reported(r) == 2 {
-        s.push_str("; the group reports a release this model covers");
+        s.push_str("; the group reports (or its CLIENT SETINFO fingerprint names) a release this model covers");
     }
     s
 }

@@ -456,7 +456,17 @@ pub fn import(
                 if name == "redis_db_keys" {
                     labels.insert("db".to_owned(), "db0".to_owned());
                 }
-                (name, pts.iter().map(|(&t, &x)| (end(t), x)).collect())
+                // The first period's level also stands for its start, so that the period
+                // has an interval (a node whose counts begin a period later has no sample
+                // there otherwise).
+                let start = pts.iter().next().map(|(&t, &x)| (t, x));
+                (
+                    name,
+                    start
+                        .into_iter()
+                        .chain(pts.iter().map(|(&t, &x)| (end(t), x)))
+                        .collect(),
+                )
             }
             Some(Kind::Count) => {
                 let name = match q.metric.as_str() {

@@ -21,7 +21,7 @@ fn group_of(f: &Finding) -> Option<&str> {
 
 /// How much a finding's step can be the root cause: what the clients did (a group lost, a
 /// storm, a client that died) before what the cluster shows of it (an idle shard, coverage).
-fn rank(f: &Finding) -> Option<u8> {
+pub(super) fn rank(f: &Finding) -> Option<u8> {
     let client_side = match f.kind {
         FindingKind::ClientGroupLost
         | FindingKind::ClientGroupPaused

@@ -182,15 +182,21 @@ pub(super) fn tell(ctx: &Context<'_>, findings: &[Finding]) -> Story {
     }
 }
 
-/// Puts the finding the root cause rests on first (the root cause's own, or the first effect's
-/// when the root cause is a cluster event) and renumbers the story's references.
+/// Puts the finding the root cause rests on first (the root cause's own, or, when the root cause
+/// is a cluster event, its most telling effect's: a group's critical loss before a warning of
+/// churn, the earliest among equals) and renumbers the story's references.
 pub(super) fn lead_with_cause(story: &mut Story, findings: &mut Vec<Finding>) {
     let lead = story.root_cause().and_then(|s| s.finding).or_else(|| {
         story
             .steps
             .iter()
-            .find(|s| s.role == Role::Effect && s.finding.is_some())
-            .and_then(|s| s.finding)
+            .filter(|s| s.role == Role::Effect)
+            .filter_map(|s| {
+                let k = s.finding?;
+                Some((cause::rank(findings.get(k)?).unwrap_or(u8::MAX), s.at, k))
+            })
+            .min()
+            .map(|(_, _, k)| k)
     });
     let Some(k) = lead.filter(|&k| k > 0 && k < findings.len()) else {
         return;
