@@ -22,6 +22,7 @@ use std::fs::File;
 use std::io::{self, BufReader};
 use std::path::{Path, PathBuf};
 
+use slotscope_core::client_delta::ClientBase;
 use slotscope_core::reader::RecordingReader;
 use slotscope_core::recording::{
     Discovery, End, EndReason, GoneReason, Header, Line, NodeDiscovered, NodeGone, TopologySample,
@@ -315,6 +316,18 @@ pub fn cut(dir: &Path, from: TimeArg, to: TimeArg, out: &Path) -> Result<CutRepo
 }
 
 /// `FILE.tmp`, next to `FILE`.
+/// `l` as the output writes it: a client list as the changes since the node's previous one in
+/// the output when they are smaller (the reader gave it whole).
+fn encoded(clients: &mut BTreeMap<NodeAddr, ClientBase>, l: Line) -> Line {
+    match l {
+        Line::ClientList(s) => clients
+            .entry(s.node.addr.clone())
+            .or_default()
+            .line_for(s.t, s.node, s.clients),
+        other => other,
+    }
+}
+
 fn tmp_path(out: &Path) -> PathBuf {
     let mut name = out.as_os_str().to_owned();
     name.push(".tmp");
@@ -339,6 +352,7 @@ fn join(
         truncated: Vec::new(),
     };
     let mut state = State::default();
+    let mut clients: BTreeMap<NodeAddr, ClientBase> = BTreeMap::new();
     let mut began = false;
     let mut last_t = start;
     let mut last_reason = None;
@@ -405,7 +419,8 @@ fn join(
                             other => other,
                         };
                         last_t = last_t.max(l.time());
-                        sink.write_line(&l).map_err(write_err)?;
+                        sink.write_line(&encoded(&mut clients, l))
+                            .map_err(write_err)?;
                         report.lines += 1;
                     }
                 }
@@ -428,7 +443,8 @@ fn join(
             for l in group {
                 if l.time() <= to && state.apply(&l) {
                     last_t = last_t.max(l.time());
-                    sink.write_line(&l).map_err(write_err)?;
+                    sink.write_line(&encoded(&mut clients, l))
+                        .map_err(write_err)?;
                     report.lines += 1;
                 }
             }

@@ -56,8 +56,21 @@ pub struct Poller {
     conn: Option<Connection>,
     shards_unsupported: bool,
     multi_info_unsupported: bool,
-    polls: u64,
     client_list_every: u64,
+    /// Polls to go before the next `CLIENT LIST`.
+    client_list_wait: u64,
+}
+
+/// Connections a `CLIENT LIST` may list per poll round on average: a node whose last list was
+/// longer is asked every `ceil(n / 500)` rounds instead (5,000 connections: every 10th round),
+/// so a crowded node costs about as much as one with 500 connections asked every round.
+pub const CLIENT_LIST_ENTRIES_PER_ROUND: u64 = 500;
+
+/// Rounds between two `CLIENT LIST`s of a node whose last one listed `n` connections, with
+/// `every` rounds asked for.
+pub fn client_list_every(every: u64, n: usize) -> u64 {
+    let n = u64::try_from(n).unwrap_or(u64::MAX);
+    every.max(n.div_ceil(CLIENT_LIST_ENTRIES_PER_ROUND)).max(1)
 }
 
 impl Poller {
@@ -69,8 +82,8 @@ impl Poller {
             conn: None,
             shards_unsupported: false,
             multi_info_unsupported: false,
-            polls: 0,
             client_list_every: u64::from(client_list_every.max(1)),
+            client_list_wait: 0,
         }
     }
 
@@ -86,10 +99,19 @@ impl Poller {
 
     /// Polls the node once. Never fails: failures are part of the sample.
     pub async fn poll(&mut self) -> Sample {
-        let take_clients = self.polls % self.client_list_every == 0;
-        self.polls += 1;
+        let take_clients = self.client_list_wait == 0;
+        self.client_list_wait = self.client_list_wait.saturating_sub(1);
         match self.try_poll(take_clients).await {
-            Ok(sample) => sample,
+            Ok(sample) => {
+                if let Some(clients) = &sample.clients {
+                    self.client_list_wait =
+                        client_list_every(self.client_list_every, clients.len()) - 1;
+                } else if take_clients {
+                    // Not taken after all (the step failed): next poll again.
+                    self.client_list_wait = 0;
+                }
+                sample
+            }
             Err(e) => {
                 self.conn = None;
                 Sample {
@@ -433,6 +455,20 @@ mod tests {
         for argv in seen.iter() {
             assert_eq!(check_allowed(argv), Ok(()), "sent {names:?}");
         }
+    }
+
+    #[test]
+    fn a_crowded_node_is_asked_for_its_clients_less_often() {
+        assert_eq!(client_list_every(1, 0), 1);
+        assert_eq!(client_list_every(1, 500), 1);
+        assert_eq!(client_list_every(1, 501), 2);
+        assert_eq!(client_list_every(1, 5000), 10);
+        assert_eq!(
+            client_list_every(4, 800),
+            4,
+            "what was asked for, when larger"
+        );
+        assert_eq!(client_list_every(0, 0), 1);
     }
 
     #[tokio::test]

@@ -9,9 +9,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use slotscope_core::client_delta::ClientBase;
 use slotscope_core::recording::{
-    ClientListSample, End, EndReason, FailureKind, Header, InfoSample, Line, PollFailed, PollRound,
-    RecordOptions, TopologySample,
+    End, EndReason, FailureKind, Header, InfoSample, Line, PollFailed, PollRound, RecordOptions,
+    TopologySample,
 };
 use slotscope_core::topology::TopologyView;
 use slotscope_core::NodeAddr;
@@ -69,10 +70,12 @@ pub struct RecordStats {
     pub reason: EndReason,
 }
 
-/// A polled node's task, and the last topology it reported (recorded again only when it changes).
+/// A polled node's task, the last topology it reported (recorded again only when it changes) and
+/// its client list as the file has it (later ones are written as changes to it).
 struct NodeTask {
     tx: mpsc::Sender<u64>,
     last_view: Option<TopologyView>,
+    clients: ClientBase,
 }
 
 struct Report {
@@ -307,6 +310,7 @@ pub async fn record(
             }
             for task in nodes.values_mut() {
                 task.last_view = None;
+                task.clients.clear();
             }
             file_first_round = round;
             sink.flush()?;
@@ -374,7 +378,7 @@ fn write_sample(
         }))?;
     }
     if let Some(clients) = sample.clients {
-        sink.write_line(&Line::ClientList(ClientListSample { t, node, clients }))?;
+        sink.write_line(&task.clients.line_for(t, node, clients))?;
     }
     Ok(good)
 }
@@ -399,6 +403,7 @@ fn apply(
                     NodeTask {
                         tx,
                         last_view: None,
+                        clients: ClientBase::default(),
                     },
                 );
             }

@@ -127,7 +127,11 @@ pub struct Args {
     /// Overwrite FILE if it exists (by default an existing file is never touched).
     #[arg(long)]
     force: bool,
-    /// Take CLIENT LIST every N polls of a node (it is the largest reply on busy nodes).
+    /// Take CLIENT LIST every N polls of a node (it is the largest reply on busy nodes). A node
+    /// whose last list had n > 500 connections is asked every max(N, ceil(n / 500)) polls
+    /// (5,000 connections: every 10th); after a node's first list in a file, lists are written
+    /// as the changes since the previous one (client_list_delta lines: new or changed
+    /// connections whole, closed ones by id), which every reader rebuilds whole.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     client_list_every: u32,
     /// Connect with TLS (certificate verified against the Mozilla roots or --cacert).

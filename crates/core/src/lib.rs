@@ -35,6 +35,7 @@
 extern crate self as slotscope_core;
 pub mod analysis;
 pub mod census;
+pub mod client_delta;
 pub mod client_list;
 pub mod defect;
 pub mod evidence;

@@ -7,11 +7,14 @@
 //! names its line number and what was wrong; iteration continues after it so the caller decides
 //! whether to stop.
 
+use std::collections::BTreeMap;
 use std::io::{self, BufRead, BufReader, Read};
 
 use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
 
-use crate::recording::{Header, Line, SUPPORTED_SCHEMAS};
+use crate::client_delta::ClientBase;
+use crate::node::NodeAddr;
+use crate::recording::{ClientListSample, Header, Line, SUPPORTED_SCHEMAS};
 
 /// The four bytes a zstd frame starts with.
 pub const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
@@ -69,6 +72,8 @@ pub struct RecordingReader<R> {
     header: Option<Header>,
     truncated: Option<u64>,
     done: bool,
+    /// Each node's last client list, to rebuild the ones written as changes.
+    client_lists: BTreeMap<NodeAddr, ClientBase>,
 }
 
 impl RecordingReader<Box<dyn BufRead>> {
@@ -94,6 +99,7 @@ impl<R: BufRead> RecordingReader<R> {
             header: None,
             truncated: None,
             done: false,
+            client_lists: BTreeMap::new(),
         }
     }
 
@@ -201,7 +207,10 @@ impl<R: BufRead> RecordingReader<R> {
 impl<R: BufRead> Iterator for RecordingReader<R> {
     type Item = Result<(u64, Line), ReadError>;
 
-    /// The next event line with its line number; the header is read first if it was not yet.
+    /// The next event line with its line number; the header is read first if it was not yet. A
+    /// client list written as changes is given whole (a [`Line::ClientList`]); one that does not
+    /// fit the node's previous list is an error, and the node's lists read again from its next
+    /// whole one.
     fn next(&mut self) -> Option<Self::Item> {
         if self.header.is_none() && !self.done {
             if let Err(e) = self.header() {
@@ -213,6 +222,34 @@ impl<R: BufRead> Iterator for RecordingReader<R> {
                 line: self.line,
                 message: "a second header line inside the recording".into(),
             })),
+            Ok(Line::ClientList(s)) => {
+                self.client_lists
+                    .entry(s.node.addr.clone())
+                    .or_default()
+                    .reset(s.t, &s.clients);
+                Some(Ok((self.line, Line::ClientList(s))))
+            }
+            Ok(Line::ClientListDelta(d)) => {
+                let base = self.client_lists.entry(d.node.addr.clone()).or_default();
+                match base.apply(&d) {
+                    Ok(clients) => Some(Ok((
+                        self.line,
+                        Line::ClientList(ClientListSample {
+                            t: d.t,
+                            node: d.node,
+                            clients,
+                        }),
+                    ))),
+                    Err(e) => {
+                        // The node's lists read again from its next whole one.
+                        base.clear();
+                        Some(Err(ReadError::BadLine {
+                            line: self.line,
+                            message: e.to_string(),
+                        }))
+                    }
+                }
+            }
             Ok(line) => Some(Ok((self.line, line))),
             Err(e) => Some(Err(e)),
         }
@@ -253,6 +290,7 @@ fn parse_line(text: &[u8]) -> Result<Line, serde_json::Error> {
         "topology" => Line::Topology(serde_json::from_slice(text)?),
         "info" => Line::Info(serde_json::from_slice(text)?),
         "client_list" => Line::ClientList(serde_json::from_slice(text)?),
+        "client_list_delta" => Line::ClientListDelta(serde_json::from_slice(text)?),
         "poll_failed" => Line::PollFailed(serde_json::from_slice(text)?),
         "poll_round" => Line::PollRound(serde_json::from_slice(text)?),
         "annotation" => Line::Annotation(serde_json::from_slice(text)?),

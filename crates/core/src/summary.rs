@@ -263,6 +263,11 @@ impl SummaryBuilder {
                 self.summary.client_list_samples += 1;
                 self.node(&e.node, e.t).last_sample = Some(e.t);
             }
+            // The reader gives these whole, as `ClientList`; one pushed as it is counts alike.
+            Line::ClientListDelta(e) => {
+                self.summary.client_list_samples += 1;
+                self.node(&e.node, e.t).last_sample = Some(e.t);
+            }
             Line::PollFailed(e) => {
                 self.node(&e.node, e.t).failures += 1;
                 self.failures

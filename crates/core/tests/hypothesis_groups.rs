@@ -332,15 +332,17 @@ fn each_group_gets_its_own_best_variant_on_random_clusters() {
         assert_eq!(best(a).remap, None, "{what}: {:#?}", best(a));
         assert!(best(a).config.is_empty(), "{what}: {:#?}", best(a));
         // The variants of the model of the release the group reports come first, then the
-        // other models of its library, then the rest; by score within each.
+        // other models of its library, then the rest; within each, the remap the traffic shows
+        // first, then by score.
         let g = &grouped.groups[b];
         let level = |r: &slotscope_core::hypothesis::GroupRanked| {
+            let lands = u8::from(r.remap.is_some() && r.remap == g.remap_target);
             if Some(&r.model) == g.declared_model.as_ref() {
-                2
+                (2, lands)
             } else if r.model.split('@').next() == g.declared_library.as_deref() {
-                1
+                (1, lands)
             } else {
-                0
+                (0, lands)
             }
         };
         assert!(
@@ -352,7 +354,9 @@ fn each_group_gets_its_own_best_variant_on_random_clusters() {
         );
         assert!(
             !best(b).why.is_empty()
-                && (best(b).why.contains("beats") || best(b).why.contains("reports its library")),
+                && (best(b).why.contains("beats")
+                    || best(b).why.contains("reports its library")
+                    || best(b).why.contains("as a remap to it sends it")),
             "{what}: {}",
             best(b).why
         );

@@ -16,9 +16,9 @@ use slotscope_core::client_list::ClientEntry;
 use slotscope_core::info::{CommandStat, InfoReport, KeyspaceStat};
 use slotscope_core::reader::RecordingReader;
 use slotscope_core::recording::{
-    Annotation, ClientListSample, ConnEvent, Discovery, End, EndReason, FailureKind, GoneReason,
-    Header, InfoSample, Line, NodeDiscovered, NodeGone, PollFailed, PollRound, RecordOptions,
-    ReplyClass, TapCommand, TapConn, TopologySample, SCHEMA_VERSION,
+    Annotation, ClientListDelta, ClientListSample, ConnEvent, Discovery, End, EndReason,
+    FailureKind, GoneReason, Header, InfoSample, Line, NodeDiscovered, NodeGone, PollFailed,
+    PollRound, RecordOptions, ReplyClass, TapCommand, TapConn, TopologySample, SCHEMA_VERSION,
 };
 use slotscope_core::redirect::Redirect;
 use slotscope_core::topology::{
@@ -454,6 +454,28 @@ fn client_list() -> BoxedStrategy<Line> {
         .boxed()
 }
 
+/// A client list written as changes (the reader gives it whole, so it is not among [`event`]'s
+/// lines, whose reading back is compared line for line).
+fn client_list_delta() -> BoxedStrategy<Line> {
+    (
+        timestamp(),
+        timestamp(),
+        node_ref(),
+        vec(client_entry(), 0..4),
+        vec(any::<u64>(), 0..4),
+    )
+        .prop_map(|(t, since, node, changed, gone)| {
+            Line::ClientListDelta(ClientListDelta {
+                t,
+                node,
+                since,
+                changed,
+                gone,
+            })
+        })
+        .boxed()
+}
+
 fn poll_failed() -> BoxedStrategy<Line> {
     let kind = prop_oneof![
         Just(FailureKind::Timeout),
@@ -640,6 +662,7 @@ fn event() -> BoxedStrategy<Line> {
 fn any_line() -> BoxedStrategy<Line> {
     prop_oneof![
         1 => header_with(any::<u32>()).prop_map(Line::Header),
+        1 => client_list_delta(),
         9 => event(),
     ]
     .boxed()
@@ -655,6 +678,7 @@ fn tag(line: &Line) -> &'static str {
         Line::Topology(_) => "topology",
         Line::Info(_) => "info",
         Line::ClientList(_) => "client_list",
+        Line::ClientListDelta(_) => "client_list_delta",
         Line::PollFailed(_) => "poll_failed",
         Line::PollRound(_) => "poll_round",
         Line::Annotation(_) => "annotation",

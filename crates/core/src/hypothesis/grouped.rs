@@ -332,10 +332,12 @@ pub fn rank_groups(
                     why: String::new(),
                 })
                 .collect();
+            let remap_target = w.remap_target.as_ref().map(ToString::to_string);
             let declared = Declared {
                 model: w.declared_model.as_deref(),
                 library: w.declared_library.as_deref(),
                 candidates: &w.candidate_libraries,
+                remap: remap_target.as_deref(),
             };
             order(&mut ranked, declared);
             for i in 0..ranked.len() {
@@ -377,6 +379,9 @@ pub(super) struct Declared<'a> {
     pub(super) library: Option<&'a str>,
     /// `redis-py`, `go-redis` (empty when `library` is set or nothing is known).
     pub(super) candidates: &'a [String],
+    /// The node the group's traffic lands on as a remap to it would send it
+    /// ([`GroupWorkload::remap_target`](super::GroupWorkload::remap_target)).
+    pub(super) remap: Option<&'a str>,
 }
 
 impl Declared<'_> {
@@ -394,19 +399,29 @@ impl Declared<'_> {
             0
         }
     }
+
+    /// Whether a variant remapping to `remap` is the remap the group's traffic shows (`false`
+    /// for every variant when it shows none).
+    pub(super) fn lands(&self, remap: Option<&str>) -> bool {
+        self.remap.is_some() && remap == self.remap
+    }
 }
 
 /// Best first: the variants of the model covering the release the group reports, then those of
 /// its library (`CLIENT SETINFO` names the library and its version, or its rejection's
 /// fingerprint the library or the libraries it leaves: direct evidence the replay's scores do
-/// not outweigh; among them the scores choose), then by score to a tenth of a percent, then the
-/// order of the variants.
+/// not outweigh; among them the scores choose); within those, the variants remapping to the node
+/// the group's traffic lands on as a remap sends it (every command's first attempt on one node
+/// that rejects the slots it does not own: evidence of the remap whether or not the replay
+/// wedges as the client did within the window); then by score to a tenth of a percent, then
+/// the order of the variants.
 fn order(ranked: &mut [GroupRanked], declared: Declared<'_>) {
     // Scores are in 0..=1: the rounded value fits.
     #[allow(clippy::cast_possible_truncation)]
     let key = |r: &GroupRanked| {
         (
             declared.agreement(&r.model),
+            declared.lands(r.remap.as_deref()),
             (r.score * 1000.0).round() as i64,
         )
     };

@@ -70,6 +70,19 @@ pub(super) fn why(ranked: &[GroupRanked], i: usize, declared: Declared<'_>) -> S
                 "behind"
             },
         );
+    } else if let Some(next) = ranked.get(i + 1).filter(|n| {
+        declared.lands(r.remap.as_deref())
+            && !declared.lands(n.remap.as_deref())
+            && r.score < n.score
+    }) {
+        // Ranked above by where the group's traffic lands, though behind on score.
+        let _ = write!(
+            s,
+            "; above {} ({:.1} points behind) because every command's first attempt lands on {} as a remap to it sends it",
+            next.label,
+            (next.score - r.score) * 100.0,
+            declared.remap.unwrap_or("?")
+        );
     } else if let Some(next) = ranked.get(i + 1) {
         let mut diffs: Vec<(&str, f64, f64)> = METRICS
             .iter()

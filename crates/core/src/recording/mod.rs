@@ -98,6 +98,10 @@ pub enum Line {
     Info(InfoSample),
     /// A node's `CLIENT LIST` reply.
     ClientList(ClientListSample),
+    /// A node's `CLIENT LIST` reply written as the changes since its previous one (see
+    /// [`crate::client_delta`]); [`crate::reader::RecordingReader`] gives it as a whole
+    /// [`Line::ClientList`].
+    ClientListDelta(ClientListDelta),
     /// A poll of a node failed or timed out.
     PollFailed(PollFailed),
     /// One poll interval ended: how many nodes answered.
@@ -122,6 +126,7 @@ impl Line {
             Line::Topology(e) => e.t,
             Line::Info(e) => e.t,
             Line::ClientList(e) => e.t,
+            Line::ClientListDelta(e) => e.t,
             Line::PollFailed(e) => e.t,
             Line::PollRound(e) => e.t,
             Line::Annotation(e) => e.t,
@@ -132,13 +137,14 @@ impl Line {
     }
 
     /// Every `"type"` tag [`Line::kind`] gives, in the order of the variants.
-    pub const KINDS: [&'static str; 12] = [
+    pub const KINDS: [&'static str; 13] = [
         "header",
         "node_discovered",
         "node_gone",
         "topology",
         "info",
         "client_list",
+        "client_list_delta",
         "poll_failed",
         "poll_round",
         "annotation",
@@ -156,6 +162,7 @@ impl Line {
             Line::Topology(_) => "topology",
             Line::Info(_) => "info",
             Line::ClientList(_) => "client_list",
+            Line::ClientListDelta(_) => "client_list_delta",
             Line::PollFailed(_) => "poll_failed",
             Line::PollRound(_) => "poll_round",
             Line::Annotation(_) => "annotation",
@@ -253,6 +260,26 @@ pub struct ClientListSample {
     pub node: NodeRef,
     /// Every connection, with every field the server gives.
     pub clients: Vec<ClientEntry>,
+}
+
+/// A node's `CLIENT LIST` reply as the changes since the node's previous sample: the connections
+/// that are new or whose lasting fields changed (whole), and those that closed (by id). The
+/// others are as before, their `age` grown with the time that passed (see
+/// [`crate::client_delta`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClientListDelta {
+    /// When the reply arrived.
+    pub t: Timestamp,
+    /// The node.
+    pub node: NodeRef,
+    /// The time of the node's previous sample, which this one changes.
+    pub since: Timestamp,
+    /// Connections new since then, or whose lasting fields changed, with every field.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<ClientEntry>,
+    /// Ids of the connections closed since then.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gone: Vec<u64>,
 }
 
 /// What kind of failure a poll met.
