@@ -37,6 +37,8 @@ pub mod openmetrics;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::census::GroupKey;
+use crate::client_delta::ClientBase;
+use crate::client_list::ClientEntry;
 use crate::defect;
 use crate::metrics::{is_business_command, Metrics};
 use crate::node::NodeAddr;
@@ -88,6 +90,8 @@ pub struct Signals {
     metrics: Metrics,
     owns_slots: BTreeMap<NodeAddr, bool>,
     defective_groups: BTreeMap<NodeAddr, BTreeSet<GroupKey>>,
+    /// Each node's last client list, to read the ones written as changes.
+    client_lists: BTreeMap<NodeAddr, ClientBase>,
     rounds: u64,
     failures: BTreeMap<NodeAddr, u64>,
     failed_this_round: BTreeSet<NodeAddr>,
@@ -99,6 +103,16 @@ impl Signals {
     /// No lines yet.
     pub fn new() -> Signals {
         Signals::default()
+    }
+
+    /// Notes the client groups with a known defect in `node`'s client list.
+    fn client_list(&mut self, node: &NodeAddr, clients: &[ClientEntry]) {
+        let groups = clients
+            .iter()
+            .map(GroupKey::of)
+            .filter(|k| !known_defects(k).is_empty())
+            .collect();
+        self.defective_groups.insert(node.clone(), groups);
     }
 
     /// Folds one line the recorder wrote.
@@ -119,19 +133,25 @@ impl Signals {
                     .insert(s.node.addr.clone(), owns_slots(&s.view));
             }
             Line::ClientList(s) => {
-                let groups = s
-                    .clients
-                    .iter()
-                    .map(GroupKey::of)
-                    .filter(|k| !known_defects(k).is_empty())
-                    .collect();
-                self.defective_groups.insert(s.node.addr.clone(), groups);
+                self.client_lists
+                    .entry(s.node.addr.clone())
+                    .or_default()
+                    .reset(s.t, &s.clients);
+                self.client_list(&s.node.addr, &s.clients);
+            }
+            Line::ClientListDelta(d) => {
+                let base = self.client_lists.entry(d.node.addr.clone()).or_default();
+                match base.apply(d) {
+                    Ok(clients) => self.client_list(&d.node.addr, &clients),
+                    Err(_) => base.clear(),
+                }
             }
             Line::NodeGone(g) => {
                 let addr = &g.node.addr;
                 self.metrics.nodes.retain(|n| &n.addr != addr);
                 self.owns_slots.remove(addr);
                 self.defective_groups.remove(addr);
+                self.client_lists.remove(addr);
             }
             Line::PollFailed(f) => {
                 self.failed_this_round.insert(f.node.addr.clone());

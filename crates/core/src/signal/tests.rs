@@ -269,6 +269,44 @@ fn groups_with_a_known_defect_count_once_across_nodes() {
 }
 
 #[test]
+fn client_lists_written_as_changes_count_as_whole_ones() {
+    let mut s = Signals::new();
+    let whole = client_list(
+        7000,
+        &[("redis-py", "8.0.0", "api"), ("redis-py", "8.0.0", "api")],
+    );
+    let Line::ClientList(first) = &whole else {
+        panic!("a client list")
+    };
+    let mut base = crate::client_delta::ClientBase::default();
+    let first_line = base.line_for(first.t, first.node.clone(), first.clients.clone());
+    s.push(&first_line);
+    assert!(samples(&s.families(), "slotscope_client_groups_with_known_defect").is_empty());
+    // A redis-py 5.0.0 connection joins: a change to the list, not a whole one.
+    let Line::ClientList(next) = client_list(
+        7000,
+        &[
+            ("redis-py", "8.0.0", "api"),
+            ("redis-py", "8.0.0", "api"),
+            ("redis-py", "5.0.0", "api"),
+        ],
+    ) else {
+        panic!("a client list")
+    };
+    let delta = base.line_for(Timestamp(first.t.0 + 1000), next.node, next.clients);
+    assert!(matches!(delta, Line::ClientListDelta(_)), "{delta:?}");
+    s.push(&delta);
+    assert_eq!(
+        value(
+            &s.families(),
+            "slotscope_client_groups_with_known_defect",
+            &[("library", "redis-py"), ("version", "5.0.0")]
+        ),
+        Some(1.0)
+    );
+}
+
+#[test]
 fn poll_health_counts_rounds_failures_and_overruns() {
     let mut s = Signals::new();
     s.push(&json(
