@@ -22,7 +22,7 @@ use std::fs::File;
 use std::io::{self, BufReader};
 use std::path::{Path, PathBuf};
 
-use slotscope_core::client_delta::ClientBase;
+use slotscope_core::client_delta::ClientListWriter;
 use slotscope_core::reader::RecordingReader;
 use slotscope_core::recording::{
     Discovery, End, EndReason, GoneReason, Header, Line, NodeDiscovered, NodeGone, TopologySample,
@@ -318,7 +318,7 @@ pub fn cut(dir: &Path, from: TimeArg, to: TimeArg, out: &Path) -> Result<CutRepo
 /// `FILE.tmp`, next to `FILE`.
 /// `l` as the output writes it: a client list as the changes since the node's previous one in
 /// the output when they are smaller (the reader gave it whole).
-fn encoded(clients: &mut BTreeMap<NodeAddr, ClientBase>, l: Line) -> Line {
+fn encoded(clients: &mut BTreeMap<NodeAddr, ClientListWriter>, l: Line) -> Line {
     match l {
         Line::ClientList(s) => clients
             .entry(s.node.addr.clone())
@@ -352,7 +352,7 @@ fn join(
         truncated: Vec::new(),
     };
     let mut state = State::default();
-    let mut clients: BTreeMap<NodeAddr, ClientBase> = BTreeMap::new();
+    let mut clients: BTreeMap<NodeAddr, ClientListWriter> = BTreeMap::new();
     let mut began = false;
     let mut last_t = start;
     let mut last_reason = None;

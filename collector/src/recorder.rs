@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use slotscope_core::client_delta::ClientBase;
+use slotscope_core::client_delta::ClientListWriter;
 use slotscope_core::recording::{
     End, EndReason, FailureKind, Header, InfoSample, Line, PollFailed, PollRound, RecordOptions,
     TopologySample,
@@ -75,7 +75,7 @@ pub struct RecordStats {
 struct NodeTask {
     tx: mpsc::Sender<u64>,
     last_view: Option<TopologyView>,
-    clients: ClientBase,
+    clients: ClientListWriter,
 }
 
 struct Report {
@@ -403,7 +403,7 @@ fn apply(
                     NodeTask {
                         tx,
                         last_view: None,
-                        clients: ClientBase::default(),
+                        clients: ClientListWriter::default(),
                     },
                 );
             }

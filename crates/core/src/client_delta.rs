@@ -71,22 +71,12 @@ struct Carried {
     entry: ClientEntry,
 }
 
-/// A node's last client list as the reader rebuilds it (and as the writer knows the reader has
-/// it): each connection's entry as last written, and when the list was taken.
+/// A node's last client list as the reader rebuilds it: each connection's entry as last written,
+/// and when the list was taken.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClientBase {
     t: Option<Timestamp>,
     entries: BTreeMap<u64, Carried>,
-}
-
-/// Whether `a` and `b` say the same about a connection, apart from [`VOLATILE`] fields.
-pub fn same_lasting_fields(a: &ClientEntry, b: &ClientEntry) -> bool {
-    fn lasting(e: &ClientEntry) -> impl Iterator<Item = (&String, &String)> {
-        e.fields
-            .iter()
-            .filter(|(k, _)| !VOLATILE.contains(&k.as_str()))
-    }
-    lasting(a).eq(lasting(b))
 }
 
 /// `entry` with its `age` grown by the whole seconds from `from` to `to`.
@@ -100,12 +90,7 @@ fn aged(entry: &ClientEntry, from: Timestamp, to: Timestamp) -> ClientEntry {
 }
 
 impl ClientBase {
-    /// Whether a list of the node is known.
-    pub fn is_known(&self) -> bool {
-        self.t.is_some()
-    }
-
-    /// Forgets the node's list (the next one is written whole).
+    /// Forgets the node's list (a delta then needs a whole list first).
     pub fn clear(&mut self) {
         *self = ClientBase::default();
     }
@@ -127,45 +112,6 @@ impl ClientBase {
             .collect();
     }
 
-    /// The changes that turn this list into `clients`, taken at `t` from `node`; `None` when the
-    /// list is better written whole: no list is known, a connection has no id, or the changes
-    /// are not smaller than the list.
-    pub fn delta(
-        &self,
-        t: Timestamp,
-        node: &NodeRef,
-        clients: &[ClientEntry],
-    ) -> Option<ClientListDelta> {
-        let since = self.t?;
-        let mut changed = Vec::new();
-        let mut present = Vec::with_capacity(clients.len());
-        for e in clients {
-            let id = e.id()?;
-            present.push(id);
-            match self.entries.get(&id) {
-                Some(c) if same_lasting_fields(&c.entry, e) => {}
-                _ => changed.push(e.clone()),
-            }
-        }
-        present.sort_unstable();
-        let gone: Vec<u64> = self
-            .entries
-            .keys()
-            .copied()
-            .filter(|id| present.binary_search(id).is_err())
-            .collect();
-        if !clients.is_empty() && changed.len() + gone.len() >= clients.len() {
-            return None;
-        }
-        Some(ClientListDelta {
-            t,
-            node: node.clone(),
-            since,
-            changed,
-            gone,
-        })
-    }
-
     /// Applies `d` and gives the whole list it stands for, in id order.
     ///
     /// # Errors
@@ -181,7 +127,7 @@ impl ClientBase {
     }
 
     /// Moves on by `d` (as [`ClientBase::apply`], without building the list).
-    fn advance(&mut self, d: &ClientListDelta) -> Result<(), DeltaError> {
+    pub fn advance(&mut self, d: &ClientListDelta) -> Result<(), DeltaError> {
         let node = || d.node.addr.to_string();
         let Some(previous) = self.t else {
             return Err(DeltaError::NoBase { node: node() });
@@ -210,17 +156,91 @@ impl ClientBase {
         self.t = Some(d.t);
         Ok(())
     }
+}
 
-    /// The line that records `clients`, taken at `t` from `node`: the changes since this list
-    /// when they are smaller than the whole, else the whole list; this base moves on to it.
-    pub fn line_for(&mut self, t: Timestamp, node: NodeRef, clients: Vec<ClientEntry>) -> Line {
-        if let Some(d) = self.delta(t, &node, &clients) {
-            if self.advance(&d).is_ok() {
-                return Line::ClientListDelta(d);
-            }
+/// A 64-bit digest of what `e` says of its connection apart from the [`VOLATILE`] fields
+/// (FNV-1a over its lasting fields and values, in field order).
+pub fn lasting_digest(e: &ClientEntry) -> u64 {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0100_0000_01b3;
+    let mut h = OFFSET;
+    let mut eat = |bytes: &[u8]| {
+        for &b in bytes {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(PRIME);
         }
-        self.reset(t, &clients);
-        Line::ClientList(ClientListSample { t, node, clients })
+        // A separator no field name or value holds, so that ("ab", "c") and ("a", "bc") differ.
+        h ^= 0xff;
+        h = h.wrapping_mul(PRIME);
+    };
+    for (k, v) in e
+        .fields
+        .iter()
+        .filter(|(k, _)| !VOLATILE.contains(&k.as_str()))
+    {
+        eat(k.as_bytes());
+        eat(v.as_bytes());
+    }
+    h
+}
+
+/// What the writer keeps of a node's last client list: when it was taken and each connection's
+/// [`lasting_digest`] (a few bytes per connection, where the reader keeps whole entries).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClientListWriter {
+    t: Option<Timestamp>,
+    digests: BTreeMap<u64, u64>,
+}
+
+impl ClientListWriter {
+    /// Forgets the node's list (the next one is written whole: a new file).
+    pub fn clear(&mut self) {
+        *self = ClientListWriter::default();
+    }
+
+    /// The line that records `clients`, taken at `t` from `node`: the changes since the list
+    /// written before when they are smaller than the whole (connections new or changed, whole;
+    /// closed ones by id), else the whole list.
+    pub fn line_for(&mut self, t: Timestamp, node: NodeRef, clients: Vec<ClientEntry>) -> Line {
+        let digests: Option<BTreeMap<u64, u64>> = clients
+            .iter()
+            .map(|e| Some((e.id()?, lasting_digest(e))))
+            .collect();
+        let Some(digests) = digests else {
+            // A connection without an id cannot be carried: whole, and whole again next time.
+            self.clear();
+            return Line::ClientList(ClientListSample { t, node, clients });
+        };
+        let delta = self.t.and_then(|since| {
+            let gone: Vec<u64> = self
+                .digests
+                .keys()
+                .copied()
+                .filter(|id| !digests.contains_key(id))
+                .collect();
+            let changed: Vec<&ClientEntry> = clients
+                .iter()
+                .filter(|e| {
+                    e.id()
+                        .is_none_or(|id| self.digests.get(&id) != digests.get(&id))
+                })
+                .collect();
+            (clients.is_empty() || changed.len() + gone.len() < clients.len()).then(|| {
+                ClientListDelta {
+                    t,
+                    node: node.clone(),
+                    since,
+                    changed: changed.into_iter().cloned().collect(),
+                    gone,
+                }
+            })
+        });
+        self.t = Some(t);
+        self.digests = digests;
+        match delta {
+            Some(d) => Line::ClientListDelta(d),
+            None => Line::ClientList(ClientListSample { t, node, clients }),
+        }
     }
 }
 
@@ -240,17 +260,38 @@ mod tests {
         parse_client_list(text).unwrap()
     }
 
+    /// Writes `clients` at `t` and reads the line back through `reader`.
+    fn through(
+        writer: &mut ClientListWriter,
+        reader: &mut ClientBase,
+        t: Timestamp,
+        clients: Vec<ClientEntry>,
+    ) -> (Line, Vec<ClientEntry>) {
+        let line = writer.line_for(t, node(), clients);
+        let read = match &line {
+            Line::ClientList(s) => {
+                reader.reset(s.t, &s.clients);
+                s.clients.clone()
+            }
+            Line::ClientListDelta(d) => reader.apply(d).unwrap(),
+            other => panic!("{other:?}"),
+        };
+        (line, read)
+    }
+
     #[test]
     fn unchanged_connections_are_carried_with_their_age_grown() {
+        let (mut writer, mut reader) = (ClientListWriter::default(), ClientBase::default());
         let t0 = Timestamp(1_000_000);
         let first = list(
             "id=1 addr=10.0.0.9:1 name=api age=5 idle=0 cmd=get tot-mem=100\n\
              id=2 addr=10.0.0.9:2 name=api age=9 idle=1 cmd=set tot-mem=200\n",
         );
-        let mut writer = ClientBase::default();
-        assert!(writer.delta(t0, &node(), &first).is_none(), "no base yet");
-        writer.reset(t0, &first);
-        let mut reader = writer.clone();
+        let (line, _) = through(&mut writer, &mut reader, t0, first);
+        assert!(
+            matches!(line, Line::ClientList(_)),
+            "the first list is whole"
+        );
         // 3 s later: 1 unchanged but for volatile fields, 2 ran another command, 3 is new.
         let t1 = Timestamp(t0.0 + 3_000);
         let second = list(
@@ -258,12 +299,14 @@ mod tests {
              id=2 addr=10.0.0.9:2 name=api age=12 idle=0 cmd=zadd tot-mem=200\n\
              id=3 addr=10.0.0.9:3 name=api age=0 idle=0 cmd=hello tot-mem=50\n",
         );
-        let d = writer.delta(t1, &node(), &second).expect("a delta");
+        let (line, rebuilt) = through(&mut writer, &mut reader, t1, second);
+        let Line::ClientListDelta(d) = &line else {
+            panic!("a delta: {line:?}")
+        };
         assert_eq!(d.since, t0);
         let ids: Vec<_> = d.changed.iter().filter_map(ClientEntry::id).collect();
         assert_eq!(ids, [2, 3]);
         assert!(d.gone.is_empty());
-        let rebuilt = reader.apply(&d).unwrap();
         assert_eq!(rebuilt.len(), 3);
         assert_eq!(rebuilt[0].age_secs(), Some(8), "5 s grown by 3");
         assert_eq!(
@@ -272,33 +315,44 @@ mod tests {
             "volatile: as last written"
         );
         assert_eq!(rebuilt[1].cmd(), Some("zadd"));
-        // 1 closes.
-        writer.apply(&d).unwrap();
-        let t2 = Timestamp(t1.0 + 1_000);
+        // 1 closes, 4 opens.
         let third = list(
             "id=2 addr=10.0.0.9:2 name=api age=13 idle=0 cmd=zadd tot-mem=200\n\
              id=3 addr=10.0.0.9:3 name=api age=1 idle=0 cmd=hello tot-mem=50\n\
              id=4 addr=10.0.0.9:4 name=api age=0 idle=0 cmd=hello tot-mem=50\n",
         );
-        let d = writer.delta(t2, &node(), &third).expect("a delta");
+        let (line, rebuilt) = through(&mut writer, &mut reader, Timestamp(t1.0 + 1_000), third);
+        let Line::ClientListDelta(d) = &line else {
+            panic!("a delta: {line:?}")
+        };
         assert_eq!(d.gone, [1]);
-        let rebuilt = reader.apply(&d).unwrap();
         let ids: Vec<_> = rebuilt.iter().filter_map(ClientEntry::id).collect();
         assert_eq!(ids, [2, 3, 4]);
     }
 
     #[test]
-    fn a_list_mostly_changed_is_written_whole() {
-        let t0 = Timestamp(0);
-        let mut b = ClientBase::default();
-        b.reset(
-            t0,
-            &list("id=1 addr=a:1 cmd=get age=1\nid=2 addr=a:2 cmd=get age=1\n"),
-        );
+    fn a_list_mostly_changed_or_without_ids_is_written_whole() {
+        let mut w = ClientListWriter::default();
+        let whole = |l: &Line| matches!(l, Line::ClientList(_));
+        let first = list("id=1 addr=a:1 cmd=get age=1\nid=2 addr=a:2 cmd=get age=1\n");
+        assert!(whole(&w.line_for(Timestamp(0), node(), first)));
         let next = list("id=3 addr=a:3 cmd=get age=0\nid=4 addr=a:4 cmd=get age=0\n");
-        assert!(b.delta(Timestamp(1000), &node(), &next).is_none());
+        assert!(whole(&w.line_for(Timestamp(1000), node(), next.clone())));
         let no_id = list("addr=a:1 cmd=get age=1\n");
-        assert!(b.delta(Timestamp(1000), &node(), &no_id).is_none());
+        assert!(whole(&w.line_for(Timestamp(2000), node(), no_id)));
+        assert!(
+            whole(&w.line_for(Timestamp(3000), node(), next)),
+            "and whole after it"
+        );
+    }
+
+    #[test]
+    fn the_digest_sees_lasting_fields_only() {
+        let a = &list("id=1 addr=a:1 name=x cmd=get age=1 idle=4\n")[0];
+        let b = &list("id=1 addr=a:1 name=x cmd=get age=9 idle=0\n")[0];
+        let c = &list("id=1 addr=a:1 name=xc md=get age=1 idle=4\n")[0];
+        assert_eq!(lasting_digest(a), lasting_digest(b));
+        assert_ne!(lasting_digest(a), lasting_digest(c));
     }
 
     #[test]

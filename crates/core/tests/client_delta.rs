@@ -1,6 +1,6 @@
 //! Client lists written as changes (`client_list_delta`) read back whole: drawn sequences of
 //! `CLIENT LIST` replies of a few nodes (connections that open, close, change name or command,
-//! volatile fields that move every time) go through the writer's choice ([`ClientBase::line_for`])
+//! volatile fields that move every time) go through the writer's choice ([`ClientListWriter::line_for`])
 //! and the JSON text of a recording, and [`RecordingReader`] gives every list back as it was,
 //! apart from the volatile fields of the connections carried over.
 
@@ -13,7 +13,7 @@ use std::io::Cursor;
 
 use proptest::prelude::*;
 
-use slotscope_core::client_delta::{ClientBase, VOLATILE};
+use slotscope_core::client_delta::{ClientListWriter, VOLATILE};
 use slotscope_core::client_list::ClientEntry;
 use slotscope_core::reader::RecordingReader;
 use slotscope_core::recording::Line;
@@ -94,7 +94,7 @@ proptest! {
         const CMDS: [&str; 3] = ["get", "zadd", "hello"];
         let mut text = Line::Header(common::header()).to_json() + "\n";
         let mut written: Vec<Vec<ClientEntry>> = Vec::new();
-        let mut bases = vec![ClientBase::default(); nodes];
+        let mut bases = vec![ClientListWriter::default(); nodes];
         let mut conns: Vec<Vec<Conn>> = vec![Vec::new(); nodes];
         let mut next_id = 1u64;
         let mut t = common::T0;
@@ -161,7 +161,7 @@ fn a_steady_list_costs_a_few_bytes_a_poll() {
             cmd: "get",
         })
         .collect();
-    let mut base = ClientBase::default();
+    let mut base = ClientListWriter::default();
     let mut sizes = Vec::new();
     for k in 0..10u64 {
         let t = common::T0 + k * 1000;

@@ -278,7 +278,7 @@ fn client_lists_written_as_changes_count_as_whole_ones() {
     let Line::ClientList(first) = &whole else {
         panic!("a client list")
     };
-    let mut base = crate::client_delta::ClientBase::default();
+    let mut base = crate::client_delta::ClientListWriter::default();
     let first_line = base.line_for(first.t, first.node.clone(), first.clients.clone());
     s.push(&first_line);
     assert!(samples(&s.families(), "slotscope_client_groups_with_known_defect").is_empty());
