@@ -18,6 +18,7 @@ mod evidence_link;
 #[cfg(test)]
 mod fixture;
 mod fleet;
+mod idle_by_keys;
 mod idle_shard;
 mod kills;
 mod lost_group;
@@ -60,6 +61,7 @@ trait Detector {
 /// importance keep this order (the final sort is stable).
 const DETECTORS: &[&dyn Detector] = &[
     &idle_shard::IdleShard,
+    &idle_by_keys::IdleByKeys,
     &lost_group::LostGroup,
     &short_lived::ShortLived,
     &redirects::Redirects,
@@ -369,6 +371,7 @@ mod tests {
             [
                 "shard traffic",
                 "idle shard",
+                "idle shard by keys",
                 "lost client group",
                 "short-lived clients",
                 "redirects",

@@ -19,24 +19,36 @@ fn group_of(f: &Finding) -> Option<&str> {
     }
 }
 
-/// How much a finding's step can be the root cause: what the clients did (a group lost, a
-/// storm, a client that died) before what the cluster shows of it (an idle shard, coverage).
+/// What a finding says the clients did: lost for good (a group lost, a storm, a client that
+/// died), a pause they came back from, or nothing (what the cluster shows of it: an idle shard,
+/// coverage, churn).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ClientSide {
+    Lasting,
+    Recovered,
+    No,
+}
+
+/// How much a finding's step can be the root cause: what the clients lost for good before a
+/// pause they came back from (both critical: a stall hurts every group, the one that never
+/// recovered tells the incident), before what the cluster shows of it.
 pub(super) fn rank(f: &Finding) -> Option<u8> {
     let client_side = match f.kind {
         FindingKind::ClientGroupLost
-        | FindingKind::ClientGroupPaused
         | FindingKind::RedirectStorm
-        | FindingKind::ShortLivedClients => true,
+        | FindingKind::ShortLivedClients => ClientSide::Lasting,
+        FindingKind::ClientGroupPaused => ClientSide::Recovered,
         FindingKind::IdleShard
         | FindingKind::SlotCoverage
         | FindingKind::ConnectionChurn
         | FindingKind::RedirectsDecayed
-        | FindingKind::KnownClientDefect => false,
+        | FindingKind::KnownClientDefect => ClientSide::No,
     };
     match (f.severity, client_side) {
-        (Severity::Critical, true) => Some(0),
-        (Severity::Critical, false) => Some(1),
-        (Severity::Warning, true) => Some(2),
+        (Severity::Critical, ClientSide::Lasting) => Some(0),
+        (Severity::Critical, ClientSide::Recovered) => Some(1),
+        (Severity::Critical, ClientSide::No) => Some(2),
+        (Severity::Warning, ClientSide::Lasting | ClientSide::Recovered) => Some(3),
         _ => None,
     }
 }
@@ -127,5 +139,42 @@ pub(super) fn mark(steps: &mut [Step], findings: &[Finding], interval_ms: u64) {
     }
     if cause != primary && steps[primary].role == Role::Context {
         steps[primary].role = Role::Effect;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::TimeSpan;
+
+    fn finding(kind: FindingKind, severity: Severity) -> Finding {
+        Finding {
+            kind,
+            severity,
+            span: TimeSpan::new(Timestamp(0), Timestamp(1)),
+            title: String::new(),
+            explanation: String::new(),
+            numbers: std::collections::BTreeMap::new(),
+            node: None,
+            attribution: None,
+            context: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_lasting_loss_outranks_a_recovered_pause_which_outranks_the_clusters_view() {
+        let r = |k, s| rank(&finding(k, s));
+        let lost = r(FindingKind::ClientGroupLost, Severity::Critical);
+        let paused = r(FindingKind::ClientGroupPaused, Severity::Critical);
+        let idle = r(FindingKind::IdleShard, Severity::Critical);
+        let churn = r(FindingKind::ConnectionChurn, Severity::Warning);
+        assert!(
+            lost < paused && paused < idle,
+            "{lost:?} {paused:?} {idle:?}"
+        );
+        assert_eq!(r(FindingKind::ShortLivedClients, Severity::Critical), lost);
+        assert_eq!(r(FindingKind::RedirectStorm, Severity::Critical), lost);
+        assert!(idle < r(FindingKind::ClientGroupPaused, Severity::Warning));
+        assert_eq!(churn, None, "churn is never the root cause");
     }
 }

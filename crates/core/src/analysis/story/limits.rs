@@ -84,8 +84,9 @@ pub(super) fn limits(
     let mut out = Vec::new();
     if let Some(source) = &ctx.summary.header.source {
         out.push(format!(
-            "{IMPORTED_TEXT_START} ({source}): no topology and no CLIENT LIST, so no slot moves, no \
-             idle shard by slots and no client groups; rates are averaged over each step."
+            "{IMPORTED_TEXT_START} ({source}): no topology and no CLIENT LIST, so no slot moves and \
+             no client groups, and an idle shard only from the keys a node gained; rates are \
+             averaged over each step."
         ));
     }
     if let Some(m) = ctx
