@@ -15,12 +15,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use slotscope_core::info::InfoReport;
+use slotscope_core::{Slot, SlotRange};
 use slotscope_tests::matrix::app::{App, AppSettings};
 use slotscope_tests::matrix::live::now_ms;
 use slotscope_tests::port::free_port;
 use slotscope_tests::python::REDIS_PY_8_0_0;
 use slotscope_tests::started::Started;
-use slotscope_tests::{run_slotscope, Cluster, ClusterOptions, ServerKind};
+use slotscope_tests::{run_slotscope, Cluster, ClusterOptions, Load, LoadOptions, ServerKind};
 use tempfile::TempDir;
 
 /// Seconds the application schedules commands: a storm counts as sustained from 30 s.
@@ -74,15 +75,15 @@ fn commandstats(cluster: &Cluster, i: usize) -> InfoReport {
     InfoReport::parse(&text).expect("INFO parses")
 }
 
-#[test]
-fn prometheus_alone_finds_the_remapped_storm_at_the_servers_share() {
+/// One `prometheus-redis-exporter` per node of `cluster` and a Prometheus scraping them every
+/// second, all on 127.0.0.1 with their files under `dir`; returns Prometheus's port once every
+/// exporter is scraped, and the processes (ended, by PID, when dropped).
+fn metric_stack(cluster: &Cluster, dir: &Path) -> (u16, Started) {
     let prometheus = tool("prometheus");
     let exporter = tool("prometheus-redis-exporter");
-    let cluster = Cluster::start(ServerKind::Redis, 3, ClusterOptions::default());
-    let dir = TempDir::new().expect("a temporary directory");
     let mut started = Started(Vec::new());
     let mut targets = String::new();
-    for i in 0..3 {
+    for i in 0..cluster.len() {
         let port = free_port();
         let addr = cluster.addr(i).to_string();
         started.0.push(spawn(
@@ -92,13 +93,13 @@ fn prometheus_alone_finds_the_remapped_storm_at_the_servers_share() {
                 "--web.listen-address",
                 &format!("127.0.0.1:{port}"),
             ]),
-            &dir.path().join(format!("exporter-{i}.log")),
+            &dir.join(format!("exporter-{i}.log")),
         ));
         targets.push_str(&format!(
             "      - targets: ['127.0.0.1:{port}']\n        labels: {{addr: '{addr}'}}\n"
         ));
     }
-    let config = dir.path().join("prometheus.yml");
+    let config = dir.join("prometheus.yml");
     std::fs::write(
         &config,
         format!(
@@ -110,22 +111,59 @@ fn prometheus_alone_finds_the_remapped_storm_at_the_servers_share() {
     started.0.push(spawn(
         Command::new(&prometheus).args([
             &format!("--config.file={}", config.display()),
-            &format!("--storage.tsdb.path={}", dir.path().join("data").display()),
+            &format!("--storage.tsdb.path={}", dir.join("data").display()),
             &format!("--web.listen-address=127.0.0.1:{prom_port}"),
         ]),
-        &dir.path().join("prometheus.log"),
+        &dir.join("prometheus.log"),
     ));
-    // Every exporter scraped: three series of redis_connected_clients.
+    // Every exporter scraped: one series of redis_connected_clients each.
     wait_until(
-        "Prometheus scraping the three exporters",
+        "Prometheus scraping every exporter",
         Duration::from_secs(60),
         || {
             http_get(prom_port, "/api/v1/query?query=redis_connected_clients")
                 .and_then(|(_, b)| serde_json::from_str::<Value>(&b).ok())
                 .and_then(|v| v["data"]["result"].as_array().map(Vec::len))
-                == Some(3)
+                == Some(cluster.len())
         },
     );
+    (prom_port, started)
+}
+
+/// `slotscope import-metrics --prometheus` of `from`..`to` at 1 s into `out`, then `analyze` of
+/// it as JSON.
+fn import_and_analyze(prom_port: u16, from: u64, to: u64, out: &Path) -> Value {
+    let url = format!("http://127.0.0.1:{prom_port}");
+    let o = run_slotscope(&[
+        "import-metrics",
+        "--prometheus",
+        &url,
+        "--from",
+        &from.to_string(),
+        "--to",
+        &to.to_string(),
+        "--step",
+        "1s",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "import-metrics failed: {stderr}");
+    println!("{}{stderr}", String::from_utf8_lossy(&o.stdout));
+    let a = run_slotscope(&["analyze", "--format", "json", out.to_str().unwrap()]);
+    assert!(
+        a.status.success(),
+        "analyze failed: {}",
+        String::from_utf8_lossy(&a.stderr)
+    );
+    serde_json::from_slice(&a.stdout).expect("analyze prints JSON")
+}
+
+#[test]
+fn prometheus_alone_finds_the_remapped_storm_at_the_servers_share() {
+    let cluster = Cluster::start(ServerKind::Redis, 3, ClusterOptions::default());
+    let dir = TempDir::new().expect("a temporary directory");
+    let (prom_port, _started) = metric_stack(&cluster, dir.path());
     let from = now_ms();
     sleep(Duration::from_secs(2));
     let seed = now_ms();
@@ -170,31 +208,7 @@ fn prometheus_alone_finds_the_remapped_storm_at_the_servers_share() {
     assert!(rejected > 0, "the remapped application met MOVED");
 
     let out = dir.path().join("imported.jsonl");
-    let url = format!("http://127.0.0.1:{prom_port}");
-    let o = run_slotscope(&[
-        "import-metrics",
-        "--prometheus",
-        &url,
-        "--from",
-        &from.to_string(),
-        "--to",
-        &to.to_string(),
-        "--step",
-        "1s",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "import-metrics failed: {stderr}");
-    println!("{}{stderr}", String::from_utf8_lossy(&o.stdout));
-
-    let a = run_slotscope(&["analyze", "--format", "json", out.to_str().unwrap()]);
-    assert!(
-        a.status.success(),
-        "analyze failed: {}",
-        String::from_utf8_lossy(&a.stderr)
-    );
-    let v: Value = serde_json::from_slice(&a.stdout).expect("analyze prints JSON");
+    let v = import_and_analyze(prom_port, from, to, &out);
     let findings = v["findings"].as_array().expect("findings");
     let kinds: Vec<&str> = findings.iter().filter_map(|f| f["kind"].as_str()).collect();
     println!("findings: {kinds:?}");
@@ -239,6 +253,93 @@ fn prometheus_alone_finds_the_remapped_storm_at_the_servers_share() {
     let limits = v["story"]["limits"].to_string();
     assert!(limits.contains("Imported from metrics"), "{limits}");
     assert!(limits.contains("no topology"), "{limits}");
+}
+
+fn slots(first: u16, last: u16) -> SlotRange {
+    SlotRange::new(Slot::new(first).unwrap(), Slot::new(last).unwrap()).unwrap()
+}
+
+/// A scale-out seen through the metric stack alone: a fourth, empty master joins, 6,000 keys are
+/// written over the whole keyspace, then half of master 2's slots move from master 2 to it while a load keeps
+/// writing. With `all_slots`, the load writes every slot (a client that follows the move, so the
+/// new node gets its share); without, only slots of master 0 (the new node gets nothing while the
+/// cluster serves). The recording imported from Prometheus has no topology: the idle shard is
+/// found, or not, from the keys the new node gained.
+fn scale_out_through_prometheus(all_slots: bool) {
+    let mut cluster = Cluster::start(ServerKind::Redis, 3, ClusterOptions::default());
+    let new = cluster.add_master();
+    let dir = TempDir::new().expect("a temporary directory");
+    let (prom_port, _started) = metric_stack(&cluster, dir.path());
+    let mut router = cluster.router();
+    for n in 0..6000 {
+        let key = format!("scale:{n}");
+        router.cmd_key(key.as_bytes(), &["SET", &key, "v"]).unwrap();
+    }
+    sleep(Duration::from_secs(2));
+    let from = now_ms();
+    let load = Load::start(
+        &cluster,
+        LoadOptions {
+            prefix: "load:".to_owned(),
+            max_ops: 20_000,
+            max_duration: Duration::from_secs(40),
+            slots: (!all_slots).then(|| slots(0, 5000)),
+            interval: Duration::from_millis(5),
+            ..LoadOptions::default()
+        },
+    );
+    sleep(Duration::from_secs(5));
+    // Master 2 owns 10923–16383: half of its slots move to the new master.
+    let moved = slots(10923, 13653);
+    cluster.migrate_slots(moved, 2, new);
+    cluster.wait_converged();
+    sleep(Duration::from_secs(10));
+    let report = load.stop();
+    println!(
+        "load: {} written, {} MOVED, {} errors",
+        report.ok, report.moved, report.errors
+    );
+    sleep(Duration::from_secs(3));
+    let to = now_ms();
+    let out = dir.path().join("imported.jsonl");
+    let v = import_and_analyze(prom_port, from, to, &out);
+    let findings = v["findings"].as_array().expect("findings");
+    let idle: Vec<&Value> = findings
+        .iter()
+        .filter(|f| f["kind"] == "idle_shard")
+        .collect();
+    println!(
+        "idle shards: {}",
+        serde_json::to_string_pretty(&idle).unwrap()
+    );
+    let new_addr = cluster.addr(new).to_string();
+    if all_slots {
+        assert!(
+            idle.iter().all(|f| f["node"] != new_addr.as_str()),
+            "the new master got its share, yet: {idle:?}"
+        );
+    } else {
+        let f = idle
+            .iter()
+            .find(|f| f["node"] == new_addr.as_str())
+            .unwrap_or_else(|| panic!("no idle shard on the new master {new_addr}: {findings:?}"));
+        assert_eq!(f["severity"], "critical");
+        assert!(f["numbers"]["keys"].as_f64().unwrap() > 100.0, "{f}");
+        assert!(
+            f["numbers"]["commands_per_sec"].as_f64().unwrap() < 1.0,
+            "{f}"
+        );
+    }
+}
+
+#[test]
+fn prometheus_alone_finds_a_new_shard_left_idle_by_its_keys() {
+    scale_out_through_prometheus(false);
+}
+
+#[test]
+fn prometheus_alone_finds_no_idle_shard_when_clients_follow_the_move() {
+    scale_out_through_prometheus(true);
 }
 
 /// Bad input exits with status 2 and leaves neither FILE nor FILE.tmp: an `"status":"error"` body
