@@ -6,7 +6,9 @@
 //! masters that serve no GET as idle shards. A real Prometheus 2.42 (Debian's package, installed
 //! by scripts/setup) scraping `/metrics` with the shipped alert rules fires `SlotscopeMovedStorm`
 //! for that node and command and `SlotscopeConnectionChurn` for the churned node. On Valkey 8.1,
-//! clients that say `CLIENT SETINFO` redis-py 5.0.0 count as one group with a known defect.
+//! clients that say `CLIENT SETINFO` redis-py 5.0.0 count as one group with a known defect, and
+//! on a scale-out whose new master gets nothing `SlotscopeIdleShard` fires for it and
+//! `SlotscopeKnownDefectClient` for the defective group.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -22,7 +24,9 @@ use serde_json::Value;
 use slotscope_core::Slot;
 use slotscope_tests::port::free_port;
 use slotscope_tests::started::Started;
-use slotscope_tests::{run_slotscope, Client, Cluster, ClusterOptions, Recorder, ServerKind};
+use slotscope_tests::{
+    run_slotscope, Client, Cluster, ClusterOptions, Load, LoadOptions, Recorder, ServerKind,
+};
 use tempfile::TempDir;
 
 /// Commands per batch the client sends to one node; `wrong` of them are for another node's key.
@@ -74,6 +78,75 @@ fn keys(cluster: &Cluster, i: usize) -> (String, String) {
         .find(|k| owner(k).is_some_and(|o| o != i))
         .unwrap();
     (right, wrong)
+}
+
+/// A Prometheus 2.42 on 127.0.0.1 scraping `target` every second with the shipped rules (their
+/// `for:` shortened to 5 s so a test does not wait minutes; the expressions are the shipped
+/// ones), its files under `dir`: its port, and the process (ended, by PID, when dropped).
+fn prometheus_with_rules(dir: &Path, target: &str) -> (u16, Started) {
+    let rules = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/prometheus/slotscope.rules.yml"),
+    )
+    .expect("the shipped rules");
+    let rules = rules
+        .replace("for: 1m", "for: 5s")
+        .replace("for: 2m", "for: 5s");
+    std::fs::write(dir.join("rules.yml"), rules).unwrap();
+    let config = dir.join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global: {{scrape_interval: 1s, scrape_timeout: 900ms, evaluation_interval: 1s}}\n\
+             rule_files: ['{}']\n\
+             scrape_configs:\n  - job_name: slotscope\n    static_configs:\n      - targets: ['{target}']\n",
+            dir.join("rules.yml").display()
+        ),
+    )
+    .unwrap();
+    let prom_port = free_port();
+    let log = File::create(dir.join("prometheus.log")).unwrap();
+    let mut started = Started(Vec::new());
+    started.0.push(
+        Command::new("nice")
+            .args([
+                "-n",
+                "19",
+                "prometheus",
+                &format!("--config.file={}", config.display()),
+                &format!("--storage.tsdb.path={}", dir.join("data").display()),
+                &format!("--web.listen-address=127.0.0.1:{prom_port}"),
+            ])
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("start prometheus"),
+    );
+    (prom_port, started)
+}
+
+/// Waits (at most `limit`) until Prometheus on `prom_port` has alert `name` firing with labels
+/// `matches` accepts; prints how long it took and returns every alert then.
+fn wait_alert(
+    prom_port: u16,
+    name: &str,
+    limit: Duration,
+    matches: impl Fn(&Value) -> bool,
+) -> Vec<Value> {
+    let start = Instant::now();
+    let mut alerts = Vec::new();
+    wait_until(&format!("{name} firing in Prometheus"), limit, || {
+        let Some((200, _, body)) = http_get(prom_port, "/api/v1/alerts") else {
+            return false;
+        };
+        let v: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+        alerts = v["data"]["alerts"].as_array().cloned().unwrap_or_default();
+        alerts
+            .iter()
+            .any(|a| a["labels"]["alertname"] == name && a["state"] == "firing" && matches(a))
+    });
+    println!("{name} firing after {:.1} s", start.elapsed().as_secs_f64());
+    alerts
 }
 
 #[test]
@@ -279,92 +352,22 @@ fn signals_are_served_and_a_real_prometheus_fires_the_alerts() {
     // A real Prometheus scraping /metrics every second, with the shipped rules (their `for:`
     // shortened to 5 s so the test does not wait minutes; the expressions are the shipped ones).
     if has("prometheus") {
-        let rules = std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/prometheus/slotscope.rules.yml"),
-        )
-        .expect("the shipped rules");
-        let rules = rules
-            .replace("for: 1m", "for: 5s")
-            .replace("for: 2m", "for: 5s");
-        std::fs::write(dir.path().join("rules.yml"), rules).unwrap();
-        let config = dir.path().join("prometheus.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "global: {{scrape_interval: 1s, scrape_timeout: 900ms, evaluation_interval: 1s}}\n\
-                 rule_files: ['{}']\n\
-                 scrape_configs:\n  - job_name: slotscope\n    static_configs:\n      - targets: ['{listen}']\n",
-                dir.path().join("rules.yml").display()
-            ),
-        )
-        .unwrap();
-        let prom_port = free_port();
-        let log = File::create(dir.path().join("prometheus.log")).unwrap();
-        let mut started = Started(Vec::new());
-        started.0.push(
-            Command::new("nice")
-                .args([
-                    "-n",
-                    "19",
-                    "prometheus",
-                    &format!("--config.file={}", config.display()),
-                    &format!("--storage.tsdb.path={}", dir.path().join("data").display()),
-                    &format!("--web.listen-address=127.0.0.1:{prom_port}"),
-                ])
-                .stdin(Stdio::null())
-                .stdout(log.try_clone().unwrap())
-                .stderr(log)
-                .spawn()
-                .expect("start prometheus"),
-        );
-        let start = Instant::now();
-        let mut alerts = Value::Null;
-        wait_until(
-            "SlotscopeMovedStorm firing in Prometheus",
+        let (prom_port, _started) = prometheus_with_rules(dir.path(), &listen);
+        wait_alert(
+            prom_port,
+            "SlotscopeMovedStorm",
             Duration::from_secs(60),
-            || {
-                let Some((200, _, body)) = http_get(prom_port, "/api/v1/alerts") else {
-                    return false;
-                };
-                alerts = serde_json::from_str(&body).unwrap_or(Value::Null);
-                alerts["data"]["alerts"].as_array().is_some_and(|a| {
-                    a.iter().any(|a| {
-                        a["labels"]["alertname"] == "SlotscopeMovedStorm"
-                            && a["labels"]["node"] == addr.as_str()
-                            && a["labels"]["cmd"] == "get"
-                            && a["state"] == "firing"
-                    })
-                })
-            },
-        );
-        println!(
-            "SlotscopeMovedStorm firing for {addr} get after {:.1} s",
-            start.elapsed().as_secs_f64()
+            |a| a["labels"]["node"] == addr.as_str() && a["labels"]["cmd"] == "get",
         );
         let churn_label = cluster.addr(churn_node).to_string();
-        wait_until(
-            "SlotscopeConnectionChurn firing in Prometheus",
+        let alerts = wait_alert(
+            prom_port,
+            "SlotscopeConnectionChurn",
             Duration::from_secs(30),
-            || {
-                let Some((200, _, body)) = http_get(prom_port, "/api/v1/alerts") else {
-                    return false;
-                };
-                alerts = serde_json::from_str(&body).unwrap_or(Value::Null);
-                alerts["data"]["alerts"].as_array().is_some_and(|a| {
-                    a.iter().any(|a| {
-                        a["labels"]["alertname"] == "SlotscopeConnectionChurn"
-                            && a["labels"]["node"] == churn_label.as_str()
-                            && a["state"] == "firing"
-                    })
-                })
-            },
-        );
-        println!(
-            "SlotscopeConnectionChurn firing for {churn_label} after {:.1} s",
-            start.elapsed().as_secs_f64()
+            |a| a["labels"]["node"] == churn_label.as_str(),
         );
         // Only the storm's node and command, and nothing about the collector's health.
-        for a in alerts["data"]["alerts"].as_array().unwrap() {
+        for a in &alerts {
             let name = a["labels"]["alertname"].as_str().unwrap_or("");
             assert!(
                 !name.starts_with("SlotscopeCollector") && name != "SlotscopeNotPolling",
@@ -451,6 +454,107 @@ fn client_groups_on_a_defective_version_are_counted() {
             !body.contains("slotscope_client_groups_with_known_defect{")
         })
     });
+    recorder.terminate();
+    let out = recorder.wait(Duration::from_secs(10));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A scale-out on Valkey 8.1 with `record --metrics-listen` and a real Prometheus with the
+/// shipped rules: a fourth master gets half of master 2's slots while the clients keep writing
+/// only the slots that did not move (so the new master gets nothing while the others serve), and
+/// a connection says it is redis-py 5.0.0: `SlotscopeIdleShard` fires for the new master and for
+/// no other, and `SlotscopeKnownDefectClient` fires for redis-py 5.0.0.
+#[test]
+fn a_real_prometheus_fires_idle_shard_and_known_defect_on_a_scale_out() {
+    if !has("prometheus") {
+        println!("SKIPPED: prometheus is not installed (scripts/setup installs it)");
+        return;
+    }
+    let mut cluster = Cluster::start(ServerKind::Valkey, 3, ClusterOptions::default());
+    let new = cluster.add_master();
+    let dir = TempDir::new().expect("a temporary directory");
+    let mut defective = cluster.client(0);
+    defective
+        .cmd_ok(&["CLIENT", "SETINFO", "LIB-NAME", "redis-py"])
+        .unwrap();
+    defective
+        .cmd_ok(&["CLIENT", "SETINFO", "LIB-VER", "5.0.0"])
+        .unwrap();
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let recorder = Recorder::start(
+        &dir.path().join("r.jsonl"),
+        &[
+            "--seed",
+            &cluster.seed().to_string(),
+            "--interval",
+            "500ms",
+            "--duration",
+            "120s",
+            "--metrics-listen",
+            &listen,
+            "--quiet",
+        ],
+        &[],
+    );
+    let (prom_port, _started) = prometheus_with_rules(dir.path(), &listen);
+    // Master 2 owns 10923–16383; 10923–13653 move to the new master. The load writes the rest.
+    let range = |a: u16, b: u16| {
+        slotscope_core::SlotRange::new(Slot::new(a).unwrap(), Slot::new(b).unwrap()).unwrap()
+    };
+    let loads: Vec<Load> = [range(0, 10922), range(13654, 16383)]
+        .into_iter()
+        .map(|slots| {
+            Load::start(
+                &cluster,
+                LoadOptions {
+                    max_ops: 30_000,
+                    max_duration: Duration::from_secs(90),
+                    slots: Some(slots),
+                    interval: Duration::from_millis(5),
+                    ..LoadOptions::default()
+                },
+            )
+        })
+        .collect();
+    cluster.migrate_slots(range(10923, 13653), 2, new);
+    cluster.wait_converged();
+    let new_addr = cluster.addr(new).to_string();
+    let alerts = wait_alert(
+        prom_port,
+        "SlotscopeIdleShard",
+        Duration::from_secs(60),
+        |a| a["labels"]["node"] == new_addr.as_str(),
+    );
+    for a in &alerts {
+        if a["labels"]["alertname"] == "SlotscopeIdleShard" {
+            assert_eq!(
+                a["labels"]["node"],
+                new_addr.as_str(),
+                "only the new master: {a}"
+            );
+        }
+    }
+    wait_alert(
+        prom_port,
+        "SlotscopeKnownDefectClient",
+        Duration::from_secs(30),
+        |a| a["labels"]["library"] == "redis-py" && a["labels"]["version"] == "5.0.0",
+    );
+    for l in loads {
+        let r = l.stop();
+        assert!(
+            r.ok > 100,
+            "the load wrote: {} ok, {} errors",
+            r.ok,
+            r.errors
+        );
+    }
+    drop(defective);
     recorder.terminate();
     let out = recorder.wait(Duration::from_secs(10));
     assert!(
