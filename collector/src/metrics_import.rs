@@ -11,7 +11,7 @@ use slotscope_core::import::{
 use slotscope_core::node::NodeAddr;
 use slotscope_core::time::{format_millis, Timestamp};
 
-use crate::http_client::{self, HttpUrl};
+use crate::http_client::{self, HttpOptions, HttpUrl};
 use crate::sink::{self, FileSink, Sink};
 
 /// redis_exporter's series asked of a Prometheus API, one query each.
@@ -69,6 +69,8 @@ pub enum Input {
         step: Duration,
         /// Label matchers added to every query (`job="redis"`).
         matchers: Option<String>,
+        /// TLS and the headers that log in.
+        http: HttpOptions,
     },
 }
 
@@ -93,6 +95,17 @@ pub enum Error {
         status: u16,
         /// The start of the body.
         body: String,
+    },
+    /// The API refused the request's credentials (or their absence).
+    #[error(
+        "{url}: HTTP status {status}: the API refused the credentials (give --prometheus-user \
+         with SLOTSCOPE_PROMETHEUS_PASSWORD, or --prometheus-token-file)"
+    )]
+    Refused {
+        /// The API's base URL.
+        url: String,
+        /// 401 or 403.
+        status: u16,
     },
     /// Options that do not fit together.
     #[error("{0}")]
@@ -179,8 +192,9 @@ pub fn run(input: &Input, out: &Path) -> Result<Conversion, Error> {
             to,
             step,
             matchers,
+            http,
         } => {
-            let series = query_all(url, *from, *to, *step, matchers.as_deref())?;
+            let series = query_all(url, *from, *to, *step, matchers.as_deref(), http)?;
             let step_ms = u64::try_from(step.as_millis()).unwrap_or(u64::MAX);
             let src = SourceInfo {
                 description: format!(
@@ -243,6 +257,7 @@ fn query_all(
     to: Timestamp,
     step: Duration,
     matchers: Option<&str>,
+    http: &HttpOptions,
 ) -> Result<Vec<Series>, Error> {
     if to <= from {
         return Err(Error::Usage(format!(
@@ -290,9 +305,16 @@ fn query_all(
                 seconds(end),
                 seconds(step_ms)
             );
-            let (status, body) = rt.block_on(http_client::get(&base, &path, QUERY_TIMEOUT))?;
+            let (status, body) =
+                rt.block_on(http_client::get(&base, &path, QUERY_TIMEOUT, http))?;
             let body = String::from_utf8_lossy(&body).into_owned();
-            let shown = format!("http://{}{path}", base.authority);
+            let shown = base.shown(&path);
+            if status == 401 || status == 403 {
+                return Err(Error::Refused {
+                    url: base.shown(&base.path),
+                    status,
+                });
+            }
             match prometheus::parse_response(&format!("query {q}"), &body) {
                 Ok(s) if status == 200 => out.extend(s),
                 Err(e @ import::ImportError::ApiError { .. }) => return Err(e.into()),

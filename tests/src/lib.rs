@@ -25,6 +25,7 @@ pub mod fixture;
 pub mod kind;
 pub mod load;
 pub mod matrix;
+pub mod pki;
 pub mod port;
 pub mod python;
 pub mod router;

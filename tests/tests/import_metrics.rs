@@ -77,8 +77,9 @@ fn commandstats(cluster: &Cluster, i: usize) -> InfoReport {
 
 /// One `prometheus-redis-exporter` per node of `cluster` and a Prometheus scraping them every
 /// second, all on 127.0.0.1 with their files under `dir`; returns Prometheus's port once every
-/// exporter is scraped, and the processes (ended, by PID, when dropped).
-fn metric_stack(cluster: &Cluster, dir: &Path) -> (u16, Started) {
+/// exporter is scraped, and the processes (ended, by PID, when dropped). With `web`, Prometheus
+/// serves its API as that web config says (TLS, basic auth), and the caller waits for it.
+fn metric_stack(cluster: &Cluster, dir: &Path, web: Option<&Path>) -> (u16, Started) {
     let prometheus = tool("prometheus");
     let exporter = tool("prometheus-redis-exporter");
     let mut started = Started(Vec::new());
@@ -108,14 +109,19 @@ fn metric_stack(cluster: &Cluster, dir: &Path) -> (u16, Started) {
     )
     .expect("write the config");
     let prom_port = free_port();
-    started.0.push(spawn(
-        Command::new(&prometheus).args([
-            &format!("--config.file={}", config.display()),
-            &format!("--storage.tsdb.path={}", dir.join("data").display()),
-            &format!("--web.listen-address=127.0.0.1:{prom_port}"),
-        ]),
-        &dir.join("prometheus.log"),
-    ));
+    let mut cmd = Command::new(&prometheus);
+    cmd.args([
+        &format!("--config.file={}", config.display()),
+        &format!("--storage.tsdb.path={}", dir.join("data").display()),
+        &format!("--web.listen-address=127.0.0.1:{prom_port}"),
+    ]);
+    if let Some(web) = web {
+        cmd.arg(format!("--web.config.file={}", web.display()));
+    }
+    started.0.push(spawn(&mut cmd, &dir.join("prometheus.log")));
+    if web.is_some() {
+        return (prom_port, started);
+    }
     // Every exporter scraped: one series of redis_connected_clients each.
     wait_until(
         "Prometheus scraping every exporter",
@@ -163,7 +169,7 @@ fn import_and_analyze(prom_port: u16, from: u64, to: u64, out: &Path) -> Value {
 fn prometheus_alone_finds_the_remapped_storm_at_the_servers_share() {
     let cluster = Cluster::start(ServerKind::Redis, 3, ClusterOptions::default());
     let dir = TempDir::new().expect("a temporary directory");
-    let (prom_port, _started) = metric_stack(&cluster, dir.path());
+    let (prom_port, _started) = metric_stack(&cluster, dir.path(), None);
     let from = now_ms();
     sleep(Duration::from_secs(2));
     let seed = now_ms();
@@ -269,7 +275,7 @@ fn scale_out_through_prometheus(all_slots: bool) {
     let mut cluster = Cluster::start(ServerKind::Redis, 3, ClusterOptions::default());
     let new = cluster.add_master();
     let dir = TempDir::new().expect("a temporary directory");
-    let (prom_port, _started) = metric_stack(&cluster, dir.path());
+    let (prom_port, _started) = metric_stack(&cluster, dir.path(), None);
     let mut router = cluster.router();
     for n in 0..6000 {
         let key = format!("scale:{n}");
@@ -340,6 +346,145 @@ fn prometheus_alone_finds_a_new_shard_left_idle_by_its_keys() {
 #[test]
 fn prometheus_alone_finds_no_idle_shard_when_clients_follow_the_move() {
     scale_out_through_prometheus(true);
+}
+
+/// Prometheus serving its API over TLS with basic auth (its `--web.config.file`): the import
+/// logs in with `--prometheus-user` and the password from the environment, trusting the test CA
+/// (`--prometheus-cacert`); a wrong password, no password, plain http and an unknown CA are each
+/// refused with status 2 and no file, and the password shows in no message.
+#[test]
+fn an_https_prometheus_with_basic_auth() {
+    const PASSWORD: &str = "s3cr3t-Pa55";
+    let cluster = Cluster::start(ServerKind::Redis, 3, ClusterOptions::default());
+    let dir = TempDir::new().expect("a temporary directory");
+    let pki = slotscope_tests::pki::Pki::new();
+    let hash = bcrypt::hash(PASSWORD, 4).expect("bcrypt");
+    let web = dir.path().join("web.yml");
+    std::fs::write(
+        &web,
+        format!(
+            "tls_server_config:\n  cert_file: {}\n  key_file: {}\nbasic_auth_users:\n  slotscope: '{hash}'\n",
+            pki.cert.display(),
+            pki.key.display()
+        ),
+    )
+    .unwrap();
+    let (prom_port, _started) = metric_stack(&cluster, dir.path(), Some(&web));
+    let from = now_ms();
+    let url = format!("https://127.0.0.1:{prom_port}");
+    let out = dir.path().join("imported.jsonl");
+    let import = |url: &str, extra: &[&str], password: Option<&str>, to: u64| {
+        let mut args: Vec<String> = [
+            "import-metrics",
+            "--prometheus",
+            url,
+            "--from",
+            &from.to_string(),
+            "--to",
+            &to.to_string(),
+            "--step",
+            "1s",
+            "--out",
+            out.to_str().unwrap(),
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        args.extend(extra.iter().map(|s| (*s).to_owned()));
+        let mut cmd = Command::new(slotscope_tests::collector::slotscope_bin());
+        cmd.args(&args)
+            .env_remove("SLOTSCOPE_PROMETHEUS_PASSWORD")
+            .stdin(Stdio::null());
+        if let Some(p) = password {
+            cmd.env("SLOTSCOPE_PROMETHEUS_PASSWORD", p);
+        }
+        cmd.output().expect("run slotscope")
+    };
+    let ca = pki.ca.to_str().unwrap().to_owned();
+    let login = [
+        "--prometheus-user",
+        "slotscope",
+        "--prometheus-cacert",
+        ca.as_str(),
+    ];
+    // Prometheus takes a moment to scrape every exporter: bounded retries of the real import.
+    let started = Instant::now();
+    let (ok, to) = loop {
+        sleep(Duration::from_millis(500));
+        let to = now_ms();
+        let o = import(&url, &login, Some(PASSWORD), to);
+        if o.status.success() {
+            break (o, to);
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "import over https never succeeded: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    let said = String::from_utf8_lossy(&ok.stdout);
+    assert!(said.contains("3 nodes"), "{said}");
+    assert!(out.exists());
+    std::fs::remove_file(&out).unwrap();
+    let plain = format!("http://127.0.0.1:{prom_port}");
+    for (what, url, extra, password, expect) in [
+        (
+            "plain http",
+            plain.as_str(),
+            &login[..],
+            Some(PASSWORD),
+            "HTTPS",
+        ),
+        (
+            "a wrong password",
+            url.as_str(),
+            &login[..],
+            Some("wrong"),
+            "refused the credentials",
+        ),
+        (
+            "no password",
+            url.as_str(),
+            &login[..],
+            None,
+            "SLOTSCOPE_PROMETHEUS_PASSWORD",
+        ),
+        (
+            "no login",
+            url.as_str(),
+            &login[2..],
+            None,
+            "refused the credentials",
+        ),
+        (
+            "an unknown CA",
+            url.as_str(),
+            &login[..2],
+            Some(PASSWORD),
+            "TLS",
+        ),
+    ] {
+        let o = import(url, extra, password, to);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{what}: {err}");
+        assert!(err.contains(expect), "{what}: {err}");
+        assert!(
+            !err.contains(PASSWORD) && !err.contains("wrong"),
+            "{what}: {err}"
+        );
+        assert!(!out.exists(), "{what}: a file was written");
+        assert!(!dir.path().join("imported.jsonl.tmp").exists(), "{what}");
+    }
+    // Credentials in the URL are refused without being echoed.
+    let o = import(
+        &format!("https://slotscope:{PASSWORD}@127.0.0.1:{prom_port}"),
+        &[],
+        None,
+        to,
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(!err.contains(PASSWORD), "{err}");
 }
 
 /// Bad input exits with status 2 and leaves neither FILE nor FILE.tmp: an `"status":"error"` body

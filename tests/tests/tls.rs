@@ -13,18 +13,15 @@
 //! `--tls-port` with "Failed finding TLS support").
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use rcgen::{
-    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
-    KeyUsagePurpose,
-};
 use slotscope_core::recording::{Discovery, EndReason, Line};
 use slotscope_core::resp::Value;
 use slotscope_core::{NodeAddr, SLOT_COUNT};
+use slotscope_tests::pki::Pki;
 use slotscope_tests::port::{free_port, BUS_OFFSET};
 use slotscope_tests::topology::info_field;
 use slotscope_tests::{Recorder, Recording, Server, ServerKind, ServerOptions};
@@ -34,68 +31,6 @@ use tempfile::TempDir;
 const FORM_TIMEOUT: Duration = Duration::from_secs(20);
 /// Upper bound on any `slotscope record` run in these tests.
 const RUN_LIMIT: Duration = Duration::from_secs(15);
-
-/// A private CA and a server certificate it signed, as PEM files in a temporary directory.
-struct Pki {
-    _dir: TempDir,
-    ca: PathBuf,
-    cert: PathBuf,
-    key: PathBuf,
-}
-
-impl Pki {
-    fn new() -> Pki {
-        let dir = TempDir::new().expect("temporary directory for certificates");
-
-        let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
-        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        ca_params
-            .distinguished_name
-            .push(DnType::CommonName, "slotscope test CA");
-        ca_params.key_usages = vec![
-            KeyUsagePurpose::KeyCertSign,
-            KeyUsagePurpose::CrlSign,
-            KeyUsagePurpose::DigitalSignature,
-        ];
-        let ca_key = KeyPair::generate().expect("CA key");
-        let ca_cert = ca_params.self_signed(&ca_key).expect("self-signed CA");
-        let issuer = Issuer::new(ca_params, ca_key);
-
-        let mut params =
-            CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
-                .expect("server params");
-        params
-            .distinguished_name
-            .push(DnType::CommonName, "localhost");
-        params.use_authority_key_identifier_extension = true;
-        params.key_usages = vec![
-            KeyUsagePurpose::DigitalSignature,
-            KeyUsagePurpose::KeyEncipherment,
-        ];
-        // ClientAuth too: on the TLS cluster bus each node is also a client of the others.
-        params.extended_key_usages = vec![
-            ExtendedKeyUsagePurpose::ServerAuth,
-            ExtendedKeyUsagePurpose::ClientAuth,
-        ];
-        let key = KeyPair::generate().expect("server key");
-        let cert = params.signed_by(&key, &issuer).expect("server certificate");
-
-        let write = |name: &str, pem: String| {
-            let path = dir.path().join(name);
-            std::fs::write(&path, pem).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
-            path
-        };
-        let ca = write("ca.pem", ca_cert.pem());
-        let cert = write("server.pem", cert.pem());
-        let key = write("server-key.pem", key.serialize_pem());
-        Pki {
-            _dir: dir,
-            ca,
-            cert,
-            key,
-        }
-    }
-}
 
 /// How the cluster bus runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

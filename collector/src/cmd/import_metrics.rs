@@ -7,7 +7,9 @@ use slotscope_core::node::NodeAddr;
 use slotscope_core::time::{format_millis, Timestamp};
 
 use crate::cmd::value_parser::{parse_duration, parse_time, TimeArg};
+use crate::http_client::{basic_auth, HttpOptions};
 use crate::metrics_import::{self, Input};
+use crate::secret::Secret;
 
 /// `import-metrics --help`, above the options.
 const LONG_ABOUT: &str = "\
@@ -67,6 +69,10 @@ const AFTER_HELP: &str = "\
 Examples:
   slotscope import-metrics --prometheus http://127.0.0.1:9090 --from 2025-03-14T05:10:00Z \\
       --to 2025-03-14T05:40:00Z --step 15s --match 'job=\"redis\"' --out incident.jsonl.zst
+  SLOTSCOPE_PROMETHEUS_PASSWORD=... slotscope import-metrics --prometheus-user reader \\
+      --prometheus https://prom.example:9090 --from ... --to ... --out f.jsonl
+  slotscope import-metrics --prometheus https://mimir.example/prometheus \\
+      --prometheus-token-file tok --prometheus-header 'X-Scope-OrgID: ops' ... --out f.jsonl
   slotscope import-metrics --prometheus-json commands.json rejected.json errors.json --out f.jsonl
   slotscope import-metrics --openmetrics 10.0.0.5:6379=scrape-0517.prom --at 2025-03-14T05:17:00Z \\
       --out f.jsonl
@@ -84,9 +90,35 @@ pub struct Args {
     /// The recording to write (.jsonl, or .jsonl.zst compressed); replaced if it exists.
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
-    /// A Prometheus-compatible HTTP API, `http://HOST:PORT[/PREFIX]`.
+    /// A Prometheus-compatible HTTP API, `http[s]://HOST:PORT[/PREFIX]` (Prometheus,
+    /// VictoriaMetrics, Thanos Query, Mimir's `/prometheus`).
     #[arg(long, value_name = "URL", requires_all = ["from", "to"])]
     prometheus: Option<String>,
+    /// User for HTTP basic authentication to --prometheus; the password comes from the
+    /// SLOTSCOPE_PROMETHEUS_PASSWORD environment variable or --prometheus-password-file.
+    #[arg(
+        long,
+        value_name = "USER",
+        requires = "prometheus",
+        conflicts_with = "prometheus_token_file"
+    )]
+    prometheus_user: Option<String>,
+    /// File whose first line is the --prometheus-user password.
+    #[arg(long, value_name = "FILE", requires = "prometheus_user")]
+    prometheus_password_file: Option<PathBuf>,
+    /// File whose first line is a bearer token for --prometheus.
+    #[arg(long, value_name = "FILE", requires = "prometheus")]
+    prometheus_token_file: Option<PathBuf>,
+    /// A header sent with every --prometheus query, `NAME: VALUE` (e.g. `X-Scope-OrgID: tenant`
+    /// for Mimir); repeatable. Its value never shows in messages.
+    #[arg(long = "prometheus-header", value_name = "NAME: VALUE", requires = "prometheus", value_parser = parse_header)]
+    prometheus_headers: Vec<(String, String)>,
+    /// PEM file of the CAs to trust for an https --prometheus [default: the Mozilla roots].
+    #[arg(long, value_name = "FILE", requires = "prometheus")]
+    prometheus_cacert: Option<PathBuf>,
+    /// Do not verify the certificate of an https --prometheus (for a test endpoint only).
+    #[arg(long, requires = "prometheus")]
+    prometheus_insecure: bool,
     /// Start of the window asked of --prometheus (RFC 3339 or epoch milliseconds).
     #[arg(long, value_name = "T", value_parser = parse_instant)]
     from: Option<Timestamp>,
@@ -125,6 +157,71 @@ fn parse_instant(s: &str) -> Result<Timestamp, String> {
     }
 }
 
+fn parse_header(s: &str) -> Result<(String, String), String> {
+    let (name, value) = s.split_once(':').ok_or("give a header as `NAME: VALUE`")?;
+    let name = name.trim();
+    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+        return Err("a header name is letters, digits and `-`".to_owned());
+    }
+    if value.contains(['\r', '\n']) {
+        return Err("a header value is one line".to_owned());
+    }
+    Ok((name.to_owned(), value.trim().to_owned()))
+}
+
+/// The environment variable the --prometheus-user password is read from.
+const PROMETHEUS_PASSWORD_ENV: &str = "SLOTSCOPE_PROMETHEUS_PASSWORD";
+
+/// First line of `path`, as a secret (the message names the file, never its content).
+fn first_line(path: &std::path::Path, what: &str) -> Result<Secret, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {what} file {}: {e}", path.display()))?;
+    let line = text.lines().next().unwrap_or("").trim().to_owned();
+    if line.is_empty() {
+        return Err(format!("{what} file {} is empty", path.display()));
+    }
+    Ok(Secret::new(line))
+}
+
+/// TLS and the login headers for --prometheus.
+fn http_options(args: &Args) -> Result<HttpOptions, String> {
+    let tls =
+        crate::tls::client_config(args.prometheus_cacert.as_deref(), args.prometheus_insecure)
+            .map_err(|e| e.to_string())?;
+    let authorization = if let Some(user) = &args.prometheus_user {
+        let password = match &args.prometheus_password_file {
+            Some(f) => first_line(f, "password")?,
+            None => std::env::var(PROMETHEUS_PASSWORD_ENV)
+                .ok()
+                .filter(|p| !p.is_empty())
+                .map(Secret::new)
+                .ok_or_else(|| {
+                    format!(
+                        "--prometheus-user needs a password: set {PROMETHEUS_PASSWORD_ENV} or give \
+                         --prometheus-password-file"
+                    )
+                })?,
+        };
+        Some(basic_auth(user, &password))
+    } else if let Some(f) = &args.prometheus_token_file {
+        Some(Secret::new(format!(
+            "Bearer {}",
+            first_line(f, "token")?.expose()
+        )))
+    } else {
+        None
+    };
+    Ok(HttpOptions {
+        tls: Some(tls),
+        authorization,
+        headers: args
+            .prometheus_headers
+            .iter()
+            .map(|(k, v)| (k.clone(), Secret::new(v.clone())))
+            .collect(),
+    })
+}
+
 fn parse_scrape_arg(s: &str) -> Result<(Option<NodeAddr>, PathBuf), String> {
     if let Some((node, file)) = s.split_once('=') {
         if let Ok(addr) = node.parse::<NodeAddr>() {
@@ -136,10 +233,17 @@ fn parse_scrape_arg(s: &str) -> Result<(Option<NodeAddr>, PathBuf), String> {
 
 /// Runs `slotscope import-metrics`.
 pub fn run(args: Args) -> ExitCode {
-    let input = if let Some(url) = args.prometheus {
+    let input = if let Some(url) = args.prometheus.clone() {
         let (Some(from), Some(to)) = (args.from, args.to) else {
             eprintln!("error: --prometheus needs --from and --to");
             return ExitCode::from(2);
+        };
+        let http = match http_options(&args) {
+            Ok(h) => h,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
         };
         Input::Prometheus {
             url,
@@ -147,6 +251,7 @@ pub fn run(args: Args) -> ExitCode {
             to,
             step: args.step,
             matchers: args.matchers,
+            http,
         }
     } else if let Some(queries) = args.cloudwatch_queries {
         Input::CloudWatch {
