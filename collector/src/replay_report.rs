@@ -21,7 +21,7 @@ pub(crate) mod window;
 
 use rows::Rows;
 use timing::TimingChoice;
-use window::{Window, WindowError};
+use window::{StartReason, Window, WindowError};
 
 /// What to replay.
 pub struct Request<'a> {
@@ -86,7 +86,10 @@ pub(crate) fn prepare(
         .span()
         .filter(|s| s.millis() > 0)
         .ok_or(RunError::Empty)?;
-    let window = window::choose(recording, recorded.covered_from, shaping.from, shaping.to)?;
+    let mut window = window::choose(recording, recorded.covered_from, shaping.from, shaping.to)?;
+    if recorded.assumed_layout && window.start == StartReason::Covered {
+        window.start = StartReason::Assumed;
+    }
     Ok((recorded, window))
 }
 
@@ -163,22 +166,36 @@ pub(crate) struct Recorded {
     pub metrics: Metrics,
     /// The first moment every slot is covered (`None`: never).
     pub covered_from: Option<Timestamp>,
+    /// Whether the slot map is assumed from the keys (see
+    /// [`SimClusterBuilder::assume_layout_from_keys`]): a recording imported from metrics has no
+    /// topology.
+    pub assumed_layout: bool,
 }
 
 /// Reads the recording into the cluster it describes (the migration coin seeded with `seed`),
 /// the counters its `INFO` samples show and when its slots are first all covered.
 pub(crate) fn read_cluster(file: &Path, seed: u64) -> Result<Recorded, InputError> {
-    let ((mut builder, metrics), _input) = read_recording(
+    let ((mut builder, metrics, imported), _input) = read_recording(
         file,
-        |h| (SimClusterBuilder::for_recording(h), Metrics::default()),
-        |(b, m): &mut (SimClusterBuilder, Metrics), line| {
+        |h| {
+            (
+                SimClusterBuilder::for_recording(h),
+                Metrics::default(),
+                h.source.is_some(),
+            )
+        },
+        |(b, m, _): &mut (SimClusterBuilder, Metrics, bool), line| {
             b.push(line);
             m.push(line);
         },
     )?;
     builder.ask_policy(AskPolicy::KeyCoin { seed });
+    // No topology (a recording imported from metrics): the slots as the keys lay them out.
+    let assumed_layout = imported && builder.assume_layout_from_keys(&metrics);
+    let covered_from = builder.timeline().covered_from();
     Ok(Recorded {
-        covered_from: builder.timeline().covered_from(),
+        covered_from,
+        assumed_layout,
         cluster: builder.build(),
         metrics,
     })

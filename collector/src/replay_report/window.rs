@@ -13,6 +13,8 @@ pub enum StartReason {
     Option,
     /// The first moment the recording shows every one of the 16384 slots with an owner.
     Covered,
+    /// The recording's start, on a slot map assumed from the keys (it has no topology).
+    Assumed,
 }
 
 impl StartReason {
@@ -21,6 +23,11 @@ impl StartReason {
         match self {
             StartReason::Option => "--from",
             StartReason::Covered => "first moment all 16384 slots are covered",
+            StartReason::Assumed => {
+                "the recording's start; it has no topology (imported from metrics), so the slot \
+                 map is assumed: one contiguous range per node in address order, its share of \
+                 the slots its share of the keys"
+            }
         }
     }
 }

@@ -18,6 +18,7 @@ mod client;
 mod cluster;
 mod go_redis;
 mod jedis;
+mod key_layout;
 mod lettuce;
 mod net;
 mod pool;
@@ -35,6 +36,7 @@ pub use client::{
 pub use cluster::{
     Answer, AskPolicy, FaultKind, FaultWindow, Reply, SimCluster, SimClusterBuilder,
 };
+pub use key_layout::key_layout;
 pub use net::{Delivery, Net, Parked, TaskId, Until};
 pub use registry::{model, model_names, ModelInfo, MODELS};
 pub use run::{replay, CommandStats, NodeStats, ReplayReport, Second};

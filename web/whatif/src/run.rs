@@ -64,6 +64,8 @@ fn read(bytes: &[u8]) -> Result<(SimCluster, Metrics, Option<Timestamp>), String
         metrics.push_owned(line);
     }
     builder.ask_policy(AskPolicy::KeyCoin { seed: SEED });
+    // No topology (a recording imported from metrics): the slots as the keys lay them out.
+    builder.assume_layout_from_keys(&metrics);
     let covered = builder.timeline().covered_from();
     Ok((builder.build(), metrics, covered))
 }

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use super::{mix64, Routed};
+use crate::metrics::Metrics;
 use crate::node::NodeAddr;
 use crate::recording::{FailureKind, Header, Line};
 use crate::redirect::Redirect;
@@ -417,6 +418,29 @@ impl SimClusterBuilder {
         }
         self.timeline.set_state(t, table, mig);
         self
+    }
+
+    /// For a recording with no topology at all (one imported from metrics): lays the slots out
+    /// from the recording's start as the keys `metrics` shows at each node's first sample say
+    /// ([`key_layout`](super::key_layout)). Returns whether it did (not when the recording has
+    /// topology, nodes or a time span).
+    pub fn assume_layout_from_keys(&mut self, metrics: &Metrics) -> bool {
+        if !self.timeline.states().is_empty() {
+            return false;
+        }
+        let keys: Vec<(NodeAddr, u64)> = metrics
+            .nodes
+            .iter()
+            .map(|n| (n.addr.clone(), n.intervals.first().map_or(0, |i| i.keys)))
+            .collect();
+        let layout = super::key_layout(&keys);
+        match self.span {
+            Some(span) if !layout.is_empty() => {
+                self.layout(span.start, &layout, &[]);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Adds a node that owns nothing yet (it answers `MOVED` for every slot).
