@@ -28,6 +28,7 @@ pub const QUERIED: &[&str] = &[
     "redis_memory_used_bytes",
     "redis_db_keys",
     "redis_db_keys_expiring",
+    "redis_connected_clients_details",
 ];
 
 /// Most points Prometheus returns for one series of one query (its limit is 11,000).

@@ -1,5 +1,6 @@
 //! `slotscope import-metrics --prometheus` against the real metric stack: a 3-master Redis
-//! 7.0.15 cluster on 127.0.0.1, one `prometheus-redis-exporter` 1.45 per node, and a Prometheus
+//! 7.0.15 cluster on 127.0.0.1, one `prometheus-redis-exporter` 1.45 per node (with its client
+//! list: `--export-client-list --export-client-port`), and a Prometheus
 //! 2.42 scraping them every second (Debian's packages, installed by scripts/setup), while a real
 //! redis-py application remapped to one node (incident 2) runs. The recording made from
 //! Prometheus alone must show the redirect storm at the servers' own MOVED share, and churn only
@@ -93,6 +94,8 @@ fn metric_stack(cluster: &Cluster, dir: &Path, web: Option<&Path>) -> (u16, Star
                 &format!("redis://{addr}"),
                 "--web.listen-address",
                 &format!("127.0.0.1:{port}"),
+                "--export-client-list",
+                "--export-client-port",
             ]),
             &dir.join(format!("exporter-{i}.log")),
         ));
@@ -259,6 +262,21 @@ fn prometheus_alone_finds_the_remapped_storm_at_the_servers_share() {
     let limits = v["story"]["limits"].to_string();
     assert!(limits.contains("Imported from metrics"), "{limits}");
     assert!(limits.contains("no topology"), "{limits}");
+    assert!(limits.contains("exporter's client list"), "{limits}");
+    // The exporters' client lists (--export-client-list) give the census its groups: the
+    // application by its name, and the storm attributed to it.
+    let groups = v["census"]["groups"].as_array().expect("census groups");
+    let names: Vec<&str> = groups
+        .iter()
+        .filter_map(|g| g["key"]["name"].as_str())
+        .collect();
+    println!("census groups by name: {names:?}");
+    assert!(names.contains(&"metrics-app"), "{names:?}");
+    assert_eq!(
+        storm["attribution"]["group"], "\"metrics-app\"",
+        "{}",
+        storm["attribution"]
+    );
 }
 
 fn slots(first: u16, last: u16) -> SlotRange {

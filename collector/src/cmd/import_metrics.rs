@@ -56,9 +56,12 @@ point in time becomes one INFO sample of its node with the counters in the field
 records, so per-interval rates, counter resets (a restart or failover) included, come out as from a
 recording. The header's `source` says where the data came from, its resolution (the step) and
 any gap (a node without points for more than 1.5 steps); the analysis says what metrics cannot
-tell: no topology and no CLIENT LIST, so no slot moves or client groups, and rates averaged over
-each step. An idle shard is found from the keys instead: a node that filled from next to no keys
-(slots moved to it) but gets less than its share of the commands after.
+tell: no topology, so no slot moves, and rates averaged over each step. An idle shard is found
+from the keys instead: a node that filled from next to no keys (slots moved to it) but gets less
+than its share of the commands after. Client groups come from redis_exporter's client list
+(redis_connected_clients_details, exported with its --export-client-list) when it is there: one
+CLIENT LIST entry per connection series (name, host, age, idle, last command; no library and no
+connection id), else there are none.
 
 FILE is written as FILE.tmp and renamed at the end: on any error (a file that is not a response,
 an \"status\":\"error\" body, a refused connection, a partial page, no redis_exporter series) nothing is

@@ -19,19 +19,23 @@
 //! | `redis_db_keys{db}`, `redis_db_keys_expiring{db}` | `keyspace` |
 //! | `redis_cluster_<field>` | `cluster_info.cluster_<field>` (`cluster_state` 1 → `ok`) |
 //!
-//! No topology and no `CLIENT LIST` lines are made: metrics do not have them.
+//! No topology line is made: metrics do not have it. `redis_connected_clients_details` (the
+//! exporter's `--export-client-list`) becomes a `client_list` line of its node at every time the
+//! node has a report, one entry per connection series with a point then (see
+//! [`super::client_details`]); without that series, no `client_list` line is made.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::client_list::ClientEntry;
 use crate::info::{CommandStat, InfoReport, KeyspaceStat, CLUSTER_INFO_SECTION};
 use crate::node::{NodeAddr, NodeRef};
 use crate::recording::{
-    Discovery, End, EndReason, Header, InfoSample, Line, NodeDiscovered, PollRound, RecordOptions,
-    SCHEMA_VERSION,
+    ClientListSample, Discovery, End, EndReason, Header, InfoSample, Line, NodeDiscovered,
+    PollRound, RecordOptions, SCHEMA_VERSION,
 };
 use crate::time::{format_millis, Timestamp};
 
-use super::{to_count, ImportError, Series};
+use super::{client_details, to_count, ImportError, Series};
 
 /// What the series came from, as the header will say.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -192,6 +196,7 @@ fn is_used(name: &str) -> bool {
                 | "redis_uptime_in_seconds"
                 | "redis_memory_used_bytes"
                 | "redis_instance_info"
+                | "redis_connected_clients_details"
         )
 }
 
@@ -202,8 +207,19 @@ fn is_used(name: &str) -> bool {
 /// When a series names no node, or no series the conversion reads has a point.
 pub fn convert(what: &str, series: &[Series], src: &SourceInfo) -> Result<Conversion, ImportError> {
     let mut reports: BTreeMap<NodeAddr, BTreeMap<Timestamp, InfoReport>> = BTreeMap::new();
+    let mut clients: BTreeMap<NodeAddr, BTreeMap<Timestamp, Vec<ClientEntry>>> = BTreeMap::new();
     for s in series.iter().filter(|s| is_used(&s.name)) {
         let node = node_of(s)?;
+        if s.name == client_details::DETAILS {
+            let per_time = clients.entry(node).or_default();
+            for &(t, _) in s.points.iter().filter(|(_, x)| x.is_finite() && *x > 0.0) {
+                per_time
+                    .entry(t)
+                    .or_default()
+                    .push(client_details::entry(s, t));
+            }
+            continue;
+        }
         let per_time = reports.entry(node).or_default();
         for &(t, x) in s.points.iter().filter(|(_, x)| x.is_finite()) {
             apply(per_time.entry(t).or_default(), s, x);
@@ -298,6 +314,14 @@ pub fn convert(what: &str, series: &[Series], src: &SourceInfo) -> Result<Conver
                     latency_us: 0,
                     info: info.clone(),
                 }));
+                // A node whose client list is exported: its connections then (none is none).
+                if let Some(by_time) = clients.get(addr) {
+                    lines.push(Line::ClientList(ClientListSample {
+                        t,
+                        node: node_ref(addr),
+                        clients: by_time.get(&t).cloned().unwrap_or_default(),
+                    }));
+                }
             }
         }
         lines.push(Line::PollRound(PollRound {

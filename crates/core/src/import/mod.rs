@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use crate::time::Timestamp;
 
+pub mod client_details;
 pub mod cloudwatch;
 pub mod conversion;
 pub mod exposition;

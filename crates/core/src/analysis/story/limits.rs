@@ -83,10 +83,14 @@ pub(super) fn limits(
     let early = Timestamp(start.0 + 2 * ctx.interval_ms);
     let mut out = Vec::new();
     if let Some(source) = &ctx.summary.header.source {
+        let clients = if ctx.summary.client_list_samples > 0 {
+            "client groups only from the exporter's client list (no library, no connection id)"
+        } else {
+            "no CLIENT LIST, so no client groups"
+        };
         out.push(format!(
-            "{IMPORTED_TEXT_START} ({source}): no topology and no CLIENT LIST, so no slot moves and \
-             no client groups, and an idle shard only from the keys a node gained; rates are \
-             averaged over each step."
+            "{IMPORTED_TEXT_START} ({source}): no topology, so no slot moves and an idle shard \
+             only from the keys a node gained; {clients}; rates are averaged over each step."
         ));
     }
     if let Some(m) = ctx
