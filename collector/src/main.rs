@@ -27,6 +27,7 @@ mod secret;
 mod sink;
 mod tap;
 mod tls;
+mod topology_watch;
 mod viewer_server;
 
 use std::process::ExitCode;

@@ -40,6 +40,9 @@ pub struct RecordConfig {
     pub connect: ConnectOptions,
     /// Take `CLIENT LIST` every this many polls.
     pub client_list_every: u32,
+    /// Ask a node's whole topology at the latest every this many polls (sooner when its `CLUSTER
+    /// INFO` says it changed; see [`crate::topology_watch`]).
+    pub topology_every: u32,
     /// Consecutive failed polls after which a node is recorded as unreachable.
     pub gone_after: u32,
 }
@@ -69,10 +72,14 @@ pub struct RecordStats {
     pub reason: EndReason,
 }
 
-/// A polled node's task, and the last topology it reported (recorded again only when it changes).
+/// A polled node's task, and the last topology it reported (recorded again only when it changes,
+/// and carried forward over the polls that do not ask it).
 struct NodeTask {
-    tx: mpsc::Sender<u64>,
+    /// One message per round: `true` asks the whole topology whatever `CLUSTER INFO` says.
+    tx: mpsc::Sender<bool>,
     last_view: Option<TopologyView>,
+    /// The next round asks the whole topology (the first round of a new file).
+    ask_topology: bool,
 }
 
 struct Report {
@@ -84,12 +91,16 @@ fn spawn_node(
     addr: NodeAddr,
     cfg: &RecordConfig,
     reports: mpsc::Sender<Report>,
-) -> mpsc::Sender<u64> {
-    let (tx, mut rx) = mpsc::channel::<u64>(2);
-    let mut poller = Poller::new(addr.clone(), cfg.connect.clone(), cfg.client_list_every);
+) -> mpsc::Sender<bool> {
+    let (tx, mut rx) = mpsc::channel::<bool>(2);
+    let mut poller = Poller::new(addr.clone(), cfg.connect.clone(), cfg.client_list_every)
+        .with_topology_every(cfg.topology_every);
     let timeout = cfg.timeout;
     tokio::spawn(async move {
-        while rx.recv().await.is_some() {
+        while let Some(ask_topology) = rx.recv().await {
+            if ask_topology {
+                poller.ask_topology();
+            }
             let sample = match tokio::time::timeout(timeout, poller.poll()).await {
                 Ok(s) => s,
                 Err(_) => {
@@ -132,6 +143,7 @@ pub fn header(cfg: &RecordConfig, started: slotscope_core::Timestamp) -> Header 
             user: cfg.connect.user.clone(),
             auth: cfg.connect.password.is_some(),
             client_list_every: cfg.client_list_every,
+            topology_every: Some(cfg.topology_every),
         },
         source: None,
     }
@@ -218,8 +230,11 @@ pub async fn record(
         let polled: Vec<NodeAddr> = nodes.keys().cloned().collect();
         let mut pending: BTreeSet<NodeAddr> = BTreeSet::new();
         for addr in &polled {
-            let task = &nodes[addr];
-            if task.tx.try_send(round).is_ok() {
+            let Some(task) = nodes.get_mut(addr) else {
+                continue;
+            };
+            if task.tx.try_send(task.ask_topology).is_ok() {
+                task.ask_topology = false;
                 pending.insert(addr.clone());
             } else {
                 // Still busy with the previous poll: that counts as a timeout of this one.
@@ -292,7 +307,7 @@ pub async fn record(
         let last_round = deadline.is_some_and(|d| tick + cfg.interval >= d);
         if sink.period_over(now()) && !interrupted && !last_round {
             // The period of an always-on recording ended: this file is complete, the next one
-            // starts with its own header and the state now; its first round takes every node's
+            // starts with its own header and the state now; its first round asks every node's
             // topology again (and INFO, as every round does), so it stands alone.
             sink.write_line(&Line::End(End {
                 t: now(),
@@ -307,6 +322,7 @@ pub async fn record(
             }
             for task in nodes.values_mut() {
                 task.last_view = None;
+                task.ask_topology = true;
             }
             file_first_round = round;
             sink.flush()?;
@@ -364,6 +380,9 @@ fn write_sample(
         }
         views.push((addr.clone(), view.clone()));
         task.last_view = Some(view);
+    } else if let Some(view) = task.last_view.as_ref().filter(|_| good) {
+        // Not asked this poll: the node answered, and holds the view it last reported.
+        views.push((addr.clone(), view.clone()));
     }
     if let Some(info) = sample.info {
         sink.write_line(&Line::Info(InfoSample {
@@ -399,6 +418,7 @@ fn apply(
                     NodeTask {
                         tx,
                         last_view: None,
+                        ask_topology: false,
                     },
                 );
             }

@@ -14,6 +14,7 @@ use crate::recorder::{self, RecordConfig, RecordError};
 use crate::retention::Retention;
 use crate::rotation::RotatingSink;
 use crate::sink::Sink;
+use crate::topology_watch::DEFAULT_TOPOLOGY_EVERY;
 use crate::{metrics_server, runtime, secret, sink, tls};
 
 /// `record --help`, above the options.
@@ -130,6 +131,12 @@ pub struct Args {
     /// Take CLIENT LIST every N polls of a node (it is the largest reply on busy nodes).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     client_list_every: u32,
+    /// Ask a node's whole topology (CLUSTER NODES and CLUSTER SHARDS, the costly part of a poll
+    /// on a large cluster) at the latest every N polls; sooner on its first poll, after a failure,
+    /// and whenever its CLUSTER INFO (epochs, state, slot counts, known nodes, size), its slot
+    /// commands (SETSLOT, ADDSLOTS, …) or its ASK replies change. 1 asks it every poll.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_TOPOLOGY_EVERY, value_parser = clap::value_parser!(u32).range(1..))]
+    topology_every: u32,
     /// Connect with TLS (certificate verified against the Mozilla roots or --cacert).
     #[arg(long)]
     tls: bool,
@@ -214,6 +221,7 @@ pub fn run(args: Args) -> ExitCode {
             password,
         },
         client_list_every: args.client_list_every,
+        topology_every: args.topology_every,
         gone_after: GONE_AFTER,
     };
     let metrics_listener = match args.metrics_listen.map(listen).transpose() {

@@ -309,6 +309,7 @@ fn info_report() -> BoxedStrategy<InfoReport> {
                 commandstats,
                 errorstats,
                 keyspace,
+                own_topology_calls: None,
             },
         )
         .boxed()
@@ -377,6 +378,7 @@ fn record_options() -> BoxedStrategy<RecordOptions> {
                     user,
                     auth,
                     client_list_every,
+                    topology_every: None,
                 }
             },
         )
