@@ -23,6 +23,8 @@ mod report;
 mod retention;
 mod rotation;
 mod runtime;
+#[cfg(test)]
+mod scripted_server;
 mod secret;
 mod sink;
 mod tap;

@@ -288,6 +288,12 @@ pub async fn record(
                 sink.write_line(&change.line(now()))?;
             }
         }
+        // Starts polling nodes that appeared in any view; stops polling nodes that left.
+        let changes = membership.topology(&views);
+        apply(&mut *sink, &cfg, &mut nodes, changes, now(), &report_tx)?;
+        sink.flush()?;
+        // Written last, so its time covers all the round's work: a round that took the whole
+        // interval or more (the next tick is then skipped, the ticks stay on their grid) says so.
         sink.write_line(&Line::PollRound(PollRound {
             t: round_start,
             elapsed_ms: millis(round_clock.elapsed()),
@@ -297,11 +303,6 @@ pub async fn record(
             failed,
         }))?;
         round += 1;
-
-        // Starts polling nodes that appeared in any view; stops polling nodes that left.
-        let changes = membership.topology(&views);
-        apply(&mut *sink, &cfg, &mut nodes, changes, now(), &report_tx)?;
-        sink.flush()?;
         // A period that ends with the recording's duration is not begun again: no file holds
         // only a header and an end line.
         let last_round = deadline.is_some_and(|d| tick + cfg.interval >= d);
@@ -429,4 +430,113 @@ fn apply(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use slotscope_core::Timestamp;
+
+    use super::*;
+    use crate::scripted_server::{old_server_reply, scripted_server};
+
+    /// Keeps the lines; the `slow`-th flush takes `pause` (a disk that stalls once).
+    struct SlowSink {
+        lines: Arc<Mutex<Vec<Line>>>,
+        flushes: u32,
+        slow: u32,
+        pause: Duration,
+    }
+
+    impl Sink for SlowSink {
+        fn write_line(&mut self, line: &Line) -> std::io::Result<()> {
+            self.lines.lock().unwrap().push(line.clone());
+            Ok(())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            self.flushes += 1;
+            if self.flushes == self.slow {
+                std::thread::sleep(self.pause);
+            }
+            Ok(())
+        }
+        fn finish(self: Box<Self>) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn bytes_written(&self) -> u64 {
+            0
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_round_that_overruns_says_so_and_the_rounds_stay_on_their_grid() {
+        let (seed, _) = scripted_server(old_server_reply).await;
+        let interval = Duration::from_millis(200);
+        let cfg = RecordConfig {
+            seed,
+            interval,
+            timeout: Duration::from_millis(100),
+            duration: Some(Duration::from_millis(1500)),
+            connect: ConnectOptions {
+                tls: None,
+                user: None,
+                password: None,
+            },
+            client_list_every: 1,
+            topology_every: 10,
+            gone_after: 3,
+        };
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        // Flush 1 is at the start, flush n + 2 ends round n: round 2 stalls for 1.5 intervals.
+        let sink = SlowSink {
+            lines: lines.clone(),
+            flushes: 0,
+            slow: 4,
+            pause: Duration::from_millis(300),
+        };
+        let stats = record(
+            cfg,
+            Box::new(sink),
+            &mut Progress::disabled(),
+            std::future::pending(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(stats.reason, EndReason::Duration);
+        let rounds: Vec<PollRound> = lines
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|l| match l {
+                Line::PollRound(r) => Some(r.clone()),
+                _ => None,
+            })
+            .collect();
+        let elapsed: Vec<u64> = rounds.iter().map(|r| r.elapsed_ms).collect();
+        assert!(
+            elapsed[2] >= 300,
+            "the stalled round is recorded with its length: {elapsed:?}"
+        );
+        assert!(
+            elapsed.iter().enumerate().all(|(i, &e)| i == 2 || e < 200),
+            "{elapsed:?}"
+        );
+        // The tick the stall swallowed fires late, once, when the stall ends; the next ones are
+        // back on the grid of the first: no drift.
+        let t: Vec<Timestamp> = rounds.iter().map(|r| r.t).collect();
+        let offsets: Vec<u64> = t.iter().map(|x| x.millis_since(t[0])).collect();
+        let on_grid = |ms: u64| ms.abs_diff((ms + 100) / 200 * 200) <= 40;
+        assert!(offsets[3] >= 600, "late after the stall: {offsets:?}");
+        assert!(
+            offsets[..3]
+                .iter()
+                .chain(&offsets[4..])
+                .all(|&ms| on_grid(ms)),
+            "off the grid: {offsets:?}"
+        );
+        assert!(offsets.len() >= 7, "{offsets:?}");
+        let numbers: Vec<u64> = rounds.iter().map(|r| r.round).collect();
+        assert_eq!(numbers, (0..rounds.len() as u64).collect::<Vec<_>>());
+    }
 }
