@@ -25,10 +25,11 @@ Starting from one seed address (a configuration endpoint is typical), slotscope 
 (CLUSTER SHARDS, falling back to CLUSTER SLOTS / CLUSTER NODES), polls all of them concurrently every
 --interval and keeps following the topology: a node added mid-recording is polled from the next round
 on, a node that no other node lists any more is recorded as gone, a node that fails 3 polls in a row
-is recorded as unreachable (and as recovered when it answers again). Each poll takes the node's
-topology (recorded when it changes), INFO (server, clients, stats, commandstats, errorstats, keyspace,
-memory) and CLIENT LIST. One slow or dead node never delays the others: each poll has its own
---timeout, and a failure is recorded as an event.
+is recorded as unreachable (and as recovered when it answers again). Each poll takes the node's INFO
+(server, clients, stats, commandstats, errorstats, keyspace, memory), CLUSTER INFO and CLIENT LIST;
+its whole topology (recorded when it changes) on its first poll, whenever CLUSTER INFO, its slot
+commands or its ASK replies change, and otherwise every --topology-every polls. One slow or dead node
+never delays the others: each poll has its own --timeout, and a failure is recorded as an event.
 
 The collector is read-only: it sends only CLUSTER SHARDS/SLOTS/NODES/INFO, INFO, CLIENT LIST, PING
 and AUTH/HELLO to log in; any other command is refused before it reaches the network. An ACL user

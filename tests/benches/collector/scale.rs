@@ -226,6 +226,23 @@ fn record_once(
             to_f64(c.usec() - list) / to_f64(c.polls_total.max(1)) / 1000.0
         })
         .collect();
+    if let Some((worst, ms)) = costs
+        .iter()
+        .zip(&per_node)
+        .max_by(|a, b| a.1.total_cmp(b.1))
+    {
+        let cmds: Vec<String> = worst
+            .per_cmd
+            .iter()
+            .map(|(c, (n, u))| format!("{c} {n} calls {u} us"))
+            .collect();
+        println!(
+            "    slowest node {} ({ms:.3} ms per poll over {} polls): {}",
+            worst.addr,
+            worst.polls_total,
+            cmds.join(", ")
+        );
+    }
     let shards: u64 = costs
         .iter()
         .map(|c| c.per_cmd.get("cluster|shards").map_or(0, |&(n, _)| n))
