@@ -4,13 +4,21 @@
 
 use std::collections::BTreeSet;
 use std::thread::sleep;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use slotscope_core::recording::Line;
 use slotscope_core::summary::SummaryBuilder;
-use slotscope_core::{NodeAddr, Slot, SlotRange};
+use slotscope_core::{NodeAddr, Slot, SlotRange, Timestamp};
 use slotscope_tests::{Cluster, ClusterOptions, Recorder, Recording, ServerKind};
 use tempfile::TempDir;
+
+fn now() -> Timestamp {
+    let ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    Timestamp(u64::try_from(ms).unwrap())
+}
 
 fn range(first: u16, last: u16) -> SlotRange {
     SlotRange::new(Slot::new(first).unwrap(), Slot::new(last).unwrap()).unwrap()
@@ -47,8 +55,11 @@ fn moves_are_all_recorded_with_few_topology_calls(kind: ServerKind) {
         (range(5600, 5699), 1, 2),
         (range(11000, 11099), 2, 0),
     ];
+    // When each move was complete on every master (the harness sends SETSLOT … NODE to all).
+    let mut done = Vec::new();
     for &(slots, from, to) in &made {
         cluster.migrate_slots(slots, from, to);
+        done.push(now());
         cluster.wait_converged();
         sleep(Duration::from_millis(2000));
     }
@@ -92,6 +103,21 @@ fn moves_are_all_recorded_with_few_topology_calls(kind: ServerKind) {
         })
         .collect();
     assert_eq!(recorded, expected, "{:?}", s.slot_moves);
+    // Seen at the next polls (the SETSLOT calls and epochs changed), not at the safety net's
+    // 10th poll (3 s).
+    for (&(slots, _, _), &t) in made.iter().zip(&done) {
+        let m = s
+            .slot_moves
+            .iter()
+            .find(|m| m.ranges == [slots])
+            .expect("the move");
+        println!("{slots:?} done at {t:?}, recorded {:?}", m.span);
+        assert!(
+            m.span.end.millis_since(t) <= 1200,
+            "{slots:?} done at {t:?}, recorded until {:?}",
+            m.span
+        );
+    }
 
     let rounds = r
         .lines
