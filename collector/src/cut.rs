@@ -503,6 +503,7 @@ mod tests {
                 user: None,
                 auth: false,
                 client_list_every: 1,
+                topology_every: None,
             },
             source: None,
         })

@@ -23,10 +23,13 @@ mod report;
 mod retention;
 mod rotation;
 mod runtime;
+#[cfg(test)]
+mod scripted_server;
 mod secret;
 mod sink;
 mod tap;
 mod tls;
+mod topology_watch;
 mod viewer_server;
 
 use std::process::ExitCode;

@@ -1,5 +1,8 @@
 //! Polling one node: the only place that talks to a server. A poll sends the allowlisted commands
-//! in one pipeline and turns the replies into core values, stamped by [`crate::clock`].
+//! in one pipeline (`INFO`, `CLUSTER INFO`, `CLIENT LIST` when due) and turns the replies into core
+//! values, stamped by [`crate::clock`]. The whole topology (`CLUSTER NODES`, `CLUSTER SHARDS` or
+//! `SLOTS`) goes at the end of the same pipeline when it is due anyway, or in a second one on the
+//! same connection when `CLUSTER INFO` says it changed ([`crate::topology_watch`]).
 
 use std::time::Instant;
 
@@ -13,6 +16,7 @@ use slotscope_core::{NodeAddr, Timestamp};
 use crate::clock::now;
 use crate::command::{Command, INFO_SECTIONS};
 use crate::connection::{ConnError, ConnectOptions, Connection};
+use crate::topology_watch::{TopologyWatch, DEFAULT_TOPOLOGY_EVERY};
 
 /// A step of a poll that failed while the rest went on.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,7 +36,7 @@ pub struct Sample {
     pub t: Option<Timestamp>,
     /// Round trip of the pipeline, in microseconds.
     pub latency_us: u64,
-    /// The node's view of the cluster.
+    /// The node's view of the cluster, when asked this time.
     pub view: Option<TopologyView>,
     /// Its `INFO`.
     pub info: Option<InfoReport>,
@@ -59,6 +63,11 @@ pub struct Poller {
     client_list_every: u64,
     /// Polls to go before the next `CLIENT LIST`.
     client_list_wait: u64,
+    watch: TopologyWatch,
+    /// Topology fetches sent since the last `INFO` reply read (they follow it in the pipeline).
+    own_topology_calls: u32,
+    /// `CLIENT LIST`s sent since the last `INFO` reply read (they follow it too).
+    own_client_list_calls: u32,
 }
 
 /// Connections a `CLIENT LIST` may list per poll round on average: a node whose last list was
@@ -84,7 +93,22 @@ impl Poller {
             multi_info_unsupported: false,
             client_list_every: u64::from(client_list_every.max(1)),
             client_list_wait: 0,
+            watch: TopologyWatch::new(DEFAULT_TOPOLOGY_EVERY),
+            own_topology_calls: 0,
+            own_client_list_calls: 0,
         }
+    }
+
+    /// Asks the whole topology at the latest every `every` polls (`1`: every poll; see
+    /// [`crate::topology_watch`] for when it is asked sooner).
+    pub fn with_topology_every(mut self, every: u32) -> Poller {
+        self.watch = TopologyWatch::new(every);
+        self
+    }
+
+    /// The next poll asks the whole topology whatever `CLUSTER INFO` says.
+    pub fn ask_topology(&mut self) {
+        self.watch.forget();
     }
 
     /// The node's address.
@@ -129,6 +153,8 @@ impl Poller {
 
     async fn try_poll(&mut self, take_clients: bool) -> Result<Sample, ConnError> {
         if self.conn.is_none() {
+            // A new connection: what the node said before may be stale.
+            self.watch.forget();
             self.conn = Some(Connection::open(&self.addr, &self.opts).await?);
         }
         let conn = self.conn.as_mut().expect("connected above");
@@ -143,9 +169,21 @@ impl Poller {
         } else {
             Command::Info(INFO_SECTIONS)
         };
-        let mut commands = vec![Command::ClusterNodes, topo, info, Command::ClusterInfo];
+        let mut commands = vec![info, Command::ClusterInfo];
+        // CLIENT LIST goes after INFO too: the next INFO says how many of its calls are ours.
+        let lists_before = self.own_client_list_calls;
         if take_clients {
             commands.push(Command::ClientList);
+            self.own_client_list_calls += 1;
+        }
+        // The topology goes after INFO, so the counters INFO reports never hold this poll's own
+        // topology calls: the next INFO says how many it holds.
+        let topology_due = self.watch.due();
+        let calls_before = self.own_topology_calls;
+        if topology_due {
+            commands.push(Command::ClusterNodes);
+            commands.push(topo);
+            self.own_topology_calls += 1;
         }
         let started = Instant::now();
         let replies = conn.pipeline(&commands).await?;
@@ -157,69 +195,6 @@ impl Poller {
         };
         let mut failures = Vec::new();
         let mut replies = replies.into_iter();
-
-        // CLUSTER NODES: own id, flags, migrating / importing slots.
-        let nodes_view = match replies.next() {
-            Some(Value::Error(e)) => {
-                failures.push(server_error("CLUSTER NODES", e));
-                None
-            }
-            Some(v) => match v.as_text().map(|t| TopologyView::from_nodes(&t)) {
-                Some(Ok(view)) => Some(view),
-                Some(Err(e)) => {
-                    failures.push(protocol_error("CLUSTER NODES", e.to_string()));
-                    None
-                }
-                None => {
-                    failures.push(protocol_error(
-                        "CLUSTER NODES",
-                        format!("unexpected reply {v}"),
-                    ));
-                    None
-                }
-            },
-            None => None,
-        };
-        // CLUSTER SHARDS (or SLOTS): endpoints, health.
-        let topo_name = topo.name();
-        let main_view = match replies.next() {
-            Some(Value::Error(e)) => {
-                if !self.shards_unsupported && is_unknown_command(&e) {
-                    // Older server: use CLUSTER SLOTS from the next poll on.
-                    self.shards_unsupported = true;
-                } else {
-                    failures.push(server_error(topo_name, e));
-                }
-                None
-            }
-            Some(v) => {
-                let parsed = if self.shards_unsupported {
-                    TopologyView::from_slots(&v)
-                } else {
-                    TopologyView::from_shards(&v)
-                };
-                match parsed {
-                    Ok(view) => Some(view),
-                    Err(e) => {
-                        failures.push(protocol_error(topo_name, e.to_string()));
-                        None
-                    }
-                }
-            }
-            None => None,
-        };
-        let mut view = match (main_view, nodes_view) {
-            (Some(mut main), Some(nodes)) => {
-                main.merge_nodes(&nodes);
-                Some(main)
-            }
-            (Some(main), None) => Some(main),
-            (None, nodes) => nodes,
-        };
-        if let Some(v) = view.as_mut() {
-            v.fill_own_address(&self.addr);
-        }
-        sample.view = view;
 
         match replies.next() {
             Some(Value::Error(e)) => {
@@ -274,8 +249,115 @@ impl Poller {
                 None => {}
             }
         }
+        if let Some(info) = sample.info.as_mut() {
+            info.own_topology_calls = Some(calls_before);
+            self.own_topology_calls -= calls_before;
+            info.own_client_list_calls = Some(lists_before);
+            self.own_client_list_calls -= lists_before;
+        }
+
+        let changed = self.watch.changed(sample.info.as_ref());
+        let topology_replies = if topology_due {
+            Some((replies.next(), replies.next()))
+        } else if changed {
+            self.own_topology_calls += 1;
+            let mut more = conn
+                .pipeline(&[Command::ClusterNodes, topo])
+                .await?
+                .into_iter();
+            Some((more.next(), more.next()))
+        } else {
+            None
+        };
+        match topology_replies {
+            Some((nodes_reply, topo_reply)) => {
+                let (view, complete) =
+                    self.read_topology(topo, nodes_reply, topo_reply, &mut failures);
+                match sample.info.as_ref() {
+                    Some(info) if complete => self.watch.fetched(info),
+                    // Asked again on the next poll.
+                    _ => self.watch.forget(),
+                }
+                sample.view = view;
+            }
+            None => self.watch.skipped(),
+        }
         sample.failures = failures;
         Ok(sample)
+    }
+
+    /// Reads the replies to `CLUSTER NODES` and `topo` (`CLUSTER SHARDS` or `SLOTS`) into a view,
+    /// and whether both were read.
+    fn read_topology(
+        &mut self,
+        topo: Command<'_>,
+        nodes_reply: Option<Value>,
+        topo_reply: Option<Value>,
+        failures: &mut Vec<StepFailure>,
+    ) -> (Option<TopologyView>, bool) {
+        // CLUSTER NODES: own id, flags, migrating / importing slots.
+        let nodes_view = match nodes_reply {
+            Some(Value::Error(e)) => {
+                failures.push(server_error("CLUSTER NODES", e));
+                None
+            }
+            Some(v) => match v.as_text().map(|t| TopologyView::from_nodes(&t)) {
+                Some(Ok(view)) => Some(view),
+                Some(Err(e)) => {
+                    failures.push(protocol_error("CLUSTER NODES", e.to_string()));
+                    None
+                }
+                None => {
+                    failures.push(protocol_error(
+                        "CLUSTER NODES",
+                        format!("unexpected reply {v}"),
+                    ));
+                    None
+                }
+            },
+            None => None,
+        };
+        // CLUSTER SHARDS (or SLOTS): endpoints, health.
+        let topo_name = topo.name();
+        let main_view = match topo_reply {
+            Some(Value::Error(e)) => {
+                if !self.shards_unsupported && is_unknown_command(&e) {
+                    // Older server: use CLUSTER SLOTS from the next poll on.
+                    self.shards_unsupported = true;
+                } else {
+                    failures.push(server_error(topo_name, e));
+                }
+                None
+            }
+            Some(v) => {
+                let parsed = if self.shards_unsupported {
+                    TopologyView::from_slots(&v)
+                } else {
+                    TopologyView::from_shards(&v)
+                };
+                match parsed {
+                    Ok(view) => Some(view),
+                    Err(e) => {
+                        failures.push(protocol_error(topo_name, e.to_string()));
+                        None
+                    }
+                }
+            }
+            None => None,
+        };
+        let complete = main_view.is_some() && nodes_view.is_some();
+        let mut view = match (main_view, nodes_view) {
+            (Some(mut main), Some(nodes)) => {
+                main.merge_nodes(&nodes);
+                Some(main)
+            }
+            (Some(main), None) => Some(main),
+            (None, nodes) => nodes,
+        };
+        if let Some(v) = view.as_mut() {
+            v.fill_own_address(&self.addr);
+        }
+        (view, complete)
     }
 }
 
@@ -302,88 +384,14 @@ fn protocol_error(step: &str, e: String) -> StepFailure {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::{Arc, Mutex};
+    use std::sync::atomic::{AtomicU64, Ordering};
 
-    use slotscope_core::resp;
     use slotscope_core::topology::TopologySource;
     use slotscope_core::Slot;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    use tokio::net::TcpListener;
 
     use super::*;
     use crate::command::check_allowed;
-
-    const MYID: &str = "e0ec0cbf0c2d2a3a4b5c6d7e8f9000112233aabb";
-
-    /// What an old server (no `CLUSTER SHARDS`, no multi-section `INFO`) answers.
-    fn old_server_reply(argv: &[Vec<u8>]) -> Vec<u8> {
-        let words: Vec<String> = argv
-            .iter()
-            .map(|w| String::from_utf8_lossy(w).to_ascii_uppercase())
-            .collect();
-        let bulk = |s: &str| format!("${}\r\n{s}\r\n", s.len()).into_bytes();
-        match words.iter().map(String::as_str).collect::<Vec<_>>()[..] {
-            ["CLUSTER", "SHARDS"] => {
-                b"-ERR unknown subcommand 'SHARDS'. Try CLUSTER HELP.\r\n".to_vec()
-            }
-            ["CLUSTER", "SLOTS"] => format!(
-                "*1\r\n*3\r\n:0\r\n:16383\r\n*3\r\n$0\r\n\r\n:7000\r\n${}\r\n{MYID}\r\n",
-                MYID.len()
-            )
-            .into_bytes(),
-            ["CLUSTER", "NODES"] => bulk(&format!(
-                "{MYID} :7000@17000 myself,master - 0 0 1 connected 0-16383\n"
-            )),
-            ["CLUSTER", "INFO"] => bulk("cluster_state:ok\r\ncluster_slots_ok:16384\r\n"),
-            ["INFO", "EVERYTHING"] => bulk(
-                "# Server\r\nredis_version:6.0.9\r\n\r\n# Commandstats\r\ncmdstat_get:calls=3,usec=9,usec_per_call=3.00\r\n",
-            ),
-            ["INFO", ..] => b"-ERR syntax error\r\n".to_vec(),
-            ["CLIENT", "LIST"] => bulk("id=7 addr=127.0.0.1:5000 fd=8 name= age=9 idle=0 cmd=get\n"),
-            _ => b"-ERR unexpected command\r\n".to_vec(),
-        }
-    }
-
-    /// A server on 127.0.0.1 answering from a script, remembering every command it received.
-    async fn scripted_server(
-        reply: fn(&[Vec<u8>]) -> Vec<u8>,
-    ) -> (NodeAddr, Arc<Mutex<Vec<Vec<Vec<u8>>>>>) {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let log = seen.clone();
-        tokio::spawn(async move {
-            let (mut sock, _) = listener.accept().await.unwrap();
-            let mut buf = Vec::new();
-            let mut chunk = [0u8; 4096];
-            // Bounded: the test sends a handful of pipelines, then drops the connection.
-            for _ in 0..100 {
-                let n = match sock.read(&mut chunk).await {
-                    Ok(0) | Err(_) => return,
-                    Ok(n) => n,
-                };
-                buf.extend_from_slice(&chunk[..n]);
-                while let Ok(Some((value, used))) = resp::parse(&buf) {
-                    buf.drain(..used);
-                    let argv: Vec<Vec<u8>> = value
-                        .as_array()
-                        .unwrap_or_default()
-                        .iter()
-                        .filter_map(|v| match v {
-                            resp::Value::Bulk(b) => Some(b.clone()),
-                            _ => None,
-                        })
-                        .collect();
-                    let out = reply(&argv);
-                    log.lock().unwrap().push(argv);
-                    if sock.write_all(&out).await.is_err() {
-                        return;
-                    }
-                }
-            }
-        });
-        (NodeAddr::new("127.0.0.1", port).unwrap(), seen)
-    }
+    use crate::scripted_server::{old_server_reply, scripted_server, MYID};
 
     fn opts() -> ConnectOptions {
         ConnectOptions {
@@ -469,6 +477,134 @@ mod tests {
             "what was asked for, when larger"
         );
         assert_eq!(client_list_every(0, 0), 1);
+    }
+
+    /// What the node of [`the_topology_is_asked_only_when_cluster_info_says_it_changed`] holds.
+    static EPOCH: AtomicU64 = AtomicU64::new(1);
+    static ASK: AtomicU64 = AtomicU64::new(0);
+    static MOVED: AtomicU64 = AtomicU64::new(0);
+
+    /// A Redis 7 node whose epoch and `ASK` count the test sets; `MOVED` grows on every `INFO`.
+    fn modern_server_reply(argv: &[Vec<u8>]) -> Vec<u8> {
+        let words: Vec<String> = argv
+            .iter()
+            .map(|w| String::from_utf8_lossy(w).to_ascii_uppercase())
+            .collect();
+        let bulk = |s: &str| format!("${}\r\n{s}\r\n", s.len()).into_bytes();
+        let text = |s: &str| format!("${}\r\n{s}\r\n", s.len());
+        match words.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+            ["CLUSTER", "SHARDS"] => format!(
+                "*1\r\n*4\r\n{}*2\r\n:0\r\n:16383\r\n{}*1\r\n*10\r\n{}{}{}:7000\r\n{}{}{}{}{}{}",
+                text("slots"),
+                text("nodes"),
+                text("id"),
+                text(MYID),
+                text("port"),
+                text("ip"),
+                text("127.0.0.1"),
+                text("role"),
+                text("master"),
+                text("health"),
+                text("online"),
+            )
+            .into_bytes(),
+            ["CLUSTER", "NODES"] => bulk(&format!(
+                "{MYID} 127.0.0.1:7000@17000 myself,master - 0 0 1 connected 0-16383\n"
+            )),
+            ["CLUSTER", "INFO"] => bulk(&format!(
+                "cluster_state:ok\r\ncluster_slots_assigned:16384\r\ncluster_slots_ok:16384\r\n\
+                 cluster_known_nodes:1\r\ncluster_size:1\r\ncluster_current_epoch:{}\r\n\
+                 cluster_my_epoch:1\r\n",
+                EPOCH.load(Ordering::SeqCst)
+            )),
+            ["INFO", ..] => bulk(&format!(
+                "# Server\r\nredis_version:7.0.15\r\n\r\n# Errorstats\r\n\
+                 errorstat_ASK:count={}\r\nerrorstat_MOVED:count={}\r\n",
+                ASK.load(Ordering::SeqCst),
+                MOVED.fetch_add(100, Ordering::SeqCst) + 100
+            )),
+            ["CLIENT", "LIST"] => {
+                bulk("id=7 addr=127.0.0.1:5000 fd=8 name= age=9 idle=0 cmd=get\n")
+            }
+            _ => b"-ERR unexpected command\r\n".to_vec(),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_topology_is_asked_only_when_cluster_info_says_it_changed() {
+        let (addr, seen) = scripted_server(modern_server_reply).await;
+        let mut poller = Poller::new(addr, opts(), 1).with_topology_every(5);
+        let asked_so_far = || {
+            let seen = seen.lock().unwrap();
+            let count = |sub: &[u8]| {
+                seen.iter()
+                    .filter(|argv| argv.len() == 2 && argv[0] == b"CLUSTER" && argv[1] == sub)
+                    .count()
+            };
+            assert_eq!(count(b"NODES"), count(b"SHARDS"), "both or neither");
+            assert_eq!(
+                count(b"INFO"),
+                seen.iter().filter(|a| a[0] == b"INFO").count()
+            );
+            count(b"NODES")
+        };
+        // 1: first poll; 2, 3: nothing changed (MOVED grows all along); 4: the current epoch
+        // changes; 5: not again; 6: ASK grows (a slot mid-migration, no epoch changed);
+        // 7..10: quiet; 11: the 5th poll since the last fetch; 12: quiet.
+        let script = [
+            (1, 0),
+            (1, 0),
+            (1, 0),
+            (2, 0),
+            (2, 0),
+            (2, 4),
+            (2, 4),
+            (2, 4),
+            (2, 4),
+            (2, 4),
+            (2, 4),
+            (2, 4),
+        ];
+        let mut asked = Vec::new();
+        let mut own = Vec::new();
+        let mut fetches = Vec::new();
+        for (epoch, ask) in script {
+            EPOCH.store(epoch, Ordering::SeqCst);
+            ASK.store(ask, Ordering::SeqCst);
+            let s = poller.poll().await;
+            assert!(s.failures.is_empty(), "{:?}", s.failures);
+            asked.push(s.view.is_some());
+            own.push(s.info.and_then(|i| i.own_topology_calls));
+            fetches.push(asked_so_far());
+        }
+        assert_eq!(fetches, [1, 1, 1, 2, 2, 3, 3, 3, 3, 3, 4, 4]);
+        assert_eq!(
+            asked,
+            [true, false, false, true, false, true, false, false, false, false, true, false]
+        );
+        // Each INFO holds the fetches sent after the previous one.
+        let calls_before: Vec<Option<u32>> = std::iter::once(0)
+            .chain(asked.iter().map(|&a| u32::from(a)))
+            .take(asked.len())
+            .map(Some)
+            .collect();
+        assert_eq!(own, calls_before);
+        // With the topology asked every poll: one fetch per poll.
+        let (addr, seen) = scripted_server(modern_server_reply).await;
+        let mut every = Poller::new(addr, opts(), 1).with_topology_every(1);
+        for _ in 0..4 {
+            assert!(every.poll().await.view.is_some());
+        }
+        let seen = seen.lock().unwrap();
+        assert_eq!(
+            seen.iter()
+                .filter(|a| a[..] == [b"CLUSTER".to_vec(), b"NODES".to_vec()])
+                .count(),
+            4
+        );
+        for argv in seen.iter() {
+            assert_eq!(check_allowed(argv), Ok(()));
+        }
     }
 
     #[tokio::test]

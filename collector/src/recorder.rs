@@ -41,6 +41,9 @@ pub struct RecordConfig {
     pub connect: ConnectOptions,
     /// Take `CLIENT LIST` every this many polls.
     pub client_list_every: u32,
+    /// Ask a node's whole topology at the latest every this many polls (sooner when its `CLUSTER
+    /// INFO` says it changed; see [`crate::topology_watch`]).
+    pub topology_every: u32,
     /// Consecutive failed polls after which a node is recorded as unreachable.
     pub gone_after: u32,
 }
@@ -70,11 +73,15 @@ pub struct RecordStats {
     pub reason: EndReason,
 }
 
-/// A polled node's task, the last topology it reported (recorded again only when it changes) and
-/// its client list as the file has it (later ones are written as changes to it).
+/// A polled node's task, the last topology it reported (recorded again only when it changes, and
+/// carried forward over the polls that do not ask it) and its client list as the file has it
+/// (later ones are written as changes to it).
 struct NodeTask {
-    tx: mpsc::Sender<u64>,
+    /// One message per round: `true` asks the whole topology whatever `CLUSTER INFO` says.
+    tx: mpsc::Sender<bool>,
     last_view: Option<TopologyView>,
+    /// The next round asks the whole topology (the first round of a new file).
+    ask_topology: bool,
     clients: ClientListWriter,
 }
 
@@ -87,12 +94,16 @@ fn spawn_node(
     addr: NodeAddr,
     cfg: &RecordConfig,
     reports: mpsc::Sender<Report>,
-) -> mpsc::Sender<u64> {
-    let (tx, mut rx) = mpsc::channel::<u64>(2);
-    let mut poller = Poller::new(addr.clone(), cfg.connect.clone(), cfg.client_list_every);
+) -> mpsc::Sender<bool> {
+    let (tx, mut rx) = mpsc::channel::<bool>(2);
+    let mut poller = Poller::new(addr.clone(), cfg.connect.clone(), cfg.client_list_every)
+        .with_topology_every(cfg.topology_every);
     let timeout = cfg.timeout;
     tokio::spawn(async move {
-        while rx.recv().await.is_some() {
+        while let Some(ask_topology) = rx.recv().await {
+            if ask_topology {
+                poller.ask_topology();
+            }
             let sample = match tokio::time::timeout(timeout, poller.poll()).await {
                 Ok(s) => s,
                 Err(_) => {
@@ -135,6 +146,7 @@ pub fn header(cfg: &RecordConfig, started: slotscope_core::Timestamp) -> Header 
             user: cfg.connect.user.clone(),
             auth: cfg.connect.password.is_some(),
             client_list_every: cfg.client_list_every,
+            topology_every: Some(cfg.topology_every),
         },
         source: None,
     }
@@ -221,8 +233,11 @@ pub async fn record(
         let polled: Vec<NodeAddr> = nodes.keys().cloned().collect();
         let mut pending: BTreeSet<NodeAddr> = BTreeSet::new();
         for addr in &polled {
-            let task = &nodes[addr];
-            if task.tx.try_send(round).is_ok() {
+            let Some(task) = nodes.get_mut(addr) else {
+                continue;
+            };
+            if task.tx.try_send(task.ask_topology).is_ok() {
+                task.ask_topology = false;
                 pending.insert(addr.clone());
             } else {
                 // Still busy with the previous poll: that counts as a timeout of this one.
@@ -276,6 +291,12 @@ pub async fn record(
                 sink.write_line(&change.line(now()))?;
             }
         }
+        // Starts polling nodes that appeared in any view; stops polling nodes that left.
+        let changes = membership.topology(&views);
+        apply(&mut *sink, &cfg, &mut nodes, changes, now(), &report_tx)?;
+        sink.flush()?;
+        // Written last, so its time covers all the round's work: a round that took the whole
+        // interval or more (the next tick is then skipped, the ticks stay on their grid) says so.
         sink.write_line(&Line::PollRound(PollRound {
             t: round_start,
             elapsed_ms: millis(round_clock.elapsed()),
@@ -285,17 +306,12 @@ pub async fn record(
             failed,
         }))?;
         round += 1;
-
-        // Starts polling nodes that appeared in any view; stops polling nodes that left.
-        let changes = membership.topology(&views);
-        apply(&mut *sink, &cfg, &mut nodes, changes, now(), &report_tx)?;
-        sink.flush()?;
         // A period that ends with the recording's duration is not begun again: no file holds
         // only a header and an end line.
         let last_round = deadline.is_some_and(|d| tick + cfg.interval >= d);
         if sink.period_over(now()) && !interrupted && !last_round {
             // The period of an always-on recording ended: this file is complete, the next one
-            // starts with its own header and the state now; its first round takes every node's
+            // starts with its own header and the state now; its first round asks every node's
             // topology again (and INFO, as every round does), so it stands alone.
             sink.write_line(&Line::End(End {
                 t: now(),
@@ -310,6 +326,7 @@ pub async fn record(
             }
             for task in nodes.values_mut() {
                 task.last_view = None;
+                task.ask_topology = true;
                 task.clients.clear();
             }
             file_first_round = round;
@@ -368,6 +385,9 @@ fn write_sample(
         }
         views.push((addr.clone(), view.clone()));
         task.last_view = Some(view);
+    } else if let Some(view) = task.last_view.as_ref().filter(|_| good) {
+        // Not asked this poll: the node answered, and holds the view it last reported.
+        views.push((addr.clone(), view.clone()));
     }
     if let Some(info) = sample.info {
         sink.write_line(&Line::Info(InfoSample {
@@ -403,6 +423,7 @@ fn apply(
                     NodeTask {
                         tx,
                         last_view: None,
+                        ask_topology: false,
                         clients: ClientListWriter::default(),
                     },
                 );
@@ -414,4 +435,113 @@ fn apply(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use slotscope_core::Timestamp;
+
+    use super::*;
+    use crate::scripted_server::{old_server_reply, scripted_server};
+
+    /// Keeps the lines; the `slow`-th flush takes `pause` (a disk that stalls once).
+    struct SlowSink {
+        lines: Arc<Mutex<Vec<Line>>>,
+        flushes: u32,
+        slow: u32,
+        pause: Duration,
+    }
+
+    impl Sink for SlowSink {
+        fn write_line(&mut self, line: &Line) -> std::io::Result<()> {
+            self.lines.lock().unwrap().push(line.clone());
+            Ok(())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            self.flushes += 1;
+            if self.flushes == self.slow {
+                std::thread::sleep(self.pause);
+            }
+            Ok(())
+        }
+        fn finish(self: Box<Self>) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn bytes_written(&self) -> u64 {
+            0
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_round_that_overruns_says_so_and_the_rounds_stay_on_their_grid() {
+        let (seed, _) = scripted_server(old_server_reply).await;
+        let interval = Duration::from_millis(200);
+        let cfg = RecordConfig {
+            seed,
+            interval,
+            timeout: Duration::from_millis(100),
+            duration: Some(Duration::from_millis(1500)),
+            connect: ConnectOptions {
+                tls: None,
+                user: None,
+                password: None,
+            },
+            client_list_every: 1,
+            topology_every: 10,
+            gone_after: 3,
+        };
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        // Flush 1 is at the start, flush n + 2 ends round n: round 2 stalls for 1.5 intervals.
+        let sink = SlowSink {
+            lines: lines.clone(),
+            flushes: 0,
+            slow: 4,
+            pause: Duration::from_millis(300),
+        };
+        let stats = record(
+            cfg,
+            Box::new(sink),
+            &mut Progress::disabled(),
+            std::future::pending(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(stats.reason, EndReason::Duration);
+        let rounds: Vec<PollRound> = lines
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|l| match l {
+                Line::PollRound(r) => Some(r.clone()),
+                _ => None,
+            })
+            .collect();
+        let elapsed: Vec<u64> = rounds.iter().map(|r| r.elapsed_ms).collect();
+        assert!(
+            elapsed[2] >= 300,
+            "the stalled round is recorded with its length: {elapsed:?}"
+        );
+        assert!(
+            elapsed.iter().enumerate().all(|(i, &e)| i == 2 || e < 200),
+            "{elapsed:?}"
+        );
+        // The tick the stall swallowed fires late, once, when the stall ends; the next ones are
+        // back on the grid of the first: no drift.
+        let t: Vec<Timestamp> = rounds.iter().map(|r| r.t).collect();
+        let offsets: Vec<u64> = t.iter().map(|x| x.millis_since(t[0])).collect();
+        let on_grid = |ms: u64| ms.abs_diff((ms + 100) / 200 * 200) <= 40;
+        assert!(offsets[3] >= 600, "late after the stall: {offsets:?}");
+        assert!(
+            offsets[..3]
+                .iter()
+                .chain(&offsets[4..])
+                .all(|&ms| on_grid(ms)),
+            "off the grid: {offsets:?}"
+        );
+        assert!(offsets.len() >= 7, "{offsets:?}");
+        let numbers: Vec<u64> = rounds.iter().map(|r| r.round).collect();
+        assert_eq!(numbers, (0..rounds.len() as u64).collect::<Vec<_>>());
+    }
 }

@@ -145,8 +145,14 @@ fn steady_cluster_is_recorded_whole(kind: ServerKind) {
             assert!(info.sections.contains_key(section), "{addr}: no {section}");
         }
         assert_eq!(info.get(CLUSTER_INFO_SECTION, "cluster_state"), Some("ok"));
+        // Asked on the first poll, then not again in 3 s of a steady cluster (--topology-every
+        // 10 by default): fewer calls than polls.
         let shards = &info.commandstats["cluster|shards"];
-        assert!(shards.calls >= 5, "{shards:?}");
+        assert!(
+            shards.calls >= 1 && shards.calls < samples.len() as u64,
+            "{shards:?} in {} polls",
+            samples.len()
+        );
         assert!(
             info.commandstats.contains_key("set"),
             "{addr}: no SET stats"

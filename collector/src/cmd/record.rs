@@ -14,6 +14,7 @@ use crate::recorder::{self, RecordConfig, RecordError};
 use crate::retention::Retention;
 use crate::rotation::RotatingSink;
 use crate::sink::Sink;
+use crate::topology_watch::DEFAULT_TOPOLOGY_EVERY;
 use crate::{metrics_server, runtime, secret, sink, tls};
 
 /// `record --help`, above the options.
@@ -24,10 +25,11 @@ Starting from one seed address (a configuration endpoint is typical), slotscope 
 (CLUSTER SHARDS, falling back to CLUSTER SLOTS / CLUSTER NODES), polls all of them concurrently every
 --interval and keeps following the topology: a node added mid-recording is polled from the next round
 on, a node that no other node lists any more is recorded as gone, a node that fails 3 polls in a row
-is recorded as unreachable (and as recovered when it answers again). Each poll takes the node's
-topology (recorded when it changes), INFO (server, clients, stats, commandstats, errorstats, keyspace,
-memory) and CLIENT LIST. One slow or dead node never delays the others: each poll has its own
---timeout, and a failure is recorded as an event.
+is recorded as unreachable (and as recovered when it answers again). Each poll takes the node's INFO
+(server, clients, stats, commandstats, errorstats, keyspace, memory), CLUSTER INFO and CLIENT LIST;
+its whole topology (recorded when it changes) on its first poll, whenever CLUSTER INFO, its slot
+commands or its ASK replies change, and otherwise every --topology-every polls. One slow or dead node
+never delays the others: each poll has its own --timeout, and a failure is recorded as an event.
 
 The collector is read-only: it sends only CLUSTER SHARDS/SLOTS/NODES/INFO, INFO, CLIENT LIST, PING
 and AUTH/HELLO to log in; any other command is refused before it reaches the network. An ACL user
@@ -134,6 +136,12 @@ pub struct Args {
     /// connections whole, closed ones by id), which every reader rebuilds whole.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     client_list_every: u32,
+    /// Ask a node's whole topology (CLUSTER NODES and CLUSTER SHARDS, the costly part of a poll
+    /// on a large cluster) at the latest every N polls; sooner on its first poll, after a failure,
+    /// and whenever its CLUSTER INFO (epochs, state, slot counts, known nodes, size), its slot
+    /// commands (SETSLOT, ADDSLOTS, …) or its ASK replies change. 1 asks it every poll.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_TOPOLOGY_EVERY, value_parser = clap::value_parser!(u32).range(1..))]
+    topology_every: u32,
     /// Connect with TLS (certificate verified against the Mozilla roots or --cacert).
     #[arg(long)]
     tls: bool,
@@ -218,6 +226,7 @@ pub fn run(args: Args) -> ExitCode {
             password,
         },
         client_list_every: args.client_list_every,
+        topology_every: args.topology_every,
         gone_after: GONE_AFTER,
     };
     let metrics_listener = match args.metrics_listen.map(listen).transpose() {

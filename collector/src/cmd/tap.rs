@@ -11,6 +11,7 @@ use crate::cmd::record::GONE_AFTER;
 use crate::cmd::value_parser::{parse_addr, parse_duration};
 use crate::connection::ConnectOptions;
 use crate::recorder::RecordConfig;
+use crate::topology_watch::DEFAULT_TOPOLOGY_EVERY;
 use crate::{runtime, sink, tap};
 
 /// `tap --help`, above the options.
@@ -119,6 +120,7 @@ pub fn run(args: Args) -> ExitCode {
             password: None,
         },
         client_list_every: 1,
+        topology_every: DEFAULT_TOPOLOGY_EVERY,
         gone_after: GONE_AFTER,
     });
     let cfg = tap::TapConfig {

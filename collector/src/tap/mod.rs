@@ -92,6 +92,7 @@ fn header(cfg: &TapConfig) -> Header {
                 user: None,
                 auth: false,
                 client_list_every: 1,
+                topology_every: None,
             },
             source: None,
         },

@@ -52,6 +52,17 @@ pub struct InfoReport {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     #[serde(with = "db_keys")]
     pub keyspace: BTreeMap<u32, KeyspaceStat>,
+    /// How many times the collector itself asked this node for its topology (`CLUSTER NODES`
+    /// with `CLUSTER SHARDS` or `CLUSTER SLOTS`) since the node's previous report: those calls are
+    /// in `commandstats` with the clients' own. Absent where it was once per poll (recordings made
+    /// before `record --topology-every`, imported metrics), so one per interval is taken out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_topology_calls: Option<u32>,
+    /// How many times the collector itself asked this node for `CLIENT LIST` since the node's
+    /// previous report (a crowded node is asked less often than every poll). Absent where it
+    /// was once per poll, so one per interval is taken out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_client_list_calls: Option<u32>,
 }
 
 /// Counters of one command, from a `cmdstat_<name>:calls=…,usec=…` line.

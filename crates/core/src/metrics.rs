@@ -17,7 +17,9 @@ use crate::node::{NodeAddr, NodeId};
 use crate::recording::{InfoSample, Line};
 use crate::time::{TimeSpan, Timestamp};
 
-/// Commands the collector sends once per poll of a node (`CLIENT LIST` at most once).
+/// Commands the collector sends once per poll of a node (`CLIENT LIST` at most once; the topology
+/// commands, [`COLLECTOR_TOPOLOGY_COMMANDS`], as many times as the report's
+/// [`InfoReport::own_topology_calls`] says when it says).
 pub const COLLECTOR_COMMANDS: &[&str] = &[
     "cluster|shards",
     "cluster|slots",
@@ -26,6 +28,11 @@ pub const COLLECTOR_COMMANDS: &[&str] = &[
     "info",
     "client|list",
 ];
+
+/// The collector's topology commands: asked of a node on its first poll, when its `CLUSTER INFO`
+/// or slot migrations say the topology changed, and every `--topology-every` polls otherwise.
+pub const COLLECTOR_TOPOLOGY_COMMANDS: &[&str] =
+    &["cluster|shards", "cluster|slots", "cluster|nodes"];
 
 /// Commands whose rates fingerprint client topology refreshes and reconnects (a full client
 /// rebuild asks for the slot map, and often `COMMAND`, `CLIENT SETINFO` and `INFO`, again).
@@ -360,7 +367,15 @@ fn interval(span: TimeSpan, prev: &InfoReport, cur: &InfoReport) -> Interval {
             ),
             usec: delta(p.map_or(0, |p| p.usec), c.usec),
         };
-        if COLLECTOR_COMMANDS.contains(&name.as_str()) {
+        if COLLECTOR_TOPOLOGY_COMMANDS.contains(&name.as_str()) {
+            d.calls = d
+                .calls
+                .saturating_sub(u64::from(cur.own_topology_calls.unwrap_or(1)));
+        } else if name == "client|list" {
+            d.calls = d
+                .calls
+                .saturating_sub(u64::from(cur.own_client_list_calls.unwrap_or(1)));
+        } else if COLLECTOR_COMMANDS.contains(&name.as_str()) {
             d.calls = d.calls.saturating_sub(1);
         }
         if d != CommandDelta::default() {
@@ -474,6 +489,74 @@ mod tests {
         assert_eq!(i.command("info").calls, 1);
         assert_eq!(i.business().calls, 60);
         assert!(!i.restarted);
+    }
+
+    #[test]
+    fn the_collectors_own_topology_calls_are_taken_out_as_many_times_as_it_asked() {
+        let with_topology = |calls: u64, own: Option<u32>| {
+            let mut r = report(10, (0, 0), 0, 0);
+            for cmd in ["cluster|shards", "cluster|nodes"] {
+                r.commandstats.insert(
+                    cmd.into(),
+                    CommandStat {
+                        calls,
+                        usec: calls,
+                        rejected_calls: Some(0),
+                        failed_calls: Some(0),
+                    },
+                );
+            }
+            r.own_topology_calls = own;
+            r
+        };
+        let mut m = Metrics::default();
+        m.push(&line(1_000, with_topology(10, Some(1))));
+        // Not asked since: all three calls were a client's.
+        m.push(&line(2_000, with_topology(13, Some(0))));
+        // Asked once: one of the two was the collector's.
+        m.push(&line(3_000, with_topology(15, Some(1))));
+        // An older recording (no count): once per poll.
+        m.push(&line(4_000, with_topology(17, None)));
+        let i = &m.nodes[0].intervals;
+        let shards: Vec<u64> = i
+            .iter()
+            .map(|i| i.command("cluster|shards").calls)
+            .collect();
+        assert_eq!(shards, [3, 1, 1]);
+        let nodes: Vec<u64> = i.iter().map(|i| i.command("cluster|nodes").calls).collect();
+        assert_eq!(nodes, [3, 1, 1]);
+    }
+
+    #[test]
+    fn the_collectors_own_client_lists_are_taken_out_as_many_times_as_it_asked() {
+        let with_lists = |calls: u64, own: Option<u32>| {
+            let mut r = report(10, (0, 0), 0, 0);
+            r.commandstats.insert(
+                "client|list".into(),
+                CommandStat {
+                    calls,
+                    usec: calls,
+                    rejected_calls: Some(0),
+                    failed_calls: Some(0),
+                },
+            );
+            r.own_client_list_calls = own;
+            r
+        };
+        let mut m = Metrics::default();
+        m.push(&line(1_000, with_lists(10, Some(1))));
+        // A crowded node not asked since: the two calls were a client's.
+        m.push(&line(2_000, with_lists(12, Some(0))));
+        // Asked once: that was the only call.
+        m.push(&line(3_000, with_lists(13, Some(1))));
+        // An older recording (no count): once per poll.
+        m.push(&line(4_000, with_lists(15, None)));
+        let lists: Vec<u64> = m.nodes[0]
+            .intervals
+            .iter()
+            .map(|i| i.command("client|list").calls)
+            .collect();
+        assert_eq!(lists, [2, 0, 1]);
     }
 
     #[test]

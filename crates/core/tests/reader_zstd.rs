@@ -77,6 +77,7 @@ fn header() -> Header {
             user: Some("slotscope".into()),
             auth: true,
             client_list_every: 5,
+            topology_every: None,
         },
         source: None,
     }

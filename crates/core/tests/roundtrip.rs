@@ -309,6 +309,8 @@ fn info_report() -> BoxedStrategy<InfoReport> {
                 commandstats,
                 errorstats,
                 keyspace,
+                own_topology_calls: None,
+                own_client_list_calls: None,
             },
         )
         .boxed()
@@ -377,6 +379,7 @@ fn record_options() -> BoxedStrategy<RecordOptions> {
                     user,
                     auth,
                     client_list_every,
+                    topology_every: None,
                 }
             },
         )

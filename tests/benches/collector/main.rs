@@ -30,6 +30,9 @@
 //! - `SLOTSCOPE_BENCH_SERVER` (or `--server redis|valkey|both`): server kind, default `redis`.
 //! - `SLOTSCOPE_BIN`: the `slotscope` binary to run; by default the bench builds
 //!   `cargo build --release -p slotscope` and runs `target/release/slotscope`.
+//! - `SLOTSCOPE_BENCH_SCALE=1` (or `--scale`): run the scale mode of [`scale`] instead (100
+//!   masters, no load, 60 s by default), with `SLOTSCOPE_BENCH_MASTERS` (default 100) and
+//!   `SLOTSCOPE_BENCH_TOPOLOGY_EVERY` (comma-separated `--topology-every` values, default `1,10`).
 
 mod breakdown;
 mod file_figures;
@@ -37,6 +40,7 @@ mod load;
 mod proc_figures;
 mod recorder;
 mod report;
+mod scale;
 
 use std::fs;
 use std::path::Path;
@@ -51,6 +55,7 @@ use crate::load::{Load, CONNS_PER_NODE, LOAD_THREADS, OP_PERIOD};
 use crate::proc_figures::{clock_ticks, cpu_model};
 use crate::recorder::{slotscope_release_bin, Collector};
 use crate::report::RunResult;
+use crate::scale::{run_scale, ScaleOptions};
 
 /// Masters in the cluster (no replicas).
 const MASTERS: usize = 6;
@@ -65,6 +70,8 @@ struct Options {
     kinds: Vec<ServerKind>,
     /// Keep the recordings.
     keep: bool,
+    /// Run the scale mode instead.
+    scale: Option<ScaleOptions>,
 }
 
 /// The settings, `None` when not started by `cargo bench` (no `--bench` flag).
@@ -72,15 +79,17 @@ fn options() -> Result<Option<Options>, String> {
     let mut secs = std::env::var("SLOTSCOPE_BENCH_SECS").ok();
     let mut server = std::env::var("SLOTSCOPE_BENCH_SERVER").ok();
     let mut bench = false;
+    let mut scale = std::env::var("SLOTSCOPE_BENCH_SCALE").is_ok_and(|v| !v.is_empty() && v != "0");
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--bench" => bench = true,
+            "--scale" => scale = true,
             "--secs" => secs = Some(args.next().ok_or("--secs needs a value")?),
             "--server" => server = Some(args.next().ok_or("--server needs a value")?),
             other => {
                 return Err(format!(
-                    "unknown argument `{other}` (accepted: --secs N, --server redis|valkey|both)"
+                    "unknown argument `{other}` (accepted: --secs N, --server redis|valkey|both, --scale)"
                 ))
             }
         }
@@ -90,6 +99,7 @@ fn options() -> Result<Option<Options>, String> {
     }
     let secs =
         match secs.filter(|s| !s.is_empty()) {
+            None if scale => scale::DEFAULT_SECS,
             None => DEFAULT_SECS,
             Some(s) => s.parse::<u64>().ok().filter(|&n| n >= 10).ok_or_else(|| {
                 format!("recording length `{s}` is not a number of seconds >= 10")
@@ -102,7 +112,44 @@ fn options() -> Result<Option<Options>, String> {
         other => return Err(format!("unknown server `{other}` (redis, valkey or both)")),
     };
     let keep = std::env::var("SLOTSCOPE_BENCH_KEEP").is_ok_and(|v| !v.is_empty() && v != "0");
-    Ok(Some(Options { secs, kinds, keep }))
+    let scale = if scale {
+        Some(scale_options(secs)?)
+    } else {
+        None
+    };
+    Ok(Some(Options {
+        secs,
+        kinds,
+        keep,
+        scale,
+    }))
+}
+
+/// The scale mode's settings, from the environment.
+fn scale_options(secs: u64) -> Result<ScaleOptions, String> {
+    let masters = match std::env::var("SLOTSCOPE_BENCH_MASTERS") {
+        Ok(m) if !m.is_empty() => m
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| (3..=500).contains(&n))
+            .ok_or_else(|| format!("SLOTSCOPE_BENCH_MASTERS `{m}` is not a number in 3..=500"))?,
+        _ => scale::DEFAULT_MASTERS,
+    };
+    let every = match std::env::var("SLOTSCOPE_BENCH_TOPOLOGY_EVERY") {
+        Ok(e) if !e.is_empty() => e
+            .split(',')
+            .map(|v| v.trim().parse::<u32>().ok().filter(|&n| n >= 1))
+            .collect::<Option<Vec<u32>>>()
+            .ok_or_else(|| {
+                format!("SLOTSCOPE_BENCH_TOPOLOGY_EVERY `{e}` is not a list of numbers >= 1")
+            })?,
+        _ => scale::DEFAULT_EVERY.to_vec(),
+    };
+    Ok(ScaleOptions {
+        masters,
+        secs,
+        every,
+    })
 }
 
 /// Runs the bench once per server kind, then prints the summary.
@@ -128,6 +175,12 @@ fn main() {
         cpu_model(),
         thread::available_parallelism().map_or(0, std::num::NonZero::get)
     );
+    if let Some(scale) = &opts.scale {
+        for &kind in &opts.kinds {
+            run_scale(kind, &bin, scale, clk_tck);
+        }
+        return;
+    }
     let mut results = Vec::new();
     for &kind in &opts.kinds {
         results.push(run(kind, &bin, opts.secs, clk_tck, opts.keep));

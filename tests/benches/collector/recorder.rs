@@ -88,6 +88,11 @@ pub struct Collector {
 impl Collector {
     /// Starts `bin record --seed <seed> --out <out> --interval 1s --quiet`, stderr to a file.
     pub fn start(bin: &Path, seed: &NodeAddr, out: &Path) -> Collector {
+        Collector::start_with(bin, seed, out, &[])
+    }
+
+    /// As [`Collector::start`], with `extra` arguments after the others.
+    pub fn start_with(bin: &Path, seed: &NodeAddr, out: &Path, extra: &[&str]) -> Collector {
         let mut stderr = out.as_os_str().to_owned();
         stderr.push(".stderr");
         let stderr = PathBuf::from(stderr);
@@ -99,6 +104,7 @@ impl Collector {
             .arg("--out")
             .arg(out)
             .args(["--interval", "1s", "--quiet"])
+            .args(extra)
             .env_remove("SLOTSCOPE_PASSWORD")
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -244,6 +244,7 @@ fn main() {
             user: None,
             auth: false,
             client_list_every: 60,
+            topology_every: None,
         },
         source: None,
     };

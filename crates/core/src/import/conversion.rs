@@ -287,6 +287,7 @@ pub fn convert(what: &str, series: &[Series], src: &SourceInfo) -> Result<Conver
             user: None,
             auth: false,
             client_list_every: 1,
+            topology_every: None,
         },
         source: Some(description),
     };

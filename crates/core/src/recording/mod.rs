@@ -76,6 +76,12 @@ pub struct RecordOptions {
     /// `CLIENT LIST` is taken every this many polls of a node.
     #[serde(default = "one")]
     pub client_list_every: u32,
+    /// A node's whole topology (`CLUSTER NODES`, `CLUSTER SHARDS`/`SLOTS`) is asked on its first
+    /// poll, when its `CLUSTER INFO` (epochs, state, slot counts, known nodes, size), its slot
+    /// commands or its `ASK` replies change, and at the latest every this many polls. Absent in
+    /// recordings that asked it every poll (before `record --topology-every`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology_every: Option<u32>,
 }
 
 fn one() -> u32 {

@@ -51,6 +51,7 @@ pub fn header() -> Header {
             user: None,
             auth: false,
             client_list_every: 1,
+            topology_every: None,
         },
         source: None,
     }
