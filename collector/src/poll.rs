@@ -85,6 +85,7 @@ pub fn client_list_every(every: u64, n: usize) -> u64 {
 impl Poller {
     /// A poller for the node at `addr`; connects on the first poll.
     pub fn new(addr: NodeAddr, opts: ConnectOptions, client_list_every: u32) -> Poller {
+        let watch = TopologyWatch::new(DEFAULT_TOPOLOGY_EVERY).phased(&addr.to_string());
         Poller {
             addr,
             opts,
@@ -93,7 +94,7 @@ impl Poller {
             multi_info_unsupported: false,
             client_list_every: u64::from(client_list_every.max(1)),
             client_list_wait: 0,
-            watch: TopologyWatch::new(DEFAULT_TOPOLOGY_EVERY),
+            watch,
             own_topology_calls: 0,
             own_client_list_calls: 0,
         }
@@ -102,7 +103,7 @@ impl Poller {
     /// Asks the whole topology at the latest every `every` polls (`1`: every poll; see
     /// [`crate::topology_watch`] for when it is asked sooner).
     pub fn with_topology_every(mut self, every: u32) -> Poller {
-        self.watch = TopologyWatch::new(every);
+        self.watch = TopologyWatch::new(every).phased(&self.addr.to_string());
         self
     }
 

@@ -7,7 +7,10 @@
 //! fetch (epochs, state, slot counts, known nodes, size), when the calls of its slot and membership
 //! commands (`CLUSTER SETSLOT`, `ADDSLOTS`, `FORGET`, …, from its `commandstats`) changed since the
 //! last fetch, when its `ASK` replies grew since the previous poll (a slot is mid-migration:
-//! `SETSLOT … MIGRATING/IMPORTING` changes no epoch), and at the latest every `every` polls.
+//! `SETSLOT … MIGRATING/IMPORTING` changes no epoch), and on every `every`-th poll of its own phase
+//! (a digest of its address): the safety net of 100 nodes is spread over the `every` rounds
+//! instead of falling on one round for all (a burst of the largest replies on every node at
+//! once, which the scale bench saw as the slowest round and the slowest calls).
 //! `MOVED` is not a reason: it rises all through a redirection storm, with nothing changed.
 
 use slotscope_core::info::{InfoReport, CLUSTER_INFO_SECTION};
@@ -76,8 +79,11 @@ pub struct TopologyWatch {
     every: u64,
     /// The marks at the last fetch; `None` until one succeeded (or after a failure).
     at_fetch: Option<Marks>,
-    /// Polls since the last fetch.
-    since_fetch: u64,
+    /// Polls so far.
+    polls: u64,
+    /// The node's phase in `0..every`: its periodic fetches are the polls `p` with
+    /// `(p + phase) % every == 0`.
+    phase: u64,
     /// `errorstat_ASK` at the previous poll.
     last_ask: Option<u64>,
 }
@@ -88,16 +94,30 @@ impl TopologyWatch {
         TopologyWatch {
             every: u64::from(every.max(1)),
             at_fetch: None,
-            since_fetch: 0,
+            polls: 0,
+            phase: 0,
             last_ask: None,
         }
     }
 
+    /// The same watch with its periodic fetches at the phase `name` (the node's address) gives:
+    /// a digest of it modulo `every`.
+    pub fn phased(mut self, name: &str) -> TopologyWatch {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in name.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.phase = h % self.every;
+        self
+    }
+
     /// Whether this poll asks the topology whatever `INFO` says: the first poll, the first after
-    /// [`TopologyWatch::forget`], or `every` polls since the last fetch. Decided before the poll,
-    /// so the topology goes in the same pipeline as `INFO`.
+    /// [`TopologyWatch::forget`], or a poll of the node's periodic phase (so at the latest every
+    /// `every` polls). Decided before the poll, so the topology goes in the same pipeline as
+    /// `INFO`.
     pub fn due(&self) -> bool {
-        self.at_fetch.is_none() || self.since_fetch + 1 >= self.every
+        self.at_fetch.is_none() || (self.polls + self.phase) % self.every == 0
     }
 
     /// Whether this poll's `INFO` (with `CLUSTER INFO` in it; `None` when it failed) says the
@@ -115,12 +135,12 @@ impl TopologyWatch {
     /// The topology was asked and read this poll, with `info` from the same poll.
     pub fn fetched(&mut self, info: &InfoReport) {
         self.at_fetch = Some(Marks::of(info));
-        self.since_fetch = 0;
+        self.polls += 1;
     }
 
     /// This poll did not ask the topology.
     pub fn skipped(&mut self) {
-        self.since_fetch += 1;
+        self.polls += 1;
     }
 
     /// The next poll asks the topology (a failure, a reconnect, a new file).
@@ -178,6 +198,36 @@ mod tests {
             asked,
             [true, false, false, false, true, false, false, false, true, false]
         );
+    }
+
+    #[test]
+    fn the_periodic_fetches_of_many_nodes_are_spread_over_the_rounds() {
+        let quiet = info(5, 0, 0);
+        let mut per_round = [0u32; 10];
+        for n in 0..100 {
+            let mut w = TopologyWatch::new(10).phased(&format!("10.0.0.1:{}", 7000 + n));
+            for round in 0..40usize {
+                let asked = poll(&mut w, &quiet);
+                if round >= 10 && asked {
+                    per_round[round % 10] += 1;
+                }
+            }
+        }
+        // Rounds 10–39, three of each phase: every round has some, none has most.
+        let most = per_round.iter().max().unwrap();
+        assert!(per_round.iter().all(|&c| c > 0), "{per_round:?}");
+        assert!(*most <= 3 * 25, "{per_round:?}");
+        // Still at the latest every 10 polls.
+        let mut w = TopologyWatch::new(10).phased("10.0.0.1:7003");
+        let asked: Vec<bool> = (0..30).map(|_| poll(&mut w, &quiet)).collect();
+        let mut last = 0;
+        for (i, a) in asked.iter().enumerate().skip(1) {
+            if *a {
+                assert!(i - last <= 10, "{asked:?}");
+                last = i;
+            }
+        }
+        assert!(asked.len() - last <= 10);
     }
 
     #[test]

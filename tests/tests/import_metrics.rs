@@ -283,13 +283,22 @@ fn slots(first: u16, last: u16) -> SlotRange {
     SlotRange::new(Slot::new(first).unwrap(), Slot::new(last).unwrap()).unwrap()
 }
 
+/// What the clients do around the scale-out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Clients {
+    /// They write every slot and follow the move (the new node gets its share).
+    FollowTheMove,
+    /// They write only slots of master 0 (the new node gets nothing while the others serve).
+    StaleMap,
+    /// They stop before the move, as incident 1's wedged client did (the cluster goes silent).
+    Wedged,
+}
+
 /// A scale-out seen through the metric stack alone: a fourth, empty master joins, 6,000 keys are
-/// written over the whole keyspace, then half of master 2's slots move from master 2 to it while a load keeps
-/// writing. With `all_slots`, the load writes every slot (a client that follows the move, so the
-/// new node gets its share); without, only slots of master 0 (the new node gets nothing while the
-/// cluster serves). The recording imported from Prometheus has no topology: the idle shard is
-/// found, or not, from the keys the new node gained.
-fn scale_out_through_prometheus(all_slots: bool) {
+/// written over the whole keyspace, then half of master 2's slots move to the new master while
+/// the clients do as `clients` says. The recording imported from Prometheus has no topology: the
+/// idle shard is found, or not, from the keys the new node gained.
+fn scale_out_through_prometheus(clients: Clients) {
     let mut cluster = Cluster::start(ServerKind::Redis, 3, ClusterOptions::default());
     let new = cluster.add_master();
     let dir = TempDir::new().expect("a temporary directory");
@@ -307,22 +316,33 @@ fn scale_out_through_prometheus(all_slots: bool) {
             prefix: "load:".to_owned(),
             max_ops: 20_000,
             max_duration: Duration::from_secs(40),
-            slots: (!all_slots).then(|| slots(0, 5000)),
+            slots: (clients == Clients::StaleMap).then(|| slots(0, 5000)),
             interval: Duration::from_millis(5),
             ..LoadOptions::default()
         },
     );
     sleep(Duration::from_secs(5));
+    let mut load = Some(load);
+    let stop = |load: &mut Option<Load>| {
+        if let Some(l) = load.take() {
+            let r = l.stop();
+            println!(
+                "load: {} written, {} MOVED, {} errors",
+                r.ok, r.moved, r.errors
+            );
+            assert!(r.ok > 100, "the load wrote");
+        }
+    };
+    if clients == Clients::Wedged {
+        stop(&mut load);
+        sleep(Duration::from_secs(3));
+    }
     // Master 2 owns 10923–16383: half of its slots move to the new master.
     let moved = slots(10923, 13653);
     cluster.migrate_slots(moved, 2, new);
     cluster.wait_converged();
     sleep(Duration::from_secs(10));
-    let report = load.stop();
-    println!(
-        "load: {} written, {} MOVED, {} errors",
-        report.ok, report.moved, report.errors
-    );
+    stop(&mut load);
     sleep(Duration::from_secs(3));
     let to = now_ms();
     let out = dir.path().join("imported.jsonl");
@@ -337,7 +357,7 @@ fn scale_out_through_prometheus(all_slots: bool) {
         serde_json::to_string_pretty(&idle).unwrap()
     );
     let new_addr = cluster.addr(new).to_string();
-    if all_slots {
+    if clients == Clients::FollowTheMove {
         assert!(
             idle.iter().all(|f| f["node"] != new_addr.as_str()),
             "the new master got its share, yet: {idle:?}"
@@ -353,17 +373,28 @@ fn scale_out_through_prometheus(all_slots: bool) {
             f["numbers"]["commands_per_sec"].as_f64().unwrap() < 1.0,
             "{f}"
         );
+        // Wedged clients leave the whole cluster silent: measured against the rate before.
+        let silent = f["title"]
+            .as_str()
+            .unwrap()
+            .ends_with("before its keys came");
+        assert_eq!(silent, clients == Clients::Wedged, "{}", f["title"]);
     }
 }
 
 #[test]
 fn prometheus_alone_finds_a_new_shard_left_idle_by_its_keys() {
-    scale_out_through_prometheus(false);
+    scale_out_through_prometheus(Clients::StaleMap);
+}
+
+#[test]
+fn prometheus_alone_finds_the_new_shard_of_incident_1_after_the_clients_wedged() {
+    scale_out_through_prometheus(Clients::Wedged);
 }
 
 #[test]
 fn prometheus_alone_finds_no_idle_shard_when_clients_follow_the_move() {
-    scale_out_through_prometheus(true);
+    scale_out_through_prometheus(Clients::FollowTheMove);
 }
 
 /// Prometheus serving its API over TLS with basic auth (its `--web.config.file`): the import
