@@ -5,15 +5,24 @@
 //! recording at `/recording/<file name>`, then prints the URL that opens the viewer on it. Only `GET`
 //! and `HEAD` are answered, one request per connection; paths that climb out of the served
 //! directory (`..`, encoded or not) are refused. Nothing is listening beyond the loopback address.
+//!
+//! A reload costs (almost) nothing: every file carries a strong `ETag` and `Cache-Control:
+//! no-cache`, so the browser revalidates each time and an unchanged file is answered `304 Not
+//! Modified` with no body; compressible files (html, js, css, json, wasm, jsonl, …, never the
+//! already compressed `.zst`) are sent gzip-encoded to a client whose `Accept-Encoding` allows it,
+//! compressed once per file version and kept in memory (see [`Prepared`]).
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::io::{IsTerminal, Write};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use flate2::write::GzEncoder;
+use flate2::Compression;
 use slotscope_core::percent;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -34,6 +43,194 @@ pub struct Site {
     dist: PathBuf,
     /// The recording given on the command line, if any.
     recording: Option<Recording>,
+    /// What is known of each file served so far, by its path; an entry stands while the file keeps
+    /// its size and modification time.
+    cache: Mutex<HashMap<PathBuf, Arc<Prepared>>>,
+}
+
+impl Site {
+    /// The ETag and gzip body of `path`, whose metadata is `meta`: from the cache while the file
+    /// keeps its size and modification time, else computed again (off the async workers) and kept.
+    async fn prepared(
+        &self,
+        path: &Path,
+        meta: &std::fs::Metadata,
+    ) -> std::io::Result<Arc<Prepared>> {
+        let (len, modified) = (meta.len(), meta.modified().ok());
+        let cached = self
+            .cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(path)
+            .filter(|p| p.len == len && p.modified == modified)
+            .cloned();
+        if let Some(p) = cached {
+            return Ok(p);
+        }
+        let owned = path.to_path_buf();
+        let p = tokio::task::spawn_blocking(move || Prepared::of(&owned, len, modified))
+            .await
+            .map_err(std::io::Error::other)??;
+        let p = Arc::new(p);
+        self.cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(path.to_path_buf(), Arc::clone(&p));
+        Ok(p)
+    }
+}
+
+/// Files up to this size get an ETag from their content and, when compressible, a gzip body kept in
+/// memory; larger ones (long recordings) get an ETag from their size and modification time and are
+/// sent as they are, so that serving them never reads or holds the whole file at once.
+const CONTENT_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// Up to this size, gzip at its best level (the viewer's bundle: the ~1 MB wasm takes a fraction
+/// of a second once); above it, the default level.
+const BEST_LEVEL_LIMIT: usize = 4 * 1024 * 1024;
+
+/// What is known of one version of a served file (one size and modification time).
+///
+/// The ETag is strong. For a file up to [`CONTENT_LIMIT`] it is a hash of the file's bytes (64-bit
+/// FNV-1a) and its length, computed once per version and cached, so a file rewritten with the same
+/// bytes keeps its ETag; for a larger file it is its size and modification time in nanoseconds
+/// (hashing hundreds of MB on every change would cost more than it saves). The gzip body has its
+/// own ETag (the same with `-gz`), as a strong ETag names one representation.
+#[derive(Debug)]
+struct Prepared {
+    /// The size it was prepared at.
+    len: u64,
+    /// The modification time it was prepared at.
+    modified: Option<SystemTime>,
+    /// The identity body's ETag, quoted.
+    etag: String,
+    /// The gzip-encoded body, for a compressible file up to [`CONTENT_LIMIT`] that gzip makes
+    /// smaller.
+    gzip: Option<Arc<Vec<u8>>>,
+}
+
+impl Prepared {
+    /// Reads (if small enough), hashes and compresses the file at `path`, stated as `len` bytes
+    /// modified at `modified`.
+    fn of(path: &Path, len: u64, modified: Option<SystemTime>) -> std::io::Result<Prepared> {
+        if len > CONTENT_LIMIT {
+            let nanos = modified
+                .and_then(|m| m.duration_since(UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            return Ok(Prepared {
+                len,
+                modified,
+                etag: format!("\"s{len:x}-{nanos:x}\""),
+                gzip: None,
+            });
+        }
+        // Should the file change between the metadata and this read, the entry is keyed by the
+        // old metadata and is replaced on the next request, which sees the new one.
+        let bytes = std::fs::read(path)?;
+        let etag = format!("\"{:016x}-{:x}\"", fnv1a(&bytes), bytes.len());
+        let gzip = if compressible(path) {
+            let level = if bytes.len() <= BEST_LEVEL_LIMIT {
+                Compression::best()
+            } else {
+                Compression::default()
+            };
+            let mut encoder = GzEncoder::new(Vec::with_capacity(bytes.len() / 3 + 64), level);
+            encoder.write_all(&bytes)?;
+            Some(encoder.finish()?)
+                .filter(|gz| gz.len() < bytes.len())
+                .map(Arc::new)
+        } else {
+            None
+        };
+        Ok(Prepared {
+            len,
+            modified,
+            etag,
+            gzip,
+        })
+    }
+
+    /// The gzip body's ETag: the identity one with `-gz` inside the quotes.
+    fn gzip_etag(&self) -> String {
+        format!("{}-gz\"", self.etag.trim_end_matches('"'))
+    }
+}
+
+/// 64-bit FNV-1a of `bytes`: stable across builds and platforms, so an ETag survives a restart of
+/// the server or a new build of it.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// Whether a file is worth gzip-encoding, from its name: text and wasm, not images or `.zst`.
+fn compressible(path: &Path) -> bool {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    matches!(
+        ext.as_str(),
+        "html"
+            | "htm"
+            | "js"
+            | "mjs"
+            | "css"
+            | "json"
+            | "map"
+            | "wasm"
+            | "jsonl"
+            | "svg"
+            | "txt"
+            | "md"
+    )
+}
+
+/// The values of every `name:` header line of a request head (case-insensitive name).
+fn header_values<'a>(head: &'a str, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+    head.lines().skip(1).filter_map(move |line| {
+        let (k, v) = line.split_once(':')?;
+        k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+    })
+}
+
+/// Whether the request's `Accept-Encoding` allows gzip (`gzip` / `x-gzip`, or `*`, with a non-zero
+/// `q`). No header: identity only.
+fn accepts_gzip(head: &str) -> bool {
+    let mut star = None;
+    for value in header_values(head, "accept-encoding") {
+        for item in value.split(',') {
+            let mut parts = item.split(';');
+            let coding = parts.next().unwrap_or_default().trim();
+            let q = parts
+                .find_map(|p| {
+                    let (k, v) = p.split_once('=')?;
+                    k.trim()
+                        .eq_ignore_ascii_case("q")
+                        .then(|| v.trim().parse::<f32>().unwrap_or(0.0))
+                })
+                .unwrap_or(1.0);
+            if coding.eq_ignore_ascii_case("gzip") || coding.eq_ignore_ascii_case("x-gzip") {
+                return q > 0.0;
+            }
+            if coding == "*" {
+                star = Some(q > 0.0);
+            }
+        }
+    }
+    star.unwrap_or(false)
+}
+
+/// Whether the request's `If-None-Match` names `etag` (or is `*`): then the client's copy is
+/// current. Compared weakly, as RFC 9110 says for this header.
+fn not_modified(head: &str, etag: &str) -> bool {
+    header_values(head, "if-none-match").any(|v| {
+        v.split(',')
+            .map(str::trim)
+            .any(|t| t == "*" || t.strip_prefix("W/").unwrap_or(t) == etag)
+    })
 }
 
 /// What to serve: the viewer's directory (`--dist`, else found as [`resolve_dist`] says) and, if
@@ -41,7 +238,11 @@ pub struct Site {
 pub fn site(dist: Option<&Path>, recording: Option<&Path>) -> Result<Site, String> {
     let dist = resolve_dist(dist)?;
     let recording = recording.map(recording_for).transpose()?;
-    Ok(Site { dist, recording })
+    Ok(Site {
+        dist,
+        recording,
+        cache: Mutex::default(),
+    })
 }
 
 /// Serves `site` on 127.0.0.1:`port` until `shutdown` completes (Ctrl-C / SIGTERM); with `open`,
@@ -305,15 +506,48 @@ async fn handle(mut stream: TcpStream, site: &Site) -> std::io::Result<()> {
             let Ok(mut f) = tokio::fs::File::open(&file).await else {
                 return respond_error(&mut stream, 404, "Not Found", head_only).await;
             };
-            let len = f.metadata().await?.len();
+            let meta = f.metadata().await?;
+            let Ok(prepared) = site.prepared(&file, &meta).await else {
+                return respond_error(&mut stream, 404, "Not Found", head_only).await;
+            };
+            let gzip = prepared.gzip.as_ref().filter(|_| accepts_gzip(&head));
+            let etag = match gzip {
+                Some(_) => prepared.gzip_etag(),
+                None => prepared.etag.clone(),
+            };
+            let vary = if compressible(&file) {
+                "Vary: Accept-Encoding\r\n"
+            } else {
+                ""
+            };
+            if not_modified(&head, &etag) {
+                let header = format!(
+                    "HTTP/1.1 304 Not Modified\r\nETag: {etag}\r\nCache-Control: no-cache\r\n\
+                     {vary}Connection: close\r\n\r\n"
+                );
+                stream.write_all(header.as_bytes()).await?;
+                return stream.shutdown().await;
+            }
+            let (len, encoding) = match gzip {
+                Some(gz) => (gz.len() as u64, "Content-Encoding: gzip\r\n"),
+                None => (meta.len(), ""),
+            };
             let header = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {len}\r\n\
-                 Cache-Control: no-cache\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n",
+                "HTTP/1.1 200 OK\r\nContent-Type: {}\r\n{encoding}Content-Length: {len}\r\n\
+                 ETag: {etag}\r\nCache-Control: no-cache\r\n{vary}\
+                 X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n",
                 content_type(&file)
             );
             stream.write_all(header.as_bytes()).await?;
             if !head_only {
-                tokio::io::copy(&mut f, &mut stream).await?;
+                match gzip {
+                    Some(gz) => stream.write_all(gz).await?,
+                    None => {
+                        // No more than the length announced, should the file have grown since.
+                        let mut body = (&mut f).take(len);
+                        tokio::io::copy(&mut body, &mut stream).await?;
+                    }
+                }
             }
             stream.shutdown().await
         }
@@ -377,6 +611,7 @@ mod tests {
         let site = Site {
             dist: dir.join("dist").canonicalize().unwrap(),
             recording: Some(recording_for(&dir.join("my rec.jsonl")).unwrap()),
+            cache: Mutex::default(),
         };
         (dir, site)
     }
@@ -434,5 +669,55 @@ mod tests {
         );
         assert_eq!(percent::decode("a%20b").as_deref(), Some("a b"));
         assert_eq!(percent::decode("a%2"), None);
+    }
+
+    #[test]
+    fn accept_encoding_and_if_none_match() {
+        let req = |h: &str| format!("GET / HTTP/1.1\r\nHost: x\r\n{h}");
+        assert!(accepts_gzip(&req("Accept-Encoding: gzip, deflate, br")));
+        assert!(accepts_gzip(&req("accept-encoding: br;q=1.0, GZIP;q=0.5")));
+        assert!(accepts_gzip(&req("Accept-Encoding: *")));
+        assert!(!accepts_gzip(&req("Accept-Encoding: gzip;q=0, *")));
+        assert!(!accepts_gzip(&req("Accept-Encoding: br, identity")));
+        assert!(!accepts_gzip(&req("Accept-Encoding: identity")));
+        assert!(!accepts_gzip(&req("X-Other: gzip")));
+        assert!(!accepts_gzip("GET / HTTP/1.1\r\nAccept-Encoding"));
+        assert!(not_modified(&req("If-None-Match: \"a\", \"b\""), "\"b\""));
+        assert!(not_modified(&req("If-None-Match: W/\"b\""), "\"b\""));
+        assert!(not_modified(&req("If-None-Match: *"), "\"b\""));
+        assert!(!not_modified(&req("If-None-Match: \"a\""), "\"b\""));
+        assert!(!not_modified(&req("If-Match: \"b\""), "\"b\""));
+    }
+
+    #[test]
+    fn etags_follow_the_content_and_zst_is_not_compressed() {
+        let dir = std::env::temp_dir().join(format!("slotscope-serve-etag-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let js = dir.join("a.js");
+        std::fs::write(&js, "let x = 1;\n".repeat(200)).unwrap();
+        let a = Prepared::of(&js, 0, None).unwrap();
+        let b = Prepared::of(&js, 1, None).unwrap();
+        assert_eq!(a.etag, b.etag, "the same bytes, the same ETag");
+        assert!(a.etag.starts_with('"') && a.etag.ends_with('"'));
+        assert_eq!(
+            a.gzip_etag(),
+            format!("{}-gz\"", &a.etag[..a.etag.len() - 1])
+        );
+        assert!(a.gzip.as_ref().unwrap().len() < 200);
+        std::fs::write(&js, "let x = 2;\n".repeat(200)).unwrap();
+        assert_ne!(Prepared::of(&js, 0, None).unwrap().etag, a.etag);
+        let zst = dir.join("r.jsonl.zst");
+        std::fs::write(&zst, "z".repeat(1000)).unwrap();
+        assert!(Prepared::of(&zst, 0, None).unwrap().gzip.is_none());
+        assert!(compressible(Path::new("x_bg.wasm")) && compressible(Path::new("r.jsonl")));
+        assert!(!compressible(Path::new("r.jsonl.zst")) && !compressible(Path::new("a.png")));
+        let big = Prepared::of(&zst, CONTENT_LIMIT + 1, Some(UNIX_EPOCH)).unwrap();
+        assert!(
+            big.gzip.is_none() && big.etag.starts_with("\"s"),
+            "{}",
+            big.etag
+        );
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -71,12 +71,19 @@ impl Server {
 
     /// Sends `GET PATH` as written (no normalisation) and returns (status, headers, body).
     fn get(&self, path: &str) -> (u16, String, Vec<u8>) {
+        let (status, head, body, _) = self.get_with(path, "");
+        (status, head, body)
+    }
+
+    /// Sends `GET PATH` with `headers` (each line ending in CRLF) and returns (status, headers,
+    /// body, bytes received in all).
+    fn get_with(&self, path: &str, headers: &str) -> (u16, String, Vec<u8>, usize) {
         let mut s = TcpStream::connect(self.authority()).expect("connect");
         s.set_read_timeout(Some(STEP)).unwrap();
         s.set_write_timeout(Some(STEP)).unwrap();
         write!(
             s,
-            "GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            "GET {path} HTTP/1.1\r\nHost: {}\r\n{headers}Connection: close\r\n\r\n",
             self.authority()
         )
         .unwrap();
@@ -92,19 +99,35 @@ impl Server {
             .nth(1)
             .and_then(|c| c.parse().ok())
             .expect("a status code");
-        (status, head, raw[end + 4..].to_vec())
+        (status, head, raw[end + 4..].to_vec(), raw.len())
     }
+}
+
+/// The value of header `name` in a response head ("" when absent).
+fn header(head: &str, name: &str) -> String {
+    head.lines()
+        .skip(1)
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim()
+                .eq_ignore_ascii_case(name)
+                .then(|| v.trim().to_string())
+        })
+        .unwrap_or_default()
 }
 
 /// The Content-Type header's value.
 fn content_type(head: &str) -> String {
-    head.lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case("content-type")
-                .then(|| v.trim().to_string())
-        })
-        .unwrap_or_default()
+    header(head, "content-type")
+}
+
+/// The bytes a gzip body decompresses to.
+fn gunzip(body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(body)
+        .read_to_end(&mut out)
+        .expect("a valid gzip body");
+    out
 }
 
 /// A directory laid out like scripts/build-web's output, with a secret file beside it.
@@ -276,4 +299,137 @@ fn serve_help_explains_where_the_viewer_comes_from() {
             "serve --help lacks {needle}:\n{help}"
         );
     }
+}
+
+#[test]
+fn reloads_cost_a_304_and_compressible_files_go_gzip() {
+    let (root, dist) = fake_viewer("serve-cache");
+    let js = dist.join("slotscope_web.js");
+    let js_bytes = "export function draw(track) { return track.points.length; }\n".repeat(400);
+    std::fs::write(&js, &js_bytes).unwrap();
+    let recording = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/incident2-valkey.jsonl.zst")
+        .canonicalize()
+        .unwrap();
+    let server = Server::start(
+        &root,
+        &[
+            "--dist",
+            dist.to_str().unwrap(),
+            recording.to_str().unwrap(),
+        ],
+    );
+    const GZIP: &str = "Accept-Encoding: gzip, deflate, br\r\n";
+
+    // First load: gzip that decompresses to the file, with an ETag, revalidated every time.
+    let (status, head, body, _) = server.get_with("/slotscope_web.js", GZIP);
+    assert_eq!(status, 200, "{head}");
+    assert_eq!(header(&head, "content-encoding"), "gzip", "{head}");
+    assert_eq!(header(&head, "vary"), "Accept-Encoding", "{head}");
+    assert_eq!(header(&head, "cache-control"), "no-cache", "{head}");
+    assert_eq!(header(&head, "content-length"), body.len().to_string());
+    assert!(body.len() < js_bytes.len() / 10, "{} bytes", body.len());
+    assert_eq!(gunzip(&body), js_bytes.as_bytes());
+    let etag = header(&head, "etag");
+    assert!(
+        etag.starts_with('"') && etag.ends_with('"'),
+        "a strong ETag: {head}"
+    );
+
+    // Reload: 304, no body.
+    let if_none_match = |tag: &str| format!("{GZIP}If-None-Match: {tag}\r\n");
+    let (status, head, body, _) = server.get_with("/slotscope_web.js", &if_none_match(&etag));
+    assert_eq!(status, 304, "{head}");
+    assert!(body.is_empty());
+    assert_eq!(header(&head, "etag"), etag);
+
+    // Another tag: the whole file again.
+    let (status, _, _, _) = server.get_with("/slotscope_web.js", &if_none_match("\"other\""));
+    assert_eq!(status, 200);
+
+    // No Accept-Encoding: the identity body, with its own ETag.
+    let (status, head, body, _) = server.get_with("/slotscope_web.js", "");
+    assert_eq!(status, 200, "{head}");
+    assert_eq!(header(&head, "content-encoding"), "", "{head}");
+    assert_eq!(body, js_bytes.as_bytes());
+    let identity_etag = header(&head, "etag");
+    assert!(!identity_etag.is_empty() && identity_etag != etag, "{head}");
+    let (status, _, body, _) = server.get_with(
+        "/slotscope_web.js",
+        &format!("If-None-Match: {identity_etag}\r\n"),
+    );
+    assert_eq!((status, body.len()), (304, 0));
+
+    // A changed file: a new ETag and the new bytes, never the stale ones.
+    let changed = js_bytes.replace("length", "len");
+    std::fs::write(&js, &changed).unwrap();
+    let (status, head, body, _) = server.get_with("/slotscope_web.js", &if_none_match(&etag));
+    assert_eq!(status, 200, "{head}");
+    assert_ne!(header(&head, "etag"), etag);
+    assert_eq!(gunzip(&body), changed.as_bytes());
+
+    // A .zst recording is sent as it is, even to a gzip client; it revalidates too.
+    let zst = std::fs::read(&recording).unwrap();
+    for path in [
+        "/recording/incident2-valkey.jsonl.zst",
+        "/demo/incident1.jsonl.zst",
+    ] {
+        let (status, head, body, _) = server.get_with(path, GZIP);
+        assert_eq!(status, 200, "{path}: {head}");
+        assert_eq!(header(&head, "content-encoding"), "", "{path}: {head}");
+        if path.starts_with("/recording/") {
+            assert_eq!(body, zst);
+        }
+        let tag = header(&head, "etag");
+        assert!(!tag.is_empty(), "{path}: {head}");
+        let (status, _, body, _) = server.get_with(path, &if_none_match(&tag));
+        assert_eq!((status, body.len()), (304, 0), "{path}");
+    }
+
+    // Too small to gain from gzip: identity, still with an ETag and a 304 on reload.
+    let (status, head, body, _) = server.get_with("/", GZIP);
+    assert_eq!(status, 200, "{head}");
+    assert!(String::from_utf8_lossy(&body).contains("id=app"));
+    let (status, _, _, _) = server.get_with("/", &if_none_match(&header(&head, "etag")));
+    assert_eq!(status, 304);
+
+    drop(server);
+    let _ = std::fs::remove_dir_all(root);
+}
+
+/// The bytes a browser receives for the viewer's first load and for a reload (each file revalidated
+/// with its ETag), measured on this checkout's `web/dist` when `scripts/build-web` has built it; the
+/// figures are printed (`cargo test -p slotscope --test serve -- --nocapture`), not asserted beyond
+/// "a reload is a few hundred bytes".
+#[test]
+fn measures_first_load_against_reload_of_the_built_viewer() {
+    let dist = Path::new(env!("CARGO_MANIFEST_DIR")).join("../web/dist");
+    if !dist.join("index.html").is_file() {
+        println!("web/dist is not built (scripts/build-web): no figure for first load vs reload");
+        return;
+    }
+    let dist = dist.canonicalize().unwrap();
+    let server = Server::start(&dist, &["--dist", dist.to_str().unwrap()]);
+    const GZIP: &str = "Accept-Encoding: gzip, deflate, br\r\n";
+    let files = ["/", "/slotscope_web.js", "/slotscope_web_bg.wasm"];
+    let (mut identity, mut first, mut reload) = (0, 0, 0);
+    for path in files {
+        let (status, _, _, plain) = server.get_with(path, "");
+        assert_eq!(status, 200, "{path}");
+        identity += plain;
+        let (status, head, _, got) = server.get_with(path, GZIP);
+        assert_eq!(status, 200, "{path}");
+        first += got;
+        let tag = header(&head, "etag");
+        let (status, _, body, again) =
+            server.get_with(path, &format!("{GZIP}If-None-Match: {tag}\r\n"));
+        assert_eq!((status, body.len()), (304, 0), "{path}");
+        reload += again;
+    }
+    println!(
+        "viewer index.html + js + wasm, bytes received (headers included): without gzip {identity}, \
+         first load with gzip {first}, reload (304s) {reload}"
+    );
+    assert!(reload < 1000, "a reload costs {reload} bytes");
+    drop(server);
 }
