@@ -1,7 +1,8 @@
 // The viewer as a person meets it, in headless Chromium against `slotscope serve`: the demo opens
 // on incident 1 with its top finding, a finding click moves the cursor, a bad file is reported with
 // its line number (and the app keeps working), zoom and pan change the visible range, the URL hash
-// restores the view on reload, `?src=` opens a served recording, and a recording made through
+// restores the view on reload, a reload costs only 304s (the first load came gzip), `?src=` opens
+// a served recording, and a recording made through
 // `slotscope tap` shows the client's own MOVED share per command. Screenshots of the main views
 // go to web/e2e/artifacts/.
 //
@@ -211,6 +212,46 @@ describe('viewer on the demo', () => {
     assert.equal(shared.cursor, set.cursor);
     await screenshot(other, '06-restored-from-hash');
     await other.context().close();
+    await page.context().close();
+  });
+});
+
+describe('viewer reloads', () => {
+  const v = useViewer();
+
+  test('a reload costs a few hundred bytes (every file a 304), the first load came gzip', TEST, async () => {
+    const page = await newPage(v.browser);
+    // What the server sent for each response: status, encoding and body bytes on the wire.
+    const seen = [];
+    const session = await page.context().newCDPSession(page);
+    await session.send('Network.enable');
+    const byId = new Map();
+    session.on('Network.responseReceived', (e) => {
+      byId.set(e.requestId, { url: e.response.url, status: e.response.status, enc: e.response.headers['content-encoding'] || e.response.headers['Content-Encoding'] || '' });
+    });
+    session.on('Network.loadingFinished', (e) => {
+      const r = byId.get(e.requestId);
+      if (r) seen.push({ ...r, bytes: e.encodedDataLength });
+    });
+    await page.goto(v.server.url);
+    await waitLoaded(page, 'incident1');
+    const first = seen.splice(0);
+    const wasm = first.find((r) => r.url.endsWith('.wasm'));
+    assert.ok(wasm, JSON.stringify(first));
+    assert.equal(wasm.enc, 'gzip', JSON.stringify(wasm));
+    const firstBytes = first.reduce((n, r) => n + r.bytes, 0);
+
+    await page.reload();
+    await waitLoaded(page, 'incident1');
+    const again = seen.splice(0);
+    const bundle = again.filter((r) => /\.(html|js|wasm)$|\/$/.test(new URL(r.url).pathname));
+    assert.ok(bundle.length >= 2, JSON.stringify(again));
+    // Chromium reports a revalidated response as its cached 200: what crossed the wire is the
+    // 304's headers alone.
+    for (const r of bundle) assert.ok(r.bytes < 1000, `a 304 on reload: ${JSON.stringify(again)}`);
+    const reloadBytes = again.reduce((n, r) => n + r.bytes, 0);
+    console.log(`first load ${firstBytes} bytes on the wire, reload ${reloadBytes}`);
+    assert.ok(reloadBytes < 20000 && reloadBytes * 20 < firstBytes, `${firstBytes} then ${reloadBytes}`);
     await page.context().close();
   });
 });
