@@ -139,14 +139,13 @@ fn metric_stack(cluster: &Cluster, dir: &Path, web: Option<&Path>) -> (u16, Star
     (prom_port, started)
 }
 
-/// `slotscope import-metrics --prometheus` of `from`..`to` at 1 s into `out`, then `analyze` of
-/// it as JSON.
-fn import_and_analyze(prom_port: u16, from: u64, to: u64, out: &Path) -> Value {
-    let url = format!("http://127.0.0.1:{prom_port}");
-    let o = run_slotscope(&[
+/// The arguments of `slotscope import-metrics --prometheus URL` of `from`..`to` at 1 s into
+/// `out`.
+fn import_args(url: &str, from: u64, to: u64, out: &Path) -> Vec<String> {
+    [
         "import-metrics",
         "--prometheus",
-        &url,
+        url,
         "--from",
         &from.to_string(),
         "--to",
@@ -155,7 +154,17 @@ fn import_and_analyze(prom_port: u16, from: u64, to: u64, out: &Path) -> Value {
         "1s",
         "--out",
         out.to_str().unwrap(),
-    ]);
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect()
+}
+
+/// `slotscope import-metrics --prometheus` of `from`..`to` at 1 s into `out`, then `analyze` of
+/// it as JSON.
+fn import_and_analyze(prom_port: u16, from: u64, to: u64, out: &Path) -> Value {
+    let args = import_args(&format!("http://127.0.0.1:{prom_port}"), from, to, out);
+    let o = run_slotscope(&args.iter().map(String::as_str).collect::<Vec<_>>());
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "import-metrics failed: {stderr}");
     println!("{}{stderr}", String::from_utf8_lossy(&o.stdout));
@@ -423,22 +432,7 @@ fn an_https_prometheus_with_basic_auth() {
     let url = format!("https://127.0.0.1:{prom_port}");
     let out = dir.path().join("imported.jsonl");
     let import = |url: &str, extra: &[&str], password: Option<&str>, to: u64| {
-        let mut args: Vec<String> = [
-            "import-metrics",
-            "--prometheus",
-            url,
-            "--from",
-            &from.to_string(),
-            "--to",
-            &to.to_string(),
-            "--step",
-            "1s",
-            "--out",
-            out.to_str().unwrap(),
-        ]
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect();
+        let mut args = import_args(url, from, to, &out);
         args.extend(extra.iter().map(|s| (*s).to_owned()));
         let mut cmd = Command::new(slotscope_tests::collector::slotscope_bin());
         cmd.args(&args)

@@ -156,43 +156,20 @@ impl Detector for IdleByKeys {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::fixture::{addr, found, info, round, Counters, A, B, T0};
+    use crate::analysis::fixture::{addr, found, two_nodes, After};
     use crate::recording::Line;
 
     /// 30 polls, no topology. A serves 200 `set`/s; from poll 10 to 12 B's keys grow from 0 to
-    /// 600 (A's stay at 1000); after, A serves `a_after`/s and B `b_after`/s.
-    fn lines(a_after: u64, b_after: u64) -> Vec<Line> {
-        let mut out = Vec::new();
-        let mut a = Counters {
-            uptime: 1000,
-            connected: 10,
-            keys: 1000,
-            ..Counters::default()
-        };
-        let mut b = Counters {
-            uptime: 10,
-            connected: 1,
-            ..Counters::default()
-        };
-        let (mut a_ok, mut b_ok) = (0u64, 0u64);
-        for k in 0..30u64 {
-            let t = T0 + k * 1000;
-            if k > 0 && k <= 10 {
-                a_ok += 200;
-            } else if k > 10 {
-                a_ok += a_after;
-                b_ok += b_after;
-            }
-            a.uptime += 1;
-            b.uptime += 1;
-            a.commands = vec![("set", a_ok, 0)];
-            b.commands = vec![("set", b_ok, 0)];
-            b.keys = (k.saturating_sub(9) * 200).min(600);
-            out.push(info(t, 7000, A, &a));
-            out.push(info(t, 7001, B, &b));
-            out.push(round(t, k));
-        }
-        out
+    /// 600 (A's stay at 1000); after, A serves `a`/s and B `b`/s.
+    fn lines(a: u64, b: u64) -> Vec<Line> {
+        two_nodes(&After {
+            a,
+            a_rejected: 0,
+            b,
+            b_keys: |k| (k.saturating_sub(9) * 200).min(600),
+            b_dies: false,
+            topology: false,
+        })
     }
 
     #[test]
@@ -226,16 +203,14 @@ mod tests {
 
     #[test]
     fn with_topology_the_slot_rule_speaks_instead() {
-        let mut l = lines(200, 0);
-        l.insert(
-            0,
-            crate::analysis::fixture::topology(
-                T0,
-                7000,
-                A,
-                crate::analysis::fixture::view(A, "0-16383", ""),
-            ),
-        );
+        let l = two_nodes(&After {
+            a: 200,
+            a_rejected: 0,
+            b: 0,
+            b_keys: |k| (k.saturating_sub(9) * 200).min(600),
+            b_dies: false,
+            topology: true,
+        });
         assert!(found(&IdleByKeys, &l).is_empty());
     }
 }

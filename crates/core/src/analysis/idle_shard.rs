@@ -125,9 +125,7 @@ impl Detector for IdleShard {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::fixture::{
-        addr, found, info, reshard_lines, round, topology, view, Counters, A, B, T0,
-    };
+    use crate::analysis::fixture::{addr, found, reshard_lines, two_nodes, After};
     use crate::recording::Line;
 
     #[test]
@@ -158,50 +156,18 @@ mod tests {
         assert!(found(&IdleShard, &reshard_lines(true)).is_empty());
     }
 
-    /// 30 polls; at poll 10 slots 8192–16383 move from A to B. Before, A executes 200 `set`/s;
-    /// after, A executes `a_after`/s and B `b_after`/s; B answers no poll after the change when
-    /// `b_dies`.
-    fn slowed_lines(a_after: u64, b_after: u64, b_dies: bool) -> Vec<Line> {
-        let mut lines = vec![
-            topology(T0, 7000, A, view(A, "0-16383", "")),
-            topology(T0, 7001, B, view(B, "0-16383", "")),
-        ];
-        let mut a = Counters {
-            uptime: 1000,
-            connected: 10,
-            keys: 1000,
-            ..Counters::default()
-        };
-        let mut b = Counters {
-            uptime: 10,
-            connected: 1,
-            ..Counters::default()
-        };
-        let (mut a_ok, mut b_ok) = (0u64, 0u64);
-        for k in 0..30u64 {
-            let t = T0 + k * 1000;
-            if k == 10 {
-                lines.push(topology(t, 7000, A, view(A, "0-8191", "8192-16383")));
-                lines.push(topology(t, 7001, B, view(B, "0-8191", "8192-16383")));
-            }
-            if k > 0 && k <= 10 {
-                a_ok += 200;
-            } else if k > 10 {
-                a_ok += a_after;
-                b_ok += b_after;
-            }
-            a.uptime += 1;
-            b.uptime += 1;
-            a.commands = vec![("set", a_ok, 0)];
-            b.commands = vec![("set", b_ok, 0)];
-            b.keys = if k >= 10 { 500 } else { 0 };
-            lines.push(info(t, 7000, A, &a));
-            if !(b_dies && k > 10) {
-                lines.push(info(t, 7001, B, &b));
-            }
-            lines.push(round(t, k));
-        }
-        lines
+    /// 30 polls; at poll 10 slots 8192–16383 move from A to B (which then holds 500 keys).
+    /// Before, A executes 200 `set`/s; after, A executes `a`/s and B `b`/s; B answers no poll
+    /// after the change when `b_dies`.
+    fn slowed_lines(a: u64, b: u64, b_dies: bool) -> Vec<Line> {
+        two_nodes(&After {
+            a,
+            a_rejected: 0,
+            b,
+            b_keys: |k| if k >= 10 { 500 } else { 0 },
+            b_dies,
+            topology: true,
+        })
     }
 
     #[test]
