@@ -112,6 +112,12 @@ impl TopologyWatch {
         self
     }
 
+    /// The poll phase of the periodic fetches (see [`TopologyWatch::phased`]).
+    #[cfg(test)]
+    pub fn phase(&self) -> u64 {
+        self.phase
+    }
+
     /// Whether this poll asks the topology whatever `INFO` says: the first poll, the first after
     /// [`TopologyWatch::forget`], or a poll of the node's periodic phase (so at the latest every
     /// `every` polls). Decided before the poll, so the topology goes in the same pipeline as
