@@ -450,23 +450,23 @@ fn an_https_prometheus_with_basic_auth() {
         "--prometheus-cacert",
         ca.as_str(),
     ];
-    // Prometheus takes a moment to scrape every exporter: bounded retries of the real import.
+    // Prometheus takes a moment to scrape every exporter: bounded retries of the real import
+    // until it has all three nodes.
     let started = Instant::now();
-    let (ok, to) = loop {
+    let to = loop {
         sleep(Duration::from_millis(500));
         let to = now_ms();
         let o = import(&url, &login, Some(PASSWORD), to);
-        if o.status.success() {
-            break (o, to);
+        if o.status.success() && String::from_utf8_lossy(&o.stdout).contains("3 nodes") {
+            break to;
         }
         assert!(
             started.elapsed() < Duration::from_secs(60),
-            "import over https never succeeded: {}",
+            "import over https never had the three nodes: {}{}",
+            String::from_utf8_lossy(&o.stdout),
             String::from_utf8_lossy(&o.stderr)
         );
     };
-    let said = String::from_utf8_lossy(&ok.stdout);
-    assert!(said.contains("3 nodes"), "{said}");
     assert!(out.exists());
     std::fs::remove_file(&out).unwrap();
     let plain = format!("http://127.0.0.1:{prom_port}");
