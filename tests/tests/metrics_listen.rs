@@ -80,6 +80,29 @@ fn keys(cluster: &Cluster, i: usize) -> (String, String) {
     (right, wrong)
 }
 
+/// `slotscope record --interval 500ms --duration DURATION --metrics-listen 127.0.0.1:PORT` of
+/// `cluster` into `dir`: the recorder, the port and the listen address.
+fn record_listening(cluster: &Cluster, dir: &Path, duration: &str) -> (Recorder, u16, String) {
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let recorder = Recorder::start(
+        &dir.join("r.jsonl"),
+        &[
+            "--seed",
+            &cluster.seed().to_string(),
+            "--interval",
+            "500ms",
+            "--duration",
+            duration,
+            "--metrics-listen",
+            &listen,
+            "--quiet",
+        ],
+        &[],
+    );
+    (recorder, port, listen)
+}
+
 /// A Prometheus 2.42 on 127.0.0.1 scraping `target` every second with the shipped rules (their
 /// `for:` shortened to 5 s so a test does not wait minutes; the expressions are the shipped
 /// ones), its files under `dir`: its port, and the process (ended, by PID, when dropped).
@@ -249,23 +272,7 @@ fn signals_are_served_and_a_real_prometheus_fires_the_alerts() {
         }),
     );
 
-    let port = free_port();
-    let listen = format!("127.0.0.1:{port}");
-    let recorder = Recorder::start(
-        &dir.path().join("r.jsonl"),
-        &[
-            "--seed",
-            &cluster.seed().to_string(),
-            "--interval",
-            "500ms",
-            "--duration",
-            "120s",
-            "--metrics-listen",
-            &listen,
-            "--quiet",
-        ],
-        &[],
-    );
+    let (recorder, port, listen) = record_listening(&cluster, dir.path(), "120s");
     let series = format!("slotscope_moved_share{{node=\"{addr}\",cmd=\"get\"}}");
     let mut last = String::new();
     wait_until(
@@ -412,22 +419,7 @@ fn client_groups_on_a_defective_version_are_counted() {
         c.cmd_ok(&["CLIENT", "SETINFO", "LIB-VER", ver]).unwrap();
         clients.push(c);
     }
-    let port = free_port();
-    let recorder = Recorder::start(
-        &dir.path().join("r.jsonl"),
-        &[
-            "--seed",
-            &cluster.seed().to_string(),
-            "--interval",
-            "500ms",
-            "--duration",
-            "60s",
-            "--metrics-listen",
-            &format!("127.0.0.1:{port}"),
-            "--quiet",
-        ],
-        &[],
-    );
+    let (recorder, port, _) = record_listening(&cluster, dir.path(), "60s");
     let defective =
         "slotscope_client_groups_with_known_defect{library=\"redis-py\",version=\"5.0.0\"}";
     let mut last = String::new();
@@ -484,23 +476,7 @@ fn a_real_prometheus_fires_idle_shard_and_known_defect_on_a_scale_out() {
     defective
         .cmd_ok(&["CLIENT", "SETINFO", "LIB-VER", "5.0.0"])
         .unwrap();
-    let port = free_port();
-    let listen = format!("127.0.0.1:{port}");
-    let recorder = Recorder::start(
-        &dir.path().join("r.jsonl"),
-        &[
-            "--seed",
-            &cluster.seed().to_string(),
-            "--interval",
-            "500ms",
-            "--duration",
-            "120s",
-            "--metrics-listen",
-            &listen,
-            "--quiet",
-        ],
-        &[],
-    );
+    let (recorder, _, listen) = record_listening(&cluster, dir.path(), "120s");
     let (prom_port, _started) = prometheus_with_rules(dir.path(), &listen);
     // Master 2 owns 10923–16383; 10923–13653 move to the new master. The load writes the rest.
     let range = |a: u16, b: u16| {
