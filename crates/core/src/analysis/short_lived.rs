@@ -126,10 +126,15 @@ fn finding(g: &InferredGroup) -> Finding {
         } else {
             Severity::Warning
         },
-        // Placed where it was last seen acting (where a client that died of its errors died; its
-        // whole life is in the title): the first poll it shows in may begin up to a poll before
-        // its first command.
-        span: TimeSpan::new(g.last_active.start, g.span.end),
+        // Placed at the end of the poll that first saw it fail, when one did (its first errors
+        // are in that interval; a client can go on failing for polls before it dies), else where
+        // it was last seen acting; its whole life is in the title. The start of the first poll it
+        // shows in may be up to a poll before its first command.
+        span: TimeSpan::new(
+            g.first_failing
+                .map_or(g.last_active.start, |f| f.end.min(g.span.end)),
+            g.span.end,
+        ),
         title,
         explanation,
         numbers,
@@ -214,7 +219,9 @@ mod tests {
             "30 of 80 attempts rejected is over a quarter"
         );
         assert!((f.numbers["error_share"] - 30.0 / 80.0).abs() < 1e-9);
-        assert_eq!(f.span.start.as_millis(), T0 + 4000);
+        // At the end of the poll that first saw it fail (it lived between the polls at +4 s and
+        // +5 s).
+        assert_eq!(f.span.start.as_millis(), T0 + 5000);
         assert!(
             f.title.contains("zadd 80 times (38 % MOVED)"),
             "{}",
@@ -236,13 +243,14 @@ mod tests {
         assert!(found(&ShortLived, &lines(false, false)).is_empty());
     }
 
-    /// A client that acted over two polls is placed in the last (where it vanished); its
-    /// whole life is in the title.
+    /// A client that acted and failed over three polls is placed at the end of the first (the
+    /// poll that first saw it fail), not where it vanished (+6 s to +7 s); its whole life is in
+    /// the title.
     #[test]
-    fn a_client_over_two_polls_is_placed_where_it_was_last_seen_acting() {
-        let f = found(&ShortLived, &lines_at(&[5, 6], true));
+    fn a_client_over_polls_is_placed_where_it_first_failed() {
+        let f = found(&ShortLived, &lines_at(&[5, 6, 7], true));
         assert_eq!(f.len(), 1, "{f:#?}");
         assert_eq!(f[0].span.start.as_millis(), T0 + 5000);
-        assert!(f[0].numbers["duration_secs"] >= 2.0, "{:?}", f[0].numbers);
+        assert!(f[0].numbers["duration_secs"] >= 3.0, "{:?}", f[0].numbers);
     }
 }

@@ -48,6 +48,10 @@ pub struct InferredGroup {
     /// The last interval its business commands show in (its handshake's, without any): where it
     /// was last seen acting, so where a client that died of its errors died.
     pub last_active: TimeSpan,
+    /// The first interval its business commands show rejected or failed calls in, if any: the
+    /// poll that first saw it fail.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_failing: Option<TimeSpan>,
     /// Nodes its traffic reached.
     pub nodes: BTreeSet<NodeAddr>,
     /// Business commands no group seen then ran: calls, rejected, failed.
@@ -196,6 +200,7 @@ pub fn infer_short_lived(
                 InferredGroup {
                     span: e.span,
                     last_active: e.span,
+                    first_failing: None,
                     nodes: BTreeSet::new(),
                     commands: BTreeMap::new(),
                     connections_received: 0,
@@ -214,6 +219,9 @@ pub fn infer_short_lived(
         g.span = TimeSpan::new(g.span.start.min(e.span.start), g.span.end.max(e.span.end));
         if !e.commands.is_empty() || g.commands.is_empty() {
             g.last_active = e.span;
+        }
+        if g.first_failing.is_none() && e.commands.values().any(|d| d.rejected + d.failed > 0) {
+            g.first_failing = Some(e.span);
         }
         g.nodes.insert(e.node);
         for (c, d) in e.commands {
