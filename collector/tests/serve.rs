@@ -151,21 +151,28 @@ fn fake_viewer(name: &str) -> (PathBuf, PathBuf) {
     (root, dist)
 }
 
-#[test]
-fn serves_the_viewer_a_recording_and_refuses_traversal() {
-    let (root, dist) = fake_viewer("serve-main");
+/// `slotscope serve --dist DIST` of the incident-2 fixture from `root`: the recording's path and
+/// the server.
+fn serve_fixture(root: &Path, dist: &Path) -> (PathBuf, Server) {
     let recording = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/fixtures/incident2-valkey.jsonl.zst")
         .canonicalize()
         .unwrap();
     let server = Server::start(
-        &root,
+        root,
         &[
             "--dist",
             dist.to_str().unwrap(),
             recording.to_str().unwrap(),
         ],
     );
+    (recording, server)
+}
+
+#[test]
+fn serves_the_viewer_a_recording_and_refuses_traversal() {
+    let (root, dist) = fake_viewer("serve-main");
+    let (recording, server) = serve_fixture(&root, &dist);
     assert!(
         server.url.starts_with("http://127.0.0.1:")
             && server
@@ -307,18 +314,7 @@ fn reloads_cost_a_304_and_compressible_files_go_gzip() {
     let js = dist.join("slotscope_web.js");
     let js_bytes = "export function draw(track) { return track.points.length; }\n".repeat(400);
     std::fs::write(&js, &js_bytes).unwrap();
-    let recording = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures/incident2-valkey.jsonl.zst")
-        .canonicalize()
-        .unwrap();
-    let server = Server::start(
-        &root,
-        &[
-            "--dist",
-            dist.to_str().unwrap(),
-            recording.to_str().unwrap(),
-        ],
-    );
+    let (recording, server) = serve_fixture(&root, &dist);
     const GZIP: &str = "Accept-Encoding: gzip, deflate, br\r\n";
 
     // First load: gzip that decompresses to the file, with an ETag, revalidated every time.
