@@ -221,7 +221,7 @@ impl AppReport {
     /// counts whole. `None` when the program reports no buckets.
     pub fn ended_between(&self, from_ms: u64, to_ms: u64) -> Option<(u64, u64)> {
         let o = &self.raw["outcomes"];
-        let width = o["bucket_ms"].as_u64().filter(|&w| w > 0)?;
+        let width = self.outcome_bucket_ms()?;
         let ok = o["ok"].as_array()?;
         let failed = o["failed"].as_array()?;
         let first = from_ms.saturating_sub(self.started_ms) / width;
@@ -234,6 +234,13 @@ impl AppReport {
                 .sum()
         };
         Some((sum(ok), sum(failed)))
+    }
+
+    /// The width of the `outcomes` buckets, ms (`None` without them).
+    pub fn outcome_bucket_ms(&self) -> Option<u64> {
+        self.raw["outcomes"]["bucket_ms"]
+            .as_u64()
+            .filter(|&w| w > 0)
     }
 
     /// Exceptions the application saw, by class.

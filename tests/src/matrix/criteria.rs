@@ -220,7 +220,12 @@ fn first_critical(s: &Subjects) -> Judgement {
             verdict: Verdict::Fail(why),
             figure: Some(match (delta, first_hurt) {
                 (Some(d), Some((h, _))) => {
-                    format!("{} at {d:+} ms from {}'s first error", describe(f), h.name)
+                    format!(
+                        "{} at {d:+} ms from {}'s {}",
+                        describe(f),
+                        h.name,
+                        h.moment_name
+                    )
                 }
                 _ => describe(f),
             }),
@@ -262,9 +267,10 @@ fn first_critical(s: &Subjects) -> Judgement {
     let issued = named.first_error_issued_ms.unwrap_or(err).min(err);
     let from = signed(issued) - signed(err);
     let figure = Some(format!(
-        "{} at {delta:+} ms from {}'s first error (its command issued at {from:+} ms)",
+        "{} at {delta:+} ms from {}'s {} (its command issued at {from:+} ms)",
         describe(f),
-        named.name
+        named.name,
+        named.moment_name
     ));
     let verdict = if !healthy_named.is_empty() {
         Verdict::Fail(format!(
@@ -273,9 +279,9 @@ fn first_critical(s: &Subjects) -> Judgement {
         ))
     } else if delta > signed(s.poll_ms) || delta < from - signed(s.poll_ms) {
         Verdict::Fail(format!(
-            "it starts {delta:+} ms from the first error, more than one poll ({} ms) outside \
+            "it starts {delta:+} ms from the {}, more than one poll ({} ms) outside \
              [{from:+}, 0] ms (the failing command's issue to its error)",
-            s.poll_ms
+            named.moment_name, s.poll_ms
         ))
     } else {
         Verdict::Pass
@@ -522,6 +528,7 @@ mod tests {
             health,
             first_error_ms: Some(10_000),
             first_error_issued_ms: Some(10_000),
+            moment_name: "first error",
             moved_share: Some(0.0),
         }
     }

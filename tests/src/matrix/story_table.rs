@@ -90,10 +90,12 @@ pub fn markdown(results: &[StoryResult], seed: u64) -> String {
         "Drawn and run with `scripts/story --cases {} --seed {seed}`; each case again alone with \
          `scripts/story --case-seed <case seed>`. Hurt: wedged, or ≥ {HURT_MIN_FAILED} failed and \
          ≥ {:.0} % of the commands that ended in the {} s from the first error (or from it to the \
-         end); healthy: no failure, MOVED < {:.0} % of replies and < {:.0} % of the schedule \
-         skipped.\n",
+         end; then (a) is judged from the failure onset, the first 250 ms failing at that share from \
+         which the next {} s have these levels); healthy: no failure, MOVED < {:.0} % of replies \
+         and < {:.0} % of the schedule skipped.\n",
         results.len(),
         100.0 * HURT_SHARE,
+        HURT_WINDOW_MS / 1000,
         HURT_WINDOW_MS / 1000,
         100.0 * STORM_SHARE,
         100.0 * PAUSE_SKIP_SHARE
@@ -110,7 +112,7 @@ pub fn markdown(results: &[StoryResult], seed: u64) -> String {
     for c in Criterion::ALL {
         let _ = write!(s, " {} |", c.name());
     }
-    let _ = writeln!(s, " first critical − first error |");
+    let _ = writeln!(s, " first critical − first error (or onset) |");
     let _ = writeln!(s, "|---|---|---|---|---|---|---|---|");
     for r in results {
         let truth: Vec<String> = r.truths.iter().map(truth_text).collect();

@@ -11,6 +11,13 @@
 //!   meanwhile; from the servers it looks like one whose commands failed, only its timeout differs).
 //! - **Neither**: a few errors, a MOVED storm without errors, or a pause without errors: criteria
 //!   (a) and (b) do not apply to it.
+//!
+//! The moment a hurt application's story is judged against is its first error, unless that error
+//! began no failure of the stated levels (a few client-side exceptions at start-up, 1 % of its
+//! commands, seconds before a node is killed): then it is the onset, the first outcomes bucket
+//! failing at [`HURT_SHARE`] itself from which the next [`HURT_WINDOW_MS`] have the stated
+//! levels, and the commands failing in it were issued at most one socket timeout before the
+//! bucket began.
 
 use crate::matrix::app::{AppReport, AppSettings};
 
@@ -63,11 +70,16 @@ pub struct AppTruth {
     pub remap: Option<String>,
     /// Hurt, healthy or neither.
     pub health: Health,
-    /// When its first command raised, epoch ms.
+    /// When its first command raised, epoch ms; for a first error that began no failure, the end
+    /// of the onset's bucket (see the module's text).
     pub first_error_ms: Option<u64>,
     /// When that command was issued, epoch ms (the moment the servers last saw it; a timeout
-    /// raises one socket timeout later); the first error's moment when not reported.
+    /// raises one socket timeout later); the first error's moment when not reported; for an
+    /// onset, its bucket's start less one socket timeout.
     pub first_error_issued_ms: Option<u64>,
+    /// What `first_error_ms` is: "first error", or "failure onset" when the first error began
+    /// no failure.
+    pub moment_name: &'static str,
     /// Whether it ended wedged.
     pub wedged: bool,
     /// MOVED ÷ replies to its command (`None` without a reply).
@@ -80,14 +92,32 @@ impl AppTruth {
         let cmd = settings.command.as_str();
         let calls = report.calls(cmd);
         let moved_share = (calls > 0).then(|| report.moved(cmd) as f64 / calls as f64);
+        let (health, onset) = health(report, moved_share);
+        let timeout_ms =
+            (settings.socket_timeout_s.max(settings.connect_timeout_s) * 1000.0) as u64;
+        let (first_error_ms, first_error_issued_ms) = match &onset {
+            Some(o) => (
+                Some(o.bucket_end_ms),
+                Some(o.bucket_start_ms.saturating_sub(timeout_ms)),
+            ),
+            None => (
+                report.first_error_ms,
+                report.first_error_issued_ms.or(report.first_error_ms),
+            ),
+        };
         AppTruth {
             name: settings.client_name.clone(),
             command: settings.command.clone(),
             version: report.version.clone(),
             remap: settings.address_remap.clone(),
-            health: health(report, moved_share),
-            first_error_ms: report.first_error_ms,
-            first_error_issued_ms: report.first_error_issued_ms.or(report.first_error_ms),
+            health,
+            first_error_ms,
+            first_error_issued_ms,
+            moment_name: if onset.is_some() {
+                "failure onset"
+            } else {
+                "first error"
+            },
             wedged: report.wedged,
             moved_share,
         }
@@ -104,14 +134,46 @@ impl AppTruth {
     }
 }
 
-fn health(r: &AppReport, moved_share: Option<f64>) -> Health {
+/// The outcomes bucket a failure began in, when the first error began none.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Onset {
+    /// Its start, epoch ms.
+    bucket_start_ms: u64,
+    /// Its end, epoch ms.
+    bucket_end_ms: u64,
+}
+
+/// Whether `failed` of `ok + failed` commands are a failure of the stated levels.
+fn failing(ok: u64, failed: u64) -> bool {
+    failed >= HURT_MIN_FAILED && failed as f64 / (ok + failed).max(1) as f64 >= HURT_SHARE
+}
+
+/// The first outcomes bucket from `from_ms` on that fails at [`HURT_SHARE`] itself and from which
+/// the next [`HURT_WINDOW_MS`] are failing.
+fn onset(r: &AppReport, from_ms: u64) -> Option<Onset> {
+    let width = r.outcome_bucket_ms()?;
+    let first = from_ms.saturating_sub(r.started_ms) / width;
+    let last = r.ended_ms.saturating_sub(r.started_ms) / width;
+    (first..=last).find_map(|b| {
+        let start = r.started_ms + b * width;
+        let (ok_here, failed_here) = r.ended_between(start, start + width)?;
+        let here = failed_here as f64 / (ok_here + failed_here).max(1) as f64;
+        let (ok, failed) = r.ended_between(start, start + HURT_WINDOW_MS)?;
+        (failed_here > 0 && here >= HURT_SHARE && failing(ok, failed)).then_some(Onset {
+            bucket_start_ms: start,
+            bucket_end_ms: start + width,
+        })
+    })
+}
+
+fn health(r: &AppReport, moved_share: Option<f64>) -> (Health, Option<Onset>) {
     if r.wedged {
-        return Health::Hurt("wedged".to_owned());
+        return (Health::Hurt("wedged".to_owned()), None);
     }
     if r.failed == 0 {
         let scheduled = r.issued + r.skipped;
         let skipped = r.skipped as f64 / scheduled.max(1) as f64;
-        return match moved_share {
+        let h = match moved_share {
             Some(s) if s >= STORM_SHARE => Health::Neither(format!(
                 "no failure, but a MOVED storm ({:.1} % of replies)",
                 100.0 * s
@@ -124,18 +186,18 @@ fn health(r: &AppReport, moved_share: Option<f64>) -> Health {
             )),
             _ => Health::Healthy,
         };
+        return (h, None);
     }
     let Some(first) = r.first_error_ms else {
-        return Health::Neither(format!(
-            "{} failed, but the report has no first_error_ms",
-            r.failed
-        ));
+        let why = format!("{} failed, but the report has no first_error_ms", r.failed);
+        return (Health::Neither(why), None);
     };
     let Some((ok, failed)) = r.ended_between(first, first + HURT_WINDOW_MS) else {
-        return Health::Neither(format!(
+        let why = format!(
             "{} failed, but the report has no outcomes buckets",
             r.failed
-        ));
+        );
+        return (Health::Neither(why), None);
     };
     let share = failed as f64 / (ok + failed).max(1) as f64;
     // And from the first error to the end: a fault that lasts (a killed node) may fail fewer in
@@ -151,12 +213,22 @@ fn health(r: &AppReport, moved_share: Option<f64>) -> Health {
         ok_all + failed_all,
         100.0 * share_all
     );
-    if (failed >= HURT_MIN_FAILED && share >= HURT_SHARE)
-        || (failed_all >= HURT_MIN_FAILED && share_all >= HURT_SHARE)
-    {
-        Health::Hurt(what)
+    if failing(ok, failed) {
+        (Health::Hurt(what), None)
+    } else if failing(ok_all, failed_all) {
+        // The first error began no failure: judge the story against the failure's onset.
+        match onset(r, first) {
+            Some(o) => {
+                let what = format!(
+                    "{what}; failing from +{} ms after the first error",
+                    o.bucket_start_ms.saturating_sub(first)
+                );
+                (Health::Hurt(what), Some(o))
+            }
+            None => (Health::Hurt(what), None),
+        }
     } else {
-        Health::Neither(what)
+        (Health::Neither(what), None)
     }
 }
 
@@ -242,6 +314,16 @@ mod tests {
             ),
         );
         assert!(lasting.is_hurt(), "{lasting:?}");
+        // Its story is judged from the onset: the bucket [12 250, 12 500) from which the next
+        // 2 s fail 11 of 29 (buckets 9.. are the window; the first error at 10 500 began none).
+        assert_eq!(lasting.first_error_ms, Some(12_500), "{lasting:?}");
+        assert_eq!(lasting.first_error_issued_ms, Some(11_750), "{lasting:?}");
+        // A first error that began a failure is the moment itself.
+        let at_once = AppTruth::of(
+            &s,
+            &report(4, false, &[5, 5, 2, 2, 2, 2], &[0, 0, 1, 1, 1, 1], 0),
+        );
+        assert_eq!(at_once.first_error_ms, Some(10_500), "{at_once:?}");
         // No error, but a third of the schedule skipped while it waited: a pause, not healthy.
         let paused = AppTruth::of(&s, &skipping(0, false, &[9], &[0], 0, 50));
         assert_eq!(paused.health.name(), "neither", "{paused:?}");

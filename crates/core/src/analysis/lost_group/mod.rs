@@ -29,11 +29,17 @@ const MIN_AFTER_MS: u64 = 2_000;
 /// How long before a fall a node's outage or a slot move still counts as its trigger.
 const TRIGGER_WINDOW_MS: u64 = 5_000;
 
-/// The median of `v` (0 for none).
+/// The median of `v` (0 for none; the mean of the middle two for an even count, so that a
+/// baseline of two points is not its higher one).
 fn median(v: &[f64]) -> f64 {
     let mut s: Vec<f64> = v.to_vec();
     s.sort_by(f64::total_cmp);
-    s.get(s.len() / 2).copied().unwrap_or(0.0)
+    let n = s.len();
+    match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => s[n / 2],
+        _ => (s[n / 2 - 1] + s[n / 2]) / 2.0,
+    }
 }
 
 /// The mean of `v` (0 for none).
@@ -63,6 +69,29 @@ struct Fall {
 }
 
 impl Fall {
+    /// The share of the group's commands rejected or failed before the fall.
+    fn failing_before(&self) -> f64 {
+        self.errors_before / (self.before + self.errors_before).max(1e-9)
+    }
+
+    /// The share of the group's commands rejected or failed during the fall.
+    fn failing_during(&self) -> f64 {
+        self.errors_during / (self.during + self.errors_during).max(1e-9)
+    }
+
+    /// Whether the group still sends and its replies keep their mix: rejected or failed at a
+    /// critical share before, and at least half that share during. A client in a redirect storm
+    /// spends its time on redirects and rebuilds, so its throughput moves with the machine it
+    /// runs on; a fall of this shape is the storm's cost (the redirect detector reports the
+    /// storm), not instances that stopped. Instances that died of their errors take their errors
+    /// with them.
+    fn slowed_in_its_storm(&self) -> bool {
+        let critical = super::short_lived::CRITICAL_ERROR_SHARE;
+        self.during >= self.before * 0.1
+            && self.failing_before() >= critical
+            && self.failing_during() >= 0.5 * self.failing_before()
+    }
+
     /// The share of the level before that was lost.
     fn share(&self) -> f64 {
         if self.before > 0.0 {
@@ -83,14 +112,21 @@ fn points(s: &Stream) -> Vec<(usize, f64, f64)> {
 
 /// The first fall of `s` that lasts: a point from which every later point stays below the level
 /// before it by more than half of the loss, for at least [`MIN_AFTER_BUCKETS`] buckets; or that
-/// recovers (a pause) after at least two low buckets.
-fn first_fall(s: &Stream, grid: Grid) -> Option<Fall> {
+/// recovers (a pause) after at least two low buckets; a fall `accept` turns down is passed over
+/// and the search goes on after it.
+fn first_fall(s: &Stream, grid: Grid, accept: &dyn Fn(&Fall) -> bool) -> Option<Fall> {
     let p = points(s);
     let start = p.iter().position(|&(_, ok, _)| ok > 0.0)?;
     let min_after = MIN_AFTER_BUCKETS
         .max(usize::try_from(MIN_AFTER_MS.div_ceil(grid.bucket_ms)).unwrap_or(MIN_AFTER_BUCKETS));
+    // Where the level a fall is measured from begins: after a fall `accept` turned down, the
+    // level after it.
+    let mut base = start;
     for c in start + 2..p.len() {
-        let from = c.saturating_sub(BASELINE_BUCKETS).max(start);
+        if c < base + 2 {
+            continue;
+        }
+        let from = c.saturating_sub(BASELINE_BUCKETS).max(base);
         let base_ok: Vec<f64> = p[from..c].iter().map(|x| x.1).collect();
         let before = median(&base_ok);
         if before <= 0.0 || p[c].1 >= before * (1.0 - LOST_SHARE) {
@@ -123,7 +159,10 @@ fn first_fall(s: &Stream, grid: Grid) -> Option<Fall> {
                 errors_before,
             };
             if fall.share() >= LOST_SHARE {
-                return Some(fall);
+                if accept(&fall) {
+                    return Some(fall);
+                }
+                base = c + 1;
             }
         } else if run >= 2 && run < low.len() {
             let during = mean(&low[..run]);
@@ -142,7 +181,10 @@ fn first_fall(s: &Stream, grid: Grid) -> Option<Fall> {
                 errors_before,
             };
             if fall.share() >= 0.5 {
-                return Some(fall);
+                if accept(&fall) {
+                    return Some(fall);
+                }
+                base = c + 1;
             }
         }
     }
@@ -292,7 +334,7 @@ fn finding(ctx: &Context<'_>, grid: Grid, s: &Stream, f: &Fall, outages: &[Outag
     };
     // A group whose commands were already rejected or failing before it fell was dying of its
     // errors (a cluster client meets MOVED only on a stale slot map).
-    let failing_before = f.errors_before / (f.before + f.errors_before).max(1e-9);
+    let failing_before = f.failing_before();
     let dying = failing_before >= super::short_lived::CRITICAL_ERROR_SHARE;
     // A loss that lasts is critical when something set it off, the servers failed the group's
     // commands, or it was failing before; with none of these, an application stopped on purpose
@@ -439,16 +481,22 @@ impl Detector for LostGroup {
     fn detect(&self, ctx: &Context<'_>) -> Vec<Finding> {
         let (grid, streams) = streams(ctx);
         let outages = outages(ctx);
+        // Falls that are the redirect detector's: a partial fall the servers account for with
+        // rejections (MOVED, ASK: the commands reached the cluster and were sent elsewhere), or
+        // a group slowed by its own storm with nothing else that set it off. The search goes on
+        // past them (a group can still stop later).
+        let accept = |f: &Fall| {
+            let rejected = f.errors_during - f.errors_before;
+            let lost = f.before - f.during;
+            let redirected = f.during >= f.before * 0.1 && rejected >= 0.8 * lost;
+            let slowed = f.slowed_in_its_storm() && triggers(ctx, &outages, f.moment).is_empty();
+            !redirected && !slowed
+        };
         streams
             .iter()
             .filter_map(|s| {
-                let f = first_fall(s, grid)?;
-                // A partial fall the servers account for with rejections (MOVED, ASK) is the
-                // redirect detector's: the commands reached the cluster and were sent elsewhere.
-                let rejected = f.errors_during - f.errors_before;
-                let lost = f.before - f.during;
-                let redirected = f.during >= f.before * 0.1 && rejected >= 0.8 * lost;
-                (!redirected).then(|| finding(ctx, grid, s, &f, &outages))
+                let f = first_fall(s, grid, &accept)?;
+                Some(finding(ctx, grid, s, &f, &outages))
             })
             .collect()
     }
