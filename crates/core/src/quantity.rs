@@ -35,6 +35,7 @@ pub fn label(key: &str) -> (String, Unit) {
         "moved_per_sec_elsewhere" => ("MOVED from other nodes", Unit::PerSec),
         "rejected_per_sec_elsewhere" => ("rejected by other nodes", Unit::PerSec),
         "lost_share" => ("lost", Unit::Share),
+        "caught_up_share" => ("missed commands served after", Unit::Share),
         "duration_secs" => ("lasted", Unit::Secs),
         "window_secs" | "window_secs_after" => ("measured over", Unit::Secs),
         "keys" => ("keys held", Unit::Count),

@@ -26,6 +26,9 @@ const BASELINE_BUCKETS: usize = 20;
 const MIN_AFTER_BUCKETS: usize = 4;
 /// Milliseconds a fall must last, at least.
 const MIN_AFTER_MS: u64 = 2_000;
+/// The share of a pause's missed successes served right after it from which its commands waited
+/// rather than failed.
+const CAUGHT_UP_SHARE: f64 = 0.5;
 /// How long before a fall a node's outage or a slot move still counts as its trigger.
 const TRIGGER_WINDOW_MS: u64 = 5_000;
 
@@ -66,6 +69,10 @@ struct Fall {
     errors_during: f64,
     /// Failed or rejected commands per second before.
     errors_before: f64,
+    /// For a pause: the successes above the level before in the points right after it, as a
+    /// share of the successes it missed (the commands that waited and were served when it came
+    /// back); 0 for a fall that lasts.
+    caught_up: f64,
 }
 
 impl Fall {
@@ -157,6 +164,7 @@ fn first_fall(s: &Stream, grid: Grid, accept: &dyn Fn(&Fall) -> bool) -> Option<
                 during,
                 errors_during: mean(&p[c + 1..].iter().map(|x| x.2).collect::<Vec<_>>()),
                 errors_before,
+                caught_up: 0.0,
             };
             if fall.share() >= LOST_SHARE {
                 if accept(&fall) {
@@ -179,6 +187,7 @@ fn first_fall(s: &Stream, grid: Grid, accept: &dyn Fn(&Fall) -> bool) -> Option<
                         .collect::<Vec<_>>(),
                 ),
                 errors_before,
+                caught_up: caught_up(&p, c, run, before),
             };
             if fall.share() >= 0.5 {
                 if accept(&fall) {
@@ -189,6 +198,24 @@ fn first_fall(s: &Stream, grid: Grid, accept: &dyn Fn(&Fall) -> bool) -> Option<
         }
     }
     None
+}
+
+/// The share of a pause's missed successes served above the level `before` right after it: the
+/// pause shows in points `c ..= c + run`; the points after it, as many (at least two), hold what
+/// it served on top of its usual rate.
+fn caught_up(p: &[(usize, f64, f64)], c: usize, run: usize, before: f64) -> f64 {
+    let missed: f64 = p[c..=c + run].iter().map(|x| (before - x.1).max(0.0)).sum();
+    let after = &p[(c + 1 + run).min(p.len())..];
+    let extra: f64 = after
+        .iter()
+        .take((run + 1).max(2))
+        .map(|x| (x.1 - before).max(0.0))
+        .sum();
+    if missed > 0.0 {
+        extra / missed
+    } else {
+        0.0
+    }
 }
 
 /// When a fall from `before` to `during` that shows first in point `c` began: each of the points
@@ -311,6 +338,7 @@ fn finding(ctx: &Context<'_>, grid: Grid, s: &Stream, f: &Fall, outages: &[Outag
     let erroring = f.errors_during > f.errors_before * 2.0 + 0.5;
     let stopped = f.during < f.before * 0.1;
     let attribution = attribution_of(ctx, s, t);
+    let served_later = f.caught_up >= CAUGHT_UP_SHARE;
     let who = who(&attribution, s);
     let cmds = s.commands_text();
     let lost_pct = f.share() * 100.0;
@@ -347,11 +375,13 @@ fn finding(ctx: &Context<'_>, grid: Grid, s: &Stream, f: &Fall, outages: &[Outag
     let (kind, severity, title) = match (f.recovered, stopped) {
         // A pause loses the group's traffic while it lasts when its commands failed: the servers
         // failed them, or something the collector saw set it off (a node that stopped answering)
-        // and the group reconnected (as a client does after timeouts). A client that only waited,
-        // or a pause with no cause seen (a process paused on the client side), is a warning.
+        // and the group reconnected (as a client does after timeouts) without serving the
+        // commands it missed when it came back (a client that retried through the stall serves
+        // them then). A client that only waited, or a pause with no cause seen (a process paused
+        // on the client side), is a warning.
         (Some(r), _) => (
             FindingKind::ClientGroupPaused,
-            if erroring || (!trig.is_empty() && reconnected) {
+            if erroring || (!trig.is_empty() && reconnected && !served_later) {
                 Severity::Critical
             } else {
                 Severity::Warning
@@ -406,6 +436,12 @@ fn finding(ctx: &Context<'_>, grid: Grid, s: &Stream, f: &Fall, outages: &[Outag
             " Meanwhile the servers rejected or failed {:.1} of its commands per second (from {:.1}/s before).",
             f.errors_during, f.errors_before
         )
+    } else if f.recovered.is_some() && served_later {
+        format!(
+            " When it came back the servers executed {:.0} % of the commands it had missed on top \
+             of its usual rate: they waited (or were retried) and were served, rather than failed.",
+            (f.caught_up * 100.0).min(999.0)
+        )
     } else {
         String::new()
     };
@@ -447,6 +483,9 @@ fn finding(ctx: &Context<'_>, grid: Grid, s: &Stream, f: &Fall, outages: &[Outag
         ("errors_per_sec_after".to_owned(), f.errors_during),
         ("lost_share".to_owned(), f.share()),
     ]);
+    if f.recovered.is_some() {
+        numbers.insert("caught_up_share".to_owned(), f.caught_up);
+    }
     if let Some((s, _)) = &fleet {
         numbers.insert(
             "fleet_instances_affected".to_owned(),

@@ -153,6 +153,9 @@ enum Shape {
     LosesAThird(u64),
     /// Pauses from this many milliseconds for this long.
     Pauses(u64, u64),
+    /// Pauses from this many milliseconds for this long, and serves what it missed when it
+    /// comes back (its commands waited: a client that retried through a stall).
+    PausesAndCatchesUp(u64, u64),
     /// Loses a third at the first time (slowed, as a client in a redirect storm on a busy
     /// machine) and stops at the second.
     SlowsThenStops(u64, u64),
@@ -196,7 +199,9 @@ fn drawn_lines_killed(
                     Shape::Healthy => x + interval < end,
                     Shape::Stops(at) => x < at,
                     Shape::LosesAThird(_) => true,
-                    Shape::Pauses(at, len) => x < at || x >= at + len,
+                    Shape::Pauses(at, len) | Shape::PausesAndCatchesUp(at, len) => {
+                        x < at || x >= at + len
+                    }
                     Shape::SlowsThenStops(_, stop) => x < stop,
                 };
                 let level = match shape {
@@ -205,6 +210,11 @@ fn drawn_lines_killed(
                 };
                 if running {
                     total += level * rate as f64 * step as f64 / 1000.0;
+                }
+                if let Shape::PausesAndCatchesUp(at, len) = shape {
+                    if x == (at + len).div_ceil(step) * step {
+                        total += rate as f64 * len as f64 / 1000.0;
+                    }
                 }
                 x += step;
             }
@@ -276,6 +286,7 @@ fn drawn_falls_are_found_at_the_right_poll_and_healthy_runs_give_nothing() {
             Shape::Stops(at)
             | Shape::LosesAThird(at)
             | Shape::Pauses(at, _)
+            | Shape::PausesAndCatchesUp(at, _)
             | Shape::SlowsThenStops(at, _) => {
                 assert_eq!(f.len(), 1, "{ctx}: {f:#?}");
                 let found = f[0].span.start.0 - T0;
@@ -306,9 +317,9 @@ fn drawn_falls_are_found_at_the_right_poll_and_healthy_runs_give_nothing() {
 #[test]
 fn a_pause_set_off_by_a_node_outage_is_critical_when_the_group_reconnected() {
     let interval = 500;
-    let pause = |reconnect: bool| {
+    let pause_shaped = |reconnect: bool, shape: Shape| {
         let mut r = Lcg(7);
-        let lines = drawn_lines(&mut r, interval, 40, 400, Shape::Pauses(6_000, 2_500));
+        let lines = drawn_lines(&mut r, interval, 40, 400, shape);
         let lines: Vec<Line> = lines
             .into_iter()
             .filter(|l| !matches!(l, Line::Info(i) if (6_000..8_500).contains(&(i.t.0 - T0))))
@@ -325,6 +336,21 @@ fn a_pause_set_off_by_a_node_outage_is_critical_when_the_group_reconnected() {
             .collect();
         analysed(&lines, interval)
     };
+    let pause = |reconnect: bool| pause_shaped(reconnect, Shape::Pauses(6_000, 2_500));
+    // A group that reconnected but served what it missed when the node came back retried
+    // through the stall: its commands waited, none failed. A warning, and it says so.
+    let waited = pause_shaped(true, Shape::PausesAndCatchesUp(6_000, 2_500));
+    assert_eq!(waited.len(), 1, "{waited:#?}");
+    assert_eq!(waited[0].kind, FindingKind::ClientGroupPaused);
+    assert_eq!(waited[0].severity, Severity::Warning, "{waited:#?}");
+    assert!(waited[0].numbers["caught_up_share"] > 0.8, "{waited:#?}");
+    assert!(
+        waited[0]
+            .explanation
+            .contains("were served, rather than failed"),
+        "{}",
+        waited[0].explanation
+    );
     for (reconnect, severity) in [(true, Severity::Critical), (false, Severity::Warning)] {
         let f = pause(reconnect);
         assert_eq!(f.len(), 1, "{f:#?}");
