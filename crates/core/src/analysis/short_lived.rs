@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::census::inferred::FAILING_SHARE as CRITICAL_ERROR_SHARE;
 use crate::census::InferredGroup;
 use crate::finding::{Attribution, Finding, FindingKind, Severity};
 use crate::float;
@@ -36,10 +37,6 @@ fn main_error(g: &InferredGroup) -> Option<&str> {
         .max_by_key(|(p, n)| (**n, std::cmp::Reverse(p.as_str())))
         .map(|(p, _)| p.as_str())
 }
-
-/// The share of its business commands rejected or failed from which a short-lived client's
-/// finding is critical (a remap to one of n masters rejects about 1 − 1/n of first attempts).
-pub const CRITICAL_ERROR_SHARE: f64 = 0.25;
 
 /// The finding of one inferred group.
 fn finding(g: &InferredGroup) -> Finding {
@@ -165,6 +162,12 @@ mod tests {
     /// As [`lines`], the short-lived client acting in the polls `acting` (50 `zadd`, 30 of
     /// them rejected, 3 connections each).
     fn lines_at(acting: &[u64], healthy: bool) -> Vec<Line> {
+        let acting: Vec<(u64, u64)> = acting.iter().map(|&k| (k, 30)).collect();
+        lines_rejecting(&acting, healthy)
+    }
+
+    /// As [`lines_at`], the client rejected this many of its 50 `zadd` in each poll it acts in.
+    fn lines_rejecting(acting: &[(u64, u64)], healthy: bool) -> Vec<Line> {
         let mut out = Vec::new();
         let (mut get, mut zadd, mut rej, mut conns) = (0u64, 0u64, 0u64, 5u64);
         for k in 0..10u64 {
@@ -172,9 +175,9 @@ mod tests {
             if healthy && k > 0 {
                 get += 100;
             }
-            if acting.contains(&k) {
+            if let Some(&(_, rejected)) = acting.iter().find(|(a, _)| *a == k) {
                 zadd += 50;
-                rej += 30;
+                rej += rejected;
                 conns += 3;
             }
             let mut commands = vec![("get", get, 0)];
@@ -252,5 +255,17 @@ mod tests {
         assert_eq!(f.len(), 1, "{f:#?}");
         assert_eq!(f[0].span.start.as_millis(), T0 + 5000);
         assert!(f[0].numbers["duration_secs"] >= 3.0, "{:?}", f[0].numbers);
+    }
+
+    /// A MOVED it followed to success (1 of 51 attempts) is not where it began to fail: that is
+    /// the first poll with a quarter of its commands rejected.
+    #[test]
+    fn a_client_is_placed_where_a_quarter_of_its_commands_first_failed() {
+        let f = found(
+            &ShortLived,
+            &lines_rejecting(&[(5, 1), (6, 30), (7, 30)], true),
+        );
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].span.start.as_millis(), T0 + 6000);
     }
 }

@@ -26,6 +26,11 @@ use crate::time::{TimeSpan, Timestamp};
 
 use super::{Census, ClientGroup};
 
+/// The share of a group's business commands rejected or failed from which it is failing: its
+/// short-lived finding is critical, and a group losing its traffic after it was dying of its errors
+/// (a remap to one of n masters rejects about 1 − 1/n of first attempts).
+pub const FAILING_SHARE: f64 = 0.25;
+
 /// Commands a client sends when it connects or rebuilds its view of the cluster.
 pub const HANDSHAKE_COUNTERS: &[&str] = &[
     "hello",
@@ -48,8 +53,9 @@ pub struct InferredGroup {
     /// The last interval its business commands show in (its handshake's, without any): where it
     /// was last seen acting, so where a client that died of its errors died.
     pub last_active: TimeSpan,
-    /// The first interval its business commands show rejected or failed calls in, if any: the
-    /// poll that first saw it fail.
+    /// The first interval in which at least [`FAILING_SHARE`] of its business commands were
+    /// rejected or failed, if any: the poll that first saw it fail (a MOVED it followed to
+    /// success before that is not a failure yet).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_failing: Option<TimeSpan>,
     /// Nodes its traffic reached.
@@ -220,7 +226,12 @@ pub fn infer_short_lived(
         if !e.commands.is_empty() || g.commands.is_empty() {
             g.last_active = e.span;
         }
-        if g.first_failing.is_none() && e.commands.values().any(|d| d.rejected + d.failed > 0) {
+        let (attempts, bad) = e.commands.values().fold((0, 0), |(a, b), d| {
+            (a + d.attempts(), b + d.rejected + d.failed)
+        });
+        let failing = bad > 0
+            && crate::float::from_u64(bad) >= FAILING_SHARE * crate::float::from_u64(attempts);
+        if g.first_failing.is_none() && failing {
             g.first_failing = Some(e.span);
         }
         g.nodes.insert(e.node);

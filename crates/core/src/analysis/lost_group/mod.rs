@@ -93,7 +93,7 @@ impl Fall {
     /// storm), not instances that stopped. Instances that died of their errors take their errors
     /// with them.
     fn slowed_in_its_storm(&self) -> bool {
-        let critical = super::short_lived::CRITICAL_ERROR_SHARE;
+        let critical = crate::census::inferred::FAILING_SHARE;
         self.during >= self.before * 0.1
             && self.failing_before() >= critical
             && self.failing_during() >= 0.5 * self.failing_before()
@@ -363,7 +363,7 @@ fn finding(ctx: &Context<'_>, grid: Grid, s: &Stream, f: &Fall, outages: &[Outag
     // A group whose commands were already rejected or failing before it fell was dying of its
     // errors (a cluster client meets MOVED only on a stale slot map).
     let failing_before = f.failing_before();
-    let dying = failing_before >= super::short_lived::CRITICAL_ERROR_SHARE;
+    let dying = failing_before >= crate::census::inferred::FAILING_SHARE;
     // A loss that lasts is critical when something set it off, the servers failed the group's
     // commands, or it was failing before; with none of these, an application stopped on purpose
     // looks the same.
