@@ -17,7 +17,10 @@ pub(super) fn business_commands(g: &ClientGroup) -> Vec<String> {
 
 /// Ties commands to the client groups seen running them: the group that alone runs one of them
 /// (or the only group running any), several groups when no one stands out, unknown when no
-/// group was seen running them.
+/// group was seen running them. A command no group was seen running belongs to clients the
+/// polls missed (a short-lived group inferred from the counters, when one ran it): with others
+/// owned by seen groups the attribution is ambiguous, never the seen group's alone; alone, it is
+/// that inferred group's.
 pub(super) fn attribute(census: &Census, commands: &[String]) -> Attribution {
     if commands.is_empty() {
         return Attribution::Unknown {
@@ -26,12 +29,44 @@ pub(super) fn attribute(census: &Census, commands: &[String]) -> Attribution {
     }
     let mut owners: BTreeSet<usize> = BTreeSet::new();
     let mut exclusive: BTreeSet<usize> = BTreeSet::new();
+    // Labels of the clients of the commands no group was seen running.
+    let mut unseen: BTreeSet<String> = BTreeSet::new();
     for c in commands {
         let users = census.groups_using(c);
         if let [one] = users.as_slice() {
             exclusive.insert(*one);
         }
+        if users.is_empty() {
+            unseen.insert(
+                census
+                    .inferred
+                    .iter()
+                    .find(|g| g.commands.contains_key(c))
+                    .map_or_else(|| format!("clients of {c} no poll saw"), |g| g.label()),
+            );
+        }
         owners.extend(users);
+    }
+    if !unseen.is_empty() {
+        return match (owners.is_empty(), unseen.len()) {
+            (true, 1) if unseen.iter().all(|l| l.starts_with("short-lived")) => {
+                Attribution::Group {
+                    group: unseen.into_iter().next().unwrap_or_default(),
+                    commands: commands.to_vec(),
+                }
+            }
+            (true, _) => Attribution::Unknown {
+                commands: commands.to_vec(),
+            },
+            (false, _) => Attribution::Ambiguous {
+                groups: owners
+                    .iter()
+                    .map(|&g| census.groups[g].key.label())
+                    .chain(unseen)
+                    .collect(),
+                commands: commands.to_vec(),
+            },
+        };
     }
     match (exclusive.len(), owners.len()) {
         (_, 0) => Attribution::Unknown {
@@ -124,6 +159,21 @@ mod tests {
                 assert_eq!(commands, strings(&["get"]));
             }
             other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_command_no_group_was_seen_running_beside_an_owned_one_is_ambiguous() {
+        let c = census();
+        match attribute(&c, &strings(&["xadd", "zrevrange"])) {
+            Attribution::Ambiguous { groups, commands } => {
+                assert_eq!(
+                    groups,
+                    strings(&["redis-py 8.1.0", "clients of xadd no poll saw"])
+                );
+                assert_eq!(commands, strings(&["xadd", "zrevrange"]));
+            }
+            other => panic!("the seen group is not the storm's alone: {other:?}"),
         }
     }
 
