@@ -30,6 +30,7 @@ mod sink;
 mod tap;
 mod tls;
 mod topology_watch;
+mod viewer_bundle;
 mod viewer_server;
 
 use std::process::ExitCode;

@@ -2,15 +2,19 @@
 //! for the browser viewer.
 //!
 //! It serves the built viewer (`scripts/build-web` writes it to `web/dist`) and, when given one, a
-//! recording at `/recording/<file name>`, then prints the URL that opens the viewer on it. Only `GET`
-//! and `HEAD` are answered, one request per connection; paths that climb out of the served
-//! directory (`..`, encoded or not) are refused. Nothing is listening beyond the loopback address.
+//! recording at `/recording/<file name>`, then prints the URL that opens the viewer on it. The viewer
+//! comes from `--dist DIR`, else the bundle embedded in the binary at build time
+//! ([`crate::viewer_bundle`]), else a `web/dist` found on disk ([`site`]). Only `GET` and `HEAD` are
+//! answered, one request per connection; paths that climb out of the served directory (`..`,
+//! encoded or not) are refused, and the embedded bundle has no file outside itself to reach.
+//! Nothing is listening beyond the loopback address.
 //!
 //! A reload costs (almost) nothing: every file carries a strong `ETag` and `Cache-Control:
 //! no-cache`, so the browser revalidates each time and an unchanged file is answered `304 Not
 //! Modified` with no body; compressible files (html, js, css, json, wasm, jsonl, …, never the
 //! already compressed `.zst`) are sent gzip-encoded to a client whose `Accept-Encoding` allows it,
-//! compressed once per file version and kept in memory (see [`Prepared`]).
+//! compressed once per file version and kept in memory (see [`Prepared`]). An embedded file is
+//! answered exactly as the same bytes on disk would be.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -18,7 +22,7 @@ use std::io::{IsTerminal, Write};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use flate2::write::GzEncoder;
@@ -26,6 +30,8 @@ use flate2::Compression;
 use slotscope_core::percent;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+
+use crate::viewer_bundle::Bundle;
 
 /// The recording served at `/recording/<name>`.
 #[derive(Debug)]
@@ -36,11 +42,30 @@ struct Recording {
     path: PathBuf,
 }
 
+/// Where the viewer's files come from.
+#[derive(Debug)]
+enum Viewer {
+    /// A directory on disk, canonical.
+    Dir(PathBuf),
+    /// A bundle in memory (the one embedded at build time), with what is known of each of its
+    /// files (by their number in the bundle) once first served.
+    Bundle(Bundle, Vec<OnceLock<Arc<Prepared>>>),
+}
+
+impl Viewer {
+    /// Serves `bundle`.
+    fn bundle(bundle: Bundle) -> Viewer {
+        Viewer::Bundle(bundle, (0..bundle.len()).map(|_| OnceLock::new()).collect())
+    }
+}
+
 /// What one server serves.
 #[derive(Debug)]
 pub struct Site {
-    /// The viewer's directory, canonical.
-    dist: PathBuf,
+    /// The viewer.
+    viewer: Viewer,
+    /// A note to print at start beside the source (an embedded bundle older than `web/dist`).
+    note: Option<String>,
     /// The recording given on the command line, if any.
     recording: Option<Recording>,
     /// What is known of each file served so far, by its path; an entry stands while the file keeps
@@ -77,6 +102,25 @@ impl Site {
             .unwrap_or_else(PoisonError::into_inner)
             .insert(path.to_path_buf(), Arc::clone(&p));
         Ok(p)
+    }
+
+    /// The ETag and gzip body of the embedded file number `i` of `bundle`: computed (off the async
+    /// workers) when first asked for, then kept.
+    async fn prepared_embedded(&self, i: usize) -> std::io::Result<Arc<Prepared>> {
+        let Viewer::Bundle(bundle, prepared) = &self.viewer else {
+            return Err(std::io::Error::other("no embedded bundle is served"));
+        };
+        if let Some(p) = prepared[i].get() {
+            return Ok(Arc::clone(p));
+        }
+        let (rel, bytes) = bundle.file(i);
+        let p = tokio::task::spawn_blocking(move || {
+            Prepared::from_bytes(Path::new(rel), bytes, bytes.len() as u64, None)
+        })
+        .await
+        .map_err(std::io::Error::other)??;
+        // Two first requests at once compute it twice; both get the one kept.
+        Ok(Arc::clone(prepared[i].get_or_init(|| Arc::new(p))))
     }
 }
 
@@ -127,15 +171,27 @@ impl Prepared {
         // Should the file change between the metadata and this read, the entry is keyed by the
         // old metadata and is replaced on the next request, which sees the new one.
         let bytes = std::fs::read(path)?;
-        let etag = format!("\"{:016x}-{:x}\"", fnv1a(&bytes), bytes.len());
-        let gzip = if compressible(path) {
+        Prepared::from_bytes(path, &bytes, len, modified)
+    }
+
+    /// Hashes and compresses `bytes`, the content of a file named `name` (its extension says whether
+    /// to compress), stated as `len` bytes modified at `modified`. The same bytes under the same
+    /// name give the same ETag and body, from disk or embedded.
+    fn from_bytes(
+        name: &Path,
+        bytes: &[u8],
+        len: u64,
+        modified: Option<SystemTime>,
+    ) -> std::io::Result<Prepared> {
+        let etag = format!("\"{:016x}-{:x}\"", fnv1a(bytes), bytes.len());
+        let gzip = if compressible(name) {
             let level = if bytes.len() <= BEST_LEVEL_LIMIT {
                 Compression::best()
             } else {
                 Compression::default()
             };
             let mut encoder = GzEncoder::new(Vec::with_capacity(bytes.len() / 3 + 64), level);
-            encoder.write_all(&bytes)?;
+            encoder.write_all(bytes)?;
             Some(encoder.finish()?)
                 .filter(|gz| gz.len() < bytes.len())
                 .map(Arc::new)
@@ -233,16 +289,62 @@ fn not_modified(head: &str, etag: &str) -> bool {
     })
 }
 
-/// What to serve: the viewer's directory (`--dist`, else found as [`resolve_dist`] says) and, if
-/// given, a recording; or why either cannot be served.
+/// What to serve and, if given, a recording; or why either cannot be served. The viewer is, in this
+/// order: `dist` (`--dist DIR`), checked; the bundle embedded at build time; the first `web/dist`
+/// found on disk as [`find_dist`] says. Serving the embedded bundle while a `web/dist` on disk
+/// differs from it (rebuilt since the binary was) leaves a note to print at start.
 pub fn site(dist: Option<&Path>, recording: Option<&Path>) -> Result<Site, String> {
-    let dist = resolve_dist(dist)?;
+    let (viewer, note) = match (dist, Bundle::embedded()) {
+        (Some(dir), _) => (Viewer::Dir(checked_dist(dir)?), None),
+        (None, Some(bundle)) => {
+            let note = find_dist(&search_starts())
+                .filter(|dir| bundle.differs_from(dir))
+                .map(|dir| {
+                    format!(
+                        "{} differs from the viewer embedded in this binary (rebuilt since?); \
+                         `cargo build -p slotscope` (or `cargo install --path collector`) embeds it \
+                         again, or serve it as it is with --dist {}",
+                        dir.display(),
+                        dir.display()
+                    )
+                });
+            (Viewer::bundle(bundle), note)
+        }
+        (None, None) => (
+            Viewer::Dir(find_dist(&search_starts()).ok_or_else(|| NO_VIEWER.to_string())?),
+            None,
+        ),
+    };
     let recording = recording.map(recording_for).transpose()?;
     Ok(Site {
-        dist,
+        viewer,
+        note,
         recording,
         cache: Mutex::default(),
     })
+}
+
+/// What `serve` says when it has no viewer at all: none embedded, none found, no `--dist`.
+const NO_VIEWER: &str = "this slotscope was built without the viewer (there was no built \
+    web/dist when it was compiled), and no web/dist/index.html is in the current directory, the \
+    slotscope executable's, or any directory above them. To get it, in a slotscope checkout run \
+    scripts/build-web, then rebuild slotscope (cargo build -p slotscope, or cargo install --path \
+    collector), which embeds web/dist in the binary; or pass a built viewer's directory with \
+    --dist DIR";
+
+/// Where the viewer is served from, for the start-up line.
+fn source_description(viewer: &Viewer) -> String {
+    match viewer {
+        Viewer::Dir(dir) => format!("the viewer from {}", dir.display()),
+        Viewer::Bundle(bundle, _) => format!(
+            "the viewer embedded in this binary ({} files, {} KB{})",
+            bundle.len(),
+            bundle.bytes().div_ceil(1000),
+            Bundle::embedded_source()
+                .map(|s| format!(", built from {s}"))
+                .unwrap_or_default()
+        ),
+    }
 }
 
 /// Serves `site` on 127.0.0.1:`port` until `shutdown` completes (Ctrl-C / SIGTERM); with `open`,
@@ -278,13 +380,16 @@ pub async fn serve(
     };
     let url = viewer_url(port, site.recording.as_ref().map(|r| r.name.as_str()));
     eprintln!(
-        "slotscope: serving the viewer from {} on 127.0.0.1:{port}{} (Ctrl-C stops)",
-        site.dist.display(),
+        "slotscope: serving {} on 127.0.0.1:{port}{} (Ctrl-C stops)",
+        source_description(&site.viewer),
         site.recording
             .as_ref()
             .map(|r| format!(", with {}", r.path.display()))
             .unwrap_or_default()
     );
+    if let Some(note) = &site.note {
+        eprintln!("slotscope: note: {note}");
+    }
     // The URL alone on stdout, so that scripts and tests can take it.
     let mut stdout = std::io::stdout();
     let _ = writeln!(stdout, "{url}");
@@ -344,21 +449,21 @@ fn open_browser(url: &str) {
     }
 }
 
-/// The viewer's directory: `--dist`, else the first `web/dist` holding an `index.html` in the
-/// current directory or above it, then above the executable. Canonical.
-fn resolve_dist(given: Option<&Path>) -> Result<PathBuf, String> {
-    const HINT: &str = "build the viewer with scripts/build-web (from a slotscope checkout)";
-    if let Some(dir) = given {
-        if !dir.join("index.html").is_file() {
-            return Err(format!(
-                "{} holds no built viewer (no index.html); {HINT}, or pass its output directory with --dist",
-                dir.display()
-            ));
-        }
-        return dir
-            .canonicalize()
-            .map_err(|e| format!("{}: {e}", dir.display()));
+/// The viewer's directory given with `--dist`, canonical, if it holds a built viewer.
+fn checked_dist(dir: &Path) -> Result<PathBuf, String> {
+    if !dir.join("index.html").is_file() {
+        return Err(format!(
+            "{} holds no built viewer (no index.html); build the viewer with scripts/build-web \
+             (from a slotscope checkout), or pass its output directory with --dist",
+            dir.display()
+        ));
     }
+    dir.canonicalize()
+        .map_err(|e| format!("{}: {e}", dir.display()))
+}
+
+/// Where [`find_dist`] looks from: the current directory, then the executable's.
+fn search_starts() -> Vec<PathBuf> {
     let mut starts = Vec::new();
     if let Ok(cwd) = std::env::current_dir() {
         starts.push(cwd);
@@ -370,20 +475,18 @@ fn resolve_dist(given: Option<&Path>) -> Result<PathBuf, String> {
     {
         starts.push(dir);
     }
-    for start in &starts {
-        for dir in start.ancestors() {
-            let dist = dir.join("web").join("dist");
-            if dist.join("index.html").is_file() {
-                return dist
-                    .canonicalize()
-                    .map_err(|e| format!("{}: {e}", dist.display()));
-            }
-        }
-    }
-    Err(format!(
-        "the viewer is not built: no web/dist/index.html in the current directory, the slotscope \
-         executable's, or any directory above them; {HINT}, or pass its directory with --dist DIR"
-    ))
+    starts
+}
+
+/// The first `web/dist` holding an `index.html` in `starts[0]` or a directory above it, then in
+/// `starts[1]` or above, …; canonical.
+fn find_dist(starts: &[PathBuf]) -> Option<PathBuf> {
+    starts
+        .iter()
+        .flat_map(|start| start.ancestors())
+        .map(|dir| dir.join("web").join("dist"))
+        .find(|dist| dist.join("index.html").is_file())
+        .and_then(|dist| dist.canonicalize().ok())
 }
 
 /// Checks FILE and names it for the URL.
@@ -408,6 +511,8 @@ fn recording_for(path: &Path) -> Result<Recording, String> {
 enum Target {
     /// A file to send.
     File(PathBuf),
+    /// The embedded bundle's file of this number.
+    Embedded(usize),
     /// A path that tries to leave the served directory: 403.
     Refused,
     /// Nothing there: 404.
@@ -441,16 +546,26 @@ fn route(site: &Site, raw_path: &str) -> Target {
     } else {
         rel.to_string()
     };
-    let candidate = site.dist.join(&rel);
     if Path::new(&rel)
         .components()
         .any(|c| !matches!(c, Component::Normal(_)))
     {
         return Target::Refused;
     }
-    match candidate.canonicalize() {
+    let dist = match &site.viewer {
+        Viewer::Dir(dist) => dist,
+        // No filesystem behind it: a path is a file of the bundle, or a directory of it holding an
+        // index.html, or nothing.
+        Viewer::Bundle(bundle, _) => {
+            return bundle
+                .find(&rel)
+                .or_else(|| bundle.find(&format!("{rel}/index.html")))
+                .map_or(Target::Missing, |(i, _)| Target::Embedded(i));
+        }
+    };
+    match dist.join(&rel).canonicalize() {
         // A symbolic link inside the bundle must not lead outside it either.
-        Ok(real) if !real.starts_with(&site.dist) => Target::Refused,
+        Ok(real) if !real.starts_with(dist) => Target::Refused,
         Ok(real) if real.is_file() => Target::File(real),
         Ok(real) if real.join("index.html").is_file() => Target::File(real.join("index.html")),
         _ => Target::Missing,
@@ -503,55 +618,101 @@ async fn handle(mut stream: TcpStream, site: &Site) -> std::io::Result<()> {
         Target::Refused => respond_error(&mut stream, 403, "Forbidden", head_only).await,
         Target::Missing => respond_error(&mut stream, 404, "Not Found", head_only).await,
         Target::File(file) => {
-            let Ok(mut f) = tokio::fs::File::open(&file).await else {
+            let Ok(f) = tokio::fs::File::open(&file).await else {
                 return respond_error(&mut stream, 404, "Not Found", head_only).await;
             };
             let meta = f.metadata().await?;
             let Ok(prepared) = site.prepared(&file, &meta).await else {
                 return respond_error(&mut stream, 404, "Not Found", head_only).await;
             };
-            let gzip = prepared.gzip.as_ref().filter(|_| accepts_gzip(&head));
-            let etag = match gzip {
-                Some(_) => prepared.gzip_etag(),
-                None => prepared.etag.clone(),
+            let body = Body::File(f, meta.len());
+            respond(&mut stream, &head, head_only, &file, &prepared, body).await
+        }
+        Target::Embedded(i) => {
+            let (Viewer::Bundle(bundle, _), Ok(prepared)) =
+                (&site.viewer, site.prepared_embedded(i).await)
+            else {
+                return respond_error(&mut stream, 404, "Not Found", head_only).await;
             };
-            let vary = if compressible(&file) {
-                "Vary: Accept-Encoding\r\n"
-            } else {
-                ""
-            };
-            if not_modified(&head, &etag) {
-                let header = format!(
-                    "HTTP/1.1 304 Not Modified\r\nETag: {etag}\r\nCache-Control: no-cache\r\n\
-                     {vary}Connection: close\r\n\r\n"
-                );
-                stream.write_all(header.as_bytes()).await?;
-                return stream.shutdown().await;
-            }
-            let (len, encoding) = match gzip {
-                Some(gz) => (gz.len() as u64, "Content-Encoding: gzip\r\n"),
-                None => (meta.len(), ""),
-            };
-            let header = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: {}\r\n{encoding}Content-Length: {len}\r\n\
-                 ETag: {etag}\r\nCache-Control: no-cache\r\n{vary}\
-                 X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n",
-                content_type(&file)
-            );
-            stream.write_all(header.as_bytes()).await?;
-            if !head_only {
-                match gzip {
-                    Some(gz) => stream.write_all(gz).await?,
-                    None => {
-                        // No more than the length announced, should the file have grown since.
-                        let mut body = (&mut f).take(len);
-                        tokio::io::copy(&mut body, &mut stream).await?;
-                    }
-                }
-            }
-            stream.shutdown().await
+            let (rel, bytes) = bundle.file(i);
+            let body = Body::Bytes(bytes);
+            respond(
+                &mut stream,
+                &head,
+                head_only,
+                Path::new(rel),
+                &prepared,
+                body,
+            )
+            .await
         }
     }
+}
+
+/// The identity body of a file to send.
+enum Body {
+    /// An open file on disk, and its length when it was prepared.
+    File(tokio::fs::File, u64),
+    /// Bytes in memory (an embedded file).
+    Bytes(&'static [u8]),
+}
+
+/// Answers a request (head `head`) for the file named `name` (for its type and compressibility),
+/// known as `prepared`, whose identity body is `body`: `304` when the client's copy is current, else
+/// `200` with the gzip body when the client accepts it, else the identity body. Then closes.
+async fn respond(
+    stream: &mut TcpStream,
+    head: &str,
+    head_only: bool,
+    name: &Path,
+    prepared: &Prepared,
+    body: Body,
+) -> std::io::Result<()> {
+    let gzip = prepared.gzip.as_ref().filter(|_| accepts_gzip(head));
+    let etag = match gzip {
+        Some(_) => prepared.gzip_etag(),
+        None => prepared.etag.clone(),
+    };
+    let vary = if compressible(name) {
+        "Vary: Accept-Encoding\r\n"
+    } else {
+        ""
+    };
+    if not_modified(head, &etag) {
+        let header = format!(
+            "HTTP/1.1 304 Not Modified\r\nETag: {etag}\r\nCache-Control: no-cache\r\n\
+             {vary}Connection: close\r\n\r\n"
+        );
+        stream.write_all(header.as_bytes()).await?;
+        return stream.shutdown().await;
+    }
+    let identity_len = match &body {
+        Body::File(_, len) => *len,
+        Body::Bytes(bytes) => bytes.len() as u64,
+    };
+    let (len, encoding) = match gzip {
+        Some(gz) => (gz.len() as u64, "Content-Encoding: gzip\r\n"),
+        None => (identity_len, ""),
+    };
+    let header = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: {}\r\n{encoding}Content-Length: {len}\r\n\
+         ETag: {etag}\r\nCache-Control: no-cache\r\n{vary}\
+         X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n",
+        content_type(name)
+    );
+    stream.write_all(header.as_bytes()).await?;
+    if !head_only {
+        match (gzip, body) {
+            (Some(gz), _) => stream.write_all(gz).await?,
+            (None, Body::Bytes(bytes)) => stream.write_all(bytes).await?,
+            (None, Body::File(mut f, _)) => {
+                // No more than the length announced, should the file have grown since.
+                let mut body = (&mut f).take(len);
+                tokio::io::copy(&mut body, stream).await?;
+            }
+        }
+    }
+    stream.shutdown().await
 }
 
 /// Reads the request head (up to the blank line, at most 16 KiB); `None` if it is malformed.
@@ -600,8 +761,17 @@ async fn respond_error(
 mod tests {
     use super::*;
 
-    fn site() -> (PathBuf, Site) {
-        let dir = std::env::temp_dir().join(format!("slotscope-serve-unit-{}", std::process::id()));
+    /// The served directory of a site serving one.
+    fn dist(site: &Site) -> &Path {
+        match &site.viewer {
+            Viewer::Dir(dir) => dir,
+            Viewer::Bundle(..) => panic!("not a directory"),
+        }
+    }
+
+    /// A site serving a small bundle from a fresh directory named after `name`, with a recording.
+    fn site(name: &str) -> (PathBuf, Site) {
+        let dir = std::env::temp_dir().join(format!("slotscope-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("dist/demo")).unwrap();
         std::fs::write(dir.join("dist/index.html"), "<html></html>").unwrap();
@@ -609,7 +779,8 @@ mod tests {
         std::fs::write(dir.join("secret.txt"), "no").unwrap();
         std::fs::write(dir.join("my rec.jsonl"), "{}").unwrap();
         let site = Site {
-            dist: dir.join("dist").canonicalize().unwrap(),
+            viewer: Viewer::Dir(dir.join("dist").canonicalize().unwrap()),
+            note: None,
             recording: Some(recording_for(&dir.join("my rec.jsonl")).unwrap()),
             cache: Mutex::default(),
         };
@@ -618,14 +789,14 @@ mod tests {
 
     #[test]
     fn routes_files_the_recording_and_refuses_escapes() {
-        let (dir, site) = site();
+        let (dir, site) = site("serve-unit");
         assert_eq!(
             route(&site, "/"),
-            Target::File(site.dist.join("index.html"))
+            Target::File(dist(&site).join("index.html"))
         );
         assert_eq!(
             route(&site, "/demo/a.jsonl.zst"),
-            Target::File(site.dist.join("demo/a.jsonl.zst"))
+            Target::File(dist(&site).join("demo/a.jsonl.zst"))
         );
         assert_eq!(
             route(&site, "/recording/my%20rec.jsonl"),
@@ -645,6 +816,169 @@ mod tests {
         ] {
             assert_eq!(route(&site, bad), Target::Refused, "{bad}");
         }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// A bundle in memory of `files` (sorted by path).
+    fn bundle(files: Vec<(&'static str, Vec<u8>)>) -> Bundle {
+        let table: Vec<(&'static str, &'static [u8])> = files
+            .into_iter()
+            .map(|(p, b)| (p, &*Box::leak(b.into_boxed_slice())))
+            .collect();
+        Bundle::of(Box::leak(table.into_boxed_slice()))
+    }
+
+    #[test]
+    fn routes_embedded_files_by_path_and_refuses_escapes() {
+        let (dir, mut site) = site("serve-unit-embedded");
+        let b = bundle(vec![
+            ("demo/a.jsonl.zst", b"x".to_vec()),
+            ("index.html", b"<html></html>".to_vec()),
+            ("whatif/index.html", b"<p>".to_vec()),
+        ]);
+        site.viewer = Viewer::bundle(b);
+        assert_eq!(route(&site, "/"), Target::Embedded(1));
+        assert_eq!(route(&site, "/index.html"), Target::Embedded(1));
+        assert_eq!(route(&site, "/demo/a.jsonl.zst"), Target::Embedded(0));
+        assert_eq!(route(&site, "/whatif/"), Target::Embedded(2));
+        assert_eq!(route(&site, "/whatif"), Target::Embedded(2));
+        assert_eq!(route(&site, "/demo"), Target::Missing, "no demo/index.html");
+        assert_eq!(route(&site, "/nope.js"), Target::Missing);
+        assert_eq!(
+            route(&site, "/recording/my%20rec.jsonl"),
+            Target::File(dir.join("my rec.jsonl")),
+            "the recording is still served from disk"
+        );
+        for bad in [
+            "/../secret.txt",
+            "/%2e%2e/index.html",
+            "/demo/../index.html",
+            "/demo/../../secret.txt",
+            "/..%2findex.html",
+            "/%5cindex.html",
+            "/./index.html",
+            "relative",
+        ] {
+            assert_eq!(route(&site, bad), Target::Refused, "{bad}");
+        }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn finds_web_dist_from_each_start_upward_in_order() {
+        let root = std::env::temp_dir().join(format!("slotscope-find-dist-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for d in ["a/web/dist", "a/b/c", "x/web/dist", "y/web/dist"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        std::fs::write(root.join("a/web/dist/index.html"), "a").unwrap();
+        std::fs::write(root.join("x/web/dist/index.html"), "x").unwrap();
+        let found = |starts: &[&str]| {
+            let starts: Vec<PathBuf> = starts.iter().map(|s| root.join(s)).collect();
+            find_dist(&starts)
+        };
+        let a = root.join("a/web/dist").canonicalize().unwrap();
+        let x = root.join("x/web/dist").canonicalize().unwrap();
+        assert_eq!(found(&["a/b/c"]), Some(a.clone()), "from a directory below");
+        assert_eq!(found(&["a/b/c", "x"]), Some(a), "the first start first");
+        assert_eq!(found(&["y", "x"]), Some(x), "y/web/dist has no index.html");
+        assert_eq!(found(&["y"]).filter(|d| d.starts_with(&root)), None);
+        let _ = std::fs::remove_dir_all(root);
+    }
+
+    /// Sends `request` to `site` over a loopback connection and returns the raw response.
+    async fn exchange(site: &Site, request: &str) -> Vec<u8> {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (server, _) = listener.accept().await.unwrap();
+        let mut response = Vec::new();
+        let (served, ()) = tokio::join!(handle(server, site), async {
+            client.write_all(request.as_bytes()).await.unwrap();
+            client.read_to_end(&mut response).await.unwrap();
+        });
+        served.unwrap();
+        response
+    }
+
+    /// The value of header `name` in a raw response ("" when absent).
+    fn header_of(response: &[u8], name: &str) -> String {
+        let text = String::from_utf8_lossy(response);
+        let head = text.split("\r\n\r\n").next().unwrap_or_default();
+        header_values(&format!("{head}\r\n"), name)
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    #[tokio::test]
+    async fn an_embedded_file_is_answered_as_the_same_file_on_disk() {
+        let js = "export function f(x) { return x + 1; }\n"
+            .repeat(300)
+            .into_bytes();
+        let wasm = [&b"\0asm\x01\0\0\0"[..], &[7u8; 4000]].concat();
+        let files = vec![
+            ("app.js", js.clone()),
+            ("app_bg.wasm", wasm.clone()),
+            ("demo/a.jsonl.zst", b"\x28\xb5\x2f\xfd zst".to_vec()),
+            ("index.html", b"<!doctype html><div id=app></div>".to_vec()),
+        ];
+        let (dir, mut on_disk) = site("serve-unit-same");
+        let dist = dist(&on_disk).to_path_buf();
+        for (rel, bytes) in &files {
+            std::fs::write(dist.join(rel), bytes).unwrap();
+        }
+        let mut embedded = Site {
+            viewer: Viewer::bundle(bundle(files)),
+            note: None,
+            recording: on_disk.recording.take(),
+            cache: Mutex::default(),
+        };
+        on_disk.recording = embedded.recording.take();
+        const GZIP: &str = "Accept-Encoding: gzip\r\n";
+        let get = |path: &str, headers: &str| format!("GET {path} HTTP/1.1\r\n{headers}\r\n");
+        for path in ["/", "/app.js", "/app_bg.wasm", "/demo/a.jsonl.zst"] {
+            for headers in ["", GZIP] {
+                let want = exchange(&on_disk, &get(path, headers)).await;
+                let got = exchange(&embedded, &get(path, headers)).await;
+                assert!(want.starts_with(b"HTTP/1.1 200 OK\r\n"), "{path}");
+                assert_eq!(
+                    String::from_utf8_lossy(&got),
+                    String::from_utf8_lossy(&want),
+                    "{path} {headers:?}: the same response, byte for byte"
+                );
+                let etag = header_of(&got, "etag");
+                let again = exchange(
+                    &embedded,
+                    &get(path, &format!("{headers}If-None-Match: {etag}\r\n")),
+                )
+                .await;
+                assert!(
+                    again.starts_with(b"HTTP/1.1 304 Not Modified\r\n"),
+                    "{path}"
+                );
+                assert!(again.ends_with(b"\r\n\r\n"), "no body");
+                assert_eq!(header_of(&again, "etag"), etag);
+            }
+        }
+        let gz = exchange(&embedded, &get("/app.js", GZIP)).await;
+        assert_eq!(header_of(&gz, "content-encoding"), "gzip");
+        assert_eq!(
+            header_of(&gz, "content-type"),
+            content_type(Path::new("a.js"))
+        );
+        let wasm_response = exchange(&embedded, &get("/app_bg.wasm", "")).await;
+        assert!(wasm_response.ends_with(&wasm));
+        assert!(exchange(&embedded, &get("/missing.js", ""))
+            .await
+            .starts_with(b"HTTP/1.1 404"));
+        assert!(exchange(&embedded, &get("/%2e%2e/secret.txt", ""))
+            .await
+            .starts_with(b"HTTP/1.1 403"));
+        embedded.recording = on_disk.recording.take();
+        let rec = exchange(&embedded, &get("/recording/my%20rec.jsonl", "")).await;
+        assert!(rec.starts_with(b"HTTP/1.1 200 OK\r\n") && rec.ends_with(b"{}"));
         let _ = std::fs::remove_dir_all(dir);
     }
 

@@ -1,6 +1,7 @@
 //! `slotscope serve` as the browser meets it: the real binary started on a free port of 127.0.0.1,
 //! asked over plain HTTP/1.1 for the viewer's files, a recording and a path that climbs out of the
-//! served directory; then killed by its PID. Every wait is bounded.
+//! served directory; then killed by its PID. Every wait is bounded. The binary, copied alone to a
+//! directory outside any checkout, serves the viewer embedded in it at build time.
 
 mod common;
 
@@ -8,7 +9,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 use common::{slotscope, temp_dir, text};
@@ -20,6 +21,8 @@ const STEP: Duration = Duration::from_secs(20);
 struct Server {
     child: Child,
     url: String,
+    /// What it has written to stderr so far.
+    stderr: Arc<Mutex<String>>,
 }
 
 impl Drop for Server {
@@ -32,16 +35,32 @@ impl Drop for Server {
 impl Server {
     /// Starts `slotscope serve --port 0 --no-open ARGS…` in `cwd` and waits for its URL.
     fn start(cwd: &Path, args: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_slotscope"))
+        Server::start_binary(Path::new(env!("CARGO_BIN_EXE_slotscope")), cwd, args)
+    }
+
+    /// Starts `EXE serve --port 0 --no-open ARGS…` in `cwd` and waits for its URL.
+    fn start_binary(exe: &Path, cwd: &Path, args: &[&str]) -> Server {
+        let mut child = Command::new(exe)
             .arg("serve")
             .args(["--port", "0", "--no-open"])
             .args(args)
             .current_dir(cwd)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("start slotscope serve");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let mut err = child.stderr.take().expect("stderr");
+        let sink = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 4096];
+            while let Ok(n @ 1..) = err.read(&mut chunk) {
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&chunk[..n]));
+            }
+        });
         let stdout = child.stdout.take().expect("stdout");
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
@@ -52,6 +71,7 @@ impl Server {
         let mut server = Server {
             child,
             url: String::new(),
+            stderr,
         };
         server.url = rx
             .recv_timeout(STEP)
@@ -59,6 +79,11 @@ impl Server {
             .trim()
             .to_string();
         server
+    }
+
+    /// What the server has written to stderr so far (its start-up line is written before the URL).
+    fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
     }
 
     /// `host:port` of the server.
@@ -235,8 +260,42 @@ fn serves_the_viewer_a_recording_and_refuses_traversal() {
     let _ = std::fs::remove_dir_all(root);
 }
 
+/// Whether `EXE serve --help` says the binary embeds the viewer.
+fn embeds_viewer(exe: &Path) -> bool {
+    let o = Command::new(exe)
+        .args(["serve", "--help"])
+        .output()
+        .expect("run slotscope serve --help");
+    let help = text(&o);
+    let embeds = help.contains("This slotscope embeds the viewer");
+    assert!(
+        embeds || help.contains("This slotscope was built without the viewer"),
+        "serve --help says nothing of the embedded viewer:\n{help}"
+    );
+    embeds
+}
+
+/// The directory the test build embedded the viewer from: `SLOTSCOPE_WEB_DIST` as `build.rs` reads
+/// it, else the checkout's `web/dist`.
+fn embedded_from() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    match std::env::var_os("SLOTSCOPE_WEB_DIST").filter(|v| !v.is_empty()) {
+        Some(dir) => manifest.join(dir),
+        None => manifest.join("../web/dist"),
+    }
+}
+
+/// Whether this run must have the viewer embedded (`scripts/test` sets `SLOTSCOPE_REQUIRE_EMBEDDED`
+/// once `scripts/build-web` has built it): then a binary without it fails the tests that need it
+/// rather than skipping them.
+fn embedded_required() -> bool {
+    std::env::var_os("SLOTSCOPE_REQUIRE_EMBEDDED").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Below a `web/dist` on disk: a binary built without the viewer serves that one; a binary that
+/// embeds the viewer serves its own, and notes that the one on disk differs.
 #[test]
-fn finds_web_dist_above_the_current_directory_and_serves_the_demo() {
+fn a_web_dist_above_the_current_directory_comes_after_the_embedded_viewer() {
     let (root, _dist) = fake_viewer("serve-find");
     let below = root.join("some").join("where");
     std::fs::create_dir_all(&below).unwrap();
@@ -248,7 +307,165 @@ fn finds_web_dist_above_the_current_directory_and_serves_the_demo() {
     );
     let (status, head, body) = server.get("/");
     assert_eq!(status, 200, "{head}");
-    assert!(String::from_utf8_lossy(&body).contains("id=app"));
+    let stderr = server.stderr();
+    if embeds_viewer(Path::new(env!("CARGO_BIN_EXE_slotscope"))) {
+        assert_eq!(
+            body,
+            std::fs::read(embedded_from().join("index.html")).unwrap(),
+            "the embedded index.html, not the one on disk"
+        );
+        assert!(stderr.contains("embedded in this binary"), "{stderr}");
+        assert!(
+            stderr.contains("note:") && stderr.contains("differs from the viewer embedded"),
+            "{stderr}"
+        );
+    } else {
+        assert!(!embedded_required(), "the viewer is not embedded");
+        assert!(String::from_utf8_lossy(&body).contains("id=app"));
+        assert!(stderr.contains("serving the viewer from"), "{stderr}");
+    }
+    drop(server);
+    let _ = std::fs::remove_dir_all(root);
+}
+
+/// The binary on its own (as `cargo install` leaves it): copied to a directory outside any checkout
+/// and started there, it serves the viewer embedded in it, byte for byte the built bundle, with
+/// gzip and 304s, its demo recordings and a recording given to it. Built without the viewer, it says
+/// so and how to get it (and the test says it skipped the serving part).
+#[test]
+fn the_binary_alone_serves_its_embedded_viewer() {
+    let root = temp_dir("serve-alone");
+    let bin = root.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let exe = bin.join("slotscope");
+    std::fs::copy(env!("CARGO_BIN_EXE_slotscope"), &exe).unwrap();
+    let work = root.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    assert!(
+        root.ancestors()
+            .all(|d| !d.join("web/dist/index.html").exists()),
+        "{} must not be below a web/dist",
+        root.display()
+    );
+
+    if !embeds_viewer(&exe) {
+        assert!(
+            !embedded_required(),
+            "SLOTSCOPE_REQUIRE_EMBEDDED: the binary must embed the viewer (scripts/build-web, then \
+             a rebuild of slotscope)"
+        );
+        let o = Command::new(&exe)
+            .args(["serve", "--no-open", "--port", "0"])
+            .current_dir(&work)
+            .output()
+            .expect("run slotscope serve");
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        for needle in [
+            "built without the viewer",
+            "scripts/build-web",
+            "cargo install --path collector",
+            "--dist",
+        ] {
+            assert!(text(&o).contains(needle), "{needle}: {}", text(&o));
+        }
+        println!(
+            "skipped serving from the lone binary: it was built without the viewer (no web/dist \
+             when it was compiled; scripts/build-web, then rebuild)"
+        );
+        let _ = std::fs::remove_dir_all(root);
+        return;
+    }
+
+    let dist = embedded_from();
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/incident2-valkey.jsonl.zst");
+    let recording = work.join("mine.jsonl.zst");
+    std::fs::copy(&fixture, &recording).unwrap();
+    let server = Server::start_binary(&exe, &work, &["mine.jsonl.zst"]);
+    assert!(
+        server.url.ends_with("/?src=/recording/mine.jsonl.zst"),
+        "{}",
+        server.url
+    );
+    let stderr = server.stderr();
+    assert!(
+        stderr.contains("serving the viewer embedded in this binary"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("note:"), "no web/dist near: {stderr}");
+    const GZIP: &str = "Accept-Encoding: gzip, deflate, br\r\n";
+
+    let (status, head, body) = server.get("/");
+    assert_eq!(status, 200, "{head}");
+    assert!(content_type(&head).starts_with("text/html"), "{head}");
+    assert_eq!(body, std::fs::read(dist.join("index.html")).unwrap());
+
+    let wasm = std::fs::read(dist.join("slotscope_web_bg.wasm")).unwrap();
+    let (status, head, body, _) = server.get_with("/slotscope_web_bg.wasm", "");
+    assert_eq!(status, 200, "{head}");
+    assert_eq!(content_type(&head), "application/wasm");
+    assert_eq!(body, wasm, "the built wasm, byte for byte");
+    let identity_etag = header(&head, "etag");
+    let (status, head, body, _) = server.get_with("/slotscope_web_bg.wasm", GZIP);
+    assert_eq!(status, 200, "{head}");
+    assert_eq!(header(&head, "content-encoding"), "gzip", "{head}");
+    assert!(body.len() < wasm.len(), "gzip makes it smaller");
+    assert_eq!(gunzip(&body), wasm);
+    let etag = header(&head, "etag");
+    assert!(etag.starts_with('"') && etag != identity_etag, "{head}");
+    let (status, head, body, _) = server.get_with(
+        "/slotscope_web_bg.wasm",
+        &format!("{GZIP}If-None-Match: {etag}\r\n"),
+    );
+    assert_eq!((status, body.len()), (304, 0), "{head}");
+    let (status, _, body, _) = server.get_with(
+        "/slotscope_web_bg.wasm",
+        &format!("If-None-Match: {identity_etag}\r\n"),
+    );
+    assert_eq!((status, body.len()), (304, 0));
+
+    let (status, head, body) = server.get("/slotscope_web.js");
+    assert_eq!(status, 200, "{head}");
+    assert_eq!(body, std::fs::read(dist.join("slotscope_web.js")).unwrap());
+
+    let (status, head, body) = server.get("/demo/incident1.jsonl.zst");
+    assert_eq!(status, 200, "{head}");
+    assert_eq!(content_type(&head), "application/octet-stream");
+    assert_eq!(
+        body,
+        std::fs::read(dist.join("demo/incident1.jsonl.zst")).unwrap()
+    );
+    let (status, head, body, _) = server.get_with("/demo/incident1.jsonl.zst", GZIP);
+    assert_eq!(header(&head, "content-encoding"), "", "never gzip a .zst");
+    assert_eq!(
+        (status, body.len() as u64),
+        (
+            200,
+            std::fs::metadata(dist.join("demo/incident1.jsonl.zst"))
+                .unwrap()
+                .len()
+        )
+    );
+
+    let (status, head, body) = server.get("/whatif/slotscope_whatif_bg.wasm");
+    assert_eq!(status, 200, "{head}");
+    assert_eq!(&body[..4], b"\0asm");
+
+    let (status, head, body) = server.get("/recording/mine.jsonl.zst");
+    assert_eq!(status, 200, "{head}");
+    assert_eq!(body, std::fs::read(&fixture).unwrap());
+
+    std::fs::write(root.join("secret.txt"), "not for the browser").unwrap();
+    for escape in [
+        "/../secret.txt",
+        "/%2e%2e/%2e%2e/secret.txt",
+        "/demo/..%2f..%2fsecret.txt",
+    ] {
+        let (status, head, _) = server.get(escape);
+        assert_eq!(status, 403, "{escape}: {head}");
+    }
+    let (status, _, _) = server.get("/no-such-file.js");
+    assert_eq!(status, 404);
     drop(server);
     let _ = std::fs::remove_dir_all(root);
 }

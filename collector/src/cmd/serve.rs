@@ -3,16 +3,24 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::viewer_bundle::Bundle;
 use crate::{runtime, viewer_server};
 
-/// `serve --help`, above the options.
+/// `serve --help`, above the options, before the line on this binary's own bundle.
 const LONG_ABOUT: &str = "\
 Serve the browser viewer on 127.0.0.1 and open it on FILE, or on the bundled demo recordings.
 
-The viewer is the static bundle that scripts/build-web builds into web/dist. Without --dist it is
-looked for as web/dist in the current directory or any directory above it, then in the directories
-above the slotscope executable (so target/debug/slotscope and target/release/slotscope of a
-checkout find the checkout's web/dist); the first one holding an index.html wins.
+The viewer is the static bundle that scripts/build-web builds into web/dist. It is served from the
+first of:
+  1. --dist DIR, when given;
+  2. the viewer embedded in this binary: building slotscope (cargo build -p slotscope, cargo install
+     --path collector) embeds a built web/dist, and cargo embeds it again whenever web/dist changes,
+     so rebuild slotscope after scripts/build-web (a binary not rebuilt serves its old bundle, and
+     says so at start when it differs from the web/dist it finds; --dist web/dist serves the new one);
+  3. web/dist on disk, looked for in the current directory or any directory above it, then in the
+     directories above the slotscope executable (so target/debug/slotscope of a checkout finds the
+     checkout's web/dist); the first one holding an index.html wins.
+The start-up line on stderr says which one is served.
 
 FILE (a .jsonl or .jsonl.zst recording) is served at /recording/<file name>, and the printed URL
 opens the viewer on it (?src=/recording/<file name>). Without FILE the URL opens the viewer's demo.
@@ -21,19 +29,38 @@ Only 127.0.0.1 is listened on. On a terminal the URL is also opened with xdg-ope
 open the printed URL yourself); --no-open, or output that is not a terminal, skips that. Ctrl-C
 stops the server.";
 
+/// `serve --help` above the options: [`LONG_ABOUT`] and whether this binary embeds the viewer.
+fn long_about() -> String {
+    let bundle = match Bundle::embedded() {
+        Some(b) => format!(
+            "This slotscope embeds the viewer ({} files, {} KB{}).",
+            b.len(),
+            b.bytes().div_ceil(1000),
+            Bundle::embedded_source()
+                .map(|s| format!(", built from {s}"))
+                .unwrap_or_default()
+        ),
+        None => "This slotscope was built without the viewer (no built web/dist at compile time): \
+                 run scripts/build-web in a slotscope checkout, then rebuild slotscope, or use 1 or 3."
+            .to_string(),
+    };
+    format!("{LONG_ABOUT}\n\n{bundle}")
+}
+
 /// `serve --help`, below the options.
 const AFTER_HELP: &str = "\
 Examples:
-  scripts/build-web && slotscope serve                   # the demo recordings
+  scripts/build-web && cargo build -p slotscope     # a viewer embedded in the binary
+  slotscope serve                                   # the demo recordings
   slotscope serve incident.jsonl.zst --port 8080
-  slotscope serve --port 0 --no-open                     # any free port; the URL says which";
+  slotscope serve --port 0 --no-open                # any free port; the URL says which";
 
 /// Worker threads of the viewer's server.
 const WORKERS: usize = 2;
 
 /// Serve the browser viewer on 127.0.0.1, on a recording or on the demo.
 #[derive(clap::Args, Debug)]
-#[command(long_about = LONG_ABOUT, after_help = AFTER_HELP)]
+#[command(long_about = long_about(), after_help = AFTER_HELP)]
 pub struct Args {
     /// A recording (.jsonl or .jsonl.zst) to open [default: the viewer's demo recordings].
     #[arg(value_name = "FILE")]
@@ -41,7 +68,7 @@ pub struct Args {
     /// TCP port on 127.0.0.1 (0: any free port; the printed URL names it).
     #[arg(long, value_name = "N", default_value_t = 7781)]
     port: u16,
-    /// Directory of the built viewer [default: web/dist, see above].
+    /// Directory of the built viewer [default: the embedded one, else web/dist, see above].
     #[arg(long, value_name = "DIR")]
     dist: Option<PathBuf>,
     /// Do not try to open a browser (the default when stdout is not a terminal).

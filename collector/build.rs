@@ -1,0 +1,123 @@
+//! Embeds the built browser viewer into the `slotscope` binary, when there is one to embed.
+//!
+//! The viewer is a separate crate (`web`, package `slotscope-web`) built by `scripts/build-web` into
+//! `web/dist`; this script only carries that directory's files. When the directory named by
+//! `SLOTSCOPE_WEB_DIST` (else `../web/dist` beside this crate) holds an `index.html`, it writes
+//! `$OUT_DIR/viewer_bundle.rs`: a table of (path relative to the bundle, `include_bytes!` of the
+//! file) for every file under it, dotfiles excepted, sorted by path. Otherwise the table is empty and
+//! `slotscope serve` looks for the viewer on disk (see `src/viewer_bundle.rs`).
+//!
+//! Cargo reruns this script when `SLOTSCOPE_WEB_DIST` changes, when anything under the bundle
+//! changes (the directory and every embedded file are watched), and, with no bundle yet, when
+//! anything under `../web` changes (so the first `scripts/build-web` is seen). Standard library
+//! only.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// The environment variable naming the bundle's directory, instead of `../web/dist`.
+const DIST_ENV: &str = "SLOTSCOPE_WEB_DIST";
+
+fn main() {
+    println!("cargo:rerun-if-env-changed={DIST_ENV}");
+    let manifest_dir =
+        PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets it"));
+    let given = std::env::var_os(DIST_ENV).filter(|v| !v.is_empty());
+    let dist = match &given {
+        Some(dir) => manifest_dir.join(dir),
+        None => manifest_dir.join("../web/dist"),
+    };
+    let files = if dist.join("index.html").is_file() {
+        let dist = dist
+            .canonicalize()
+            .unwrap_or_else(|e| panic!("{}: {e}", dist.display()));
+        println!("cargo:rerun-if-changed={}", dist.display());
+        let mut files = Vec::new();
+        walk(&dist, "", &mut files);
+        files.sort();
+        for (_, path) in &files {
+            println!("cargo:rerun-if-changed={}", path.display());
+        }
+        Some((dist, files))
+    } else {
+        if given.is_some() {
+            println!(
+                "cargo:warning={DIST_ENV}={} holds no index.html: slotscope is built without the viewer",
+                dist.display()
+            );
+            // A path that does not exist makes cargo rerun this script on every build, which is
+            // what a misnamed directory deserves until it is fixed.
+            println!("cargo:rerun-if-changed={}", dist.display());
+        } else if let Some(web) = dist.parent().and_then(|w| w.canonicalize().ok()) {
+            // Not `web/dist` itself: a path that does not exist would rerun this script (and
+            // rebuild the binary) on every build.
+            println!("cargo:rerun-if-changed={}", web.display());
+        } else {
+            // A packaged crate, with no viewer beside it: nothing can appear.
+            println!("cargo:rerun-if-changed=build.rs");
+        }
+        None
+    };
+    let code = generate(files.as_ref().map(|(dir, f)| (dir.as_path(), f.as_slice())));
+    let target = out.join("viewer_bundle.rs");
+    // Rewritten only when its text changes (the embedded files are tracked by rustc themselves).
+    if std::fs::read_to_string(&target).ok().as_deref() != Some(code.as_str()) {
+        std::fs::write(&target, code).unwrap_or_else(|e| panic!("{}: {e}", target.display()));
+    }
+}
+
+/// Adds every file under `dir` (whose path relative to the bundle is `rel`, empty for its root) to
+/// `files` as (relative path with `/` separators, absolute path); dotfiles and dot-directories are
+/// skipped, symbolic links followed.
+fn walk(dir: &Path, rel: &str, files: &mut Vec<(String, PathBuf)>) {
+    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    for entry in entries {
+        let entry = entry.unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        let path = entry.path();
+        let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+            panic!(
+                "{}: a file name that is not UTF-8 cannot be served; rename or remove it",
+                path.display()
+            );
+        };
+        if name.starts_with('.') {
+            continue;
+        }
+        let child = if rel.is_empty() {
+            name
+        } else {
+            format!("{rel}/{name}")
+        };
+        let meta = std::fs::metadata(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        if meta.is_dir() {
+            walk(&path, &child, files);
+        } else if meta.is_file() {
+            files.push((child, path));
+        }
+    }
+}
+
+/// The generated module's text: the bundle's directory and its files, or an empty table.
+fn generate(bundle: Option<(&Path, &[(String, PathBuf)])>) -> String {
+    let mut code = String::from(
+        "// Generated by collector/build.rs: the viewer's bundle embedded at build time.\n\n",
+    );
+    let source = bundle.map(|(dir, _)| dir.to_str().expect("a UTF-8 path").to_string());
+    writeln!(
+        code,
+        "/// The directory the bundle was embedded from, when one was.\n\
+         pub(crate) const SOURCE: Option<&str> = {source:?};\n"
+    )
+    .unwrap();
+    code.push_str(
+        "/// The bundle's files: (path relative to the bundle, `/`-separated; bytes), sorted by path.\n\
+         pub(crate) static FILES: &[(&str, &[u8])] = &[\n",
+    );
+    for (rel, path) in bundle.map(|(_, f)| f).unwrap_or_default() {
+        let path = path.to_str().expect("a UTF-8 path");
+        writeln!(code, "    ({rel:?}, include_bytes!({path:?})),").unwrap();
+    }
+    code.push_str("];\n");
+    code
+}
