@@ -102,9 +102,12 @@ export async function launchBrowser() {
   });
 }
 
-/** A new page of a given size whose every wait defaults to STEP_MS; console errors are collected. */
-export async function newPage(browser, { width = 1440, height = 900, scale = 1 } = {}) {
-  const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor: scale });
+/**
+ * A new page of a given size (and colour scheme: 'light' or 'dark', as the system setting) whose
+ * every wait defaults to STEP_MS; console errors are collected.
+ */
+export async function newPage(browser, { width = 1440, height = 900, scale = 1, colorScheme = 'light' } = {}) {
+  const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor: scale, colorScheme });
   const page = await context.newPage();
   page.setDefaultTimeout(STEP_MS);
   page.setDefaultNavigationTimeout(STEP_MS);

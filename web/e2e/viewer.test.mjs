@@ -150,7 +150,7 @@ describe('viewer on the demo', () => {
     await page.context().close();
   });
 
-  test('zoom (wheel, +/-) and pan (keys, drag) change the visible range', TEST, async () => {
+  test('zoom (Control + wheel, +/-) and pan (keys, drag) change the visible range; a plain wheel turn scrolls', TEST, async () => {
     const page = await newPage(v.browser);
     await page.goto(v.server.url);
     const s0 = await waitLoaded(page, 'incident1');
@@ -159,9 +159,16 @@ describe('viewer on the demo', () => {
     const rangeText = async () => `${await page.locator('#range-start').innerText()} ${await page.locator('#range-end').innerText()}`;
     const r0 = await rangeText();
 
+    // A plain wheel turn is the page's (it scrolls) and shows how to zoom; with Control it zooms.
     await page.mouse.move(mid.x, mid.y);
     await page.mouse.wheel(0, -400);
-    const s1 = await waitState(page, (s) => span(s) < span(s0), 'the wheel to zoom in');
+    await page.locator('#wheel-hint').waitFor();
+    assert.equal(span(await state(page)), span(s0), 'a plain wheel turn does not zoom');
+    await page.mouse.move(mid.x, mid.y);
+    await page.keyboard.down('Control');
+    await page.mouse.wheel(0, -400);
+    await page.keyboard.up('Control');
+    const s1 = await waitState(page, (s) => span(s) < span(s0), 'Control and the wheel to zoom in');
     await page.waitForFunction((r) => `${document.querySelector('#range-start').innerText} ${document.querySelector('#range-end').innerText}` !== r, r0);
     await screenshot(page, '05-zoomed');
 
@@ -192,7 +199,9 @@ describe('viewer on the demo', () => {
     const s0 = await waitLoaded(page, 'incident1');
     const box = await trackBox(page);
     await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.keyboard.down('Control');
     await page.mouse.wheel(0, -400);
+    await page.keyboard.up('Control');
     await waitState(page, (s) => span(s) < span(s0), 'a zoom');
     await page.mouse.click(box.x + box.width * 0.6, box.y + box.height / 2);
     const set = await waitState(page, (s) => s.cursor !== s0.cursor, 'a click to set the cursor');

@@ -21,7 +21,7 @@ pub struct Modifiers {
 }
 
 /// The action for the key called `key` (the DOM's `KeyboardEvent.key`): `+`/`=` zoom in, `-`/`_`
-/// zoom out, ←/→ pan one step, Escape drops the selection. `None` for other keys and for any key
+/// zoom out, ←/→ pan one step, Escape drops the selection (with none, the finding in focus). `None` for other keys and for any key
 /// held with Control, Meta or Alt (the browser's shortcuts).
 pub fn key(key: &str, modifiers: Modifiers) -> Option<Action> {
     if modifiers.ctrl || modifiers.meta || modifiers.alt {
@@ -38,10 +38,18 @@ pub fn key(key: &str, modifiers: Modifiers) -> Option<Action> {
 }
 
 /// The action for a wheel turn of `delta_y` (negative: away from the user) with the mouse `x`
-/// pixels into the tracks: zoom one step in (away) or out (towards) keeping the instant under the
-/// mouse in place. `None` with nothing loaded or no vertical turn.
-pub fn wheel(state: &ViewState, scale: &TimeScale, x: f64, delta_y: f64) -> Option<Action> {
-    if state.data.is_none() || delta_y == 0.0 {
+/// pixels into the tracks, Control or Meta held (a trackpad pinch sends the same): zoom one step
+/// in (away) or out (towards) keeping the instant under the mouse in place. `None` without the
+/// modifier (the wheel scrolls the page, as everywhere else), with nothing loaded or no vertical
+/// turn.
+pub fn wheel(
+    state: &ViewState,
+    scale: &TimeScale,
+    x: f64,
+    delta_y: f64,
+    held: Modifiers,
+) -> Option<Action> {
+    if !(held.ctrl || held.meta) || state.data.is_none() || delta_y == 0.0 {
         return None;
     }
     let factor = if delta_y < 0.0 {
@@ -124,6 +132,7 @@ mod tests {
         meta: false,
         alt: false,
     };
+    const CTRL: Modifiers = Modifiers { ctrl: true, ..NONE };
 
     /// A recording over 10 s … 20 s, shown whole on 1000 px: 10 ms per pixel.
     fn loaded() -> (ViewState, TimeScale) {
@@ -197,7 +206,7 @@ mod tests {
     #[test]
     fn the_wheel_zooms_at_the_mouse() {
         let (s, scale) = loaded();
-        let up = wheel(&s, &scale, 500.0, -100.0);
+        let up = wheel(&s, &scale, 500.0, -100.0, CTRL);
         assert_eq!(
             up,
             Some(Action::ZoomAt {
@@ -206,7 +215,7 @@ mod tests {
             })
         );
         assert_eq!(s.clone().reduce(up.unwrap()).window, (11_000, 19_000));
-        let down = wheel(&s, &scale, 250.0, 3.0);
+        let down = wheel(&s, &scale, 250.0, 3.0, CTRL);
         assert_eq!(
             down,
             Some(Action::ZoomAt {
@@ -219,12 +228,16 @@ mod tests {
     }
 
     #[test]
-    fn the_wheel_does_nothing_without_a_recording_or_a_vertical_turn() {
+    fn the_wheel_does_nothing_without_a_modifier_a_recording_or_a_vertical_turn() {
         let empty = ViewState::default();
         let scale = TimeScale::new(empty.window, 1000);
-        assert_eq!(wheel(&empty, &scale, 500.0, -100.0), None);
+        assert_eq!(wheel(&empty, &scale, 500.0, -100.0, CTRL), None);
         let (s, scale) = loaded();
-        assert_eq!(wheel(&s, &scale, 500.0, 0.0), None);
+        assert_eq!(wheel(&s, &scale, 500.0, 0.0, CTRL), None);
+        // Without Control or Meta the wheel is the page's: it scrolls.
+        assert_eq!(wheel(&s, &scale, 500.0, -100.0, NONE), None);
+        let meta = Modifiers { meta: true, ..NONE };
+        assert!(wheel(&s, &scale, 500.0, -100.0, meta).is_some());
     }
 
     #[test]

@@ -20,6 +20,52 @@ pub const PAN_STEP: f64 = 0.1;
 /// The share of a finding's span added on each side when jumping to it.
 pub const JUMP_MARGIN: f64 = 0.25;
 
+/// The least time shown on each side of a finding brought into focus, milliseconds: what came
+/// just before it (a node that stalled, slots that moved) and what followed.
+pub const FOCUS_CONTEXT_MS: u64 = 3_000;
+
+/// How much of a long finding (one that lasts to the end) focus frames, milliseconds: its
+/// beginning is what to see; the shading shows the rest when zoomed out.
+pub const FOCUS_FRAME_MS: u64 = 10_000;
+
+/// A finding in focus: its interval shaded on every track, its events marked, and its name in
+/// the URL hash (`f=KIND-START-END`), so a shared link opens on it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Focus {
+    /// The finding's kind (`client_group_lost`, …).
+    pub kind: String,
+    /// Its span `[start, end]`, epoch milliseconds.
+    pub span: (u64, u64),
+}
+
+impl Focus {
+    /// The hash value: `KIND-START-END`.
+    pub fn encode(&self) -> String {
+        format!("{}-{}-{}", self.kind, self.span.0, self.span.1)
+    }
+
+    /// Reads [`Focus::encode`]'s text; `None` when malformed.
+    pub fn decode(text: &str) -> Option<Focus> {
+        let mut parts = text.rsplitn(3, '-');
+        let b = parts.next()?.parse::<u64>().ok()?;
+        let a = parts.next()?.parse::<u64>().ok()?;
+        let kind = parts.next()?;
+        let valid = !kind.is_empty()
+            && kind
+                .bytes()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_');
+        (valid && a <= b).then(|| Focus {
+            kind: kind.to_owned(),
+            span: (a, b),
+        })
+    }
+
+    /// Whether it is the finding of `kind` over `span`.
+    pub fn is(&self, kind: &str, span: (u64, u64)) -> bool {
+        self.kind == kind && self.span == span
+    }
+}
+
 /// A panel that can be opened or closed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Panel {
@@ -48,7 +94,7 @@ impl Panel {
     /// The panels open on a first visit.
     pub const DEFAULT_OPEN: [Panel; 2] = [Panel::Findings, Panel::Census];
 
-    /// The name used in the URL hash and the DOM.
+    /// The name used in the URL hash and the DOM (the `id` of the panel's element).
     pub fn name(self) -> &'static str {
         match self {
             Panel::Findings => "findings",
@@ -76,6 +122,8 @@ pub struct ViewState {
     pub cursor: Option<u64>,
     /// A selected range `[start, end]`.
     pub selection: Option<(u64, u64)>,
+    /// The finding in focus.
+    pub focus: Option<Focus>,
     /// Open panels.
     pub panels: BTreeSet<Panel>,
     /// The name of the loaded recording.
@@ -99,6 +147,7 @@ impl Default for ViewState {
             window: (0, 0),
             cursor: None,
             selection: None,
+            focus: None,
             panels: Panel::DEFAULT_OPEN.into_iter().collect(),
             loaded: None,
             source: None,
@@ -155,8 +204,11 @@ pub enum Action {
     SetCursor(u64),
     /// Select a range (the ends in any order).
     Select(u64, u64),
-    /// Drop the selection.
+    /// Drop the selection; with none, drop the focus.
     ClearSelection,
+    /// Bring a finding into focus: shade it on every track and frame it with what came before
+    /// and after.
+    Focus(Focus),
     /// Jump to a span (a finding's): cursor at its start, the window around it.
     JumpTo(u64, u64),
     /// Open or close a panel.
@@ -269,6 +321,7 @@ impl ViewState {
                     self.window = self.clamp_window((lo, hi));
                     self.cursor = Some(lo);
                     self.selection = None;
+                    self.focus = None;
                 }
             }
             Action::Loaded {
@@ -303,6 +356,7 @@ impl ViewState {
                     self.window = self.clamp_window((lo, hi));
                     self.cursor = Some(lo);
                     self.selection = None;
+                    self.focus = None;
                 }
             }
             Action::ZoomAt { factor, at } => self.zoom(factor, at),
@@ -326,7 +380,20 @@ impl ViewState {
                 let (a, b) = (self.clamp_time(a.min(b)), self.clamp_time(a.max(b)));
                 self.selection = (b > a).then_some((a, b));
             }
-            Action::ClearSelection => self.selection = None,
+            Action::ClearSelection => {
+                if self.selection.take().is_none() {
+                    self.focus = None;
+                }
+            }
+            Action::Focus(f) => {
+                let (a, b) = f.span;
+                let b = b.min(a.saturating_add(FOCUS_FRAME_MS));
+                let margin = ms(to_f64(b - a) * JUMP_MARGIN).max(FOCUS_CONTEXT_MS);
+                self.window =
+                    self.clamp_window((a.saturating_sub(margin), b.saturating_add(margin)));
+                self.cursor = Some(self.clamp_time(a));
+                self.focus = Some(f);
+            }
             Action::JumpTo(a, b) => {
                 let (a, b) = (a.min(b), a.max(b));
                 let margin = ms(to_f64(b - a) * JUMP_MARGIN).max(MIN_WINDOW_MS);
@@ -357,6 +424,7 @@ impl ViewState {
                     .cursor
                     .map(|c| if load_follows { c } else { self.clamp_time(c) });
                 self.selection = h.selection;
+                self.focus = h.focus;
                 if let Some(p) = h.panels {
                     self.panels = p;
                 }
@@ -374,6 +442,7 @@ impl ViewState {
             window: Some(self.window),
             cursor: self.cursor,
             selection: self.selection,
+            focus: self.focus.clone(),
             panels: Some(self.panels.clone()),
             source: self.source.clone(),
         }
@@ -386,6 +455,7 @@ impl ViewState {
             window: [u64; 2],
             cursor: Option<u64>,
             selection: Option<[u64; 2]>,
+            focus: Option<String>,
             panels: Vec<&'static str>,
             loaded: Option<&'a str>,
             findings: usize,
@@ -396,6 +466,7 @@ impl ViewState {
             window: [self.window.0, self.window.1],
             cursor: self.cursor,
             selection: self.selection.map(|(a, b)| [a, b]),
+            focus: self.focus.as_ref().map(Focus::encode),
             panels: self.panels.iter().map(|p| p.name()).collect(),
             loaded: self.loaded.as_deref(),
             findings: self.findings,
@@ -419,7 +490,7 @@ impl Action {
     }
 }
 
-/// What the URL hash holds: `#w=START-END&c=CURSOR&s=A-B&p=findings,census&r=URL`.
+/// What the URL hash holds: `#w=START-END&c=CURSOR&s=A-B&f=KIND-START-END&p=findings,census&r=URL`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct HashState {
     /// The visible window.
@@ -428,6 +499,8 @@ pub struct HashState {
     pub cursor: Option<u64>,
     /// The selection.
     pub selection: Option<(u64, u64)>,
+    /// The finding in focus.
+    pub focus: Option<Focus>,
     /// Open panels (`None`: not given, keep the defaults).
     pub panels: Option<BTreeSet<Panel>>,
     /// The recording's URL, when it came from one.
@@ -456,6 +529,9 @@ impl HashState {
         if let Some((a, b)) = self.selection {
             parts.push(format!("s={a}-{b}"));
         }
+        if let Some(f) = &self.focus {
+            parts.push(format!("f={}", f.encode()));
+        }
         if let Some(p) = &self.panels {
             let names: Vec<&str> = p.iter().map(|p| p.name()).collect();
             parts.push(format!("p={}", names.join(",")));
@@ -480,6 +556,7 @@ impl HashState {
                 "w" => h.window = range(value),
                 "c" => h.cursor = value.parse().ok(),
                 "s" => h.selection = range(value),
+                "f" => h.focus = Focus::decode(value),
                 "p" => {
                     h.panels = Some(
                         value
@@ -739,6 +816,64 @@ mod tests {
         assert_eq!(h.panels, Some(s.panels.clone()));
         let closed = s.reduce(Action::TogglePanel(Panel::SlotMap));
         assert!(!closed.panels.contains(&Panel::SlotMap));
+    }
+
+    #[test]
+    fn a_focused_finding_frames_its_context_round_trips_and_survives_a_reload() {
+        let f = Focus {
+            kind: "client_group_lost".into(),
+            span: (14_000, 15_000),
+        };
+        let s = loaded().reduce(Action::Focus(f.clone()));
+        // At least FOCUS_CONTEXT_MS before and after, inside the data.
+        assert_eq!(s.window, (11_000, 18_000));
+        assert_eq!(s.cursor, Some(14_000));
+        let text = s.hash_state().encode();
+        assert!(text.contains("f=client_group_lost-14000-15000"), "{text}");
+        // A reload: the hash restored before the recording loads keeps the focus.
+        let h = HashState::decode(&text).unwrap();
+        let back = ViewState::default()
+            .reduce(Action::Restore(h))
+            .reduce(Action::loaded("r", (10_000, 20_000)));
+        assert_eq!(back.focus, Some(f.clone()));
+        assert_eq!(back.window, (11_000, 18_000));
+        // A long finding frames its first FOCUS_FRAME_MS, with the context around them.
+        let long = Focus {
+            kind: "client_group_lost".into(),
+            span: (100_000, 500_000),
+        };
+        let wide = ViewState::default()
+            .reduce(Action::loaded("w", (0, 1_000_000)))
+            .reduce(Action::Focus(long.clone()));
+        assert_eq!(wide.window, (97_000, 113_000));
+        assert_eq!(wide.focus, Some(long));
+        // Escape drops a selection first, then the focus; another recording drops it.
+        let sel = back.clone().reduce(Action::Select(12_000, 13_000));
+        let sel = sel.reduce(Action::ClearSelection);
+        assert_eq!(sel.focus, Some(f));
+        assert_eq!(sel.reduce(Action::ClearSelection).focus, None);
+        assert_eq!(
+            back.reduce(Action::loaded("other", (50_000, 60_000))).focus,
+            None
+        );
+    }
+
+    #[test]
+    fn malformed_focus_values_are_ignored() {
+        for bad in [
+            "f=",
+            "f=x-1",
+            "f=-1-2",
+            "f=Kind-1-2",
+            "f=a-3-2",
+            "f=a b-1-2",
+            "f=a-1-x",
+        ] {
+            let h = HashState::decode(bad);
+            assert_eq!(h.and_then(|h| h.focus), None, "{bad}");
+        }
+        let h = HashState::decode("f=idle_shard-1-2").unwrap();
+        assert_eq!(h.focus.unwrap().span, (1, 2));
     }
 
     #[test]

@@ -5,7 +5,7 @@ use plotters::prelude::*;
 
 use slotscope_core::track::{Mark, Tracks};
 
-use super::{err, size, text, DrawError, Frame, INK};
+use super::{err, size, text, DrawError, Frame};
 use crate::clock;
 
 /// Colour of poll failures.
@@ -18,6 +18,15 @@ pub const ANNOTATION: RGBColor = RGBColor(230, 120, 0);
 /// Height of the time axis at the bottom, in pixels.
 pub const AXIS: i32 = 16;
 
+/// Pixels a label needs before the next one in its lane.
+const LABEL_PX: i32 = 160;
+/// Height of a lane of labels, pixels.
+const LANE_PX: i32 = 12;
+
+/// Draws one row of marks. Labels that would collide take the next lane, and where none is left
+/// give way by importance: the marks of the finding in focus first (drawn thicker), then nodes
+/// joining or leaving, then other events, then the inventory at the recording's first instant
+/// (context); by time within each.
 fn row<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     frame: &Frame<'_>,
@@ -28,14 +37,18 @@ fn row<DB: DrawingBackend>(
 ) -> Result<(), DrawError> {
     let scale = &frame.scale;
     let (start, end) = scale.window();
-    let mut last_label = i32::MIN;
+    let focus = frame.state.focus.as_ref().map(|f| f.span);
+    let first = marks.iter().map(|m| m.t.as_millis()).min();
     let mut last_x = i32::MIN;
+    // (priority, x, text) of the marks that want a label.
+    let mut wanted: Vec<(u8, i32, &str)> = Vec::new();
     for m in marks {
         let t = m.t.as_millis();
         let until = m.end.map_or(t, |e| e.as_millis());
         if until < start || t > end {
             continue;
         }
+        let focused = focus.is_some_and(|(a, b)| t <= b && until >= a);
         let (x0, x1) = (scale.px(t), scale.px(until));
         if x1 > x0 {
             area.draw(&Rectangle::new(
@@ -44,19 +57,45 @@ fn row<DB: DrawingBackend>(
             ))
             .map_err(err)?;
         }
-        if x0 != last_x {
+        if x0 != last_x || focused {
             area.draw(&PathElement::new(
                 vec![(x0, y0), (x0, y1)],
-                colour.stroke_width(2),
+                colour.stroke_width(if focused { 3 } else { 2 }),
             ))
             .map_err(err)?;
             last_x = x0;
         }
-        if labelled && x0 > last_label.saturating_add(160) {
-            let shown: String = m.text.chars().take(40).collect();
-            text(area, shown, (x0 + 3, y0 + 2), 11.0, colour)?;
-            last_label = x0;
+        if labelled {
+            let membership = matches!(m.kind.as_str(), "discovered" | "left");
+            let priority = if focused {
+                0
+            } else if Some(t) == first {
+                3
+            } else if membership {
+                1
+            } else {
+                2
+            };
+            wanted.push((priority, x0, m.text.as_str()));
         }
+    }
+    wanted.sort_by_key(|&(p, x, _)| (p, x));
+    // Labels go in lanes of LANE_PX, as many as the row holds; a label with no room in any lane
+    // is left out (its mark stays).
+    let lanes = ((y1 - y0 - 2) / LANE_PX).max(1);
+    let mut placed: Vec<(i32, i32)> = Vec::new();
+    for (_, x, label) in wanted {
+        let free = (0..lanes).find(|&lane| {
+            !placed
+                .iter()
+                .any(|&(l, p)| l == lane && (p - x).abs() < LABEL_PX)
+        });
+        let Some(lane) = free else {
+            continue;
+        };
+        let shown: String = label.chars().take(40).collect();
+        text(area, shown, (x + 3, y0 + 2 + lane * LANE_PX), 11.0, colour)?;
+        placed.push((lane, x));
     }
     Ok(())
 }
@@ -96,19 +135,22 @@ pub fn draw<DB: DrawingBackend>(
     )?;
     area.draw(&PathElement::new(
         vec![(0, body), (100_000, body)],
-        INK.mix(0.4),
+        frame.theme.ink.mix(0.4),
     ))
     .map_err(err)?;
     for (t, x) in frame.scale.ticks(110.0) {
         let x = x.round() as i32;
-        area.draw(&PathElement::new(vec![(x, body), (x, body + 4)], INK))
-            .map_err(err)?;
+        area.draw(&PathElement::new(
+            vec![(x, body), (x, body + 4)],
+            frame.theme.ink,
+        ))
+        .map_err(err)?;
         text(
             area,
             clock::tick_label(t, frame.offset),
             (x + 2, body + 3),
             11.0,
-            INK,
+            frame.theme.ink,
         )?;
     }
     Ok(())
@@ -131,6 +173,18 @@ mod tests {
         assert!(svg.contains(&hex(FAILURE)), "poll failures drawn");
         assert!(svg.contains(&hex(NODE_EVENT)), "node events drawn");
         assert!(svg.contains("discovered"), "the new node is labelled");
+        // At full zoom on a narrow screen the node that joins keeps its label beside the
+        // unreachable one two seconds before it (they take two lanes).
+        let narrow = crate::draw::svg(TrackKind::Events, &state, &data, 600);
+        let joined = data
+            .tracks
+            .node_events
+            .iter()
+            .filter(|m| m.t.as_millis() > a && m.text.contains("discovered"))
+            .map(|m| m.text.chars().take(40).collect::<String>())
+            .next()
+            .expect("a node discovered after the start");
+        assert!(narrow.contains(&joined), "{joined} is labelled at 600 px");
         // Axis labels are times of day.
         assert!(svg.contains(":"), "tick labels");
     }

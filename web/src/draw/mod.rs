@@ -27,10 +27,46 @@ pub const CURSOR: RGBColor = RGBColor(214, 40, 40);
 pub const MIGRATING: RGBColor = RGBColor(255, 183, 3);
 /// Colour of the selection's shading.
 pub const SELECTION: RGBColor = RGBColor(30, 120, 255);
-/// Colour of grid lines.
-pub const GRID: RGBColor = RGBColor(226, 230, 236);
-/// Colour of text.
-pub const INK: RGBColor = RGBColor(60, 64, 72);
+/// Colour of the shading of the finding in focus.
+pub const FOCUS: RGBColor = RGBColor(240, 120, 0);
+/// The colours the tracks are drawn on and with: light, or dark when the system asks for it
+/// (`prefers-color-scheme`), as the page's stylesheet does.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Theme {
+    /// The background.
+    pub background: RGBColor,
+    /// Grid lines.
+    pub grid: RGBColor,
+    /// Text and axes.
+    pub ink: RGBColor,
+}
+
+impl Theme {
+    /// Dark ink on white.
+    pub const LIGHT: Theme = Theme {
+        background: RGBColor(255, 255, 255),
+        grid: RGBColor(226, 230, 236),
+        ink: RGBColor(60, 64, 72),
+    };
+    /// Light ink on near-black (the stylesheet's dark panel colour).
+    pub const DARK: Theme = Theme {
+        background: RGBColor(28, 31, 36),
+        grid: RGBColor(52, 57, 65),
+        ink: RGBColor(210, 214, 222),
+    };
+
+    /// The theme the browser's colour scheme asks for (light outside a browser).
+    pub fn current() -> Theme {
+        let dark = web_sys::window()
+            .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
+            .is_some_and(|m| m.matches());
+        if dark {
+            Theme::DARK
+        } else {
+            Theme::LIGHT
+        }
+    }
+}
 
 const PALETTE: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
@@ -110,7 +146,7 @@ impl TrackKind {
         match self {
             TrackKind::Topology => 110,
             TrackKind::NodeRate => 100,
-            TrackKind::Events => 92,
+            TrackKind::Events => 116,
             TrackKind::Refreshes => 60,
             _ => 80,
         }
@@ -126,6 +162,8 @@ pub struct Frame<'a> {
     pub scale: TimeScale,
     /// Local time zone offset in minutes east of UTC; `None` for UTC.
     pub offset: Option<i32>,
+    /// The colours.
+    pub theme: Theme,
 }
 
 /// A drawing error, as text.
@@ -168,11 +206,11 @@ pub fn track<DB: DrawingBackend>(
     data: &Dataset,
     predicted: Option<&crate::whatif::Overlay>,
 ) -> Result<(), DrawError> {
-    area.fill(&WHITE).map_err(err)?;
+    area.fill(&frame.theme.background).map_err(err)?;
     let (_, h) = size(area);
     for (_, x) in frame.scale.ticks(110.0) {
         let x = x.round() as i32;
-        area.draw(&PathElement::new(vec![(x, 0), (x, h)], GRID))
+        area.draw(&PathElement::new(vec![(x, 0), (x, h)], frame.theme.grid))
             .map_err(err)?;
     }
     match kind {
@@ -192,8 +230,36 @@ pub fn track<DB: DrawingBackend>(
             }
         }
     }
+    focus(area, frame)?;
     selection(area, frame)?;
     cursor(area, frame)?;
+    Ok(())
+}
+
+/// Shades the interval of the finding in focus, its edges drawn.
+fn focus<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    frame: &Frame<'_>,
+) -> Result<(), DrawError> {
+    let Some(f) = &frame.state.focus else {
+        return Ok(());
+    };
+    let (a, b) = f.span;
+    let (start, end) = frame.scale.window();
+    if b < start || a > end {
+        return Ok(());
+    }
+    let (_, h) = size(area);
+    let (xa, xb) = (frame.scale.px(a), frame.scale.px(b));
+    area.draw(&Rectangle::new(
+        [(xa, 0), (xb.max(xa + 1), h)],
+        FOCUS.mix(0.12).filled(),
+    ))
+    .map_err(err)?;
+    for x in [xa, xb] {
+        area.draw(&PathElement::new(vec![(x, 0), (x, h)], FOCUS.mix(0.7)))
+            .map_err(err)?;
+    }
     Ok(())
 }
 
@@ -285,6 +351,7 @@ pub(crate) fn svg_with(
             state,
             scale: TimeScale::new(state.window, width),
             offset: None,
+            theme: Theme::LIGHT,
         };
         track(kind, &area, &frame, data, predicted).unwrap();
         area.present().unwrap();
@@ -353,5 +420,43 @@ mod tests {
                 .any(|l| l.contains("stroke=\"#D62828\"") && l.contains(&line));
             assert!(found, "{}: no cursor line {line}", kind.name());
         }
+    }
+
+    #[test]
+    fn the_finding_in_focus_is_shaded_on_every_track_with_its_edges() {
+        let data = fixture("incident1-redis-py-5.0.0-valkey");
+        let f = &data.analysis.findings[0];
+        let focus = crate::state::Focus {
+            kind: f.kind.name().to_owned(),
+            span: (f.span.start.as_millis(), f.span.end.as_millis()),
+        };
+        let (a, b) = data.span();
+        let state = ViewState::default()
+            .reduce(Action::loaded("i1", (a, b)))
+            .reduce(Action::Focus(focus.clone()));
+        let scale = TimeScale::new(state.window, 800);
+        let (xa, xb) = (scale.px(focus.span.0), scale.px(focus.span.1));
+        let edge = |x: i32, h: u32| format!("points=\"{x},0 {x},{h} \"");
+        let orange = "stroke=\"#F07800\"";
+        for kind in TrackKind::ALL {
+            let svg = svg(kind, &state, &data, 800);
+            // Its start is framed; its end, when inside the window.
+            for x in [xa, xb].into_iter().filter(|&x| x <= 800) {
+                let line = edge(x, kind.height());
+                assert!(
+                    svg.lines().any(|l| l.contains(orange) && l.contains(&line)),
+                    "{}: no focus edge {line}",
+                    kind.name()
+                );
+            }
+            assert!(
+                svg.contains("fill=\"#F07800\""),
+                "{}: not shaded",
+                kind.name()
+            );
+        }
+        // Without a focus nothing is drawn in its colour.
+        let plain = ViewState::default().reduce(Action::loaded("i1", (a, b)));
+        assert!(!svg(TrackKind::NodeRate, &plain, &data, 800).contains("#F07800"));
     }
 }

@@ -5,7 +5,7 @@ use plotters::prelude::*;
 
 use slotscope_core::track::{Series, Tracks};
 
-use super::{color, columns, err, plot, size, text, DrawError, Frame, TrackKind, INK};
+use super::{color, columns, err, plot, size, text, DrawError, Frame, TrackKind};
 
 /// The series a line track shows, each with its colour index.
 pub fn of(kind: TrackKind, tracks: &Tracks) -> Vec<(usize, &Series)> {
@@ -53,15 +53,25 @@ pub fn draw<DB: DrawingBackend>(
         .iter()
         .map(|(c, s)| (*c, *s, columns(s, &tracks.grid, &frame.scale)))
         .collect();
-    let top = if kind == TrackKind::MovedShare {
-        1.0
-    } else {
-        cols.iter()
-            .flat_map(|(_, _, c)| c.iter().flatten().map(|&(_, hi)| hi))
-            .fold(at_least.max(0.0), f32::max)
-    };
+    // Every track scales to what is visible (a 3.5 % MOVED share is not a flat line at the
+    // bottom of 0–100 %).
+    let top = cols
+        .iter()
+        .flat_map(|(_, _, c)| c.iter().flatten().map(|&(_, hi)| hi))
+        .fold(at_least.max(0.0), f32::max);
     let top = if top > 0.0 { top * 1.1 } else { 1.0 };
     let y = plot::value_y(h, top);
+    // The axis: a few round values with their unit, at the right edge, with faint lines.
+    if !cols.is_empty() {
+        for v in ticks(top / 1.1) {
+            let ty = y(v);
+            area.draw(&PathElement::new(vec![(0, ty), (w, ty)], frame.theme.grid))
+                .map_err(err)?;
+            let label = tick_label(kind, v);
+            let width = i32::try_from(label.chars().count()).unwrap_or(8) * 7;
+            text(area, label, (w - 4 - width, ty - 12), 11.0, frame.theme.ink)?;
+        }
+    }
     // Each column's range as a vertical stroke: its max, and its min where that is another row.
     let range = |x, (lo, hi), run: &mut Vec<(i32, i32)>| {
         run.push((x, y(hi)));
@@ -82,15 +92,44 @@ pub fn draw<DB: DrawingBackend>(
         x += 16 + i32::try_from(s.label.len()).unwrap_or(20) * 7;
     }
     if cols.is_empty() {
-        text(area, "none in this recording", (x, 3), 12.0, INK)?;
+        text(
+            area,
+            "none in this recording",
+            (x, 3),
+            12.0,
+            frame.theme.ink,
+        )?;
     }
-    let label = if kind == TrackKind::MovedShare {
-        "max 100 %".to_owned()
-    } else {
-        format!("max {}", number(top / 1.1))
-    };
-    text(area, label, (w - 90, 3), 12.0, INK)?;
     Ok(top)
+}
+
+/// The axis values of a plot whose data reach `max`: multiples of 1, 2 or 5 × 10^k, one to four
+/// of them, none above `max` (the plot's top is 10 % above it).
+pub fn ticks(max: f32) -> Vec<f32> {
+    if !(max > 0.0 && max.is_finite()) {
+        return Vec::new();
+    }
+    let raw = max / 4.0;
+    let magnitude = 10f32.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|f| f * magnitude)
+        .find(|&s| s >= raw)
+        .unwrap_or(10.0 * magnitude);
+    (1..=4)
+        .map(|i| step * i as f32)
+        .filter(|&v| v <= max * 1.0001)
+        .collect()
+}
+
+/// An axis value of track `kind` with its unit: `20 %` (MOVED share), `150/s` (rates), `12`
+/// (the connections track mixes a rate and a count).
+pub fn tick_label(kind: TrackKind, v: f32) -> String {
+    match kind {
+        TrackKind::MovedShare => format!("{} %", number(v * 100.0)),
+        TrackKind::Connections => number(v),
+        _ => format!("{}/s", number(v)),
+    }
 }
 
 #[cfg(test)]
@@ -137,6 +176,43 @@ mod tests {
             })
             .collect();
         assert!(!ys.is_empty());
-        assert!(ys.iter().any(|&y| y < 62), "{ys:?}");
+        // Scaled to what is visible: the storm's top (about 40 %) is near the plot's top.
+        assert!(ys.iter().any(|&y| y < 30), "{ys:?}");
+        assert!(svg.contains(" %\n"), "the axis reads in per cent");
+    }
+
+    #[test]
+    fn ticks_are_round_numbers_under_the_data() {
+        let close = |a: Vec<f32>, b: &[f32]| {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-4 * y)
+        };
+        assert!(close(ticks(0.35), &[0.1, 0.2, 0.3]), "{:?}", ticks(0.35));
+        assert!(close(ticks(204.0), &[100.0, 200.0]));
+        assert!(close(ticks(12.0), &[5.0, 10.0]));
+        assert!(close(ticks(1.0), &[0.5, 1.0]));
+        assert!(ticks(0.0).is_empty());
+        assert_eq!(tick_label(TrackKind::MovedShare, 0.2), "20 %");
+        assert_eq!(tick_label(TrackKind::NodeRate, 150.0), "150/s");
+        for max in [0.003, 0.07, 3.3, 47.0, 999.0, 12_345.0] {
+            let t = ticks(max);
+            assert!((1..=4).contains(&t.len()), "{max}: {t:?}");
+            assert!(t.iter().all(|&v| v <= max * 1.0001), "{max}: {t:?}");
+        }
+    }
+
+    #[test]
+    fn an_empty_track_says_none_and_shows_no_axis() {
+        let data = fixture("incident1-redis-py-5.0.0-valkey");
+        let (a, b) = data.span();
+        let state = ViewState::default().reduce(Action::loaded("i1", (a, b)));
+        let svg = svg(TrackKind::MovedShare, &state, &data, 600);
+        assert!(svg.contains("none in this recording"));
+        assert!(!svg.contains(" %\n"), "no axis on an empty track");
+        let rate = svg_of_rate(&state, &data);
+        assert!(rate.contains("/s\n"), "the commands track reads in /s");
+    }
+
+    fn svg_of_rate(state: &ViewState, data: &crate::dataset::Dataset) -> String {
+        svg(TrackKind::NodeRate, state, data, 600)
     }
 }

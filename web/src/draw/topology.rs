@@ -6,7 +6,7 @@ use plotters::prelude::*;
 use slotscope_core::track::Tracks;
 use slotscope_core::SLOT_COUNT;
 
-use super::{color, err, size, text, DrawError, Frame, INK, MIGRATING};
+use super::{color, err, size, text, DrawError, Frame, MIGRATING};
 
 /// The smallest height a migrating range is drawn with, in pixels.
 pub const MIGRATING_MIN: i32 = 3;
@@ -76,7 +76,7 @@ pub fn draw<DB: DrawingBackend>(
         let label = node.to_string();
         area.draw(&Rectangle::new([(x, 4), (x + 10, 14)], color(i).filled()))
             .map_err(err)?;
-        text(area, label.clone(), (x + 14, 4), 12.0, INK)?;
+        text(area, label.clone(), (x + 14, 4), 12.0, frame.theme.ink)?;
         x += 24 + i32::try_from(label.len()).unwrap_or(20) * 7;
     }
     Ok(())

@@ -210,9 +210,16 @@ pub fn app() -> Html {
             d.dispatch(Action::SetUtc(!checked));
         })
     };
+    // Opening a panel brings it into view (the panels column can be taller than the screen).
     let toggle = |p: Panel| {
         let d = model.dispatcher();
-        Callback::from(move |_: MouseEvent| d.dispatch(Action::TogglePanel(p)))
+        let opening = !model.0.panels.contains(&p);
+        Callback::from(move |_: MouseEvent| {
+            d.dispatch(Action::TogglePanel(p));
+            if opening {
+                scroll_into_view_soon(p.name());
+            }
+        })
     };
     let time = |ms: u64| clock::format(ms, offset);
     let cursor_text = state.cursor.map(time).unwrap_or_default();
@@ -243,7 +250,7 @@ pub fn app() -> Html {
                             onclick={toggle(p)}>{ p.name() }</button>
                     }) }
                 </span>
-                <span class="hint">{ "wheel/+/−: zoom · drag/←/→: pan · click: cursor · shift-drag: select" }</span>
+                <span class="hint">{ "ctrl+wheel/+/−: zoom · drag/←/→: pan · click: cursor · shift-drag: select · Esc: clear" }</span>
             </div>
             <main class="main">
                 <section class="timeline">
@@ -268,7 +275,8 @@ pub fn app() -> Html {
                                 from_selection={state.selection.is_some()} />
                         }
                         if state.panels.contains(&Panel::Findings) {
-                            <FindingsPanel data={d.clone()} offset={offset} dispatch={dispatch.clone()} />
+                            <FindingsPanel data={d.clone()} offset={offset} focus={state.focus.clone()}
+                                dispatch={dispatch.clone()} />
                         }
                         // Recorded through `slotscope tap`: the client's own counts.
                         if !d.analysis.tap.is_empty() {
@@ -289,3 +297,19 @@ pub fn app() -> Html {
 }
 
 fn drop_all<T>(_listeners: T) {}
+
+/// Scrolls the element `id` into view once it is rendered (after this event's redraw).
+fn scroll_into_view_soon(id: &'static str) {
+    gloo_timers::callback::Timeout::new(50, move || {
+        let el = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.get_element_by_id(id));
+        if let Some(el) = el {
+            let opts = web_sys::ScrollIntoViewOptions::new();
+            opts.set_block(web_sys::ScrollLogicalPosition::Nearest);
+            opts.set_behavior(web_sys::ScrollBehavior::Smooth);
+            el.scroll_into_view_with_scroll_into_view_options(&opts);
+        }
+    })
+    .forget();
+}

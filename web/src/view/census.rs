@@ -42,7 +42,7 @@ pub fn census_panel(props: &CensusProps) -> Html {
                 } else {
                     <table>
                         <thead><tr>
-                            <th>{ "group" }</th><th>{ "lib-name/lib-ver" }</th>
+                            <th>{ "group" }</th><th title="lib-name / lib-ver (CLIENT SETINFO)">{ "library" }</th>
                             <th title={meaning("seen")}>{ "connections" }</th>
                             <th title={meaning("lifetime")}>{ "median life" }</th>
                             <th title={meaning("new/s")}>{ "new/s" }</th>

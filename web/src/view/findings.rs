@@ -1,5 +1,7 @@
 //! The findings panel: the one the root cause rests on first, then by importance (the analysis's
-//! order); a click jumps to the finding's evidence.
+//! order). A click (or Enter, each finding is reachable with Tab) brings a finding into focus:
+//! its interval shaded on every track, framed with what came before and after, and named in the
+//! URL hash.
 
 use slotscope_core::finding::Finding;
 use slotscope_core::moment::at_clock;
@@ -10,7 +12,7 @@ use yew::prelude::*;
 
 use crate::clock;
 use crate::dataset::Shared;
-use crate::state::Action;
+use crate::state::{Action, Focus};
 
 /// Properties of [`FindingsPanel`].
 #[derive(Clone, PartialEq, Properties)]
@@ -19,6 +21,8 @@ pub struct FindingsProps {
     pub data: Shared,
     /// Local time offset in minutes, `None` for UTC.
     pub offset: Option<i32>,
+    /// The finding in focus.
+    pub focus: Option<Focus>,
     /// Where actions go.
     pub dispatch: Callback<Action>,
 }
@@ -45,12 +49,25 @@ pub fn findings_panel(props: &FindingsProps) -> Html {
             <ol id="findings">
                 { for findings.into_iter().map(|f| {
                     let (a, b) = (f.span.start.as_millis(), f.span.end.as_millis());
-                    let dispatch = props.dispatch.clone();
-                    let onclick = Callback::from(move |_: MouseEvent| dispatch.emit(Action::JumpTo(a, b)));
+                    let focused = props.focus.as_ref().is_some_and(|x| x.is(f.kind.name(), (a, b)));
+                    let focus = {
+                        let dispatch = props.dispatch.clone();
+                        let kind = f.kind.name().to_owned();
+                        move || dispatch.emit(Action::Focus(Focus { kind: kind.clone(), span: (a, b) }))
+                    };
+                    let onclick = { let focus = focus.clone(); Callback::from(move |_: MouseEvent| focus()) };
+                    let onkeydown = Callback::from(move |e: KeyboardEvent| {
+                        if e.key() == "Enter" || e.key() == " " {
+                            e.prevent_default();
+                            focus();
+                        }
+                    });
                     let numbers: Vec<String> = f.numbers.iter().map(|(k, v)| labelled(k, *v)).collect();
                     html! {
-                        <li class={classes!("finding", severity(f))} data-kind={f.kind.name()} {onclick}
-                            title="Click to jump to the evidence">
+                        <li class={classes!("finding", severity(f), focused.then_some("focused"))}
+                            data-kind={f.kind.name()} tabindex="0" aria-current={focused.then_some("true")}
+                            {onclick} {onkeydown}
+                            title="Click or press Enter to shade it on the tracks (Escape drops it)">
                             <div class="finding-head">
                                 <span class="severity">{ severity(f) }</span>
                                 <span class="finding-title">{ f.title.clone() }</span>

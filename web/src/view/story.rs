@@ -1,5 +1,6 @@
 //! The story panel, above the tracks: what happened in time order, the root cause marked, each
-//! step with its evidence and how sure it is; a click (or Enter) frames the step on the tracks.
+//! step with its evidence and how sure it is; a click (or Enter) frames the step on the tracks,
+//! and a step that is a finding brings that finding into focus.
 //! A recording cut short says so here, first.
 
 use slotscope_core::analysis::{Role, Step};
@@ -9,7 +10,7 @@ use yew::prelude::*;
 
 use crate::clock;
 use crate::dataset::Shared;
-use crate::state::Action;
+use crate::state::{Action, Focus};
 
 /// How much of a step a click frames at most, milliseconds (a group that stops stays stopped
 /// to the end; its moment is what to see).
@@ -63,9 +64,22 @@ pub fn story_panel(props: &StoryProps) -> Html {
                         .map_or(a, Timestamp::as_millis)
                         .clamp(a + 1, a + FRAME_MS)
                         .min(end.max(a + 1));
+                    // A step that is a finding brings it into focus; others frame their moment.
+                    let focus = s
+                        .finding
+                        .and_then(|i| props.data.analysis.findings.get(i))
+                        .map(|f| Focus {
+                            kind: f.kind.name().to_owned(),
+                            span: (f.span.start.as_millis(), f.span.end.as_millis()),
+                        });
                     let jump = {
                         let dispatch = props.dispatch.clone();
-                        move || dispatch.emit(Action::JumpTo(a, b))
+                        move || {
+                            dispatch.emit(match &focus {
+                                Some(f) => Action::Focus(f.clone()),
+                                None => Action::JumpTo(a, b),
+                            })
+                        }
                     };
                     let onclick = { let jump = jump.clone(); Callback::from(move |_: MouseEvent| jump()) };
                     let onkeydown = Callback::from(move |e: KeyboardEvent| {

@@ -46,6 +46,34 @@ fn x_of(root: &NodeRef, client_x: i32) -> f64 {
     f64::from(client_x) - left
 }
 
+/// How long the wheel hint stays, milliseconds.
+const WHEEL_HINT_MS: u32 = 2_500;
+
+/// The pointer over the tracks.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Hover {
+    /// The instant under it.
+    t: u64,
+    /// Where it is, client pixels.
+    client: (i32, i32),
+}
+
+/// The tooltip's classes that flip it to the pointer's left or above it when the room to the
+/// right or below runs out.
+fn flip(h: Hover) -> Option<&'static str> {
+    let w = web_sys::window()?;
+    let width = w.inner_width().ok()?.as_f64()?;
+    let height = w.inner_height().ok()?.as_f64()?;
+    let left = f64::from(h.client.0) > width - 360.0;
+    let up = f64::from(h.client.1) > height - 240.0;
+    match (left, up) {
+        (true, true) => Some("flip-x flip-y"),
+        (true, false) => Some("flip-x"),
+        (false, true) => Some("flip-y"),
+        (false, false) => None,
+    }
+}
+
 fn now() -> f64 {
     web_sys::window()
         .and_then(|w| w.performance())
@@ -65,6 +93,7 @@ fn redraw(
         state,
         scale: TimeScale::new(state.window, width),
         offset,
+        theme: draw::Theme::current(),
     };
     for (kind, node) in TrackKind::ALL.iter().zip(canvases) {
         let Some(canvas) = node.cast::<HtmlCanvasElement>() else {
@@ -91,18 +120,23 @@ pub fn tracks_view(props: &TracksProps) -> Html {
             .map(|_| NodeRef::default())
             .collect::<Vec<_>>()
     });
-    let hover = use_state(|| None::<u64>);
+    // The instant under the pointer and where the pointer is (client pixels), for the tooltip.
+    let hover = use_state(|| None::<Hover>);
+    // A plain wheel turn over the tracks shows how to zoom, for a moment.
+    let wheel_hint = use_state(|| false);
     let drag = use_mut_ref(|| None::<Drag>);
     let live: Rc<RefCell<ViewState>> = use_mut_ref(|| props.state.clone());
     *live.borrow_mut() = props.state.clone();
     let resized = use_state(|| 0u32);
 
-    // Wheel zoom (not passive, so the page does not scroll) and window resizes.
+    // Wheel zoom with Control or Meta (not passive, so that the page does not also scroll; a
+    // plain turn scrolls the page and shows the hint) and window resizes.
     {
         let root = root.clone();
         let live = live.clone();
         let dispatch = props.dispatch.clone();
         let resized = resized.setter();
+        let wheel_hint = wheel_hint.setter();
         use_effect_with((), move |_| {
             let mut listeners = Vec::new();
             if let Some(el) = root.cast::<web_sys::Element>() {
@@ -115,12 +149,28 @@ pub fn tracks_view(props: &TracksProps) -> Html {
                         let Some(e) = e.dyn_ref::<WheelEvent>() else {
                             return;
                         };
-                        e.prevent_default();
                         let state = live.borrow();
                         let scale = TimeScale::new(state.window, width_of(&root2));
                         let x = x_of(&root2, e.client_x());
-                        if let Some(action) = gesture::wheel(&state, &scale, x, e.delta_y()) {
-                            dispatch.emit(action);
+                        let held = gesture::Modifiers {
+                            ctrl: e.ctrl_key(),
+                            meta: e.meta_key(),
+                            alt: e.alt_key(),
+                        };
+                        match gesture::wheel(&state, &scale, x, e.delta_y(), held) {
+                            Some(action) => {
+                                e.prevent_default();
+                                dispatch.emit(action);
+                            }
+                            None if state.data.is_some() && !(held.ctrl || held.meta) => {
+                                wheel_hint.set(true);
+                                let hint = wheel_hint.clone();
+                                gloo_timers::callback::Timeout::new(WHEEL_HINT_MS, move || {
+                                    hint.set(false)
+                                })
+                                .forget();
+                            }
+                            None => {}
                         }
                     },
                 ));
@@ -191,7 +241,10 @@ pub fn tracks_view(props: &TracksProps) -> Html {
             let mut d = drag.borrow_mut();
             let Some(d) = d.as_mut() else {
                 if live.borrow().data.is_some() {
-                    hover.set(Some(scale_now().time(x)));
+                    hover.set(Some(Hover {
+                        t: scale_now().time(x),
+                        client: (e.client_x(), e.client_y()),
+                    }));
                 }
                 return;
             };
@@ -222,7 +275,8 @@ pub fn tracks_view(props: &TracksProps) -> Html {
         })
     };
 
-    let hover_text = match (&props.data, (*hover).or(props.state.cursor)) {
+    let hovered = *hover;
+    let hover_text = match (&props.data, hovered.map(|h| h.t).or(props.state.cursor)) {
         (Some(data), Some(t)) => {
             let mut lines = vec![format!(
                 "{} {}",
@@ -252,7 +306,18 @@ pub fn tracks_view(props: &TracksProps) -> Html {
                     <p class="empty">{ "No recording loaded yet." }</p>
                 }
             </div>
-            <pre id="hover">{ hover_text }</pre>
+            if *wheel_hint {
+                <div id="wheel-hint" class="wheel-hint" role="status">
+                    { "Hold Ctrl (⌘ on a Mac) and turn the wheel to zoom; + and − zoom too" }
+                </div>
+            }
+            // While the pointer is over the tracks the readout follows it (kept inside the
+            // window: it flips to the pointer's other side near an edge); otherwise it shows the
+            // cursor's values below the tracks.
+            <pre id="hover" class={classes!(hovered.is_some().then_some("tooltip"), hovered.and_then(flip))}
+                style={hovered.map(|h| format!("left:{}px;top:{}px", h.client.0, h.client.1))}>
+                { hover_text }
+            </pre>
         </>
     }
 }
