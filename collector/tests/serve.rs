@@ -10,7 +10,7 @@ use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::{slotscope, temp_dir, text};
 
@@ -82,8 +82,21 @@ impl Server {
     }
 
     /// What the server has written to stderr so far (its start-up line is written before the URL).
+    /// What the server wrote to stderr before its URL: its lines are written before the URL on
+    /// stdout but read by another thread, so this waits until some whole lines have arrived and
+    /// nothing more for 50 ms (at most [`STEP`] in all).
     fn stderr(&self) -> String {
-        self.stderr.lock().unwrap().clone()
+        let deadline = Instant::now() + STEP;
+        let mut last = String::new();
+        loop {
+            std::thread::sleep(Duration::from_millis(50));
+            let text = self.stderr.lock().unwrap().clone();
+            let settled = text == last && text.ends_with('\n');
+            if settled || Instant::now() >= deadline {
+                return text;
+            }
+            last = text;
+        }
     }
 
     /// `host:port` of the server.
