@@ -1,7 +1,8 @@
 // The what-if panel in headless Chromium against `slotscope serve`: on the incident-1 demo,
 // redis-py@5.0.0 is predicted to end wedged and redis-py@8.0.0 not; on incident 2, redis-py with
 // address_remap to the seed predicts a MOVED share above 30 %; a bad option shows the core's
-// message; "clear" removes the overlay; the panel round-trips in the URL hash. Screenshots go to
+// message; "clear" removes the overlay; the panel round-trips in the URL hash; it starts on the
+// story's model, draws two predictions side by side (A/B), and an error clears them. Screenshots go to
 // web/e2e/artifacts/. Every wait is bounded by STEP_MS.
 //
 // Run: node --test web/e2e/   (needs scripts/build-web's web/dist and a built slotscope binary)
@@ -153,6 +154,52 @@ describe('what-if on the demos', () => {
     assert.ok(s.loaded.includes('incident2'), JSON.stringify(s));
     await page.locator('#whatif').scrollIntoViewIfNeeded();
     await screenshot(page, 'whatif-04-incident2-address-remap');
+    assert.deepEqual(page.consoleErrors, []);
+    await page.context().close();
+  });
+
+  test('A/B: the panel starts on the story\'s model; 5.0.0 against 8.0.0 draws two predictions side by side; an error clears both', TEST, async () => {
+    const page = await newPage(v.browser);
+    await page.goto(v.server.url);
+    await waitLoaded(page, 'incident1');
+    await openWhatif(page);
+    // The group the story is about runs redis-py 5.0.0: the panel starts on its model.
+    assert.equal(await page.locator('#whatif-model').inputValue(), 'redis-py@5.0.0');
+    await page.locator('#whatif-model-b').selectOption('redis-py@8.0.0');
+    await page.locator('#whatif-run').click();
+    await page.locator('#whatif-summary-b').waitFor({ timeout: STEP_MS });
+    const a = await page.locator('#whatif-summary').innerText();
+    const b = await page.locator('#whatif-summary-b').innerText();
+    assert.match(a, /^A: redis-py@5\.0\.0 ends wedged/);
+    assert.match(b, /^B: redis-py@8\.0\.0 does not end wedged/);
+    // Side by side, and both drawn: A in its colour, B in its own (#00897B).
+    const [ra, rb] = [await page.locator('#whatif-summary').boundingBox(), await page.locator('#whatif-summary-b').boundingBox()];
+    assert.ok(Math.abs(ra.y - rb.y) < 4 && rb.x > ra.x + ra.width / 2, `side by side: ${JSON.stringify([ra, rb])}`);
+    assert.ok(await predictedPixels(page, 'node-rate') > 20, 'A drawn');
+    const teal = await page.evaluate(() => {
+      const c = document.querySelector('#tracks canvas[data-track="node-rate"]');
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 0; i < d.length; i += 4) {
+        if (Math.abs(d[i] - 0) < 30 && Math.abs(d[i + 1] - 137) < 30 && Math.abs(d[i + 2] - 123) < 30) n++;
+      }
+      return n;
+    });
+    assert.ok(teal > 20, `B drawn: ${teal} pixels`);
+    assert.match(await page.locator('#hover').innerText(), /A: predicted|predicted \(redis-py@5\.0\.0\)/);
+    await screenshot(page, 'whatif-05-ab-1440x900');
+    // A bad option: the error shows and the earlier predictions are gone, summaries and overlay.
+    await page.locator('#whatif-options').fill('no_such_option=1');
+    await page.locator('#whatif-run').click();
+    await page.locator('#whatif-error').waitFor({ timeout: STEP_MS });
+    assert.equal(await page.locator('#whatif-summary').count(), 0);
+    assert.equal(await page.locator('#whatif-summary-b').count(), 0);
+    let left = await predictedPixels(page, 'node-rate');
+    for (let i = 0; i < 50 && left > 0; i += 1) {
+      await page.waitForTimeout(100);
+      left = await predictedPixels(page, 'node-rate');
+    }
+    assert.equal(left, 0, 'the overlay is cleared');
     assert.deepEqual(page.consoleErrors, []);
     await page.context().close();
   });

@@ -24,6 +24,7 @@ pub mod gesture;
 pub mod js_error;
 pub mod load;
 pub mod readout;
+pub mod report;
 pub mod scale;
 pub mod state;
 pub mod view;

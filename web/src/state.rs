@@ -436,6 +436,14 @@ impl ViewState {
         self
     }
 
+    /// The name of the recording shown when it was opened from the disk (no URL reaches it).
+    pub fn local_name(&self) -> Option<&str> {
+        match (&self.source, &self.loaded) {
+            (None, Some(name)) => Some(name.as_str()),
+            _ => None,
+        }
+    }
+
     /// The part of the state the URL hash holds.
     pub fn hash_state(&self) -> HashState {
         HashState {
@@ -445,6 +453,7 @@ impl ViewState {
             focus: self.focus.clone(),
             panels: Some(self.panels.clone()),
             source: self.source.clone(),
+            local: self.local_name().map(str::to_owned),
         }
     }
 
@@ -490,7 +499,8 @@ impl Action {
     }
 }
 
-/// What the URL hash holds: `#w=START-END&c=CURSOR&s=A-B&f=KIND-START-END&p=findings,census&r=URL`.
+/// What the URL hash holds: `#w=START-END&c=CURSOR&s=A-B&f=KIND-START-END&p=findings,census&r=URL`
+/// (or `&l=NAME` for a recording opened from the disk).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct HashState {
     /// The visible window.
@@ -505,6 +515,9 @@ pub struct HashState {
     pub panels: Option<BTreeSet<Panel>>,
     /// The recording's URL, when it came from one.
     pub source: Option<String>,
+    /// The recording's name when it was opened from the disk (`l=NAME`): no URL reaches it, so a
+    /// link that names it says so instead of opening the demo.
+    pub local: Option<String>,
 }
 
 /// Bytes a hash parameter keeps as they are (readable URLs); the rest is percent-encoded.
@@ -539,6 +552,9 @@ impl HashState {
         if let Some(r) = &self.source {
             parts.push(format!("r={}", percent::encode(r, HASH_KEEP)));
         }
+        if let Some(l) = &self.local {
+            parts.push(format!("l={}", percent::encode(l, HASH_KEEP)));
+        }
         parts.join("&")
     }
 
@@ -566,6 +582,7 @@ impl HashState {
                     )
                 }
                 "r" => h.source = percent::decode(value).filter(|s| !s.is_empty()),
+                "l" => h.local = percent::decode(value).filter(|s| !s.is_empty()),
                 _ => continue,
             }
             any = true;
@@ -750,7 +767,10 @@ mod tests {
             .reduce(Action::Select(14_500, 15_000))
             .reduce(Action::TogglePanel(Panel::Census));
         let text = s.hash_state().encode();
-        assert_eq!(text, "w=13500-16500&c=14000&s=14500-15000&p=findings");
+        assert_eq!(
+            text,
+            "w=13500-16500&c=14000&s=14500-15000&p=findings&l=r.jsonl"
+        );
         let h = HashState::decode(&format!("#{text}")).unwrap();
         assert_eq!(h, s.hash_state());
         let with_src = HashState {
@@ -809,7 +829,7 @@ mod tests {
             .reduce(Action::TogglePanel(Panel::TopologyDiff));
         let text = s.hash_state().encode();
         assert!(
-            text.ends_with("&p=findings,census,slotmap,topology-diff"),
+            text.ends_with("&p=findings,census,slotmap,topology-diff&l=r.jsonl"),
             "{text}"
         );
         let h = HashState::decode(&text).unwrap();
@@ -874,6 +894,26 @@ mod tests {
         }
         let h = HashState::decode("f=idle_shard-1-2").unwrap();
         assert_eq!(h.focus.unwrap().span, (1, 2));
+    }
+
+    #[test]
+    fn a_local_recording_is_named_in_the_hash_and_a_served_one_is_not() {
+        let s = loaded();
+        assert_eq!(s.local_name(), Some("r.jsonl"));
+        let text = s.hash_state().encode();
+        assert!(text.ends_with("&l=r.jsonl"), "{text}");
+        assert_eq!(
+            HashState::decode(&text).unwrap().local.as_deref(),
+            Some("r.jsonl")
+        );
+        let served = ViewState::default().reduce(Action::Loaded {
+            name: "demo/x.jsonl".into(),
+            source: Some("demo/x.jsonl".into()),
+            span: (1, 2),
+            findings: 0,
+        });
+        assert_eq!(served.local_name(), None);
+        assert!(!served.hash_state().encode().contains("l="));
     }
 
     #[test]

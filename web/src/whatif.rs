@@ -78,6 +78,35 @@ pub fn run(data: &Dataset, req: &Request) -> Result<Prediction, String> {
     slotscope_whatif::run(&data.bytes, &data.tracks.grid, req)
 }
 
+/// The model the what-if panel starts on: the one covering the library and release (`CLIENT
+/// SETINFO`) of the group the first critical finding names, else of the first census group that
+/// reports one, else the first model. (A group without `lib-name` suggests none: its library is
+/// told by `slotscope hypotheses`, which the viewer does not carry.)
+pub fn suggested_model(data: &Dataset) -> String {
+    use slotscope_core::finding::{Attribution, Severity};
+    let a = &data.analysis;
+    let model_of = |g: &slotscope_core::census::ClientGroup| {
+        let (lib, ver) = (g.key.lib_name.as_ref()?, g.key.lib_ver.as_ref()?);
+        slotscope_core::replay::resolve(&format!("{lib}@{ver}"))
+            .ok()
+            .flatten()
+            .map(|r| r.model.to_owned())
+    };
+    let named = a
+        .findings
+        .iter()
+        .find(|f| f.severity == Severity::Critical)
+        .and_then(|f| match &f.attribution {
+            Some(Attribution::Group { group, .. }) => Some(group.clone()),
+            _ => None,
+        });
+    named
+        .and_then(|label| a.census.groups.iter().find(|g| g.key.label() == label))
+        .and_then(model_of)
+        .or_else(|| a.census.groups.iter().find_map(model_of))
+        .unwrap_or_else(|| slotscope_core::replay::MODELS[0].name.to_owned())
+}
+
 /// `share` as a percentage with one decimal: `38.4 %`.
 fn percent(share: f64) -> String {
     format!("{:.1} %", share * 100.0)
@@ -222,6 +251,16 @@ mod tests {
         assert!((0.3..0.45).contains(&mean), "{mean}");
         assert_eq!(p.overlay.moved_share.len(), 3);
         assert_eq!(zrevrange.values.len(), data.tracks.grid.buckets);
+    }
+
+    #[test]
+    fn the_panel_starts_on_the_model_of_the_group_the_story_is_about() {
+        // Incident 1: the wedged group runs redis-py 5.0.0.
+        let i1 = fixture("incident1-redis-py-5.0.0-valkey");
+        assert_eq!(suggested_model(&i1), "redis-py@5.0.0");
+        // Incident 2: the remapped group runs redis-py 8.0.0.
+        let i2 = fixture("incident2-valkey");
+        assert_eq!(suggested_model(&i2), "redis-py@8.0.0");
     }
 
     #[test]

@@ -197,14 +197,14 @@ fn text<DB: DrawingBackend>(
 }
 
 /// Draws track `kind` of `data` onto `area`: background, grid, the data, selection and cursor,
-/// with a what-if prediction drawn over the observed data when `predicted` is given (see
-/// [`overlay`]).
+/// with the what-if predictions in `predicted` (none, A, or A and B) drawn over the observed data
+/// (see [`overlay`]).
 pub fn track<DB: DrawingBackend>(
     kind: TrackKind,
     area: &DrawingArea<DB, Shift>,
     frame: &Frame<'_>,
     data: &Dataset,
-    predicted: Option<&crate::whatif::Overlay>,
+    predicted: &[&crate::whatif::Overlay],
 ) -> Result<(), DrawError> {
     area.fill(&frame.theme.background).map_err(err)?;
     let (_, h) = size(area);
@@ -217,16 +217,19 @@ pub fn track<DB: DrawingBackend>(
         TrackKind::Topology => topology::draw(area, frame, &data.tracks)?,
         TrackKind::Events => {
             events::draw(area, frame, &data.tracks)?;
-            if let Some(p) = predicted {
-                overlay::wedged(area, frame, p)?;
+            for (slot, p) in predicted.iter().enumerate() {
+                overlay::wedged(area, frame, p, slot, predicted.len())?;
             }
         }
         _ => {
             let grid = &data.tracks.grid;
-            let peak = predicted.map_or(0.0, |p| overlay::peak(kind, p, grid, frame));
+            let peak = predicted
+                .iter()
+                .map(|p| overlay::peak(kind, p, grid, frame))
+                .fold(0.0f32, f32::max);
             let top = series::draw(kind, area, frame, &data.tracks, peak)?;
-            if let Some(p) = predicted {
-                overlay::draw(kind, area, frame, grid, p, top)?;
+            for (slot, p) in predicted.iter().enumerate() {
+                overlay::draw(kind, area, frame, grid, p, top, slot, predicted.len())?;
             }
         }
     }
@@ -331,7 +334,7 @@ pub fn columns(series: &Series, grid: &Grid, scale: &TimeScale) -> Vec<Column> {
 /// Renders a track to SVG text (native tests).
 #[cfg(test)]
 pub(crate) fn svg(kind: TrackKind, state: &ViewState, data: &Dataset, width: u32) -> String {
-    svg_with(kind, state, data, None, width)
+    svg_with(kind, state, data, &[], width)
 }
 
 /// Renders a track to SVG text with a what-if prediction over it (native tests).
@@ -340,7 +343,7 @@ pub(crate) fn svg_with(
     kind: TrackKind,
     state: &ViewState,
     data: &Dataset,
-    predicted: Option<&crate::whatif::Overlay>,
+    predicted: &[&crate::whatif::Overlay],
     width: u32,
 ) -> String {
     let mut out = String::new();

@@ -1,5 +1,6 @@
 //! The what-if overlay: a replay's predicted series drawn dashed over the observed ones on the
 //! same tracks and scale, and the interval the predicted client was wedged on the events track.
+//! Two predictions (A/B) are drawn in two colours and dash patterns, each named in its legend.
 
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
@@ -11,11 +12,22 @@ use super::events::AXIS;
 use super::{columns, err, plot, size, text, DrawError, Frame, TrackKind};
 use crate::whatif::Overlay;
 
-/// Colour of predicted series and of the wedged interval.
+/// Colour of predicted series and of the wedged interval (prediction A).
 pub const PREDICTED: RGBColor = RGBColor(199, 21, 133);
+/// Colour of prediction B.
+pub const PREDICTED_B: RGBColor = RGBColor(0, 137, 123);
 
-/// Length of a dash and of the gap after it, in pixels.
-const DASH: (i32, i32) = (6, 4);
+/// Length of a dash and of the gap after it, in pixels, of prediction A and of B.
+const DASHES: [(i32, i32); 2] = [(6, 4), (2, 3)];
+
+/// The colour of prediction `slot` (0: A, 1: B).
+pub fn colour(slot: usize) -> RGBColor {
+    if slot == 0 {
+        PREDICTED
+    } else {
+        PREDICTED_B
+    }
+}
 
 /// The predicted series track `kind` shows.
 pub fn of(kind: TrackKind, overlay: &Overlay) -> Vec<&Series> {
@@ -39,13 +51,20 @@ pub fn peak(kind: TrackKind, overlay: &Overlay, grid: &Grid, frame: &Frame<'_>) 
         .fold(0.0f32, f32::max)
 }
 
-/// The legend text: `predicted (model)`.
-pub fn legend(overlay: &Overlay) -> String {
-    format!("predicted ({})", overlay.model)
+/// The legend text: `predicted (model)`, with `A: ` / `B: ` before it when `count` predictions
+/// are drawn together.
+pub fn legend(overlay: &Overlay, slot: usize, count: usize) -> String {
+    let side = match (count, slot) {
+        (0 | 1, _) => "",
+        (_, 0) => "A: ",
+        _ => "B: ",
+    };
+    format!("{side}predicted ({})", overlay.model)
 }
 
-/// Draws the predicted series of line track `kind` dashed, `top` being the value at the top of
-/// the plot (as [`super::series::draw`] returned it), with a legend entry.
+/// Draws prediction `slot` of `count` (its series of line track `kind`) dashed, `top` being the
+/// value at the top of the plot (as [`super::series::draw`] returned it), with a legend entry.
+#[allow(clippy::too_many_arguments)] // the drawing's context, one prediction of several
 pub fn draw<DB: DrawingBackend>(
     kind: TrackKind,
     area: &DrawingArea<DB, Shift>,
@@ -53,6 +72,8 @@ pub fn draw<DB: DrawingBackend>(
     grid: &Grid,
     overlay: &Overlay,
     top: f32,
+    slot: usize,
+    count: usize,
 ) -> Result<(), DrawError> {
     let list = of(kind, overlay);
     if list.is_empty() {
@@ -65,29 +86,42 @@ pub fn draw<DB: DrawingBackend>(
     let middle = |x, (lo, hi): (f32, f32), run: &mut Vec<(i32, i32)>| {
         run.push((x, y((lo + hi) / 2.0)));
     };
-    let style = PREDICTED.stroke_width(2);
+    let colour = colour(slot);
+    let style = colour.stroke_width(2);
+    let dash = DASHES[slot.min(1)];
     for s in list {
         for run in plot::runs(&columns(s, grid, &frame.scale), middle) {
-            area.draw(&DashedPathElement::new(run, DASH.0, DASH.1, style))
+            area.draw(&DashedPathElement::new(run, dash.0, dash.1, style))
                 .map_err(err)?;
         }
     }
-    // Legend entry, left of the "max" label at the top right.
-    let entry = legend(overlay);
+    // Legend entries at the top right, A's left of B's.
+    let entry = legend(overlay, slot, count);
     let width = i32::try_from(entry.chars().count()).unwrap_or(40) * 6 + 24;
-    let x = (w - 100 - width).max(0);
-    area.draw(&PathElement::new(vec![(x, 9), (x + 16, 9)], style))
-        .map_err(err)?;
-    text(area, entry, (x + 20, 3), 12.0, PREDICTED)?;
+    let right = w - 70 - i32::try_from(count.saturating_sub(1 + slot)).unwrap_or(0) * (width + 8);
+    let x = (right - width).max(0);
+    area.draw(&DashedPathElement::new(
+        vec![(x, 9), (x + 16, 9)],
+        dash.0,
+        dash.1,
+        style,
+    ))
+    .map_err(err)?;
+    text(area, entry, (x + 20, 3), 12.0, colour)?;
     Ok(())
 }
 
-/// Marks the intervals the predicted client was wedged on the events track (above its axis).
+/// Marks the intervals predicted client `slot` of `count` was wedged on the events track (above its
+/// axis; B's label a line above A's).
 pub fn wedged<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     frame: &Frame<'_>,
     overlay: &Overlay,
+    slot: usize,
+    count: usize,
 ) -> Result<(), DrawError> {
+    let colour = colour(slot);
+    let lift = 13 * i32::try_from(slot).unwrap_or(0);
     let (_, h) = size(area);
     let body = h - AXIS;
     let (start, end) = frame.scale.window();
@@ -98,20 +132,20 @@ pub fn wedged<DB: DrawingBackend>(
         let (x0, x1) = (frame.scale.px(a), frame.scale.px(b));
         area.draw(&Rectangle::new(
             [(x0, 0), (x1.max(x0 + 1), body)],
-            PREDICTED.mix(0.12).filled(),
+            colour.mix(0.12).filled(),
         ))
         .map_err(err)?;
         area.draw(&PathElement::new(
             vec![(x0, 0), (x0, body)],
-            PREDICTED.stroke_width(2),
+            colour.stroke_width(2),
         ))
         .map_err(err)?;
         text(
             area,
-            format!("{}: wedged", legend(overlay)),
-            (x0 + 4, body - 14),
+            format!("{}: wedged", legend(overlay, slot, count)),
+            (x0 + 4, body - 14 - lift),
             11.0,
-            PREDICTED,
+            colour,
         )?;
     }
     Ok(())
@@ -163,13 +197,13 @@ mod tests {
         let data = fixture("incident1-redis-py-5.0.0-valkey");
         let p = predict(&data, "", None);
         let state = loaded(data.span());
-        let events = svg_with(TrackKind::Events, &state, &data, Some(&p.overlay), 900);
+        let events = svg_with(TrackKind::Events, &state, &data, &[&p.overlay], 900);
         assert!(
             events.contains(&hex(PREDICTED)),
             "the wedged interval starts with a line"
         );
         assert!(events.contains("predicted (redis-py@5.0.0): wedged"));
-        let rate = svg_with(TrackKind::NodeRate, &state, &data, Some(&p.overlay), 900);
+        let rate = svg_with(TrackKind::NodeRate, &state, &data, &[&p.overlay], 900);
         assert!(rate.contains("predicted (redis-py@5.0.0)"), "legend");
         let ys = predicted_ys(&rate);
         assert!(!ys.is_empty(), "dashed predicted line drawn");
@@ -178,7 +212,7 @@ mod tests {
         assert!(ys.iter().any(|&y| y < 40), "{ys:?}");
         assert!(ys.iter().any(|&y| y >= 97), "{ys:?}");
         // Without an overlay nothing predicted is drawn.
-        let plain = svg_with(TrackKind::NodeRate, &state, &data, None, 900);
+        let plain = svg_with(TrackKind::NodeRate, &state, &data, &[], 900);
         assert!(!plain.contains(&hex(PREDICTED)));
         assert!(!plain.contains("predicted"));
     }
@@ -188,7 +222,7 @@ mod tests {
         let data = fixture("incident2-valkey");
         let p = predict(&data, "address_remap=127.0.0.1:22809", None);
         let state = loaded(data.span());
-        let svg = svg_with(TrackKind::MovedShare, &state, &data, Some(&p.overlay), 800);
+        let svg = svg_with(TrackKind::MovedShare, &state, &data, &[&p.overlay], 800);
         let ys = predicted_ys(&svg);
         assert!(ys.len() > 20, "{}", ys.len());
         // The axis (ticks "20 %", "40 %" …, each label 12 px above its line) reads the median
@@ -229,7 +263,7 @@ mod tests {
         };
         let peak = peak(TrackKind::NodeRate, &p.overlay, &data.tracks.grid, &frame);
         assert!(peak > 4000.0, "{peak}");
-        let svg = svg_with(TrackKind::NodeRate, &state, &data, Some(&p.overlay), 900);
+        let svg = svg_with(TrackKind::NodeRate, &state, &data, &[&p.overlay], 900);
         let max: f32 = svg
             .lines()
             .filter_map(|l| l.trim().strip_suffix("/s")?.parse().ok())

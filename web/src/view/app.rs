@@ -17,9 +17,11 @@ use crate::load::{self, Sinks, Source, Status};
 use crate::state::{Action, HashState, Panel, ViewState};
 use crate::view::census::CensusPanel;
 use crate::view::client_side::ClientSidePanel;
+use crate::view::export::ExportButtons;
 use crate::view::findings::FindingsPanel;
 use crate::view::loader::Loader;
 use crate::view::selection::SelectionPanel;
+use crate::view::share::ShareButton;
 use crate::view::slotmap::SlotMapPanel;
 use crate::view::story::StoryPanel;
 use crate::view::topology_diff::TopologyDiffPanel;
@@ -62,11 +64,22 @@ pub fn app() -> Html {
     let model = use_reducer(Model::default);
     let data = use_state(|| None::<Shared>);
     let status = use_state(Status::default);
-    // The what-if prediction drawn over the tracks; a new recording drops it.
-    let prediction = use_state(|| None::<crate::whatif::Shared>);
+    // The what-if predictions drawn over the tracks (A, or A and B); a new recording drops them.
+    let predictions = use_state(Vec::<crate::whatif::Shared>::new);
+    // A link naming a recording that was opened from the sender's disk (`l=NAME`): not reachable
+    // here, so nothing is loaded and the page says so.
+    let unreachable = use_state(|| None::<String>);
     {
-        let prediction = prediction.clone();
-        use_effect_with((*data).clone(), move |_| prediction.set(None));
+        let unreachable = unreachable.clone();
+        use_effect_with((*data).clone(), move |d| {
+            if d.is_some() {
+                unreachable.set(None);
+            }
+        });
+    }
+    {
+        let predictions = predictions.clone();
+        use_effect_with((*data).clone(), move |_| predictions.set(Vec::new()));
     }
     let sinks = {
         let (dispatch, data, status) = (model.dispatcher(), data.setter(), status.setter());
@@ -80,6 +93,7 @@ pub fn app() -> Html {
     // Start: restore the hash, load ?src=, the hash's recording or the demo; keys; drag and drop.
     {
         let sinks = sinks.clone();
+        let unreachable = unreachable.setter();
         use_effect_with((), move |_| {
             let window = web_sys::window().expect("a browser window");
             let location = window.location();
@@ -91,11 +105,15 @@ pub fn app() -> Html {
                 .and_then(|p| p.get("src"))
                 .filter(|s| !s.is_empty());
             let from_hash = hash.as_ref().and_then(|h| h.source.clone());
+            let local = hash.as_ref().and_then(|h| h.local.clone());
             if let Some(h) = hash {
                 sinks.dispatch.emit(Action::Restore(h));
             }
-            let url = src.or(from_hash).unwrap_or_else(|| DEFAULT_DEMO.to_owned());
-            load::start(Source::Url(url), sinks.clone());
+            match (src.or(from_hash), local) {
+                (Some(url), _) => load::start(Source::Url(url), sinks.clone()),
+                (None, Some(name)) => unreachable.set(Some(name)),
+                (None, None) => load::start(Source::Url(DEFAULT_DEMO.to_owned()), sinks.clone()),
+            }
 
             let keys = {
                 let dispatch = sinks.dispatch.clone();
@@ -231,7 +249,23 @@ pub fn app() -> Html {
                 <h1>{ "slotscope" }</h1>
                 <Loader on_load={on_load} status={(*status).clone()}
                     name={state.loaded.clone().unwrap_or_default()} />
+                if let Some(d) = (*data).clone() {
+                    <span class="share-export">
+                        <ShareButton local={state.local_name().map(str::to_owned)} />
+                        <ExportButtons data={d} window={state.window} offset={offset} />
+                    </span>
+                }
             </header>
+            if let Some(name) = &*unreachable {
+                <div id="unreachable" class="banner warning" role="alert">
+                    { format!(
+                        "This link names {name}, a recording opened from the sender's disk: it \
+                         cannot be loaded from here. Open the file yourself (Open recording, or \
+                         drop it on the page) and the link's view (window, cursor, focus) applies \
+                         to it; or ask for a link from `slotscope serve {name}`."
+                    ) }
+                </div>
+            }
             <div class="timebar">
                 <span class="label">{ "window" }</span>
                 <span id="range-start">{ if has_data { time(state.window.0) } else { String::new() } }</span>
@@ -258,7 +292,7 @@ pub fn app() -> Html {
                         <StoryPanel data={d} offset={offset} dispatch={dispatch.clone()} />
                     }
                     <TracksView state={state.clone()} data={(*data).clone()} dispatch={dispatch.clone()} offset={offset}
-                        overlay={(*prediction).clone()} />
+                        overlays={(*predictions).clone()} />
                     if let (Some(sel), Some(d)) = (state.selection, (*data).clone()) {
                         <SelectionPanel range={sel} data={d} offset={offset} dispatch={dispatch.clone()} />
                     }
@@ -286,8 +320,8 @@ pub fn app() -> Html {
                             <CensusPanel data={d.clone()} offset={offset} />
                         }
                         if state.panels.contains(&Panel::Whatif) {
-                            <WhatifPanel data={d} offset={offset} prediction={(*prediction).clone()}
-                                on_prediction={let p = prediction.setter(); Callback::from(move |x| p.set(x))} />
+                            <WhatifPanel data={d} offset={offset} predictions={(*predictions).clone()}
+                                on_predictions={let p = predictions.setter(); Callback::from(move |x| p.set(x))} />
                         }
                     }
                 </aside>

@@ -28,9 +28,9 @@ pub struct TracksProps {
     pub dispatch: Callback<Action>,
     /// Local time offset in minutes, `None` for UTC.
     pub offset: Option<i32>,
-    /// A what-if prediction to draw over the observed series.
+    /// The what-if predictions to draw over the observed series (none, A, or A and B).
     #[prop_or_default]
-    pub overlay: Option<crate::whatif::Shared>,
+    pub overlays: Vec<crate::whatif::Shared>,
 }
 
 fn width_of(root: &NodeRef) -> u32 {
@@ -86,7 +86,7 @@ fn redraw(
     state: &ViewState,
     data: &Shared,
     offset: Option<i32>,
-    overlay: Option<&crate::whatif::Overlay>,
+    overlays: &[&crate::whatif::Overlay],
 ) {
     let began = now();
     let frame = Frame {
@@ -102,7 +102,7 @@ fn redraw(
         let Some(area) = super::canvas::area(canvas, width, kind.height()) else {
             continue;
         };
-        if let Err(e) = draw::track(*kind, &area, &frame, data, overlay) {
+        if let Err(e) = draw::track(*kind, &area, &frame, data, overlays) {
             web_sys::console::error_1(&format!("drawing {}: {e}", kind.name()).into());
         }
         let _ = area.present();
@@ -201,12 +201,13 @@ pub fn tracks_view(props: &TracksProps) -> Html {
                 props.data.clone(),
                 *resized,
                 props.offset,
-                props.overlay.clone(),
+                props.overlays.clone(),
             ),
-            move |(state, data, _, offset, overlay)| {
+            move |(state, data, _, offset, overlays)| {
                 if let Some(data) = data {
-                    let overlay = overlay.as_ref().map(|p| &p.0.overlay);
-                    redraw(&canvases, width_of(&root), state, data, *offset, overlay);
+                    let overlays: Vec<&crate::whatif::Overlay> =
+                        overlays.iter().map(|p| &p.0.overlay).collect();
+                    redraw(&canvases, width_of(&root), state, data, *offset, &overlays);
                 }
             },
         );
@@ -284,7 +285,7 @@ pub fn tracks_view(props: &TracksProps) -> Html {
                 clock::format(t, props.offset)
             )];
             lines.extend(readout::at(&data.tracks, t));
-            if let Some(p) = &props.overlay {
+            for p in &props.overlays {
                 lines.extend(readout::predicted(&p.0.overlay, &data.tracks.grid, t));
             }
             lines.join("\n")
