@@ -42,11 +42,15 @@ async function xOf(page, s, t) {
   return ((t - s.window[0]) / (s.window[1] - s.window[0])) * width;
 }
 
-/** Census header words split across two lines (headers break between words, never inside one). */
+/**
+ * Census header words split across two lines, or headers wider than their column (headers break
+ * between words, never inside one, and fit).
+ */
 async function brokenHeaderWords(page) {
   return page.evaluate(() => {
     const out = [];
     for (const th of document.querySelectorAll('#census th')) {
+      if (th.scrollWidth > th.clientWidth + 1) out.push(`${th.innerText} overflows its column`);
       const text = th.firstChild;
       if (!text || text.nodeType !== Node.TEXT_NODE) continue;
       let at = 0;

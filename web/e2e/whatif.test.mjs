@@ -187,6 +187,8 @@ describe('what-if on the demos', () => {
     });
     assert.ok(teal > 20, `B drawn: ${teal} pixels`);
     assert.match(await page.locator('#hover').innerText(), /A: predicted|predicted \(redis-py@5\.0\.0\)/);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `the B form fits the page: ${overflow} px too wide`);
     await screenshot(page, 'whatif-05-ab-1440x900');
     // A bad option: the error shows and the earlier predictions are gone, summaries and overlay.
     await page.locator('#whatif-options').fill('no_such_option=1');

@@ -63,8 +63,14 @@ pub fn draw<DB: DrawingBackend>(
     let y = plot::value_y(h, top);
     // The axis: a few round values with their unit, at the right edge, with faint lines.
     if !cols.is_empty() {
+        // On a short track, a tick too close to the one below it is left out.
+        let mut last_y = i32::MAX;
         for v in ticks(top / 1.1) {
             let ty = y(v);
+            if last_y - ty < TICK_GAP_PX {
+                continue;
+            }
+            last_y = ty;
             area.draw(&PathElement::new(vec![(0, ty), (w, ty)], frame.theme.grid))
                 .map_err(err)?;
             let label = tick_label(kind, v);
@@ -102,6 +108,9 @@ pub fn draw<DB: DrawingBackend>(
     }
     Ok(top)
 }
+
+/// The least distance between two axis labels, pixels.
+const TICK_GAP_PX: i32 = 14;
 
 /// The axis values of a plot whose data reach `max`: multiples of 1, 2 or 5 × 10^k, one to four
 /// of them, none above `max` (the plot's top is 10 % above it).
@@ -210,6 +219,35 @@ mod tests {
         assert!(!svg.contains(" %\n"), "no axis on an empty track");
         let rate = svg_of_rate(&state, &data);
         assert!(rate.contains("/s\n"), "the commands track reads in /s");
+    }
+
+    #[test]
+    fn axis_labels_on_a_short_track_do_not_overlap() {
+        let data = fixture("incident1-redis-py-5.0.0-valkey");
+        let (a, b) = data.span();
+        let state = ViewState::default().reduce(Action::loaded("i1", (a, b)));
+        for kind in [
+            TrackKind::Refreshes,
+            TrackKind::Connections,
+            TrackKind::NodeRate,
+        ] {
+            let svg = svg(kind, &state, &data, 600);
+            let lines: Vec<&str> = svg.lines().collect();
+            let mut ys: Vec<i32> = lines
+                .windows(2)
+                .filter(|w| {
+                    let t = w[1].trim();
+                    t.ends_with("/s") && t.chars().next().is_some_and(|c| c.is_ascii_digit())
+                        || t.parse::<f32>().is_ok()
+                })
+                .filter_map(|w| w[0].split("y=\"").nth(1)?.split('"').next()?.parse().ok())
+                .collect();
+            ys.sort_unstable();
+            assert!(!ys.is_empty(), "{}: no axis labels", kind.name());
+            for pair in ys.windows(2) {
+                assert!(pair[1] - pair[0] >= TICK_GAP_PX, "{}: {ys:?}", kind.name());
+            }
+        }
     }
 
     fn svg_of_rate(state: &ViewState, data: &crate::dataset::Dataset) -> String {
