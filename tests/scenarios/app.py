@@ -47,7 +47,8 @@ The instrumentation wraps redis-py (5.0.0 and 8.x alike):
   the last one (and since its last success) failed; `wedged_since_ms` is that moment;
 - the application itself: when the first command raised (`first_error_ms`, epoch ms of the moment
   the exception reached the application; null when none did) and when that command was issued
-  (`first_error_issued_ms`: a timeout raises one socket timeout after the send), the commands that ended per 250 ms
+  (`first_error_issued_ms`: a timeout raises one socket timeout after the send; when the first
+  errors are the commands still hanging at the drain, the earliest of their issues), the commands that ended per 250 ms
   since `started_ms` (`outcomes`: successes and failures by the bucket of the moment each ended),
   and each successful command's time from its start to its reply
   (`latency_p50_ms`, `latency_p90_ms`; redirections and re-initialisations included), and the
@@ -232,6 +233,8 @@ class Outcomes:
         # Epoch ms of the first exception the application caught (None until one).
         self.first_error_ms = None
         self.first_error_issued_ms = None
+        # Whether the first error was a command cancelled at the drain (it hung until then).
+        self.first_error_hung = False
         # Commands ended per BUCKET_MS since `started_ms` (set when the schedule starts).
         self.started_ms = now_ms()
         self.ok_buckets = collections.Counter()
@@ -275,7 +278,7 @@ class Outcomes:
         self.ok_buckets[self.bucket(self.last_ok_ms)] += 1
         self.first_fail_since_ok_ms = None
 
-    def failed(self, e, issued_ms=None):
+    def failed(self, e, issued_ms=None, hung=False):
         cls = type(e).__name__
         if cls not in self.errors:
             log(f"first {cls}: {e}")
@@ -287,6 +290,11 @@ class Outcomes:
             self.first_error_ms = t
             # When the command that raised first was issued: what the servers last saw of it.
             self.first_error_issued_ms = issued_ms if issued_ms is not None else t
+            self.first_error_hung = hung
+        elif hung and self.first_error_hung and issued_ms is not None:
+            # Commands that hung until the drain cancelled them all end at once, in no order:
+            # the first error is the cancellation, issued when the first of them was.
+            self.first_error_issued_ms = min(self.first_error_issued_ms, issued_ms)
         if self.first_fail_since_ok_ms is None:
             self.first_fail_since_ok_ms = now_ms()
 
@@ -356,8 +364,9 @@ async def main():
         except Exception as e:  # noqa: BLE001 - the service counts its failures and goes on
             out.failed(e, issued_ms=now_ms() - round((time.monotonic() - t0) * 1000))
         except asyncio.CancelledError as e:
-            # Still in flight when the drain ran out: counted as failed, so issued adds up.
-            out.failed(e)
+            # Still in flight when the drain ran out: counted as failed, so issued adds up, with
+            # when it was issued (a command that hung since then).
+            out.failed(e, issued_ms=now_ms() - round((time.monotonic() - t0) * 1000), hung=True)
             raise
         finally:
             out.watch(client)
