@@ -1,7 +1,8 @@
 // Issue 15 in headless Chromium: the story first and findings in focus (a finding click shades its
 // interval on every track and names it in the URL hash, which a reload keeps; findings are
-// reachable with Tab), the readout follows the pointer inside the viewport, the layout at
-// 1024×768, opening a panel brings it into view, and dark mode follows the system setting.
+// reachable with Tab), notes of the reader's own kept in the link, the readout follows the pointer
+// inside the viewport, the layout at 1024×768, opening a panel brings it into view, and dark mode
+// follows the system setting.
 // Screenshots of each view at 1440×900 and 1024×768 go to web/e2e/artifacts/.
 //
 // Run: node --test web/e2e/   (needs scripts/build-web's web/dist and a built slotscope binary)
@@ -105,6 +106,54 @@ describe('the story first and findings in focus', () => {
     await waitState(page, (x) => !x.focus, 'Escape to drop the focus');
     await page.waitForFunction(() => !location.hash.includes('f='));
     assert.deepEqual(page.consoleErrors, []);
+    await page.context().close();
+  });
+
+  test('a note of your own at the cursor is drawn, kept in the link across a reload, and removable', TEST, async () => {
+    const page = await newPage(v.browser);
+    await page.goto(v.server.url);
+    const s0 = await waitLoaded(page, 'incident1');
+    page.once('dialog', (d) => d.accept('pager fired, ack by Ann'));
+    await page.locator('#add-note').click();
+    const s = await waitState(page, (x) => x.notes?.length === 1, 'the note');
+    assert.deepEqual(s.notes, [[s0.cursor, 'pager fired, ack by Ann']]);
+    await page.waitForFunction(() => /(^#|&)n=\d+-pager%20fired%2C%20ack/.test(location.hash));
+    const notePixels = () => page.evaluate(() => {
+      const c = document.querySelector('#tracks canvas[data-track="events"]');
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 0; i < d.length; i += 4) {
+        if (Math.abs(d[i] - 106) < 20 && Math.abs(d[i + 1] - 27) < 20 && Math.abs(d[i + 2] - 154) < 20) n += 1;
+      }
+      return n;
+    });
+    assert.ok(await notePixels() > 10, 'the note is drawn on the events track');
+    await page.reload();
+    const back = await waitLoaded(page, 'incident1');
+    assert.deepEqual(back.notes, s.notes, 'the note survives a reload');
+    assert.match(await page.locator('#notes li.note').innerText(), /pager fired, ack by Ann/);
+    await screenshot(page, '26-note-1440x900');
+    await page.locator('#notes .note-remove').click();
+    await waitState(page, (x) => x.notes.length === 0, 'the note removed');
+    await page.waitForFunction(() => !location.hash.includes('n='));
+    assert.deepEqual(page.consoleErrors, []);
+    await page.context().close();
+  });
+
+  test('a click on a legend entry turns its series off, and on again; the cursor stays', TEST, async () => {
+    const page = await newPage(v.browser);
+    await page.goto(v.server.url);
+    const s0 = await waitLoaded(page, 'incident1');
+    const canvas = page.locator('#tracks canvas[data-track="node-rate"]');
+    await canvas.scrollIntoViewIfNeeded();
+    const box = await canvas.boundingBox();
+    // The first entry starts 6 px in, 7 px a character: its middle is well inside it.
+    await page.mouse.click(box.x + 30, box.y + 8);
+    const s = await waitState(page, (x) => x.hidden?.length === 1, 'a series turned off');
+    assert.match(s.hidden[0], /^node-rate:127\.0\.0\.1:\d+$/);
+    assert.equal(s.cursor, s0.cursor, 'a legend click does not move the cursor');
+    await page.mouse.click(box.x + 30, box.y + 8);
+    await waitState(page, (x) => x.hidden.length === 0, 'the series back on');
     await page.context().close();
   });
 

@@ -169,6 +169,7 @@ mod tests {
             moved_share: Vec::new(),
             errors: Vec::new(),
             new_connections: empty(),
+            new_connections_by_node: Vec::new(),
             open_connections: empty(),
             refreshes: empty(),
             layouts,

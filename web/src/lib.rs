@@ -56,7 +56,7 @@ pub fn publish(state: &state::ViewState) {
 }
 
 /// The view state as JSON, for end-to-end tests:
-/// `{"window":[start_ms,end_ms],"cursor":ms,"selection":null|[a,b],"focus":null|"KIND-START-END","panels":[…],"loaded":"name","findings":n,"utc":true,"partial":false}` (`partial`: a preview of a
+/// `{"window":[start_ms,end_ms],"cursor":ms,"selection":null|[a,b],"focus":null|"KIND-START-END","notes":[[ms,"text"],…],"hidden":["track:series",…],"panels":[…],"loaded":"name","findings":n,"utc":true,"partial":false}` (`partial`: a preview of a
 /// recording still loading).
 #[wasm_bindgen]
 pub fn slotscope_state() -> String {

@@ -53,12 +53,14 @@ fn cell(text: &str) -> String {
 }
 
 /// The Markdown report of `data` as shown over `window`, times in `offset` (minutes east of
-/// UTC, `None` for UTC); `images` names the tracks saved beside it as PNG files.
+/// UTC, `None` for UTC), with the reader's `notes`; `images` names the tracks saved beside it as
+/// PNG files.
 pub fn markdown(
     data: &Dataset,
     window: (u64, u64),
     offset: Option<i32>,
     images: &[TrackKind],
+    notes: &[(u64, String)],
 ) -> String {
     let (start, end) = data.span();
     let t0 = Timestamp(start);
@@ -107,6 +109,13 @@ pub fn markdown(
                 "| {} | {text} | {part} |",
                 cell(&when(s.at.as_millis()))
             );
+        }
+        md.push('\n');
+    }
+    if !notes.is_empty() {
+        let _ = writeln!(md, "## Notes\n");
+        for (t, text) in notes {
+            let _ = writeln!(md, "- {}: {text}", when(*t));
         }
         md.push('\n');
     }
@@ -232,9 +241,14 @@ pub fn csv(data: &Dataset, window: (u64, u64)) -> String {
     let columns: Vec<(String, &Series)> = kinds
         .iter()
         .flat_map(|&k| {
-            of(k, &data.tracks)
-                .into_iter()
-                .map(move |(_, s)| (format!("{}: {}", column_track(k), s.label), s))
+            of(k, &data.tracks).into_iter().map(move |(_, s)| {
+                let name = if std::ptr::eq(s, &data.tracks.open_connections) {
+                    "open connections".to_owned()
+                } else {
+                    format!("{}: {}", column_track(k), s.label)
+                };
+                (name, s)
+            })
         })
         .collect();
     let mut out = String::from("time,epoch_ms");
@@ -267,7 +281,7 @@ fn column_track(kind: TrackKind) -> &'static str {
         TrackKind::NodeRate => "commands/s",
         TrackKind::MovedShare => "MOVED share (0-1)",
         TrackKind::Errors => "errors/s",
-        TrackKind::Connections => "connections",
+        TrackKind::Connections => "new connections/s",
         TrackKind::Refreshes => "topology refreshes/s",
         TrackKind::Topology | TrackKind::Events => "",
     }
@@ -292,7 +306,10 @@ mod tests {
     #[test]
     fn the_report_of_incident_1_tells_the_story_with_the_root_cause_marked() {
         let data = fixture("incident1-redis-py-5.0.0-valkey");
-        let md = markdown(&data, data.span(), None, &TrackKind::ALL);
+        let note = (data.span().0 + 5_000, "pager fired".to_owned());
+        let md = markdown(&data, data.span(), None, &TrackKind::ALL, &[note]);
+        assert!(md.contains("## Notes\n\n- "), "{md}");
+        assert!(md.contains(": pager fired\n"), "{md}");
         assert!(md.starts_with("# slotscope report: incident1-redis-py-5.0.0-valkey\n"));
         let story = md.split("## What happened").nth(1).unwrap();
         let root = story

@@ -124,6 +124,11 @@ pub struct ViewState {
     pub selection: Option<(u64, u64)>,
     /// The finding in focus.
     pub focus: Option<Focus>,
+    /// The reader's own notes, `(instant, text)` in time order (kept in the hash, `n=`).
+    pub notes: Vec<(u64, String)>,
+    /// Series turned off by a click on their legend entry (`track:label`, see
+    /// [`crate::draw::series::series_key`]).
+    pub hidden: BTreeSet<String>,
     /// Open panels.
     pub panels: BTreeSet<Panel>,
     /// The name of the loaded recording.
@@ -148,6 +153,8 @@ impl Default for ViewState {
             cursor: None,
             selection: None,
             focus: None,
+            notes: Vec::new(),
+            hidden: BTreeSet::new(),
             panels: Panel::DEFAULT_OPEN.into_iter().collect(),
             loaded: None,
             source: None,
@@ -215,6 +222,12 @@ pub enum Action {
     TogglePanel(Panel),
     /// Show times in UTC (`true`) or local time.
     SetUtc(bool),
+    /// Add a note of the reader's own at an instant (blank text adds nothing).
+    AddNote(u64, String),
+    /// Remove the note at this index.
+    RemoveNote(usize),
+    /// Turn a series off, or on again (its `track:label` key).
+    ToggleSeries(String),
     /// Restore what a URL hash held.
     Restore(HashState),
 }
@@ -322,6 +335,7 @@ impl ViewState {
                     self.cursor = Some(lo);
                     self.selection = None;
                     self.focus = None;
+                    self.notes.clear();
                 }
             }
             Action::Loaded {
@@ -357,6 +371,7 @@ impl ViewState {
                     self.cursor = Some(lo);
                     self.selection = None;
                     self.focus = None;
+                    self.notes.clear();
                 }
             }
             Action::ZoomAt { factor, at } => self.zoom(factor, at),
@@ -407,6 +422,24 @@ impl ViewState {
                 }
             }
             Action::SetUtc(utc) => self.utc = utc,
+            Action::AddNote(t, text) => {
+                let text: String = text.trim().chars().take(NOTE_MAX_CHARS).collect();
+                if !text.is_empty() {
+                    let t = self.clamp_time(t);
+                    let at = self.notes.partition_point(|(x, _)| *x <= t);
+                    self.notes.insert(at, (t, text));
+                }
+            }
+            Action::ToggleSeries(key) => {
+                if !self.hidden.remove(&key) {
+                    self.hidden.insert(key);
+                }
+            }
+            Action::RemoveNote(i) => {
+                if i < self.notes.len() {
+                    self.notes.remove(i);
+                }
+            }
             Action::Restore(h) => {
                 // A load follows when nothing is loaded yet or the hash names another recording:
                 // that load keeps the restored window. Otherwise it applies to what is shown.
@@ -425,6 +458,9 @@ impl ViewState {
                     .map(|c| if load_follows { c } else { self.clamp_time(c) });
                 self.selection = h.selection;
                 self.focus = h.focus;
+                if let Some(n) = h.notes {
+                    self.notes = n;
+                }
                 if let Some(p) = h.panels {
                     self.panels = p;
                 }
@@ -451,6 +487,7 @@ impl ViewState {
             cursor: self.cursor,
             selection: self.selection,
             focus: self.focus.clone(),
+            notes: (!self.notes.is_empty()).then(|| self.notes.clone()),
             panels: Some(self.panels.clone()),
             source: self.source.clone(),
             local: self.local_name().map(str::to_owned),
@@ -465,6 +502,8 @@ impl ViewState {
             cursor: Option<u64>,
             selection: Option<[u64; 2]>,
             focus: Option<String>,
+            notes: &'a [(u64, String)],
+            hidden: &'a BTreeSet<String>,
             panels: Vec<&'static str>,
             loaded: Option<&'a str>,
             findings: usize,
@@ -476,6 +515,8 @@ impl ViewState {
             cursor: self.cursor,
             selection: self.selection.map(|(a, b)| [a, b]),
             focus: self.focus.as_ref().map(Focus::encode),
+            notes: &self.notes,
+            hidden: &self.hidden,
             panels: self.panels.iter().map(|p| p.name()).collect(),
             loaded: self.loaded.as_deref(),
             findings: self.findings,
@@ -511,6 +552,8 @@ pub struct HashState {
     pub selection: Option<(u64, u64)>,
     /// The finding in focus.
     pub focus: Option<Focus>,
+    /// The reader's notes (`None`: not given).
+    pub notes: Option<Vec<(u64, String)>>,
     /// Open panels (`None`: not given, keep the defaults).
     pub panels: Option<BTreeSet<Panel>>,
     /// The recording's URL, when it came from one.
@@ -522,6 +565,10 @@ pub struct HashState {
 
 /// Bytes a hash parameter keeps as they are (readable URLs); the rest is percent-encoded.
 const HASH_KEEP: &[u8] = b"/:?=,";
+/// The same for a note's text (its `,` separates notes).
+const NOTE_KEEP: &[u8] = b"/:?=";
+/// The longest note kept, in characters.
+pub const NOTE_MAX_CHARS: usize = 200;
 
 fn range(text: &str) -> Option<(u64, u64)> {
     let (a, b) = text.split_once('-')?;
@@ -544,6 +591,13 @@ impl HashState {
         }
         if let Some(f) = &self.focus {
             parts.push(format!("f={}", f.encode()));
+        }
+        if let Some(notes) = &self.notes {
+            let each: Vec<String> = notes
+                .iter()
+                .map(|(t, text)| format!("{t}-{}", percent::encode(text, NOTE_KEEP)))
+                .collect();
+            parts.push(format!("n={}", each.join(",")));
         }
         if let Some(p) = &self.panels {
             let names: Vec<&str> = p.iter().map(|p| p.name()).collect();
@@ -573,6 +627,19 @@ impl HashState {
                 "c" => h.cursor = value.parse().ok(),
                 "s" => h.selection = range(value),
                 "f" => h.focus = Focus::decode(value),
+                "n" => {
+                    let mut notes: Vec<(u64, String)> = value
+                        .split(',')
+                        .filter_map(|one| {
+                            let (t, text) = one.split_once('-')?;
+                            let text = percent::decode(text)?;
+                            let text: String = text.chars().take(NOTE_MAX_CHARS).collect();
+                            (!text.trim().is_empty()).then_some((t.parse().ok()?, text))
+                        })
+                        .collect();
+                    notes.sort_by_key(|(t, _)| *t);
+                    h.notes = Some(notes);
+                }
                 "p" => {
                     h.panels = Some(
                         value
@@ -914,6 +981,40 @@ mod tests {
         });
         assert_eq!(served.local_name(), None);
         assert!(!served.hash_state().encode().contains("l="));
+    }
+
+    #[test]
+    fn notes_are_kept_in_time_order_and_round_trip_in_the_hash() {
+        let s = loaded()
+            .reduce(Action::AddNote(15_000, "deploy of api, v2.3".into()))
+            .reduce(Action::AddNote(12_000, "  pager fired & ack'd  ".into()))
+            .reduce(Action::AddNote(13_000, "   ".into()))
+            .reduce(Action::AddNote(99_999, "after the end".into()));
+        assert_eq!(
+            s.notes,
+            vec![
+                (12_000, "pager fired & ack'd".to_owned()),
+                (15_000, "deploy of api, v2.3".to_owned()),
+                (20_000, "after the end".to_owned()),
+            ]
+        );
+        let text = s.hash_state().encode();
+        assert!(text.contains("n=12000-pager%20fired%20%26%20ack"), "{text}");
+        let back = ViewState::default()
+            .reduce(Action::Restore(HashState::decode(&text).unwrap()))
+            .reduce(Action::loaded("r.jsonl", (10_000, 20_000)));
+        assert_eq!(back.notes, s.notes);
+        assert_eq!(back.clone().reduce(Action::RemoveNote(0)).notes.len(), 2);
+        // Another recording starts without them.
+        assert!(back
+            .reduce(Action::loaded("other", (50_000, 60_000)))
+            .notes
+            .is_empty());
+        assert!(HashState::decode("n=x-a,5-")
+            .unwrap()
+            .notes
+            .unwrap()
+            .is_empty());
     }
 
     #[test]

@@ -176,6 +176,9 @@ pub struct Tracks {
     pub errors: Vec<Series>,
     /// Connections accepted per second, all nodes.
     pub new_connections: Series,
+    /// New connections per second of each node (index as [`Tracks::nodes`]), labelled with its
+    /// address: where the churn is.
+    pub new_connections_by_node: Vec<Series>,
     /// Open client connections (`connected_clients`), all nodes.
     pub open_connections: Series,
     /// Topology refreshes by clients (`CLUSTER SLOTS` + `CLUSTER SHARDS` calls) per second.
@@ -331,6 +334,7 @@ impl TracksBuilder {
         };
         // Per node rates, and sums over nodes.
         let mut node_rate = Vec::new();
+        let mut conns_by_node: Vec<Option<Series>> = Vec::new();
         let mut new_conn = vec![0f64; buckets];
         let mut open = vec![0f64; buckets];
         let mut refresh = vec![0f64; buckets];
@@ -344,6 +348,7 @@ impl TracksBuilder {
                 node_rate.resize_with(n + 1, || None);
             }
             let mut rate = Series::new(nm.addr.to_string(), buckets);
+            let mut node_conns = Series::new(nm.addr.to_string(), buckets);
             for i in &nm.intervals {
                 let secs = ms_to_secs(i.span.millis().max(1));
                 let range = grid.range(i.span);
@@ -354,6 +359,9 @@ impl TracksBuilder {
                     per_sec(i.command("cluster|slots").calls + i.command("cluster|shards").calls);
                 for b in range.clone() {
                     rate.values[b] = to_f32(business);
+                    // Summed as the cluster's total is (two intervals may share a bucket).
+                    let v = &mut node_conns.values[b];
+                    *v = if v.is_nan() { 0.0 } else { *v } + to_f32(conns);
                     new_conn[b] += conns;
                     refresh[b] += slots;
                     covered[b] = true;
@@ -378,11 +386,23 @@ impl TracksBuilder {
                 }
             }
             node_rate[n] = Some(rate);
+            if conns_by_node.len() <= n {
+                conns_by_node.resize_with(n + 1, || None);
+            }
+            conns_by_node[n] = Some(node_conns);
         }
         let node_rate: Vec<Series> = node_rate
             .into_iter()
             .enumerate()
             .map(|(i, s)| s.unwrap_or_else(|| Series::new(nodes[i].to_string(), buckets)))
+            .collect();
+        let new_connections_by_node: Vec<Series> = (0..node_rate.len())
+            .map(|i| {
+                conns_by_node
+                    .get_mut(i)
+                    .and_then(Option::take)
+                    .unwrap_or_else(|| Series::new(nodes[i].to_string(), buckets))
+            })
             .collect();
         let summed = |label: &str, v: &[f64], seen: &[bool]| Series {
             label: label.to_owned(),
@@ -430,6 +450,7 @@ impl TracksBuilder {
             moved_share,
             errors,
             new_connections: summed("new connections/s", &new_conn, &covered),
+            new_connections_by_node,
             open_connections: summed("open connections", &open, &open_seen),
             refreshes: summed("CLUSTER SLOTS+SHARDS/s", &refresh, &covered),
             layouts,

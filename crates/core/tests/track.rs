@@ -103,3 +103,39 @@ fn incident_1_shows_the_stall_the_new_node_and_the_migration() {
         0..t.grid.buckets
     );
 }
+
+/// New connections per node add up to the cluster's, bucket by bucket, and show the node that
+/// churns: incident 2's remapped client rebuilds against the seed, which takes most of them.
+#[test]
+fn new_connections_split_per_node_add_up_and_show_where_the_churn_is() {
+    let t = tracks("incident2-valkey");
+    assert_eq!(t.new_connections_by_node.len(), t.nodes.len());
+    for (b, &total) in t.new_connections.values.iter().enumerate() {
+        let parts: Vec<f32> = t
+            .new_connections_by_node
+            .iter()
+            .map(|s| s.values[b])
+            .filter(|v| !v.is_nan())
+            .collect();
+        if total.is_nan() {
+            continue;
+        }
+        let sum: f32 = parts.iter().sum();
+        assert!(
+            (sum - total).abs() <= 1e-3 * total.max(1.0),
+            "bucket {b}: {sum} against {total}"
+        );
+    }
+    for (i, s) in t.new_connections_by_node.iter().enumerate() {
+        assert_eq!(s.label, t.nodes[i].to_string());
+    }
+    let means: Vec<f32> = t
+        .new_connections_by_node
+        .iter()
+        .map(|s| mean(&s.values))
+        .collect();
+    assert!(
+        means.iter().any(|&m| m > 1.0),
+        "some node churns: {means:?}"
+    );
+}

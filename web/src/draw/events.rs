@@ -14,6 +14,8 @@ pub const FAILURE: RGBColor = RGBColor(214, 40, 40);
 pub const NODE_EVENT: RGBColor = RGBColor(31, 119, 180);
 /// Colour of annotations.
 pub const ANNOTATION: RGBColor = RGBColor(230, 120, 0);
+/// Colour of the reader's own notes.
+pub const NOTE: RGBColor = RGBColor(106, 27, 154);
 
 /// Height of the time axis at the bottom, in pixels.
 pub const AXIS: i32 = 16;
@@ -133,6 +135,20 @@ pub fn draw<DB: DrawingBackend>(
         ANNOTATION,
         true,
     )?;
+    // The reader's notes, on the annotations' row.
+    let notes: Vec<Mark> = frame
+        .state
+        .notes
+        .iter()
+        .map(|(t, text)| Mark {
+            t: slotscope_core::Timestamp(*t),
+            end: None,
+            node: None,
+            kind: "note".to_owned(),
+            text: format!("✎ {text}"),
+        })
+        .collect();
+    row(area, frame, &notes, (2 * third, body), NOTE, true)?;
     area.draw(&PathElement::new(
         vec![(0, body), (100_000, body)],
         frame.theme.ink.mix(0.4),

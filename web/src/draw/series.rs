@@ -13,11 +13,30 @@ pub fn of(kind: TrackKind, tracks: &Tracks) -> Vec<(usize, &Series)> {
         TrackKind::NodeRate => tracks.node_rate.iter().enumerate().collect(),
         TrackKind::MovedShare => active(&tracks.moved_share),
         TrackKind::Errors => active(&tracks.errors),
-        TrackKind::Connections => vec![(0, &tracks.new_connections), (2, &tracks.open_connections)],
+        // New connections per node (in the node's colour, so the node that churns shows), and
+        // the open connections of all nodes; the sum alone where the split is not known.
+        TrackKind::Connections => {
+            let by_node: Vec<(usize, &Series)> = tracks
+                .new_connections_by_node
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.is_active())
+                .collect();
+            let mut out = if by_node.is_empty() {
+                vec![(0, &tracks.new_connections)]
+            } else {
+                by_node
+            };
+            out.push((OPEN_COLOUR, &tracks.open_connections));
+            out
+        }
         TrackKind::Refreshes => vec![(2, &tracks.refreshes)],
         TrackKind::Topology | TrackKind::Events => Vec::new(),
     }
 }
+
+/// The palette index of the open connections' line (one no node takes first).
+const OPEN_COLOUR: usize = 7;
 
 fn active(list: &[Series]) -> Vec<(usize, &Series)> {
     list.iter()
@@ -49,8 +68,12 @@ pub fn draw<DB: DrawingBackend>(
 ) -> Result<f32, DrawError> {
     let (w, h) = size(area);
     let list = of(kind, tracks);
+    // Series the reader turned off (a click on their legend entry) are left out of the plot and
+    // its scale; their legend entry stays, struck through.
+    let hidden = |s: &Series| frame.state.hidden.contains(&series_key(kind, &s.label));
     let cols: Vec<_> = list
         .iter()
+        .filter(|(_, s)| !hidden(s))
         .map(|(c, s)| (*c, *s, columns(s, &tracks.grid, &frame.scale)))
         .collect();
     // Every track scales to what is visible (a 3.5 % MOVED share is not a flat line at the
@@ -91,13 +114,24 @@ pub fn draw<DB: DrawingBackend>(
             area.draw(&PathElement::new(run, style)).map_err(err)?;
         }
     }
-    // Legend and scale.
-    let mut x = 6;
-    for (c, s, _) in &cols {
-        text(area, s.label.as_str(), (x, 3), 12.0, color(*c))?;
-        x += 16 + i32::try_from(s.label.len()).unwrap_or(20) * 7;
+    // The legend: every series, a click toggles it.
+    for ((c, s), (x0, x1)) in list.iter().zip(legend_boxes(&list)) {
+        let colour = if hidden(s) {
+            frame.theme.grid
+        } else {
+            color(*c)
+        };
+        text(area, s.label.as_str(), (x0, 3), 12.0, colour)?;
+        if hidden(s) {
+            area.draw(&PathElement::new(
+                vec![(x0, 10), (x1 - 10, 10)],
+                frame.theme.ink,
+            ))
+            .map_err(err)?;
+        }
     }
-    if cols.is_empty() {
+    let x = legend_boxes(&list).last().map_or(6, |b| b.1);
+    if list.is_empty() {
         text(
             area,
             "none in this recording",
@@ -107,6 +141,39 @@ pub fn draw<DB: DrawingBackend>(
         )?;
     }
     Ok(top)
+}
+
+/// How far down a legend entry reaches, pixels from the top of its track.
+pub const LEGEND_PX: i32 = 16;
+
+/// The key of series `label` of track `kind` among the hidden ones (`node-rate:10.0.0.1:7000`).
+pub fn series_key(kind: TrackKind, label: &str) -> String {
+    format!("{}:{label}", kind.name())
+}
+
+/// The legend entries' horizontal extents `[x0, x1)`, in the order of `list`.
+pub fn legend_boxes(list: &[(usize, &Series)]) -> Vec<(i32, i32)> {
+    let mut x = 6;
+    list.iter()
+        .map(|(_, s)| {
+            let w = 16 + i32::try_from(s.label.chars().count()).unwrap_or(20) * 7;
+            let b = (x, x + w);
+            x += w;
+            b
+        })
+        .collect()
+}
+
+/// The series of track `kind` whose legend entry is at `(x, y)` (pixels in the track), if any.
+pub fn legend_hit(kind: TrackKind, tracks: &Tracks, x: f64, y: f64) -> Option<String> {
+    if !(0.0..f64::from(LEGEND_PX)).contains(&y) {
+        return None;
+    }
+    let list = of(kind, tracks);
+    list.iter()
+        .zip(legend_boxes(&list))
+        .find(|(_, (x0, x1))| (f64::from(*x0)..f64::from(*x1)).contains(&x))
+        .map(|((_, s), _)| series_key(kind, &s.label))
 }
 
 /// The least distance between two axis labels, pixels.
@@ -248,6 +315,55 @@ mod tests {
                 assert!(pair[1] - pair[0] >= TICK_GAP_PX, "{}: {ys:?}", kind.name());
             }
         }
+    }
+
+    #[test]
+    fn a_click_on_a_legend_entry_turns_its_series_off_and_on() {
+        let data = fixture("incident2-valkey");
+        let (a, b) = data.span();
+        let state = ViewState::default().reduce(Action::loaded("i2", (a, b)));
+        let list = of(TrackKind::NodeRate, &data.tracks);
+        let boxes = legend_boxes(&list);
+        let second = list[1].1.label.clone();
+        let key = legend_hit(
+            TrackKind::NodeRate,
+            &data.tracks,
+            f64::from(boxes[1].0 + 3),
+            5.0,
+        )
+        .expect("the second entry");
+        assert_eq!(key, series_key(TrackKind::NodeRate, &second));
+        assert_eq!(
+            legend_hit(
+                TrackKind::NodeRate,
+                &data.tracks,
+                f64::from(boxes[1].0 + 3),
+                40.0
+            ),
+            None,
+            "below the legend is the plot"
+        );
+        let col = color(list[1].0);
+        let stroke = format!("stroke=\"#{:02X}{:02X}{:02X}\"", col.0, col.1, col.2);
+        let lines_of = |svg: &str| {
+            svg.lines()
+                .filter(|l| l.contains("<polyline") && l.contains(&stroke))
+                .count()
+        };
+        let shown = svg(TrackKind::NodeRate, &state, &data, 600);
+        assert!(lines_of(&shown) > 0);
+        let off = state.clone().reduce(Action::ToggleSeries(key.clone()));
+        let hidden = svg(TrackKind::NodeRate, &off, &data, 600);
+        assert_eq!(lines_of(&hidden), 0, "the series is not drawn");
+        assert!(
+            hidden.contains(&format!("\n{second}\n")),
+            "its legend entry stays"
+        );
+        let on = off.reduce(Action::ToggleSeries(key));
+        assert_eq!(
+            lines_of(&svg(TrackKind::NodeRate, &on, &data, 600)),
+            lines_of(&shown)
+        );
     }
 
     fn svg_of_rate(state: &ViewState, data: &crate::dataset::Dataset) -> String {

@@ -20,6 +20,7 @@ use crate::view::client_side::ClientSidePanel;
 use crate::view::export::ExportButtons;
 use crate::view::findings::FindingsPanel;
 use crate::view::loader::Loader;
+use crate::view::notes::NotesPanel;
 use crate::view::selection::SelectionPanel;
 use crate::view::share::ShareButton;
 use crate::view::slotmap::SlotMapPanel;
@@ -252,7 +253,7 @@ pub fn app() -> Html {
                 if let Some(d) = (*data).clone() {
                     <span class="share-export">
                         <ShareButton local={state.local_name().map(str::to_owned)} />
-                        <ExportButtons data={d} window={state.window} offset={offset} />
+                        <ExportButtons data={d} window={state.window} offset={offset} notes={state.notes.clone()} />
                     </span>
                 }
             </header>
@@ -289,7 +290,9 @@ pub fn app() -> Html {
             <main class="main">
                 <section class="timeline">
                     if let Some(d) = (*data).clone() {
-                        <StoryPanel data={d} offset={offset} dispatch={dispatch.clone()} />
+                        <StoryPanel data={d.clone()} offset={offset} dispatch={dispatch.clone()} />
+                        <NotesPanel notes={state.notes.clone()} cursor={state.cursor} start={d.span().0}
+                            offset={offset} dispatch={dispatch.clone()} />
                     }
                     <TracksView state={state.clone()} data={(*data).clone()} dispatch={dispatch.clone()} offset={offset}
                         overlays={(*predictions).clone()} />

@@ -18,6 +18,8 @@ pub struct ExportProps {
     pub window: (u64, u64),
     /// Local time offset in minutes, `None` for UTC.
     pub offset: Option<i32>,
+    /// The reader's notes.
+    pub notes: Vec<(u64, String)>,
 }
 
 /// Saves `href` (a data or object URL) as `name`.
@@ -85,11 +87,12 @@ pub fn export_buttons(props: &ExportProps) -> Html {
             props.offset,
             status.clone(),
         );
+        let notes = props.notes.clone();
         Callback::from(move |_: MouseEvent| {
             let stem = report::file_stem(&data.name);
             let images = track_images();
             let kinds: Vec<TrackKind> = images.iter().map(|(k, _)| *k).collect();
-            let md = report::markdown(&data, window, offset, &kinds);
+            let md = report::markdown(&data, window, offset, &kinds, &notes);
             let mut result = save_text(&md, &format!("{stem}-report.md"), "text/markdown");
             for (kind, url) in &images {
                 result = result.and(save(url, &report::image_name(&stem, *kind)));

@@ -7,6 +7,7 @@ pub mod client_side;
 pub mod export;
 pub mod findings;
 pub mod loader;
+pub mod notes;
 pub mod selection;
 pub mod share;
 pub mod slotmap;

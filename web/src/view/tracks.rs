@@ -46,6 +46,27 @@ fn x_of(root: &NodeRef, client_x: i32) -> f64 {
     f64::from(client_x) - left
 }
 
+/// The series whose legend entry is under the client point `(x, y)`, if any.
+fn legend_at(
+    canvases: &[NodeRef],
+    tracks: &slotscope_core::track::Tracks,
+    x: i32,
+    y: i32,
+) -> Option<String> {
+    TrackKind::ALL
+        .iter()
+        .zip(canvases)
+        .find_map(|(kind, node)| {
+            let c = node.cast::<web_sys::Element>()?;
+            let r = c.get_bounding_client_rect();
+            let (lx, ly) = (f64::from(x) - r.left(), f64::from(y) - r.top());
+            if lx < 0.0 || lx >= r.width() || ly < 0.0 || ly >= r.height() {
+                return None;
+            }
+            draw::series::legend_hit(*kind, tracks, lx, ly)
+        })
+}
+
 /// How long the wheel hint stays, milliseconds.
 const WHEEL_HINT_MS: u32 = 2_500;
 
@@ -221,7 +242,21 @@ pub fn tracks_view(props: &TracksProps) -> Html {
     let onmousedown = {
         let drag = drag.clone();
         let root = root.clone();
+        let canvases = canvases.clone();
+        let data = props.data.clone();
+        let dispatch = props.dispatch.clone();
         Callback::from(move |e: MouseEvent| {
+            // A click on a legend entry turns its series off or on, and does nothing else.
+            if e.button() == 0 {
+                if let Some(key) = data
+                    .as_ref()
+                    .and_then(|d| legend_at(&canvases, &d.tracks, e.client_x(), e.client_y()))
+                {
+                    e.prevent_default();
+                    dispatch.emit(Action::ToggleSeries(key));
+                    return;
+                }
+            }
             let x = x_of(&root, e.client_x());
             let Some(d) = Drag::press(e.button(), x, e.shift_key()) else {
                 return;
