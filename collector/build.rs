@@ -15,6 +15,9 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+#[path = "src/bundle_files.rs"]
+mod bundle_files;
+
 /// The environment variable naming the bundle's directory, instead of `../web/dist`.
 const DIST_ENV: &str = "SLOTSCOPE_WEB_DIST";
 
@@ -33,9 +36,8 @@ fn main() {
             .canonicalize()
             .unwrap_or_else(|e| panic!("{}: {e}", dist.display()));
         println!("cargo:rerun-if-changed={}", dist.display());
-        let mut files = Vec::new();
-        walk(&dist, "", &mut files);
-        files.sort();
+        let files =
+            bundle_files::files_under(&dist).unwrap_or_else(|e| panic!("{}: {e}", dist.display()));
         for (_, path) in &files {
             println!("cargo:rerun-if-changed={}", path.display());
         }
@@ -64,37 +66,6 @@ fn main() {
     // Rewritten only when its text changes (the embedded files are tracked by rustc themselves).
     if std::fs::read_to_string(&target).ok().as_deref() != Some(code.as_str()) {
         std::fs::write(&target, code).unwrap_or_else(|e| panic!("{}: {e}", target.display()));
-    }
-}
-
-/// Adds every file under `dir` (whose path relative to the bundle is `rel`, empty for its root) to
-/// `files` as (relative path with `/` separators, absolute path); dotfiles and dot-directories are
-/// skipped, symbolic links followed.
-fn walk(dir: &Path, rel: &str, files: &mut Vec<(String, PathBuf)>) {
-    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    for entry in entries {
-        let entry = entry.unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-        let path = entry.path();
-        let Some(name) = entry.file_name().to_str().map(str::to_string) else {
-            panic!(
-                "{}: a file name that is not UTF-8 cannot be served; rename or remove it",
-                path.display()
-            );
-        };
-        if name.starts_with('.') {
-            continue;
-        }
-        let child = if rel.is_empty() {
-            name
-        } else {
-            format!("{rel}/{name}")
-        };
-        let meta = std::fs::metadata(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        if meta.is_dir() {
-            walk(&path, &child, files);
-        } else if meta.is_file() {
-            files.push((child, path));
-        }
     }
 }
 

@@ -3,6 +3,7 @@
 //! This file only parses the command line and hands it to the subcommand's module in [`cmd`].
 
 mod analysis_report;
+mod bundle_files;
 mod clock;
 mod cmd;
 mod command;

@@ -64,40 +64,17 @@ impl Bundle {
     /// Whether the files under `dir` (dotfiles aside) are not exactly this bundle's: a file missing,
     /// added, or with other bytes. Reads the whole directory; an unreadable one differs.
     pub fn differs_from(&self, dir: &Path) -> bool {
-        let mut on_disk = Vec::new();
-        if list(dir, "", &mut on_disk).is_err() {
+        let Ok(on_disk) = crate::bundle_files::files_under(dir) else {
             return true;
-        }
-        on_disk.sort();
-        on_disk.len() != self.files.len()
-            || on_disk.iter().zip(self.files).any(|(rel, (path, bytes))| {
-                rel != path || std::fs::read(dir.join(rel)).ok().as_deref() != Some(*bytes)
-            })
-    }
-}
-
-/// Adds the relative path (`/`-separated) of every file under `dir` (itself at `rel` in the bundle)
-/// to `files`, skipping dotfiles as `build.rs` does.
-fn list(dir: &Path, rel: &str, files: &mut Vec<String>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') {
-            continue;
-        }
-        let child = if rel.is_empty() {
-            name
-        } else {
-            format!("{rel}/{name}")
         };
-        let meta = std::fs::metadata(entry.path())?;
-        if meta.is_dir() {
-            list(&entry.path(), &child, files)?;
-        } else if meta.is_file() {
-            files.push(child);
-        }
+        on_disk.len() != self.files.len()
+            || on_disk
+                .iter()
+                .zip(self.files)
+                .any(|((rel, file), (path, bytes))| {
+                    rel != path || std::fs::read(file).ok().as_deref() != Some(*bytes)
+                })
     }
-    Ok(())
 }
 
 #[cfg(test)]
