@@ -19,6 +19,8 @@ pub const NOTE: RGBColor = RGBColor(106, 27, 154);
 
 /// Height of the time axis at the bottom, in pixels.
 pub const AXIS: i32 = 16;
+/// The width of a character of an axis label, pixels (at most, for the 11 px sans-serif).
+const AXIS_CHAR_PX: i32 = 7;
 
 /// Pixels a label needs before the next one in its lane.
 const LABEL_PX: i32 = 160;
@@ -154,6 +156,7 @@ pub fn draw<DB: DrawingBackend>(
         frame.theme.ink.mix(0.4),
     ))
     .map_err(err)?;
+    let (w, _) = size(area);
     for (t, x) in frame.scale.ticks(110.0) {
         let x = x.round() as i32;
         area.draw(&PathElement::new(
@@ -161,13 +164,11 @@ pub fn draw<DB: DrawingBackend>(
             frame.theme.ink,
         ))
         .map_err(err)?;
-        text(
-            area,
-            clock::tick_label(t, frame.offset),
-            (x + 2, body + 3),
-            11.0,
-            frame.theme.ink,
-        )?;
+        // A label that would run off the right edge ends at it instead (it is not clipped).
+        let label = clock::tick_label(t, frame.offset);
+        let width = i32::try_from(label.chars().count()).unwrap_or(12) * AXIS_CHAR_PX;
+        let at = (x + 2).min(w - width - 2).max(0);
+        text(area, label, (at, body + 3), 11.0, frame.theme.ink)?;
     }
     Ok(())
 }
@@ -201,7 +202,33 @@ mod tests {
             .next()
             .expect("a node discovered after the start");
         assert!(narrow.contains(&joined), "{joined} is labelled at 600 px");
-        // Axis labels are times of day.
+        // Axis labels are times of day, and none runs off the right edge, even when a tick
+        // falls just before it (a window ending 0.3 s after a round 5 s).
         assert!(svg.contains(":"), "tick labels");
+        let tick = (a + 10_000).div_ceil(5_000) * 5_000;
+        let h = crate::state::HashState::decode(&format!("w={a}-{}", tick + 300)).unwrap();
+        let edge = ViewState::default()
+            .reduce(Action::Restore(h))
+            .reduce(Action::loaded("i1", (a, b)));
+        for width in [600, 777, 900, 1013] {
+            let svg = crate::draw::svg(TrackKind::Events, &edge, &data, width);
+            let lines: Vec<&str> = svg.lines().collect();
+            for w in lines.windows(2) {
+                let label = w[1].trim();
+                let is_time = label.len() >= 5 && label.as_bytes()[2] == b':';
+                let x: Option<i32> = w[0]
+                    .split(" x=\"")
+                    .nth(1)
+                    .and_then(|r| r.split('"').next())
+                    .and_then(|v| v.parse().ok());
+                if let (true, Some(x)) = (is_time, x) {
+                    let end = x + i32::try_from(label.len()).unwrap() * 7;
+                    assert!(
+                        end <= i32::try_from(width).unwrap(),
+                        "{label} at {x} ends past {width}"
+                    );
+                }
+            }
+        }
     }
 }
