@@ -14,7 +14,8 @@
 //!
 //! The moment a hurt application's story is judged against is its first error, unless that error
 //! began no failure of the stated levels (a few client-side exceptions at start-up, 1 % of its
-//! commands, seconds before a node is killed): then it is the onset, the first outcomes bucket
+//! commands, seconds before a node is killed; its own 250 ms bucket failing under that share, the
+//! application wedged or not): then it is the onset, the first outcomes bucket
 //! failing at [`HURT_SHARE`] itself from which the next [`HURT_WINDOW_MS`] have the stated
 //! levels, and the commands failing in it were issued at most one socket timeout before the
 //! bucket began.
@@ -166,9 +167,30 @@ fn onset(r: &AppReport, from_ms: u64) -> Option<Onset> {
     })
 }
 
+/// The onset of the failure when the first error began none itself: its 250 ms bucket does not
+/// fail at [`HURT_SHARE`] (a few client-side exceptions at start-up among many successes).
+fn late_onset(r: &AppReport, first: u64) -> Option<Onset> {
+    let width = r.outcome_bucket_ms()?;
+    let bucket = r.started_ms + first.saturating_sub(r.started_ms) / width * width;
+    let (ok, failed) = r.ended_between(bucket, bucket + width)?;
+    let own = failed as f64 / (ok + failed).max(1) as f64;
+    if own >= HURT_SHARE {
+        return None;
+    }
+    onset(r, first).filter(|o| o.bucket_start_ms > bucket)
+}
+
 fn health(r: &AppReport, moved_share: Option<f64>) -> (Health, Option<Onset>) {
     if r.wedged {
-        return (Health::Hurt("wedged".to_owned()), None);
+        let onset = r.first_error_ms.and_then(|first| late_onset(r, first));
+        let what = match (&onset, r.first_error_ms) {
+            (Some(o), Some(first)) => format!(
+                "wedged; failing from +{} ms after the first error",
+                o.bucket_start_ms.saturating_sub(first)
+            ),
+            _ => "wedged".to_owned(),
+        };
+        return (Health::Hurt(what), onset);
     }
     if r.failed == 0 {
         let scheduled = r.issued + r.skipped;
@@ -214,7 +236,18 @@ fn health(r: &AppReport, moved_share: Option<f64>) -> (Health, Option<Onset>) {
         100.0 * share_all
     );
     if failing(ok, failed) {
-        (Health::Hurt(what), None)
+        // The window fails, but perhaps only from later in it: a first error alone among
+        // successes in its bucket began nothing.
+        match late_onset(r, first) {
+            Some(o) => {
+                let what = format!(
+                    "{what}; failing from +{} ms after the first error",
+                    o.bucket_start_ms.saturating_sub(first)
+                );
+                (Health::Hurt(what), Some(o))
+            }
+            None => (Health::Hurt(what), None),
+        }
     } else if failing(ok_all, failed_all) {
         // The first error began no failure: judge the story against the failure's onset.
         match onset(r, first) {
@@ -318,6 +351,21 @@ mod tests {
         // 2 s fail 11 of 29 (buckets 9.. are the window; the first error at 10 500 began none).
         assert_eq!(lasting.first_error_ms, Some(12_500), "{lasting:?}");
         assert_eq!(lasting.first_error_issued_ms, Some(11_750), "{lasting:?}");
+        // Wedged, but its first error was alone among 19 successes in its bucket (a start-up
+        // exception): judged from the bucket [11 500, 11 750) where the failure began.
+        let wedged = AppTruth::of(
+            &s,
+            &report(
+                37,
+                true,
+                &[9, 9, 19, 9, 9, 9, 0, 0, 0, 0],
+                &[0, 0, 1, 0, 0, 0, 9, 9, 9, 9],
+                0,
+            ),
+        );
+        assert!(wedged.is_hurt(), "{wedged:?}");
+        assert_eq!(wedged.first_error_ms, Some(11_750), "{wedged:?}");
+        assert_eq!(wedged.first_error_issued_ms, Some(11_000), "{wedged:?}");
         // A first error that began a failure is the moment itself.
         let at_once = AppTruth::of(
             &s,
