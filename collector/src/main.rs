@@ -10,6 +10,7 @@ mod command;
 mod connection;
 mod cut;
 mod http_client;
+mod http_request;
 mod hypotheses_report;
 mod import;
 mod input;
@@ -32,6 +33,7 @@ mod tap;
 mod tls;
 mod topology_watch;
 mod viewer_bundle;
+mod viewer_dist;
 mod viewer_server;
 
 use std::process::ExitCode;

@@ -31,7 +31,9 @@ use slotscope_core::percent;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+use crate::http_request::{accepts_gzip, not_modified};
 use crate::viewer_bundle::Bundle;
+use crate::viewer_dist::{checked_dist, find_dist, search_starts};
 
 /// The recording served at `/recording/<name>`.
 #[derive(Debug)]
@@ -244,54 +246,9 @@ fn compressible(path: &Path) -> bool {
     )
 }
 
-/// The values of every `name:` header line of a request head (case-insensitive name).
-fn header_values<'a>(head: &'a str, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-    head.lines().skip(1).filter_map(move |line| {
-        let (k, v) = line.split_once(':')?;
-        k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
-    })
-}
-
-/// Whether the request's `Accept-Encoding` allows gzip (`gzip` / `x-gzip`, or `*`, with a non-zero
-/// `q`). No header: identity only.
-fn accepts_gzip(head: &str) -> bool {
-    let mut star = None;
-    for value in header_values(head, "accept-encoding") {
-        for item in value.split(',') {
-            let mut parts = item.split(';');
-            let coding = parts.next().unwrap_or_default().trim();
-            let q = parts
-                .find_map(|p| {
-                    let (k, v) = p.split_once('=')?;
-                    k.trim()
-                        .eq_ignore_ascii_case("q")
-                        .then(|| v.trim().parse::<f32>().unwrap_or(0.0))
-                })
-                .unwrap_or(1.0);
-            if coding.eq_ignore_ascii_case("gzip") || coding.eq_ignore_ascii_case("x-gzip") {
-                return q > 0.0;
-            }
-            if coding == "*" {
-                star = Some(q > 0.0);
-            }
-        }
-    }
-    star.unwrap_or(false)
-}
-
-/// Whether the request's `If-None-Match` names `etag` (or is `*`): then the client's copy is
-/// current. Compared weakly, as RFC 9110 says for this header.
-fn not_modified(head: &str, etag: &str) -> bool {
-    header_values(head, "if-none-match").any(|v| {
-        v.split(',')
-            .map(str::trim)
-            .any(|t| t == "*" || t.strip_prefix("W/").unwrap_or(t) == etag)
-    })
-}
-
 /// What to serve and, if given, a recording; or why either cannot be served. The viewer is, in this
 /// order: `dist` (`--dist DIR`), checked; the bundle embedded at build time; the first `web/dist`
-/// found on disk as [`find_dist`] says. Serving the embedded bundle while a `web/dist` on disk
+/// found on disk as [`crate::viewer_dist::find_dist`] says. Serving the embedded bundle while a `web/dist` on disk
 /// differs from it (rebuilt since the binary was) leaves a note to print at start.
 pub fn site(dist: Option<&Path>, recording: Option<&Path>) -> Result<Site, String> {
     let (viewer, note) = match (dist, Bundle::embedded()) {
@@ -447,46 +404,6 @@ fn open_browser(url: &str) {
             let _ = child.wait();
         });
     }
-}
-
-/// The viewer's directory given with `--dist`, canonical, if it holds a built viewer.
-fn checked_dist(dir: &Path) -> Result<PathBuf, String> {
-    if !dir.join("index.html").is_file() {
-        return Err(format!(
-            "{} holds no built viewer (no index.html); build the viewer with scripts/build-web \
-             (from a slotscope checkout), or pass its output directory with --dist",
-            dir.display()
-        ));
-    }
-    dir.canonicalize()
-        .map_err(|e| format!("{}: {e}", dir.display()))
-}
-
-/// Where [`find_dist`] looks from: the current directory, then the executable's.
-fn search_starts() -> Vec<PathBuf> {
-    let mut starts = Vec::new();
-    if let Ok(cwd) = std::env::current_dir() {
-        starts.push(cwd);
-    }
-    if let Some(dir) = std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.canonicalize().ok())
-        .and_then(|exe| exe.parent().map(Path::to_path_buf))
-    {
-        starts.push(dir);
-    }
-    starts
-}
-
-/// The first `web/dist` holding an `index.html` in `starts[0]` or a directory above it, then in
-/// `starts[1]` or above, …; canonical.
-fn find_dist(starts: &[PathBuf]) -> Option<PathBuf> {
-    starts
-        .iter()
-        .flat_map(|start| start.ancestors())
-        .map(|dir| dir.join("web").join("dist"))
-        .find(|dist| dist.join("index.html").is_file())
-        .and_then(|dist| dist.canonicalize().ok())
 }
 
 /// Checks FILE and names it for the URL.
@@ -760,6 +677,7 @@ async fn respond_error(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http_request::header_values;
 
     /// The served directory of a site serving one.
     fn dist(site: &Site) -> &Path {
