@@ -180,17 +180,25 @@ fn late_onset(r: &AppReport, first: u64) -> Option<Onset> {
     onset(r, first).filter(|o| o.bucket_start_ms > bucket)
 }
 
+/// Hurt, said in `what`, judged from `onset` when there is one (and then saying how long after the
+/// first error, at `first`, the failure began).
+fn hurt_from(what: String, first: u64, onset: Option<Onset>) -> (Health, Option<Onset>) {
+    let what = match &onset {
+        Some(o) => format!(
+            "{what}; failing from +{} ms after the first error",
+            o.bucket_start_ms.saturating_sub(first)
+        ),
+        None => what,
+    };
+    (Health::Hurt(what), onset)
+}
+
 fn health(r: &AppReport, moved_share: Option<f64>) -> (Health, Option<Onset>) {
     if r.wedged {
-        let onset = r.first_error_ms.and_then(|first| late_onset(r, first));
-        let what = match (&onset, r.first_error_ms) {
-            (Some(o), Some(first)) => format!(
-                "wedged; failing from +{} ms after the first error",
-                o.bucket_start_ms.saturating_sub(first)
-            ),
-            _ => "wedged".to_owned(),
+        return match r.first_error_ms {
+            Some(first) => hurt_from("wedged".to_owned(), first, late_onset(r, first)),
+            None => (Health::Hurt("wedged".to_owned()), None),
         };
-        return (Health::Hurt(what), onset);
     }
     if r.failed == 0 {
         let scheduled = r.issued + r.skipped;
@@ -238,28 +246,10 @@ fn health(r: &AppReport, moved_share: Option<f64>) -> (Health, Option<Onset>) {
     if failing(ok, failed) {
         // The window fails, but perhaps only from later in it: a first error alone among
         // successes in its bucket began nothing.
-        match late_onset(r, first) {
-            Some(o) => {
-                let what = format!(
-                    "{what}; failing from +{} ms after the first error",
-                    o.bucket_start_ms.saturating_sub(first)
-                );
-                (Health::Hurt(what), Some(o))
-            }
-            None => (Health::Hurt(what), None),
-        }
+        hurt_from(what, first, late_onset(r, first))
     } else if failing(ok_all, failed_all) {
         // The first error began no failure: judge the story against the failure's onset.
-        match onset(r, first) {
-            Some(o) => {
-                let what = format!(
-                    "{what}; failing from +{} ms after the first error",
-                    o.bucket_start_ms.saturating_sub(first)
-                );
-                (Health::Hurt(what), Some(o))
-            }
-            None => (Health::Hurt(what), None),
-        }
+        hurt_from(what, first, onset(r, first))
     } else {
         (Health::Neither(what), None)
     }
