@@ -17,6 +17,7 @@ mod input;
 mod membership;
 mod metrics_import;
 mod metrics_server;
+mod overview_file;
 mod poll;
 mod progress;
 mod recorder;
@@ -57,6 +58,7 @@ enum Cmd {
     Analyze(cmd::analyze::Args),
     Import(cmd::import::Args),
     ImportMetrics(cmd::import_metrics::Args),
+    Index(cmd::index::Args),
     Replay(cmd::replay::Args),
     Hypotheses(cmd::hypotheses::Args),
     Serve(cmd::serve::Args),
@@ -71,6 +73,7 @@ fn main() -> ExitCode {
         Cmd::Analyze(args) => cmd::analyze::run(args),
         Cmd::Import(args) => cmd::import::run(args),
         Cmd::ImportMetrics(args) => cmd::import_metrics::run(args),
+        Cmd::Index(args) => cmd::index::run(args),
         Cmd::Replay(args) => cmd::replay::run(args),
         Cmd::Hypotheses(args) => cmd::hypotheses::run(args),
         Cmd::Serve(args) => cmd::serve::run(args),

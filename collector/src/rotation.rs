@@ -14,6 +14,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use slotscope_core::recording::Line;
 use slotscope_core::Timestamp;
 
+use crate::overview_file;
 use crate::retention::{Retention, Stored};
 use crate::sink::{FileSink, Sink, ZSTD_LEVEL};
 
@@ -140,6 +141,8 @@ impl RotatingSink {
             if let Err(e) = fs::remove_file(&path) {
                 eprintln!("slotscope: cannot delete {}: {e}", path.display());
             }
+            // Its overview goes with it (there may be none).
+            let _ = fs::remove_file(overview_file::path_for(&path));
         }
     }
 }
@@ -183,6 +186,7 @@ impl Sink for RotatingSink {
     fn finish(mut self: Box<Self>) -> io::Result<()> {
         if let Some(f) = self.current.take() {
             f.finish_synced()?;
+            overview_file::write_or_report(&self.path);
         }
         sync_dir(&self.dir);
         Ok(())
@@ -200,6 +204,8 @@ impl Sink for RotatingSink {
         if let Some(f) = self.current.take() {
             self.earlier += f.bytes_written();
             f.finish_synced()?;
+            // Read back on a thread of its own: the next poll round does not wait for it.
+            overview_file::write_in_background(self.path.clone());
         }
         let (current, path) = open(&self.dir, t)?;
         self.current = Some(current);

@@ -27,11 +27,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use flate2::write::GzEncoder;
 use flate2::Compression;
+use slotscope_core::overview::SUFFIX;
 use slotscope_core::percent;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 use crate::http_request::{accepts_gzip, not_modified};
+use crate::overview_file;
 use crate::viewer_bundle::Bundle;
 use crate::viewer_dist::{checked_dist, find_dist, search_starts};
 
@@ -455,6 +457,15 @@ fn route(site: &Site, raw_path: &str) -> Target {
     if let Some(name) = rel.strip_prefix("recording/") {
         return match &site.recording {
             Some(r) if r.name == name => Target::File(r.path.clone()),
+            // Its overview, when one is there.
+            Some(r) if name.strip_suffix(SUFFIX) == Some(r.name.as_str()) => {
+                let overview = overview_file::path_for(&r.path);
+                if overview.is_file() {
+                    Target::File(overview)
+                } else {
+                    Target::Missing
+                }
+            }
             _ => Target::Missing,
         };
     }
@@ -524,9 +535,10 @@ async fn handle(mut stream: TcpStream, site: &Site) -> std::io::Result<()> {
     }
     let path = target.split(['?', '#']).next().unwrap_or_default();
     match route(site, path) {
-        // Browsers ask for an icon on their own; without one in the bundle, answer "nothing" rather
-        // than a 404 that shows as an error in the page's console.
-        Target::Missing if path == "/favicon.ico" => {
+        // Browsers ask for an icon on their own, and the viewer for a recording's overview
+        // (`slotscope index`) before the recording: without one, answer "nothing" rather than a
+        // 404 that shows as an error in the page's console.
+        Target::Missing if path == "/favicon.ico" || path.ends_with(SUFFIX) => {
             stream
                 .write_all(b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n")
                 .await?;

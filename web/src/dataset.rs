@@ -6,6 +6,7 @@ use std::io::{self, BufRead, Cursor, Read};
 use std::rc::Rc;
 
 use slotscope_core::analysis::{Analysis, Analyzer, Finishing};
+use slotscope_core::overview::Overview;
 use slotscope_core::reader::{ReadError, RecordingReader};
 use slotscope_core::recording::Line;
 use slotscope_core::track::{Tracks, TracksBuilder};
@@ -27,6 +28,19 @@ pub struct Dataset {
 }
 
 impl Dataset {
+    /// What a recording's overview (`slotscope index`) holds, to show while the recording itself
+    /// is read: the analysis without its per-node metrics, the tracks reduced, no bytes (so no
+    /// what-if yet).
+    pub fn from_overview(name: impl Into<String>, overview: Overview) -> Dataset {
+        Dataset {
+            name: name.into(),
+            tracks: overview.tracks,
+            analysis: overview.analysis,
+            lines: overview.lines,
+            bytes: Rc::from(Vec::new()),
+        }
+    }
+
     /// The span the recording covers, in epoch milliseconds.
     pub fn span(&self) -> (u64, u64) {
         let s = self.tracks.grid.span();

@@ -46,8 +46,15 @@ extern "C" {
     fn whatif_module(path: &str) -> js_sys::Promise;
 }
 
+/// Why a what-if cannot run on an overview (`Dataset::from_overview`): it replays the recording.
+pub const STILL_READING: &str =
+    "the recording is still being read (the overview shown holds no polls to replay): run it again when it is loaded";
+
 /// Runs `req` against the recording `data` holds, in the what-if module (fetched on first use).
 pub async fn run_in_module(data: &Dataset, req: &Request) -> Result<Prediction, String> {
+    if data.bytes.is_empty() {
+        return Err(STILL_READING.to_owned());
+    }
     let module = wasm_bindgen_futures::JsFuture::from(whatif_module(MODULE_URL))
         .await
         .map_err(|e| {

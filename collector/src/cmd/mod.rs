@@ -10,6 +10,7 @@ pub mod cut;
 pub mod hypotheses;
 pub mod import;
 pub mod import_metrics;
+pub mod index;
 pub mod record;
 pub mod replay;
 pub mod serve;

@@ -40,7 +40,8 @@ allowed just these is enough, e.g.
 
 The file is written as JSON Lines (zstd-compressed when FILE ends in .zst or with --compress) and
 flushed after every poll round. SIGINT or SIGTERM ends the recording cleanly: the current round is
-written, an end line is added and slotscope exits 0.
+written, an end line is added and slotscope exits 0. Then the file's overview is written beside it
+(FILE.overview.json, which the viewer shows first; see `slotscope index --help`).
 
 Always on: when --out names a directory (it ends in / or is one), slotscope writes one file per
 --rotate period (default 1h; periods are aligned on multiples of it, UTC), named by its start time
@@ -49,7 +50,8 @@ polled, every node's topology and INFO from its first round on, and an end line 
 when its period ends. Every round is put on disk (fdatasync) before the next one starts, so a
 crash or a power loss loses at most the round being written; a file cut short reads back up to
 its last complete round. Files beyond --retain (age of their last write) or --retain-size (all
-files together) are deleted, oldest first, never the one being written. `slotscope cut DIR --from
+files together) are deleted, oldest first, never the one being written, each with its overview
+(written when its period ends). `slotscope cut DIR --from
 T --to T --out FILE` joins the files that cover a window into one recording.";
 
 /// `record --help`, below the options.
@@ -297,6 +299,10 @@ pub fn run(args: Args) -> ExitCode {
     progress.finish();
     match result {
         Ok(stats) => {
+            // The viewer's overview (a rotating sink wrote the one of each file it closed).
+            if !directory {
+                crate::overview_file::write_or_report(&out);
+            }
             let f = &stats.figures;
             eprintln!(
                 "slotscope: recorded {} rounds from {} nodes ({} samples, {} failures) to {} ({}), ended by {}",

@@ -1,10 +1,10 @@
 //! `slotscope serve`: its arguments, its help and its run.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::viewer_bundle::Bundle;
-use crate::{runtime, viewer_server};
+use crate::{overview_file, runtime, viewer_server};
 
 /// `serve --help`, above the options, before the line on this binary's own bundle.
 const LONG_ABOUT: &str = "\
@@ -23,7 +23,9 @@ first of:
 The start-up line on stderr says which one is served.
 
 FILE (a .jsonl or .jsonl.zst recording) is served at /recording/<file name>, and the printed URL
-opens the viewer on it (?src=/recording/<file name>). Without FILE the URL opens the viewer's demo.
+opens the viewer on it (?src=/recording/<file name>). Its overview (FILE.overview.json, see
+`slotscope index --help`), which the viewer shows while it reads the recording, is written first
+when none is beside FILE or FILE is newer. Without FILE the URL opens the viewer's demo.
 
 Only 127.0.0.1 is listened on. On a terminal the URL is also opened with xdg-open (if that fails,
 open the printed URL yourself); --no-open, or output that is not a terminal, skips that. Ctrl-C
@@ -85,6 +87,9 @@ pub fn run(args: Args) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(file) = args.file.as_deref() {
+        overview(file);
+    }
     let runtime = match runtime::start(WORKERS) {
         Ok(r) => r,
         Err(code) => return code,
@@ -95,4 +100,24 @@ pub fn run(args: Args) -> ExitCode {
         !args.no_open,
         runtime::shutdown_signal(),
     ))
+}
+
+/// Writes the overview of `file` unless a fresh one is beside it: the viewer shows it first
+/// (`slotscope index --help`). Without one the viewer reads the whole recording first.
+fn overview(file: &Path) {
+    if overview_file::is_fresh(file) {
+        return;
+    }
+    eprintln!(
+        "slotscope: writing the overview of {} for the viewer …",
+        file.display()
+    );
+    match overview_file::write(file) {
+        Ok(w) => eprintln!(
+            "slotscope: wrote {} in {:.1} s",
+            w.path.display(),
+            w.took.as_secs_f64()
+        ),
+        Err(e) => eprintln!("slotscope: no overview ({e}); the viewer reads the whole recording"),
+    }
 }

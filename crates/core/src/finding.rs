@@ -3,13 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::node::NodeAddr;
 use crate::time::TimeSpan;
 
 /// What a finding is about. The snake_case names are stable: they are the `kind` in JSON output.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FindingKind {
     /// A shard owns slots (and keys) but receives no commands after a topology change.
@@ -67,7 +67,7 @@ impl FindingKind {
 }
 
 /// How much a finding matters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     /// Worth knowing, not a fault.
@@ -79,7 +79,7 @@ pub enum Severity {
 }
 
 /// How a finding's traffic was attributed to a client group.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Attribution {
     /// The commands that carry it are used by this group only.
@@ -132,7 +132,7 @@ impl Attribution {
 }
 
 /// One finding.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
     /// What it is about.
     pub kind: FindingKind,
@@ -147,14 +147,14 @@ pub struct Finding {
     /// The numbers behind it, by name.
     pub numbers: BTreeMap<String, f64>,
     /// The node it concerns, if one.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node: Option<NodeAddr>,
     /// The client group it concerns or is attributed to.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attribution: Option<Attribution>,
     /// Where it sits relative to outside evidence ("first client error 12 s after migration
     /// start").
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub context: Vec<String>,
 }
 

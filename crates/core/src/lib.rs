@@ -48,6 +48,7 @@ pub mod info;
 pub mod metrics;
 pub mod moment;
 pub mod node;
+pub mod overview;
 pub mod percent;
 pub mod quantity;
 pub mod reader;

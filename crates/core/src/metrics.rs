@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::float;
 use crate::info::InfoReport;
@@ -95,7 +95,7 @@ pub fn is_business_command(cmd: &str) -> bool {
 }
 
 /// Changes of one command's counters over an interval.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommandDelta {
     /// Calls executed.
     pub calls: u64,

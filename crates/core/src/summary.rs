@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::info::ServerIdentity;
 use crate::node::{NodeAddr, NodeId, NodeRef};
@@ -16,7 +16,7 @@ use crate::timeline::{ClusterTimeline, NodeIdx};
 pub use crate::timeline::MOVE_GAP_MS;
 
 /// Everything `slotscope summary` prints.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     /// The recording's header.
     pub header: Header,
@@ -55,7 +55,7 @@ impl Summary {
 }
 
 /// One node of the recording.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NodeSummary {
     /// The address it was polled at.
     pub addr: NodeAddr,
@@ -80,7 +80,7 @@ pub struct NodeSummary {
 }
 
 /// Slots whose owner changed from one node to another.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SlotMove {
     /// Previous owner (`None`: the slots were unassigned).
     pub from: Option<NodeId>,
@@ -106,7 +106,7 @@ impl SlotMove {
 }
 
 /// Slots reported MIGRATING from one node to another (or IMPORTING on the other side).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Migration {
     /// Source node.
     pub from: NodeId,
@@ -121,7 +121,7 @@ pub struct Migration {
 }
 
 /// Failures of one kind at one node.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FailureGroup {
     /// The node's address.
     pub addr: NodeAddr,

@@ -114,7 +114,7 @@ impl Grid {
 }
 
 /// Something that happened at a time (and maybe lasted).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Mark {
     /// When.
     pub t: Timestamp,
@@ -130,7 +130,7 @@ pub struct Mark {
 }
 
 /// The slot layout from one instant on.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Layout {
     /// From when.
     pub t: Timestamp,
@@ -162,7 +162,7 @@ impl Layout {
 }
 
 /// Everything a timeline shows.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Tracks {
     /// The shared grid.
     pub grid: Grid,

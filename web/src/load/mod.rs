@@ -13,7 +13,9 @@ use yew::Callback;
 pub use progress::Status;
 pub use source::Source;
 
-use crate::dataset::{Parser, Shared, Step};
+use slotscope_core::overview::Overview;
+
+use crate::dataset::{Dataset, Parser, Shared, Step};
 use crate::state::Action;
 use progress::{preview_due, SLICE_MS};
 
@@ -45,6 +47,32 @@ pub fn start(source: Source, sinks: Sinks) {
     sinks.status.emit(Status::started(&name));
     wasm_bindgen_futures::spawn_local(async move {
         let fail = |message: String| sinks.status.emit(Status::failed(&name, &message));
+        let preview = |d: Dataset| {
+            let (span, findings) = (d.span(), d.analysis.findings.len());
+            sinks.data.emit(Some(Shared(Rc::new(d))));
+            sinks.dispatch.emit(Action::Preview {
+                name: name.clone(),
+                source: url.clone(),
+                span,
+                findings,
+            });
+        };
+        // The overview written beside the recording (`slotscope index`), shown while the
+        // recording itself is read; a bad one is passed over (the recording says what it holds).
+        let mut overview_pairs = None;
+        if let Some(json) = source.overview().await {
+            if !current() {
+                return;
+            }
+            if let Ok(ov) = Overview::from_json(&json) {
+                overview_pairs = Some(ov.buckets_per_pair);
+                let pairs = ov.buckets_per_pair;
+                preview(Dataset::from_overview(name.clone(), ov));
+                sinks
+                    .status
+                    .emit(Status::reading_behind_overview(&name, 0.0, pairs));
+            }
+        }
         let bytes = match source.bytes().await {
             Ok(b) => b,
             Err(e) => return fail(e),
@@ -57,7 +85,7 @@ pub fn start(source: Source, sinks: Sinks) {
             Err(e) => return fail(e.message),
         };
         let load_began = js_sys::Date::now();
-        let mut previewed = false;
+        let mut previewed = overview_pairs.is_some();
         loop {
             let began = js_sys::Date::now();
             let mut share = 0.0;
@@ -104,17 +132,12 @@ pub fn start(source: Source, sinks: Sinks) {
             // A big recording: show what is read so far while the rest loads.
             if preview_due(previewed, share, js_sys::Date::now() - load_began) {
                 previewed = true;
-                let d = parser.preview();
-                let (span, findings) = (d.span(), d.analysis.findings.len());
-                sinks.data.emit(Some(Shared(Rc::new(d))));
-                sinks.dispatch.emit(Action::Preview {
-                    name: name.clone(),
-                    source: url.clone(),
-                    span,
-                    findings,
-                });
+                preview(parser.preview());
             }
-            sinks.status.emit(Status::reading(&name, share, previewed));
+            sinks.status.emit(match overview_pairs {
+                Some(k) => Status::reading_behind_overview(&name, share, k),
+                None => Status::reading(&name, share, previewed),
+            });
             gloo_timers::future::TimeoutFuture::new(0).await;
             if !current() {
                 return;

@@ -43,6 +43,20 @@ impl Status {
         Status::info(format!("Loading {name} … {} %{showing}", percent(share)))
     }
 
+    /// Parsing, `share` of it read, its overview shown (`buckets_per_pair`: how many polls each
+    /// pair of the overview's points stands for).
+    pub fn reading_behind_overview(name: &str, share: f64, buckets_per_pair: u64) -> Status {
+        let reduced = if buckets_per_pair > 1 {
+            format!(", each pair of points the least and the most of {buckets_per_pair} polls")
+        } else {
+            String::new()
+        };
+        Status::info(format!(
+            "Loading {name} … {} % (showing its overview{reduced}; zoom detail and what-if when loaded)",
+            percent(share)
+        ))
+    }
+
     /// Building the tracks and the analysis, `share` of it done.
     pub fn analysing(name: &str, share: f64) -> Status {
         Status::info(format!("Analysing {name} … {} %", percent(share)))

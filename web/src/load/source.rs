@@ -3,6 +3,8 @@
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
+use slotscope_core::overview::SUFFIX;
+
 use crate::js_error;
 
 /// Where a recording comes from.
@@ -38,6 +40,16 @@ impl Source {
             Source::File(f) => read_file(f).await,
         }
     }
+
+    /// The overview written beside a served recording (`slotscope index`), if the server has
+    /// one: `slotscope serve` answers 204 when there is none.
+    pub async fn overview(&self) -> Option<Vec<u8>> {
+        let Source::Url(u) = self else {
+            return None;
+        };
+        let (path, query) = u.split_at(u.find(['?', '#']).unwrap_or(u.len()));
+        fetch(&format!("{path}{SUFFIX}{query}")).await.ok()
+    }
 }
 
 async fn fetch(url: &str) -> Result<Vec<u8>, String> {
@@ -48,6 +60,9 @@ async fn fetch(url: &str) -> Result<Vec<u8>, String> {
     let resp: web_sys::Response = resp.dyn_into().map_err(|e| js_error::text(&e))?;
     if !resp.ok() {
         return Err(format!("HTTP {} {}", resp.status(), resp.status_text()));
+    }
+    if resp.status() == 204 {
+        return Err("no content (HTTP 204)".to_owned());
     }
     let buf = JsFuture::from(resp.array_buffer().map_err(|e| js_error::text(&e))?)
         .await

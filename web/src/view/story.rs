@@ -4,6 +4,7 @@
 //! A recording cut short says so here, first.
 
 use slotscope_core::analysis::{Role, Step};
+use slotscope_core::finding::FindingKind;
 use slotscope_core::moment::at_clock;
 use slotscope_core::Timestamp;
 use yew::prelude::*;
@@ -94,7 +95,7 @@ pub fn story_panel(props: &StoryProps) -> Html {
                         format!("{words}, {}", s.confidence.word())
                     };
                     html! {
-                        <li class={classes!("step", class)} data-kind={s.finding_kind.unwrap_or(step_kind(s))}
+                        <li class={classes!("step", class)} data-kind={s.finding_kind.map_or_else(|| step_kind(s), FindingKind::name)}
                             data-role={class} tabindex="0" {onclick} {onkeydown}
                             title="Click or press Enter to frame it on the tracks">
                             <span class="step-when">

@@ -29,7 +29,7 @@ mod story;
 mod stream;
 mod traffic;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::census::{infer_short_lived, Census, CensusBuilder};
 use crate::finding::Finding;
@@ -71,7 +71,7 @@ const DETECTORS: &[&dyn Detector] = &[
 ];
 
 /// The analysis of a recording.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Analysis {
     /// What happened, in time order, the root cause marked.
     pub story: Story,
@@ -90,7 +90,7 @@ pub struct Analysis {
     #[serde(skip)]
     pub metrics: Metrics,
     /// What a client recorded through `slotscope tap` saw (empty without tap lines).
-    #[serde(skip_serializing_if = "TapSummary::is_empty")]
+    #[serde(default, skip_serializing_if = "TapSummary::is_empty")]
     pub tap: TapSummary,
     /// Slot owners, migrations and nodes over time (not serialised: the summary says it).
     #[serde(skip)]
@@ -398,7 +398,7 @@ mod tests {
         assert_eq!(kinds, [FindingKind::RedirectStorm, FindingKind::IdleShard]);
         let cause = at_once.story.root_cause().expect("a root cause");
         assert_eq!(cause.finding, Some(0));
-        assert_eq!(cause.finding_kind, Some("redirect_storm"));
+        assert_eq!(cause.finding_kind, Some(FindingKind::RedirectStorm));
         let roles: Vec<(StepKind, Role)> = at_once
             .story
             .steps

@@ -1,6 +1,6 @@
 //! Traffic of each shard before the first and after the last topology change.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::metrics::NodeMetrics;
 use crate::node::{NodeAddr, NodeId};
@@ -9,7 +9,7 @@ use crate::time::TimeSpan;
 use super::Context;
 
 /// Traffic of one node around a topology change.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ShardTraffic {
     /// The node.
     pub addr: NodeAddr,
@@ -26,7 +26,7 @@ pub struct ShardTraffic {
 }
 
 /// Per-second rates over a window.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Rates {
     /// Seconds covered.
     pub secs: f64,

@@ -17,7 +17,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::fingerprint::{self, HandshakeCounts};
 use crate::metrics::{is_business_command, CommandDelta, Interval, Metrics};
@@ -46,7 +46,7 @@ pub const HANDSHAKE_COUNTERS: &[&str] = &[
 const IDENTITY: &[&str] = &["hello", "client|setname", "client|setinfo"];
 
 /// A client group no `CLIENT LIST` poll saw, inferred from the counters.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct InferredGroup {
     /// From the start of the first interval its traffic shows in to the end of the last.
     pub span: TimeSpan,
@@ -56,7 +56,7 @@ pub struct InferredGroup {
     /// The first interval in which at least [`FAILING_SHARE`] of its business commands were
     /// rejected or failed, if any: the poll that first saw it fail (a MOVED it followed to
     /// success before that is not a failure yet).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_failing: Option<TimeSpan>,
     /// Nodes its traffic reached.
     pub nodes: BTreeSet<NodeAddr>,
@@ -72,7 +72,7 @@ pub struct InferredGroup {
     pub errors: BTreeMap<String, u64>,
     /// The library its connect pattern points at, when the server rejected `CLIENT SETINFO`
     /// (see [`crate::fingerprint`]): `redis-py 5.0–7.4 (likely)`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub likely_library: Option<String>,
     /// What it is inferred from, in words.
     pub reason: String,

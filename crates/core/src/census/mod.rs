@@ -18,7 +18,7 @@ pub use inferred::{infer_short_lived, InferredGroup};
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::client_list::ClientEntry;
 use crate::float;
@@ -28,7 +28,7 @@ use crate::recording::{ClientListSample, Line};
 use crate::time::{TimeSpan, Timestamp};
 
 /// What identifies a client group.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct GroupKey {
     /// `lib-name` (`CLIENT SETINFO`), if the client set it.
     pub lib_name: Option<String>,
@@ -106,7 +106,7 @@ pub const COLUMNS: &[(&str, &str)] = &[
 ];
 
 /// A partial identity merged into a group: the key a connection was seen with mid-handshake.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MergedKey {
     /// The partial key (`"recommendation"` before `CLIENT SETINFO`, `host 10.0.0.7` before
     /// `CLIENT SETNAME`).
@@ -116,7 +116,7 @@ pub struct MergedKey {
 }
 
 /// One client group over the recording.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClientGroup {
     /// What identifies it.
     pub key: GroupKey,
@@ -146,7 +146,7 @@ pub struct ClientGroup {
     pub last_seen: Timestamp,
     /// Partial keys of connections seen mid-handshake, merged into this group (their counts are
     /// in the fields above).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged: Vec<MergedKey>,
 }
 
@@ -173,13 +173,13 @@ impl ClientGroup {
 }
 
 /// The census of a recording.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Census {
     /// Groups, most connections seen first.
     pub groups: Vec<ClientGroup>,
     /// Client groups no `CLIENT LIST` poll saw, inferred from the counters (filled by the
     /// analysis, which has the metrics: see [`infer_short_lived`]).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inferred: Vec<InferredGroup>,
     /// New connections seen per node and second (Unix seconds), all groups together.
     #[serde(skip)]

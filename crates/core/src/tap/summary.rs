@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::float;
 use crate::node::NodeAddr;
@@ -13,7 +13,7 @@ use crate::redirect::Redirect;
 use crate::time::Timestamp;
 
 /// Counts of commands by reply class.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TapCounts {
     /// Commands sent.
     pub sent: u64,
@@ -65,7 +65,7 @@ impl TapCounts {
 }
 
 /// A recording's tap lines, folded.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TapSummary {
     /// Client connections opened through the tap.
     pub connections_opened: u64,

@@ -2,7 +2,7 @@
 //! that began mid-migration or with clients already failing, nodes never reached, and one imported
 //! from metrics (no topology, no `CLIENT LIST`, coarse steps).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::finding::{Finding, Severity};
 use crate::moment::at;
@@ -18,7 +18,7 @@ pub(super) const CUT_TEXT_START: &str = "The recording has no end line";
 pub(super) const IMPORTED_TEXT_START: &str = "Imported from metrics, not recorded by the collector";
 
 /// A recording that ends without its end line.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CutShort {
     /// Its last line's time: the analysis covers the recording up to here.
     pub last_line: Timestamp,

@@ -10,9 +10,9 @@ mod events;
 mod limits;
 mod of_finding;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::finding::Finding;
+use crate::finding::{Finding, FindingKind};
 use crate::time::Timestamp;
 
 use super::Context;
@@ -20,7 +20,7 @@ use super::Context;
 pub use limits::CutShort;
 
 /// What a step is about. The snake_case names are stable (`kind` in JSON).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StepKind {
     /// Slots assigned to the nodes of a new cluster.
@@ -44,7 +44,7 @@ pub enum StepKind {
 }
 
 /// How sure a step is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Confidence {
     /// Inferred from counters, with other explanations possible.
@@ -67,7 +67,7 @@ impl Confidence {
 }
 
 /// A step's part in the story.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// What explains the incident.
@@ -81,7 +81,7 @@ pub enum Role {
 }
 
 /// One event of the story.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Step {
     /// When it happened (or began).
     pub at: Timestamp,
@@ -90,8 +90,8 @@ pub struct Step {
     /// What it is about.
     pub kind: StepKind,
     /// The finding's kind for [`StepKind::Finding`] (`client_group_lost`, …).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub finding_kind: Option<&'static str>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finding_kind: Option<FindingKind>,
     /// One sentence.
     pub text: String,
     /// What it rests on, one piece per entry ("INFO polls of 10.0.0.1:7000 failed for 2.0 s").
@@ -109,7 +109,7 @@ pub struct Step {
 }
 
 /// The story of a recording.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Story {
     /// The events, in time order.
     pub steps: Vec<Step>,

@@ -115,7 +115,7 @@ pub(super) fn step(i: usize, f: &Finding) -> Option<Step> {
         at: f.span.start,
         until: Some(f.span.end),
         kind: StepKind::Finding,
-        finding_kind: Some(f.kind.name()),
+        finding_kind: Some(f.kind),
         text,
         evidence,
         confidence,

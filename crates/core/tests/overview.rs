@@ -1,0 +1,83 @@
+//! The overview of every real recording of the founding incidents reads back as written, and
+//! holds the analysis a viewer would make of the whole recording (without its metrics and
+//! timeline) and tracks that cover the same span.
+
+use slotscope_core::analysis::Analyzer;
+use slotscope_core::overview::{Overview, COLUMNS};
+use slotscope_core::reader::RecordingReader;
+use slotscope_core::track::TracksBuilder;
+
+fn fixtures() -> Vec<std::path::PathBuf> {
+    let dir = format!("{}/../../tests/fixtures", env!("CARGO_MANIFEST_DIR"));
+    let mut out: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".jsonl.zst"))
+        .collect();
+    out.sort();
+    assert!(out.len() >= 6, "{out:?}");
+    out
+}
+
+#[test]
+fn every_fixtures_overview_reads_back_and_holds_its_analysis() {
+    for path in fixtures() {
+        let bytes = std::fs::read(&path).unwrap();
+        let len = bytes.len() as u64;
+        let ov = Overview::of_recording(std::io::Cursor::new(bytes.clone()), len).unwrap();
+        // Read back, it is what was written (compared as JSON, NaN being `null`; serde_json
+        // reads a float back within an ulp).
+        let json = ov.to_json();
+        let back = Overview::from_json(&json).unwrap();
+        assert_same(&back, &ov, &path);
+
+        // What the viewer makes of the whole recording.
+        let mut reader = RecordingReader::detect(std::io::Cursor::new(bytes)).unwrap();
+        let header = reader.header().unwrap().clone();
+        let (mut tracks, mut analyzer) = (TracksBuilder::new(&header), Analyzer::new(header));
+        for item in reader.by_ref() {
+            let line = item.unwrap().1;
+            tracks.push(&line);
+            analyzer.push_owned(line);
+        }
+        let whole = analyzer.finish();
+        let tracks = tracks.finish(&whole.metrics, &whole.timeline);
+        assert!(!whole.findings.is_empty(), "{}", path.display());
+        assert_eq!(back.lines, reader.lines_read());
+        assert_eq!(back.recording_bytes, len);
+        // The fixtures are minutes long: their tracks fit whole.
+        assert!(tracks.grid.buckets <= COLUMNS);
+        assert_same(&back.tracks, &tracks, &path);
+        assert_eq!(back.buckets_per_pair, 1);
+        // Only the metrics and the timeline are left out (neither is serialised).
+        assert!(back.analysis.metrics.nodes.is_empty());
+        assert_same(&back.analysis, &whole, &path);
+        assert_eq!(back.analysis.findings.len(), whole.findings.len());
+    }
+}
+
+/// `a` and `b` serialise alike, numbers within a relative 1e-12.
+fn assert_same<T: serde::Serialize>(a: &T, b: &T, path: &std::path::Path) {
+    let (a, b) = (
+        serde_json::to_value(a).unwrap(),
+        serde_json::to_value(b).unwrap(),
+    );
+    assert!(same(&a, &b), "{}:\n{a}\n{b}", path.display());
+}
+
+fn same(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            x == y || (x - y).abs() <= 1e-12 * x.abs().max(y.abs())
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        _ => a == b,
+    }
+}

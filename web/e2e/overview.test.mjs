@@ -1,0 +1,66 @@
+// A recording's overview (FILE.overview.json, `slotscope index`): `slotscope serve FILE` writes
+// it beside FILE, the viewer asks for it before the recording and shows it (story, findings,
+// tracks) while the recording is read, then the whole recording replaces it; a recording with
+// none (the demo) gets 204 from the server and no error in the console.
+//
+// Run: node --test web/e2e/   (needs scripts/build-web's web/dist and a built slotscope binary)
+import assert from 'node:assert/strict';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { FIXTURES, STEP_MS, newPage, screenshot, waitLoaded, waitState, useViewer } from './harness.mjs';
+
+const TEST = { timeout: 4 * STEP_MS };
+const dir = mkdtempSync(join(tmpdir(), 'slotscope-overview-'));
+const file = join(dir, 'incident1.jsonl.zst');
+copyFileSync(FIXTURES.incident1, file);
+
+describe('the overview', () => {
+  const v = useViewer(file);
+
+  test('serve writes it; the viewer shows it while the recording is held back, then the whole', TEST, async () => {
+    const overview = JSON.parse(readFileSync(`${file}.overview.json`, 'utf8'));
+    assert.equal(overview.format, 1);
+    assert.ok(overview.analysis.findings.length > 0);
+
+    const page = await newPage(v.browser);
+    const asked = [];
+    page.on('request', (r) => asked.push(new URL(r.url()).pathname));
+    // The recording is held back until released: what the page shows meanwhile comes from the
+    // overview alone.
+    let release;
+    const held = new Promise((r) => { release = r; });
+    await page.route((u) => u.pathname === '/recording/incident1.jsonl.zst', async (route) => { await held; await route.continue(); });
+    await page.goto(v.server.url);
+    const shown = await waitState(page, (s) => s.partial && s.findings > 0, 'the overview shown');
+    assert.equal(shown.findings, overview.analysis.findings.length);
+    assert.match(await page.locator('#status').innerText(), /showing its overview/);
+    // The story's root cause, before the recording arrived.
+    const story = await page.locator('#story').innerText();
+    assert.match(story, /stops answering/);
+    assert.match(story, /exposure/);
+    assert.ok(await page.locator('canvas').count() > 0, 'tracks drawn');
+    await screenshot(page, '60-overview-while-reading');
+    release();
+    const loaded = await waitLoaded(page, 'incident1');
+    assert.equal(loaded.partial, false);
+    assert.equal(loaded.findings, shown.findings);
+    const ov = asked.indexOf('/recording/incident1.jsonl.zst.overview.json');
+    const rec = asked.indexOf('/recording/incident1.jsonl.zst');
+    assert.ok(ov >= 0 && rec > ov, `the overview first: ${asked.join(' ')}`);
+    assert.deepEqual(page.consoleErrors, []);
+    await page.context().close();
+  });
+
+  test('a recording without one: 204, and the demo loads with no console error', TEST, async () => {
+    const r = await fetch(`${v.server.origin}/demo/incident1.jsonl.zst.overview.json`);
+    assert.equal(r.status, 204);
+    const page = await newPage(v.browser);
+    await page.goto(`${v.server.origin}/?src=demo/incident2.jsonl.zst`);
+    await waitLoaded(page, 'incident2');
+    assert.deepEqual(page.consoleErrors, []);
+    await page.context().close();
+    assert.ok(existsSync(file));
+  });
+});
