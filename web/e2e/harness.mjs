@@ -171,11 +171,11 @@ export async function waitState(page, pred, what) {
   throw new Error(`timed out waiting for ${what}; last state: ${JSON.stringify(last)}`);
 }
 
-/** Saves a full-page screenshot as web/e2e/artifacts/NAME.png. */
-export async function screenshot(page, name) {
+/** Saves a screenshot (of the full page unless `fullPage` is false) as web/e2e/artifacts/NAME.png. */
+export async function screenshot(page, name, { fullPage = true } = {}) {
   mkdirSync(ARTIFACTS, { recursive: true });
   const path = join(ARTIFACTS, `${name}.png`);
-  await page.screenshot({ path, fullPage: true, timeout: STEP_MS });
+  await page.screenshot({ path, fullPage, timeout: STEP_MS });
   return path;
 }
 

@@ -39,7 +39,7 @@ const fmt = (x) => x.toFixed(1);
 const server = await startServer(file);
 const browser = await launchBrowser();
 const name = file ? file.split('/').pop() : 'incident1';
-const result = { file: name, chromium: browser.version(), first_view_ms: [], open_ms: [], redraw: {} };
+const result = { file: name, chromium: browser.version(), first_view_ms: [], first_view_hours: [], first_view_findings: [], open_ms: [], redraw: {} };
 try {
   for (let run = 0; run < runs; run += 1) {
     const page = await newPage(browser);
@@ -52,6 +52,10 @@ try {
       return !!s && !!s.loaded && window.slotscope_draw_ms() > 0;
     }, null, { timeout: 600_000, polling: 20 });
     result.first_view_ms.push(await page.evaluate(() => performance.now()));
+    // What the first view covers: the whole recording (its overview) or the part read so far.
+    const first = await state(page);
+    result.first_view_hours.push(Math.round((first.window[1] - first.window[0]) / 36e3) / 100);
+    result.first_view_findings.push(first.findings);
     await waitLoaded(page, name.replace(/\.jsonl(\.zst)?$/, ''));
     // performance.now() counts from the navigation's start.
     result.open_ms.push(await page.evaluate(() => performance.now()));
@@ -102,7 +106,8 @@ try {
     }
     const after = await state(page);
     result.window_after = after.window;
-    await screenshot(page, `bench-${name}`);
+    // The viewport only: a long recording's page (thousands of findings) is too tall for one image.
+    await screenshot(page, `bench-${name}`, { fullPage: false });
     await page.context().close();
   }
 } finally {
@@ -111,6 +116,7 @@ try {
 }
 console.log(JSON.stringify(result, null, 2));
 console.log(`first view: ${result.first_view_ms.map(fmt).join(', ')} ms (median ${fmt(quantile(result.first_view_ms, 0.5))})`);
+console.log(`first view covers: ${result.first_view_hours.join(', ')} h, ${result.first_view_findings.join(', ')} findings`);
 console.log(`open: ${result.open_ms.map(fmt).join(', ')} ms (median ${fmt(quantile(result.open_ms, 0.5))})`);
 for (const [k, v] of Object.entries(result.redraw)) {
   console.log(`${k}: redraw work median ${fmt(v.work_median_ms)} ms, p95 ${fmt(v.work_p95_ms)} ms, max ${fmt(v.work_max_ms)} ms; `
