@@ -27,7 +27,7 @@ mod why;
 pub use evidence::{Evidence, Prediction, RATE_FLOOR, WEDGED_TAIL_SHARE};
 pub use group::{
     group_workloads, remap_target, ClusterRates, CommandEvidence, GroupEvidence, GroupWorkload,
-    Landing, Source, REMAP_LANDING, SPREAD_SERVED_SHARE,
+    Landing, Source, ALL_ON_ONE_REJECTED, REMAP_LANDING, SPREAD_SERVED_SHARE,
 };
 pub use grouped::{group_variants, rank_groups, GroupHypotheses, GroupRanked, Grouped};
 pub use rank::{rank, rank_with_progress, ExchangeTimes, Hypotheses, HypothesisSpec, Ranked};

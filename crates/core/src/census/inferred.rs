@@ -117,27 +117,74 @@ fn seen_within(g: &ClientGroup, around: TimeSpan) -> bool {
     g.first_seen <= around.end && g.last_seen >= around.start
 }
 
-/// The evidence `iv` of `node` holds, if any.
-fn evidence(census: &Census, node: &NodeAddr, iv: &Interval, slack: u64) -> Option<Evidence> {
-    if iv.restarted || iv.connections_received == 0 {
-        return None;
-    }
-    let around = TimeSpan::new(
+/// The window around `iv` in which the census counts what it saw: one poll either side.
+fn around(iv: &Interval, slack: u64) -> TimeSpan {
+    TimeSpan::new(
         Timestamp(iv.span.start.0.saturating_sub(slack)),
         Timestamp(iv.span.end.0 + slack),
-    );
-    // Only where this node's CLIENT LIST samples cover the interval's end (within half a poll):
-    // elsewhere the census saw nothing.
+    )
+}
+
+/// Connections `node` received in `iv` that no `CLIENT LIST` poll within one poll of it saw open,
+/// or `None` where the census could not see (no `CLIENT LIST` of this node covers the interval's
+/// end within half a poll) or the server restarted.
+fn unseen(census: &Census, node: &NodeAddr, iv: &Interval, slack: u64) -> Option<u64> {
+    if iv.restarted {
+        return None;
+    }
     let listed = census.listed.get(node)?;
     if listed.start.0 > iv.span.end.0 + slack / 2 || listed.end.0 + slack / 2 < iv.span.end.0 {
         return None;
     }
-    let unseen = iv
-        .connections_received
-        .saturating_sub(census.new_on(node, around));
+    Some(
+        iv.connections_received
+            .saturating_sub(census.new_on(node, around(iv, slack))),
+    )
+}
+
+/// The business commands `node` ran in at least half of its intervals that received no
+/// connection the polls missed (where the census could see): whoever runs them outlives the
+/// connections no poll saw (a long-lived client whose commands the `CLIENT LIST` samples never
+/// caught, as sparse samples of a busy client may not), so they are no short-lived client's
+/// evidence. A client that lived and died between two polls runs its commands only around its
+/// own connections.
+fn steady_commands(
+    census: &Census,
+    node: &NodeAddr,
+    intervals: &[Interval],
+    slack: u64,
+) -> BTreeSet<String> {
+    let quiet: Vec<&Interval> = intervals
+        .iter()
+        .filter(|iv| unseen(census, node, iv, slack) == Some(0))
+        .collect();
+    let mut ran: BTreeMap<&str, usize> = BTreeMap::new();
+    for iv in &quiet {
+        for (c, d) in &iv.commands {
+            if is_business_command(c) && d.attempts() > 0 {
+                *ran.entry(c.as_str()).or_default() += 1;
+            }
+        }
+    }
+    ran.into_iter()
+        .filter(|(_, n)| 2 * n >= quiet.len())
+        .map(|(c, _)| c.to_owned())
+        .collect()
+}
+
+/// The evidence `iv` of `node` holds, if any (`steady`: the node's [`steady_commands`]).
+fn evidence(
+    census: &Census,
+    node: &NodeAddr,
+    iv: &Interval,
+    slack: u64,
+    steady: &BTreeSet<String>,
+) -> Option<Evidence> {
+    let unseen = unseen(census, node, iv, slack)?;
     if unseen == 0 {
         return None;
     }
+    let around = around(iv, slack);
     let seen: Vec<&ClientGroup> = census
         .groups
         .iter()
@@ -149,6 +196,7 @@ fn evidence(census: &Census, node: &NodeAddr, iv: &Interval, slack: u64) -> Opti
         .filter(|(c, d)| {
             is_business_command(c)
                 && d.attempts() > 0
+                && !steady.contains(*c)
                 && !seen.iter().any(|g| g.commands.contains_key(*c))
         })
         .map(|(c, d)| (c.clone(), *d))
@@ -190,9 +238,11 @@ pub fn infer_short_lived(
         .nodes
         .iter()
         .flat_map(|n| {
+            let steady = steady_commands(census, &n.addr, &n.intervals, slack);
             n.intervals
                 .iter()
-                .filter_map(|iv| evidence(census, &n.addr, iv, slack))
+                .filter_map(|iv| evidence(census, &n.addr, iv, slack, &steady))
+                .collect::<Vec<_>>()
         })
         .collect();
     found.sort_by_key(|e| (e.span.start, e.span.end));
