@@ -353,3 +353,59 @@ fn reason(g: &InferredGroup, identity_only: bool) -> String {
         }
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn interval(i: u64, received: u64, cmds: &[&str]) -> Interval {
+        Interval {
+            span: TimeSpan::new(Timestamp(1_000 * i), Timestamp(1_000 * (i + 1))),
+            commands: cmds
+                .iter()
+                .map(|c| {
+                    let d = CommandDelta {
+                        calls: 100,
+                        ..CommandDelta::default()
+                    };
+                    ((*c).to_owned(), d)
+                })
+                .collect(),
+            errors: BTreeMap::new(),
+            connections_received: received,
+            connected_clients: Some(3),
+            keys: 0,
+            used_memory: None,
+            restarted: false,
+        }
+    }
+
+    #[test]
+    fn a_command_run_all_along_is_no_short_lived_clients_evidence() {
+        // `set` runs in every interval (a long-lived client no sparse CLIENT LIST caught running
+        // it); connections no poll saw arrive now and then; `zadd` runs only around the two
+        // connections of a client that lived two seconds.
+        let node = NodeAddr::new("10.0.0.1", 7000).unwrap();
+        let mut census = Census::default();
+        census
+            .listed
+            .insert(node.clone(), TimeSpan::new(Timestamp(0), Timestamp(40_000)));
+        let intervals: Vec<Interval> = (0..40)
+            .map(|i| match i {
+                5 | 20 | 33 => interval(i, 1, &["set"]),
+                10 | 11 => interval(i, 2, &["set", "zadd"]),
+                _ => interval(i, 0, &["set"]),
+            })
+            .collect();
+        let steady = steady_commands(&census, &node, &intervals, 1_000);
+        assert_eq!(steady, BTreeSet::from(["set".to_owned()]));
+        for i in [5, 20, 33] {
+            assert!(evidence(&census, &node, &intervals[i], 1_000, &steady).is_none());
+        }
+        let e = evidence(&census, &node, &intervals[10], 1_000, &steady).unwrap();
+        assert_eq!(e.commands.keys().collect::<Vec<_>>(), ["zadd"]);
+        assert_eq!(e.unseen, 2);
+        // Without the steady rule, every interval with a connection would be evidence.
+        assert!(evidence(&census, &node, &intervals[5], 1_000, &BTreeSet::new()).is_some());
+    }
+}
