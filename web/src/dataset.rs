@@ -6,7 +6,7 @@ use std::io::{self, BufRead, Cursor, Read};
 use std::rc::Rc;
 
 use slotscope_core::analysis::{Analysis, Analyzer, Finishing};
-use slotscope_core::overview::Overview;
+use slotscope_core::overview::{min_max, Overview, COLUMNS};
 use slotscope_core::reader::{ReadError, RecordingReader};
 use slotscope_core::recording::Line;
 use slotscope_core::track::{Tracks, TracksBuilder};
@@ -18,6 +18,8 @@ pub struct Dataset {
     pub name: String,
     /// The time tracks.
     pub tracks: Tracks,
+    /// The tracks reduced for drawing long windows, finest first ([`Pyramid`]).
+    pub pyramid: Pyramid,
     /// Findings, census and per-node metrics.
     pub analysis: Analysis,
     /// Lines read (the header included).
@@ -34,6 +36,7 @@ impl Dataset {
     pub fn from_overview(name: impl Into<String>, overview: Overview) -> Dataset {
         Dataset {
             name: name.into(),
+            pyramid: Pyramid::default(),
             tracks: overview.tracks,
             analysis: overview.analysis,
             lines: overview.lines,
@@ -45,6 +48,42 @@ impl Dataset {
     pub fn span(&self) -> (u64, u64) {
         let s = self.tracks.grid.span();
         (s.start.as_millis(), s.end.as_millis())
+    }
+}
+
+/// A recording's tracks reduced by [`min_max`] to fewer and fewer buckets (each level a quarter
+/// of the one before, from [`COLUMNS`] × 4^k down to [`COLUMNS`]): a window of a day at one
+/// second is drawn from about as many points as the canvas has pixels, not 86,400 per series.
+#[derive(Debug, Default)]
+pub struct Pyramid {
+    /// Finest first.
+    levels: Vec<Tracks>,
+}
+
+impl Pyramid {
+    /// The levels of `tracks` (none when they fit in [`COLUMNS`] buckets).
+    pub fn of(tracks: &Tracks) -> Pyramid {
+        let mut columns = COLUMNS;
+        while columns * 4 < tracks.grid.buckets {
+            columns *= 4;
+        }
+        let mut levels = Vec::new();
+        while columns >= COLUMNS && columns < tracks.grid.buckets {
+            levels.push(min_max(tracks, columns).0);
+            columns /= 4;
+        }
+        Pyramid { levels }
+    }
+
+    /// What to draw a window from where a pixel spans `ms_per_px`: the coarsest level whose
+    /// runs (two buckets) span at most half a pixel, so no pixel's extremes come from a run
+    /// that reaches far into the next; `tracks` when none does.
+    pub fn for_pixel<'a>(&'a self, tracks: &'a Tracks, ms_per_px: f64) -> &'a Tracks {
+        self.levels
+            .iter()
+            .rev()
+            .find(|l| slotscope_core::float::from_u64(l.grid.bucket_ms * 4) <= ms_per_px)
+            .unwrap_or(tracks)
     }
 }
 
@@ -205,6 +244,7 @@ impl Parser {
         analysis.story.forget_cut();
         Dataset {
             name: self.name.clone(),
+            pyramid: Pyramid::default(),
             tracks: self
                 .tracks
                 .clone()
@@ -283,6 +323,7 @@ impl Finisher {
             .expect("the first step builds the tracks");
         Dataset {
             name: self.name,
+            pyramid: Pyramid::of(&tracks),
             tracks,
             analysis: self.analysis.done(),
             lines: self.lines,

@@ -227,7 +227,11 @@ pub fn track<DB: DrawingBackend>(
                 .iter()
                 .map(|p| overlay::peak(kind, p, grid, frame))
                 .fold(0.0f32, f32::max);
-            let top = series::draw(kind, area, frame, &data.tracks, peak)?;
+            // A long window is drawn from a reduced level: as many points as pixels, not buckets.
+            let tracks = data
+                .pyramid
+                .for_pixel(&data.tracks, frame.scale.ms_per_px());
+            let top = series::draw(kind, area, frame, tracks, peak)?;
             for (slot, p) in predicted.iter().enumerate() {
                 overlay::draw(kind, area, frame, grid, p, top, slot, predicted.len())?;
             }
@@ -385,6 +389,62 @@ mod tests {
             columns(&s, &grid, &scale),
             vec![Some((1.0, 5.0)), None, Some((2.0, 3.0)), Some((0.0, 9.0))]
         );
+    }
+
+    #[test]
+    fn a_day_drawn_from_the_pyramid_keeps_every_pixels_extremes() {
+        // A day at one second, drawn 1,200 pixels wide: from a reduced level, each pixel's
+        // extremes are those of its own seconds or of their neighbours within half a pixel.
+        let n = 86_400;
+        let mut x: u32 = 12_345;
+        let values: Vec<f32> = (0..n)
+            .map(|_| {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                f32::from(u16::try_from(x >> 20).unwrap())
+            })
+            .collect();
+        let s = Series {
+            label: "x".into(),
+            values,
+        };
+        let mut tracks = fixture("incident2-valkey").tracks;
+        tracks.grid = Grid {
+            start: Timestamp(0),
+            bucket_ms: 1000,
+            buckets: n,
+        };
+        tracks.node_rate = vec![s.clone()];
+        let pyramid = crate::dataset::Pyramid::of(&tracks);
+        let scale = TimeScale::new((0, 86_400_000), 1_200);
+        let level = pyramid.for_pixel(&tracks, scale.ms_per_px());
+        // At most a sixth of the buckets (runs of at most half a pixel: 14,400 here).
+        assert!(level.grid.buckets <= n / 6, "{}", level.grid.buckets);
+        let full = columns(&s, &tracks.grid, &scale);
+        let reduced = columns(&level.node_rate[0], &level.grid, &scale);
+        assert_eq!(full.len(), reduced.len());
+        let half_px = 36; // seconds
+        for (col, (f, r)) in full.iter().zip(&reduced).enumerate() {
+            let (lo, hi) = r.unwrap();
+            assert!(f.is_some());
+            let a = (col * 72).saturating_sub(half_px);
+            let b = ((col + 1) * 72 + half_px).min(n);
+            let near = &s.values[a..b];
+            let (nlo, nhi) = near
+                .iter()
+                .fold((f32::MAX, f32::MIN), |(l, h), &v| (l.min(v), h.max(v)));
+            assert!(
+                lo >= nlo && hi <= nhi,
+                "col {col}: {lo}..{hi} outside {nlo}..{nhi}"
+            );
+        }
+        let peak = |c: &[Column]| c.iter().flatten().map(|&(_, h)| h).fold(0.0, f32::max);
+        assert_eq!(peak(&full), peak(&reduced), "the day's peak is drawn");
+        // A window of ten minutes is drawn from the recording itself.
+        let zoomed = TimeScale::new((0, 600_000), 1_200);
+        assert!(std::ptr::eq(
+            pyramid.for_pixel(&tracks, zoomed.ms_per_px()),
+            &tracks
+        ));
     }
 
     #[test]
