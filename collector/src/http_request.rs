@@ -1,5 +1,5 @@
 //! What a request's head asks of a response: its header values, whether the client takes gzip
-//! (`Accept-Encoding`), and whether its copy is current (`If-None-Match`). Used by
+//! or brotli (`Accept-Encoding`), and whether its copy is current (`If-None-Match`). Used by
 //! [`crate::viewer_server`].
 
 /// The values of every `name:` header line of a request head (case-insensitive name).
@@ -10,9 +10,9 @@ pub fn header_values<'a>(head: &'a str, name: &'a str) -> impl Iterator<Item = &
     })
 }
 
-/// Whether the request's `Accept-Encoding` allows gzip (`gzip` / `x-gzip`, or `*`, with a non-zero
-/// `q`). No header: identity only.
-pub fn accepts_gzip(head: &str) -> bool {
+/// Whether the request's `Accept-Encoding` allows `coding` (`gzip`, which `x-gzip` also names,
+/// or `br`), by name or by `*`, with a non-zero `q`. No header: identity only.
+pub fn accepts(head: &str, coding_wanted: &str) -> bool {
     let mut star = None;
     for value in header_values(head, "accept-encoding") {
         for item in value.split(',') {
@@ -26,7 +26,9 @@ pub fn accepts_gzip(head: &str) -> bool {
                         .then(|| v.trim().parse::<f32>().unwrap_or(0.0))
                 })
                 .unwrap_or(1.0);
-            if coding.eq_ignore_ascii_case("gzip") || coding.eq_ignore_ascii_case("x-gzip") {
+            let named = coding.eq_ignore_ascii_case(coding_wanted)
+                || (coding_wanted == "gzip" && coding.eq_ignore_ascii_case("x-gzip"));
+            if named {
                 return q > 0.0;
             }
             if coding == "*" {

@@ -32,7 +32,7 @@ use slotscope_core::percent;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::http_request::{accepts_gzip, not_modified};
+use crate::http_request::{accepts, not_modified};
 use crate::overview_file;
 use crate::viewer_bundle::Bundle;
 use crate::viewer_dist::{checked_dist, find_dist, search_starts};
@@ -77,7 +77,28 @@ pub struct Site {
     cache: Mutex<HashMap<PathBuf, Arc<Prepared>>>,
 }
 
+/// The viewer's first files: prepared (ETag and gzip, brotli on a thread of its own) as soon as
+/// the server starts, so that the first page load does not wait for them.
+const WARM: &[&str] = &["/", "/style.css", "/slotscope_web.js", "/slotscope_web_bg.wasm"];
+
 impl Site {
+    /// Prepares the [`WARM`] files.
+    async fn warm(&self) {
+        for path in WARM {
+            match route(self, path) {
+                Target::File(file) => {
+                    if let Ok(meta) = tokio::fs::metadata(&file).await {
+                        let _ = self.prepared(&file, &meta).await;
+                    }
+                }
+                Target::Embedded(i) => {
+                    let _ = self.prepared_embedded(i).await;
+                }
+                Target::Refused | Target::Missing => {}
+            }
+        }
+    }
+
     /// The ETag and gzip body of `path`, whose metadata is `meta`: from the cache while the file
     /// keeps its size and modification time, else computed again (off the async workers) and kept.
     async fn prepared(
@@ -101,6 +122,8 @@ impl Site {
             .await
             .map_err(std::io::Error::other)??;
         let p = Arc::new(p);
+        let owned = path.to_path_buf();
+        p.brotli_later(move || std::fs::read(owned).map(std::borrow::Cow::Owned));
         self.cache
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -124,7 +147,15 @@ impl Site {
         .await
         .map_err(std::io::Error::other)??;
         // Two first requests at once compute it twice; both get the one kept.
-        Ok(Arc::clone(prepared[i].get_or_init(|| Arc::new(p))))
+        let mut made = false;
+        let p = Arc::clone(prepared[i].get_or_init(|| {
+            made = true;
+            Arc::new(p)
+        }));
+        if made {
+            p.brotli_later(move || Ok(std::borrow::Cow::Borrowed(bytes)));
+        }
+        Ok(p)
     }
 }
 
@@ -136,6 +167,11 @@ const CONTENT_LIMIT: u64 = 64 * 1024 * 1024;
 /// Up to this size, gzip at its best level (the viewer's bundle: the ~1 MB wasm takes a fraction
 /// of a second once); above it, the default level.
 const BEST_LEVEL_LIMIT: usize = 4 * 1024 * 1024;
+
+/// Brotli's quality: its best (11) in a release build, where it takes the viewer's 1.4 MB wasm to
+/// about 409 KB (gzip's best: 532 KB); 9 in a debug build (460 KB), which the tests run on every
+/// server they start and where level 11 costs about 17 s of a core instead of 1 s.
+const BROTLI_QUALITY: i32 = if cfg!(debug_assertions) { 9 } else { 11 };
 
 /// What is known of one version of a served file (one size and modification time).
 ///
@@ -155,6 +191,11 @@ struct Prepared {
     /// The gzip-encoded body, for a compressible file up to [`CONTENT_LIMIT`] that gzip makes
     /// smaller.
     gzip: Option<Arc<Vec<u8>>>,
+    /// The brotli-encoded body, for a compressible file up to [`BEST_LEVEL_LIMIT`] (the viewer's
+    /// bundle) that it makes smaller than the gzip one. Brotli's best level takes a second or
+    /// more on the wasm, so it is computed on a thread of its own ([`Prepared::brotli_later`]);
+    /// until it is set, requests get gzip.
+    br: OnceLock<Option<Arc<Vec<u8>>>>,
 }
 
 impl Prepared {
@@ -170,6 +211,7 @@ impl Prepared {
                 modified,
                 etag: format!("\"s{len:x}-{nanos:x}\""),
                 gzip: None,
+                br: OnceLock::from(None),
             });
         }
         // Should the file change between the metadata and this read, the entry is keyed by the
@@ -202,17 +244,75 @@ impl Prepared {
         } else {
             None
         };
+        let br = OnceLock::new();
+        if !compressible(name) || bytes.len() > BEST_LEVEL_LIMIT {
+            let _ = br.set(None);
+        }
         Ok(Prepared {
             len,
             modified,
             etag,
             gzip,
+            br,
         })
     }
 
-    /// The gzip body's ETag: the identity one with `-gz` inside the quotes.
-    fn gzip_etag(&self) -> String {
-        format!("{}-gz\"", self.etag.trim_end_matches('"'))
+    /// Whether its brotli body is still to be made.
+    fn wants_brotli(&self) -> bool {
+        self.br.get().is_none()
+    }
+
+    /// Makes its brotli body from `bytes` (its identity body), at [`BROTLI_QUALITY`]; kept only
+    /// when smaller than the gzip one.
+    fn brotli_now(&self, bytes: &[u8]) {
+        let params = brotli::enc::BrotliEncoderParams {
+            quality: BROTLI_QUALITY,
+            lgwin: 22,
+            ..Default::default()
+        };
+        let mut out = Vec::with_capacity(bytes.len() / 3 + 64);
+        let made = brotli::BrotliCompress(&mut &bytes[..], &mut out, &params).is_ok()
+            && self.gzip.as_ref().map_or(bytes.len(), |gz| gz.len()) > out.len();
+        let _ = self.br.set(made.then(|| Arc::new(out)));
+    }
+
+    /// Makes its brotli body on a thread of its own from what `bytes` gives (the file read
+    /// again, or the embedded bytes): requests meanwhile get gzip. Bytes of another length than
+    /// it was prepared at (the file changed) leave it without one.
+    fn brotli_later(
+        self: &Arc<Self>,
+        bytes: impl FnOnce() -> std::io::Result<std::borrow::Cow<'static, [u8]>> + Send + 'static,
+    ) {
+        if !self.wants_brotli() {
+            return;
+        }
+        let me = Arc::clone(self);
+        let spawned = std::thread::Builder::new()
+            .name("brotli".into())
+            .spawn(move || match bytes() {
+                Ok(b) if b.len() as u64 == me.len => me.brotli_now(&b),
+                _ => {
+                    let _ = me.br.set(None);
+                }
+            });
+        if spawned.is_err() {
+            let _ = self.br.set(None);
+        }
+    }
+
+    /// The body for a request whose head is `head`: brotli when it takes brotli and there is a
+    /// brotli body, else gzip likewise, else `None` (identity); with its `Content-Encoding` and
+    /// its ETag (the identity one with `-br` or `-gz` inside the quotes: a strong ETag names one
+    /// representation).
+    fn encoded(&self, head: &str) -> Option<(&Arc<Vec<u8>>, &'static str, String)> {
+        let tagged = |suffix: &str| format!("{}-{suffix}\"", self.etag.trim_end_matches('"'));
+        if let Some(br) = self.br.get().and_then(Option::as_ref).filter(|_| accepts(head, "br")) {
+            return Some((br, "br", tagged("br")));
+        }
+        self.gzip
+            .as_ref()
+            .filter(|_| accepts(head, "gzip"))
+            .map(|gz| (gz, "gzip", tagged("gz")))
     }
 }
 
@@ -356,6 +456,8 @@ pub async fn serve(
     if open && stdout.is_terminal() {
         open_browser(&url);
     }
+    let warming = Arc::clone(&site);
+    tokio::spawn(async move { warming.warm().await });
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -597,9 +699,9 @@ async fn respond(
     prepared: &Prepared,
     body: Body,
 ) -> std::io::Result<()> {
-    let gzip = prepared.gzip.as_ref().filter(|_| accepts_gzip(head));
-    let etag = match gzip {
-        Some(_) => prepared.gzip_etag(),
+    let encoded = prepared.encoded(head);
+    let etag = match &encoded {
+        Some((_, _, etag)) => etag.clone(),
         None => prepared.etag.clone(),
     };
     let vary = if compressible(name) {
@@ -619,9 +721,9 @@ async fn respond(
         Body::File(_, len) => *len,
         Body::Bytes(bytes) => bytes.len() as u64,
     };
-    let (len, encoding) = match gzip {
-        Some(gz) => (gz.len() as u64, "Content-Encoding: gzip\r\n"),
-        None => (identity_len, ""),
+    let (len, encoding) = match &encoded {
+        Some((body, coding, _)) => (body.len() as u64, format!("Content-Encoding: {coding}\r\n")),
+        None => (identity_len, String::new()),
     };
     let header = format!(
         "HTTP/1.1 200 OK\r\nContent-Type: {}\r\n{encoding}Content-Length: {len}\r\n\
@@ -631,8 +733,8 @@ async fn respond(
     );
     stream.write_all(header.as_bytes()).await?;
     if !head_only {
-        match (gzip, body) {
-            (Some(gz), _) => stream.write_all(gz).await?,
+        match (encoded, body) {
+            (Some((encoded, _, _)), _) => stream.write_all(encoded).await?,
             (None, Body::Bytes(bytes)) => stream.write_all(bytes).await?,
             (None, Body::File(mut f, _)) => {
                 // No more than the length announced, should the file have grown since.
@@ -938,14 +1040,17 @@ mod tests {
     #[test]
     fn accept_encoding_and_if_none_match() {
         let req = |h: &str| format!("GET / HTTP/1.1\r\nHost: x\r\n{h}");
-        assert!(accepts_gzip(&req("Accept-Encoding: gzip, deflate, br")));
-        assert!(accepts_gzip(&req("accept-encoding: br;q=1.0, GZIP;q=0.5")));
-        assert!(accepts_gzip(&req("Accept-Encoding: *")));
-        assert!(!accepts_gzip(&req("Accept-Encoding: gzip;q=0, *")));
-        assert!(!accepts_gzip(&req("Accept-Encoding: br, identity")));
-        assert!(!accepts_gzip(&req("Accept-Encoding: identity")));
-        assert!(!accepts_gzip(&req("X-Other: gzip")));
-        assert!(!accepts_gzip("GET / HTTP/1.1\r\nAccept-Encoding"));
+        assert!(accepts(&req("Accept-Encoding: gzip, deflate, br"), "gzip"));
+        assert!(accepts(&req("accept-encoding: br;q=1.0, GZIP;q=0.5"), "gzip"));
+        assert!(accepts(&req("Accept-Encoding: *"), "gzip"));
+        assert!(!accepts(&req("Accept-Encoding: gzip;q=0, *"), "gzip"));
+        assert!(!accepts(&req("Accept-Encoding: br, identity"), "gzip"));
+        assert!(!accepts(&req("Accept-Encoding: identity"), "gzip"));
+        assert!(!accepts(&req("X-Other: gzip"), "gzip"));
+        assert!(accepts(&req("Accept-Encoding: gzip, deflate, br, zstd"), "br"));
+        assert!(!accepts(&req("Accept-Encoding: gzip, br;q=0"), "br"));
+        assert!(!accepts(&req("Accept-Encoding: x-gzip"), "br"));
+        assert!(!accepts("GET / HTTP/1.1\r\nAccept-Encoding", "gzip"));
         assert!(not_modified(&req("If-None-Match: \"a\", \"b\""), "\"b\""));
         assert!(not_modified(&req("If-None-Match: W/\"b\""), "\"b\""));
         assert!(not_modified(&req("If-None-Match: *"), "\"b\""));
@@ -964,21 +1069,32 @@ mod tests {
         let b = Prepared::of(&js, 1, None).unwrap();
         assert_eq!(a.etag, b.etag, "the same bytes, the same ETag");
         assert!(a.etag.starts_with('"') && a.etag.ends_with('"'));
-        assert_eq!(
-            a.gzip_etag(),
-            format!("{}-gz\"", &a.etag[..a.etag.len() - 1])
-        );
-        assert!(a.gzip.as_ref().unwrap().len() < 200);
+        let req = |h: &str| format!("GET / HTTP/1.1\r\nHost: x\r\n{h}");
+        let tag = |suffix: &str| format!("{}-{suffix}\"", &a.etag[..a.etag.len() - 1]);
+        let (gz, coding, etag) = a.encoded(&req("Accept-Encoding: gzip")).unwrap();
+        assert_eq!((coding, etag), ("gzip", tag("gz")));
+        assert!(gz.len() < 200);
+        // Brotli when the client takes it, once made: smaller still, its own ETag.
+        assert!(a.wants_brotli());
+        a.brotli_now("let x = 1;\n".repeat(200).as_bytes());
+        let (br, coding, etag) = a.encoded(&req("Accept-Encoding: gzip, deflate, br")).unwrap();
+        assert_eq!((coding, etag), ("br", tag("br")));
+        assert!(br.len() < gz.len(), "{} {}", br.len(), gz.len());
+        let mut plain = Vec::new();
+        brotli::BrotliDecompress(&mut &br[..], &mut plain).unwrap();
+        assert_eq!(plain, "let x = 1;\n".repeat(200).into_bytes());
+        assert!(a.encoded(&req("Accept-Encoding: identity")).is_none());
         std::fs::write(&js, "let x = 2;\n".repeat(200)).unwrap();
         assert_ne!(Prepared::of(&js, 0, None).unwrap().etag, a.etag);
         let zst = dir.join("r.jsonl.zst");
         std::fs::write(&zst, "z".repeat(1000)).unwrap();
-        assert!(Prepared::of(&zst, 0, None).unwrap().gzip.is_none());
+        let z = Prepared::of(&zst, 0, None).unwrap();
+        assert!(z.gzip.is_none() && !z.wants_brotli());
         assert!(compressible(Path::new("x_bg.wasm")) && compressible(Path::new("r.jsonl")));
         assert!(!compressible(Path::new("r.jsonl.zst")) && !compressible(Path::new("a.png")));
         let big = Prepared::of(&zst, CONTENT_LIMIT + 1, Some(UNIX_EPOCH)).unwrap();
         assert!(
-            big.gzip.is_none() && big.etag.starts_with("\"s"),
+            big.gzip.is_none() && !big.wants_brotli() && big.etag.starts_with("\"s"),
             "{}",
             big.etag
         );

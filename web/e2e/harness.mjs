@@ -92,6 +92,20 @@ export function useViewer(file) {
   return v;
 }
 
+/**
+ * Resolves once the server sends the viewer's wasm brotli-encoded (it makes that body on a thread
+ * of its own after it starts, and sends gzip meanwhile); rejects after 4 × STEP_MS.
+ */
+export async function brotliReady(origin) {
+  const deadline = Date.now() + 4 * STEP_MS;
+  while (Date.now() < deadline) {
+    const r = await fetch(`${origin}/slotscope_web_bg.wasm`, { method: 'HEAD', headers: { 'accept-encoding': 'br' } });
+    if (r.headers.get('content-encoding') === 'br') return;
+    await new Promise((ok) => setTimeout(ok, 250));
+  }
+  throw new Error(`the server sent no brotli wasm within ${4 * STEP_MS} ms`);
+}
+
 /** Launches Debian's Chromium headless. */
 export async function launchBrowser() {
   return chromium.launch({

@@ -1,7 +1,7 @@
 // The viewer as a person meets it, in headless Chromium against `slotscope serve`: the demo opens
 // on incident 1 with its top finding, a finding click moves the cursor, a bad file is reported with
 // its line number (and the app keeps working), zoom and pan change the visible range, the URL hash
-// restores the view on reload, a reload costs only 304s (the first load came gzip), `?src=` opens
+// restores the view on reload, a reload costs only 304s (the first load came brotli), `?src=` opens
 // a served recording, and a recording made through
 // `slotscope tap` shows the client's own MOVED share per command. Screenshots of the main views
 // go to web/e2e/artifacts/.
@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import {
-  FIXTURES, STEP_MS, newPage, screenshot, state, useViewer, waitLoaded, waitState,
+  FIXTURES, STEP_MS, brotliReady, newPage, screenshot, state, useViewer, waitLoaded, waitState,
 } from './harness.mjs';
 
 const TRACKS = ['topology', 'node-rate', 'moved-share', 'errors', 'connections', 'refreshes', 'events'];
@@ -228,7 +228,8 @@ describe('viewer on the demo', () => {
 describe('viewer reloads', () => {
   const v = useViewer();
 
-  test('a reload costs a few hundred bytes (every file a 304), the first load came gzip', TEST, async () => {
+  test('a reload costs a few hundred bytes (every file a 304), the first load came brotli', { timeout: 8 * STEP_MS }, async () => {
+    await brotliReady(v.server.origin);
     const page = await newPage(v.browser);
     // What the server sent for each response: status, encoding and body bytes on the wire.
     const seen = [];
@@ -247,7 +248,7 @@ describe('viewer reloads', () => {
     const first = seen.splice(0);
     const wasm = first.find((r) => r.url.endsWith('.wasm'));
     assert.ok(wasm, JSON.stringify(first));
-    assert.equal(wasm.enc, 'gzip', JSON.stringify(wasm));
+    assert.equal(wasm.enc, 'br', JSON.stringify(wasm));
     const firstBytes = first.reduce((n, r) => n + r.bytes, 0);
 
     await page.reload();
