@@ -29,6 +29,7 @@ mod runtime;
 #[cfg(test)]
 mod scripted_server;
 mod secret;
+mod served_file;
 mod sink;
 mod tap;
 mod tls;
