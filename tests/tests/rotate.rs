@@ -1,13 +1,14 @@
 //! The always-on recorder against real clusters: `record --out DIR/ --rotate --retain` rotates,
 //! each file stands alone, retention deletes the oldest, `cut` joins across files into a recording
 //! `analyze` reads, a SIGKILL loses at most the round being written, and the ACL user of
-//! `deploy/acl.md` is enough (and no more).
+//! `deploy/acl.md` is enough (and no more); each file gets its overview, deleted with it.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use slotscope_core::overview::{Overview, SUFFIX};
 use slotscope_core::recording::{EndReason, Line};
 use slotscope_core::{NodeAddr, Timestamp};
 use slotscope_tests::kind::workspace_root;
@@ -164,6 +165,30 @@ fn a_simulated_week_rotates_retains_and_cuts_across_files() {
             r.lines.iter().all(|l| !matches!(l, Line::PollFailed(_))),
             "{what}: a poll failed"
         );
+    }
+    // Each file left has its overview beside it (written when its period ended, the last one
+    // when the recording did), and the retention deleted the overviews of the files it deleted.
+    for f in &files {
+        let mut name = f.as_os_str().to_owned();
+        name.push(SUFFIX);
+        let bytes = std::fs::read(&name)
+            .unwrap_or_else(|e| panic!("no overview beside {}: {e}", f.display()));
+        let overview = Overview::from_json(&bytes).unwrap();
+        assert_eq!(
+            overview.recording_bytes,
+            std::fs::metadata(f).unwrap().len()
+        );
+        assert!(overview.lines > 3 && overview.tracks.nodes.len() == 3);
+    }
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        let n = p.to_string_lossy().into_owned();
+        if let Some(rec) = n.strip_suffix(SUFFIX) {
+            assert!(
+                Path::new(rec).is_file(),
+                "an overview without its recording: {n}"
+            );
+        }
     }
     for r in &recs[..recs.len() - 1] {
         assert_eq!(end_of(r), Some(EndReason::Rotated));
