@@ -1,6 +1,7 @@
 //! What `slotscope serve` knows of one version of a file it serves: its ETag, and its gzip and
 //! brotli bodies (see [`Prepared`]). Used by [`crate::viewer_server`].
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -52,28 +53,32 @@ pub(crate) struct Prepared {
 
 impl Prepared {
     /// Reads (if small enough), hashes and compresses the file at `path`, stated as `len` bytes
-    /// modified at `modified`.
+    /// modified at `modified`; with the bytes read when its brotli body is still to be made
+    /// ([`Prepared::brotli_later`]), so that the file is read once.
     pub(crate) fn of(
         path: &Path,
         len: u64,
         modified: Option<SystemTime>,
-    ) -> std::io::Result<Prepared> {
+    ) -> std::io::Result<(Prepared, Option<Vec<u8>>)> {
         if len > CONTENT_LIMIT {
             let nanos = modified
                 .and_then(|m| m.duration_since(UNIX_EPOCH).ok())
                 .map_or(0, |d| d.as_nanos());
-            return Ok(Prepared {
+            let prepared = Prepared {
                 len,
                 modified,
                 etag: format!("\"s{len:x}-{nanos:x}\""),
                 gzip: None,
                 br: OnceLock::from(None),
-            });
+            };
+            return Ok((prepared, None));
         }
         // Should the file change between the metadata and this read, the entry is keyed by the
         // old metadata and is replaced on the next request, which sees the new one.
         let bytes = std::fs::read(path)?;
-        Prepared::from_bytes(path, &bytes, len, modified)
+        let prepared = Prepared::from_bytes(path, &bytes, len, modified)?;
+        let wanted = prepared.wants_brotli().then_some(bytes);
+        Ok((prepared, wanted))
     }
 
     /// Hashes and compresses `bytes`, the content of a file named `name` (its extension says whether
@@ -132,26 +137,16 @@ impl Prepared {
         let _ = self.br.set(made.then(|| Arc::new(out)));
     }
 
-    /// Makes its brotli body on a thread of its own from what `bytes` gives (the file read
-    /// again, or the embedded bytes): requests meanwhile get gzip. Bytes of another length than
-    /// it was prepared at (the file changed) leave it without one.
-    pub(crate) fn brotli_later(
-        self: &Arc<Self>,
-        bytes: impl FnOnce() -> std::io::Result<std::borrow::Cow<'static, [u8]>> + Send + 'static,
-    ) {
+    /// Makes its brotli body from `bytes` (its identity body) on a thread of its own: requests
+    /// meanwhile get gzip.
+    pub(crate) fn brotli_later(self: &Arc<Self>, bytes: Cow<'static, [u8]>) {
         if !self.wants_brotli() {
             return;
         }
         let me = Arc::clone(self);
-        let spawned =
-            std::thread::Builder::new()
-                .name("brotli".into())
-                .spawn(move || match bytes() {
-                    Ok(b) if b.len() as u64 == me.len => me.brotli_now(&b),
-                    _ => {
-                        let _ = me.br.set(None);
-                    }
-                });
+        let spawned = std::thread::Builder::new()
+            .name("brotli".into())
+            .spawn(move || me.brotli_now(&bytes));
         if spawned.is_err() {
             let _ = self.br.set(None);
         }
@@ -221,8 +216,8 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let js = dir.join("a.js");
         std::fs::write(&js, "let x = 1;\n".repeat(200)).unwrap();
-        let a = Prepared::of(&js, 0, None).unwrap();
-        let b = Prepared::of(&js, 1, None).unwrap();
+        let a = Prepared::of(&js, 0, None).unwrap().0;
+        let b = Prepared::of(&js, 1, None).unwrap().0;
         assert_eq!(a.etag, b.etag, "the same bytes, the same ETag");
         assert!(a.etag.starts_with('"') && a.etag.ends_with('"'));
         let req = |h: &str| format!("GET / HTTP/1.1\r\nHost: x\r\n{h}");
@@ -243,14 +238,19 @@ mod tests {
         assert_eq!(plain, "let x = 1;\n".repeat(200).into_bytes());
         assert!(a.encoded(&req("Accept-Encoding: identity")).is_none());
         std::fs::write(&js, "let x = 2;\n".repeat(200)).unwrap();
-        assert_ne!(Prepared::of(&js, 0, None).unwrap().etag, a.etag);
+        assert_ne!(Prepared::of(&js, 0, None).unwrap().0.etag, a.etag);
         let zst = dir.join("r.jsonl.zst");
         std::fs::write(&zst, "z".repeat(1000)).unwrap();
-        let z = Prepared::of(&zst, 0, None).unwrap();
+        // The bytes come back to make the brotli body from only when one is to be made.
+        assert!(Prepared::of(&js, 0, None).unwrap().1.is_some());
+        let (z, z_bytes) = Prepared::of(&zst, 0, None).unwrap();
+        assert!(z_bytes.is_none());
         assert!(z.gzip.is_none() && !z.wants_brotli());
         assert!(compressible(Path::new("x_bg.wasm")) && compressible(Path::new("r.jsonl")));
         assert!(!compressible(Path::new("r.jsonl.zst")) && !compressible(Path::new("a.png")));
-        let big = Prepared::of(&zst, CONTENT_LIMIT + 1, Some(UNIX_EPOCH)).unwrap();
+        let big = Prepared::of(&zst, CONTENT_LIMIT + 1, Some(UNIX_EPOCH))
+            .unwrap()
+            .0;
         assert!(
             big.gzip.is_none() && !big.wants_brotli() && big.etag.starts_with("\"s"),
             "{}",

@@ -16,6 +16,7 @@
 //! compressed once per file version and kept in memory (see [`Prepared`]). An embedded file is
 //! answered exactly as the same bytes on disk would be.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::future::Future;
 use std::io::{IsTerminal, Write};
@@ -122,12 +123,13 @@ impl Site {
             return Ok(p);
         }
         let owned = path.to_path_buf();
-        let p = tokio::task::spawn_blocking(move || Prepared::of(&owned, len, modified))
+        let (p, bytes) = tokio::task::spawn_blocking(move || Prepared::of(&owned, len, modified))
             .await
             .map_err(std::io::Error::other)??;
         let p = Arc::new(p);
-        let owned = path.to_path_buf();
-        p.brotli_later(move || std::fs::read(owned).map(std::borrow::Cow::Owned));
+        if let Some(bytes) = bytes {
+            p.brotli_later(Cow::Owned(bytes));
+        }
         self.cache
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -157,7 +159,7 @@ impl Site {
             Arc::new(p)
         }));
         if made {
-            p.brotli_later(move || Ok(std::borrow::Cow::Borrowed(bytes)));
+            p.brotli_later(Cow::Borrowed(bytes));
         }
         Ok(p)
     }

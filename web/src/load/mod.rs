@@ -47,14 +47,26 @@ pub fn start(source: Source, sinks: Sinks) {
     sinks.status.emit(Status::started(&name));
     wasm_bindgen_futures::spawn_local(async move {
         let fail = |message: String| sinks.status.emit(Status::failed(&name, &message));
-        let preview = |d: Dataset| {
+        // Hands a dataset to the app: the whole recording, or a preview of it (its overview or
+        // the part read so far).
+        let show = |d: Dataset, whole: bool| {
+            let (name, source) = (name.clone(), url.clone());
             let (span, findings) = (d.span(), d.analysis.findings.len());
             sinks.data.emit(Some(Shared(Rc::new(d))));
-            sinks.dispatch.emit(Action::Preview {
-                name: name.clone(),
-                source: url.clone(),
-                span,
-                findings,
+            sinks.dispatch.emit(if whole {
+                Action::Loaded {
+                    name,
+                    source,
+                    span,
+                    findings,
+                }
+            } else {
+                Action::Preview {
+                    name,
+                    source,
+                    span,
+                    findings,
+                }
             });
         };
         // The overview written beside the recording (`slotscope index`), shown while the
@@ -65,9 +77,9 @@ pub fn start(source: Source, sinks: Sinks) {
                 return;
             }
             if let Ok(ov) = Overview::from_json(&json) {
-                overview_pairs = Some(ov.buckets_per_pair);
                 let pairs = ov.buckets_per_pair;
-                preview(Dataset::from_overview(name.clone(), ov));
+                overview_pairs = Some(pairs);
+                show(Dataset::from_overview(name.clone(), ov), false);
                 sinks
                     .status
                     .emit(Status::reading_behind_overview(&name, 0.0, pairs));
@@ -117,22 +129,16 @@ pub fn start(source: Source, sinks: Sinks) {
                     }
                 }
                 let d = finisher.done();
-                let span = d.span();
-                let findings = d.analysis.findings.len();
-                sinks.status.emit(Status::loaded(&name, d.lines, findings));
-                sinks.data.emit(Some(Shared(Rc::new(d))));
-                sinks.dispatch.emit(Action::Loaded {
-                    name: name.clone(),
-                    source: url.clone(),
-                    span,
-                    findings,
-                });
+                sinks
+                    .status
+                    .emit(Status::loaded(&name, d.lines, d.analysis.findings.len()));
+                show(d, true);
                 return;
             }
             // A big recording: show what is read so far while the rest loads.
             if preview_due(previewed, share, js_sys::Date::now() - load_began) {
                 previewed = true;
-                preview(parser.preview());
+                show(parser.preview(), false);
             }
             sinks.status.emit(match overview_pairs {
                 Some(k) => Status::reading_behind_overview(&name, share, k),

@@ -142,21 +142,18 @@ fn unseen(census: &Census, node: &NodeAddr, iv: &Interval, slack: u64) -> Option
     )
 }
 
-/// The business commands `node` ran in at least half of its intervals that received no
-/// connection the polls missed (where the census could see): whoever runs them outlives the
-/// connections no poll saw (a long-lived client whose commands the `CLIENT LIST` samples never
-/// caught, as sparse samples of a busy client may not), so they are no short-lived client's
-/// evidence. A client that lived and died between two polls runs its commands only around its
-/// own connections.
-fn steady_commands(
-    census: &Census,
-    node: &NodeAddr,
-    intervals: &[Interval],
-    slack: u64,
-) -> BTreeSet<String> {
+/// The business commands a node ran in at least half of its `intervals` that received no
+/// connection the polls missed (`unseen`, per interval, as [`unseen`] says: where the census could
+/// see): whoever runs them outlives the connections no poll saw (a long-lived client whose
+/// commands the `CLIENT LIST` samples never caught, as sparse samples of a busy client may not),
+/// so they are no short-lived client's evidence. A client that lived and died between two polls
+/// runs its commands only around its own connections.
+fn steady_commands(intervals: &[Interval], unseen: &[Option<u64>]) -> BTreeSet<String> {
     let quiet: Vec<&Interval> = intervals
         .iter()
-        .filter(|iv| unseen(census, node, iv, slack) == Some(0))
+        .zip(unseen)
+        .filter(|(_, u)| **u == Some(0))
+        .map(|(iv, _)| iv)
         .collect();
     let mut ran: BTreeMap<&str, usize> = BTreeMap::new();
     for iv in &quiet {
@@ -172,15 +169,16 @@ fn steady_commands(
         .collect()
 }
 
-/// The evidence `iv` of `node` holds, if any (`steady`: the node's [`steady_commands`]).
+/// The evidence `iv` of `node` holds, if any, given its `unseen` connections ([`unseen`]) and
+/// the node's [`steady_commands`].
 fn evidence(
     census: &Census,
     node: &NodeAddr,
     iv: &Interval,
+    unseen: u64,
     slack: u64,
     steady: &BTreeSet<String>,
 ) -> Option<Evidence> {
-    let unseen = unseen(census, node, iv, slack)?;
     if unseen == 0 {
         return None;
     }
@@ -238,10 +236,16 @@ pub fn infer_short_lived(
         .nodes
         .iter()
         .flat_map(|n| {
-            let steady = steady_commands(census, &n.addr, &n.intervals, slack);
+            let unseen: Vec<Option<u64>> = n
+                .intervals
+                .iter()
+                .map(|iv| unseen(census, &n.addr, iv, slack))
+                .collect();
+            let steady = steady_commands(&n.intervals, &unseen);
             n.intervals
                 .iter()
-                .filter_map(|iv| evidence(census, &n.addr, iv, slack, &steady))
+                .zip(&unseen)
+                .filter_map(|(iv, u)| evidence(census, &n.addr, iv, (*u)?, slack, &steady))
                 .collect::<Vec<_>>()
         })
         .collect();
@@ -397,15 +401,24 @@ mod tests {
                 _ => interval(i, 0, &["set"]),
             })
             .collect();
-        let steady = steady_commands(&census, &node, &intervals, 1_000);
+        let unseen: Vec<Option<u64>> = intervals
+            .iter()
+            .map(|iv| unseen(&census, &node, iv, 1_000))
+            .collect();
+        assert_eq!(unseen[10], Some(2));
+        assert_eq!(unseen[0], Some(0));
+        let steady = steady_commands(&intervals, &unseen);
         assert_eq!(steady, BTreeSet::from(["set".to_owned()]));
+        let evidence_of = |i: usize, steady: &BTreeSet<String>| {
+            evidence(&census, &node, &intervals[i], unseen[i]?, 1_000, steady)
+        };
         for i in [5, 20, 33] {
-            assert!(evidence(&census, &node, &intervals[i], 1_000, &steady).is_none());
+            assert!(evidence_of(i, &steady).is_none());
         }
-        let e = evidence(&census, &node, &intervals[10], 1_000, &steady).unwrap();
+        let e = evidence_of(10, &steady).unwrap();
         assert_eq!(e.commands.keys().collect::<Vec<_>>(), ["zadd"]);
         assert_eq!(e.unseen, 2);
         // Without the steady rule, every interval with a connection would be evidence.
-        assert!(evidence(&census, &node, &intervals[5], 1_000, &BTreeSet::new()).is_some());
+        assert!(evidence_of(5, &BTreeSet::new()).is_some());
     }
 }
