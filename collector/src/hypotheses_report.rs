@@ -6,9 +6,10 @@ use std::path::Path;
 
 use slotscope_core::census::{Census, CensusBuilder};
 use slotscope_core::hypothesis::{
-    group_workloads, rank_groups, rank_with_progress, standard_variants, ClusterRates, Evidence,
-    ExchangeTimes, Grouped, Hypotheses, HypothesisSpec,
+    group_workloads, layout_change_spans, rank_groups, rank_with_progress, standard_variants,
+    ClusterRates, Evidence, ExchangeTimes, Grouped, Hypotheses, HypothesisSpec,
 };
+use slotscope_core::recording::Line;
 use slotscope_core::replay::Shape;
 use slotscope_core::Timestamp;
 
@@ -66,14 +67,19 @@ impl Ranking {
     }
 }
 
-/// The recording's client census.
-fn census(file: &Path) -> Result<Census, RunError> {
-    let (builder, _input) = crate::input::read_recording(
+/// The recording's client census, and when its topology samples were taken.
+fn census(file: &Path) -> Result<(Census, Vec<Timestamp>), RunError> {
+    let ((builder, samples), _input) = crate::input::read_recording(
         file,
-        |_| CensusBuilder::default(),
-        |b: &mut CensusBuilder, line| b.push(line),
+        |_| (CensusBuilder::default(), Vec::new()),
+        |(b, samples): &mut (CensusBuilder, Vec<Timestamp>), line| {
+            if let Line::Topology(t) = line {
+                samples.push(t.t);
+            }
+            b.push(line);
+        },
     )?;
-    Ok(builder.finish())
+    Ok((builder.finish(), samples))
 }
 
 /// Reads the recording, replays every standard variant over the window with the whole command
@@ -135,8 +141,9 @@ pub fn run(req: &Request<'_>) -> Result<Ranking, RunError> {
         eprint!("\r\x1b[2K");
     }
     let hypotheses = ranked?;
-    let census = census(req.file)?;
-    let workloads = group_workloads(Some(&census), &metrics, window.span);
+    let (census, topology_samples) = census(req.file)?;
+    let changes = layout_change_spans(&cluster.changes(), &topology_samples);
+    let workloads = group_workloads(Some(&census), &metrics, window.span, &changes);
     let rates = ClusterRates::over(&metrics, window.span);
     let count = workloads.len();
     let grouped = rank_groups(&cluster, &workloads, &rates, &spec, &mut |g, i, n, v| {

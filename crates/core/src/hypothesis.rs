@@ -21,16 +21,20 @@ mod group;
 mod grouped;
 mod rank;
 mod score;
+mod settled;
 mod variant;
 mod why;
 
 pub use evidence::{Evidence, Prediction, RATE_FLOOR, WEDGED_TAIL_SHARE};
 pub use group::{
     group_workloads, remap_target, ClusterRates, CommandEvidence, GroupEvidence, GroupWorkload,
-    Landing, Source, ALL_ON_ONE_REJECTED, REMAP_LANDING, SPREAD_SERVED_SHARE,
+    Landing, Source, ALL_ON_ONE_REJECTED, REMAP_LANDING, SETTLED_LANDING, SPREAD_SERVED_SHARE,
 };
 pub use grouped::{group_variants, rank_groups, GroupHypotheses, GroupRanked, Grouped};
 pub use rank::{rank, rank_with_progress, ExchangeTimes, Hypotheses, HypothesisSpec, Ranked};
 pub use score::{compare, rate_agreement, share_agreement, MetricScore, Value, METRICS};
+pub use settled::{
+    layout_change_spans, settle_ms, Settled, PERSISTENT_REJECTION, SETTLED_INTERVALS,
+};
 pub use variant::{standard_variants, Faults, Variant, MISSED_STALL_MS};
 pub use why::recommendation;

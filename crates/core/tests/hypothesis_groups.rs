@@ -267,7 +267,7 @@ fn each_group_gets_its_own_best_variant_on_random_clusters() {
         );
         let (cluster, metrics, census) = record(n, &[&remapped, &healthy], seed);
         let window = spec(seed).window.unwrap();
-        let workloads = group_workloads(Some(&census), &metrics, window);
+        let workloads = group_workloads(Some(&census), &metrics, window, &[]);
         assert_eq!(workloads.len(), 2, "{what}: {workloads:#?}");
         let by_name = |name: &str| {
             workloads
@@ -391,7 +391,7 @@ fn without_a_census_the_whole_traffic_is_one_workload_with_every_remap() {
     };
     let (cluster, metrics, _) = record(n, &[&c], seed);
     let window = spec(seed).window.unwrap();
-    let w = group_workloads(None, &metrics, window);
+    let w = group_workloads(None, &metrics, window, &[]);
     assert_eq!(w.len(), 1);
     assert_eq!(w[0].source, Source::NoCensus);
     assert!(w[0].group.contains("no client census"), "{}", w[0].group);
@@ -414,7 +414,7 @@ fn without_a_census_the_whole_traffic_is_one_workload_with_every_remap() {
         )
         .unwrap(),
     }));
-    let w = group_workloads(Some(&other.finish()), &metrics, window);
+    let w = group_workloads(Some(&other.finish()), &metrics, window, &[]);
     assert_eq!(w.len(), 1);
     assert_eq!(w[0].source, Source::NoGroupExplains);
     assert_eq!(w[0].remap_target, Some(node(target).addr));
@@ -456,7 +456,7 @@ fn a_shared_command_is_split_by_sightings_and_unrun_commands_go_last() {
         ));
     }
     let window = TimeSpan::new(Timestamp(T0), Timestamp(T0 + 30_000));
-    let w = group_workloads(Some(&census.finish()), &metrics, window);
+    let w = group_workloads(Some(&census.finish()), &metrics, window, &[]);
     let labels: Vec<&str> = w.iter().map(|g| g.group.as_str()).collect();
     assert_eq!(
         labels,

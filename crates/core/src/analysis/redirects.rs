@@ -306,6 +306,7 @@ fn remap_landing(
             served: float::from_u64(calls),
             rejected: float::from_u64(rejected),
             per_command: 0.0,
+            settled: crate::hypothesis::Settled::default(),
         });
     }
     if completed <= 0.0 {

@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::evidence::{ended, tail_ms};
+use super::settled::{settled_landing, Settled};
 use crate::census::{Census, ClientGroup, InferredGroup};
 use crate::float;
 use crate::metrics::{is_business_command, ms_to_secs, Metrics};
@@ -73,7 +74,14 @@ pub struct Landing {
     pub rejected: f64,
     /// `attempts ÷` the group's calls on all nodes (see [`REMAP_LANDING`]).
     pub per_command: f64,
+    /// The same attempts in the node's settled intervals only ([`Settled`]).
+    pub settled: Settled,
 }
+
+/// The share of a group's calls a node must take for [`remap_target`]'s settled rule: half, more
+/// than an owner of its share of the slots takes among two or more owners (unless it owns most
+/// slots, and then it does not keep rejecting).
+pub const SETTLED_LANDING: f64 = 0.5;
 
 /// What the recording shows of one group's commands over the window.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -157,6 +165,16 @@ pub struct GroupWorkload {
 /// whatever the client does, so the node must also reject [`ALL_ON_ONE_REJECTED`] of its
 /// attempts: a client whose remapped retries return to the node too (redis-py 5.0.0 rebuilds
 /// its table, remapped, on every `MOVED`) has its rejections served nowhere else.
+///
+/// Either way not a node that [stopped rejecting](Settled::stopped_rejecting) once the layout
+/// settled: a client with a stale table during a large migration may send it as much.
+///
+/// Failing those, the node that takes the most attempts, at least [`SETTLED_LANDING`] of the
+/// group's calls, rejects the most once the slot layout has settled and [keeps
+/// rejecting](Settled::keeps_rejecting) there: redis-py 8.x sends a slot to the owner a `MOVED` names until its next rebuild, so its
+/// remap target takes fewer first attempts, but it is rejected there again after every rebuild;
+/// a client with a stale table during a large migration lands as much on the old owner, but
+/// only while slots move.
 pub fn remap_target(landing: &[Landing]) -> Option<NodeAddr> {
     let served: f64 = landing.iter().map(|l| l.served).sum();
     let attempts: f64 = landing.iter().map(|l| l.attempts).sum();
@@ -171,12 +189,30 @@ pub fn remap_target(landing: &[Landing]) -> Option<NodeAddr> {
     let one_owner_serves = landing
         .iter()
         .any(|l| l.served >= SPREAD_SERVED_SHARE * served);
-    landing
+    let takes_every_command = landing
         .iter()
         .filter(|l| l.per_command >= REMAP_LANDING && l.rejected > 0.0)
         .filter(|l| !one_owner_serves || rejects_enough(l))
-        .max_by(|a, b| a.per_command.total_cmp(&b.per_command))
-        .map(|l| l.node.clone())
+        .filter(|l| !l.settled.stopped_rejecting())
+        .max_by(|a, b| a.per_command.total_cmp(&b.per_command));
+    if let Some(l) = takes_every_command {
+        return Some(l.node.clone());
+    }
+    // The node rejecting the most once settled, and taking the most attempts: a tie is no
+    // remap to one of them.
+    let most = |key: fn(&Landing) -> f64| {
+        let top = landing.iter().max_by(|a, b| key(a).total_cmp(&key(b)))?;
+        let alone = landing
+            .iter()
+            .filter(|l| l.node != top.node)
+            .all(|l| key(l) < key(top));
+        alone.then_some(top)
+    };
+    let top = most(|l| l.settled.rejected)?;
+    (most(|l| l.attempts).is_some_and(|a| a.node == top.node)
+        && top.per_command >= SETTLED_LANDING
+        && top.settled.keeps_rejecting())
+    .then(|| top.node.clone())
 }
 
 /// The share of its attempts a node that takes every attempt of a group must reject to be its
@@ -288,13 +324,21 @@ fn declare_from_fingerprint(w: &mut GroupWorkload, metrics: &Metrics, g: &Client
 
 /// The workloads of a recording over `window`: one per census group with business traffic
 /// (census order), then the commands no group runs; or one of all business commands when no
-/// group explains any (see the module's notes).
+/// group explains any (see the module's notes). `layout_changes` are when the slot layout
+/// changed ([`layout_change_spans`](super::layout_change_spans)), which tell each node's settled
+/// intervals ([`Settled`]).
 pub fn group_workloads(
     census: Option<&Census>,
     metrics: &Metrics,
     window: TimeSpan,
+    layout_changes: &[TimeSpan],
 ) -> Vec<GroupWorkload> {
     let counts = counts(metrics, window);
+    let mut changes = layout_changes.to_vec();
+    changes.sort_by_key(|s| (s.start, s.end));
+    let poll = poll_interval_ms(metrics);
+    let settled =
+        |cmds: &BTreeMap<&str, f64>| settled_landing(metrics, window, cmds, &changes, poll);
     let groups: &[ClientGroup] = census.map_or(&[], |c| c.groups.as_slice());
     // Each command's split: (group index or None for nobody, share).
     let mut split: BTreeMap<Option<usize>, BTreeMap<&str, f64>> = BTreeMap::new();
@@ -328,15 +372,18 @@ pub fn group_workloads(
                 Source::NoGroupExplains,
             )
         };
-        out.push(workload(
-            label.into(),
-            label.into(),
-            source,
-            None,
-            &all,
-            &counts,
-            window,
-        ));
+        out.push(
+            workload(
+                label.into(),
+                label.into(),
+                source,
+                None,
+                &all,
+                &counts,
+                window,
+            )
+            .settled(&settled(&all)),
+        );
         return out;
     }
     for (who, cmds) in &split {
@@ -351,7 +398,8 @@ pub fn group_workloads(
                     cmds,
                     &counts,
                     window,
-                );
+                )
+                .settled(&settled(cmds));
                 if w.declared_library.is_none() && groups[*i].key.lib_name.is_none() {
                     declare_from_fingerprint(&mut w, metrics, &groups[*i]);
                 }
@@ -376,7 +424,8 @@ pub fn group_workloads(
                     cmds,
                     &counts,
                     window,
-                );
+                )
+                .settled(&settled(cmds));
                 // Appended after the groups below.
                 out.push(w);
             }
@@ -447,6 +496,7 @@ fn workload(
             served,
             rejected,
             per_command: share_of(served + rejected, calls),
+            settled: Settled::default(),
         })
         .collect();
     GroupWorkload {
@@ -469,8 +519,21 @@ fn workload(
             secs,
             by_command,
         },
-        remap_target: remap_target(&landing),
+        // Judged once the settled landing is in ([`GroupWorkload::settled`]).
+        remap_target: None,
         landing,
+    }
+}
+
+impl GroupWorkload {
+    /// The workload with its landing's settled attempts (from `settled`, by node) and its remap
+    /// target judged with them.
+    fn settled(mut self, settled: &BTreeMap<NodeAddr, Settled>) -> GroupWorkload {
+        for l in &mut self.landing {
+            l.settled = settled.get(&l.node).cloned().unwrap_or_default();
+        }
+        self.remap_target = remap_target(&self.landing);
+        self
     }
 }
 
@@ -494,6 +557,7 @@ mod tests {
             served,
             rejected,
             per_command: (served + rejected) / calls,
+            settled: Settled::default(),
         }
     }
 
@@ -538,5 +602,59 @@ mod tests {
         let migrating = [l(7000, 290.0, 10.0, 300.0), l(7001, 10.0, 0.0, 300.0)];
         assert_eq!(remap_target(&migrating), None);
         assert_eq!(remap_target(&[]), None);
+    }
+
+    fn settled(intervals: u32, rejecting: u32, attempts: f64, rejected: f64) -> Settled {
+        Settled {
+            intervals,
+            rejecting,
+            attempts,
+            rejected,
+        }
+    }
+
+    #[test]
+    fn the_settled_intervals_tell_a_remap_from_a_stale_table() {
+        // A stale table on two owners while most of the first one's slots move: it takes as
+        // many attempts as the group has calls, and rejected some, as a remap target would.
+        let calls = 1000.0;
+        let mut stale = [l(7000, 600.0, 400.0, calls), l(7001, 400.0, 0.0, calls)];
+        assert_eq!(remap_target(&stale), Some(stale[0].node.clone()));
+        // Once the layout settled it rejected in 2 of 12 intervals: not a remap.
+        stale[0].settled = settled(12, 2, 300.0, 3.0);
+        stale[1].settled = settled(12, 0, 200.0, 0.0);
+        assert_eq!(remap_target(&stale), None);
+        // Too few settled intervals to judge: the landing alone decides.
+        stale[0].settled = settled(3, 0, 60.0, 0.0);
+        assert_eq!(remap_target(&stale), Some(stale[0].node.clone()));
+
+        // redis-py 8.1.0 remapped to 7000 (`scripts/story` case 5177870219855393327): the
+        // target takes 72 % of the calls, under `REMAP_LANDING`; it keeps rejecting after the
+        // layout settled, and the owners a little too.
+        let calls = 9536.0;
+        let mut remapped = [
+            l(7000, 3200.0, 3650.0, calls),
+            l(7001, 3000.0, 340.0, calls),
+            l(7002, 3336.0, 370.0, calls),
+        ];
+        assert_eq!(remap_target(&remapped), None);
+        remapped[0].settled = settled(24, 24, 4000.0, 2100.0);
+        remapped[1].settled = settled(24, 23, 1900.0, 250.0);
+        remapped[2].settled = settled(24, 24, 2000.0, 260.0);
+        assert_eq!(remap_target(&remapped), Some(remapped[0].node.clone()));
+        // Rejecting in fewer than three quarters of its settled intervals, it is not.
+        remapped[0].settled.rejecting = 17;
+        assert_eq!(remap_target(&remapped), None);
+        remapped[0].settled.rejecting = 24;
+        // Nor when another node rejects as much once settled: no one node to remap to.
+        remapped[1].settled.rejected = 2100.0;
+        assert_eq!(remap_target(&remapped), None);
+        remapped[1].settled.rejected = 250.0;
+        // Nor with under half the calls: an owner's share among several.
+        remapped[0].served = 1000.0;
+        remapped[0].rejected = 3000.0;
+        remapped[0].attempts = 4000.0;
+        remapped[0].per_command = 4000.0 / calls;
+        assert_eq!(remap_target(&remapped), None);
     }
 }
