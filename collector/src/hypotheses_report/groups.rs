@@ -58,8 +58,17 @@ fn landing(g: &GroupHypotheses) -> String {
 /// The remap candidate in words.
 fn remap(g: &GroupHypotheses) -> String {
     g.remap_target.as_ref().map_or_else(
-        || "none (no node takes an attempt of every command)".to_owned(),
-        |t| format!("{t} (takes an attempt of every command while other nodes serve too)"),
+        || {
+            "none (no node takes an attempt of every command, nor keeps rejecting the group once \
+             the slot layout settled)"
+                .to_owned()
+        },
+        |t| {
+            format!(
+                "{t} (takes an attempt of every command, or the most of them and keeps rejecting \
+                 the group once the slot layout settled, while other nodes serve too)"
+            )
+        },
     )
 }
 

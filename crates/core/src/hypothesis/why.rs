@@ -78,7 +78,7 @@ pub(super) fn why(ranked: &[GroupRanked], i: usize, declared: Declared<'_>) -> S
         // Ranked above by where the group's traffic lands, though behind on score.
         let _ = write!(
             s,
-            "; above {} ({:.1} points behind) because every command's first attempt lands on {} as a remap to it sends it",
+            "; above {} ({:.1} points behind) because the group's traffic lands on {} as a remap to it sends it",
             next.label,
             (next.score - r.score) * 100.0,
             declared.remap.unwrap_or("?")
