@@ -73,6 +73,10 @@ struct Fall {
     /// share of the successes it missed (the commands that waited and were served when it came
     /// back); 0 for a fall that lasts.
     caught_up: f64,
+    /// When it lasts only as a step (its first points lost less than the rest of the fall, see
+    /// [`first_fall`]): the successful and the failed or rejected commands per second (means)
+    /// of the step's points, before the deeper fall.
+    step: Option<(f64, f64)>,
 }
 
 impl Fall {
@@ -118,7 +122,8 @@ fn points(s: &Stream) -> Vec<(usize, f64, f64)> {
 }
 
 /// The first fall of `s` that lasts: a point from which every later point stays below the level
-/// before it by more than half of the loss, for at least [`MIN_AFTER_BUCKETS`] buckets; or that
+/// before it by more than half of the loss (the loss of the next few points, or of the point
+/// itself: a step down that a stop follows), for at least [`MIN_AFTER_BUCKETS`] buckets; or that
 /// recovers (a pause) after at least two low buckets; a fall `accept` turns down is passed over
 /// and the search goes on after it.
 fn first_fall(s: &Stream, grid: Grid, accept: &dyn Fn(&Fall) -> bool) -> Option<Fall> {
@@ -151,12 +156,32 @@ fn first_fall(s: &Stream, grid: Grid, accept: &dyn Fn(&Fall) -> bool) -> Option<
             return None;
         }
         let threshold = before - (before - floor.min(p[c].1)) / 2.0;
-        let run = low.iter().take_while(|&&v| v < threshold).count();
+        let mut run = low.iter().take_while(|&&v| v < threshold).count();
+        // A step down that the group never climbs back from, and that a deeper fall or a stop
+        // follows (its commands began failing, then it died): the loss began at the step. Every
+        // later point stays below halfway between the level before and the step's own point.
+        let step = before - (before - p[c].1) / 2.0;
+        let stepped = run < low.len() && low.iter().all(|&v| v < step);
+        let step = stepped.then(|| {
+            let points = &p[c..=c + run];
+            let of =
+                |f: fn(&(usize, f64, f64)) -> f64| mean(&points.iter().map(f).collect::<Vec<_>>());
+            (of(|x| x.1), of(|x| x.2))
+        });
+        if stepped {
+            run = low.len();
+        }
         let errors_before = mean(&p[from..c].iter().map(|x| x.2).collect::<Vec<_>>());
         let moment = |during: f64| moment(&p, c, grid, before, during);
         if run == low.len() && run >= min_after {
             let during = mean(&low);
-            let moment = moment(during);
+            // A step is placed by its own level, the lower of its first two points (the first
+            // may hold its beginning, part-way through the bucket), not by the stop after it.
+            let moment = moment(if step.is_some() {
+                p[c].1.min(low[0])
+            } else {
+                during
+            });
             let fall = Fall {
                 moment,
                 recovered: None,
@@ -165,6 +190,7 @@ fn first_fall(s: &Stream, grid: Grid, accept: &dyn Fn(&Fall) -> bool) -> Option<
                 errors_during: mean(&p[c + 1..].iter().map(|x| x.2).collect::<Vec<_>>()),
                 errors_before,
                 caught_up: 0.0,
+                step,
             };
             if fall.share() >= LOST_SHARE {
                 if accept(&fall) {
@@ -188,6 +214,7 @@ fn first_fall(s: &Stream, grid: Grid, accept: &dyn Fn(&Fall) -> bool) -> Option<
                 ),
                 errors_before,
                 caught_up: caught_up(&p, c, run, before),
+                step: None,
             };
             if fall.share() >= 0.5 {
                 if accept(&fall) {
@@ -243,8 +270,20 @@ fn moment(p: &[(usize, f64, f64)], c: usize, grid: Grid, before: f64, during: f6
 
 /// What happened just before a fall at `t`: a node that stopped answering, slots that moved.
 fn triggers(ctx: &Context<'_>, outages: &[Outage], t: Timestamp) -> Vec<String> {
+    triggers_within(ctx, outages, t, TRIGGER_WINDOW_MS, true)
+}
+
+/// [`triggers`] in the `before_ms` before `t` (and the poll after it), slot moves only if
+/// `moves`.
+fn triggers_within(
+    ctx: &Context<'_>,
+    outages: &[Outage],
+    t: Timestamp,
+    before_ms: u64,
+    moves: bool,
+) -> Vec<String> {
     let window = TimeSpan::new(
-        Timestamp(t.0.saturating_sub(TRIGGER_WINDOW_MS)),
+        Timestamp(t.0.saturating_sub(before_ms)),
         Timestamp(t.0 + ctx.interval_ms + 1),
     );
     let start = ctx.span.start;
@@ -263,7 +302,7 @@ fn triggers(ctx: &Context<'_>, outages: &[Outage], t: Timestamp) -> Vec<String> 
     for m in ctx
         .summary
         .changes()
-        .filter(|m| window.contains(m.span.start))
+        .filter(|m| moves && window.contains(m.span.start))
     {
         out.push(format!(
             "{} slots began moving at {}",
@@ -529,7 +568,18 @@ impl Detector for LostGroup {
             let lost = f.before - f.during;
             let redirected = f.during >= f.before * 0.1 && rejected >= 0.8 * lost;
             let slowed = f.slowed_in_its_storm() && triggers(ctx, &outages, f.moment).is_empty();
-            !redirected && !slowed
+            // A step down is the loss's beginning only when its commands began to fail: not
+            // when the servers account for its missing successes with rejections (its
+            // redirects' cost), nor when no node stopped answering and no connection was killed
+            // right at it, within two polls (slots that move slow a client with redirects; a
+            // client also dips and runs slower on its own). Either way the loss is found later,
+            // at the deeper fall.
+            let idle_step = f.step.is_some_and(|(ok, errors)| {
+                errors - f.errors_before >= 0.8 * (f.before - ok)
+                    || triggers_within(ctx, &outages, f.moment, 2 * ctx.interval_ms, false)
+                        .is_empty()
+            });
+            !redirected && !slowed && !idle_step
         };
         streams
             .iter()

@@ -159,6 +159,9 @@ enum Shape {
     /// Loses a third at the first time (slowed, as a client in a redirect storm on a busy
     /// machine) and stops at the second.
     SlowsThenStops(u64, u64),
+    /// Steps down to this many per cent of its level at the first time (its commands began
+    /// failing client-side, where no server sees them) and stops at the second.
+    StepsThenStops(u64, u64, u64),
 }
 
 /// One node polled every `interval` ms for `polls` polls, serving `rate` `set`/s (±`noise`
@@ -202,10 +205,11 @@ fn drawn_lines_killed(
                     Shape::Pauses(at, len) | Shape::PausesAndCatchesUp(at, len) => {
                         x < at || x >= at + len
                     }
-                    Shape::SlowsThenStops(_, stop) => x < stop,
+                    Shape::SlowsThenStops(_, stop) | Shape::StepsThenStops(_, stop, _) => x < stop,
                 };
                 let level = match shape {
                     Shape::LosesAThird(at) | Shape::SlowsThenStops(at, _) if x >= at => 2.0 / 3.0,
+                    Shape::StepsThenStops(at, _, pct) if x >= at => pct as f64 / 100.0,
                     _ => 1.0,
                 };
                 if running {
@@ -232,7 +236,9 @@ fn drawn_lines_killed(
         lines.push(info(T0 + t, 7000, A, &c));
         let running = match shape {
             Shape::Healthy => true,
-            Shape::Stops(at) | Shape::SlowsThenStops(_, at) => t < at,
+            Shape::Stops(at) | Shape::SlowsThenStops(_, at) | Shape::StepsThenStops(_, at, _) => {
+                t < at
+            }
             _ => true,
         };
         let list = if running {
@@ -287,7 +293,8 @@ fn drawn_falls_are_found_at_the_right_poll_and_healthy_runs_give_nothing() {
             | Shape::LosesAThird(at)
             | Shape::Pauses(at, _)
             | Shape::PausesAndCatchesUp(at, _)
-            | Shape::SlowsThenStops(at, _) => {
+            | Shape::SlowsThenStops(at, _)
+            | Shape::StepsThenStops(at, _, _) => {
                 assert_eq!(f.len(), 1, "{ctx}: {f:#?}");
                 let found = f[0].span.start.0 - T0;
                 assert!(
@@ -460,5 +467,70 @@ fn a_group_slowed_in_its_storm_is_not_lost_until_it_stops() {
             found.abs_diff(stops) <= interval,
             "{ctx}: found at {found} ms, stopped at {stops} ms"
         );
+    }
+}
+
+/// Drawn runs of a group that steps down to 35–44 or 58–66 % of its level when its connections are killed
+/// (its commands began failing client-side, where no server sees them) and stops two or three
+/// polls later, in a redirect storm or not: the loss is found at the step, not at the stop
+/// (`scripts/story` case 503454844411769554: two polls late); the same step with nothing that set
+/// it off, keeping more than half the level, is the client's own pace, and the loss is found at
+/// the stop. A step shorter than two polls
+/// reads as the stop's own partial polls and is placed as a stop is (the drawn falls above).
+#[test]
+fn a_step_down_that_a_stop_follows_is_where_the_loss_began() {
+    let seed = 0x5eed_0016;
+    println!("seed {seed:#x}");
+    let mut r = Lcg(seed);
+    for case in 0..30 {
+        let interval = r.between(200, 2000);
+        let polls = r.between(30, 60);
+        let rate = r.between(50, 3000);
+        let rejected_pct = if case % 2 == 0 { 0 } else { r.between(40, 80) };
+        let span = interval * (polls - 1);
+        let step = r.between(4 * interval, span - 12 * interval);
+        // Two or three polls at the step: fewer than a fall must last on its own.
+        let stop = step + r.between(5 * interval / 2, 7 * interval / 2);
+        // A step under half the level is a fall on its own (or, in a storm with nothing that
+        // set it off, the storm's cost); one above half is the client's own pace unless
+        // something set it off (none drawn near half: noise decides).
+        let level = if r.between(0, 1) == 0 {
+            r.between(35, 44)
+        } else {
+            r.between(58, 66)
+        };
+        let ctx = format!(
+            "seed {seed:#x} case {case}: every {interval} ms, {polls} polls, {rate}/s, \
+             {rejected_pct} rejected per 100 ok, steps to {level} % at {step} ms, stops at \
+             {stop} ms"
+        );
+        // With its connections killed at the step, and with nothing at the step (a client's own
+        // slower pace, then a stop: the loss is the stop).
+        let runs: &[(Option<u64>, u64)] = if level > 50 {
+            &[(Some(step), step), (None, stop)]
+        } else {
+            &[(Some(step), step)]
+        };
+        for &(killed, lost_at) in runs {
+            let f = analysed(
+                &drawn_lines_killed(
+                    &mut r,
+                    interval,
+                    polls,
+                    rate,
+                    Shape::StepsThenStops(step, stop, level),
+                    killed,
+                    rejected_pct,
+                ),
+                interval,
+            );
+            assert_eq!(f.len(), 1, "{ctx}, killed {killed:?}: {f:#?}");
+            assert_eq!(f[0].kind, FindingKind::ClientGroupLost, "{ctx}");
+            let found = f[0].span.start.0 - T0;
+            assert!(
+                found.abs_diff(lost_at) <= interval,
+                "{ctx}, killed {killed:?}: found at {found} ms, lost at {lost_at} ms"
+            );
+        }
     }
 }
