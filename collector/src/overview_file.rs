@@ -53,11 +53,15 @@ pub fn path_for(recording: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Whether `recording` has an overview at least as new as itself.
+/// Whether `recording` has an overview at least as new as itself, written by this build's
+/// analysis ([`Overview::is_current_json`]: one an older slotscope wrote may tell another story).
 pub fn is_fresh(recording: &Path) -> bool {
     let modified = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
-    match (modified(recording), modified(&path_for(recording))) {
-        (Some(rec), Some(ov)) => ov >= rec,
+    let path = path_for(recording);
+    match (modified(recording), modified(&path)) {
+        (Some(rec), Some(ov)) => {
+            ov >= rec && fs::read(&path).is_ok_and(|b| Overview::is_current_json(&b))
+        }
         _ => false,
     }
 }
@@ -138,7 +142,16 @@ mod tests {
         let w = write(&rec).unwrap();
         assert_eq!(w.path, dir.path().join("r.jsonl.zst.overview.json"));
         assert!(is_fresh(&rec));
-        let ov = Overview::from_json(&fs::read(&w.path).unwrap()).unwrap();
+        let json = fs::read(&w.path).unwrap();
+        let ov = Overview::from_json(&json).unwrap();
+        // One written by another build of slotscope is not fresh, however new.
+        let other = String::from_utf8(json.clone())
+            .unwrap()
+            .replace(slotscope_core::overview::ANALYSIS_ID, "0.0.0-older");
+        fs::write(&w.path, other).unwrap();
+        assert!(!is_fresh(&rec));
+        fs::write(&w.path, &json).unwrap();
+        assert!(is_fresh(&rec));
         assert_eq!(ov.recording_bytes, fs::metadata(&rec).unwrap().len());
         assert_eq!(ov.lines, w.lines);
         assert_eq!(ov.analysis.findings.len(), w.findings);

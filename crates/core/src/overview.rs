@@ -25,6 +25,11 @@ use crate::track::{Grid, Series, Tracks, TracksBuilder};
 /// The overview's format version; a reader refuses another.
 pub const FORMAT: u32 = 1;
 
+/// The analysis code of this build: the crate's version and a hash of its sources (made by the
+/// build script). An overview written by another build may tell another story of the same
+/// recording: [`Overview::is_current`] says whether it was this one.
+pub const ANALYSIS_ID: &str = env!("SLOTSCOPE_ANALYSIS_ID");
+
 /// At most this many buckets per series (a pair per run of the recording's buckets).
 pub const COLUMNS: usize = 4096;
 
@@ -36,6 +41,9 @@ pub const SUFFIX: &str = ".overview.json";
 pub struct Overview {
     /// [`FORMAT`].
     pub format: u32,
+    /// The [`ANALYSIS_ID`] of the build that wrote it (empty in overviews older than it).
+    #[serde(default)]
+    pub analysis_id: String,
     /// The recording's size in bytes, as stored (compressed or not): a viewer that then reads
     /// a recording of another size knows the overview is of an older state of it.
     pub recording_bytes: u64,
@@ -70,6 +78,7 @@ impl Overview {
         let (tracks, buckets_per_pair) = min_max(tracks, COLUMNS);
         Overview {
             format: FORMAT,
+            analysis_id: ANALYSIS_ID.to_owned(),
             recording_bytes,
             lines,
             buckets_per_pair,
@@ -118,6 +127,26 @@ impl Overview {
     /// The overview as JSON.
     pub fn to_json(&self) -> Vec<u8> {
         serde_json::to_vec(self).expect("an overview serialises")
+    }
+
+    /// Whether this build wrote it: the same analysis code (see [`ANALYSIS_ID`]).
+    pub fn is_current(&self) -> bool {
+        self.analysis_id == ANALYSIS_ID
+    }
+
+    /// Whether `bytes` are an overview in [`FORMAT`] that this build wrote ([`is_current`]),
+    /// without reading its tracks and analysis into memory.
+    ///
+    /// [`is_current`]: Overview::is_current
+    pub fn is_current_json(bytes: &[u8]) -> bool {
+        #[derive(Deserialize)]
+        struct Identity {
+            format: u32,
+            #[serde(default)]
+            analysis_id: String,
+        }
+        serde_json::from_slice::<Identity>(bytes)
+            .is_ok_and(|i| i.format == FORMAT && i.analysis_id == ANALYSIS_ID)
     }
 
     /// Reads an overview written by [`Overview::to_json`].

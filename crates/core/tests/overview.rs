@@ -3,7 +3,7 @@
 //! timeline) and tracks that cover the same span.
 
 use slotscope_core::analysis::Analyzer;
-use slotscope_core::overview::{Overview, COLUMNS};
+use slotscope_core::overview::{Overview, ANALYSIS_ID, COLUMNS};
 use slotscope_core::reader::RecordingReader;
 use slotscope_core::track::TracksBuilder;
 
@@ -80,4 +80,25 @@ fn same(a: &serde_json::Value, b: &serde_json::Value) -> bool {
         }
         _ => a == b,
     }
+}
+
+#[test]
+fn an_overview_names_the_build_that_wrote_it() {
+    let path = &fixtures()[0];
+    let bytes = std::fs::read(path).unwrap();
+    let len = bytes.len() as u64;
+    let ov = Overview::of_recording(std::io::Cursor::new(bytes), len).unwrap();
+    assert!(ov.is_current() && ov.analysis_id == ANALYSIS_ID);
+    assert!(ANALYSIS_ID.starts_with(env!("CARGO_PKG_VERSION")), "{ANALYSIS_ID}");
+    let json = ov.to_json();
+    assert!(Overview::is_current_json(&json));
+    // Written by another build, or before overviews named theirs: read, but not current.
+    let other = String::from_utf8(json)
+        .unwrap()
+        .replace(ANALYSIS_ID, "0.1.0-0000000000000000");
+    assert!(!Overview::is_current_json(other.as_bytes()));
+    assert!(!Overview::from_json(other.as_bytes()).unwrap().is_current());
+    let unnamed = other.replace(r#""analysis_id":"0.1.0-0000000000000000","#, "");
+    assert!(!Overview::from_json(unnamed.as_bytes()).unwrap().is_current());
+    assert!(!Overview::is_current_json(b"not json"));
 }

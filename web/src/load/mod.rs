@@ -70,13 +70,15 @@ pub fn start(source: Source, sinks: Sinks) {
             });
         };
         // The overview written beside the recording (`slotscope index`), shown while the
-        // recording itself is read; a bad one is passed over (the recording says what it holds).
+        // recording itself is read; a bad one, or one another build of slotscope wrote (its
+        // findings may differ from this viewer's), is passed over: the recording says what it
+        // holds.
         let mut overview_pairs = None;
         if let Some(json) = source.overview().await {
             if !current() {
                 return;
             }
-            if let Ok(ov) = Overview::from_json(&json) {
+            if let Some(ov) = Overview::from_json(&json).ok().filter(Overview::is_current) {
                 let pairs = ov.buckets_per_pair;
                 overview_pairs = Some(pairs);
                 show(Dataset::from_overview(name.clone(), ov), false);
