@@ -89,7 +89,10 @@ fn an_overview_names_the_build_that_wrote_it() {
     let len = bytes.len() as u64;
     let ov = Overview::of_recording(std::io::Cursor::new(bytes), len).unwrap();
     assert!(ov.is_current() && ov.analysis_id == ANALYSIS_ID);
-    assert!(ANALYSIS_ID.starts_with(env!("CARGO_PKG_VERSION")), "{ANALYSIS_ID}");
+    assert!(
+        ANALYSIS_ID.starts_with(env!("CARGO_PKG_VERSION")),
+        "{ANALYSIS_ID}"
+    );
     let json = ov.to_json();
     assert!(Overview::is_current_json(&json));
     // Written by another build, or before overviews named theirs: read, but not current.
@@ -99,6 +102,8 @@ fn an_overview_names_the_build_that_wrote_it() {
     assert!(!Overview::is_current_json(other.as_bytes()));
     assert!(!Overview::from_json(other.as_bytes()).unwrap().is_current());
     let unnamed = other.replace(r#""analysis_id":"0.1.0-0000000000000000","#, "");
-    assert!(!Overview::from_json(unnamed.as_bytes()).unwrap().is_current());
+    assert!(!Overview::from_json(unnamed.as_bytes())
+        .unwrap()
+        .is_current());
     assert!(!Overview::is_current_json(b"not json"));
 }
