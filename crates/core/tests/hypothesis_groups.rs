@@ -24,21 +24,10 @@ use slotscope_core::{NodeAddr, NodeId, NodeRef, TimeSpan, Timestamp};
 
 mod common;
 
-use common::{header, T0};
+use common::{header, seed, T0};
 
 /// Seconds recorded.
 const SECS: u64 = 60;
-
-fn seed() -> u64 {
-    std::env::var("SLOTSCOPE_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(1, |d| d.subsec_nanos().into())
-        })
-}
 
 fn node(i: usize) -> NodeRef {
     NodeRef {

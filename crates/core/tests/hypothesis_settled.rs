@@ -15,21 +15,10 @@ use slotscope_core::{NodeAddr, TimeSpan, Timestamp};
 
 mod common;
 
-use common::{addr, info, Counters, T0};
+use common::{addr, info, seed, Counters, T0};
 
 /// Seconds recorded.
 const SECS: u64 = 40;
-
-fn seed() -> u64 {
-    std::env::var("SLOTSCOPE_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(1, |d| d.subsec_nanos().into())
-        })
-}
 
 /// A uniform draw in `lo..hi`.
 fn uniform(rng: &mut SimRng, lo: f64, hi: f64) -> f64 {

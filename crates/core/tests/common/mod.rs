@@ -182,3 +182,15 @@ pub fn note(t: u64, source: &str, text: &str, kind: &str, class: Option<&str>) -
         fields,
     })
 }
+
+/// The seed of a drawn test: `SLOTSCOPE_SEED` when set (to replay a run), else the clock.
+pub fn seed() -> u64 {
+    std::env::var("SLOTSCOPE_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.subsec_nanos().into())
+        })
+}
