@@ -14,8 +14,9 @@
 //!
 //! The moment a hurt application's story is judged against is its first error, unless that error
 //! began no failure of the stated levels (a few client-side exceptions at start-up, 1 % of its
-//! commands, seconds before a node is killed; its own 250 ms bucket failing under that share, the
-//! application wedged or not): then it is the onset, the first outcomes bucket
+//! commands, seconds before a node is killed; its own 250 ms bucket failing under that share, or
+//! a burst over within that bucket, the next one failing under it; the application wedged or
+//! not): then it is the onset, the first outcomes bucket
 //! failing at [`HURT_SHARE`] itself from which the next [`HURT_WINDOW_MS`] have the stated
 //! levels, and the commands failing in it were issued at most one socket timeout before the
 //! bucket began.
@@ -168,16 +169,20 @@ fn onset(r: &AppReport, from_ms: u64) -> Option<Onset> {
 }
 
 /// The onset of the failure when the first error began none itself: its 250 ms bucket does not
-/// fail at [`HURT_SHARE`] (a few client-side exceptions at start-up among many successes).
+/// fail at [`HURT_SHARE`] (a few client-side exceptions at start-up among many successes), or
+/// it does but the burst is over within it, the next bucket failing under that share (a burst of
+/// client-side exceptions at start-up, all at once among many commands in flight).
 fn late_onset(r: &AppReport, first: u64) -> Option<Onset> {
     let width = r.outcome_bucket_ms()?;
     let bucket = r.started_ms + first.saturating_sub(r.started_ms) / width * width;
-    let (ok, failed) = r.ended_between(bucket, bucket + width)?;
-    let own = failed as f64 / (ok + failed).max(1) as f64;
-    if own >= HURT_SHARE {
+    let share = |from: u64| {
+        let (ok, failed) = r.ended_between(from, from + width)?;
+        Some(failed as f64 / (ok + failed).max(1) as f64)
+    };
+    if share(bucket)? >= HURT_SHARE && share(bucket + width)? >= HURT_SHARE {
         return None;
     }
-    onset(r, first).filter(|o| o.bucket_start_ms > bucket)
+    onset(r, bucket + width)
 }
 
 /// Hurt, said in `what`, judged from `onset` when there is one (and then saying how long after the
@@ -356,6 +361,33 @@ mod tests {
         assert!(wedged.is_hurt(), "{wedged:?}");
         assert_eq!(wedged.first_error_ms, Some(11_750), "{wedged:?}");
         assert_eq!(wedged.first_error_issued_ms, Some(11_000), "{wedged:?}");
+        // A burst of start-up exceptions over within its bucket (9 of 29, then none), a node
+        // killed a second later within the first error's 2 s: judged from the kill's bucket
+        // [11 500, 11 750) (`scripts/story` case 7946396524640107675).
+        let burst = AppTruth::of(
+            &s,
+            &report(
+                90,
+                false,
+                &[9, 9, 20, 20, 20, 20, 0, 0, 0, 0, 0, 0],
+                &[0, 0, 9, 0, 0, 1, 20, 20, 20, 20, 20, 20],
+                0,
+            ),
+        );
+        assert!(burst.is_hurt(), "{burst:?}");
+        assert_eq!(burst.first_error_ms, Some(11_750), "{burst:?}");
+        // …but a burst that goes on into the next bucket began the failure.
+        let on = AppTruth::of(
+            &s,
+            &report(
+                90,
+                false,
+                &[9, 9, 20, 20, 20, 20, 0, 0, 0, 0, 0, 0],
+                &[0, 0, 9, 9, 0, 1, 20, 20, 20, 20, 20, 20],
+                0,
+            ),
+        );
+        assert_eq!(on.first_error_ms, Some(10_500), "{on:?}");
         // A first error that began a failure is the moment itself.
         let at_once = AppTruth::of(
             &s,
