@@ -171,10 +171,10 @@ pub struct GroupWorkload {
 ///
 /// Failing those, the node that takes the most attempts, at least [`SETTLED_LANDING`] of the
 /// group's calls, rejects the most once the slot layout has settled and [keeps
-/// rejecting](Settled::keeps_rejecting) there: redis-py 8.x sends a slot to the owner a `MOVED` names until its next rebuild, so its
-/// remap target takes fewer first attempts, but it is rejected there again after every rebuild;
-/// a client with a stale table during a large migration lands as much on the old owner, but
-/// only while slots move.
+/// rejecting](Settled::keeps_rejecting) there: redis-py 8.x sends a slot to the owner a `MOVED`
+/// names until its next rebuild, so its remap target takes fewer first attempts, but it is
+/// rejected there again after every rebuild; a client with a stale table during a large
+/// migration lands as much on the old owner, but only while slots move.
 pub fn remap_target(landing: &[Landing]) -> Option<NodeAddr> {
     let served: f64 = landing.iter().map(|l| l.served).sum();
     let attempts: f64 = landing.iter().map(|l| l.attempts).sum();
