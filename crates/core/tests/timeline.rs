@@ -12,6 +12,10 @@ use slotscope_core::timeline::{ClusterTimeline, NodeIdx, MOVE_GAP_MS};
 use slotscope_core::topology::TopologyView;
 use slotscope_core::{NodeAddr, NodeId, NodeRef, Slot, Timestamp};
 
+mod common;
+
+use common::seed;
+
 const RECORDINGS: usize = 40;
 
 fn id(n: usize) -> NodeId {
@@ -208,17 +212,6 @@ fn reference(lines: &[Line]) -> (Vec<Move>, Vec<Option<NodeId>>, usize) {
         );
     }
     (moves, consensus, disputed)
-}
-
-fn seed() -> u64 {
-    std::env::var("SLOTSCOPE_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(1, |d| d.subsec_nanos().into())
-        })
 }
 
 #[test]
