@@ -13,9 +13,10 @@
 //!   LIST` polls), a finding (any severity) names its group and not the other application's, or a
 //!   story step names its group.
 //! - **(d) true variant first**: the `hypotheses` group that sends the application's command
-//!   ranks first a redis-py variant whose remap target is its own (none when it has none: a calm
-//!   client must not be called remapped). Whether its model covers the release too is in the
-//!   figure; a calm run without remap does not tell the releases apart.
+//!   ranks first a redis-py variant whose remap target is its own (none when it has none). A calm
+//!   application without a remap is judged on the remap alone (it must not be called remapped;
+//!   calm, every library's model replays it alike). Whether the model covers the release too is
+//!   in the figure.
 //!
 //! A finding **names** an application when its attribution's group label (or, for an ambiguous
 //! attribution, one of its groups) contains the application's client name, or when it is
@@ -463,7 +464,11 @@ fn true_variant(s: &Subjects) -> Judgement {
     };
     // The true variant: the library and the remap target. The release is told apart
     // only where the two releases behave differently; the figure says whether it is right too.
-    let is_true = |v: &Variant| v.model.starts_with("redis-py@") && v.remap == app.remap;
+    // A calm client without a remap is judged on the remap alone (it must not be called
+    // remapped): calm, every library's model replays it alike, and only its handshake names the
+    // library (the figure says which is on top).
+    let calm = !app.is_hurt() && app.remap.is_none();
+    let is_true = |v: &Variant| (calm || v.model.starts_with("redis-py@")) && v.remap == app.remap;
     let rank = g.ranked.iter().position(is_true);
     let figure = Some(format!(
         "group {}: top {}{}; release {}",
@@ -671,6 +676,24 @@ mod tests {
         let v = verdicts(&apps, json!({"findings": []}), top("redis-py@8.0.0"));
         assert_eq!(v[3], Verdict::Pass);
         let v = verdicts(&apps, json!({"findings": []}), top("lettuce@6.3.2"));
+        assert!(matches!(v[3], Verdict::Fail(_)), "{v:?}");
+        // A calm client without a remap: judged on the remap alone.
+        let calm = [app("matrix-app", "zadd", "5.0.0", Health::Healthy)];
+        let ranked = |model: &str, remap: Option<&str>| {
+            json!({"groups": [{"group": "g", "commands": ["zadd"],
+                "ranked": [{"model": model, "remap": remap}]}]})
+        };
+        let v = verdicts(
+            &calm,
+            json!({"findings": []}),
+            ranked("go-redis@9.8.0", None),
+        );
+        assert_eq!(v[3], Verdict::Pass, "{v:?}");
+        let v = verdicts(
+            &calm,
+            json!({"findings": []}),
+            ranked("redis-py@5.0.0", Some("127.0.0.1:7000")),
+        );
         assert!(matches!(v[3], Verdict::Fail(_)), "{v:?}");
         let with_companion = [
             apps[0].clone(),
