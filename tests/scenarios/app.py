@@ -49,7 +49,8 @@ The instrumentation wraps redis-py (5.0.0 and 8.x alike):
   the exception reached the application; null when none did) and when that command was issued
   (`first_error_issued_ms`: a timeout raises one socket timeout after the send; when the first
   errors are the commands still hanging at the drain, the earliest of their issues), the commands that ended per 250 ms
-  since `started_ms` (`outcomes`: successes and failures by the bucket of the moment each ended),
+  since `started_ms` (`outcomes`: successes and failures by the bucket of the moment each ended,
+  and per bucket when the earliest-issued of the commands that failed in it was issued),
   and each successful command's time from its start to its reply
   (`latency_p50_ms`, `latency_p90_ms`; redirections and re-initialisations included), and the
   median exchange with one node that got a reply (`exchange_p50_ms`).
@@ -63,7 +64,8 @@ At the end it prints ONE JSON line to stdout (the contract's shape; logs go to s
      "cluster_slots_calls": n, "new_connections": n, "wedged": false, "wedged_since_ms": null,
      "startup_nodes_end": n, "first_error": {"ConnectionError": "message"},
      "first_error_ms": epoch ms or null, "first_error_issued_ms": epoch ms or null,
-     "outcomes": {"bucket_ms": 250, "ok": [n, ...], "failed": [n, ...]},
+     "outcomes": {"bucket_ms": 250, "ok": [n, ...], "failed": [n, ...],
+                  "failed_issued": [epoch ms or null, ...]},
      "latency_p50_ms": 0.8, "latency_p90_ms": 2.1, "exchange_p50_ms": 0.6,
      "started_ms": epoch ms, "ended_ms": epoch ms}
 
@@ -239,6 +241,8 @@ class Outcomes:
         self.started_ms = now_ms()
         self.ok_buckets = collections.Counter()
         self.failed_buckets = collections.Counter()
+        # Per bucket, when the earliest-issued of the commands that failed in it was issued.
+        self.failed_issued = {}
         self.last_ok_ms = None
         self.first_fail_since_ok_ms = None
         self.empty_since_ms = None
@@ -270,6 +274,7 @@ class Outcomes:
             "bucket_ms": BUCKET_MS,
             "ok": [self.ok_buckets[b] for b in range(last + 1)],
             "failed": [self.failed_buckets[b] for b in range(last + 1)],
+            "failed_issued": [self.failed_issued.get(b) for b in range(last + 1)],
         }
 
     def ok(self):
@@ -285,7 +290,10 @@ class Outcomes:
         self.errors[cls] += 1
         self.first_error.setdefault(cls, str(e)[:300])
         t = now_ms()
-        self.failed_buckets[self.bucket(t)] += 1
+        b = self.bucket(t)
+        self.failed_buckets[b] += 1
+        issued = issued_ms if issued_ms is not None else t
+        self.failed_issued[b] = min(self.failed_issued.get(b, issued), issued)
         if self.first_error_ms is None:
             self.first_error_ms = t
             # When the command that raised first was issued: what the servers last saw of it.

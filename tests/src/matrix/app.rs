@@ -236,6 +236,21 @@ impl AppReport {
         Some((sum(ok), sum(failed)))
     }
 
+    /// When the earliest-issued of the commands that ended failing in `[from_ms, to_ms)` was
+    /// issued, epoch ms (`outcomes.failed_issued`; `None` when the report has none there).
+    pub fn failed_issued_between(&self, from_ms: u64, to_ms: u64) -> Option<u64> {
+        let width = self.outcome_bucket_ms()?;
+        let issued = self.raw["outcomes"]["failed_issued"].as_array()?;
+        let first = from_ms.saturating_sub(self.started_ms) / width;
+        let last = to_ms.saturating_sub(self.started_ms).saturating_sub(1) / width;
+        issued
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| (first..=last).contains(&(*i as u64)))
+            .filter_map(|(_, v)| v.as_u64())
+            .min()
+    }
+
     /// The width of the `outcomes` buckets, ms (`None` without them).
     pub fn outcome_bucket_ms(&self) -> Option<u64> {
         self.raw["outcomes"]["bucket_ms"]

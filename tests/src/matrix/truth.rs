@@ -18,8 +18,9 @@
 //! a burst over within that bucket, the next one failing under it; the application wedged or
 //! not): then it is the onset, the first outcomes bucket
 //! failing at [`HURT_SHARE`] itself from which the next [`HURT_WINDOW_MS`] have the stated
-//! levels, and the commands failing in it were issued at most one socket timeout before the
-//! bucket began.
+//! levels, and the commands failing in it were issued when the report's `failed_issued` says
+//! (the earliest issue of the commands that failed in each bucket), or, in a report without it,
+//! at most one socket timeout before the bucket began.
 
 use crate::matrix::app::{AppReport, AppSettings};
 
@@ -98,9 +99,17 @@ impl AppTruth {
         let timeout_ms =
             (settings.socket_timeout_s.max(settings.connect_timeout_s) * 1000.0) as u64;
         let (first_error_ms, first_error_issued_ms) = match &onset {
+            // When the commands failing in the onset's bucket were issued: as the report says
+            // (a command that hung on a dead node, retried, was issued seconds before it
+            // failed), else at most one socket timeout before the bucket began.
             Some(o) => (
                 Some(o.bucket_end_ms),
-                Some(o.bucket_start_ms.saturating_sub(timeout_ms)),
+                Some(
+                    report
+                        .failed_issued_between(o.bucket_start_ms, o.bucket_end_ms)
+                        .unwrap_or(o.bucket_start_ms.saturating_sub(timeout_ms))
+                        .min(o.bucket_start_ms),
+                ),
             ),
             None => (
                 report.first_error_ms,
@@ -388,6 +397,28 @@ mod tests {
             ),
         );
         assert_eq!(on.first_error_ms, Some(10_500), "{on:?}");
+        // The onset's failing commands were issued when the report says: one that hung on a
+        // dead node, retried, was issued 1.65 s before its bucket (and a report without the
+        // figure keeps the one socket timeout).
+        let mut raw = report(
+            12,
+            false,
+            &[9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 2, 2, 2, 2],
+            &[0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 3, 3, 3, 2],
+            0,
+        )
+        .raw;
+        let issued: Vec<serde_json::Value> = (0..14)
+            .map(|b| match b {
+                9 => json!(10_600u64),
+                10.. => json!(12_000u64),
+                _ => serde_json::Value::Null,
+            })
+            .collect();
+        raw["outcomes"]["failed_issued"] = json!(issued);
+        let hung = AppTruth::of(&s, &AppReport::from_json(raw).expect("a report"));
+        assert_eq!(hung.first_error_ms, Some(12_500), "{hung:?}");
+        assert_eq!(hung.first_error_issued_ms, Some(10_600), "{hung:?}");
         // A first error that began a failure is the moment itself.
         let at_once = AppTruth::of(
             &s,
