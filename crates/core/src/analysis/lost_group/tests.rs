@@ -470,13 +470,13 @@ fn a_group_slowed_in_its_storm_is_not_lost_until_it_stops() {
     }
 }
 
-/// Drawn runs of a group that steps down to 35–44 or 58–66 % of its level when its connections are killed
-/// (its commands began failing client-side, where no server sees them) and stops two or three
-/// polls later, in a redirect storm or not: the loss is found at the step, not at the stop
-/// (`scripts/story` case 503454844411769554: two polls late); the same step with nothing that set
-/// it off, keeping more than half the level, is the client's own pace, and the loss is found at
-/// the stop. A step shorter than two polls
-/// reads as the stop's own partial polls and is placed as a stop is (the drawn falls above).
+/// Drawn runs of a group that steps down to 35–44 or 58–66 % of its level when its connections
+/// are killed (its commands began failing client-side, where no server sees them) and stops two
+/// or three polls later, in a redirect storm or not: the loss is found at the step, not at the
+/// stop (`scripts/story` case 503454844411769554: two polls late); the same step with nothing
+/// that set it off, keeping more than half the level, is the client's own pace, and the loss is
+/// found at the stop. A step shorter than two polls reads as the stop's own partial polls and is
+/// placed as a stop is (the drawn falls above).
 #[test]
 fn a_step_down_that_a_stop_follows_is_where_the_loss_began() {
     let seed = 0x5eed_0016;
