@@ -84,6 +84,8 @@ const WARM: &[&str] = &[
     "/style.css",
     "/slotscope_web.js",
     "/slotscope_web_bg.wasm",
+    "/reader/slotscope_reader.js",
+    "/reader/slotscope_reader_bg.wasm",
 ];
 
 impl Site {

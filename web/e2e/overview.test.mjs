@@ -1,7 +1,8 @@
 // A recording's overview (FILE.overview.json, `slotscope index`): `slotscope serve FILE` writes
 // it beside FILE, the viewer asks for it before the recording and shows it (story, findings,
-// tracks) while the recording is read, then the whole recording replaces it; a recording with
-// none (the demo) gets 204 from the server and no error in the console.
+// tracks) while the recording is read, then the whole recording replaces it; the demo's overviews
+// (scripts/build-web writes them) show it before the reader module comes; a recording with none
+// gets 204 from the server and no error in the console.
 //
 // Run: node --test web/e2e/   (needs scripts/build-web's web/dist and a built slotscope binary)
 import assert from 'node:assert/strict';
@@ -53,12 +54,36 @@ describe('the overview', () => {
     await page.context().close();
   });
 
-  test('a recording without one: 204, and the demo loads with no console error', TEST, async () => {
-    const r = await fetch(`${v.server.origin}/demo/incident1.jsonl.zst.overview.json`);
+  test('the demo is shown from the first download alone: its overview while the reader module is held back', TEST, async () => {
+    const page = await newPage(v.browser);
+    const asked = [];
+    page.on('request', (r) => asked.push(new URL(r.url()).pathname));
+    let release;
+    const held = new Promise((r) => { release = r; });
+    await page.route((u) => u.pathname.startsWith('/reader/'), async (route) => { await held; await route.continue(); });
+    await page.goto(`${v.server.origin}/?src=demo/incident1.jsonl.zst`);
+    const shown = await waitState(page, (s) => s.partial && s.findings > 0, 'the demo\'s overview shown');
+    assert.match(await page.locator('#story').innerText(), /stops answering/);
+    assert.ok(await page.locator('canvas').count() > 0, 'tracks drawn');
+    release();
+    const loaded = await waitLoaded(page, 'incident1');
+    assert.equal(loaded.partial, false);
+    assert.equal(loaded.findings, shown.findings);
+    assert.ok(asked.includes('/demo/incident1.jsonl.zst.overview.json'), asked.join(' '));
+    assert.ok(asked.includes('/reader/slotscope_reader_bg.wasm'), asked.join(' '));
+    assert.deepEqual(page.consoleErrors, []);
+    await page.context().close();
+  });
+
+  test('a recording without one: 204, and it loads with no console error', TEST, async () => {
+    const r = await fetch(`${v.server.origin}/demo/none.jsonl.zst.overview.json`);
     assert.equal(r.status, 204);
     const page = await newPage(v.browser);
+    // The server's answer for a recording with no overview, for the demo's.
+    await page.route((u) => u.pathname.endsWith('.overview.json'), (route) => route.fulfill({ status: 204 }));
     await page.goto(`${v.server.origin}/?src=demo/incident2.jsonl.zst`);
-    await waitLoaded(page, 'incident2');
+    const loaded = await waitLoaded(page, 'incident2');
+    assert.equal(loaded.partial, false);
     assert.deepEqual(page.consoleErrors, []);
     await page.context().close();
     assert.ok(existsSync(file));

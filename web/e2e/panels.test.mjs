@@ -162,6 +162,18 @@ describe('slot map and topology diff on the incident-1 demo', () => {
     const s = await waitState(page, (x) => x.selection !== null, 'a selection');
     assert.ok(s.selection[1] - s.selection[0] > 0.95 * (s0.window[1] - s0.window[0]), JSON.stringify(s));
 
+    // The selection's deltas, which the reader module answers (the per-node metrics stay there):
+    // every node of the recording, the commands the scenario ran, all with calls.
+    const nodeRows = page.locator('#selection table.nodes tr.node');
+    await nodeRows.first().waitFor({ state: 'visible', timeout: STEP_MS });
+    const nodes = await nodeRows.evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+    assert.ok(nodes.length >= 2, JSON.stringify(nodes));
+    assert.ok(nodes.every((r) => /^127\.0\.0\.1:\d+$/.test(r[0])), JSON.stringify(nodes));
+    assert.ok(nodes.reduce((sum, r) => sum + Number(r[1]), 0) > 100, JSON.stringify(nodes));
+    const commands = await page.locator('#selection table.commands tr.command')
+      .evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+    assert.ok(commands.length >= 1 && commands.every((r) => Number(r[1]) + Number(r[2]) + Number(r[3]) > 0), JSON.stringify(commands));
+
     const rows = page.locator('#topology-diff tr.moved-range');
     await rows.first().waitFor({ state: 'visible', timeout: STEP_MS });
     assert.equal(await rows.count(), 1);

@@ -2,27 +2,29 @@
 //!
 //! The postmortem viewer: a Yew app compiled to WASM that opens a slotscope recording in the
 //! browser and shows the incident on one time axis (topology, traffic, redirections, connection
-//! churn, events), with the core's findings and client census beside it. It calls
-//! `slotscope-core` directly; there is no server logic.
+//! churn, events), with the core's findings and client census beside it. The recording is read
+//! and analysed by the reader module (`slotscope-reader`) and replayed by the what-if module
+//! (`slotscope-whatif`), both fetched when first needed; there is no server logic.
 //!
 //! - [`state`]: the view state and its reducer (plain data, tested natively).
 //! - [`scale`]: the one time ↔ pixel mapping; [`clock`]: times as text.
-//! - [`dataset`]: a recording parsed in chunks into tracks and an analysis.
+//! - [`dataset`]: a loaded recording: its tracks and its analysis.
 //! - [`draw`]: the tracks drawn with plotters (canvas in the browser, SVG in tests).
-//! - [`readout`], [`delta`]: hover values and selection deltas; [`diff`]: the topology diff.
-//! - [`load`]: a recording fetched or read, then parsed in time slices with a preview.
+//! - [`readout`]: hover values; [`diff`]: the topology diff.
+//! - [`load`]: a recording fetched or read, then read by the reader module in time slices with a
+//!   preview; [`module`]: the lazily fetched modules.
 //! - [`gesture`]: keys, drags and the wheel as reducer actions (plain data, tested natively).
 //! - [`view`]: the Yew components; [`js_error`]: JavaScript errors as text.
 //! - [`whatif`]: a client model replayed against the recording, as series over the tracks.
 
 pub mod clock;
 pub mod dataset;
-pub mod delta;
 pub mod diff;
 pub mod draw;
 pub mod gesture;
 pub mod js_error;
 pub mod load;
+pub mod module;
 pub mod readout;
 pub mod report;
 pub mod scale;

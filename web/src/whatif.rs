@@ -9,12 +9,10 @@
 use std::rc::Rc;
 
 pub use slotscope_whatif::{parse_options, Overlay, Prediction, Request, DEFAULT_RATE};
-use wasm_bindgen::prelude::wasm_bindgen;
-use wasm_bindgen::{JsCast, JsValue};
 
 use crate::clock;
 use crate::dataset::Dataset;
-use crate::js_error;
+use crate::module::Module;
 use slotscope_core::quantity::count;
 
 /// A shared prediction, compared by identity (for Yew properties).
@@ -30,22 +28,6 @@ impl PartialEq for Shared {
 /// Where the what-if module's JavaScript is, relative to the page.
 pub const MODULE_URL: &str = "whatif/slotscope_whatif.js";
 
-#[wasm_bindgen(inline_js = r#"
-let pending = null;
-export function whatif_module(path) {
-    if (pending === null) {
-        const url = new URL(path, document.baseURI).href;
-        pending = import(url).then(async (m) => { await m.default(); return m; });
-        // A failed fetch is tried again on the next run.
-        pending.catch(() => { pending = null; });
-    }
-    return pending;
-}
-"#)]
-extern "C" {
-    fn whatif_module(path: &str) -> js_sys::Promise;
-}
-
 /// Why a what-if cannot run on an overview (`Dataset::from_overview`): it replays the recording.
 pub const STILL_READING: &str =
     "the recording is still being read (the overview shown holds no polls to replay): run it again when it is loaded";
@@ -55,28 +37,17 @@ pub async fn run_in_module(data: &Dataset, req: &Request) -> Result<Prediction, 
     if data.bytes.is_empty() {
         return Err(STILL_READING.to_owned());
     }
-    let module = wasm_bindgen_futures::JsFuture::from(whatif_module(MODULE_URL))
-        .await
-        .map_err(|e| {
-            format!(
-                "cannot load the what-if module ({MODULE_URL}): {}",
-                js_error::text(&e)
-            )
-        })?;
-    let replay: js_sys::Function = js_sys::Reflect::get(&module, &"replay".into())
-        .ok()
-        .and_then(|f| f.dyn_into().ok())
-        .ok_or("the what-if module has no `replay` function")?;
+    let module = Module::load(MODULE_URL).await?;
     let grid = serde_json::to_string(&data.tracks.grid).map_err(|e| e.to_string())?;
     let request = serde_json::to_string(req).map_err(|e| e.to_string())?;
     let bytes = js_sys::Uint8Array::from(&data.bytes[..]);
-    let out = replay
-        .call3(&JsValue::NULL, &bytes, &grid.into(), &request.into())
-        .map_err(|e| js_error::text(&e))?;
+    let out = module.call("replay", &[bytes.into(), grid.into(), request.into()])?;
     let json = out
         .as_string()
         .ok_or("the what-if module returned no text")?;
-    serde_json::from_str(&json).map_err(|e| format!("bad prediction from the what-if module: {e}"))
+    // From bytes, as every JSON the viewer reads: one instance of serde_json's parser.
+    serde_json::from_slice(json.as_bytes())
+        .map_err(|e| format!("bad prediction from the what-if module: {e}"))
 }
 
 /// Runs `req` against the recording `data` holds, in process (native builds: the tests).

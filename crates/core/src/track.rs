@@ -200,6 +200,20 @@ impl Tracks {
         self.layouts.get(i.checked_sub(1)?)
     }
 
+    /// Every series, in one fixed order (for moving their values in bulk): the per-node rates,
+    /// MOVED shares, errors, new connections, new connections per node, open connections,
+    /// refreshes.
+    pub fn series_mut(&mut self) -> impl Iterator<Item = &mut Series> {
+        self.node_rate
+            .iter_mut()
+            .chain(&mut self.moved_share)
+            .chain(&mut self.errors)
+            .chain(std::iter::once(&mut self.new_connections))
+            .chain(&mut self.new_connections_by_node)
+            .chain(std::iter::once(&mut self.open_connections))
+            .chain(std::iter::once(&mut self.refreshes))
+    }
+
     /// The index of node `addr`, if seen.
     pub fn node_index(&self, addr: &NodeAddr) -> Option<usize> {
         self.nodes.iter().position(|a| a == addr)

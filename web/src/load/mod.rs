@@ -1,8 +1,10 @@
-//! Loading a recording in the background: its bytes fetched or read ([`source`]), then parsed in
-//! time slices so the page keeps answering, with the part read so far shown when a big recording
-//! takes long ([`progress`]). Results go to the app through [`Sinks`].
+//! Loading a recording in the background: its bytes fetched or read ([`source`]), then read by
+//! the reader module ([`reader`], fetched meanwhile) in time slices so the page keeps answering,
+//! with the part read so far shown when a big recording takes long ([`progress`]). Results go to
+//! the app through [`Sinks`].
 
 pub mod progress;
+pub mod reader;
 pub mod source;
 
 use std::cell::Cell;
@@ -15,9 +17,10 @@ pub use source::Source;
 
 use slotscope_core::overview::Overview;
 
-use crate::dataset::{Dataset, Parser, Shared, Step};
+use crate::dataset::{Dataset, Shared};
 use crate::state::Action;
 use progress::{preview_due, SLICE_MS};
+use reader::{DeltaSource, Reader};
 
 thread_local! {
     /// Counts loads: a load still running when a newer one starts gives up.
@@ -45,6 +48,8 @@ pub fn start(source: Source, sinks: Sinks) {
     let current = move || GENERATION.with(|g| g.get()) == generation;
     let (name, url) = (source.name(), source.url());
     sinks.status.emit(Status::started(&name));
+    // The reader module comes while the overview and the recording do.
+    let fetching = reader::prefetch();
     wasm_bindgen_futures::spawn_local(async move {
         let fail = |message: String| sinks.status.emit(Status::failed(&name, &message));
         // Hands a dataset to the app: the whole recording, or a preview of it (its overview or
@@ -87,17 +92,20 @@ pub fn start(source: Source, sinks: Sinks) {
                     .emit(Status::reading_behind_overview(&name, 0.0, pairs));
             }
         }
-        let bytes = match source.bytes().await {
-            Ok(b) => b,
+        let bytes: Rc<[u8]> = match source.bytes().await {
+            Ok(b) => b.into(),
             Err(e) => return fail(e),
         };
         if !current() {
             return;
         }
-        let mut parser = match Parser::new(name.clone(), bytes) {
-            Ok(p) => p,
-            Err(e) => return fail(e.message),
+        let reader = match Reader::open(fetching, &bytes).await {
+            Ok(r) => r,
+            Err(e) => return fail(e),
         };
+        if !current() {
+            return;
+        }
         let load_began = js_sys::Date::now();
         let mut previewed = overview_pairs.is_some();
         loop {
@@ -105,19 +113,18 @@ pub fn start(source: Source, sinks: Sinks) {
             let mut share = 0.0;
             let mut done = false;
             while js_sys::Date::now() - began < SLICE_MS {
-                match parser.step(200) {
-                    Ok(Step::Progress(p)) => share = p,
-                    Ok(Step::Done) => {
+                match reader.read(200) {
+                    Ok(Some(p)) => share = p,
+                    Ok(None) => {
                         done = true;
                         break;
                     }
-                    Err(e) => return fail(e.message),
+                    Err(e) => return fail(e),
                 }
             }
             if done {
                 // The tracks and the analysis, a step at a time: a day-long recording takes
                 // seconds, and the page answers between the steps.
-                let mut finisher = parser.finishing();
                 let mut share = 0.0;
                 loop {
                     sinks.status.emit(Status::analysing(&name, share));
@@ -125,12 +132,22 @@ pub fn start(source: Source, sinks: Sinks) {
                     if !current() {
                         return;
                     }
-                    match finisher.step() {
-                        Step::Progress(p) => share = p,
-                        Step::Done => break,
+                    match reader.finish() {
+                        Ok(Some(p)) => share = p,
+                        Ok(None) => break,
+                        Err(e) => return fail(e),
                     }
                 }
-                let d = finisher.done();
+                let read = match reader.result() {
+                    Ok(r) => r,
+                    Err(e) => return fail(e),
+                };
+                let d = Dataset::read(
+                    name.clone(),
+                    read,
+                    bytes,
+                    DeltaSource::Module(Rc::new(reader)),
+                );
                 sinks
                     .status
                     .emit(Status::loaded(&name, d.lines, d.analysis.findings.len()));
@@ -140,7 +157,13 @@ pub fn start(source: Source, sinks: Sinks) {
             // A big recording: show what is read so far while the rest loads.
             if preview_due(previewed, share, js_sys::Date::now() - load_began) {
                 previewed = true;
-                show(parser.preview(), false);
+                match reader.preview() {
+                    Ok(p) => show(
+                        Dataset::read(name.clone(), p, bytes.clone(), DeltaSource::None),
+                        false,
+                    ),
+                    Err(e) => return fail(e),
+                }
             }
             sinks.status.emit(match overview_pairs {
                 Some(k) => Status::reading_behind_overview(&name, share, k),

@@ -22,7 +22,7 @@ fn share(v: Option<f64>) -> String {
 pub fn client_side_panel(props: &ClientSideProps) -> Html {
     let analysis = &props.data.analysis;
     let tap = &analysis.tap;
-    let rows = analysis.versus();
+    let rows = &props.data.versus;
     html! {
         <section class="panel client-side-panel">
             <h2>{ format!("Client-side evidence (tap: {} commands, {} connections)", tap.total.sent, tap.connections_opened) }</h2>

@@ -5,7 +5,6 @@ use yew::prelude::*;
 
 use crate::clock;
 use crate::dataset::Shared;
-use crate::delta;
 use crate::state::Action;
 
 /// Properties of [`SelectionPanel`].
@@ -25,7 +24,7 @@ pub struct SelectionProps {
 #[function_component(SelectionPanel)]
 pub fn selection_panel(props: &SelectionProps) -> Html {
     let (a, b) = props.range;
-    let d = delta::over(&props.data.analysis.metrics, (a, b));
+    let d = props.data.deltas((a, b));
     let clear = {
         let dispatch = props.dispatch.clone();
         Callback::from(move |_: MouseEvent| dispatch.emit(Action::ClearSelection))

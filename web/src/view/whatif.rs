@@ -34,9 +34,7 @@ fn value_of(e: &Event) -> String {
 
 /// The observed business rate of `data` as the rate field's default text.
 fn default_rate(data: &Shared) -> String {
-    data.analysis
-        .metrics
-        .observed_business_rate()
+    data.business_rate
         .unwrap_or(whatif::DEFAULT_RATE)
         .to_string()
 }

@@ -2,7 +2,7 @@
 //! it was redirected, next to the servers' `commandstats` for the same command (which count every
 //! client).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::float;
 use crate::metrics::{CommandDelta, Metrics};
@@ -10,7 +10,7 @@ use crate::tap::summary::TapSummary;
 use crate::time::{TimeSpan, Timestamp};
 
 /// One command as the tapped client saw it and as the servers counted it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Versus {
     /// The command (subcommands as `cluster slots`).
     pub cmd: String,

@@ -2,11 +2,12 @@
 
 use std::collections::BTreeMap;
 
+use serde::{Deserialize, Serialize};
 use slotscope_core::metrics::{is_business_command, Metrics};
 use slotscope_core::{TimeSpan, Timestamp};
 
 /// One node's deltas over the range.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NodeRow {
     /// The node's address.
     pub node: String,
@@ -25,7 +26,7 @@ pub struct NodeRow {
 }
 
 /// One command's deltas over the range, all nodes.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CommandRow {
     /// The command.
     pub command: String,
@@ -38,7 +39,7 @@ pub struct CommandRow {
 }
 
 /// The deltas over one range.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Deltas {
     /// Per node, in the order of first sample.
     pub nodes: Vec<NodeRow>,
@@ -87,12 +88,14 @@ pub fn over(metrics: &Metrics, (start, end): (u64, u64)) -> Deltas {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dataset::fixture;
+    use crate::fixture;
 
     #[test]
     fn incident_2_selection_shows_rejections_on_the_stormy_command_only() {
-        let data = fixture("incident2-valkey");
-        let d = over(&data.analysis.metrics, data.span());
+        let (read, metrics) = fixture("incident2-valkey");
+        let span = read.tracks.grid.span();
+        let span = (span.start.as_millis(), span.end.as_millis());
+        let d = over(&metrics, span);
         assert_eq!(d.nodes.len(), 2);
         assert!(d.nodes.iter().all(|n| n.calls > 0));
         let storm = d
@@ -108,8 +111,7 @@ mod tests {
         assert!(storm.rejected * 5 > storm.calls, "{storm:?}");
         assert!(calm.rejected * 20 < calm.calls.max(1), "{calm:?}");
         // An empty range has nothing.
-        let (a, _) = data.span();
-        let none = over(&data.analysis.metrics, (a, a));
+        let none = over(&metrics, (span.0, span.0));
         assert!(none.nodes.iter().all(|n| n.calls == 0));
         assert!(none.commands.is_empty());
     }
