@@ -144,6 +144,20 @@ describe('viewer on the demo', () => {
     await status.waitFor({ state: 'visible' });
     assert.match(await status.innerText(), /line 3/i);
     await screenshot(page, '04-bad-file');
+    // The recording shown is still whole: a selection's deltas, which the reader module answers
+    // for the last recording it finished, not for the failed one.
+    const box = await trackBox(page);
+    await page.mouse.move(box.x + 2, box.y + box.height / 2);
+    await page.keyboard.down('Shift');
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width - 2, box.y + box.height / 2, { steps: 6 });
+    await page.mouse.up();
+    await page.keyboard.up('Shift');
+    await waitState(page, (x) => x.selection !== null, 'a selection');
+    const calls = page.locator('#selection table.nodes tr.node td:nth-child(2)');
+    await calls.first().waitFor({ state: 'visible', timeout: STEP_MS });
+    const total = (await calls.allTextContents()).reduce((sum, t) => sum + Number(t), 0);
+    assert.ok(total > 100, `calls over the selection: ${total}`);
     // Still usable: the demo loads again.
     await page.locator('#demo-1').click();
     await waitLoaded(page, 'incident1');

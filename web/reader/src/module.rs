@@ -4,8 +4,11 @@
 //! other call names that id and is refused once a newer read started, so a load the viewer has
 //! given up cannot step the next one. A read goes through [`read`] (lines, in steps), then
 //! [`finish`] (the tracks and the analysis, in steps), then [`result`] (the [`Parcel`], once);
-//! [`preview`] packs the part read so far while lines are still being read. After the result the
-//! per-node metrics stay here to answer [`deltas`].
+//! [`preview`] packs the part read so far while lines are still being read.
+//!
+//! The per-node metrics of the last read finished stay here to answer [`deltas`]: that read is
+//! the one the viewer shows until a newer one finishes (a newer one that fails, or is still
+//! reading, leaves it shown).
 
 use std::cell::RefCell;
 
@@ -29,27 +32,34 @@ enum Stage {
     Reading(Box<Parser>),
     /// Every line read: finishing the tracks and the analysis.
     Finishing(Box<Finisher>),
-    /// Finished: the result until it is taken, and the metrics for the deltas.
-    Done(Option<Box<Read>>, Metrics),
+    /// Finished: the result until it is taken.
+    Done(Option<Box<Read>>),
 }
 
-struct Current {
+/// The newest read, and the last one finished.
+struct Reads {
+    /// The newest read's id.
     id: u32,
+    /// Where the newest read is.
     stage: Stage,
+    /// The last read finished, by id, with its per-node metrics (for the deltas).
+    shown: Option<(u32, Metrics)>,
 }
 
 thread_local! {
-    static CURRENT: RefCell<Current> = const { RefCell::new(Current { id: 0, stage: Stage::Idle }) };
+    static READS: RefCell<Reads> = const {
+        RefCell::new(Reads { id: 0, stage: Stage::Idle, shown: None })
+    };
 }
 
-/// Runs `f` on the current read if it is read `id`.
-fn with<T>(id: u32, f: impl FnOnce(&mut Stage) -> Result<T, String>) -> Result<T, String> {
-    CURRENT.with(|c| {
-        let mut c = c.borrow_mut();
-        if c.id != id {
-            return Err(format!("read {id} was superseded by read {}", c.id));
+/// Runs `f` on the reads if read `id` is the newest.
+fn with<T>(id: u32, f: impl FnOnce(&mut Reads) -> Result<T, String>) -> Result<T, String> {
+    READS.with(|r| {
+        let mut r = r.borrow_mut();
+        if r.id != id {
+            return Err(format!("read {id} was superseded by read {}", r.id));
         }
-        f(&mut c.stage)
+        f(&mut r)
     })
 }
 
@@ -57,14 +67,14 @@ fn with<T>(id: u32, f: impl FnOnce(&mut Stage) -> Result<T, String>) -> Result<T
 /// returns the read's id, or throws why it is not a recording.
 #[wasm_bindgen]
 pub fn open(bytes: Vec<u8>) -> Result<u32, String> {
-    CURRENT.with(|c| {
-        let mut c = c.borrow_mut();
-        c.id = c.id.wrapping_add(1);
-        // The read before is dropped first: its memory is what this one needs.
-        c.stage = Stage::Idle;
+    READS.with(|r| {
+        let mut r = r.borrow_mut();
+        r.id = r.id.wrapping_add(1);
+        // A read under way is dropped first: its memory is what this one needs.
+        r.stage = Stage::Idle;
         let parser = Parser::new(bytes).map_err(|e| e.message)?;
-        c.stage = Stage::Reading(Box::new(parser));
-        Ok(c.id)
+        r.stage = Stage::Reading(Box::new(parser));
+        Ok(r.id)
     })
 }
 
@@ -72,17 +82,17 @@ pub fn open(bytes: Vec<u8>) -> Result<u32, String> {
 /// [`DONE`] when every line is read (the read then finishes). Throws the first bad line.
 #[wasm_bindgen]
 pub fn read(id: u32, max_lines: usize) -> Result<f64, String> {
-    with(id, |stage| {
-        let Stage::Reading(parser) = stage else {
+    with(id, |r| {
+        let Stage::Reading(parser) = &mut r.stage else {
             return Ok(DONE);
         };
         match parser.step(max_lines).map_err(|e| e.message)? {
             Step::Progress(share) => Ok(share),
             Step::Done => {
-                let Stage::Reading(parser) = std::mem::replace(stage, Stage::Idle) else {
+                let Stage::Reading(parser) = std::mem::replace(&mut r.stage, Stage::Idle) else {
                     unreachable!("matched above");
                 };
-                *stage = Stage::Finishing(Box::new(parser.finishing()));
+                r.stage = Stage::Finishing(Box::new(parser.finishing()));
                 Ok(DONE)
             }
         }
@@ -102,7 +112,7 @@ fn packed(read: Read) -> Result<Array, String> {
 /// The part of read `id` read so far, packed (see [`Parcel`]): `[head, values, lengths]`.
 #[wasm_bindgen]
 pub fn preview(id: u32) -> Result<Array, String> {
-    with(id, |stage| match stage {
+    with(id, |r| match &r.stage {
         Stage::Reading(parser) => packed(parser.preview()),
         _ => Err("the preview is of a read still reading lines".to_owned()),
     })
@@ -111,19 +121,21 @@ pub fn preview(id: u32) -> Result<Array, String> {
 /// Runs the next step of finishing read `id`: the share of steps done, or [`DONE`].
 #[wasm_bindgen]
 pub fn finish(id: u32) -> Result<f64, String> {
-    with(id, |stage| match stage {
+    with(id, |r| match &mut r.stage {
         Stage::Finishing(finisher) => match finisher.step() {
             Step::Progress(share) => Ok(share),
             Step::Done => {
-                let Stage::Finishing(finisher) = std::mem::replace(stage, Stage::Idle) else {
+                let Stage::Finishing(finisher) = std::mem::replace(&mut r.stage, Stage::Idle)
+                else {
                     unreachable!("matched above");
                 };
                 let (read, metrics) = finisher.done();
-                *stage = Stage::Done(Some(Box::new(read)), metrics);
+                r.stage = Stage::Done(Some(Box::new(read)));
+                r.shown = Some((id, metrics));
                 Ok(DONE)
             }
         },
-        Stage::Done(..) => Ok(DONE),
+        Stage::Done(_) => Ok(DONE),
         _ => Err("the read is not finishing: its lines are not all read".to_owned()),
     })
 }
@@ -131,13 +143,14 @@ pub fn finish(id: u32) -> Result<f64, String> {
 /// What read `id` shows, packed (see [`Parcel`]): `[head, values, lengths]`. Given once.
 #[wasm_bindgen]
 pub fn result(id: u32) -> Result<Array, String> {
-    with(id, |stage| match stage {
-        Stage::Done(read, _) => packed(*read.take().ok_or("the result was already taken")?),
+    with(id, |r| match &mut r.stage {
+        Stage::Done(read) => packed(*read.take().ok_or("the result was already taken")?),
         _ => Err("the read is not finished".to_owned()),
     })
 }
 
-/// The deltas of read `id` over `[start, end]` (epoch milliseconds), as JSON [`delta::Deltas`].
+/// The deltas of read `id` over `[start, end]` (epoch milliseconds), as JSON [`delta::Deltas`];
+/// read `id` must be the last one finished.
 #[wasm_bindgen]
 pub fn deltas(id: u32, start: f64, end: f64) -> Result<String, String> {
     let ms = |v: f64| -> u64 {
@@ -146,11 +159,11 @@ pub fn deltas(id: u32, start: f64, end: f64) -> Result<String, String> {
         let v = v.max(0.0) as u64;
         v
     };
-    with(id, |stage| match stage {
-        Stage::Done(_, metrics) => {
+    READS.with(|r| match &r.borrow().shown {
+        Some((shown, metrics)) if *shown == id => {
             serde_json::to_string(&delta::over(metrics, (ms(start), ms(end))))
                 .map_err(|e| e.to_string())
         }
-        _ => Err("the read is not finished".to_owned()),
+        _ => Err(format!("read {id} is not the last one finished")),
     })
 }

@@ -74,7 +74,7 @@ impl Reader {
     }
 
     /// The counter deltas over `[start, end]` (epoch milliseconds); none when the module cannot
-    /// say (a newer read replaced this one).
+    /// say (a newer read finished since, whose dataset replaced this one's).
     pub fn deltas(&self, (start, end): (u64, u64)) -> Deltas {
         let (a, b) = (
             slotscope_core::float::from_u64(start),
