@@ -2,8 +2,7 @@
 //! in the OpenMetrics text format, on a loopback address only, for the fleet's Prometheus (or a
 //! compatible engine) to scrape. [`SignalSink`] feeds the signals every line the recorder writes.
 //!
-//! A minimal HTTP/1.1 server: one request per connection, `GET` (and `HEAD`) of `/metrics`
-//! answered, anything else 404 or 405.
+//! HTTP/1.1 through hyper: `GET` (and `HEAD`) of `/metrics` answered, anything else 404 or 405.
 
 use std::io;
 use std::net::SocketAddr;
@@ -13,11 +12,20 @@ use slotscope_core::recording::Line;
 use slotscope_core::signal::openmetrics::{render, CONTENT_TYPE};
 use slotscope_core::signal::Signals;
 use slotscope_core::Timestamp;
-use tokio::io::AsyncWriteExt;
-use tokio::net::{TcpListener, TcpStream};
+use std::convert::Infallible;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::header;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
 
 use crate::sink::Sink;
-use crate::viewer_server::read_head;
 
 /// The signals shared between the recorder (writing) and the server (reading).
 pub type SharedSignals = Arc<Mutex<Signals>>;
@@ -91,45 +99,49 @@ pub async fn serve(listener: std::net::TcpListener, signals: SharedSignals) {
         };
         let signals = signals.clone();
         tokio::spawn(async move {
-            let _ = handle(stream, &signals).await;
+            let service = service_fn(move |req| {
+                let response = answer(&req, &signals);
+                async move { Ok::<_, Infallible>(response) }
+            });
+            // A scraper that sends no request head within 20 s is dropped.
+            let _ = http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(Duration::from_secs(20))
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
         });
     }
 }
 
-/// Answers one request.
-async fn handle(mut stream: TcpStream, signals: &SharedSignals) -> io::Result<()> {
-    let head = read_head(&mut stream).await?;
-    let mut words = head.as_deref().unwrap_or("").split_whitespace();
-    let (method, target) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
-    let path = target.split('?').next().unwrap_or_default();
-    let (status, content_type, body) = if method != "GET" && method != "HEAD" {
-        (
-            "405 Method Not Allowed",
-            "text/plain",
-            "405 Method Not Allowed\n".to_owned(),
-        )
-    } else if path == "/metrics" {
-        let families = signals
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .families();
-        ("200 OK", CONTENT_TYPE, render(&families))
-    } else {
-        (
-            "404 Not Found",
-            "text/plain",
-            "404 Not Found: the metrics are at /metrics\n".to_owned(),
-        )
-    };
-    let mut out = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
+/// Answers one request: the signals at `GET /metrics` (and `HEAD`), else 404 or 405.
+fn answer(req: &Request<Incoming>, signals: &SharedSignals) -> Response<Full<Bytes>> {
+    let (status, content_type, body) =
+        if req.method() != Method::GET && req.method() != Method::HEAD {
+            (
+                StatusCode::METHOD_NOT_ALLOWED,
+                "text/plain",
+                "405 Method Not Allowed\n".to_owned(),
+            )
+        } else if req.uri().path() == "/metrics" {
+            let families = signals
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .families();
+            (StatusCode::OK, CONTENT_TYPE, render(&families))
+        } else {
+            (
+                StatusCode::NOT_FOUND,
+                "text/plain",
+                "404 Not Found: the metrics are at /metrics\n".to_owned(),
+            )
+        };
+    let mut r = Response::new(Full::new(Bytes::from(body)));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static(content_type),
     );
-    if method != "HEAD" {
-        out.push_str(&body);
-    }
-    stream.write_all(out.as_bytes()).await?;
-    stream.shutdown().await
+    r
 }
 
 #[cfg(test)]

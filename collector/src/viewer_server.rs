@@ -1,11 +1,11 @@
-//! The viewer's server behind `slotscope serve`: a minimal HTTP/1.1 static file server on 127.0.0.1
-//! for the browser viewer.
+//! The viewer's server behind `slotscope serve`: a static file server on 127.0.0.1 for the browser
+//! viewer, speaking HTTP/1.1 through hyper (keep-alive included).
 //!
 //! It serves the built viewer (`scripts/build-web` writes it to `web/dist`) and, when given one, a
 //! recording at `/recording/<file name>`, then prints the URL that opens the viewer on it. The viewer
 //! comes from `--dist DIR`, else the bundle embedded in the binary at build time
 //! ([`crate::viewer_bundle`]), else a `web/dist` found on disk ([`site`]). Only `GET` and `HEAD` are
-//! answered, one request per connection; paths that climb out of the served directory (`..`,
+//! answered (`405` otherwise); paths that climb out of the served directory (`..`,
 //! encoded or not) are refused, and the embedded bundle has no file outside itself to reach.
 //! Nothing is listening beyond the loopback address.
 //!
@@ -26,10 +26,22 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
+use bytes::Bytes;
+use futures_util::StreamExt;
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper::header;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use slotscope_core::overview::SUFFIX;
 use slotscope_core::percent;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use std::convert::Infallible;
+use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
+use tokio_util::io::ReaderStream;
 
 use crate::http_request::not_modified;
 use crate::overview_file;
@@ -285,10 +297,11 @@ pub async fn serve(
                 Ok((stream, _)) => {
                     let site = Arc::clone(&site);
                     tokio::spawn(async move {
-                        // A client that stalls or goes away costs only its own task.
+                        // A client that stalls or goes away costs only its own task, and no
+                        // connection is kept longer than ten minutes.
                         let _ = tokio::time::timeout(
-                            Duration::from_secs(60),
-                            handle(stream, &site),
+                            Duration::from_secs(600),
+                            handle(stream, site),
                         )
                         .await;
                     });
@@ -443,168 +456,181 @@ fn content_type(path: &Path) -> &'static str {
     }
 }
 
-/// Answers one request on `stream`, then closes it.
-async fn handle(mut stream: TcpStream, site: &Site) -> std::io::Result<()> {
-    let Some(head) = read_head(&mut stream).await? else {
-        return respond_error(&mut stream, 400, "Bad Request", true).await;
-    };
-    let mut words = head.lines().next().unwrap_or_default().split_whitespace();
-    let (method, target) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
-    let head_only = method == "HEAD";
-    if method != "GET" && !head_only {
-        return respond_error(&mut stream, 405, "Method Not Allowed", false).await;
+/// Serves one connection with hyper's HTTP/1.1: as many requests as the client sends on it (keep-alive),
+/// each answered by [`answer`]. A client that sends no request head within 20 s is dropped.
+async fn handle(stream: TcpStream, site: Arc<Site>) -> Result<(), hyper::Error> {
+    let service = service_fn(move |req| answer(req, Arc::clone(&site)));
+    http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(Duration::from_secs(20))
+        // The responses are the same bytes whenever they are asked for (the e2e tests and the
+        // embedded bundle's compare them); the ETag says what a date would.
+        .auto_date_header(false)
+        .serve_connection(TokioIo::new(stream), service)
+        .await
+}
+
+/// A response body: bytes in memory, or a file read as it is sent.
+type Body = UnsyncBoxBody<Bytes, std::io::Error>;
+
+/// A body of `bytes`.
+fn full(bytes: impl Into<Bytes>) -> Body {
+    Full::new(bytes.into())
+        .map_err(|never| match never {})
+        .boxed_unsync()
+}
+
+/// The request's head as text (request line, then one `name: value` line per header), for the
+/// header readers of [`crate::http_request`].
+fn head_text(req: &Request<Incoming>) -> String {
+    let mut head = format!("{} {} {:?}\r\n", req.method(), req.uri(), req.version());
+    for (name, value) in req.headers() {
+        if let Ok(v) = value.to_str() {
+            head.push_str(name.as_str());
+            head.push_str(": ");
+            head.push_str(v);
+            head.push_str("\r\n");
+        }
     }
-    let path = target.split(['?', '#']).next().unwrap_or_default();
-    match route(site, path) {
+    head
+}
+
+/// Answers one request.
+async fn answer(req: Request<Incoming>, site: Arc<Site>) -> Result<Response<Body>, Infallible> {
+    let head = head_text(&req);
+    let head_only = req.method() == Method::HEAD;
+    if req.method() != Method::GET && !head_only {
+        return Ok(error(StatusCode::METHOD_NOT_ALLOWED, false));
+    }
+    let path = req.uri().path();
+    Ok(match route(&site, path) {
         // Browsers ask for an icon on their own, and the viewer for a recording's overview
         // (`slotscope index`) before the recording: without one, answer "nothing" rather than a
         // 404 that shows as an error in the page's console.
         Target::Missing if path == "/favicon.ico" || path.ends_with(SUFFIX) => {
-            stream
-                .write_all(b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n")
-                .await?;
-            stream.shutdown().await
+            let mut r = Response::new(full(Bytes::new()));
+            *r.status_mut() = StatusCode::NO_CONTENT;
+            r
         }
-        Target::Refused => respond_error(&mut stream, 403, "Forbidden", head_only).await,
-        Target::Missing => respond_error(&mut stream, 404, "Not Found", head_only).await,
+        Target::Refused => error(StatusCode::FORBIDDEN, head_only),
+        Target::Missing => error(StatusCode::NOT_FOUND, head_only),
         Target::File(file) => {
             let Ok(f) = tokio::fs::File::open(&file).await else {
-                return respond_error(&mut stream, 404, "Not Found", head_only).await;
+                return Ok(error(StatusCode::NOT_FOUND, head_only));
             };
-            let meta = f.metadata().await?;
-            let Ok(prepared) = site.prepared(&file, &meta).await else {
-                return respond_error(&mut stream, 404, "Not Found", head_only).await;
+            let prepared = match f.metadata().await {
+                Ok(meta) => site.prepared(&file, &meta).await.map(|p| (p, meta.len())),
+                Err(e) => Err(e),
             };
-            let body = Body::File(f, meta.len());
-            respond(&mut stream, &head, head_only, &file, &prepared, body).await
+            let Ok((prepared, len)) = prepared else {
+                return Ok(error(StatusCode::NOT_FOUND, head_only));
+            };
+            respond(&head, head_only, &file, &prepared, Identity::File(f, len))
         }
         Target::Embedded(i) => {
             let (Viewer::Bundle(bundle, _), Ok(prepared)) =
                 (&site.viewer, site.prepared_embedded(i).await)
             else {
-                return respond_error(&mut stream, 404, "Not Found", head_only).await;
+                return Ok(error(StatusCode::NOT_FOUND, head_only));
             };
             let (rel, bytes) = bundle.file(i);
-            let body = Body::Bytes(bytes);
             respond(
-                &mut stream,
                 &head,
                 head_only,
                 Path::new(rel),
                 &prepared,
-                body,
+                Identity::Bytes(bytes),
             )
-            .await
         }
-    }
+    })
 }
 
 /// The identity body of a file to send.
-enum Body {
+enum Identity {
     /// An open file on disk, and its length when it was prepared.
     File(tokio::fs::File, u64),
     /// Bytes in memory (an embedded file).
     Bytes(&'static [u8]),
 }
 
-/// Answers a request (head `head`) for the file named `name` (for its type and compressibility),
-/// known as `prepared`, whose identity body is `body`: `304` when the client's copy is current, else
-/// `200` with the gzip body when the client accepts it, else the identity body. Then closes.
-async fn respond(
-    stream: &mut TcpStream,
+/// The answer to a request (head `head`) for the file named `name` (for its type and
+/// compressibility), known as `prepared`, whose identity body is `body`: `304` when the client's
+/// copy is current, else `200` with the brotli or gzip body when the client accepts it, else the
+/// identity body.
+fn respond(
     head: &str,
     head_only: bool,
     name: &Path,
     prepared: &Prepared,
-    body: Body,
-) -> std::io::Result<()> {
+    body: Identity,
+) -> Response<Body> {
     let encoded = prepared.encoded(head);
     let etag = match &encoded {
         Some((_, _, etag)) => etag.clone(),
         None => prepared.etag.clone(),
     };
-    let vary = if compressible(name) {
-        "Vary: Accept-Encoding\r\n"
-    } else {
-        ""
-    };
+    let mut r = Response::builder()
+        .header(header::ETAG, &etag)
+        .header(header::CACHE_CONTROL, "no-cache");
+    if compressible(name) {
+        r = r.header(header::VARY, "Accept-Encoding");
+    }
     if not_modified(head, &etag) {
-        let header = format!(
-            "HTTP/1.1 304 Not Modified\r\nETag: {etag}\r\nCache-Control: no-cache\r\n\
-             {vary}Connection: close\r\n\r\n"
-        );
-        stream.write_all(header.as_bytes()).await?;
-        return stream.shutdown().await;
+        return r
+            .status(StatusCode::NOT_MODIFIED)
+            .body(full(Bytes::new()))
+            .unwrap_or_else(|_| error(StatusCode::INTERNAL_SERVER_ERROR, true));
     }
     let identity_len = match &body {
-        Body::File(_, len) => *len,
-        Body::Bytes(bytes) => bytes.len() as u64,
+        Identity::File(_, len) => *len,
+        Identity::Bytes(bytes) => bytes.len() as u64,
     };
-    let (len, encoding) = match &encoded {
-        Some((body, coding, _)) => (body.len() as u64, format!("Content-Encoding: {coding}\r\n")),
-        None => (identity_len, String::new()),
-    };
-    let header = format!(
-        "HTTP/1.1 200 OK\r\nContent-Type: {}\r\n{encoding}Content-Length: {len}\r\n\
-         ETag: {etag}\r\nCache-Control: no-cache\r\n{vary}\
-         X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n",
-        content_type(name)
-    );
-    stream.write_all(header.as_bytes()).await?;
-    if !head_only {
-        match (encoded, body) {
-            (Some((encoded, _, _)), _) => stream.write_all(encoded).await?,
-            (None, Body::Bytes(bytes)) => stream.write_all(bytes).await?,
-            (None, Body::File(mut f, _)) => {
-                // No more than the length announced, should the file have grown since.
-                let mut body = (&mut f).take(len);
-                tokio::io::copy(&mut body, stream).await?;
-            }
+    let len = match &encoded {
+        Some((body, coding, _)) => {
+            r = r.header(header::CONTENT_ENCODING, *coding);
+            body.len() as u64
         }
-    }
-    stream.shutdown().await
+        None => identity_len,
+    };
+    r = r
+        .header(header::CONTENT_TYPE, content_type(name))
+        .header(header::CONTENT_LENGTH, len)
+        .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff");
+    let body = match (head_only, encoded, body) {
+        (true, _, _) => full(Bytes::new()),
+        (false, Some((encoded, _, _)), _) => full(encoded.as_slice().to_vec()),
+        (false, None, Identity::Bytes(bytes)) => full(Bytes::from_static(bytes)),
+        // No more than the length announced, should the file have grown since.
+        (false, None, Identity::File(f, _)) => {
+            StreamBody::new(ReaderStream::new(f.take(len)).map(|chunk| chunk.map(Frame::data)))
+                .boxed_unsync()
+        }
+    };
+    r.body(body)
+        .unwrap_or_else(|_| error(StatusCode::INTERNAL_SERVER_ERROR, head_only))
 }
 
-/// Reads the request head (up to the blank line, at most 16 KiB); `None` if it is malformed.
-/// Shared by the metrics endpoint (`crate::metrics_server`).
-pub(crate) async fn read_head(stream: &mut TcpStream) -> std::io::Result<Option<String>> {
-    const LIMIT: usize = 16 * 1024;
-    let mut buf = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 1024];
-    loop {
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            buf.truncate(end);
-            return Ok(String::from_utf8(buf).ok());
-        }
-        if buf.len() > LIMIT {
-            return Ok(None);
-        }
-        let n = stream.read(&mut chunk).await?;
-        if n == 0 {
-            return Ok(None);
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
-}
-
-/// Sends a short plain-text error response.
-async fn respond_error(
-    stream: &mut TcpStream,
-    code: u16,
-    reason: &str,
-    head_only: bool,
-) -> std::io::Result<()> {
-    let body = format!("{code} {reason}\n");
-    let mut out = format!(
-        "HTTP/1.1 {code} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
+/// A short plain-text error response.
+fn error(status: StatusCode, head_only: bool) -> Response<Body> {
+    let text = format!(
+        "{} {}\n",
+        status.as_u16(),
+        status.canonical_reason().unwrap_or_default()
     );
-    if !head_only {
-        out.push_str(&body);
-    }
-    stream.write_all(out.as_bytes()).await?;
-    stream.shutdown().await
+    let len = text.len();
+    let mut r = Response::new(if head_only {
+        full(Bytes::new())
+    } else {
+        full(text)
+    });
+    *r.status_mut() = status;
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    h.insert(header::CONTENT_LENGTH, header::HeaderValue::from(len));
+    r
 }
 
 #[cfg(test)]
@@ -737,15 +763,18 @@ mod tests {
         let _ = std::fs::remove_dir_all(root);
     }
 
-    /// Sends `request` to `site` over a loopback connection and returns the raw response.
-    async fn exchange(site: &Site, request: &str) -> Vec<u8> {
+    /// Sends `request` (its head without the blank line that ends it) to `site` over a loopback
+    /// connection, asking to close it after, and returns the raw response.
+    async fn exchange(site: &Arc<Site>, request: &str) -> Vec<u8> {
+        use tokio::io::AsyncWriteExt;
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
         let mut client = TcpStream::connect(listener.local_addr().unwrap())
             .await
             .unwrap();
         let (server, _) = listener.accept().await.unwrap();
         let mut response = Vec::new();
-        let (served, ()) = tokio::join!(handle(server, site), async {
+        let request = format!("{request}Connection: close\r\n\r\n");
+        let (served, ()) = tokio::join!(handle(server, Arc::clone(site)), async {
             client.write_all(request.as_bytes()).await.unwrap();
             client.read_to_end(&mut response).await.unwrap();
         });
@@ -775,20 +804,21 @@ mod tests {
             ("demo/a.jsonl.zst", b"\x28\xb5\x2f\xfd zst".to_vec()),
             ("index.html", b"<!doctype html><div id=app></div>".to_vec()),
         ];
-        let (dir, mut on_disk) = site("serve-unit-same");
+        let (dir, on_disk) = site("serve-unit-same");
         let dist = dist(&on_disk).to_path_buf();
         for (rel, bytes) in &files {
             std::fs::write(dist.join(rel), bytes).unwrap();
         }
-        let mut embedded = Site {
+        let mut embedded = Arc::new(Site {
             viewer: Viewer::bundle(bundle(files)),
             note: None,
-            recording: on_disk.recording.take(),
+            recording: None,
             cache: Mutex::default(),
-        };
-        on_disk.recording = embedded.recording.take();
+        });
+        let mut on_disk = Arc::new(on_disk);
         const GZIP: &str = "Accept-Encoding: gzip\r\n";
-        let get = |path: &str, headers: &str| format!("GET {path} HTTP/1.1\r\n{headers}\r\n");
+        let get =
+            |path: &str, headers: &str| format!("GET {path} HTTP/1.1\r\nHost: x\r\n{headers}");
         for path in ["/", "/app.js", "/app_bg.wasm", "/demo/a.jsonl.zst"] {
             for headers in ["", GZIP] {
                 let want = exchange(&on_disk, &get(path, headers)).await;
@@ -827,7 +857,8 @@ mod tests {
         assert!(exchange(&embedded, &get("/%2e%2e/secret.txt", ""))
             .await
             .starts_with(b"HTTP/1.1 403"));
-        embedded.recording = on_disk.recording.take();
+        Arc::get_mut(&mut embedded).unwrap().recording =
+            Arc::get_mut(&mut on_disk).unwrap().recording.take();
         let rec = exchange(&embedded, &get("/recording/my%20rec.jsonl", "")).await;
         assert!(rec.starts_with(b"HTTP/1.1 200 OK\r\n") && rec.ends_with(b"{}"));
         let _ = std::fs::remove_dir_all(dir);

@@ -273,6 +273,52 @@ fn serves_the_viewer_a_recording_and_refuses_traversal() {
     let _ = std::fs::remove_dir_all(root);
 }
 
+#[test]
+fn one_connection_carries_several_requests_and_only_get_and_head_are_answered() {
+    let (root, dist) = fake_viewer("serve-keep-alive");
+    let (recording, server) = serve_fixture(&root, &dist);
+    let mut s = TcpStream::connect(server.authority()).expect("connect");
+    s.set_read_timeout(Some(STEP)).unwrap();
+    let host = server.authority().to_string();
+    // Three requests on one connection, the last one closing it: a HEAD, a GET, and a method the
+    // server does not answer. Each response says its length, so they can be told apart.
+    write!(
+        s,
+        "HEAD /recording/incident2-valkey.jsonl.zst HTTP/1.1\r\nHost: {host}\r\n\r\n\
+         GET /recording/incident2-valkey.jsonl.zst HTTP/1.1\r\nHost: {host}\r\n\r\n\
+         POST / HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).expect("read the responses");
+    let want = std::fs::read(&recording).unwrap();
+    let mut rest = &raw[..];
+    let mut heads = Vec::new();
+    for expect_body in [false, true, true] {
+        let end = rest
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .expect("a complete response head");
+        let head = String::from_utf8_lossy(&rest[..end]).to_string();
+        let len: usize = header(&head, "content-length").parse().unwrap();
+        rest = &rest[end + 4..];
+        let body_len = if expect_body { len } else { 0 };
+        let (body, after) = rest.split_at(body_len);
+        if heads.len() == 1 {
+            assert_eq!(body, &want[..], "the GET's body is the recording");
+        }
+        rest = after;
+        heads.push((head, len));
+    }
+    assert!(rest.is_empty(), "nothing after the third response");
+    assert!(heads[0].0.starts_with("HTTP/1.1 200"), "{}", heads[0].0);
+    assert_eq!(heads[0].1, want.len(), "HEAD says the GET's length");
+    assert!(heads[1].0.starts_with("HTTP/1.1 200"), "{}", heads[1].0);
+    assert!(heads[2].0.starts_with("HTTP/1.1 405"), "{}", heads[2].0);
+    drop(server);
+    let _ = std::fs::remove_dir_all(root);
+}
+
 /// Whether `EXE serve --help` says the binary embeds the viewer.
 fn embeds_viewer(exe: &Path) -> bool {
     let o = Command::new(exe)
