@@ -10,6 +10,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 
+use hyper::header::HeaderMap;
+
 use crate::http_request::accepts;
 
 /// Files up to this size get an ETag from their content and, when compressible, a gzip body kept in
@@ -152,23 +154,26 @@ impl Prepared {
         }
     }
 
-    /// The body for a request whose head is `head`: brotli when it takes brotli and there is a
+    /// The body for a request with `headers`: brotli when it takes brotli and there is a
     /// brotli body, else gzip likewise, else `None` (identity); with its `Content-Encoding` and
     /// its ETag (the identity one with `-br` or `-gz` inside the quotes: a strong ETag names one
     /// representation).
-    pub(crate) fn encoded(&self, head: &str) -> Option<(&Arc<Vec<u8>>, &'static str, String)> {
+    pub(crate) fn encoded(
+        &self,
+        headers: &HeaderMap,
+    ) -> Option<(&Arc<Vec<u8>>, &'static str, String)> {
         let tagged = |suffix: &str| format!("{}-{suffix}\"", self.etag.trim_end_matches('"'));
         if let Some(br) = self
             .br
             .get()
             .and_then(Option::as_ref)
-            .filter(|_| accepts(head, "br"))
+            .filter(|_| accepts(headers, "br"))
         {
             return Some((br, "br", tagged("br")));
         }
         self.gzip
             .as_ref()
-            .filter(|_| accepts(head, "gzip"))
+            .filter(|_| accepts(headers, "gzip"))
             .map(|gz| (gz, "gzip", tagged("gz")))
     }
 }
@@ -220,7 +225,7 @@ mod tests {
         let b = Prepared::of(&js, 1, None).unwrap().0;
         assert_eq!(a.etag, b.etag, "the same bytes, the same ETag");
         assert!(a.etag.starts_with('"') && a.etag.ends_with('"'));
-        let req = |h: &str| format!("GET / HTTP/1.1\r\nHost: x\r\n{h}");
+        let req = crate::http_request::headers;
         let tag = |suffix: &str| format!("{}-{suffix}\"", &a.etag[..a.etag.len() - 1]);
         let (gz, coding, etag) = a.encoded(&req("Accept-Encoding: gzip")).unwrap();
         assert_eq!((coding, etag), ("gzip", tag("gz")));
