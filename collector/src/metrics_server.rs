@@ -4,15 +4,10 @@
 //!
 //! HTTP/1.1 through hyper: `GET` (and `HEAD`) of `/metrics` answered, anything else 404 or 405.
 
+use std::convert::Infallible;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
-
-use slotscope_core::recording::Line;
-use slotscope_core::signal::openmetrics::{render, CONTENT_TYPE};
-use slotscope_core::signal::Signals;
-use slotscope_core::Timestamp;
-use std::convert::Infallible;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -23,6 +18,10 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
+use slotscope_core::recording::Line;
+use slotscope_core::signal::openmetrics::{render, CONTENT_TYPE};
+use slotscope_core::signal::Signals;
+use slotscope_core::Timestamp;
 use tokio::net::TcpListener;
 
 use crate::sink::Sink;

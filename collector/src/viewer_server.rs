@@ -18,6 +18,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::convert::Infallible;
 use std::future::Future;
 use std::io::{IsTerminal, Write};
 use std::net::{Ipv4Addr, SocketAddr};
@@ -38,7 +39,6 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use slotscope_core::overview::SUFFIX;
 use slotscope_core::percent;
-use std::convert::Infallible;
 use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::io::ReaderStream;
