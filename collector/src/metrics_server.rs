@@ -8,16 +8,14 @@ use std::convert::Infallible;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header;
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use slotscope_core::recording::Line;
 use slotscope_core::signal::openmetrics::{render, CONTENT_TYPE};
 use slotscope_core::signal::Signals;
@@ -25,6 +23,7 @@ use slotscope_core::Timestamp;
 use tokio::net::TcpListener;
 
 use crate::sink::Sink;
+use crate::viewer_server::http1_connection;
 
 /// The signals shared between the recorder (writing) and the server (reading).
 pub type SharedSignals = Arc<Mutex<Signals>>;
@@ -102,10 +101,7 @@ pub async fn serve(listener: std::net::TcpListener, signals: SharedSignals) {
                 let response = answer(&req, &signals);
                 async move { Ok::<_, Infallible>(response) }
             });
-            // A scraper that sends no request head within 20 s is dropped.
-            let _ = http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(Duration::from_secs(20))
+            let _ = http1_connection()
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
         });

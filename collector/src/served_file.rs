@@ -9,7 +9,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use flate2::write::GzEncoder;
 use flate2::Compression;
-
 use hyper::header::HeaderMap;
 
 use crate::http_request::accepts;

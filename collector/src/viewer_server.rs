@@ -456,13 +456,20 @@ fn content_type(path: &Path) -> &'static str {
     }
 }
 
-/// Serves one connection with hyper's HTTP/1.1: as many requests as the client sends on it (keep-alive),
-/// each answered by [`answer`]. A client that sends no request head within 20 s is dropped.
+/// hyper's HTTP/1.1 for one connection of either server (this one and `--metrics-listen`'s,
+/// `crate::metrics_server`): as many requests as the client sends on it (keep-alive); a client
+/// that sends no request head within 20 s is dropped.
+pub(crate) fn http1_connection() -> http1::Builder {
+    let mut b = http1::Builder::new();
+    b.timer(TokioTimer::new())
+        .header_read_timeout(Duration::from_secs(20));
+    b
+}
+
+/// Serves one connection ([`http1_connection`]), each request answered by [`answer`].
 async fn handle(stream: TcpStream, site: Arc<Site>) -> Result<(), hyper::Error> {
     let service = service_fn(move |req| answer(req, Arc::clone(&site)));
-    http1::Builder::new()
-        .timer(TokioTimer::new())
-        .header_read_timeout(Duration::from_secs(20))
+    http1_connection()
         // The responses are the same bytes whenever they are asked for (the e2e tests and the
         // embedded bundle's compare them); the ETag says what a date would.
         .auto_date_header(false)

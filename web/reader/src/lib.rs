@@ -23,6 +23,9 @@ pub use delta::Deltas;
 pub use parcel::{Parcel, Read};
 pub use parser::{Finisher, LoadError, Parser, Step};
 
+/// What the module's `read` and `finish` return when their stage is over (a share is 0 to 1).
+pub const DONE: f64 = -1.0;
+
 /// A fixture recording shared with the core's tests, read whole (native tests only).
 #[cfg(test)]
 pub(crate) fn fixture(name: &str) -> (Read, slotscope_core::metrics::Metrics) {

@@ -20,9 +20,7 @@ use wasm_bindgen::JsValue;
 use crate::delta;
 use crate::parcel::{Parcel, Read};
 use crate::parser::{Finisher, Parser, Step};
-
-/// What [`read`] and [`finish`] return when their stage is over.
-pub const DONE: f64 = -1.0;
+use crate::DONE;
 
 /// Where the current read is.
 enum Stage {

@@ -3,16 +3,13 @@
 
 use std::rc::Rc;
 
-use slotscope_reader::{Deltas, Parcel, Read};
+use slotscope_reader::{Deltas, Parcel, Read, DONE};
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::module::{self, Module};
 
 /// Where the reader module's JavaScript is, relative to the page.
 pub const MODULE_URL: &str = "reader/slotscope_reader.js";
-
-/// What the module's `read` and `finish` return when their stage is over (its `DONE`).
-const DONE: f64 = -1.0;
 
 /// Starts fetching the reader module, so that it comes while the recording does.
 pub fn prefetch() -> js_sys::Promise {
