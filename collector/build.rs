@@ -5,7 +5,7 @@
 //! `SLOTSCOPE_WEB_DIST` (else `../web/dist` beside this crate) holds an `index.html`, it writes
 //! `$OUT_DIR/viewer_bundle.rs`: a table of (path relative to the bundle, `include_bytes!` of the
 //! file) for every file under it, dotfiles excepted, sorted by path. Otherwise the table is empty and
-//! `slotscope serve` looks for the viewer on disk (see `src/viewer_bundle.rs`).
+//! `slotscope serve` looks for the viewer on disk (see `src/serve/bundle.rs`).
 //!
 //! Cargo reruns this script when `SLOTSCOPE_WEB_DIST` changes, when anything under the bundle
 //! changes (the directory and every embedded file are watched), and, with no bundle yet, when
@@ -15,7 +15,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-#[path = "src/bundle_files.rs"]
+#[path = "src/serve/bundle_files.rs"]
 mod bundle_files;
 
 /// The environment variable naming the bundle's directory, instead of `../web/dist`.

@@ -2,41 +2,15 @@
 //!
 //! This file only parses the command line and hands it to the subcommand's module in [`cmd`].
 
-mod analysis_report;
-mod bundle_files;
-mod clock;
 mod cmd;
-mod command;
-mod connection;
-mod cut;
-mod http_client;
-mod http_request;
-mod hypotheses_report;
 mod import;
-mod input;
-mod membership;
-mod metrics_import;
-mod metrics_server;
-mod overview_file;
-mod poll;
+mod node;
 mod progress;
-mod recorder;
-mod replay_report;
+mod record;
 mod report;
-mod retention;
-mod rotation;
-mod runtime;
-#[cfg(test)]
-mod scripted_server;
-mod secret;
-mod served_file;
-mod sink;
+mod serve;
+mod store;
 mod tap;
-mod tls;
-mod topology_watch;
-mod viewer_bundle;
-mod viewer_dist;
-mod viewer_server;
 
 use std::process::ExitCode;
 

@@ -3,6 +3,8 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
+use slotscope_core::quantity::human_bytes;
+
 /// Figures shown on the progress line.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Figures {
@@ -88,22 +90,6 @@ pub fn render(elapsed: Duration, f: &Figures) -> String {
     )
 }
 
-/// `1.5 MiB`-style sizes.
-pub fn human_bytes(b: u64) -> String {
-    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,6 +108,5 @@ mod tests {
             render(Duration::from_millis(42_500), &f),
             "recording 00:00:42  nodes 3 (1 down)  rounds 42  samples 120  failures 6  file 1.5 KiB"
         );
-        assert_eq!(human_bytes(512), "512 B");
     }
 }

@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::analysis_report;
 use crate::cmd::format::ReportFormat;
 use crate::cmd::recording_report;
+use crate::report::analysis;
 
 /// `analyze --help`, above the options.
 const LONG_ABOUT: &str = "\
@@ -48,14 +48,14 @@ pub struct Args {
 
 /// Runs `slotscope analyze`.
 pub fn run(args: Args) -> ExitCode {
-    let analysed = analysis_report::analyse(&args.file);
+    let analysed = analysis::analyse(&args.file);
     recording_report::print(
         analysed,
         |a| &a.input,
         |a| match args.format {
-            ReportFormat::Text => print!("{}", analysis_report::render_text(a)),
-            ReportFormat::Markdown => print!("{}", analysis_report::render_markdown(a)),
-            ReportFormat::Json => println!("{}", analysis_report::render_json(a)),
+            ReportFormat::Text => print!("{}", analysis::render_text(a)),
+            ReportFormat::Markdown => print!("{}", analysis::render_markdown(a)),
+            ReportFormat::Json => println!("{}", analysis::render_json(a)),
         },
     )
 }

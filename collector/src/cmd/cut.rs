@@ -3,9 +3,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::cmd::value_parser::{parse_time, TimeArg};
-use crate::cut::{self, CutError};
-use crate::progress::human_bytes;
+use crate::cmd::value_parser::parse_time;
+use crate::store::cut::{self, CutError};
+use slotscope_core::moment::Moment;
+use slotscope_core::quantity::human_bytes;
 
 /// `cut --help`, above the options.
 const LONG_ABOUT: &str = "\
@@ -38,10 +39,10 @@ pub struct Args {
     dir: PathBuf,
     /// Start of the window (+DURATION after the oldest file's start, epoch ms or RFC 3339).
     #[arg(long, value_name = "T", value_parser = parse_time)]
-    from: TimeArg,
+    from: Moment,
     /// End of the window (same forms as --from).
     #[arg(long, value_name = "T", value_parser = parse_time)]
-    to: TimeArg,
+    to: Moment,
     /// The recording to write (zstd-compressed when it ends in .zst).
     #[arg(long, value_name = "FILE")]
     out: PathBuf,

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use crate::cmd::format::ReportFormat;
 use crate::cmd::shaping::ShapingArgs;
-use crate::hypotheses_report;
+use crate::report::hypotheses;
 
 /// Rank client variants (model × configuration × faults) by how well each reproduces a recording.
 #[derive(clap::Args, Debug)]
@@ -45,7 +45,7 @@ fn secs_to_ms(secs: f64) -> Option<u64> {
 
 /// Runs `slotscope hypotheses`.
 pub fn run(args: Args) -> ExitCode {
-    match hypotheses_report::run(&hypotheses_report::Request {
+    match hypotheses::run(&hypotheses::Request {
         file: &args.file,
         keys: args.keys,
         seed: args.seed,
@@ -54,10 +54,10 @@ pub fn run(args: Args) -> ExitCode {
     }) {
         Ok(h) => {
             match args.format {
-                ReportFormat::Text => print!("{}", hypotheses_report::render_text(&h)),
-                ReportFormat::Json => println!("{}", hypotheses_report::render_json(&h)),
+                ReportFormat::Text => print!("{}", hypotheses::render_text(&h)),
+                ReportFormat::Json => println!("{}", hypotheses::render_json(&h)),
                 ReportFormat::Markdown => {
-                    print!("{}", hypotheses_report::render_markdown(&h));
+                    print!("{}", hypotheses::render_markdown(&h));
                 }
             }
             ExitCode::SUCCESS

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::import;
+use crate::import::evidence;
 
 /// `import --help`, above the options.
 const LONG_ABOUT: &str = "\
@@ -70,12 +70,12 @@ pub struct Args {
     events: PathBuf,
     /// What EVENTS is.
     #[arg(long, value_enum, default_value = "auto")]
-    format: import::ImportFormat,
+    format: evidence::ImportFormat,
     /// Date of lines that carry only a time of day [default: the recording's start date].
-    #[arg(long, value_name = "YYYY-MM-DD", value_parser = import::parse_date)]
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = evidence::parse_date)]
     date: Option<slotscope_core::evidence::Date>,
     /// The annotations' source [default: cloud_event_log or app_log].
-    #[arg(long, value_name = "NAME", value_parser = import::parse_source)]
+    #[arg(long, value_name = "NAME", value_parser = evidence::parse_source)]
     source: Option<String>,
     /// Print the annotations that would be added; write nothing.
     #[arg(long)]
@@ -84,7 +84,7 @@ pub struct Args {
 
 /// Runs `slotscope import`.
 pub fn run(args: Args) -> ExitCode {
-    let req = import::Request {
+    let req = evidence::Request {
         file: args.file,
         events: args.events,
         format: args.format,
@@ -92,7 +92,7 @@ pub fn run(args: Args) -> ExitCode {
         source: args.source,
         dry_run: args.dry_run,
     };
-    match import::run(&req) {
+    match evidence::run(&req) {
         Ok(outcome) => {
             print!("{}", outcome.report);
             for w in &outcome.warnings {

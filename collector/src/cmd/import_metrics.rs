@@ -6,10 +6,11 @@ use std::process::ExitCode;
 use slotscope_core::node::NodeAddr;
 use slotscope_core::time::{format_millis, Timestamp};
 
-use crate::cmd::value_parser::{parse_duration, parse_time, TimeArg};
-use crate::http_client::{basic_auth, HttpOptions};
-use crate::metrics_import::{self, Input};
-use crate::secret::Secret;
+use crate::cmd::value_parser::{parse_duration, parse_time};
+use crate::import::http_client::{basic_auth, HttpOptions};
+use crate::import::metrics::{self, Input};
+use crate::node::secret::Secret;
+use slotscope_core::moment::Moment;
 
 /// `import-metrics --help`, above the options.
 const LONG_ABOUT: &str = "\
@@ -153,8 +154,8 @@ pub struct Args {
 
 fn parse_instant(s: &str) -> Result<Timestamp, String> {
     match parse_time(s)? {
-        TimeArg::At(t) => Ok(t),
-        TimeArg::Offset(_) => Err(format!(
+        Moment::At(t) => Ok(t),
+        Moment::Offset(_) => Err(format!(
             "`{s}`: give an instant (RFC 3339 or epoch milliseconds), not an offset"
         )),
     }
@@ -188,9 +189,11 @@ fn first_line(path: &std::path::Path, what: &str) -> Result<Secret, String> {
 
 /// TLS and the login headers for --prometheus.
 fn http_options(args: &Args) -> Result<HttpOptions, String> {
-    let tls =
-        crate::tls::client_config(args.prometheus_cacert.as_deref(), args.prometheus_insecure)
-            .map_err(|e| e.to_string())?;
+    let tls = crate::node::tls::client_config(
+        args.prometheus_cacert.as_deref(),
+        args.prometheus_insecure,
+    )
+    .map_err(|e| e.to_string())?;
     let authorization = if let Some(user) = &args.prometheus_user {
         let password = match &args.prometheus_password_file {
             Some(f) => first_line(f, "password")?,
@@ -269,7 +272,7 @@ pub fn run(args: Args) -> ExitCode {
             at: args.at,
         }
     };
-    match metrics_import::run(&input, &args.out) {
+    match metrics::run(&input, &args.out) {
         Ok(conv) => {
             let infos = conv
                 .lines

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::overview_file;
-use crate::progress::human_bytes;
+use crate::store::overview_file;
+use slotscope_core::quantity::human_bytes;
 
 /// `index --help`, above the options.
 const LONG_ABOUT: &str = "\

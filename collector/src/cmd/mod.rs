@@ -20,5 +20,6 @@ pub mod tap;
 mod format;
 mod output;
 mod recording_report;
+pub(crate) mod runtime;
 mod shaping;
 pub(crate) mod value_parser;

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use crate::sink::FileSink;
+use crate::store::sink::FileSink;
 
 /// Creates `out` (zstd-compressed at level `zstd`, if given; replacing an existing file only with
 /// `force`), or returns the exit status after saying why it cannot be made.

@@ -7,15 +7,19 @@ use std::time::Duration;
 use slotscope_core::NodeAddr;
 
 use crate::cmd::output::create_sink;
+use crate::cmd::runtime;
 use crate::cmd::value_parser::{parse_addr, parse_duration, parse_size};
-use crate::connection::ConnectOptions;
-use crate::progress::{human_bytes, Progress};
-use crate::recorder::{self, RecordConfig, RecordError};
-use crate::retention::Retention;
-use crate::rotation::RotatingSink;
-use crate::sink::Sink;
-use crate::topology_watch::DEFAULT_TOPOLOGY_EVERY;
-use crate::{metrics_server, runtime, secret, sink, tls};
+use crate::node::connection::ConnectOptions;
+use crate::node::{secret, tls};
+use crate::progress::Progress;
+use crate::record::recorder::{self, RecordConfig, RecordError};
+use crate::record::topology_watch::DEFAULT_TOPOLOGY_EVERY;
+use crate::serve::metrics as metrics_server;
+use crate::store::retention::Retention;
+use crate::store::rotation::RotatingSink;
+use crate::store::sink;
+use crate::store::sink::Sink;
+use slotscope_core::quantity::human_bytes;
 
 /// `record --help`, above the options.
 const LONG_ABOUT: &str = "\
@@ -258,7 +262,7 @@ pub fn run(args: Args) -> ExitCode {
             max_age: args.retain,
             max_bytes: args.retain_size,
         };
-        match RotatingSink::create(&args.out, period, retention, crate::clock::now()) {
+        match RotatingSink::create(&args.out, period, retention, crate::record::clock::now()) {
             Ok(s) => {
                 let path = s.current_path().to_owned();
                 (Box::new(s), path)
@@ -301,7 +305,7 @@ pub fn run(args: Args) -> ExitCode {
         Ok(stats) => {
             // The viewer's overview (a rotating sink wrote the one of each file it closed).
             if !directory {
-                crate::overview_file::write_or_report(&out);
+                crate::store::overview_file::write_or_report(&out);
             }
             let f = &stats.figures;
             eprintln!(

@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use crate::input::{Input, InputError};
+use crate::store::input::{Input, InputError};
 
 /// Prints the report `render` makes of `read` (a recording as read, `input` giving what reading it
 /// met), then a warning for each unreadable line. Fails when the recording could not be read at

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use crate::cmd::format::ReportFormat;
 use crate::cmd::shaping::ShapingArgs;
-use crate::replay_report;
+use crate::report::replay;
 
 /// `replay --help`, above the options.
 const LONG_ABOUT: &str = "\
@@ -92,7 +92,7 @@ pub struct Args {
 
 /// Runs `slotscope replay`.
 pub fn run(args: Args) -> ExitCode {
-    let req = replay_report::Request {
+    let req = replay::Request {
         file: &args.file,
         model: &args.model,
         set: &args.set,
@@ -102,12 +102,12 @@ pub fn run(args: Args) -> ExitCode {
         shaping: args.shaping.shaping(),
         seed: args.seed,
     };
-    match replay_report::run(&req) {
+    match replay::run(&req) {
         Ok(report) => {
             match args.format {
-                ReportFormat::Text => print!("{}", replay_report::render_text(&report)),
-                ReportFormat::Json => println!("{}", replay_report::render_json(&report)),
-                ReportFormat::Markdown => print!("{}", replay_report::render_markdown(&report)),
+                ReportFormat::Text => print!("{}", replay::render_text(&report)),
+                ReportFormat::Json => println!("{}", replay::render_json(&report)),
+                ReportFormat::Markdown => print!("{}", replay::render_markdown(&report)),
             }
             ExitCode::SUCCESS
         }

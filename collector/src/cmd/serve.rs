@@ -3,8 +3,10 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::viewer_bundle::Bundle;
-use crate::{overview_file, runtime, viewer_server};
+use crate::cmd::runtime;
+use crate::serve::bundle::Bundle;
+use crate::serve::server as viewer_server;
+use crate::store::overview_file;
 
 /// `serve --help`, above the options, before the line on this binary's own bundle.
 const LONG_ABOUT: &str = "\

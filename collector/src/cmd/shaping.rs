@@ -1,8 +1,9 @@
 //! The options `replay` and `hypotheses` share: how the replayed application issues its commands
 //! and the window replayed.
 
-use crate::cmd::value_parser::{parse_rtt_ms, parse_time, TimeArg};
-use crate::replay_report::Shaping;
+use crate::cmd::value_parser::{parse_rtt_ms, parse_time};
+use crate::report::replay::Shaping;
+use slotscope_core::moment::Moment;
 
 /// The application's shape and the window, as both subcommands take them.
 #[derive(clap::Args, Debug)]
@@ -25,10 +26,10 @@ pub struct ShapingArgs {
     /// Start of the window replayed: +DURATION after the recording's start, epoch ms or RFC 3339
     /// [default: the first moment every slot is covered].
     #[arg(long, value_name = "TIME", value_parser = parse_time)]
-    from: Option<TimeArg>,
+    from: Option<Moment>,
     /// End of the window replayed (same forms as --from) [default: the recording's end].
     #[arg(long, value_name = "TIME", value_parser = parse_time)]
-    to: Option<TimeArg>,
+    to: Option<Moment>,
 }
 
 impl ShapingArgs {

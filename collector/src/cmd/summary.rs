@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::cmd::recording_report;
-use crate::report;
+use crate::report::summary;
 
 /// `summary --format`.
 // The variants have no doc comments on purpose: clap would print them as the possible values'
@@ -28,12 +28,12 @@ pub struct Args {
 
 /// Runs `slotscope summary`.
 pub fn run(args: Args) -> ExitCode {
-    let read = report::read(&args.file);
+    let read = summary::read(&args.file);
     recording_report::print(
         read,
         |r| &r.input,
         |r| match args.format {
-            Format::Text => print!("{}", report::render_text(r)),
+            Format::Text => print!("{}", summary::render_text(r)),
             Format::Json => {
                 let mut v = serde_json::to_value(&r.summary).unwrap_or_default();
                 if let Some(obj) = v.as_object_mut() {

@@ -8,11 +8,13 @@ use slotscope_core::NodeAddr;
 
 use crate::cmd::output::create_sink;
 use crate::cmd::record::GONE_AFTER;
+use crate::cmd::runtime;
 use crate::cmd::value_parser::{parse_addr, parse_duration};
-use crate::connection::ConnectOptions;
-use crate::recorder::RecordConfig;
-use crate::topology_watch::DEFAULT_TOPOLOGY_EVERY;
-use crate::{runtime, sink, tap};
+use crate::node::connection::ConnectOptions;
+use crate::record::recorder::RecordConfig;
+use crate::record::topology_watch::DEFAULT_TOPOLOGY_EVERY;
+use crate::store::sink;
+use crate::tap;
 
 /// `tap --help`, above the options.
 const LONG_ABOUT: &str = "\

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use slotscope_core::moment::Moment;
 use slotscope_core::{NodeAddr, Timestamp};
 
 /// Parses a round trip in milliseconds (`0.25`, `2`, `40.5`) into whole microseconds, in
@@ -21,29 +22,10 @@ pub fn parse_rtt_ms(s: &str) -> Result<u32, String> {
     Ok(us)
 }
 
-/// A moment of a recording as `--from`/`--to` take it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TimeArg {
-    /// Milliseconds after the recording's start (`+30s`, `+1.5m`, `+0`).
-    Offset(u64),
-    /// An instant (RFC 3339 or epoch milliseconds).
-    At(Timestamp),
-}
-
-impl TimeArg {
-    /// The instant, offsets counted from `start`.
-    pub fn at(self, start: Timestamp) -> Timestamp {
-        match self {
-            TimeArg::Offset(ms) => Timestamp(start.0.saturating_add(ms)),
-            TimeArg::At(t) => t,
-        }
-    }
-}
-
 /// Parses a moment: `+DURATION` after the recording's start (`+30s`, `+500ms`, `+2m`, `+0`),
 /// epoch milliseconds (`1741929434000`) or RFC 3339 (`2025-03-14T05:17:14Z`,
 /// `2025-03-14T05:17:14.250+01:00`).
-pub fn parse_time(s: &str) -> Result<TimeArg, String> {
+pub fn parse_time(s: &str) -> Result<Moment, String> {
     let s = s.trim();
     if let Some(d) = s.strip_prefix('+') {
         if d.trim_end_matches(['s', 'm'])
@@ -51,20 +33,20 @@ pub fn parse_time(s: &str) -> Result<TimeArg, String> {
             .all(|c| c == '0' || c == '.')
             && d.starts_with('0')
         {
-            return Ok(TimeArg::Offset(0));
+            return Ok(Moment::Offset(0));
         }
         let d = parse_duration(d)?;
         return u64::try_from(d.as_millis())
-            .map(TimeArg::Offset)
+            .map(Moment::Offset)
             .map_err(|_| format!("`{s}` is too far"));
     }
     if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
         return s
             .parse()
-            .map(|ms| TimeArg::At(Timestamp(ms)))
+            .map(|ms| Moment::At(Timestamp(ms)))
             .map_err(|_| format!("`{s}` is too large for epoch milliseconds"));
     }
-    parse_rfc3339(s).map(TimeArg::At).ok_or_else(|| {
+    parse_rfc3339(s).map(Moment::At).ok_or_else(|| {
         format!(
             "`{s}` is not a moment (examples: +30s after the recording's start, \
              2025-03-14T05:17:14Z, epoch milliseconds 1741929434000)"
@@ -240,28 +222,28 @@ mod tests {
 
     #[test]
     fn moments_parse_as_offsets_epoch_millis_or_rfc3339() {
-        assert_eq!(parse_time("+30s").unwrap(), TimeArg::Offset(30_000));
-        assert_eq!(parse_time("+500ms").unwrap(), TimeArg::Offset(500));
-        assert_eq!(parse_time("+1.5m").unwrap(), TimeArg::Offset(90_000));
-        assert_eq!(parse_time("+0").unwrap(), TimeArg::Offset(0));
-        assert_eq!(parse_time("+0s").unwrap(), TimeArg::Offset(0));
+        assert_eq!(parse_time("+30s").unwrap(), Moment::Offset(30_000));
+        assert_eq!(parse_time("+500ms").unwrap(), Moment::Offset(500));
+        assert_eq!(parse_time("+1.5m").unwrap(), Moment::Offset(90_000));
+        assert_eq!(parse_time("+0").unwrap(), Moment::Offset(0));
+        assert_eq!(parse_time("+0s").unwrap(), Moment::Offset(0));
         let t = Timestamp::from_civil(2025, 3, 14, 5, 17, 14, 250).unwrap();
-        assert_eq!(parse_time(&t.0.to_string()).unwrap(), TimeArg::At(t));
+        assert_eq!(parse_time(&t.0.to_string()).unwrap(), Moment::At(t));
         assert_eq!(
             parse_time("2025-03-14T05:17:14.250Z").unwrap(),
-            TimeArg::At(t)
+            Moment::At(t)
         );
         assert_eq!(
             parse_time("2025-03-14T06:17:14.25+01:00").unwrap(),
-            TimeArg::At(t)
+            Moment::At(t)
         );
         assert_eq!(
             parse_time("2025-03-14 00:17:14.250123-05:00").unwrap(),
-            TimeArg::At(t)
+            Moment::At(t)
         );
         assert_eq!(
             parse_time("2025-03-14T05:17:14Z").unwrap(),
-            TimeArg::At(Timestamp(t.0 - 250))
+            Moment::At(Timestamp(t.0 - 250))
         );
         for bad in [
             "",
@@ -276,7 +258,5 @@ mod tests {
         ] {
             assert!(parse_time(bad).is_err(), "{bad}");
         }
-        assert_eq!(TimeArg::Offset(5).at(Timestamp(10)), Timestamp(15));
-        assert_eq!(TimeArg::At(Timestamp(3)).at(Timestamp(10)), Timestamp(3));
     }
 }

@@ -31,10 +31,10 @@ use slotscope_core::tap::TapSummary;
 use slotscope_core::NodeAddr;
 use tokio::sync::{mpsc, watch};
 
-use crate::clock::now;
 use crate::progress::Progress;
-use crate::recorder::{self, RecordConfig};
-use crate::sink::Sink;
+use crate::record::clock::now;
+use crate::record::recorder::{self, RecordConfig};
+use crate::store::sink::Sink;
 use crate::tap::proxy::Shared;
 use crate::tap::registry::{NodePorts, Registry};
 

@@ -23,7 +23,7 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
 
-use crate::clock::now;
+use crate::record::clock::now;
 use crate::tap::registry::{Registry, SharedRegistry};
 
 /// Bytes read from a socket at a time.

@@ -11,8 +11,8 @@ use slotscope_core::recording::{End, EndReason, Line};
 use slotscope_core::tap::TapSummary;
 use tokio::sync::mpsc;
 
-use crate::clock::now;
-use crate::sink::Sink;
+use crate::record::clock::now;
+use crate::store::sink::Sink;
 
 /// Longest time a written line waits in memory before it reaches the file.
 pub const FLUSH_EVERY: Duration = Duration::from_millis(250);

@@ -1,6 +1,6 @@
 //! A moment of a recording as people read it: a clock time and how long after the recording's
 //! start it is, `05:17:18 (+4.2s)`. One text for the collector's reports (`summary`, `analyze`)
-//! and the viewer's findings panel.
+//! and the viewer's findings panel. And a moment as a person names one ([`Moment`]).
 
 use crate::time::{format_millis, Timestamp};
 
@@ -16,9 +16,35 @@ pub fn at_clock(clock: &str, t: Timestamp, start: Timestamp) -> String {
     format!("{clock} (+{})", format_millis(t.millis_since(start)))
 }
 
+/// A moment of a recording as a person names it (`--from`/`--to`): a time after the recording's
+/// start, or an instant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Moment {
+    /// Milliseconds after the recording's start (`+30s`, `+1.5m`, `+0`).
+    Offset(u64),
+    /// An instant (RFC 3339 or epoch milliseconds).
+    At(Timestamp),
+}
+
+impl Moment {
+    /// The instant, offsets counted from `start`.
+    pub fn at(self, start: Timestamp) -> Timestamp {
+        match self {
+            Moment::Offset(ms) => Timestamp(start.0.saturating_add(ms)),
+            Moment::At(t) => t,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_moment_is_an_offset_from_the_start_or_an_instant() {
+        assert_eq!(Moment::Offset(5).at(Timestamp(10)), Timestamp(15));
+        assert_eq!(Moment::At(Timestamp(3)).at(Timestamp(10)), Timestamp(3));
+    }
 
     #[test]
     fn time_of_day_then_time_since_the_start() {

@@ -142,9 +142,34 @@ pub fn count(n: u64, noun: &str) -> String {
     }
 }
 
+/// A size in bytes as people read it: `512 B`, `1.5 KiB`, `3.0 MiB`, `2.4 GiB` (powers of 1024,
+/// one decimal past bytes).
+pub fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_read_in_powers_of_1024() {
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+        assert_eq!(human_bytes(3 << 20), "3.0 MiB");
+        assert_eq!(human_bytes(5 << 40), "5120.0 GiB");
+    }
 
     #[test]
     fn numbers_read_with_labels_and_units() {

@@ -13,9 +13,9 @@ use slotscope_core::recording::Line;
 use slotscope_core::replay::Shape;
 use slotscope_core::Timestamp;
 
-use crate::replay_report::timing::{self, TimingChoice};
-use crate::replay_report::window::Window;
-use crate::replay_report::{prepare, Recorded, RunError, Shaping};
+use crate::report::replay::timing::{self, TimingChoice};
+use crate::report::replay::window::Window;
+use crate::report::replay::{prepare, Recorded, RunError, Shaping};
 
 mod groups;
 mod rows;
@@ -59,7 +59,7 @@ impl Ranking {
         if let Shape::InFlight(_) = self.shape {
             s.push_str(&format!(
                 "shape: {}\ntiming: {}\n",
-                crate::replay_report::rows::shape(self.shape, self.lanes),
+                crate::report::replay::rows::shape(self.shape, self.lanes),
                 self.timing.text()
             ));
         }
@@ -69,7 +69,7 @@ impl Ranking {
 
 /// The recording's client census, and when its topology samples were taken.
 fn census(file: &Path) -> Result<(Census, Vec<Timestamp>), RunError> {
-    let ((builder, samples), _input) = crate::input::read_recording(
+    let ((builder, samples), _input) = crate::store::input::read_recording(
         file,
         |_| (CensusBuilder::default(), Vec::new()),
         |(b, samples): &mut (CensusBuilder, Vec<Timestamp>), line| {
@@ -211,7 +211,7 @@ pub fn render_json(r: &Ranking) -> String {
         obj.insert("window".into(), r.window.json());
         obj.insert(
             "shape".into(),
-            crate::replay_report::shape_json(r.shape, r.lanes),
+            crate::report::replay::shape_json(r.shape, r.lanes),
         );
         obj.insert("timing".into(), r.timing.json());
         obj.insert(

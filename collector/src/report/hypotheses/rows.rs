@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use slotscope_core::float;
 use slotscope_core::hypothesis::{Hypotheses, MetricScore, Ranked, Value, METRICS};
 
-use crate::replay_report::rows::mix;
+use crate::report::replay::rows::mix;
 
 /// A metric's short name, as the reports' columns show it.
 pub(super) fn short(metric: &str) -> &'static str {

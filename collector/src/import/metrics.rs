@@ -11,8 +11,8 @@ use slotscope_core::import::{
 use slotscope_core::node::NodeAddr;
 use slotscope_core::time::{format_millis, Timestamp};
 
-use crate::http_client::{self, HttpOptions, HttpUrl};
-use crate::sink::{self, FileSink, Sink};
+use crate::import::http_client::{self, HttpOptions, HttpUrl};
+use crate::store::sink::{self, FileSink, Sink};
 
 /// redis_exporter's series asked of a Prometheus API, one query each.
 pub const QUERIED: &[&str] = &[

@@ -2,10 +2,10 @@
 //!
 //! The collector is read-only towards the cluster. Every command is built as a [`Command`] value and
 //! checked once more against [`ALLOWLIST`] by [`check_allowed`] at the single place where bytes are
-//! written to a server ([`crate::connection::Connection::pipeline`]), so a command outside the list
+//! written to a server ([`crate::node::connection::Connection::pipeline`]), so a command outside the list
 //! cannot be sent even by mistake.
 
-use crate::secret::Secret;
+use crate::node::secret::Secret;
 
 /// Commands (with subcommand where the command has them) the collector may send.
 pub const ALLOWLIST: &[&[&str]] = &[

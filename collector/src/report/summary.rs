@@ -9,8 +9,8 @@ use slotscope_core::summary::{Summary, SummaryBuilder};
 use slotscope_core::time::format_millis;
 use slotscope_core::{NodeId, SlotRange};
 
-use crate::input::{read_recording, Input, InputError};
-use crate::progress::human_bytes;
+use crate::store::input::{read_recording, Input, InputError};
+use slotscope_core::quantity::human_bytes;
 
 /// A summary and what reading the file met.
 pub struct Summarised {

@@ -12,8 +12,8 @@ use slotscope_core::replay::{
 };
 use slotscope_core::Timestamp;
 
-use crate::cmd::value_parser::TimeArg;
-use crate::input::{read_recording, InputError};
+use crate::store::input::{read_recording, InputError};
+use slotscope_core::moment::Moment;
 
 pub(crate) mod rows;
 pub(crate) mod timing;
@@ -56,9 +56,9 @@ pub struct Shaping {
     /// Service time of every command in microseconds; `None`: from the recording.
     pub service_us: Option<u32>,
     /// Start of the window; `None`: the first moment every slot is covered.
-    pub from: Option<TimeArg>,
+    pub from: Option<Moment>,
     /// End of the window; `None`: the recording's end.
-    pub to: Option<TimeArg>,
+    pub to: Option<Moment>,
 }
 
 impl Shaping {

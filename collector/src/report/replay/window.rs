@@ -4,7 +4,7 @@
 use slotscope_core::time::format_millis;
 use slotscope_core::{TimeSpan, Timestamp};
 
-use crate::cmd::value_parser::TimeArg;
+use slotscope_core::moment::Moment;
 
 /// Why the window starts where it does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,8 +130,8 @@ pub enum WindowError {
 pub fn choose(
     recording: TimeSpan,
     covered_from: Option<Timestamp>,
-    from: Option<TimeArg>,
-    to: Option<TimeArg>,
+    from: Option<Moment>,
+    to: Option<Moment>,
 ) -> Result<Window, WindowError> {
     let origin = recording.start;
     let outside = |which, t: Timestamp| WindowError::Outside {
@@ -214,8 +214,8 @@ mod tests {
         let w = choose(
             rec(),
             Some(Timestamp(T0 + 7_000)),
-            Some(TimeArg::Offset(1_000)),
-            Some(TimeArg::At(Timestamp(T0 + 30_000))),
+            Some(Moment::Offset(1_000)),
+            Some(Moment::At(Timestamp(T0 + 30_000))),
         )
         .unwrap();
         assert_eq!(
@@ -225,30 +225,30 @@ mod tests {
         assert_eq!(w.start, StartReason::Option);
         assert_eq!(w.end_text(), "--to");
         // --from needs no covered moment.
-        assert!(choose(rec(), None, Some(TimeArg::Offset(0)), None).is_ok());
+        assert!(choose(rec(), None, Some(Moment::Offset(0)), None).is_ok());
     }
 
     #[test]
     fn moments_outside_the_recording_and_empty_windows_are_refused() {
         let covered = Some(Timestamp(T0));
         assert!(matches!(
-            choose(rec(), covered, Some(TimeArg::Offset(61_000)), None),
+            choose(rec(), covered, Some(Moment::Offset(61_000)), None),
             Err(WindowError::Outside { which: "from", .. })
         ));
         assert!(matches!(
-            choose(rec(), covered, Some(TimeArg::At(Timestamp(T0 - 1))), None),
+            choose(rec(), covered, Some(Moment::At(Timestamp(T0 - 1))), None),
             Err(WindowError::Outside { which: "from", .. })
         ));
         assert!(matches!(
-            choose(rec(), covered, None, Some(TimeArg::Offset(60_001))),
+            choose(rec(), covered, None, Some(Moment::Offset(60_001))),
             Err(WindowError::Outside { which: "to", .. })
         ));
         assert!(matches!(
             choose(
                 rec(),
                 covered,
-                Some(TimeArg::Offset(20_000)),
-                Some(TimeArg::Offset(10_000))
+                Some(Moment::Offset(20_000)),
+                Some(Moment::Offset(10_000))
             ),
             Err(WindowError::Empty { .. })
         ));

@@ -1,8 +1,8 @@
 //! Polling one node: the only place that talks to a server. A poll sends the allowlisted commands
 //! in one pipeline (`INFO`, `CLUSTER INFO`, `CLIENT LIST` when due) and turns the replies into core
-//! values, stamped by [`crate::clock`]. The whole topology (`CLUSTER NODES`, `CLUSTER SHARDS` or
+//! values, stamped by [`crate::record::clock`]. The whole topology (`CLUSTER NODES`, `CLUSTER SHARDS` or
 //! `SLOTS`) goes at the end of the same pipeline when it is due anyway, or in a second one on the
-//! same connection when `CLUSTER INFO` says it changed ([`crate::topology_watch`]).
+//! same connection when `CLUSTER INFO` says it changed ([`crate::record::topology_watch`]).
 
 use std::time::Instant;
 
@@ -13,10 +13,10 @@ use slotscope_core::resp::Value;
 use slotscope_core::topology::TopologyView;
 use slotscope_core::{NodeAddr, Timestamp};
 
-use crate::clock::now;
-use crate::command::{Command, INFO_SECTIONS};
-use crate::connection::{ConnError, ConnectOptions, Connection};
-use crate::topology_watch::{TopologyWatch, DEFAULT_TOPOLOGY_EVERY};
+use crate::node::allowlist::{Command, INFO_SECTIONS};
+use crate::node::connection::{ConnError, ConnectOptions, Connection};
+use crate::record::clock::now;
+use crate::record::topology_watch::{TopologyWatch, DEFAULT_TOPOLOGY_EVERY};
 
 /// A step of a poll that failed while the rest went on.
 #[derive(Clone, Debug, PartialEq)]
@@ -101,7 +101,7 @@ impl Poller {
     }
 
     /// Asks the whole topology at the latest every `every` polls (`1`: every poll; see
-    /// [`crate::topology_watch`] for when it is asked sooner).
+    /// [`crate::record::topology_watch`] for when it is asked sooner).
     pub fn with_topology_every(mut self, every: u32) -> Poller {
         self.watch = TopologyWatch::new(every).phased(&self.addr.to_string());
         self
@@ -398,8 +398,8 @@ mod tests {
     use slotscope_core::Slot;
 
     use super::*;
-    use crate::command::check_allowed;
-    use crate::scripted_server::{old_server_reply, scripted_server, MYID};
+    use crate::node::allowlist::check_allowed;
+    use crate::node::scripted_server::{old_server_reply, scripted_server, MYID};
 
     fn opts() -> ConnectOptions {
         ConnectOptions {

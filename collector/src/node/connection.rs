@@ -9,9 +9,9 @@ use slotscope_core::NodeAddr;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::command::{check_allowed, Command};
-use crate::secret::Secret;
-use crate::tls;
+use crate::node::allowlist::{check_allowed, Command};
+use crate::node::secret::Secret;
+use crate::node::tls;
 
 /// How to reach and log in to nodes.
 #[derive(Clone, Debug)]
@@ -64,7 +64,7 @@ pub enum ConnError {
     },
     /// A command outside the allowlist was about to be sent (a bug; nothing was sent).
     #[error(transparent)]
-    Forbidden(#[from] crate::command::Forbidden),
+    Forbidden(#[from] crate::node::allowlist::Forbidden),
 }
 
 impl ConnError {

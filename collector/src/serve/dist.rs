@@ -1,6 +1,6 @@
 //! Where a built viewer is on disk: the directory given with `--dist`, checked, or the first
 //! `web/dist` found from the current directory or the executable's upwards. Used by
-//! [`crate::viewer_server`] when the binary embeds no viewer, or to tell one on disk that differs.
+//! [`crate::serve::server`] when the binary embeds no viewer, or to tell one on disk that differs.
 
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
 //! The files of a built viewer bundle (`web/dist`) as the binary embeds them: every file under the
 //! directory by its `/`-separated path relative to it, dotfiles and dot-directories skipped,
 //! symbolic links followed, sorted by that path. Shared by `build.rs` (which embeds them, reading
-//! this file through `#[path]`) and [`crate::viewer_bundle`] (which tells a bundle on disk that
+//! this file through `#[path]`) and [`crate::serve::bundle`] (which tells a bundle on disk that
 //! differs from the embedded one), so that both see the same files.
 
 use std::io::{Error, ErrorKind};

@@ -19,12 +19,12 @@ use slotscope_core::NodeAddr;
 use tokio::sync::mpsc;
 use tokio::time::{Instant, MissedTickBehavior};
 
-use crate::clock::now;
-use crate::connection::ConnectOptions;
-use crate::membership::{Change, Membership};
-use crate::poll::{Poller, Sample, StepFailure};
+use crate::node::connection::ConnectOptions;
 use crate::progress::{Figures, Progress};
-use crate::sink::Sink;
+use crate::record::clock::now;
+use crate::record::membership::{Change, Membership};
+use crate::record::poll::{Poller, Sample, StepFailure};
+use crate::store::sink::Sink;
 
 /// What `record` needs.
 #[derive(Clone, Debug)]
@@ -42,7 +42,7 @@ pub struct RecordConfig {
     /// Take `CLIENT LIST` every this many polls.
     pub client_list_every: u32,
     /// Ask a node's whole topology at the latest every this many polls (sooner when its `CLUSTER
-    /// INFO` says it changed; see [`crate::topology_watch`]).
+    /// INFO` says it changed; see [`crate::record::topology_watch`]).
     pub topology_every: u32,
     /// Consecutive failed polls after which a node is recorded as unreachable.
     pub gone_after: u32,
@@ -444,7 +444,7 @@ mod tests {
     use slotscope_core::Timestamp;
 
     use super::*;
-    use crate::scripted_server::{old_server_reply, scripted_server};
+    use crate::node::scripted_server::{old_server_reply, scripted_server};
 
     /// Keeps the lines; the `slow`-th flush takes `pause` (a disk that stalls once).
     struct SlowSink {

@@ -4,7 +4,7 @@
 //! It serves the built viewer (`scripts/build-web` writes it to `web/dist`) and, when given one, a
 //! recording at `/recording/<file name>`, then prints the URL that opens the viewer on it. The viewer
 //! comes from `--dist DIR`, else the bundle embedded in the binary at build time
-//! ([`crate::viewer_bundle`]), else a `web/dist` found on disk ([`site`]). Only `GET` and `HEAD` are
+//! ([`crate::serve::bundle`]), else a `web/dist` found on disk ([`site`]). Only `GET` and `HEAD` are
 //! answered (`405` otherwise); paths that climb out of the served directory (`..`,
 //! encoded or not) are refused, and the embedded bundle has no file outside itself to reach.
 //! Nothing is listening beyond the loopback address.
@@ -33,21 +33,20 @@ use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, StreamBody};
 use hyper::body::{Frame, Incoming};
 use hyper::header;
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use slotscope_core::overview::SUFFIX;
 use slotscope_core::percent;
 use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::io::ReaderStream;
 
-use crate::http_request::not_modified;
-use crate::overview_file;
-use crate::served_file::{compressible, Prepared};
-use crate::viewer_bundle::Bundle;
-use crate::viewer_dist::{checked_dist, find_dist, search_starts};
+use crate::serve::bundle::Bundle;
+use crate::serve::dist::{checked_dist, find_dist, search_starts};
+use crate::serve::request::not_modified;
+use crate::serve::served_file::{compressible, Prepared};
+use crate::store::overview_file;
 
 /// The recording served at `/recording/<name>`.
 #[derive(Debug)]
@@ -181,7 +180,7 @@ impl Site {
 
 /// What to serve and, if given, a recording; or why either cannot be served. The viewer is, in this
 /// order: `dist` (`--dist DIR`), checked; the bundle embedded at build time; the first `web/dist`
-/// found on disk as [`crate::viewer_dist::find_dist`] says. Serving the embedded bundle while a `web/dist` on disk
+/// found on disk as [`crate::serve::dist::find_dist`] says. Serving the embedded bundle while a `web/dist` on disk
 /// differs from it (rebuilt since the binary was) leaves a note to print at start.
 pub fn site(dist: Option<&Path>, recording: Option<&Path>) -> Result<Site, String> {
     let (viewer, note) = match (dist, Bundle::embedded()) {
@@ -456,20 +455,11 @@ fn content_type(path: &Path) -> &'static str {
     }
 }
 
-/// hyper's HTTP/1.1 for one connection of either server (this one and `--metrics-listen`'s,
-/// `crate::metrics_server`): as many requests as the client sends on it (keep-alive); a client
-/// that sends no request head within 20 s is dropped.
-pub(crate) fn http1_connection() -> http1::Builder {
-    let mut b = http1::Builder::new();
-    b.timer(TokioTimer::new())
-        .header_read_timeout(Duration::from_secs(20));
-    b
-}
-
-/// Serves one connection ([`http1_connection`]), each request answered by [`answer`].
+/// Serves one connection ([`crate::serve::http1::connection`]), each request answered by
+/// [`answer`].
 async fn handle(stream: TcpStream, site: Arc<Site>) -> Result<(), hyper::Error> {
     let service = service_fn(move |req| answer(req, Arc::clone(&site)));
-    http1_connection()
+    crate::serve::http1::connection()
         // The responses are the same bytes whenever they are asked for (the e2e tests and the
         // embedded bundle's compare them); the ETag says what a date would.
         .auto_date_header(false)

@@ -1,6 +1,6 @@
 //! What a request's headers ask of a response: whether the client takes gzip or brotli
 //! (`Accept-Encoding`), and whether its copy is current (`If-None-Match`). Used by
-//! [`crate::viewer_server`].
+//! [`crate::serve::server`].
 
 use hyper::header::{HeaderMap, HeaderName, ACCEPT_ENCODING, IF_NONE_MATCH};
 

@@ -1,5 +1,5 @@
 //! What `slotscope serve` knows of one version of a file it serves: its ETag, and its gzip and
-//! brotli bodies (see [`Prepared`]). Used by [`crate::viewer_server`].
+//! brotli bodies (see [`Prepared`]). Used by [`crate::serve::server`].
 
 use std::borrow::Cow;
 use std::io::Write;
@@ -11,7 +11,7 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 use hyper::header::HeaderMap;
 
-use crate::http_request::accepts;
+use crate::serve::request::accepts;
 
 /// Files up to this size get an ETag from their content and, when compressible, a gzip body kept in
 /// memory; larger ones (long recordings) get an ETag from their size and modification time and are
@@ -224,7 +224,7 @@ mod tests {
         let b = Prepared::of(&js, 1, None).unwrap().0;
         assert_eq!(a.etag, b.etag, "the same bytes, the same ETag");
         assert!(a.etag.starts_with('"') && a.etag.ends_with('"'));
-        let req = crate::http_request::headers;
+        let req = crate::serve::request::headers;
         let tag = |suffix: &str| format!("{}-{suffix}\"", &a.etag[..a.etag.len() - 1]);
         let (gz, coding, etag) = a.encoded(&req("Accept-Encoding: gzip")).unwrap();
         assert_eq!((coding, etag), ("gzip", tag("gz")));

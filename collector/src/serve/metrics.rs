@@ -22,8 +22,7 @@ use slotscope_core::signal::Signals;
 use slotscope_core::Timestamp;
 use tokio::net::TcpListener;
 
-use crate::sink::Sink;
-use crate::viewer_server::http1_connection;
+use crate::store::sink::Sink;
 
 /// The signals shared between the recorder (writing) and the server (reading).
 pub type SharedSignals = Arc<Mutex<Signals>>;
@@ -101,7 +100,7 @@ pub async fn serve(listener: std::net::TcpListener, signals: SharedSignals) {
                 let response = answer(&req, &signals);
                 async move { Ok::<_, Infallible>(response) }
             });
-            let _ = http1_connection()
+            let _ = crate::serve::http1::connection()
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
         });

@@ -29,9 +29,9 @@ use slotscope_core::recording::{
 };
 use slotscope_core::{NodeAddr, Timestamp};
 
-use crate::cmd::value_parser::TimeArg;
-use crate::rotation;
-use crate::sink::{wants_zstd, FileSink, Sink, ZSTD_LEVEL};
+use crate::store::rotation;
+use crate::store::sink::{wants_zstd, FileSink, Sink, ZSTD_LEVEL};
+use slotscope_core::moment::Moment;
 
 /// Why a cut could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -250,7 +250,7 @@ fn parts(dir: &Path) -> Result<Vec<Part>, CutError> {
 
 /// Joins the files of `dir` that cover `[from, to]` (offsets count from the oldest file's start)
 /// into the recording `out`, written to `out.tmp` first and renamed when complete.
-pub fn cut(dir: &Path, from: TimeArg, to: TimeArg, out: &Path) -> Result<CutReport, CutError> {
+pub fn cut(dir: &Path, from: Moment, to: Moment, out: &Path) -> Result<CutReport, CutError> {
     let parts = parts(dir)?;
     let origin = parts[0].header.started;
     let (from, to) = (from.at(origin), to.at(origin));
@@ -571,8 +571,8 @@ mod tests {
         let out = dir.join("out.jsonl");
         let r = cut(
             &dir,
-            TimeArg::Offset(5_500),
-            TimeArg::At(Timestamp(base + 40_000)),
+            Moment::Offset(5_500),
+            Moment::At(Timestamp(base + 40_000)),
             &out,
         )
         .unwrap();
@@ -626,7 +626,7 @@ mod tests {
         assert_eq!(end.t, Timestamp(base + 29_100));
         // A window that ends inside the recording stops there, before the partial line.
         let inner = dir.join("inner.jsonl");
-        let r = cut(&dir, TimeArg::Offset(0), TimeArg::Offset(15_000), &inner).unwrap();
+        let r = cut(&dir, Moment::Offset(0), Moment::Offset(15_000), &inner).unwrap();
         assert_eq!((r.files.len(), r.rounds, r.truncated.len()), (2, 15, 0));
         assert!(lines.windows(2).all(|w| w[0].time() <= w[1].time()));
         assert!(!dir.join("out.jsonl.tmp").exists());
@@ -635,14 +635,14 @@ mod tests {
         let none = dir.join("none.jsonl");
         let e = cut(
             &dir,
-            TimeArg::At(Timestamp(base + 60_000)),
-            TimeArg::At(Timestamp(base + 70_000)),
+            Moment::At(Timestamp(base + 60_000)),
+            Moment::At(Timestamp(base + 70_000)),
             &none,
         )
         .unwrap_err();
         assert!(matches!(e, CutError::NothingCovers { .. }), "{e}");
         assert!(!none.exists() && !dir.join("none.jsonl.tmp").exists());
-        let e = cut(&dir, TimeArg::Offset(5), TimeArg::Offset(5), &none).unwrap_err();
+        let e = cut(&dir, Moment::Offset(5), Moment::Offset(5), &none).unwrap_err();
         assert!(matches!(e, CutError::EmptyWindow { .. }), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }

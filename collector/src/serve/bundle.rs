@@ -3,7 +3,7 @@
 //! `collector/build.rs` embeds every file of the built viewer (`scripts/build-web` writes it to
 //! `web/dist`, or the directory named by `SLOTSCOPE_WEB_DIST` at build time) when the build finds one;
 //! a binary built without it has an empty table, and `slotscope serve` then looks for the viewer on
-//! disk ([`crate::viewer_server`]). The viewer stays its own crate: the binary only carries its files.
+//! disk ([`crate::serve::server`]). The viewer stays its own crate: the binary only carries its files.
 
 use std::path::Path;
 
@@ -64,7 +64,7 @@ impl Bundle {
     /// Whether the files under `dir` (dotfiles aside) are not exactly this bundle's: a file missing,
     /// added, or with other bytes. Reads the whole directory; an unreadable one differs.
     pub fn differs_from(&self, dir: &Path) -> bool {
-        let Ok(on_disk) = crate::bundle_files::files_under(dir) else {
+        let Ok(on_disk) = crate::serve::bundle_files::files_under(dir) else {
             return true;
         };
         on_disk.len() != self.files.len()

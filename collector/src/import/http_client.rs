@@ -11,7 +11,7 @@ use rustls::ClientConfig;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::secret::Secret;
+use crate::node::secret::Secret;
 
 /// Why a `GET` failed.
 #[derive(Debug, thiserror::Error)]
@@ -202,7 +202,7 @@ pub async fn get(
             .tls
             .clone()
             .ok_or_else(|| HttpError::NoTls(shown.clone()))?;
-        let name = crate::tls::server_name(&url.host).ok_or_else(|| HttpError::Io {
+        let name = crate::node::tls::server_name(&url.host).ok_or_else(|| HttpError::Io {
             url: shown.clone(),
             detail: format!("`{}` is not a name a certificate can carry", url.host),
         })?;

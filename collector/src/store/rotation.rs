@@ -14,9 +14,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use slotscope_core::recording::Line;
 use slotscope_core::Timestamp;
 
-use crate::overview_file;
-use crate::retention::{Retention, Stored};
-use crate::sink::{FileSink, Sink, ZSTD_LEVEL};
+use crate::store::overview_file;
+use crate::store::retention::{Retention, Stored};
+use crate::store::sink::{FileSink, Sink, ZSTD_LEVEL};
 
 /// Start of every file name of an always-on recording.
 pub const PREFIX: &str = "slotscope-";

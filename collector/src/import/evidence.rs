@@ -22,7 +22,7 @@ use slotscope_core::reader::{ReadError, RecordingReader, ZSTD_MAGIC};
 use slotscope_core::recording::{Annotation, Header, Line};
 use slotscope_core::time::Timestamp;
 
-use crate::sink::ZSTD_LEVEL;
+use crate::store::sink::ZSTD_LEVEL;
 
 /// A recording without an end line that was written to more recently than this (or than three
 /// poll intervals) is taken to be still recording.

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use slotscope_core::analysis::{Analysis, Analyzer};
 
-use crate::input::{read_recording, Input, InputError};
+use crate::store::input::{read_recording, Input, InputError};
 
 mod rows;
 

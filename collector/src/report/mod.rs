@@ -1,0 +1,12 @@
+//! What the reading subcommands print: a recording's summary, its analysis, a replay and the
+//! ranked hypotheses, each as text, Markdown or JSON.
+//!
+//! - [`summary`]: `slotscope summary`.
+//! - [`analysis`]: `slotscope analyze`.
+//! - [`replay`]: `slotscope replay`.
+//! - [`hypotheses`]: `slotscope hypotheses`.
+
+pub mod analysis;
+pub mod hypotheses;
+pub mod replay;
+pub mod summary;
