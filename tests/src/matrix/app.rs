@@ -7,6 +7,9 @@ use serde_json::{json, Value};
 
 use crate::python::PyClient;
 
+/// The application's socket and connect timeouts, seconds.
+pub const SOCKET_TIMEOUT_S: f64 = 0.5;
+
 /// The script of the redis-py application.
 pub const APP_SCRIPT: &str = "app.py";
 

@@ -14,8 +14,7 @@
 //! The companion is drawn from its own generator (seeded from the case's seed), so that
 //! [`crate::matrix::case::Case::draw`] and every fidelity draw stay as they were.
 
-use crate::matrix::app::AppSettings;
-use crate::matrix::live::SOCKET_TIMEOUT_S;
+use crate::matrix::app::{AppSettings, SOCKET_TIMEOUT_S};
 use crate::matrix::rng::Rng;
 use crate::python::REDIS_PY_8_1_0;
 
@@ -24,7 +23,7 @@ pub const COMPANION_NAME: &str = "matrix-healthy";
 /// The companion's redis-py release.
 pub const COMPANION_VERSION: &str = REDIS_PY_8_1_0;
 /// The companion's startup node: the recorder's seed, which no fault strikes.
-pub const COMPANION_NODE: usize = crate::matrix::live::RECORDER_SEED;
+pub const COMPANION_NODE: usize = crate::matrix::fault::RECORDER_SEED;
 /// The companion's keys' prefix (`healthy:{0}` …): its `get`/`set` never meet the drawn
 /// application's sorted sets (`key:{0}` …), which would answer `WRONGTYPE`.
 pub const COMPANION_KEY_PREFIX: &str = "healthy";

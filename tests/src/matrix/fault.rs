@@ -8,6 +8,8 @@ use crate::matrix::case::Fault;
 
 /// Node every fault strikes: the application's startup node; the migration does not touch it.
 pub const FAULT_NODE: usize = 0;
+/// The recorder's seed: a node no fault strikes.
+pub const RECORDER_SEED: usize = 1;
 
 /// Injects `fault` into [`FAULT_NODE`] and returns what was done (for the case's event list).
 /// A stall returns after the node was resumed.

@@ -30,18 +30,17 @@ use tempfile::TempDir;
 
 use crate::cluster::{Cluster, ClusterOptions};
 use crate::collector::Recorder;
+use crate::matrix::app::SOCKET_TIMEOUT_S;
 use crate::matrix::app::{App, AppReport, AppSettings};
 use crate::matrix::case::{Case, Fault, RecordStart, When};
 use crate::matrix::companion::{Companion, COMPANION_NODE, COMPANION_VERSION};
-use crate::matrix::fault::{inject, FAULT_NODE};
+use crate::matrix::fault::{inject, FAULT_NODE, RECORDER_SEED};
 use crate::matrix::migration::{halves, migrate, open_first_slot, SOURCE, TARGET};
 
 /// The recorder's poll interval.
 pub const INTERVAL: &str = "500ms";
 /// The application's `CLIENT SETNAME`.
 pub const APP_NAME: &str = "matrix-app";
-/// The application's socket and connect timeouts, seconds.
-pub const SOCKET_TIMEOUT_S: f64 = 0.5;
 /// How long the application's schedule runs on after the last event.
 pub const TAIL: Duration = Duration::from_millis(2500);
 /// How much longer than drawn the application may schedule (when events take longer).
@@ -49,8 +48,6 @@ pub const OVERRUN_S: u32 = 40;
 /// The node `address_remap` maps every address to: the startup node, which the faults strike (a
 /// remapped application talks to no other node, as incident 2's service).
 pub const REMAP_NODE: usize = FAULT_NODE;
-/// The recorder's seed: a node no fault strikes.
-pub const RECORDER_SEED: usize = 1;
 
 /// Wall clock, epoch milliseconds.
 pub fn now_ms() -> u64 {

@@ -15,8 +15,9 @@ use serde_json::Value;
 use slotscope_core::Timestamp;
 
 use crate::collector::run_slotscope;
+use crate::matrix::app::SOCKET_TIMEOUT_S;
 use crate::matrix::case::Case;
-use crate::matrix::live::{LiveRun, SOCKET_TIMEOUT_S};
+use crate::matrix::live::LiveRun;
 
 /// `--concurrency` used for a larger cap on commands in flight when the binary has no
 /// `--in-flight` (its lanes cost a task each in the replay, and none of them is a real task).

@@ -17,10 +17,10 @@ pub use source::Source;
 
 use slotscope_core::overview::Overview;
 
-use crate::dataset::{Dataset, Shared};
+use crate::dataset::{Dataset, DeltaSource, Shared};
 use crate::state::Action;
 use progress::{preview_due, SLICE_MS};
-use reader::{DeltaSource, Reader};
+use reader::Reader;
 
 thread_local! {
     /// Counts loads: a load still running when a newer one starts gives up.
