@@ -503,3 +503,16 @@ fn the_check_finds_a_circle_between_siblings_and_ignores_the_tree() {
     assert!(circles[0].starts_with("demo::a::{x, y}:"), "{}", circles[0]);
     assert!(circles[0].contains("x → y") && circles[0].contains("y → x"));
 }
+
+#[test]
+fn the_collectors_domain_code_never_imports_the_command_line() {
+    let root = workspace_root();
+    let collector = Crate::read("slotscope", &root.join("collector/src"));
+    let up: Vec<String> = collector
+        .edges()
+        .into_iter()
+        .filter(|((parent, _, to), _)| parent.is_empty() && to == "cmd")
+        .map(|(_, why)| why)
+        .collect();
+    assert!(up.is_empty(), "domain code importing cmd/:\n{}", up.join("\n"));
+}
