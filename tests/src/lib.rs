@@ -15,6 +15,7 @@
 //! - [`load`]: a bounded background writer.
 //! - [`collector`]: the real `slotscope` binary as a child process, and its recordings read back.
 //! - [`matrix`]: the fidelity matrix, live cases drawn at random and replayed.
+//! - [`program`]: a program run as a bounded child process.
 //! - [`python`]: real redis-py cluster clients (pinned releases, `tests/scenarios/*.py`) as child
 //!   processes.
 
@@ -27,6 +28,7 @@ pub mod load;
 pub mod matrix;
 pub mod pki;
 pub mod port;
+pub mod program;
 pub mod python;
 pub mod router;
 pub mod server;

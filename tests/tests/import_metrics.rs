@@ -18,6 +18,7 @@ use serde_json::Value;
 use slotscope_core::info::InfoReport;
 use slotscope_core::{Slot, SlotRange};
 use slotscope_tests::matrix::app::{App, AppSettings};
+use slotscope_tests::matrix::library::Library;
 use slotscope_tests::matrix::live::now_ms;
 use slotscope_tests::port::free_port;
 use slotscope_tests::python::REDIS_PY_8_0_0;
@@ -200,7 +201,7 @@ fn prometheus_alone_finds_the_remapped_storm_at_the_servers_share() {
         client_name: "metrics-app".to_owned(),
         seed,
     };
-    let report = App::start(REDIS_PY_8_0_0, &settings)
+    let report = App::start(Library::RedisPy(REDIS_PY_8_0_0), &settings)
         .finish()
         .expect("the application reports");
     println!(

@@ -514,5 +514,9 @@ fn the_collectors_domain_code_never_imports_the_command_line() {
         .filter(|((parent, _, to), _)| parent.is_empty() && to == "cmd")
         .map(|(_, why)| why)
         .collect();
-    assert!(up.is_empty(), "domain code importing cmd/:\n{}", up.join("\n"));
+    assert!(
+        up.is_empty(),
+        "domain code importing cmd/:\n{}",
+        up.join("\n")
+    );
 }

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use slotscope_core::{Slot, SlotRange};
 use slotscope_tests::fixture;
-use slotscope_tests::python::{PyClient, REDIS_PY_5_0_0, REDIS_PY_8_0_0};
+use slotscope_tests::python::{self, REDIS_PY_5_0_0, REDIS_PY_8_0_0};
 use slotscope_tests::{run_slotscope, Cluster, ClusterOptions, Recorder, ServerKind};
 use tempfile::TempDir;
 
@@ -268,7 +268,7 @@ fn incident_1_with(kind: ServerKind, version: &str, rate: f64, tasks: u32) -> Ru
     );
     // The first samples come before the client's first write, so every write is counted.
     sleep(Duration::from_millis(1200));
-    let client = PyClient::start(
+    let client = python::start_script(
         version,
         "incident1.py",
         &[
@@ -618,7 +618,7 @@ fn incident_2(kind: ServerKind) -> Run {
     let a = cluster.addr(0).to_string();
     let keys = INCIDENT_2_KEYS.to_string();
     let limit = Duration::from_secs(120);
-    let recommendation = PyClient::start(
+    let recommendation = python::start_script(
         REDIS_PY_8_0_0,
         "incident2.py",
         &[
@@ -637,7 +637,7 @@ fn incident_2(kind: ServerKind) -> Run {
         ],
         limit,
     );
-    let api = PyClient::start(
+    let api = python::start_script(
         REDIS_PY_8_0_0,
         "incident2.py",
         &[

@@ -21,7 +21,7 @@ use slotscope_core::tap::TapSummary;
 use slotscope_core::{NodeAddr, Slot, SlotRange};
 use slotscope_tests::fixture;
 use slotscope_tests::port::free_port;
-use slotscope_tests::python::{PyClient, REDIS_PY_5_0_0, REDIS_PY_8_0_0};
+use slotscope_tests::python::{self, PyClient, REDIS_PY_5_0_0, REDIS_PY_8_0_0};
 use slotscope_tests::{
     run_slotscope, slotscope_bin, Cluster, ClusterOptions, Load, LoadOptions, Recording, Router,
     ServerKind,
@@ -420,7 +420,7 @@ fn incident2_client(version: &str, tap: &Tap, role: &str, protocol: u8, secs: u3
     if role == "recommendation" {
         args.extend(["--remap-to".into(), tap.listen.to_string()]);
     }
-    PyClient::start(version, "incident2.py", &args, Duration::from_secs(90))
+    python::start_script(version, "incident2.py", &args, Duration::from_secs(90))
 }
 
 /// The client's own per-node counts (`wire`: node → command → outcome → n, nodes named by the
@@ -539,7 +539,7 @@ fn incident_2_address_remap_through_the_tap(kind: ServerKind) {
     let out = dir.path().join("incident2-tap.jsonl.zst");
     let tap = Tap::start(&cluster.addr(0), &out, &["--poll", "500ms"]);
     sleep(Duration::from_millis(800));
-    let api = PyClient::start(
+    let api = python::start_script(
         REDIS_PY_8_0_0,
         "incident2.py",
         &[

@@ -1,17 +1,16 @@
-//! The instrumented application (`tests/scenarios/app.py`), run as a separate program, and the one
-//! JSON line it reports: the plug-in contract of docs/FIDELITY.md ("The application contract").
+//! The instrumented application (`tests/scenarios/app.py` for redis-py, `apps/` for the other
+//! libraries: [`Library`]), run as a separate program, and the one JSON line it reports: the
+//! plug-in contract of docs/FIDELITY.md ("The application contract").
 
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::python::PyClient;
+use crate::matrix::library::Library;
+use crate::program::Program;
 
 /// The application's socket and connect timeouts, seconds.
 pub const SOCKET_TIMEOUT_S: f64 = 0.5;
-
-/// The script of the redis-py application.
-pub const APP_SCRIPT: &str = "app.py";
 
 /// What the application is told (the contract's settings object).
 #[derive(Clone, Debug, PartialEq)]
@@ -68,21 +67,24 @@ impl AppSettings {
 /// A running application.
 #[derive(Debug)]
 pub struct App {
-    client: PyClient,
+    client: Program,
 }
 
 impl App {
-    /// Starts the redis-py `version` application with `settings`; it is given its duration plus
-    /// 30 s to report.
-    pub fn start(version: &str, settings: &AppSettings) -> App {
+    /// Starts `library`'s application with `settings`; it is given its duration plus 30 s to
+    /// report.
+    ///
+    /// # Panics
+    ///
+    /// If its app is not installed (the message says to run `scripts/setup`) or cannot start.
+    pub fn start(library: Library, settings: &AppSettings) -> App {
         let limit = Duration::from_secs(u64::from(settings.duration_s) + 30);
-        let client = PyClient::start(
-            version,
-            APP_SCRIPT,
-            &[settings.to_json().to_string()],
-            limit,
-        );
-        App { client }
+        let command = library
+            .command(&settings.to_json().to_string())
+            .unwrap_or_else(|e| panic!("{e}"));
+        App {
+            client: Program::start(format!("the {} app", library.label()), command, limit),
+        }
     }
 
     /// Asks the application to end its schedule now (SIGTERM to its PID); it then drains and

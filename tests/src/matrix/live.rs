@@ -35,6 +35,7 @@ use crate::matrix::app::{App, AppReport, AppSettings};
 use crate::matrix::case::{Case, Fault, RecordStart, When};
 use crate::matrix::companion::{Companion, COMPANION_NODE, COMPANION_VERSION};
 use crate::matrix::fault::{inject, FAULT_NODE, RECORDER_SEED};
+use crate::matrix::library::Library;
 use crate::matrix::migration::{halves, migrate, open_first_slot, SOURCE, TARGET};
 
 /// The recorder's poll interval.
@@ -189,12 +190,12 @@ pub fn run_with(
             duration_s: s.duration_s + OVERRUN_S,
             ..s.clone()
         };
-        App::start(COMPANION_VERSION, &bounded)
+        App::start(Library::RedisPy(COMPANION_VERSION), &bounded)
     });
     if let Some(c) = companion {
         note(format!("companion started: {c}"), &mut events);
     }
-    let app = App::start(case.version, &bounded);
+    let app = App::start(Library::RedisPy(case.version), &bounded);
     let app_start = Instant::now();
     note(format!("application started: {case}"), &mut events);
     let until = |ms: u64| {

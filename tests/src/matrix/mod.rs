@@ -32,6 +32,7 @@ pub mod compare;
 pub mod criteria;
 pub mod draw;
 pub mod fault;
+pub mod library;
 pub mod live;
 pub mod migration;
 pub mod replay;

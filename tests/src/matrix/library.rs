@@ -1,0 +1,188 @@
+//! The client libraries whose real applications the matrix runs, each at the release its app
+//! pins: how to start the app (docs/FIDELITY.md, "The application contract") and which replay
+//! model stands for it.
+//!
+//! redis-py runs `tests/scenarios/app.py` in the virtual environment of its release
+//! (`.tools/py/redis-<version>`); the other libraries' apps live in `apps/` and are built by their
+//! `apps/*/build`, which `scripts/setup` runs.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::kind::workspace_root;
+use crate::python::{REDIS_PY_5_0_0, REDIS_PY_8_1_0};
+
+/// The script of the redis-py application, in `tests/scenarios/`.
+pub const APP_SCRIPT: &str = "app.py";
+
+/// A client library at one release.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Library {
+    /// redis-py's asyncio `RedisCluster` at this release (`5.0.0` or `8.1.0`).
+    RedisPy(&'static str),
+    /// ioredis 6.0.0 `Redis.Cluster` (`apps/node`).
+    Ioredis,
+    /// node-redis 6.3.1 `createCluster` (`apps/node`).
+    NodeRedis,
+    /// go-redis v9.8.0 `ClusterClient` (`apps/go-redis`).
+    GoRedis,
+    /// Jedis 5.1.0 `JedisCluster` (`apps/java`).
+    Jedis,
+    /// Lettuce 6.3.2 `RedisClusterClient` (`apps/java`).
+    Lettuce,
+}
+
+/// Every library and release the matrix can run.
+pub const ALL: [Library; 7] = [
+    Library::RedisPy(REDIS_PY_5_0_0),
+    Library::RedisPy(REDIS_PY_8_1_0),
+    Library::Ioredis,
+    Library::NodeRedis,
+    Library::GoRedis,
+    Library::Jedis,
+    Library::Lettuce,
+];
+
+impl Library {
+    /// The library's name as its app reports it (`client` of the contract).
+    pub fn name(self) -> &'static str {
+        match self {
+            Library::RedisPy(_) => "redis-py",
+            Library::Ioredis => "ioredis",
+            Library::NodeRedis => "node-redis",
+            Library::GoRedis => "go-redis",
+            Library::Jedis => "jedis",
+            Library::Lettuce => "lettuce",
+        }
+    }
+
+    /// The release its app runs.
+    pub fn version(self) -> &'static str {
+        match self {
+            Library::RedisPy(v) => v,
+            Library::Ioredis => "6.0.0",
+            Library::NodeRedis => "6.3.1",
+            Library::GoRedis => "9.8.0",
+            Library::Jedis => "5.1.0",
+            Library::Lettuce => "6.3.2",
+        }
+    }
+
+    /// `name@version`.
+    pub fn label(self) -> String {
+        format!("{}@{}", self.name(), self.version())
+    }
+
+    /// The library named `text`: `name` or `name@version` (`redis-py` alone is every redis-py
+    /// release the matrix runs, so it gives several).
+    pub fn parse(text: &str) -> Result<Vec<Library>, String> {
+        let text = text.trim();
+        let (name, version) = match text.split_once('@') {
+            Some((n, v)) => (n, Some(v)),
+            None => (text, None),
+        };
+        let found: Vec<Library> = ALL
+            .into_iter()
+            .filter(|l| l.name() == name && version.is_none_or(|v| v == l.version()))
+            .collect();
+        if found.is_empty() {
+            let known: Vec<String> = ALL.into_iter().map(Library::label).collect();
+            return Err(format!(
+                "unknown library `{text}` (known: {})",
+                known.join(", ")
+            ));
+        }
+        Ok(found)
+    }
+
+    /// The app's command with its one settings argument, or why it cannot run (not built: run
+    /// `scripts/setup`).
+    pub fn command(self, settings: &str) -> Result<Command, String> {
+        let root = workspace_root();
+        let need = |p: PathBuf| -> Result<PathBuf, String> {
+            if p.is_file() {
+                Ok(p)
+            } else {
+                Err(format!(
+                    "the {} app is not built ({} is missing): run scripts/setup",
+                    self.label(),
+                    p.display()
+                ))
+            }
+        };
+        let command = match self {
+            Library::RedisPy(v) => {
+                let python = crate::python::venv_python(v);
+                let script = crate::python::scenario_script(APP_SCRIPT);
+                let mut c = Command::new(python);
+                c.arg("-u").arg(script).env("PYTHONDONTWRITEBYTECODE", "1");
+                c
+            }
+            Library::Ioredis | Library::NodeRedis => {
+                let app = need(root.join("apps/node/app.mjs"))?;
+                let mut c = Command::new("node");
+                c.arg(app).arg(self.name());
+                c
+            }
+            Library::GoRedis => Command::new(need(root.join("apps/go-redis/bin/app"))?),
+            Library::Jedis | Library::Lettuce => {
+                let jar = need(root.join("apps/java/target/slotscope-apps.jar"))?;
+                let mut c = Command::new("java");
+                c.arg("-jar").arg(jar).arg(self.name());
+                c
+            }
+        };
+        let mut command = command;
+        command.arg(settings).current_dir(&root);
+        Ok(command)
+    }
+
+    /// Whether its app can be started here (built by `scripts/setup`).
+    pub fn is_available(self) -> bool {
+        match self {
+            Library::RedisPy(v) => crate::python::venv_root()
+                .join(format!("redis-{v}/bin/python"))
+                .is_file(),
+            _ => self.command("{}").is_ok(),
+        }
+    }
+
+    /// The replay model that stands for it (`--model`), where one exists.
+    pub fn model(self) -> Option<String> {
+        match self {
+            Library::RedisPy(_) | Library::GoRedis | Library::Jedis | Library::Lettuce => {
+                Some(self.label())
+            }
+            Library::Ioredis | Library::NodeRedis => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn libraries_are_named_with_or_without_their_release() {
+        assert_eq!(
+            Library::parse("redis-py").unwrap(),
+            vec![
+                Library::RedisPy(REDIS_PY_5_0_0),
+                Library::RedisPy(REDIS_PY_8_1_0)
+            ]
+        );
+        assert_eq!(Library::parse("ioredis").unwrap(), vec![Library::Ioredis]);
+        assert_eq!(
+            Library::parse("go-redis@9.8.0").unwrap(),
+            vec![Library::GoRedis]
+        );
+        let e = Library::parse("go-redis@9.0.0").unwrap_err();
+        assert!(
+            e.contains("go-redis@9.8.0") && e.contains("lettuce@6.3.2"),
+            "{e}"
+        );
+        for l in ALL {
+            assert_eq!(Library::parse(&l.label()).unwrap(), vec![l]);
+        }
+    }
+}
