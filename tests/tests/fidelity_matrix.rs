@@ -44,8 +44,12 @@ fn check_harness(seed: u64, r: &CaseResult) {
     );
     let app = r.app.as_ref().unwrap_or_else(|| panic!("{ctx}: no report"));
     let cmd = r.case.command;
-    assert_eq!(app.client, "redis-py", "{ctx}");
-    assert_eq!(app.version, r.case.version, "{ctx}: the venv's release");
+    assert_eq!(app.client, r.case.library.name(), "{ctx}");
+    assert_eq!(
+        app.version,
+        r.case.library.version(),
+        "{ctx}: the pinned release"
+    );
     assert!(app.issued > 0, "{ctx}: the application issued nothing");
     assert_eq!(
         app.succeeded + app.failed,

@@ -86,7 +86,8 @@ fn check_harness(seed: u64, r: &StoryResult) {
     );
     let app = r.app.as_ref().unwrap_or_else(|| panic!("{ctx}: no report"));
     assert_eq!(
-        app.version, r.case.case.version,
+        app.version,
+        r.case.case.library.version(),
         "{ctx}: the venv's release"
     );
     check_app(&ctx, "the application", app);

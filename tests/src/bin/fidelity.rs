@@ -34,7 +34,7 @@ fn main() -> ExitCode {
     let started = Instant::now();
     let mut results = Vec::new();
     for (i, &s) in seeds.iter().enumerate() {
-        let case = Case::draw(s);
+        let case = Case::draw_over(s, &o.libraries);
         eprintln!(
             "== case {}/{} (seed {s}, {:.0} s so far): {case}",
             i + 1,

@@ -2,7 +2,8 @@
 //!
 //! The axes (issue 12, build point 5):
 //!
-//! - the library release ([`VERSIONS`]: redis-py 5.0.0 and the newest 8.x);
+//! - the library and its release ([`Library`]: by default [`REDIS_PY`], redis-py 5.0.0 and the
+//!   newest 8.x; [`Case::draw_over`] draws over any list of libraries);
 //! - the application's shape: commands scheduled per second (50–1000) and commands in flight at
 //!   most (1–1000), both log-uniform;
 //! - the fault ([`Fault`]) and when it strikes relative to the migration ([`When`]);
@@ -15,11 +16,16 @@
 use std::fmt;
 
 use crate::kind::ServerKind;
+use crate::matrix::library::Library;
 use crate::matrix::rng::Rng;
 use crate::python::{REDIS_PY_5_0_0, REDIS_PY_8_1_0};
 
-/// The redis-py releases the matrix runs (each a virtual environment made by `scripts/setup`).
-pub const VERSIONS: [&str; 2] = [REDIS_PY_5_0_0, REDIS_PY_8_1_0];
+/// The redis-py releases the matrix runs by default (each a virtual environment made by
+/// `scripts/setup`).
+pub const REDIS_PY: [Library; 2] = [
+    Library::RedisPy(REDIS_PY_5_0_0),
+    Library::RedisPy(REDIS_PY_8_1_0),
+];
 
 /// What goes wrong during the application's run. The fault always strikes node 0, the
 /// application's startup node, which the migration does not touch.
@@ -103,8 +109,8 @@ impl RecordStart {
 pub struct Case {
     /// The seed it was drawn from.
     pub seed: u64,
-    /// redis-py release.
-    pub version: &'static str,
+    /// The library and release of the application.
+    pub library: Library,
     /// Commands scheduled per second.
     pub rate: u32,
     /// Commands in flight at most.
@@ -135,10 +141,20 @@ pub struct Case {
 }
 
 impl Case {
-    /// The case drawn from `seed`.
+    /// The case drawn from `seed` over the redis-py releases ([`REDIS_PY`]).
     pub fn draw(seed: u64) -> Case {
+        Case::draw_over(seed, &REDIS_PY)
+    }
+
+    /// The case drawn from `seed`, its library one of `libraries` (the other axes are drawn as
+    /// [`Case::draw`] draws them: over [`REDIS_PY`] the two give the same case).
+    ///
+    /// # Panics
+    ///
+    /// If `libraries` is empty.
+    pub fn draw_over(seed: u64, libraries: &[Library]) -> Case {
         let mut r = Rng::new(seed);
-        let version = r.pick(&VERSIONS);
+        let library = r.pick(libraries);
         let rate = r.log_uniform(50, 1000);
         let in_flight = r.log_uniform(1, 1000);
         let keys = r.log_uniform(100, 10_000);
@@ -168,7 +184,7 @@ impl Case {
         let slots_moved = u16::try_from(r.between(100, 600)).expect("small");
         Case {
             seed,
-            version,
+            library,
             rate,
             in_flight,
             keys,
@@ -185,9 +201,10 @@ impl Case {
         }
     }
 
-    /// `redis-py@<version>`, the model the replay is asked for.
+    /// The model the replay is asked for: the library's release (`redis-py@8.1.0`), which the
+    /// replay resolves to the model that covers it.
     pub fn model(&self) -> String {
-        format!("redis-py@{}", self.version)
+        self.library.label()
     }
 
     /// The fault with its length, e.g. `stall 1800 ms`.
@@ -208,9 +225,10 @@ impl fmt::Display for Case {
         };
         write!(
             f,
-            "redis-py {} on {}, {}/s, in-flight {}, {} keys, {} s; fault {}{}; remap {}; \
+            "{} {} on {}, {}/s, in-flight {}, {} keys, {} s; fault {}{}; remap {}; \
              recording from {}; {} slots moved",
-            self.version,
+            self.library.name(),
+            self.library.version(),
             self.server,
             self.rate,
             self.in_flight,
@@ -261,7 +279,7 @@ mod tests {
                 "{what}: drawn {got:.3}, expected {want:.3}"
             );
         };
-        near("5.0.0", share(&|c| c.version == VERSIONS[0]), 0.5);
+        near("5.0.0", share(&|c| c.library == REDIS_PY[0]), 0.5);
         near("remap", share(&|c| c.remap), 0.5);
         near("valkey", share(&|c| c.server == ServerKind::Valkey), 0.5);
         for rs in [

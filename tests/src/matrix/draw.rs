@@ -7,6 +7,8 @@ use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::kind::workspace_root;
+use crate::matrix::case::REDIS_PY;
+use crate::matrix::library::Library;
 use crate::matrix::rng::case_seed;
 
 /// Most cases one draw runs (each takes about half a minute).
@@ -38,6 +40,9 @@ pub struct DrawOptions {
     pub case_seed: Option<u64>,
     /// Where the Markdown report goes.
     pub out: PathBuf,
+    /// The libraries cases are drawn over (`--libs ioredis,redis-py@8.1.0`; default: the redis-py
+    /// releases, [`REDIS_PY`]).
+    pub libraries: Vec<Library>,
     /// Where each case's recording and reports are kept, if anywhere.
     pub keep: Option<PathBuf>,
 }
@@ -59,6 +64,7 @@ impl DrawOptions {
                 .map_or_else(|| workspace_root().join("target"), PathBuf::from)
                 .join(report),
             keep: None,
+            libraries: REDIS_PY.to_vec(),
         };
         let mut args = args.into_iter();
         while let Some(a) = args.next() {
@@ -69,6 +75,23 @@ impl DrawOptions {
                 "--case-seed" => o.case_seed = Some(value()?.parse().ok()?),
                 "--out" => o.out = PathBuf::from(value()?),
                 "--keep" => o.keep = Some(PathBuf::from(value()?)),
+                "--libs" => {
+                    let mut libraries = Vec::new();
+                    for name in value()?.split(',').filter(|n| !n.trim().is_empty()) {
+                        match Library::parse(name) {
+                            Ok(found) => libraries.extend(found),
+                            Err(e) => {
+                                eprintln!("{e}");
+                                return None;
+                            }
+                        }
+                    }
+                    libraries.dedup();
+                    if libraries.is_empty() {
+                        return None;
+                    }
+                    o.libraries = libraries;
+                }
                 _ => return None,
             }
         }
@@ -86,7 +109,11 @@ impl DrawOptions {
 
 /// Prints `script`'s usage and gives the exit code of bad arguments (2).
 pub fn usage(script: &str) -> ExitCode {
-    eprintln!("usage: {script} [--cases N] [--seed S] [--case-seed X] [--out FILE] [--keep DIR]");
+    eprintln!(
+        "usage: {script} [--cases N] [--seed S] [--case-seed X] [--libs LIB[,LIB...]] [--out FILE] \
+         [--keep DIR]\n  LIB: a library (`redis-py`, `ioredis`, ...) or a release (`redis-py@8.1.0`); \
+         default: redis-py"
+    );
     ExitCode::from(2)
 }
 
@@ -106,6 +133,14 @@ mod tests {
         assert!(o.out.ends_with("x.md"));
         assert_eq!(o.case_seeds().len(), 3);
         assert_eq!(o.case_seeds()[0], case_seed(7, 0));
+        assert_eq!(o.libraries, REDIS_PY.to_vec());
+        let libs = DrawOptions::parse(args("--libs go-redis,redis-py@8.1.0,jedis"), 8, "x.md");
+        assert_eq!(
+            libs.unwrap().libraries,
+            vec![Library::GoRedis, REDIS_PY[1], Library::Jedis]
+        );
+        assert!(DrawOptions::parse(args("--libs nosuch"), 8, "x.md").is_none());
+        assert!(DrawOptions::parse(args("--libs ,"), 8, "x.md").is_none());
         let one = DrawOptions::parse(args("--case-seed 42"), 8, "x.md").unwrap();
         assert_eq!(one.case_seeds(), [42]);
         assert_eq!(DrawOptions::parse(args("--cases 0"), 8, "x.md"), None);

@@ -195,7 +195,7 @@ pub fn run_with(
     if let Some(c) = companion {
         note(format!("companion started: {c}"), &mut events);
     }
-    let app = App::start(Library::RedisPy(case.version), &bounded);
+    let app = App::start(case.library, &bounded);
     let app_start = Instant::now();
     note(format!("application started: {case}"), &mut events);
     let until = |ms: u64| {

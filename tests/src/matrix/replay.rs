@@ -17,6 +17,7 @@ use slotscope_core::Timestamp;
 use crate::collector::run_slotscope;
 use crate::matrix::app::SOCKET_TIMEOUT_S;
 use crate::matrix::case::Case;
+use crate::matrix::library::Library;
 use crate::matrix::live::LiveRun;
 
 /// `--concurrency` used for a larger cap on commands in flight when the binary has no
@@ -82,9 +83,9 @@ pub struct Replayed {
 /// The exact model for `case`, then the one of its release line the binary may have instead.
 fn models(case: &Case) -> Vec<String> {
     let exact = case.model();
-    let line = match case.version.split('.').next() {
-        Some("8") => "redis-py@8.0.0".to_owned(),
-        Some("5") => "redis-py@5.0.0".to_owned(),
+    let line = match (case.library, case.library.version().split('.').next()) {
+        (Library::RedisPy(_), Some("8")) => "redis-py@8.0.0".to_owned(),
+        (Library::RedisPy(_), Some("5")) => "redis-py@5.0.0".to_owned(),
         _ => exact.clone(),
     };
     if line == exact {

@@ -95,7 +95,9 @@ fn leading_number(v: &str) -> u64 {
 type Axis = (&'static str, fn(&CaseResult) -> String);
 
 const AXES: [Axis; 8] = [
-    ("library", |r| format!("redis-py {}", r.case.version)),
+    ("library", |r| {
+        format!("{} {}", r.case.library.name(), r.case.library.version())
+    }),
     ("rate", |r| rate_bucket(r.case.rate).to_owned()),
     ("in flight", |r| {
         in_flight_bucket(r.case.in_flight).to_owned()
