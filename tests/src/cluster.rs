@@ -336,6 +336,86 @@ impl Cluster {
         i
     }
 
+    /// Starts a new node, introduces it with `CLUSTER MEET`, makes it a replica of master `m`
+    /// (`CLUSTER REPLICATE`) and waits until every running node knows it and it follows `m`; when
+    /// every slot has an owner, also until the cluster has converged (its replication link up and
+    /// `CLUSTER SLOTS` listing it). Returns its index.
+    ///
+    /// # Panics
+    ///
+    /// As [`Cluster::start`].
+    pub fn add_replica(&mut self, m: usize) -> usize {
+        let server = Server::start(self.kind, &self.opts.server_options());
+        let i = self.nodes.len();
+        let seed_port = self.node(m).port();
+        self.nodes.push(server);
+        self.master_of.push(Some(m));
+        let id = self.fetch_id(i);
+        self.ids.push(id);
+        self.run(i, &["CLUSTER", "MEET", "127.0.0.1", &seed_port.to_string()]);
+        self.wait_until("every node knows the new replica", |c| c.check_membership());
+        let master_id = self.ids[m].clone();
+        self.run(i, &["CLUSTER", "REPLICATE", &master_id]);
+        self.wait_until("the new replica follows its master", |c| c.check_roles());
+        let all_owned = self
+            .slots_seen_by(m)
+            .iter()
+            .map(|o| o.range.len())
+            .sum::<usize>()
+            == usize::from(SLOT_COUNT);
+        if all_owned {
+            self.wait_converged();
+        }
+        i
+    }
+
+    /// Asks replica `r` to take its master's place: `CLUSTER FAILOVER` with `mode` (`""`,
+    /// `"FORCE"` or `"TAKEOVER"`), then [`Cluster::wait_promoted`].
+    ///
+    /// # Panics
+    ///
+    /// If the command fails or the promotion does not happen in time.
+    pub fn failover(&mut self, r: usize, mode: &str) {
+        let mut args = vec!["CLUSTER", "FAILOVER"];
+        if !mode.is_empty() {
+            args.push(mode);
+        }
+        self.run(r, &args);
+        self.wait_promoted(r);
+    }
+
+    /// Waits until replica `r` is a master that serves slots in the view of every running node
+    /// (after its master died, or a manual failover), for at most [`CONVERGE_TIMEOUT`]; then
+    /// records the new roles: `r` a master, its old master (when it runs) its replica.
+    ///
+    /// # Panics
+    ///
+    /// If `r` was not started as a replica, or the promotion does not happen in time.
+    pub fn wait_promoted(&mut self, r: usize) {
+        let old = self.master_of[r].expect("wait_promoted is for a replica");
+        let id = self.ids[r].clone();
+        self.wait_until("the replica is promoted", |c| {
+            for i in c.running() {
+                let view = c.view(i)?;
+                let e = view
+                    .iter()
+                    .find(|e| e.id == id)
+                    .ok_or_else(|| format!("node {i} does not know node {r}"))?;
+                if !e.is_master() || e.slots.is_empty() {
+                    return Err(format!("node {i} sees node {r} as {:?}", e.flags));
+                }
+            }
+            Ok(())
+        });
+        self.master_of[r] = None;
+        self.master_of[old] = (self.nodes[old].state() == ServerState::Running).then_some(r);
+        for m in self.master_of.iter_mut() {
+            if *m == Some(old) {
+                *m = Some(r);
+            }
+        }
+    }
+
     /// Moves the slots of `range` from master `from` to master `to` with the per-slot protocol,
     /// keys included. See [`Cluster::migrate_slots_paced`].
     pub fn migrate_slots(&self, range: SlotRange, from: usize, to: usize) {

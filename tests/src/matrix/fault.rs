@@ -1,7 +1,8 @@
-//! The faults a case injects into node 0 while the application runs (see [`Fault`]).
+//! The faults a case injects into node 0 while the application runs (see [`Fault`]), a failover
+//! through node 0's replica ([`FAULT_REPLICA`]) included.
 
 use std::thread::sleep;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::cluster::Cluster;
 use crate::matrix::case::Fault;
@@ -10,6 +11,8 @@ use crate::matrix::case::Fault;
 pub const FAULT_NODE: usize = 0;
 /// The recorder's seed: a node no fault strikes.
 pub const RECORDER_SEED: usize = 1;
+/// Node 0's replica, in the cases whose fault needs one ([`Fault::needs_replica`]).
+pub const FAULT_REPLICA: usize = 4;
 
 /// Injects `fault` into [`FAULT_NODE`] and returns what was done (for the case's event list).
 /// A stall returns after the node was resumed.
@@ -33,6 +36,25 @@ pub fn inject(cluster: &mut Cluster, fault: Fault, app_name: &str) -> String {
         Fault::KillNode => {
             cluster.kill(FAULT_NODE);
             "node 0 killed (SIGKILL)".to_owned()
+        }
+        Fault::Failover => {
+            cluster.kill(FAULT_NODE);
+            let killed = Instant::now();
+            cluster.wait_promoted(FAULT_REPLICA);
+            format!(
+                "node 0 killed (SIGKILL); its replica, node {FAULT_REPLICA}, promoted {:.1} s later",
+                killed.elapsed().as_secs_f64()
+            )
+        }
+        Fault::ManualFailover(mode) => {
+            let asked = Instant::now();
+            cluster.failover(FAULT_REPLICA, mode.arg());
+            format!(
+                "CLUSTER FAILOVER{}{} on node {FAULT_REPLICA}: promoted in {:.1} s, node 0 its replica",
+                if mode.arg().is_empty() { "" } else { " " },
+                mode.arg(),
+                asked.elapsed().as_secs_f64()
+            )
         }
     }
 }

@@ -3,8 +3,9 @@
 //! and migration. Everything it starts is a child owned by a handle that kills it by PID when
 //! dropped (servers, recorder, application), so a failing case leaves nothing behind.
 //!
-//! The cluster: three masters without replicas (nodes 0–2, the 16384 slots split evenly) and an
-//! empty fourth master (node 3) that joined before the recording; every node runs with
+//! The cluster: three masters (nodes 0–2, the 16384 slots split evenly) and an empty fourth master
+//! (node 3) that joined before the recording, and for a failover fault a replica of node 0 (node
+//! 4); every node runs with
 //! `cluster-require-full-coverage no` (see [`Fault::KillNode`]). The application's startup node
 //! is node 0, which the faults strike; `address_remap` maps every address to node 0 too (the
 //! remapped application talks to node 0 only, as incident 2's service); the recorder's seed is
@@ -34,7 +35,7 @@ use crate::matrix::app::SOCKET_TIMEOUT_S;
 use crate::matrix::app::{App, AppReport, AppSettings};
 use crate::matrix::case::{Case, Fault, RecordStart, When};
 use crate::matrix::companion::{Companion, COMPANION_NODE, COMPANION_VERSION};
-use crate::matrix::fault::{inject, FAULT_NODE, RECORDER_SEED};
+use crate::matrix::fault::{inject, FAULT_NODE, FAULT_REPLICA, RECORDER_SEED};
 use crate::matrix::library::Library;
 use crate::matrix::migration::{halves, migrate, open_first_slot, SOURCE, TARGET};
 
@@ -129,13 +130,27 @@ pub fn run_with(
         assert_eq!(added, TARGET, "the empty master is node {TARGET}");
         c
     };
+    if case.fault.needs_replica() {
+        let replica = cluster.add_replica(FAULT_NODE);
+        assert_eq!(
+            replica, FAULT_REPLICA,
+            "node 0's replica is node {FAULT_REPLICA}"
+        );
+    }
     for i in 0..cluster.len() {
         cluster
             .client(i)
             .cmd_ok(&["CONFIG", "SET", "cluster-require-full-coverage", "no"])
             .unwrap_or_else(|e| panic!("CONFIG SET on node {i}: {e}"));
     }
-    step(&format!("{kind} cluster of 4 masters up"));
+    step(&format!(
+        "{kind} cluster of 4 masters up{}",
+        if case.fault.needs_replica() {
+            ", node 0 with a replica"
+        } else {
+            ""
+        }
+    ));
     let (first, second) = halves(case.slots_moved);
     if case.record_start == RecordStart::MidMigration {
         migrate(&cluster, first);
