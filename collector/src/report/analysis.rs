@@ -10,7 +10,7 @@ use crate::store::input::{read_recording, Input, InputError};
 
 mod rows;
 
-use rows::Rows;
+use rows::{CensusRow, Rows, TapNodeRow};
 
 use crate::report::table::Table;
 
@@ -61,9 +61,7 @@ pub fn render_text(a: &Analysed) -> String {
     if let Some(tap) = &rows.tap {
         o.push_str(&tap.heading.text());
         o.push_str(&Table::of(&tap.commands).render_text("  "));
-        for n in &tap.nodes {
-            o.push_str(&n.text());
-        }
+        o.push_str(&TapNodeRow::text(&tap.nodes));
     }
     let _ = writeln!(o, "\nTIMELINE");
     for t in &rows.timeline {
@@ -75,9 +73,7 @@ pub fn render_text(a: &Analysed) -> String {
     );
     o.push_str(&Table::of(&rows.shards).render_text("  "));
     let _ = writeln!(o, "\nCLIENT CENSUS ({} groups)", rows.census.len());
-    for g in &rows.census {
-        o.push_str(&g.text());
-    }
+    o.push_str(&CensusRow::text(&rows.census));
     for g in rows::inferred_rows(a) {
         let _ = writeln!(o, "  {g}");
     }

@@ -12,7 +12,7 @@ use slotscope_core::time::format_millis;
 use slotscope_core::{NodeId, Timestamp};
 
 use super::Analysed;
-use crate::report::table::{Cell, Column, TableRow};
+use crate::report::table::{Cell, Column, Table, TableRow};
 
 mod finding;
 mod story;
@@ -20,7 +20,7 @@ mod tap;
 
 pub use finding::FindingEntry;
 pub use story::StorySection;
-pub use tap::TapSection;
+pub use tap::{TapNodeRow, TapSection};
 
 /// A node id's short form, `?` when unknown.
 fn short(id: Option<&NodeId>) -> String {
@@ -299,24 +299,42 @@ impl CensusRow {
         }
     }
 
-    /// One line in columns.
-    pub fn text(&self) -> String {
-        format!(
-            "  {:<36} hosts {:<3} seen {:<5} open {:<4} new/s {:<6.2} lifetime {:<6} cmds {}{}\n",
-            self.label,
-            self.hosts,
-            self.seen,
-            self.open,
-            self.new_per_sec,
-            self.lifetime_secs
-                .map_or_else(|| "-".to_owned(), |l| format!("{l}s")),
-            self.commands.join(","),
-            if self.merged > 0 {
-                format!(" (merged {})", self.merged)
-            } else {
-                String::new()
-            }
-        )
+    /// The census as text: one line a group, each figure named in its cell (no header), every
+    /// column as wide as its widest cell (a long label pushes no line out of line).
+    pub fn text(rows: &[CensusRow]) -> String {
+        let mut t = Table::new(vec![
+            Column::left("").width(36),
+            Column::left("").width(9),
+            Column::left("").width(10),
+            Column::left("").width(9),
+            Column::left("").width(12),
+            Column::left("").width(15),
+            Column::left(""),
+        ]);
+        for r in rows {
+            t.push(vec![
+                Cell::of(&r.label),
+                Cell::Text(format!("hosts {}", r.hosts)),
+                Cell::Text(format!("seen {}", r.seen)),
+                Cell::Text(format!("open {}", r.open)),
+                Cell::Text(format!("new/s {:.2}", r.new_per_sec)),
+                Cell::Text(format!(
+                    "lifetime {}",
+                    r.lifetime_secs
+                        .map_or_else(|| "-".to_owned(), |l| format!("{l}s"))
+                )),
+                Cell::Text(format!(
+                    "cmds {}{}",
+                    r.commands.join(","),
+                    if r.merged > 0 {
+                        format!(" (merged {})", r.merged)
+                    } else {
+                        String::new()
+                    }
+                )),
+            ]);
+        }
+        t.render_text("  ")
     }
 }
 
@@ -429,7 +447,6 @@ impl Rows {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::table::Table;
 
     fn rates(calls: f64, rejected: f64, moved: f64, new_connections: f64) -> Rates {
         Rates {
@@ -536,7 +553,7 @@ mod tests {
             merged: 0,
         };
         assert_eq!(
-            r.text(),
+            CensusRow::text(&[r.clone()]),
             "  redis-py 8.0.0 \"api\"                 hosts 2   seen 14    open 3    new/s 0.12   lifetime 12s    cmds cluster|slots,get\n"
         );
         assert_eq!(
@@ -546,13 +563,20 @@ mod tests {
              | redis-py 8.0.0 \"api\" | 2 | 14 | 3 | 0.12 | 12 s | `cluster\\|slots`, `get` | 0 |\n"
         );
         r.merged = 5;
+        let text = CensusRow::text(&[r.clone()]);
         assert!(
-            r.text().ends_with("cmds cluster|slots,get (merged 5)\n"),
-            "{}",
-            r.text()
+            text.ends_with("cmds cluster|slots,get (merged 5)\n"),
+            "{text}"
         );
         r.lifetime_secs = None;
-        assert!(r.text().contains(" lifetime -      cmds "));
+        assert!(CensusRow::text(&[r.clone()]).contains(" lifetime -      cmds "));
+        let long = CensusRow {
+            label: "host checkout-worker-17.payments.eu-west-1.internal".into(),
+            ..r.clone()
+        };
+        let text = CensusRow::text(&[r.clone(), long]);
+        let hosts: Vec<Option<usize>> = text.lines().map(|l| l.find(" hosts ")).collect();
+        assert_eq!(hosts[0], hosts[1], "{text}");
         assert!(Table::of([&r]).render_markdown().contains("| 0.12 | – | "));
     }
 }

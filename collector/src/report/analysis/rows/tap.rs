@@ -6,7 +6,7 @@ use slotscope_core::NodeAddr;
 
 use super::super::Analysed;
 use super::share;
-use crate::report::table::{Cell, Column, TableRow};
+use crate::report::table::{Cell, Column, Table, TableRow};
 
 /// What the tapped client sent: the figures of the client-side section's introduction.
 #[derive(Clone, Debug, PartialEq)]
@@ -120,16 +120,34 @@ pub struct TapNodeRow {
 }
 
 impl TapNodeRow {
-    /// One line.
-    pub fn text(&self) -> String {
-        format!(
-            "  node {:<21} sent {:>9}  MOVED {:>8}  ASK {:>6}  mean latency {:.0} µs\n",
-            self.node.to_string(),
-            self.sent,
-            self.moved,
-            self.ask,
-            self.mean_latency_us
-        )
+    /// The nodes as text: one line a node, each figure after its name (no header), every
+    /// column as wide as its widest cell (a long host name pushes no line out of line).
+    pub fn text(rows: &[TapNodeRow]) -> String {
+        let mut t = Table::new(vec![
+            Column::left(""),
+            Column::left("").width(21),
+            Column::left(""),
+            Column::right("").width(9),
+            Column::left("").gap(2),
+            Column::right("").width(8),
+            Column::left("").gap(2),
+            Column::right("").width(6),
+            Column::left("").gap(2),
+        ]);
+        for r in rows {
+            t.push(vec![
+                Cell::of("node"),
+                Cell::of(&r.node),
+                Cell::of("sent"),
+                Cell::of(r.sent),
+                Cell::of("MOVED"),
+                Cell::of(r.moved),
+                Cell::of("ASK"),
+                Cell::of(r.ask),
+                Cell::Text(format!("mean latency {:.0} µs", r.mean_latency_us)),
+            ]);
+        }
+        t.render_text("  ")
     }
 }
 
@@ -175,7 +193,6 @@ impl TapSection {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::table::Table;
 
     #[test]
     fn versus_row_as_text_and_markdown() {
@@ -228,7 +245,7 @@ mod tests {
             mean_latency_us: 251.6,
         };
         assert_eq!(
-            n.text(),
+            TapNodeRow::text(&[n]),
             "  node 10.0.0.1:6379         sent         7  MOVED        1  ASK      0  mean latency 252 µs\n"
         );
     }
