@@ -363,16 +363,14 @@ where
             // the body is whole (as curl and browsers take it).
             Err(e) if until_close && eof(&e) => break,
             Err(e) if eof(&e) => {
+                let got = out.len();
                 return Err(protocol(match announced {
-                    Some(n) => format!(
-                        "partial page: {} of the {n} bytes announced arrived",
-                        out.len()
-                    ),
+                    Some(n) => format!("partial page: {got} of the {n} bytes announced arrived"),
                     None => format!(
-                    "partial page: a chunked body ends before its last chunk ({} bytes arrived)",
-                    out.len()
-                ),
-                }))
+                        "partial page: a chunked body ends before its last chunk ({got} bytes \
+                         arrived)"
+                    ),
+                }));
             }
             Err(e) => return Err(protocol(described(&e))),
         };
