@@ -10,7 +10,9 @@ use crate::store::input::{read_recording, Input, InputError};
 
 mod rows;
 
-use rows::{CensusRow, Rows, ShardRow};
+use rows::{CensusRow, Rows, TapNodeRow};
+
+use crate::report::table::Table;
 
 /// An analysis and what reading the file met.
 pub struct Analysed {
@@ -58,12 +60,8 @@ pub fn render_text(a: &Analysed) -> String {
     }
     if let Some(tap) = &rows.tap {
         o.push_str(&tap.heading.text());
-        for r in &tap.commands {
-            o.push_str(&r.text());
-        }
-        for n in &tap.nodes {
-            o.push_str(&n.text());
-        }
+        o.push_str(&Table::of(&tap.commands).render_text("  "));
+        o.push_str(&TapNodeRow::text(&tap.nodes));
     }
     let _ = writeln!(o, "\nTIMELINE");
     for t in &rows.timeline {
@@ -73,14 +71,9 @@ pub fn render_text(a: &Analysed) -> String {
         o,
         "\nPER-SHARD TRAFFIC (business commands/s, before -> after the topology change)"
     );
-    o.push_str(&ShardRow::text_header());
-    for t in &rows.shards {
-        o.push_str(&t.text());
-    }
+    o.push_str(&Table::of(&rows.shards).render_text("  "));
     let _ = writeln!(o, "\nCLIENT CENSUS ({} groups)", rows.census.len());
-    for g in &rows.census {
-        o.push_str(&g.text());
-    }
+    o.push_str(&CensusRow::text(&rows.census));
     for g in rows::inferred_rows(a) {
         let _ = writeln!(o, "  {g}");
     }
@@ -127,9 +120,7 @@ pub fn render_markdown(a: &Analysed) -> String {
     }
     if let Some(tap) = &rows.tap {
         o.push_str(&tap.heading.markdown());
-        for r in &tap.commands {
-            o.push_str(&r.markdown());
-        }
+        o.push_str(&Table::of(&tap.commands).render_markdown());
         let _ = writeln!(o);
     }
     if !rows.evidence.is_empty() {
@@ -147,15 +138,9 @@ pub fn render_markdown(a: &Analysed) -> String {
         o,
         "\n### Per-shard traffic before → after the topology change\n"
     );
-    o.push_str(ShardRow::MARKDOWN_HEADER);
-    for t in &rows.shards {
-        o.push_str(&t.markdown());
-    }
+    o.push_str(&Table::of(&rows.shards).render_markdown());
     let _ = writeln!(o, "\n### Client census\n");
-    o.push_str(CensusRow::MARKDOWN_HEADER);
-    for g in &rows.census {
-        o.push_str(&g.markdown());
-    }
+    o.push_str(&Table::of(&rows.census).render_markdown());
     let inferred = rows::inferred_rows(a);
     if !inferred.is_empty() {
         let _ = writeln!(

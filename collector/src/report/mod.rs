@@ -5,8 +5,10 @@
 //! - [`analysis`]: `slotscope analyze`.
 //! - [`replay`]: `slotscope replay`.
 //! - [`hypotheses`]: `slotscope hypotheses`.
+//! - [`table`]: the tables they show, one model written as text or Markdown.
 
 pub mod analysis;
 pub mod hypotheses;
 pub mod replay;
 pub mod summary;
+pub mod table;

@@ -9,8 +9,10 @@ use slotscope_core::summary::{Summary, SummaryBuilder};
 use slotscope_core::time::format_millis;
 use slotscope_core::{NodeId, SlotRange};
 
-use crate::store::input::{read_recording, Input, InputError};
 use slotscope_core::quantity::human_bytes;
+
+use crate::report::table::{Cell, Column, Table};
+use crate::store::input::{read_recording, Input, InputError};
 
 /// A summary and what reading the file met.
 pub struct Summarised {
@@ -121,6 +123,12 @@ pub fn render_text(read: &Summarised) -> String {
     let _ = writeln!(o, "ended       {ended}");
 
     let _ = writeln!(o, "\nnodes ({})", s.nodes.len());
+    let mut nodes = Table::new(vec![
+        Column::left("").width(21),
+        Column::left("").width(8),
+        Column::left("").width(14),
+        Column::left(""),
+    ]);
     for n in &s.nodes {
         let server = n.server.as_ref().map_or_else(
             || "?".to_owned(),
@@ -131,17 +139,21 @@ pub fn render_text(read: &Summarised) -> String {
             Discovery::Topology { from } => format!("via {from}"),
             Discovery::Recovered => "recovered".to_owned(),
         };
-        let _ = writeln!(
-            o,
-            "  {:<21} {:<8} {:<14} seen {} {}  samples {}  failures {}",
-            n.addr.to_string(),
-            short(&n.id),
-            server,
-            at(n.discovered, start),
-            via,
-            n.samples,
-            n.failures
-        );
+        nodes.push(vec![
+            Cell::of(&n.addr),
+            Cell::of(short(&n.id)),
+            Cell::of(server),
+            Cell::Text(format!(
+                "seen {} {via}  samples {}  failures {}",
+                at(n.discovered, start),
+                n.samples,
+                n.failures
+            )),
+        ]);
+    }
+    // Each node's line, then when it went and came back.
+    for (line, n) in nodes.render_text("  ").lines().zip(&s.nodes) {
+        let _ = writeln!(o, "{line}");
         for (t, reason) in &n.gone {
             let why = match reason {
                 GoneReason::LeftTopology => "left the topology",
@@ -185,18 +197,26 @@ pub fn render_text(read: &Summarised) -> String {
 
     let total: u64 = s.failures.iter().map(|f| f.count).sum();
     let _ = writeln!(o, "\npoll failures ({total})");
+    let mut failures = Table::new(vec![
+        Column::left("").width(21),
+        Column::left("").width(12),
+        Column::left("").width(6),
+        Column::left(""),
+    ]);
     for f in &s.failures {
-        let _ = writeln!(
-            o,
-            "  {:<21} {:<12} x{:<5} {} .. {}  e.g. {}",
-            f.addr.to_string(),
-            format!("{:?}", f.kind).to_lowercase(),
-            f.count,
-            at(f.span.start, start),
-            at(f.span.end, start),
-            f.example
-        );
+        failures.push(vec![
+            Cell::of(&f.addr),
+            Cell::Text(format!("{:?}", f.kind).to_lowercase()),
+            Cell::Text(format!("x{}", f.count)),
+            Cell::Text(format!(
+                "{} .. {}  e.g. {}",
+                at(f.span.start, start),
+                at(f.span.end, start),
+                f.example
+            )),
+        ]);
     }
+    o.push_str(&failures.render_text("  "));
     if !s.annotations.is_empty() {
         let _ = writeln!(o, "\nannotations ({})", s.annotations.len());
         for (t, source, text) in &s.annotations {

@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use super::rows::short;
+use crate::report::table::{Cell, Column, Table};
 use slotscope_core::hypothesis::{GroupHypotheses, GroupRanked, Grouped, Source, Value, METRICS};
 
 /// Variants shown per group.
@@ -149,20 +150,25 @@ pub fn markdown(g: &Grouped) -> String {
         let _ = writeln!(s, "Lands on: {}.  ", landing(group));
         let _ = writeln!(s, "Remap target: {}.  ", remap(group));
         let _ = writeln!(s, "Observed: {}.\n", observed(group));
-        s.push_str("| rank | variant | covers | score | predicted (agreement) | why |\n");
-        s.push_str("|---:|---|---|---:|---|---|\n");
+        let mut table = Table::new(vec![
+            Column::right("rank"),
+            Column::left("variant"),
+            Column::left("covers"),
+            Column::right("score"),
+            Column::left("predicted (agreement)"),
+            Column::left("why"),
+        ]);
         for (i, r) in group.ranked.iter().take(TOP).enumerate() {
-            let _ = writeln!(
-                s,
-                "| {} | `{}` | {} | {:.0}% | {} | {} |",
-                i + 1,
-                r.label,
-                r.covers.as_deref().unwrap_or("—"),
-                r.score * 100.0,
-                cells(r, "; "),
-                r.why
-            );
+            table.push(vec![
+                Cell::of(i + 1),
+                Cell::Code(r.label.clone()),
+                Cell::of(r.covers.as_deref().unwrap_or("—")),
+                Cell::Text(format!("{:.0}%", r.score * 100.0)),
+                Cell::Text(cells(r, "; ")),
+                Cell::of(&r.why),
+            ]);
         }
+        s.push_str(&table.render_markdown());
         s.push('\n');
     }
     let _ = writeln!(s, "**Best variant per group:** {}", g.recommendation);

@@ -8,6 +8,7 @@ use slotscope_core::float;
 use slotscope_core::hypothesis::{Hypotheses, MetricScore, Ranked, Value, METRICS};
 
 use crate::report::replay::rows::mix;
+use crate::report::table::{Cell, Column, Table, TableRow};
 
 /// A metric's short name, as the reports' columns show it.
 pub(super) fn short(metric: &str) -> &'static str {
@@ -28,16 +29,6 @@ fn value(v: Value, metric: &str) -> String {
         Value::Number(x) if metric == "moved_share" => format!("{:.1}%", x * 100.0),
         Value::Number(x) => format!("{x:.2}"),
     }
-}
-
-/// A Markdown table line: `head` (its first cells), then one cell for each of `cells`.
-fn table_line(head: String, cells: impl Iterator<Item = String>) -> String {
-    let mut s = head;
-    for c in cells {
-        let _ = write!(s, " {c} |");
-    }
-    s.push('\n');
-    s
 }
 
 /// What was replayed.
@@ -91,12 +82,15 @@ impl ObservedRow {
         s
     }
 
-    /// The table's first row, in italics.
-    pub fn markdown(&self) -> String {
-        table_line(
-            "| | *observed* | |".to_owned(),
-            self.values.iter().map(|(_, v)| format!("*{v}*")),
-        )
+    /// The ranking table's first row, in italics.
+    pub fn cells(&self) -> Vec<Cell> {
+        let mut cells = vec![Cell::of(""), Cell::of("*observed*"), Cell::of("")];
+        cells.extend(
+            self.values
+                .iter()
+                .map(|(_, v)| Cell::Text(format!("*{v}*"))),
+        );
+        cells
     }
 }
 
@@ -162,32 +156,29 @@ impl VariantRow {
             cells.join(" | ")
         )
     }
+}
 
-    /// The table's header and separator lines.
-    pub fn markdown_header() -> String {
-        let mut s = table_line(
-            "| rank | variant | score |".to_owned(),
-            METRICS.iter().map(|m| short(m).to_owned()),
-        );
-        s.push_str("|---:|---|---:|");
-        for _ in METRICS {
-            s.push_str("---|");
-        }
-        s.push('\n');
-        s
+impl TableRow for VariantRow {
+    /// The Markdown table's columns: rank, variant, score, then one a metric (the text shows
+    /// each variant in two lines).
+    fn columns() -> Vec<Column> {
+        let mut columns = vec![
+            Column::right("rank"),
+            Column::left("variant"),
+            Column::right("score"),
+        ];
+        columns.extend(METRICS.iter().map(|m| Column::left(short(m))));
+        columns
     }
 
-    /// One table row.
-    pub fn markdown(&self) -> String {
-        table_line(
-            format!(
-                "| {} | `{}` | {:.0}% |",
-                self.rank,
-                self.label,
-                self.score * 100.0
-            ),
-            self.cells.iter().map(|(_, c)| c.clone()),
-        )
+    fn cells(&self) -> Vec<Cell> {
+        let mut cells = vec![
+            Cell::of(self.rank),
+            Cell::Code(self.label.clone()),
+            Cell::Text(format!("{:.0}%", self.score * 100.0)),
+        ];
+        cells.extend(self.cells.iter().map(|(_, c)| Cell::Text(c.clone())));
+        cells
     }
 }
 
@@ -260,12 +251,13 @@ impl Rows {
 
     /// The ranking as a Markdown table, the observed values first.
     pub fn markdown(&self) -> String {
-        let mut s = self.workload.markdown();
-        s.push_str(&VariantRow::markdown_header());
-        s.push_str(&self.observed.markdown());
+        let mut table = Table::new(VariantRow::columns());
+        table.push(self.observed.cells());
         for v in &self.variants {
-            s.push_str(&v.markdown());
+            table.push(v.cells());
         }
+        let mut s = self.workload.markdown();
+        s.push_str(&table.render_markdown());
         s
     }
 }
@@ -320,7 +312,11 @@ mod tests {
              traffic ended    no\n    \
              MOVED share get: 37.9%\n"
         );
-        assert_eq!(o.markdown(), "| | *observed* | | *16.1%* | *no* |\n");
+        let mut table = Table::new(vec![Column::left(""); 5]);
+        table.push(o.cells());
+        assert!(table
+            .render_markdown()
+            .ends_with("|  | *observed* |  | *16.1%* | *no* |\n"));
     }
 
     #[test]
@@ -339,14 +335,13 @@ mod tests {
             "   3    57%  redis-py@5.0.0 faults=none\n             \
              MOVED share: 37.2% (79%) | traffic ended: \n"
         );
+        let mut table = Table::new(VariantRow::columns());
+        table.push(v.cells());
         assert_eq!(
-            v.markdown(),
-            "| 3 | `redis-py@5.0.0 faults=none` | 57% | 37.2% (79%) |  |\n"
-        );
-        assert_eq!(
-            VariantRow::markdown_header(),
+            table.render_markdown(),
             "| rank | variant | score | MOVED share | MOVED/s | new conn/s | CLUSTER SLOTS/s | \
-             traffic ended |\n|---:|---|---:|---|---|---|---|---|\n"
+             traffic ended |\n|---:|---|---:|---|---|---|---|---|\n\
+             | 3 | `redis-py@5.0.0 faults=none` | 57% | 37.2% (79%) |  | – | – | – |\n"
         );
     }
 
@@ -371,7 +366,7 @@ mod tests {
              \nrank  score  variant  |  predicted (agreement) per metric\n"
         );
         assert!(rows.markdown().ends_with(
-            "|---:|---|---:|---|---|---|---|---|\n| | *observed* | | *16.1%* | *no* |\n"
+            "|---:|---|---:|---|---|---|---|---|\n|  | *observed* |  | *16.1%* | *no* | – | – | – |\n"
         ));
     }
 }

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use slotscope_core::replay::{CommandStats, NodeStats, ReplayReport, Shape};
 
 use super::Replayed;
+use crate::report::table::{Cell, Column, Table, TableRow};
 
 /// A command mix as `get 60 %, set 40 %`: each command with its share in percent.
 pub fn mix<'a>(parts: impl IntoIterator<Item = (&'a str, f64)>) -> String {
@@ -161,7 +162,7 @@ impl Figures {
     }
 
     /// A two-column table, one row a figure.
-    pub fn markdown(&self) -> String {
+    pub fn table(&self) -> Table {
         let wedged = match (self.wedged, &self.wedged_since) {
             (true, Some(t)) => format!("**yes**, since {t}"),
             (true, None) => "**yes**".to_owned(),
@@ -177,11 +178,11 @@ impl Figures {
             ("startup nodes at the end", self.startup_nodes.to_string()),
             ("at the end", self.held.clone()),
         ];
-        let mut s = "| figure | value |\n|---|---|\n".to_owned();
+        let mut t = Table::new(vec![Column::left("figure"), Column::left("value")]);
         for (k, v) in rows {
-            let _ = writeln!(s, "| {k} | {v} |");
+            t.push(vec![Cell::of(k), Cell::Text(v)]);
         }
-        s
+        t
     }
 }
 
@@ -220,21 +221,25 @@ impl CommandRow {
             self.moved_share * 100.0
         )
     }
+}
 
-    /// The table's header and separator lines.
-    pub const MARKDOWN_HEADER: &'static str =
-        "| command | issued | succeeded | MOVED share | errors |\n|---|---|---|---|---|\n";
+impl TableRow for CommandRow {
+    /// The Markdown table's columns (the text shows each command's MOVED share in a line).
+    fn columns() -> Vec<Column> {
+        ["command", "issued", "succeeded", "MOVED share", "errors"]
+            .into_iter()
+            .map(Column::left)
+            .collect()
+    }
 
-    /// One table row.
-    pub fn markdown(&self) -> String {
-        format!(
-            "| {} | {} | {} | {:.1} % | {} |\n",
-            self.cmd,
-            self.issued,
-            self.succeeded,
-            self.moved_share * 100.0,
-            self.errors.join(", ")
-        )
+    fn cells(&self) -> Vec<Cell> {
+        vec![
+            Cell::of(&self.cmd),
+            Cell::of(self.issued),
+            Cell::of(self.succeeded),
+            Cell::Text(format!("{:.1} %", self.moved_share * 100.0)),
+            Cell::Text(self.errors.join(", ")),
+        ]
     }
 }
 
@@ -264,17 +269,36 @@ impl NodeRow {
             self.addr, n.calls, n.ok, n.moved, n.ask, n.failed, n.cluster_slots
         )
     }
+}
 
-    /// The table's header and separator lines.
-    pub const MARKDOWN_HEADER: &'static str = "| node | calls | ok | MOVED | ASK | failed attempts | CLUSTER SLOTS |\n|---|---|---|---|---|---|---|\n";
+impl TableRow for NodeRow {
+    /// The Markdown table's columns (the text shows each node in a line).
+    fn columns() -> Vec<Column> {
+        [
+            "node",
+            "calls",
+            "ok",
+            "MOVED",
+            "ASK",
+            "failed attempts",
+            "CLUSTER SLOTS",
+        ]
+        .into_iter()
+        .map(Column::left)
+        .collect()
+    }
 
-    /// One table row.
-    pub fn markdown(&self) -> String {
+    fn cells(&self) -> Vec<Cell> {
         let n = &self.stats;
-        format!(
-            "| {} | {} | {} | {} | {} | {} | {} |\n",
-            self.addr, n.calls, n.ok, n.moved, n.ask, n.failed, n.cluster_slots
-        )
+        vec![
+            Cell::of(&self.addr),
+            Cell::of(n.calls),
+            Cell::of(n.ok),
+            Cell::of(n.moved),
+            Cell::of(n.ask),
+            Cell::of(n.failed),
+            Cell::of(n.cluster_slots),
+        ]
     }
 }
 
@@ -345,17 +369,11 @@ impl Rows {
     pub fn markdown(&self) -> String {
         let mut s = format!("## Replay: `{}`\n\n", self.model);
         s.push_str(&self.workload.markdown());
-        s.push_str(&self.figures.markdown());
+        s.push_str(&self.figures.table().render_markdown());
         s.push('\n');
-        s.push_str(CommandRow::MARKDOWN_HEADER);
-        for c in &self.commands {
-            s.push_str(&c.markdown());
-        }
+        s.push_str(&Table::of(&self.commands).render_markdown());
         s.push('\n');
-        s.push_str(NodeRow::MARKDOWN_HEADER);
-        for n in &self.nodes {
-            s.push_str(&n.markdown());
-        }
+        s.push_str(&Table::of(&self.nodes).render_markdown());
         s
     }
 }
@@ -363,6 +381,12 @@ impl Rows {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The Markdown line of `r` alone, after the header and separator lines.
+    fn md_row<R: TableRow>(r: &R) -> String {
+        let table = Table::of([r]).render_markdown();
+        format!("{}\n", table.lines().nth(2).unwrap_or_default())
+    }
 
     fn figures() -> Figures {
         Figures {
@@ -428,7 +452,7 @@ mod tests {
              startup nodes at end 0\nat the end: 1 connections open\n"
         );
         assert_eq!(
-            f.markdown(),
+            f.table().render_markdown(),
             "| figure | value |\n|---|---|\n\
              | wedged | **yes**, since 2025-03-14T05:17:18.250Z |\n\
              | commands | 10 (7 succeeded, 3 failed) |\n\
@@ -441,10 +465,13 @@ mod tests {
         );
         f.wedged_since = None;
         assert!(f.text_head().starts_with("wedged: yes\n"));
-        assert!(f.markdown().contains("| wedged | **yes** |\n"));
+        assert!(f
+            .table()
+            .render_markdown()
+            .contains("| wedged | **yes** |\n"));
         f.wedged = false;
         assert!(f.text_head().starts_with("wedged: no\n"));
-        assert!(f.markdown().contains("| wedged | no |\n"));
+        assert!(f.table().render_markdown().contains("| wedged | no |\n"));
     }
 
     #[test]
@@ -458,11 +485,11 @@ mod tests {
         };
         assert_eq!(c.text(), "MOVED share get: 12.3 %\n");
         assert_eq!(
-            c.markdown(),
+            md_row(&c),
             "| get | 10 | 7 | 12.3 % | ConnectionError 3, TimeoutError 1 |\n"
         );
         c.errors.clear();
-        assert_eq!(c.markdown(), "| get | 10 | 7 | 12.3 % |  |\n");
+        assert_eq!(md_row(&c), "| get | 10 | 7 | 12.3 % |  |\n");
     }
 
     #[test]
@@ -482,6 +509,6 @@ mod tests {
             n.text(),
             "  10.0.0.1:6379: 9 calls (5 ok, 3 MOVED, 1 ASK), 2 failed attempts, 4 CLUSTER SLOTS\n"
         );
-        assert_eq!(n.markdown(), "| 10.0.0.1:6379 | 9 | 5 | 3 | 1 | 2 | 4 |\n");
+        assert_eq!(md_row(&n), "| 10.0.0.1:6379 | 9 | 5 | 3 | 1 | 2 | 4 |\n");
     }
 }

@@ -12,6 +12,7 @@ use slotscope_core::time::format_millis;
 use slotscope_core::{NodeId, Timestamp};
 
 use super::Analysed;
+use crate::report::table::{Cell, Column, Table, TableRow};
 
 mod finding;
 mod story;
@@ -19,7 +20,7 @@ mod tap;
 
 pub use finding::FindingEntry;
 pub use story::StorySection;
-pub use tap::TapSection;
+pub use tap::{TapNodeRow, TapSection};
 
 /// A node id's short form, `?` when unknown.
 fn short(id: Option<&NodeId>) -> String {
@@ -29,11 +30,6 @@ fn short(id: Option<&NodeId>) -> String {
 /// A share with three decimals, `-` when there is none.
 fn share(v: Option<f64>) -> String {
     v.map_or_else(|| "-".to_owned(), |s| format!("{s:.3}"))
-}
-
-/// A `|` would end a Markdown table cell, even inside backticks.
-fn cell_escape(s: &str) -> String {
-    s.replace('|', "\\|")
 }
 
 /// `text` in lines of at most `width` characters (a longer word stands alone), each after
@@ -234,46 +230,36 @@ impl ShardRow {
             after: t.after.clone(),
         }
     }
+}
 
-    /// The columns' header line.
-    pub fn text_header() -> String {
-        format!(
-            "  {:<21} {:<8} {:>6} {:>9}  {:>17}  {:>17}  {:>15}\n",
-            "node", "id", "slots", "keys", "executed/s", "rejected/s", "MOVED/s"
-        )
+impl TableRow for ShardRow {
+    /// Node, id, slots, keys, then executed, rejected, MOVED and new connections per second,
+    /// before -> after.
+    fn columns() -> Vec<Column> {
+        vec![
+            Column::left("node").width(21),
+            Column::left("id").width(8),
+            Column::right("slots").width(6),
+            Column::right("keys").width(9),
+            Column::right("executed/s").width(18).gap(2),
+            Column::right("rejected/s").width(18).gap(2),
+            Column::right("MOVED/s").width(16).gap(2),
+            Column::right("new conns/s").width(16).gap(2),
+        ]
     }
 
-    /// One line in columns: executed, rejected and MOVED per second.
-    pub fn text(&self) -> String {
+    fn cells(&self) -> Vec<Cell> {
         let (b, a) = (&self.before, &self.after);
-        format!(
-            "  {:<21} {:<8} {:>6} {:>9}  {:>7.1} -> {:>7.1}  {:>7.1} -> {:>7.1}  {:>6.1} -> {:>6.1}\n",
-            self.addr, self.id, self.slots, self.keys, b.calls, a.calls, b.rejected, a.rejected,
-            b.moved, a.moved
-        )
-    }
-
-    /// The table's header and separator lines.
-    pub const MARKDOWN_HEADER: &'static str = "| node | id | slots | keys | executed/s | rejected/s | MOVED/s | new conns/s |\n|---|---|---:|---:|---:|---:|---:|---:|\n";
-
-    /// One table row: executed, rejected, MOVED and new connections per second.
-    pub fn markdown(&self) -> String {
-        let (b, a) = (&self.before, &self.after);
-        format!(
-            "| {} | `{}` | {} | {} | {:.1} → {:.1} | {:.1} → {:.1} | {:.1} → {:.1} | {:.1} → {:.1} |\n",
-            self.addr,
-            self.id,
-            self.slots,
-            self.keys,
-            b.calls,
-            a.calls,
-            b.rejected,
-            a.rejected,
-            b.moved,
-            a.moved,
-            b.new_connections,
-            a.new_connections
-        )
+        vec![
+            Cell::of(&self.addr),
+            Cell::Code(self.id.clone()),
+            Cell::of(self.slots),
+            Cell::of(self.keys),
+            Cell::Change(b.calls, a.calls),
+            Cell::Change(b.rejected, a.rejected),
+            Cell::Change(b.moved, a.moved),
+            Cell::Change(b.new_connections, a.new_connections),
+        ]
     }
 }
 
@@ -313,47 +299,72 @@ impl CensusRow {
         }
     }
 
-    /// One line in columns.
-    pub fn text(&self) -> String {
-        format!(
-            "  {:<36} hosts {:<3} seen {:<5} open {:<4} new/s {:<6.2} lifetime {:<6} cmds {}{}\n",
-            self.label,
-            self.hosts,
-            self.seen,
-            self.open,
-            self.new_per_sec,
-            self.lifetime_secs
-                .map_or_else(|| "-".to_owned(), |l| format!("{l}s")),
-            self.commands.join(","),
-            if self.merged > 0 {
-                format!(" (merged {})", self.merged)
-            } else {
-                String::new()
-            }
-        )
+    /// The census as text: one line a group, each figure named in its cell (no header), every
+    /// column as wide as its widest cell (a long label pushes no line out of line).
+    pub fn text(rows: &[CensusRow]) -> String {
+        let mut t = Table::new(vec![
+            Column::left("").width(36),
+            Column::left("").width(9),
+            Column::left("").width(10),
+            Column::left("").width(9),
+            Column::left("").width(12),
+            Column::left("").width(15),
+            Column::left(""),
+        ]);
+        for r in rows {
+            t.push(vec![
+                Cell::of(&r.label),
+                Cell::Text(format!("hosts {}", r.hosts)),
+                Cell::Text(format!("seen {}", r.seen)),
+                Cell::Text(format!("open {}", r.open)),
+                Cell::Text(format!("new/s {:.2}", r.new_per_sec)),
+                Cell::Text(format!(
+                    "lifetime {}",
+                    r.lifetime_secs
+                        .map_or_else(|| "-".to_owned(), |l| format!("{l}s"))
+                )),
+                Cell::Text(format!(
+                    "cmds {}{}",
+                    r.commands.join(","),
+                    if r.merged > 0 {
+                        format!(" (merged {})", r.merged)
+                    } else {
+                        String::new()
+                    }
+                )),
+            ]);
+        }
+        t.render_text("  ")
+    }
+}
+
+impl TableRow for CensusRow {
+    /// The Markdown table's columns (the text shows each row as one labelled line).
+    fn columns() -> Vec<Column> {
+        vec![
+            Column::left("client group"),
+            Column::right("hosts"),
+            Column::right("connections seen"),
+            Column::right("open at end"),
+            Column::right("new/s"),
+            Column::right("median lifetime"),
+            Column::left("commands"),
+            Column::right("merged"),
+        ]
     }
 
-    /// The table's header and separator lines.
-    pub const MARKDOWN_HEADER: &'static str = "| client group | hosts | connections seen | open at end | new/s | median lifetime | commands | merged |\n|---|---:|---:|---:|---:|---:|---|---:|\n";
-
-    /// One table row.
-    pub fn markdown(&self) -> String {
-        format!(
-            "| {} | {} | {} | {} | {:.2} | {} | {} | {} |\n",
-            self.label,
-            self.hosts,
-            self.seen,
-            self.open,
-            self.new_per_sec,
+    fn cells(&self) -> Vec<Cell> {
+        vec![
+            Cell::of(&self.label),
+            Cell::of(self.hosts),
+            Cell::of(self.seen),
+            Cell::of(self.open),
+            Cell::Text(format!("{:.2}", self.new_per_sec)),
             self.lifetime_secs
-                .map_or_else(|| "–".to_owned(), |l| format!("{l} s")),
-            self.commands
-                .iter()
-                .map(|c| format!("`{}`", cell_escape(c)))
-                .collect::<Vec<_>>()
-                .join(", "),
-            self.merged
-        )
+                .map_or(Cell::Absent, |l| Cell::Text(format!("{l} s"))),
+            Cell::CodeList(self.commands.clone()),
+            Cell::of(self.merged),
+        ]
     }
 }
 
@@ -500,7 +511,7 @@ mod tests {
     }
 
     #[test]
-    fn shard_row_as_text_and_markdown() {
+    fn shard_rows_show_the_same_columns_as_text_and_markdown() {
         let r = ShardRow {
             addr: "10.0.0.1:6379".into(),
             id: "43a2635e".into(),
@@ -509,17 +520,23 @@ mod tests {
             before: rates(100.0, 0.0, 0.0, 0.5),
             after: rates(0.0, 12.25, 12.25, 3.0),
         };
+        let long = ShardRow {
+            addr: "redis-shard-7.cache.eu-west-1.internal:6379".into(),
+            ..r.clone()
+        };
         assert_eq!(
-            ShardRow::text_header(),
-            "  node                  id        slots      keys         executed/s         rejected/s          MOVED/s\n"
+            Table::of([&r]).render_text("  "),
+            "  node                  id        slots      keys          executed/s          rejected/s           MOVED/s       new conns/s\n\
+             \x20 10.0.0.1:6379         43a2635e   8192      5000    100.0 ->     0.0      0.0 ->    12.2     0.0 ->   12.2     0.5 ->    3.0\n"
         );
+        let text = Table::of([&r, &long]).render_text("  ");
+        let arrows: Vec<Option<usize>> = text.lines().map(|l| l.rfind("->")).collect();
+        assert_eq!(arrows[1], arrows[2], "{text}");
         assert_eq!(
-            r.text(),
-            "  10.0.0.1:6379         43a2635e   8192      5000    100.0 ->     0.0      0.0 ->    12.2     0.0 ->   12.2\n"
-        );
-        assert_eq!(
-            r.markdown(),
-            "| 10.0.0.1:6379 | `43a2635e` | 8192 | 5000 | 100.0 → 0.0 | 0.0 → 12.2 | 0.0 → 12.2 | 0.5 → 3.0 |\n"
+            Table::of([&r]).render_markdown(),
+            "| node | id | slots | keys | executed/s | rejected/s | MOVED/s | new conns/s |\n\
+             |---|---|---:|---:|---:|---:|---:|---:|\n\
+             | 10.0.0.1:6379 | `43a2635e` | 8192 | 5000 | 100.0 → 0.0 | 0.0 → 12.2 | 0.0 → 12.2 | 0.5 → 3.0 |\n"
         );
     }
 
@@ -536,21 +553,30 @@ mod tests {
             merged: 0,
         };
         assert_eq!(
-            r.text(),
+            CensusRow::text(&[r.clone()]),
             "  redis-py 8.0.0 \"api\"                 hosts 2   seen 14    open 3    new/s 0.12   lifetime 12s    cmds cluster|slots,get\n"
         );
         assert_eq!(
-            r.markdown(),
-            "| redis-py 8.0.0 \"api\" | 2 | 14 | 3 | 0.12 | 12 s | `cluster\\|slots`, `get` | 0 |\n"
+            Table::of([&r]).render_markdown(),
+            "| client group | hosts | connections seen | open at end | new/s | median lifetime | commands | merged |\n\
+             |---|---:|---:|---:|---:|---:|---|---:|\n\
+             | redis-py 8.0.0 \"api\" | 2 | 14 | 3 | 0.12 | 12 s | `cluster\\|slots`, `get` | 0 |\n"
         );
         r.merged = 5;
+        let text = CensusRow::text(&[r.clone()]);
         assert!(
-            r.text().ends_with("cmds cluster|slots,get (merged 5)\n"),
-            "{}",
-            r.text()
+            text.ends_with("cmds cluster|slots,get (merged 5)\n"),
+            "{text}"
         );
         r.lifetime_secs = None;
-        assert!(r.text().contains(" lifetime -      cmds "));
-        assert!(r.markdown().contains("| 0.12 | – | "));
+        assert!(CensusRow::text(&[r.clone()]).contains(" lifetime -      cmds "));
+        let long = CensusRow {
+            label: "host checkout-worker-17.payments.eu-west-1.internal".into(),
+            ..r.clone()
+        };
+        let text = CensusRow::text(&[r.clone(), long]);
+        let hosts: Vec<Option<usize>> = text.lines().map(|l| l.find(" hosts ")).collect();
+        assert_eq!(hosts[0], hosts[1], "{text}");
+        assert!(Table::of([&r]).render_markdown().contains("| 0.12 | – | "));
     }
 }

@@ -5,7 +5,8 @@ use slotscope_core::tap::versus::Versus;
 use slotscope_core::NodeAddr;
 
 use super::super::Analysed;
-use super::{cell_escape, share};
+use super::share;
+use crate::report::table::{Cell, Column, Table, TableRow};
 
 /// What the tapped client sent: the figures of the client-side section's introduction.
 #[derive(Clone, Debug, PartialEq)]
@@ -17,33 +18,21 @@ pub struct TapHeading {
 }
 
 impl TapHeading {
-    /// The section's title line and the table's header.
+    /// The section's title line.
     pub fn text(&self) -> String {
         format!(
             "\nCLIENT-SIDE EVIDENCE (slotscope tap: {} commands on {} connections; MOVED share = MOVED / \
-             commands sent, server = rejected_calls / (calls + rejected_calls) of every client)\n  \
-             {:<22} {:>9} {:>8} {:>6} {:>7} {:>13}  {:>15} {:>13}\n",
-            self.sent,
-            self.connections,
-            "command",
-            "sent",
-            "MOVED",
-            "ASK",
-            "errors",
-            "client share",
-            "server attempts",
-            "server share"
+             commands sent, server = rejected_calls / (calls + rejected_calls) of every client)\n",
+            self.sent, self.connections,
         )
     }
 
-    /// The section's title, introduction and the table's header.
+    /// The section's title and introduction.
     pub fn markdown(&self) -> String {
         format!(
             "### Client-side evidence (slotscope tap)\n\n{} commands on {} connections. Client MOVED \
              share = MOVED / commands sent by the tapped client; server share = rejected_calls / \
-             (calls + rejected_calls) of every client.\n\n\
-             | command | sent | MOVED | ASK | errors | client MOVED share | server attempts | server share |\n\
-             |---|---:|---:|---:|---:|---:|---:|---:|\n",
+             (calls + rejected_calls) of every client.\n\n",
             self.sent, self.connections
         )
     }
@@ -84,37 +73,34 @@ impl VersusRow {
             server_share: v.server_share(),
         }
     }
+}
 
-    /// One line in columns.
-    pub fn text(&self) -> String {
-        format!(
-            "  {:<22} {:>9} {:>8} {:>6} {:>7} {:>13.3}  {:>15} {:>13}\n",
-            self.cmd,
-            self.sent,
-            self.moved,
-            self.ask,
-            self.errors,
-            self.client_share,
-            self.server_attempts
-                .map_or_else(|| "-".to_owned(), |n| n.to_string()),
-            share(self.server_share)
-        )
+impl TableRow for VersusRow {
+    /// The command, what the tapped client got, then what the servers counted for every client.
+    fn columns() -> Vec<Column> {
+        vec![
+            Column::left("command").width(22),
+            Column::right("sent").width(9),
+            Column::right("MOVED").width(8),
+            Column::right("ASK").width(6),
+            Column::right("errors").width(7),
+            Column::right("client share").width(13),
+            Column::right("server attempts").width(15).gap(2),
+            Column::right("server share").width(13),
+        ]
     }
 
-    /// One table row.
-    pub fn markdown(&self) -> String {
-        format!(
-            "| `{}` | {} | {} | {} | {} | {:.3} | {} | {} |\n",
-            cell_escape(&self.cmd),
-            self.sent,
-            self.moved,
-            self.ask,
-            self.errors,
-            self.client_share,
-            self.server_attempts
-                .map_or_else(|| "–".to_owned(), |n| n.to_string()),
-            share(self.server_share)
-        )
+    fn cells(&self) -> Vec<Cell> {
+        vec![
+            Cell::Code(self.cmd.clone()),
+            Cell::of(self.sent),
+            Cell::of(self.moved),
+            Cell::of(self.ask),
+            Cell::of(self.errors),
+            Cell::Text(format!("{:.3}", self.client_share)),
+            self.server_attempts.map_or(Cell::Absent, Cell::of),
+            Cell::Text(share(self.server_share)),
+        ]
     }
 }
 
@@ -134,16 +120,34 @@ pub struct TapNodeRow {
 }
 
 impl TapNodeRow {
-    /// One line.
-    pub fn text(&self) -> String {
-        format!(
-            "  node {:<21} sent {:>9}  MOVED {:>8}  ASK {:>6}  mean latency {:.0} µs\n",
-            self.node.to_string(),
-            self.sent,
-            self.moved,
-            self.ask,
-            self.mean_latency_us
-        )
+    /// The nodes as text: one line a node, each figure after its name (no header), every
+    /// column as wide as its widest cell (a long host name pushes no line out of line).
+    pub fn text(rows: &[TapNodeRow]) -> String {
+        let mut t = Table::new(vec![
+            Column::left(""),
+            Column::left("").width(21),
+            Column::left(""),
+            Column::right("").width(9),
+            Column::left("").gap(2),
+            Column::right("").width(8),
+            Column::left("").gap(2),
+            Column::right("").width(6),
+            Column::left("").gap(2),
+        ]);
+        for r in rows {
+            t.push(vec![
+                Cell::of("node"),
+                Cell::of(&r.node),
+                Cell::of("sent"),
+                Cell::of(r.sent),
+                Cell::of("MOVED"),
+                Cell::of(r.moved),
+                Cell::of("ASK"),
+                Cell::of(r.ask),
+                Cell::Text(format!("mean latency {:.0} µs", r.mean_latency_us)),
+            ]);
+        }
+        t.render_text("  ")
     }
 }
 
@@ -203,17 +207,24 @@ mod tests {
             server_share: Some(0.1234),
         };
         assert_eq!(
-            r.text(),
-            "  cluster|slots               1200      300      2       1         0.250             5000         0.123\n"
+            Table::of([&r]).render_text("  "),
+            "  command                     sent    MOVED    ASK  errors  client share  server attempts  server share\n\
+             \x20 cluster|slots               1200      300      2       1         0.250             5000         0.123\n"
         );
         assert_eq!(
-            r.markdown(),
-            "| `cluster\\|slots` | 1200 | 300 | 2 | 1 | 0.250 | 5000 | 0.123 |\n"
+            Table::of([&r]).render_markdown(),
+            "| command | sent | MOVED | ASK | errors | client share | server attempts | server share |\n\
+             |---|---:|---:|---:|---:|---:|---:|---:|\n\
+             | `cluster\\|slots` | 1200 | 300 | 2 | 1 | 0.250 | 5000 | 0.123 |\n"
         );
         r.server_attempts = None;
         r.server_share = None;
-        assert!(r.text().ends_with("             -             -\n"));
-        assert!(r.markdown().ends_with("| 0.250 | – | - |\n"));
+        assert!(Table::of([&r])
+            .render_text("  ")
+            .ends_with("             -             -\n"));
+        assert!(Table::of([&r])
+            .render_markdown()
+            .ends_with("| 0.250 | – | - |\n"));
     }
 
     #[test]
@@ -225,9 +236,7 @@ mod tests {
         assert!(h
             .text()
             .starts_with("\nCLIENT-SIDE EVIDENCE (slotscope tap: 10 commands on 2 connections;"));
-        assert!(h
-            .markdown()
-            .ends_with("| server share |\n|---|---:|---:|---:|---:|---:|---:|---:|\n"));
+        assert!(h.markdown().ends_with(" of every client.\n\n"));
         let n = TapNodeRow {
             node: "10.0.0.1:6379".parse().unwrap(),
             sent: 7,
@@ -236,7 +245,7 @@ mod tests {
             mean_latency_us: 251.6,
         };
         assert_eq!(
-            n.text(),
+            TapNodeRow::text(&[n]),
             "  node 10.0.0.1:6379         sent         7  MOVED        1  ASK      0  mean latency 252 µs\n"
         );
     }
