@@ -21,7 +21,7 @@ impl TapHeading {
     /// The section's title line.
     pub fn text(&self) -> String {
         format!(
-            "\nCLIENT-SIDE EVIDENCE (slotscope tap: {} commands on {} connections; MOVED share = MOVED / \
+            "\nCLIENT-SIDE EVIDENCE (slotscope tap: {} commands on {} connections; client share = MOVED / \
              commands sent, server = rejected_calls / (calls + rejected_calls) of every client)\n",
             self.sent, self.connections,
         )
@@ -30,7 +30,7 @@ impl TapHeading {
     /// The section's title and introduction.
     pub fn markdown(&self) -> String {
         format!(
-            "### Client-side evidence (slotscope tap)\n\n{} commands on {} connections. Client MOVED \
+            "### Client-side evidence (slotscope tap)\n\n{} commands on {} connections. Client \
              share = MOVED / commands sent by the tapped client; server share = rejected_calls / \
              (calls + rejected_calls) of every client.\n\n",
             self.sent, self.connections
