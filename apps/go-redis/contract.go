@@ -111,6 +111,7 @@ type Outcomes struct {
 	issued, succeeded  int64
 	skipped            int64
 	errors             map[string]int64
+	errorKinds         map[string]int64
 	firstError         map[string]string
 	firstErrorMS       *int64
 	firstErrorIssuedMS *int64
@@ -124,7 +125,7 @@ type Outcomes struct {
 }
 
 func newOutcomes() *Outcomes {
-	return &Outcomes{startedMS: nowMS(), errors: map[string]int64{}, firstError: map[string]string{},
+	return &Outcomes{startedMS: nowMS(), errors: map[string]int64{}, errorKinds: map[string]int64{}, firstError: map[string]string{},
 		okBuckets: map[int64]int64{}, failedBuckets: map[int64]int64{}, failedIssued: map[int64]int64{}}
 }
 
@@ -143,9 +144,10 @@ func (o *Outcomes) ok(latency time.Duration) {
 
 // failed counts a command that raised: its error class, when it reached the application (now)
 // and when it was issued; hung: it was still in flight when the drain ran out.
-func (o *Outcomes) failed(class, message string, issuedMS int64, hung bool) {
+func (o *Outcomes) failed(class, kind, message string, issuedMS int64, hung bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.errorKinds[kind]++
 	if _, seen := o.errors[class]; !seen {
 		logf("first %s: %s", class, message)
 		if len(message) > 300 {
@@ -206,8 +208,8 @@ func (o *Outcomes) buckets() map[string]any {
 // Command is one application command: it returns the library's error (nil on success).
 type Command func(i int64, key string) error
 
-// ErrorClass names an error the application caught.
-type ErrorClass func(err error) string
+// ErrorClass names an error the application caught: its class, and its class with a detail.
+type ErrorClass func(err error) (class, kind string)
 
 // run paces commands as the contract says until the schedule ends or stop closes, then drains the
 // commands in flight for at most drain; those still in flight then are counted as failed
@@ -309,7 +311,8 @@ loop:
 				if err == nil {
 					out.ok(latency)
 				} else {
-					out.failed(class(err), err.Error(), nowMS()-latency.Milliseconds(), false)
+					cls, kind := class(err)
+					out.failed(cls, kind, err.Error(), nowMS()-latency.Milliseconds(), false)
 				}
 			}
 			<-permits
@@ -327,7 +330,7 @@ loop:
 		flightMu.Unlock()
 		logf("%d commands still in flight after %v: given up", len(left), drain)
 		for _, issued := range left {
-			out.failed("DrainCancelled", fmt.Sprintf("still in flight after the %v drain", drain),
+			out.failed("DrainCancelled", "DrainCancelled", fmt.Sprintf("still in flight after the %v drain", drain),
 				issued, true)
 		}
 	}

@@ -185,6 +185,9 @@ func errorClass(err error) string {
 		return "pool.ErrPoolTimeout"
 	case err.Error() == "redis: cluster has no nodes":
 		return "redis.errClusterNoNodes"
+	case errors.Is(err, os.ErrDeadlineExceeded) && !isOpError(err):
+		// A read or write past its deadline (the socket timeout): *poll.DeadlineExceededError.
+		return "os.ErrDeadlineExceeded"
 	case errors.Is(err, context.Canceled):
 		return "context.Canceled"
 	case errors.Is(err, context.DeadlineExceeded):
@@ -195,6 +198,38 @@ func errorClass(err error) string {
 		return "io.ErrUnexpectedEOF"
 	}
 	return fmt.Sprintf("%T", err)
+}
+
+func isOpError(err error) bool {
+	var operr *net.OpError
+	return errors.As(err, &operr)
+}
+
+// errorKind details an error beyond its class: a Redis error reply's first word (MOVED,
+// CLUSTERDOWN, ...), a *net.OpError's operation and whether it timed out (read timeout, dial
+// refused, ...). The `error_kinds` output, keyed "class kind".
+func errorKind(err error) string {
+	class := errorClass(err)
+	var rerr redis.Error
+	var operr *net.OpError
+	switch {
+	case errors.As(err, &rerr):
+		word, _, _ := strings.Cut(rerr.Error(), " ")
+		return class + " " + word
+	case errors.As(err, &operr):
+		what := "error"
+		if operr.Timeout() {
+			what = "timeout"
+		} else if errors.Is(operr, syscall.ECONNREFUSED) {
+			what = "refused"
+		} else if errors.Is(operr, syscall.ECONNRESET) {
+			what = "reset"
+		} else if errors.Is(operr, syscall.EPIPE) {
+			what = "broken pipe"
+		}
+		return class + " " + operr.Op + " " + what
+	}
+	return class
 }
 
 // libraryVersion is the go-redis release linked in (the module's version in the build info),
@@ -312,7 +347,8 @@ func main() {
 	// socket timeout (and a retry backoff of at most MaxRetryBackoff).
 	per := opt.DialTimeout + opt.ReadTimeout + opt.MaxRetryBackoff
 	drain := min(time.Duration(opt.MaxRedirects+1)*per+5*time.Second, 60*time.Second)
-	issuingEnded := run(s, out, stop, drain, cancel, do, errorClass)
+	classes := func(err error) (string, string) { return errorClass(err), errorKind(err) }
+	issuingEnded := run(s, out, stop, drain, cancel, do, classes)
 	// Commands still running after the drain was given up have been counted; wait briefly
 	// for them to see the cancellation, without counting them again.
 	time.Sleep(50 * time.Millisecond)
@@ -333,6 +369,7 @@ func main() {
 		"failed":                failed,
 		"skipped":               out.skipped,
 		"errors":                out.errors,
+		"error_kinds":           out.errorKinds,
 		"first_error":           out.firstError,
 		"first_error_ms":        out.firstErrorMS,
 		"first_error_issued_ms": out.firstErrorIssuedMS,
