@@ -119,7 +119,6 @@ type Outcomes struct {
 	okBuckets          map[int64]int64
 	failedBuckets      map[int64]int64
 	failedIssued       map[int64]int64
-	lastOKMS           *int64
 	firstFailSinceOKMS *int64
 	latencies          []time.Duration
 }
@@ -136,7 +135,6 @@ func (o *Outcomes) ok(latency time.Duration) {
 	defer o.mu.Unlock()
 	t := nowMS()
 	o.succeeded++
-	o.lastOKMS = &t
 	o.okBuckets[o.bucket(t)]++
 	o.firstFailSinceOKMS = nil
 	o.latencies = append(o.latencies, latency)
@@ -177,8 +175,8 @@ func (o *Outcomes) failed(class, kind, message string, issuedMS int64, hung bool
 // wedgedSince: the moment from which every command that ended failed, up to the end, when that
 // moment is at least wedgedMinMS before the schedule ended (nil otherwise).
 func (o *Outcomes) wedgedSince(issuingEndedMS, wedgedMinMS int64) *int64 {
-	f := o.firstFailSinceOKMS
-	if f == nil || (o.lastOKMS != nil && *o.lastOKMS >= *f) || *f > issuingEndedMS-wedgedMinMS {
+	f := o.firstFailSinceOKMS // reset by every success
+	if f == nil || *f > issuingEndedMS-wedgedMinMS {
 		return nil
 	}
 	return f
