@@ -51,7 +51,7 @@ func TestCommandsDueWhileWaitingAreSkipped(t *testing.T) {
 	run(settingsForTest(100, 1, 0.5), out, make(chan struct{}), time.Second, func() {}, do, classes)
 	out.mu.Lock()
 	defer out.mu.Unlock()
-	if out.skipped < 8 || out.skipped > 12 || out.issued+out.skipped != 50 {
+	if out.skipped < 8 || out.issued < 20 || out.issued+out.skipped != 50 {
 		t.Fatalf("issued %d skipped %d", out.issued, out.skipped)
 	}
 }
