@@ -209,6 +209,20 @@ type Command func(i int64, key string) error
 // ErrorClass names an error the application caught: its class, and its class with a detail.
 type ErrorClass func(err error) (class, kind string)
 
+// panicError is a panic inside a command, caught so that the application goes on.
+type panicError struct{ value any }
+
+func (p panicError) Error() string { return fmt.Sprintf("panic: %v", p.value) }
+
+func safely(do Command, i int64, key string) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = panicError{v}
+		}
+	}()
+	return do(i, key)
+}
+
 // run paces commands as the contract says until the schedule ends or stop closes, then drains the
 // commands in flight for at most drain; those still in flight then are counted as failed
 // (DrainCancelled) and cancel is called. It returns when the schedule ended (epoch ms).
@@ -299,7 +313,7 @@ loop:
 		wg.Add(1)
 		go func(i int64, key string) {
 			defer wg.Done()
-			err := do(i, key)
+			err := safely(do, i, key)
 			latency := time.Since(t0)
 			flightMu.Lock()
 			_, mine := inFlight[i]
