@@ -41,7 +41,7 @@ type Settings struct {
 	SocketTimeoutS  float64        `json:"socket_timeout_s"`
 	ConnectTimeoutS float64        `json:"connect_timeout_s"`
 	ClientName      string         `json:"client_name"`
-	Seed            int64          `json:"seed"`
+	Seed            uint64         `json:"seed"`
 	LibraryOptions  map[string]any `json:"library_options"`
 }
 
@@ -228,7 +228,8 @@ func safely(do Command, i int64, key string) (err error) {
 // (DrainCancelled) and cancel is called. It returns when the schedule ended (epoch ms).
 func run(s Settings, out *Outcomes, stop <-chan struct{}, drain time.Duration, cancel func(),
 	do Command, class ErrorClass) int64 {
-	rng := rand.New(rand.NewSource(s.Seed))
+	// The contract's seed is any 64-bit unsigned number; math/rand takes its bits as an int64.
+	rng := rand.New(rand.NewSource(int64(s.Seed)))
 	permits := make(chan struct{}, s.InFlight)
 	period := time.Duration(float64(time.Second) / s.Rate)
 	scheduled := int64(math.Ceil(s.DurationS * s.Rate))

@@ -45,7 +45,7 @@ fn main() -> ExitCode {
         eprint!("{}", progress(&r));
         results.push(r);
     }
-    let doc = markdown(&results, o.seed);
+    let doc = markdown(&results, o.seed, &o.libraries);
     if let Some(dir) = o.out.parent() {
         let _ = std::fs::create_dir_all(dir);
     }

@@ -4,8 +4,9 @@
 
 use std::fmt::Write as _;
 
-use crate::matrix::case::Fault;
+use crate::matrix::case::{Fault, REDIS_PY};
 use crate::matrix::compare::Metric;
+use crate::matrix::library::Library;
 use crate::matrix::runner::CaseResult;
 
 /// The progress block of one case: its seed and settings, then real against model per metric.
@@ -119,8 +120,8 @@ const AXES: [Axis; 8] = [
     }),
 ];
 
-/// The Markdown document of a draw of `results` seeded with `seed`.
-pub fn markdown(results: &[CaseResult], seed: u64) -> String {
+/// The Markdown document of a draw of `results` seeded with `seed` over `libraries`.
+pub fn markdown(results: &[CaseResult], seed: u64, libraries: &[Library]) -> String {
     let mut s = String::new();
     let compared = results.iter().filter(|r| r.error.is_none()).count();
     let _ = writeln!(
@@ -129,10 +130,16 @@ pub fn markdown(results: &[CaseResult], seed: u64) -> String {
         results.len(),
         results.len() - compared
     );
+    let libs = if libraries == REDIS_PY {
+        String::new()
+    } else {
+        let names: Vec<String> = libraries.iter().map(|l| l.label()).collect();
+        format!(" --libs {}", names.join(","))
+    };
     let _ = writeln!(
         s,
-        "Drawn and run with `scripts/fidelity --cases {} --seed {seed}`; each case again alone \
-         with `scripts/fidelity --case-seed <case seed>`.\n",
+        "Drawn and run with `scripts/fidelity --cases {} --seed {seed}{libs}`; each case again \
+         alone with `scripts/fidelity --case-seed <case seed>{libs}`.\n",
         results.len()
     );
     let mut fallbacks: Vec<&str> = results
