@@ -18,8 +18,12 @@ const { ErrorReply } = require("@redis/client/dist/lib/errors");
 
 function install(counts) {
   // Topology discoveries: the first one, `RedisClusterSlots#connect` (cluster/cluster-slots.js:139),
-  // and every `rediscover` (:618) that starts one (a call while one runs gets the running one's
-  // promise, :619); it resolves when a node answered CLUSTER SLOTS (:626-630, :177).
+  // and every `rediscover` (:618) that starts one: a call while one runs joins the running one
+  // (`#runningRediscoverPromise ??=`, :619, cleared when it ends, :621). That field is private,
+  // so a run counts as started when `rediscover` is called and no call of this wrapper is
+  // pending; it ends when the promise of the call that started it settles (a few microtasks after
+  // the library clears its field). It succeeded when that promise resolved: a node answered
+  // CLUSTER SLOTS (:626-630; else RootNodesUnavailableError, :177).
   const connect = RedisClusterSlots.prototype.connect;
   RedisClusterSlots.prototype.connect = function (...args) {
     counts.initializations += 1;
@@ -27,14 +31,20 @@ function install(counts) {
     p.then(() => (counts.initializations_ok += 1), () => {});
     return p;
   };
-  const seen = new WeakSet();
+  const running = new WeakSet();
   const rediscover = RedisClusterSlots.prototype.rediscover;
   RedisClusterSlots.prototype.rediscover = function (...args) {
     const p = rediscover.apply(this, args);
-    if (!seen.has(p)) {
-      seen.add(p);
+    if (!running.has(this)) {
+      running.add(this);
       counts.initializations += 1;
-      p.then(() => (counts.initializations_ok += 1), () => {});
+      p.then(
+        () => {
+          running.delete(this);
+          counts.initializations_ok += 1;
+        },
+        () => running.delete(this),
+      );
     }
     return p;
   };
