@@ -202,12 +202,24 @@ class Permits {
   get locked() {
     return this.free === 0;
   }
-  acquire() {
+  // Resolves true with a permit, false after `timeoutMs` (or on `cancel()`) without one.
+  acquire(timeoutMs) {
     if (this.free > 0) {
       this.free -= 1;
       return Promise.resolve(true);
     }
-    return new Promise((resolve) => this.waiters.push(resolve));
+    return new Promise((resolve) => {
+      const waiter = (got) => {
+        clearTimeout(timer);
+        resolve(got);
+      };
+      const timer = setTimeout(() => {
+        const k = this.waiters.indexOf(waiter);
+        if (k >= 0) this.waiters.splice(k, 1);
+        resolve(false);
+      }, Math.max(0, timeoutMs));
+      this.waiters.push(waiter);
+    });
   }
   release() {
     const w = this.waiters.shift();
@@ -294,9 +306,12 @@ export async function run(settings, adapter) {
       if (control.stop) break;
     }
     const waited = permits.locked;
-    const got = await permits.acquire();
+    // Waiting for a permit ends with the schedule: commands that hang for good (no timeout in
+    // the library) do not keep the application running.
+    const got = await permits.acquire(start + scheduled * period - performance.now());
     if (control.stop || !got) {
       if (got) permits.release();
+      else if (!control.stop) out.skipped += scheduled - i;
       break;
     }
     if (waited) {
