@@ -247,7 +247,7 @@ const onSignal = (sig) => {
 process.on("SIGTERM", onSignal);
 process.on("SIGINT", onSignal);
 
-// Runs the schedule against `adapter` and prints the line:
+// Runs the schedule against `adapter` and returns the line's fields:
 //   adapter.client, adapter.version          the library's name and loaded release
 //   adapter.counts                           a Counts the library's hooks fill
 //   adapter.call(command, key, i)            one command (a promise)
@@ -325,6 +325,10 @@ export async function run(settings, adapter) {
       i = late;
       const d = start + i * period - performance.now();
       if (d > 0) await sleep(d);
+      if (control.stop) {
+        permits.release();
+        break;
+      }
     }
     const key = `${s.key_prefix}:{${Math.floor(draw() * s.keys)}}`;
     out.issued += 1;

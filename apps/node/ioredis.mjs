@@ -95,14 +95,16 @@ export function open(s) {
     options.natMap = () => ({ host: to.host, port: to.port });
   }
   const cluster = new Cluster([startup], options);
-  let nodeErrors = 0;
-  cluster.on("error", (e) => log(`cluster error: ${e?.constructor?.name}: ${e?.message}`));
-  cluster.on("node error", (e, key) => {
-    nodeErrors += 1;
-    if (nodeErrors <= 5 || nodeErrors % 100 === 0) {
-      log(`node error #${nodeErrors} ${key}: ${e?.constructor?.name}: ${e?.message}`);
+  // The library's error events, logged (the first 5 of each kind, then every 100th).
+  const seen = { cluster: 0, node: 0 };
+  const note = (kind, where, e) => {
+    seen[kind] += 1;
+    if (seen[kind] <= 5 || seen[kind] % 100 === 0) {
+      log(`${kind} error #${seen[kind]}${where}: ${e?.constructor?.name}: ${e?.message}`);
     }
-  });
+  };
+  cluster.on("error", (e) => note("cluster", "", e));
+  cluster.on("node error", (e, key) => note("node", ` ${key}`, e));
   const call = (command, key, i) => {
     switch (command) {
       case "zadd":

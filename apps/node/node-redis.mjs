@@ -106,14 +106,16 @@ export async function open(s) {
     options.nodeAddressMap = () => ({ host: to.host, port: to.port });
   }
   const cluster = createCluster(options);
-  let nodeErrors = 0;
-  cluster.on("error", (e) => log(`cluster error: ${e?.constructor?.name}: ${e?.message}`));
-  cluster.on("node-error", (e, node) => {
-    nodeErrors += 1;
-    if (nodeErrors <= 5 || nodeErrors % 100 === 0) {
-      log(`node error #${nodeErrors} ${node?.host}:${node?.port}: ${e?.constructor?.name}: ${e?.message}`);
+  // The library's error events, logged (the first 5 of each kind, then every 100th).
+  const seen = { cluster: 0, node: 0 };
+  const note = (kind, where, e) => {
+    seen[kind] += 1;
+    if (seen[kind] <= 5 || seen[kind] % 100 === 0) {
+      log(`${kind} error #${seen[kind]}${where}: ${e?.constructor?.name}: ${e?.message}`);
     }
-  });
+  };
+  cluster.on("error", (e) => note("cluster", "", e));
+  cluster.on("node-error", (e, node) => note("node", ` ${`${node?.host}:${node?.port}`}`, e));
   // node-redis takes no command before its first discovery (cluster/cluster-slots.js:752-758),
   // so the application connects before its schedule; a failed connect leaves the client closed and
   // every command then raises.

@@ -51,7 +51,7 @@ run_app() { # NAME SETTINGS: starts the app in the background
 }
 end_app() {
     wait "$app" || echo "app exit $?" >&2
-    grep -v '^app: node error' "$dir/$1.err" | sed 's/^/   /' >&2 || true
+    grep -v '^app: \(node\|cluster\) error' "$dir/$1.err" | sed 's/^/   /' >&2 || true
     cat "$dir/$1.json"
 }
 id() { redis-cli -p "$1" cluster myid; }
