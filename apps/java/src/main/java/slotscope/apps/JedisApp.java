@@ -143,6 +143,11 @@ final class JedisApp implements Main.Driver {
     return p.getProperty("version", "?");
   }
 
+  @Override
+  public void warmUp() {
+    cluster();
+  }
+
   /** The client, made on first use (as redis-py's initialises on its first command). */
   private JedisCluster cluster() {
     JedisCluster c = cluster;

@@ -167,6 +167,15 @@ final class LettuceApp implements Main.Driver {
     return p.getProperty("version", "?");
   }
 
+  @Override
+  public void warmUp() {
+    try {
+      connection().get(30, TimeUnit.SECONDS).async();
+    } catch (Exception e) {
+      throw new IllegalStateException(Main.unwrap(e).toString(), e);
+    }
+  }
+
   /**
    * The cluster connection, made on first use (as redis-py's client initialises on its first
    * command); a connect that failed is tried again by the next command.

@@ -209,6 +209,12 @@ public final class Main {
     /** The release actually loaded, read from the library at run time. */
     String version();
 
+    /**
+     * Makes the client and its first topology load before the schedule starts, so that the JVM's
+     * class loading is not in the first commands' time (on failure the first command tries again).
+     */
+    void warmUp();
+
     /** Starts `command` on `key` (the i-th scheduled); the future ends with the library's result. */
     CompletableFuture<?> issue(long i, String key);
 
@@ -367,6 +373,12 @@ public final class Main {
     for (String name : new String[] {"TERM", "INT"}) {
       sun.misc.Signal.handle(new sun.misc.Signal(name), sig -> stop.countDown());
     }
+    try {
+      d.warmUp();
+    } catch (RuntimeException e) {
+      log("warm-up: " + e.getClass().getSimpleName() + ": " + e.getMessage()
+          + " (the first command tries again)");
+    }
     Outcomes out = new Outcomes();
     Random rng = new Random(s.seed);
     Semaphore permits = new Semaphore(s.inFlight);
@@ -376,6 +388,7 @@ public final class Main {
     long startedMs = nowMs();
     out.startedMs = startedMs;
     long start = System.nanoTime();
+    log("schedule started: " + scheduled + " commands at " + s.rate + "/s");
     long i = 0;
     try {
       while (stop.getCount() > 0 && i < scheduled) {
