@@ -68,6 +68,12 @@ impl Library {
         }
     }
 
+    /// Whether `reported` (the `version` its app reports, read from the library at run time) is
+    /// this release: the same, or with Java's `.RELEASE` suffix (Lettuce's `6.3.2.RELEASE`).
+    pub fn is_release(self, reported: &str) -> bool {
+        reported == self.version() || reported.strip_suffix(".RELEASE") == Some(self.version())
+    }
+
     /// `name@version`.
     pub fn label(self) -> String {
         format!("{}@{}", self.name(), self.version())
@@ -183,6 +189,10 @@ mod tests {
         );
         for l in ALL {
             assert_eq!(Library::parse(&l.label()).unwrap(), vec![l]);
+            assert!(l.is_release(l.version()));
         }
+        assert!(Library::Lettuce.is_release("6.3.2.RELEASE"));
+        assert!(!Library::Lettuce.is_release("6.3.3.RELEASE"));
+        assert!(!Library::GoRedis.is_release("9.8"));
     }
 }
