@@ -9,7 +9,7 @@ use slotscope_core::tap::Versus;
 use slotscope_core::track::Tracks;
 use slotscope_reader::{Deltas, Read};
 
-use crate::load::reader::DeltaSource;
+use crate::reader::DeltaSource;
 
 /// Everything the viewer shows of one recording.
 #[derive(Debug)]

@@ -25,6 +25,7 @@ pub mod gesture;
 pub mod js_error;
 pub mod load;
 pub mod module;
+pub mod reader;
 pub mod readout;
 pub mod report;
 pub mod scale;

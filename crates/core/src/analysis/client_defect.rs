@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::census::handshake;
 use crate::census::ClientGroup;
 use crate::defect::{defects_in_range, known_defects, Defect};
 use crate::finding::{Attribution, Finding, FindingKind, Severity};
@@ -74,7 +75,7 @@ fn by_fingerprint(ctx: &Context<'_>, g: &ClientGroup, rejects: Option<bool>) -> 
     if attribution::business_commands(g).is_empty() {
         return Vec::new();
     }
-    let counts = fingerprint::handshake_counts(ctx.metrics, g, ctx.interval_ms);
+    let counts = handshake::handshake_counts(ctx.metrics, g, ctx.interval_ms);
     let Some(r) = fingerprint::setinfo_rejection(&counts, rejects) else {
         return Vec::new();
     };

@@ -11,6 +11,7 @@
 //!
 //! What each column of a census row means: [`COLUMNS`].
 
+pub mod handshake;
 pub mod inferred;
 mod merge;
 
