@@ -61,6 +61,8 @@ mod detection;
 mod fixture;
 mod placement;
 mod stamp;
+#[cfg(test)]
+mod stamp_oracle;
 
 use std::fmt;
 

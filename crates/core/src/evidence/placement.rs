@@ -5,8 +5,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::stamp::{self, number, sep, Stamp};
+use super::stamp::{self, Stamp};
 use super::{EvidenceError, Options};
+use crate::time::rfc3339::{number, sep};
 use crate::time::Timestamp;
 
 /// One day in milliseconds.

@@ -245,46 +245,9 @@ pub fn parse_page(what: &str, text: &str) -> Result<Page, ImportError> {
     })
 }
 
-/// `YYYY-MM-DDTHH:MM:SS[.fff][Z|±HH:MM]` (no zone reads as UTC), as the AWS CLI prints times.
-pub fn parse_iso8601(s: &str) -> Option<Timestamp> {
-    let b = s.as_bytes();
-    let num = |from: usize, len: usize| -> Option<u32> {
-        let part = s.get(from..from + len)?;
-        part.bytes()
-            .all(|c| c.is_ascii_digit())
-            .then(|| part.parse().ok())?
-    };
-    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b' ') {
-        return None;
-    }
-    let (y, mo, d) = (i64::from(num(0, 4)?), num(5, 2)?, num(8, 2)?);
-    let (h, mi, sec) = (num(11, 2)?, num(14, 2)?, num(17, 2)?);
-    let mut rest = &s[19..];
-    let mut ms = 0;
-    if let Some(frac) = rest.strip_prefix('.') {
-        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
-        let f = &frac[..digits];
-        ms = format!("{f:0<3}")[..3].parse().ok()?;
-        rest = &frac[digits..];
-    }
-    let base = Timestamp::from_civil(y, mo, d, h, mi, sec, ms)?;
-    let offset_ms: i64 = match rest {
-        "" | "Z" | "z" => 0,
-        z if z.len() == 6 && z.as_bytes()[3] == b':' => {
-            let sign = match z.as_bytes()[0] {
-                b'+' => 1,
-                b'-' => -1,
-                _ => return None,
-            };
-            let hh: i64 = z[1..3].parse().ok()?;
-            let mm: i64 = z[4..6].parse().ok()?;
-            sign * (hh * 60 + mm) * 60_000
-        }
-        _ => return None,
-    };
-    let utc = i64::try_from(base.0).ok()? - offset_ms;
-    u64::try_from(utc).ok().map(Timestamp)
-}
+/// `YYYY-MM-DDTHH:MM:SS[.fff][Z|±HH:MM]` (no zone reads as UTC), as the AWS CLI prints times: the
+/// one RFC 3339 parser with the zone optional.
+pub use crate::time::rfc3339::parse_or_utc as parse_iso8601;
 
 /// How a metric is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
