@@ -15,7 +15,8 @@ use crate::float;
 use crate::time::{TimeSpan, Timestamp};
 
 use super::attribution;
-use super::{Context, Detector};
+use super::context::Context;
+use super::detector::Detector;
 
 /// Finds client groups running a version with a known defect.
 pub(super) struct ClientDefect;

@@ -1,7 +1,7 @@
 //! A client group's connect counters and the `CLIENT SETINFO` rejection fingerprint they show
 //! (see [`fingerprint`](crate::fingerprint)).
 
-use super::ClientGroup;
+use super::group::ClientGroup;
 use crate::fingerprint::{setinfo_rejection, Candidate, HandshakeCounts};
 use crate::metrics::Metrics;
 use crate::time::{TimeSpan, Timestamp};

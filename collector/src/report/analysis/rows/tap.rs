@@ -4,7 +4,7 @@
 use slotscope_core::tap::versus::Versus;
 use slotscope_core::NodeAddr;
 
-use super::super::Analysed;
+use super::super::analysed::Analysed;
 use super::{cell_escape, share};
 
 /// What the tapped client sent: the figures of the client-side section's introduction.
