@@ -9,37 +9,7 @@ use slotscope_core::tap::Versus;
 use slotscope_core::track::Tracks;
 use slotscope_reader::{Deltas, Read};
 
-/// What answers the counter deltas of a dataset read elsewhere: the reader module's read that
-/// made it (the viewer's `load::reader::Reader`).
-pub trait DeltaReader: std::fmt::Debug {
-    /// The counter deltas over `window` (epoch milliseconds).
-    fn deltas(&self, window: (u64, u64)) -> Deltas;
-}
-
-/// Where a dataset's deltas over a selection come from.
-#[derive(Clone, Debug, Default)]
-pub enum DeltaSource {
-    /// Nowhere: an overview, or a preview of a recording still loading.
-    #[default]
-    None,
-    /// The read in the reader module that made it.
-    Module(Rc<dyn DeltaReader>),
-    /// Its metrics, in process (native builds: the tests).
-    #[cfg(not(target_arch = "wasm32"))]
-    Metrics(Rc<slotscope_core::metrics::Metrics>),
-}
-
-impl DeltaSource {
-    /// The counter deltas over `window` (epoch milliseconds).
-    pub fn over(&self, window: (u64, u64)) -> Deltas {
-        match self {
-            DeltaSource::None => Deltas::default(),
-            DeltaSource::Module(r) => r.deltas(window),
-            #[cfg(not(target_arch = "wasm32"))]
-            DeltaSource::Metrics(m) => slotscope_reader::delta::over(m, window),
-        }
-    }
-}
+use crate::reader::DeltaSource;
 
 /// Everything the viewer shows of one recording.
 #[derive(Debug)]

@@ -14,7 +14,8 @@
 //! - [`load`]: a recording fetched or read, then read by the reader module in time slices with a
 //!   preview; [`module`]: the lazily fetched modules.
 //! - [`gesture`]: keys, drags and the wheel as reducer actions (plain data, tested natively).
-//! - [`view`]: the Yew components; [`js_error`]: JavaScript errors as text.
+//! - [`view`]: the Yew components; [`js_error`]: JavaScript errors as text; [`hook`]: what the
+//!   end-to-end tests read.
 //! - [`whatif`]: a client model replayed against the recording, as series over the tracks.
 
 pub mod clock;
@@ -22,9 +23,11 @@ pub mod dataset;
 pub mod diff;
 pub mod draw;
 pub mod gesture;
+pub mod hook;
 pub mod js_error;
 pub mod load;
 pub mod module;
+pub mod reader;
 pub mod readout;
 pub mod report;
 pub mod scale;
@@ -32,38 +35,9 @@ pub mod state;
 pub mod view;
 pub mod whatif;
 
-use std::cell::RefCell;
-
 use wasm_bindgen::prelude::*;
 
-thread_local! {
-    static SNAPSHOT: RefCell<String> = RefCell::new(state::ViewState::default().to_json());
-    static DRAW_MS: std::cell::Cell<f64> = const { std::cell::Cell::new(0.0) };
-}
-
-/// Records how long the last redraw of every track took (measured by the tracks view).
-pub fn record_draw_ms(ms: f64) {
-    DRAW_MS.with(|d| d.set(ms));
-}
-
-/// Milliseconds the last redraw of all tracks took, for performance measurements.
-#[wasm_bindgen]
-pub fn slotscope_draw_ms() -> f64 {
-    DRAW_MS.with(|d| d.get())
-}
-
-/// Records the state the test hook returns (called by the app on every change).
-pub fn publish(state: &state::ViewState) {
-    SNAPSHOT.with(|s| *s.borrow_mut() = state.to_json());
-}
-
-/// The view state as JSON, for end-to-end tests:
-/// `{"window":[start_ms,end_ms],"cursor":ms,"selection":null|[a,b],"focus":null|"KIND-START-END","notes":[[ms,"text"],…],"hidden":["track:series",…],"panels":[…],"loaded":"name","findings":n,"utc":true,"partial":false}` (`partial`: a preview of a
-/// recording still loading).
-#[wasm_bindgen]
-pub fn slotscope_state() -> String {
-    SNAPSHOT.with(|s| s.borrow().clone())
-}
+pub use hook::{publish, record_draw_ms, slotscope_draw_ms, slotscope_state};
 
 /// Entry point: exposes `window.slotscope_state` and mounts the app into `#app`.
 #[wasm_bindgen(start)]
@@ -71,12 +45,12 @@ pub fn start() {
     let Some(window) = web_sys::window() else {
         return;
     };
-    expose(
+    hook::expose(
         &window,
         "slotscope_state",
         Closure::<dyn Fn() -> String>::new(slotscope_state),
     );
-    expose(
+    hook::expose(
         &window,
         "slotscope_draw_ms",
         Closure::<dyn Fn() -> f64>::new(slotscope_draw_ms),
@@ -90,15 +64,4 @@ pub fn start() {
             yew::Renderer::<view::app::App>::new().render();
         }
     }
-}
-
-/// Sets `window[name]` to `hook` for the end-to-end tests, for the life of the page. Failing to
-/// set it only affects tests; the app still runs.
-fn expose<T: ?Sized + wasm_bindgen::closure::WasmClosure>(
-    window: &web_sys::Window,
-    name: &str,
-    hook: Closure<T>,
-) {
-    let _ = js_sys::Reflect::set(window, &JsValue::from_str(name), hook.as_ref());
-    hook.forget();
 }

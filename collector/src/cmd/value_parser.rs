@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use slotscope_core::moment::Moment;
+use slotscope_core::time::rfc3339;
 use slotscope_core::{NodeAddr, Timestamp};
 
 /// Parses a round trip in milliseconds (`0.25`, `2`, `40.5`) into whole microseconds, in
@@ -46,60 +47,12 @@ pub fn parse_time(s: &str) -> Result<Moment, String> {
             .map(|ms| Moment::At(Timestamp(ms)))
             .map_err(|_| format!("`{s}` is too large for epoch milliseconds"));
     }
-    parse_rfc3339(s).map(Moment::At).ok_or_else(|| {
+    rfc3339::parse(s).map(Moment::At).ok_or_else(|| {
         format!(
             "`{s}` is not a moment (examples: +30s after the recording's start, \
              2025-03-14T05:17:14Z, epoch milliseconds 1741929434000)"
         )
     })
-}
-
-/// `YYYY-MM-DDTHH:MM:SS[.fff…](Z|±HH:MM)` (also with a space or `t` for `T`, `z` for `Z`).
-fn parse_rfc3339(s: &str) -> Option<Timestamp> {
-    let b = s.as_bytes();
-    let num = |from: usize, len: usize| -> Option<u32> {
-        let part = s.get(from..from + len)?;
-        part.bytes()
-            .all(|c| c.is_ascii_digit())
-            .then(|| part.parse().ok())?
-    };
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
-        return None;
-    }
-    if b[13] != b':' || b[16] != b':' {
-        return None;
-    }
-    let (y, mo, d) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);
-    let (h, mi, sec) = (num(11, 2)?, num(14, 2)?, num(17, 2)?);
-    let mut i = 19;
-    let mut ms = 0u32;
-    if b.get(i) == Some(&b'.') {
-        let digits = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
-        if digits == 0 {
-            return None;
-        }
-        let frac = &s[i + 1..i + 1 + digits.min(3)];
-        ms = format!("{frac:0<3}").parse().ok()?;
-        i += 1 + digits;
-    }
-    let offset_min: i64 = match &s[i..] {
-        "Z" | "z" => 0,
-        tz if tz.len() == 6
-            && matches!(tz.as_bytes()[0], b'+' | b'-')
-            && tz.as_bytes()[3] == b':' =>
-        {
-            let (oh, om) = (i64::from(num(i + 1, 2)?), i64::from(num(i + 4, 2)?));
-            if oh > 23 || om > 59 {
-                return None;
-            }
-            let sign = if tz.starts_with('-') { -1 } else { 1 };
-            sign * (oh * 60 + om)
-        }
-        _ => return None,
-    };
-    let local = Timestamp::from_civil(i64::from(y), mo, d, h, mi, sec, ms)?;
-    let utc = i64::try_from(local.0).ok()? - offset_min * 60_000;
-    u64::try_from(utc).ok().map(Timestamp)
 }
 
 /// Parses `HOST:PORT`.

@@ -7,7 +7,7 @@ use slotscope_core::float;
 use slotscope_core::hypothesis::Evidence;
 use slotscope_core::metrics::Metrics;
 use slotscope_core::replay::{
-    model, replay, resolve, AskPolicy, ModelOptions, ReplayError, ReplayReport, Shape, SimCluster,
+    model, replay, resolve, AskPolicy, ModelOptions, ReplayError, Shape, SimCluster,
     SimClusterBuilder, Workload, WorkloadSpec,
 };
 use slotscope_core::Timestamp;
@@ -15,12 +15,13 @@ use slotscope_core::Timestamp;
 use crate::store::input::{read_recording, InputError};
 use slotscope_core::moment::Moment;
 
+pub(crate) mod replayed;
 pub(crate) mod rows;
 pub(crate) mod timing;
 pub(crate) mod window;
 
+pub use replayed::{RateSource, Replayed};
 use rows::Rows;
-use timing::TimingChoice;
 use window::{StartReason, Window, WindowError};
 
 /// What to replay.
@@ -114,47 +115,6 @@ pub enum RunError {
     /// Options that do not go together.
     #[error("{0}")]
     Conflict(&'static str),
-}
-
-/// Where the workload's rate came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RateSource {
-    /// `--rate`.
-    Option,
-    /// The business commands the recording's `INFO` samples show (see
-    /// [`Metrics::observed_business_rate`]).
-    Observed,
-    /// Nothing observed: 100 per second.
-    Default,
-}
-
-impl RateSource {
-    /// The name shown in reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            RateSource::Option => "option",
-            RateSource::Observed => "observed",
-            RateSource::Default => "default",
-        }
-    }
-}
-
-/// A replay's report with the workload it ran.
-pub struct Replayed {
-    /// The report (its `model` says which model ran and, for a library release, what it covers).
-    pub report: ReplayReport,
-    /// The span replayed and why.
-    pub window: Window,
-    /// How the application issued its commands.
-    pub shape: Shape,
-    /// How long exchanges take.
-    pub timing: TimingChoice,
-    /// Commands per second of the workload.
-    pub rate: u32,
-    /// Where the rate came from.
-    pub rate_source: RateSource,
-    /// The commands replayed with their shares (empty: `zadd` only).
-    pub mix: Vec<(String, f64)>,
 }
 
 /// A recording read for replays: the cluster it describes, the counters its `INFO` samples show

@@ -16,8 +16,10 @@
 //! Deterministic: the same recording, variants and seed always give the same ranking (ties keep
 //! the order of [`standard_variants`]).
 
+mod declared;
 mod evidence;
 mod group;
+mod group_ranking;
 mod grouped;
 mod rank;
 mod score;
@@ -28,13 +30,15 @@ mod why;
 pub use evidence::{Evidence, Prediction, RATE_FLOOR, WEDGED_TAIL_SHARE};
 pub use group::{
     group_workloads, remap_target, ClusterRates, CommandEvidence, GroupEvidence, GroupWorkload,
-    Landing, Source, ALL_ON_ONE_REJECTED, REMAP_LANDING, SETTLED_LANDING, SPREAD_SERVED_SHARE,
+    Landing, Source, REMAP_LANDING, SETTLED_LANDING, SPREAD_SERVED_SHARE,
 };
-pub use grouped::{group_variants, rank_groups, GroupHypotheses, GroupRanked, Grouped};
+pub use group_ranking::{GroupHypotheses, GroupRanked, Grouped};
+pub use grouped::{group_variants, rank_groups};
 pub use rank::{rank, rank_with_progress, ExchangeTimes, Hypotheses, HypothesisSpec, Ranked};
 pub use score::{compare, rate_agreement, share_agreement, MetricScore, Value, METRICS};
 pub use settled::{
-    layout_change_spans, settle_ms, Settled, PERSISTENT_REJECTION, SETTLED_INTERVALS,
+    layout_change_spans, settle_ms, Settled, ALL_ON_ONE_REJECTED, PERSISTENT_REJECTION,
+    SETTLED_INTERVALS,
 };
 pub use variant::{standard_variants, Faults, Variant, MISSED_STALL_MS};
 pub use why::recommendation;

@@ -1,5 +1,7 @@
 //! Time as data: wall-clock milliseconds given by the caller (the core never reads a clock).
 
+pub mod rfc3339;
+
 use std::fmt;
 
 use serde::{Deserialize, Serialize};

@@ -170,7 +170,7 @@ fn a_result_without_its_query_or_an_error_status_is_refused() {
     let e = cloudwatch::import("sample", &q, &pages).unwrap_err();
     assert!(e.to_string().contains(&gone), "{e}");
     let (q, mut pages) = sample();
-    pages[1].1.results[0].status = "Forbidden".to_owned();
+    pages[1].1.results[0].status = cloudwatch::StatusCode::Forbidden;
     let e = cloudwatch::import("sample", &q, &pages).unwrap_err();
     assert!(e.to_string().contains("Forbidden"), "{e}");
     assert!(cloudwatch::parse_page("x", "{\"MetricDataResults\":[").is_err());

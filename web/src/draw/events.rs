@@ -5,7 +5,7 @@ use plotters::prelude::*;
 
 use slotscope_core::track::{Mark, Tracks};
 
-use super::{err, size, text, DrawError, Frame};
+use super::frame::{err, size, text, DrawError, Frame};
 use crate::clock;
 
 /// Colour of poll failures.

@@ -1,200 +1,34 @@
 //! Drawing the tracks with plotters on any backend: a canvas in the browser, SVG in native tests.
 //!
-//! Every track draws in pixel coordinates through the one [`TimeScale`]; series are down-sampled
+//! Every track draws in pixel coordinates through the one [`TimeScale`](crate::scale::TimeScale); series are down-sampled
 //! to one min/max pair per pixel column, so a day at one-second resolution draws as fast as a
 //! minute.
 
+pub mod column;
 pub mod events;
+pub mod frame;
 pub mod overlay;
+pub mod palette;
 pub mod plot;
 pub mod series;
 pub mod slotmap;
 pub mod topology;
+pub mod track_kind;
+
+pub use column::{columns, Column};
+pub use frame::{DrawError, Frame};
+pub use palette::{color, Theme, CURSOR, FOCUS, MIGRATING, SELECTION};
+pub use track_kind::TrackKind;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use slotscope_core::track::{Grid, Series};
-use slotscope_core::{TimeSpan, Timestamp};
-
 use crate::dataset::Dataset;
+#[cfg(test)]
 use crate::scale::TimeScale;
+#[cfg(test)]
 use crate::state::ViewState;
-
-/// Colour of the shared cursor line.
-pub const CURSOR: RGBColor = RGBColor(214, 40, 40);
-/// Colour of a slot range being migrated.
-pub const MIGRATING: RGBColor = RGBColor(255, 183, 3);
-/// Colour of the selection's shading.
-pub const SELECTION: RGBColor = RGBColor(30, 120, 255);
-/// Colour of the shading of the finding in focus.
-pub const FOCUS: RGBColor = RGBColor(240, 120, 0);
-/// The colours the tracks are drawn on and with: light, or dark when the system asks for it
-/// (`prefers-color-scheme`), as the page's stylesheet does.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Theme {
-    /// The background.
-    pub background: RGBColor,
-    /// Grid lines.
-    pub grid: RGBColor,
-    /// Text and axes.
-    pub ink: RGBColor,
-}
-
-impl Theme {
-    /// Dark ink on white.
-    pub const LIGHT: Theme = Theme {
-        background: RGBColor(255, 255, 255),
-        grid: RGBColor(226, 230, 236),
-        ink: RGBColor(60, 64, 72),
-    };
-    /// Light ink on near-black (the stylesheet's dark panel colour).
-    pub const DARK: Theme = Theme {
-        background: RGBColor(28, 31, 36),
-        grid: RGBColor(52, 57, 65),
-        ink: RGBColor(210, 214, 222),
-    };
-
-    /// The theme the browser's colour scheme asks for (light outside a browser).
-    pub fn current() -> Theme {
-        let dark = web_sys::window()
-            .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
-            .is_some_and(|m| m.matches());
-        if dark {
-            Theme::DARK
-        } else {
-            Theme::LIGHT
-        }
-    }
-}
-
-const PALETTE: [RGBColor; 8] = [
-    RGBColor(31, 119, 180),
-    RGBColor(44, 160, 44),
-    RGBColor(148, 103, 189),
-    RGBColor(23, 190, 207),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-];
-
-/// The colour of node (or series) `i`.
-pub fn color(i: usize) -> RGBColor {
-    PALETTE[i % PALETTE.len()]
-}
-
-/// The tracks, top to bottom.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TrackKind {
-    /// Slot ranges per node over time, migrating ranges highlighted.
-    Topology,
-    /// Business commands per second per node.
-    NodeRate,
-    /// MOVED share per command.
-    MovedShare,
-    /// `errorstats` rates.
-    Errors,
-    /// New connections per second against open connections.
-    Connections,
-    /// `CLUSTER SLOTS`/`SHARDS` calls per second.
-    Refreshes,
-    /// Poll failures, node events, annotations, and the time axis.
-    Events,
-}
-
-impl TrackKind {
-    /// Every track, top to bottom.
-    pub const ALL: [TrackKind; 7] = [
-        TrackKind::Topology,
-        TrackKind::NodeRate,
-        TrackKind::MovedShare,
-        TrackKind::Errors,
-        TrackKind::Connections,
-        TrackKind::Refreshes,
-        TrackKind::Events,
-    ];
-
-    /// The `data-track` name.
-    pub fn name(self) -> &'static str {
-        match self {
-            TrackKind::Topology => "topology",
-            TrackKind::NodeRate => "node-rate",
-            TrackKind::MovedShare => "moved-share",
-            TrackKind::Errors => "errors",
-            TrackKind::Connections => "connections",
-            TrackKind::Refreshes => "refreshes",
-            TrackKind::Events => "events",
-        }
-    }
-
-    /// The title shown above it.
-    pub fn title(self) -> &'static str {
-        match self {
-            TrackKind::Topology => "Topology: slot ranges per node (migrating ranges in amber)",
-            TrackKind::NodeRate => "Commands/s per node",
-            TrackKind::MovedShare => "MOVED share per command",
-            TrackKind::Errors => "Errors/s (errorstats)",
-            TrackKind::Connections => "New connections/s and open connections",
-            TrackKind::Refreshes => "Topology refreshes/s (CLUSTER SLOTS + SHARDS)",
-            TrackKind::Events => "Poll failures · node events · annotations",
-        }
-    }
-
-    /// Height in CSS pixels.
-    pub fn height(self) -> u32 {
-        match self {
-            TrackKind::Topology => 110,
-            TrackKind::NodeRate => 100,
-            TrackKind::Events => 116,
-            TrackKind::Refreshes => 60,
-            _ => 80,
-        }
-    }
-}
-
-/// What every drawing needs besides its data.
-#[derive(Clone, Copy, Debug)]
-pub struct Frame<'a> {
-    /// The view.
-    pub state: &'a ViewState,
-    /// Time ↔ pixels.
-    pub scale: TimeScale,
-    /// Local time zone offset in minutes east of UTC; `None` for UTC.
-    pub offset: Option<i32>,
-    /// The colours.
-    pub theme: Theme,
-}
-
-/// A drawing error, as text.
-pub type DrawError = String;
-
-fn err<E: std::fmt::Debug>(e: E) -> DrawError {
-    format!("{e:?}")
-}
-
-/// The width and height of `area` in pixels, as drawing coordinates.
-fn size<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>) -> (i32, i32) {
-    let (w, h) = area.dim_in_pixel();
-    let px = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
-    (px(w), px(h))
-}
-
-/// Writes `content` with its top left corner at `at`, in the sans-serif font `size` pixels high.
-fn text<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    content: impl std::borrow::Borrow<str>,
-    at: (i32, i32),
-    size: f64,
-    colour: RGBColor,
-) -> Result<(), DrawError> {
-    area.draw(&Text::new(
-        content,
-        at,
-        ("sans-serif", size).into_font().color(&colour),
-    ))
-    .map_err(err)
-}
+use frame::{err, size};
 
 /// Draws track `kind` of `data` onto `area`: background, grid, the data, selection and cursor,
 /// with the what-if predictions in `predicted` (none, A, or A and B) drawn over the observed data
@@ -309,32 +143,6 @@ pub fn cursor<DB: DrawingBackend>(
     Ok(())
 }
 
-/// One pixel column's values: the smallest and largest value of the buckets it covers.
-pub type Column = Option<(f32, f32)>;
-
-/// `series` down-sampled to the pixel columns of `scale`: min and max of the buckets each column
-/// covers (`None` where there is no data).
-pub fn columns(series: &Series, grid: &Grid, scale: &TimeScale) -> Vec<Column> {
-    let width = scale.pixels().ceil().clamp(0.0, 100_000.0) as u32;
-    (0..width)
-        .map(|col| {
-            let (a, b) = scale.column(col);
-            let buckets = grid.range(TimeSpan::new(Timestamp(a), Timestamp(b)));
-            let mut out: Column = None;
-            for &v in series.values.get(buckets).unwrap_or(&[]) {
-                if v.is_nan() {
-                    continue;
-                }
-                out = Some(match out {
-                    None => (v, v),
-                    Some((lo, hi)) => (lo.min(v), hi.max(v)),
-                });
-            }
-            out
-        })
-        .collect()
-}
-
 /// Renders a track to SVG text (native tests).
 #[cfg(test)]
 pub(crate) fn svg(kind: TrackKind, state: &ViewState, data: &Dataset, width: u32) -> String {
@@ -368,6 +176,9 @@ pub(crate) fn svg_with(
 
 #[cfg(test)]
 mod tests {
+    use slotscope_core::track::{Grid, Series};
+    use slotscope_core::Timestamp;
+
     use super::*;
     use crate::dataset::fixture;
     use crate::state::Action;

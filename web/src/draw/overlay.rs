@@ -8,8 +8,11 @@ use plotters::prelude::*;
 
 use slotscope_core::track::{Grid, Series};
 
+use super::column::columns;
 use super::events::AXIS;
-use super::{columns, err, plot, size, text, DrawError, Frame, TrackKind};
+use super::frame::{err, size, text, DrawError, Frame};
+use super::plot;
+use super::track_kind::TrackKind;
 use crate::whatif::Overlay;
 
 /// Colour of predicted series and of the wedged interval (prediction A).

@@ -1,7 +1,7 @@
 //! The plot of a line track, shared by the observed series and the prediction drawn over them:
 //! the mapping of values to pixel rows, and down-sampled columns joined into polylines.
 
-use super::Column;
+use super::column::Column;
 
 /// The y of the top of the plot (the legend is above it), in pixels.
 const PLOT_TOP: f32 = 18.0;

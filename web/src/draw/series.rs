@@ -5,7 +5,11 @@ use plotters::prelude::*;
 
 use slotscope_core::track::{Series, Tracks};
 
-use super::{color, columns, err, plot, size, text, DrawError, Frame, TrackKind};
+use super::column::columns;
+use super::frame::{err, size, text, DrawError, Frame};
+use super::palette::color;
+use super::plot;
+use super::track_kind::TrackKind;
 
 /// The series a line track shows, each with its colour index.
 pub fn of(kind: TrackKind, tracks: &Tracks) -> Vec<(usize, &Series)> {

@@ -7,7 +7,8 @@ use plotters::prelude::*;
 use slotscope_core::track::Layout;
 use slotscope_core::{NodeAddr, Slot, SlotRange, SLOT_COUNT};
 
-use super::{color, err, DrawError, MIGRATING};
+use super::frame::{err, DrawError};
+use super::palette::{color, MIGRATING};
 
 /// Cells per row (and rows).
 pub const SIDE: u32 = 128;

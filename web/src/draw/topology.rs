@@ -6,7 +6,8 @@ use plotters::prelude::*;
 use slotscope_core::track::Tracks;
 use slotscope_core::SLOT_COUNT;
 
-use super::{color, err, size, text, DrawError, Frame, MIGRATING};
+use super::frame::{err, size, text, DrawError, Frame};
+use super::palette::{color, MIGRATING};
 
 /// The smallest height a migrating range is drawn with, in pixels.
 pub const MIGRATING_MIN: i32 = 3;

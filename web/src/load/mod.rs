@@ -1,10 +1,9 @@
 //! Loading a recording in the background: its bytes fetched or read ([`source`]), then read by
-//! the reader module ([`reader`], fetched meanwhile) in time slices so the page keeps answering,
+//! the reader module ([`reader`](crate::reader), fetched meanwhile) in time slices so the page keeps answering,
 //! with the part read so far shown when a big recording takes long ([`progress`]). Results go to
 //! the app through [`Sinks`].
 
 pub mod progress;
-pub mod reader;
 pub mod source;
 
 use std::cell::Cell;
@@ -17,10 +16,10 @@ pub use source::Source;
 
 use slotscope_core::overview::Overview;
 
-use crate::dataset::{Dataset, DeltaSource, Shared};
+use crate::dataset::{Dataset, Shared};
+use crate::reader::{self, DeltaSource, Reader};
 use crate::state::Action;
 use progress::{preview_due, SLICE_MS};
-use reader::Reader;
 
 thread_local! {
     /// Counts loads: a load still running when a newer one starts gives up.

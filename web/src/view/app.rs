@@ -191,7 +191,7 @@ pub fn app() -> Html {
     {
         let state = model.0.clone();
         use_effect_with(state, |state| {
-            crate::publish(state);
+            crate::hook::publish(state);
             CURRENT_SOURCE.with(|c| c.borrow_mut().clone_from(&state.source));
             if state.data.is_some() {
                 if let Some(w) = web_sys::window() {

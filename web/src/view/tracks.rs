@@ -128,7 +128,7 @@ fn redraw(
         }
         let _ = area.present();
     }
-    crate::record_draw_ms(now() - began);
+    crate::hook::record_draw_ms(now() - began);
 }
 
 /// The track canvases and the hover readout.

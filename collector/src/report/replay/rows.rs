@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use slotscope_core::replay::{CommandStats, NodeStats, ReplayReport, Shape};
 
-use super::Replayed;
+use super::replayed::Replayed;
 use crate::report::table::{Cell, Column, Table, TableRow};
 
 /// A command mix as `get 60 %, set 40 %`: each command with its share in percent.

@@ -11,7 +11,8 @@ use crate::node::NodeAddr;
 use crate::time::TimeSpan;
 
 use super::attribution;
-use super::{Context, Detector};
+use super::context::Context;
+use super::detector::Detector;
 
 /// New connections per open connection per second above which an interval counts as churning
 /// (a mean connection lifetime under two seconds).

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::census::handshake;
 use crate::census::ClientGroup;
 use crate::defect::{defects_in_range, known_defects, Defect};
 use crate::finding::{Attribution, Finding, FindingKind, Severity};
@@ -14,7 +15,8 @@ use crate::float;
 use crate::time::{TimeSpan, Timestamp};
 
 use super::attribution;
-use super::{Context, Detector};
+use super::context::Context;
+use super::detector::Detector;
 
 /// Finds client groups running a version with a known defect.
 pub(super) struct ClientDefect;
@@ -74,7 +76,7 @@ fn by_fingerprint(ctx: &Context<'_>, g: &ClientGroup, rejects: Option<bool>) -> 
     if attribution::business_commands(g).is_empty() {
         return Vec::new();
     }
-    let counts = fingerprint::handshake_counts(ctx.metrics, g, ctx.interval_ms);
+    let counts = handshake::handshake_counts(ctx.metrics, g, ctx.interval_ms);
     let Some(r) = fingerprint::setinfo_rejection(&counts, rejects) else {
         return Vec::new();
     };

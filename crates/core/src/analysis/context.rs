@@ -9,7 +9,7 @@ use crate::summary::Summary;
 use crate::time::{TimeSpan, Timestamp};
 use crate::timeline::{ClusterTimeline, Consensus};
 
-use super::ShardTraffic;
+use super::shard_traffic::ShardTraffic;
 
 /// What every derivation needs.
 pub(super) struct Context<'a> {

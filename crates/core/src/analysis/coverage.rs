@@ -8,7 +8,8 @@ use crate::float;
 use crate::slot::SLOT_COUNT;
 use crate::time::{TimeSpan, Timestamp};
 
-use super::{Context, Detector};
+use super::context::Context;
+use super::detector::Detector;
 
 /// Finds slots left without an owner or disputed at the end.
 pub(super) struct Coverage;

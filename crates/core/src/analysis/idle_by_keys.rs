@@ -15,8 +15,9 @@ use crate::float;
 use crate::metrics::NodeMetrics;
 use crate::time::{TimeSpan, Timestamp};
 
+use super::context::Context;
+use super::detector::Detector;
 use super::idle_shard::{IDLE_OF_SLOT_SHARE, IDLE_SHARE};
-use super::{Context, Detector};
 
 /// The least share of the cluster's keys a node must hold at the end to be looked at.
 const MIN_KEY_SHARE: f64 = 0.05;

@@ -8,7 +8,8 @@ use crate::float;
 use crate::node::NodeId;
 use crate::slot::SLOT_COUNT;
 
-use super::{Context, Detector};
+use super::context::Context;
+use super::detector::Detector;
 
 /// Share of a cluster's commands below which a shard that owns slots counts as idle.
 pub const IDLE_SHARE: f64 = 0.01;

@@ -6,7 +6,7 @@ use crate::moment::at;
 use crate::node::NodeAddr;
 use crate::time::Timestamp;
 
-use super::Context;
+use super::context::Context;
 
 /// `CLIENT KILL` calls on one node, within one poll interval.
 #[derive(Clone, Debug, PartialEq, Eq)]

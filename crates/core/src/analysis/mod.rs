@@ -14,6 +14,7 @@ mod churn;
 mod client_defect;
 mod context;
 mod coverage;
+mod detector;
 mod evidence_link;
 #[cfg(test)]
 mod fixture;
@@ -24,6 +25,7 @@ mod kills;
 mod lost_group;
 mod outage;
 mod redirects;
+mod shard_traffic;
 mod short_lived;
 mod story;
 mod stream;
@@ -43,19 +45,11 @@ pub use churn::CHURN_RATIO;
 pub use idle_shard::IDLE_SHARE;
 pub use lost_group::LOST_SHARE;
 pub use redirects::REDIRECT_SHARE;
+pub use shard_traffic::{Rates, ShardTraffic};
 pub use story::{Confidence, CutShort, Role, Step, StepKind, Story};
-pub use traffic::{Rates, ShardTraffic};
 
 use context::Context;
-
-/// One kind of trouble looked for in a finished recording.
-trait Detector {
-    /// What it looks for, in a few words ("idle shard").
-    fn name(&self) -> &'static str;
-
-    /// Its findings in the recording `ctx` describes (none when the trouble is absent).
-    fn detect(&self, ctx: &Context<'_>) -> Vec<Finding>;
-}
+use detector::Detector;
 
 /// Every detector, in the order [`Finishing::step`] runs them, one per step. Findings of equal
 /// importance keep this order (the final sort is stable).

@@ -5,7 +5,7 @@ use crate::metrics::NodeMetrics;
 use crate::node::NodeAddr;
 use crate::time::Timestamp;
 
-use super::Context;
+use super::context::Context;
 
 /// A gap longer than this many poll intervals between two samples of a node is an outage.
 const GAP_INTERVALS: u64 = 2;

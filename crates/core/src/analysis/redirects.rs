@@ -9,7 +9,8 @@ use crate::metrics::{ms_to_secs, Interval};
 use crate::time::{format_millis, TimeSpan, Timestamp};
 
 use super::attribution;
-use super::{Context, Detector};
+use super::context::Context;
+use super::detector::Detector;
 
 /// Share of commands answered with a redirect above which an interval counts as redirected.
 pub const REDIRECT_SHARE: f64 = 0.05;

@@ -11,7 +11,8 @@ use crate::float;
 use crate::metrics::ms_to_secs;
 use crate::time::TimeSpan;
 
-use super::{Context, Detector};
+use super::context::Context;
+use super::detector::Detector;
 
 /// Finds the inferred short-lived client groups.
 pub(super) struct ShortLived;

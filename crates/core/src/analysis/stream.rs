@@ -14,7 +14,7 @@ use crate::metrics::is_business_command;
 use crate::time::{TimeSpan, Timestamp};
 
 use super::attribution::business_commands;
-use super::Context;
+use super::context::Context;
 
 /// Per-second rates of one stream, one value per grid bucket.
 #[derive(Clone, Debug, PartialEq)]

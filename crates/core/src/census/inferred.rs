@@ -24,7 +24,8 @@ use crate::metrics::{is_business_command, CommandDelta, Interval, Metrics};
 use crate::node::NodeAddr;
 use crate::time::{TimeSpan, Timestamp};
 
-use super::{Census, ClientGroup};
+use super::group::ClientGroup;
+use super::Census;
 
 /// The share of a group's business commands rejected or failed from which it is failing: its
 /// short-lived finding is critical, and a group losing its traffic after it was dying of its errors

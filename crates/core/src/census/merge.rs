@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{ClientGroup, GroupKey, MergedKey};
+use super::group::{ClientGroup, GroupKey, MergedKey};
 
 /// Commands a connection runs before its identity is complete: what `cmd` shows for a
 /// connection caught mid-handshake.

@@ -5,9 +5,11 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use super::error::EvidenceError;
+use super::format::{Format, APP_ERROR_KIND};
 use super::placement::Clock;
+use super::reading::Evidence;
 use super::stamp::{json_time, stamp_prefix};
-use super::{Evidence, EvidenceError, Format, APP_ERROR_KIND};
 use crate::recording::Annotation;
 use crate::time::Timestamp;
 

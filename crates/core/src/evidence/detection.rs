@@ -2,7 +2,7 @@
 
 use super::app_log::{find_class, is_app_text_line, json_object};
 use super::cloud::describe_events;
-use super::Format;
+use super::format::Format;
 
 /// The format of `text`: JSON lines, a line with an error class token, or a timestamped line whose
 /// first words hold an upper-case log level (`ERROR`, `INFO`, …) make an application log; anything

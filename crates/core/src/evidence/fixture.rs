@@ -1,7 +1,8 @@
 //! Inputs shared by the unit tests of the evidence readers: incident 1's cloud event log and
 //! application log, and the options they are read with.
 
-use super::{Format, Options};
+use super::format::Format;
+use super::options::Options;
 use crate::time::Timestamp;
 
 /// 2025-03-14 05:05:00 UTC: the recording of incident 1 starts a few minutes before the scale-out.

@@ -1,4 +1,4 @@
-//! Outside evidence turned into [`Annotation`]s: a cloud provider's event log, or an application's
+//! Outside evidence turned into [`Annotation`](crate::recording::Annotation)s: a cloud provider's event log, or an application's
 //! error log. Sans-IO: [`parse`] reads text handed to it and returns annotations; it opens no file
 //! and reads no clock.
 //!
@@ -56,172 +56,29 @@
 
 mod app_log;
 mod cloud;
+mod date;
 mod detection;
+mod error;
 #[cfg(test)]
 mod fixture;
+mod format;
+mod options;
 mod placement;
+mod reading;
 mod stamp;
-
-use std::fmt;
-
-use crate::recording::Annotation;
-use crate::time::Timestamp;
+#[cfg(test)]
+mod stamp_oracle;
 
 pub use app_log::error_class;
 pub use cloud::{cloud_kind, CLOUD_KINDS};
+pub use date::Date;
 pub use detection::detect;
-pub use placement::Date;
+pub use error::EvidenceError;
+pub use format::{Format, APP_ERROR_KIND, APP_SOURCE, CLOUD_SOURCE};
+pub use options::Options;
+pub use reading::Evidence;
 
 use placement::Clock;
-
-/// `source` of annotations from a cloud provider's event log.
-pub const CLOUD_SOURCE: &str = "cloud_event_log";
-/// `source` of annotations from an application log.
-pub const APP_SOURCE: &str = "app_log";
-/// `fields.kind` of the per-second error counts of an application log.
-pub const APP_ERROR_KIND: &str = "app_error";
-
-/// The kind of outside evidence.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Format {
-    /// Decide from the text (see [`detect`]).
-    Auto,
-    /// A cloud provider's event log: one event per line.
-    Cloud,
-    /// An application's log: errors are counted per second.
-    AppLog,
-}
-
-impl Format {
-    /// The default `source` of annotations of this format.
-    pub fn default_source(self) -> &'static str {
-        match self {
-            Format::AppLog => APP_SOURCE,
-            Format::Cloud | Format::Auto => CLOUD_SOURCE,
-        }
-    }
-}
-
-impl fmt::Display for Format {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Format::Auto => "auto",
-            Format::Cloud => "cloud event log",
-            Format::AppLog => "application log",
-        })
-    }
-}
-
-/// Why outside evidence could not be read.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum EvidenceError {
-    /// A line carries a time of day only, and neither a date nor the recording's start was given.
-    #[error("line {line}: `{time}` is a time of day without a date, and no date was given")]
-    DateNeeded {
-        /// 1-based line number.
-        line: u64,
-        /// The time as written.
-        time: String,
-    },
-    /// A timestamp has the right shape but impossible values (month 13, 25:00, 30 February, …).
-    #[error("line {line}: `{text}` is not a valid date and time")]
-    BadTimestamp {
-        /// 1-based line number (for a JSON document of events: the event's number).
-        line: u64,
-        /// The timestamp as written.
-        text: String,
-    },
-    /// A timestamp lies before 1970 or too far in the future.
-    #[error("line {line}: `{text}` lies outside the range of timestamps")]
-    OutOfRange {
-        /// 1-based line number.
-        line: u64,
-        /// The timestamp as written.
-        text: String,
-    },
-    /// Not a single line had a timestamp.
-    #[error(
-        "no timestamps found in {lines} lines (expected lines like `05:17:18 Migrating slots …`, \
-         `2025-03-14 05:17:30,123 ERROR …` or JSON with a `timestamp` key)"
-    )]
-    NoTimestamps {
-        /// Non-blank lines read.
-        lines: u64,
-    },
-    /// A date given by the caller is not `YYYY-MM-DD`, or does not exist.
-    #[error("`{0}` is not a date (expected YYYY-MM-DD, e.g. 2025-03-14)")]
-    BadDate(String),
-}
-
-/// How to read outside evidence.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Options {
-    /// The format, or [`Format::Auto`] to detect it.
-    pub format: Format,
-    /// Date of lines that carry a time of day only.
-    pub date: Option<Date>,
-    /// Start of the recording the evidence goes with: dates time-of-day lines when `date` is absent.
-    pub recording_start: Option<Timestamp>,
-    /// `source` of every annotation; by default [`CLOUD_SOURCE`] or [`APP_SOURCE`].
-    pub source: Option<String>,
-}
-
-/// Annotations read from outside evidence, and what the reading met.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Evidence {
-    /// The format read (never [`Format::Auto`]).
-    pub format: Format,
-    /// The annotations, in time order.
-    pub annotations: Vec<Annotation>,
-    /// Non-blank lines read (events, for a JSON document of events).
-    pub lines: u64,
-    /// Lines (events) that went into an annotation.
-    pub used: u64,
-    /// Application log: timestamped lines that are not errors.
-    pub not_errors: u64,
-    /// Application log: lines without a timestamp following a timestamped one (tracebacks).
-    pub continuation: u64,
-    /// Lines that could not be used: no timestamp (and not a continuation), or broken JSON.
-    pub skipped: u64,
-    /// Number of the first skipped line.
-    pub first_skipped: Option<u64>,
-}
-
-impl Evidence {
-    /// Nothing read yet, in `format`.
-    fn new(format: Format) -> Evidence {
-        Evidence {
-            format,
-            annotations: Vec::new(),
-            lines: 0,
-            used: 0,
-            not_errors: 0,
-            continuation: 0,
-            skipped: 0,
-            first_skipped: None,
-        }
-    }
-
-    /// Counts line `line` as skipped.
-    fn skip(&mut self, line: u64) {
-        self.skipped = self.skipped.saturating_add(1);
-        self.first_skipped.get_or_insert(line);
-    }
-
-    /// The non-blank lines of `text`, trimmed, with their line numbers (from 1), each counted as
-    /// read.
-    fn read_lines<'t>(&mut self, text: &'t str) -> Vec<(u64, &'t str)> {
-        let lines: Vec<(u64, &str)> = (1u64..)
-            .zip(text.lines())
-            .map(|(n, raw)| (n, raw.trim()))
-            .filter(|(_, line)| !line.is_empty())
-            .collect();
-        self.lines = self
-            .lines
-            .saturating_add(u64::try_from(lines.len()).unwrap_or(u64::MAX));
-        lines
-    }
-}
 
 /// Reads outside evidence from `text` into annotations, in time order.
 pub fn parse(text: &str, opts: &Options) -> Result<Evidence, EvidenceError> {

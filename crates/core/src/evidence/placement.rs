@@ -2,65 +2,15 @@
 //! caller's [`Date`], or placed within 12 hours of the recording's start and then of the line
 //! before it (so a log that runs past midnight moves on to the next day).
 
-use std::fmt;
-use std::str::FromStr;
-
-use super::stamp::{self, number, sep, Stamp};
-use super::{EvidenceError, Options};
+use super::error::EvidenceError;
+use super::options::Options;
+use super::stamp::Stamp;
 use crate::time::Timestamp;
 
 /// One day in milliseconds.
 const DAY_MS: i64 = 86_400_000;
 /// Half a day in milliseconds: how far a time of day is placed from its anchor at most.
 const HALF_DAY_MS: i64 = 43_200_000;
-
-/// A calendar date (UTC), for logs whose lines carry only a time of day.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Date {
-    year: i64,
-    month: u32,
-    day: u32,
-}
-
-impl Date {
-    /// The date, if it exists (1970 or later).
-    pub fn new(year: i64, month: u32, day: u32) -> Option<Date> {
-        Timestamp::from_civil(year, month, day, 0, 0, 0, 0)?;
-        Some(Date { year, month, day })
-    }
-
-    /// Milliseconds since the epoch at 00:00 UTC of the date.
-    fn midnight(self) -> Option<i64> {
-        stamp::midnight(self.year, self.month, self.day)
-    }
-}
-
-impl FromStr for Date {
-    type Err = EvidenceError;
-
-    /// Parses `YYYY-MM-DD`.
-    fn from_str(s: &str) -> Result<Date, EvidenceError> {
-        let bad = || EvidenceError::BadDate(s.to_string());
-        let b = s.trim().as_bytes();
-        let (year, i) = number(b, 0, 4, 4).ok_or_else(bad)?;
-        let (month, i) = sep(b, i, b'-')
-            .and_then(|i| number(b, i, 1, 2))
-            .ok_or_else(bad)?;
-        let (day, i) = sep(b, i, b'-')
-            .and_then(|i| number(b, i, 1, 2))
-            .ok_or_else(bad)?;
-        if i != b.len() {
-            return Err(bad());
-        }
-        Date::new(i64::from(year), month, day).ok_or_else(bad)
-    }
-}
-
-impl fmt::Display for Date {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:04}-{:02}-{:02}", self.year, self.month, self.day)
-    }
-}
 
 /// Places timestamps on the time line: dates times of day, checks the range.
 pub(super) struct Clock {

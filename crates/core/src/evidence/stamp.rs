@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use crate::time::rfc3339::{self, Shapes};
 use crate::time::Timestamp;
 
 /// A timestamp as read from a line.
@@ -53,123 +54,70 @@ pub(super) fn json_time(v: &Value) -> Option<Stamp> {
 /// is right but its values impossible; `len` is the length of the timestamp text.
 ///
 /// Accepted: `HH:MM:SS`, `YYYY-MM-DD HH:MM:SS`, `YYYY-MM-DDTHH:MM:SS` (also with `/` in the date),
-/// each with optional fractional seconds (`.123` or `,123`) and zone (`Z`, `+01:00`, `+0100`,
-/// ` UTC`, ` GMT`).
+/// each with optional fractional seconds (`.123` or `,123`) and zone (`Z`, `+01:00`, `+01`,
+/// ` UTC`, ` GMT`; not `+0100`, whose hours run into its minutes). The date, the time and the
+/// offset are read by [`rfc3339`]'s pieces.
 pub(super) fn stamp_prefix(s: &str) -> Option<(Option<Stamp>, usize)> {
     let b = s.as_bytes();
-    let (date, i) = match date_at(b) {
-        Some((y, mo, d, i)) => match b.get(i) {
-            Some(b'T' | b't' | b' ' | b'_') => (Some((y, mo, d)), i + 1),
-            _ => return None,
-        },
+    let (date, i) = match rfc3339::date_at(b, 0, LENIENT) {
+        Some((date, i)) => (Some(date), rfc3339::one_of(b, i, b"Tt _")?),
         None => (None, 0),
     };
-    let (h, i) = number(b, i, 1, 2)?;
-    let (mi, i) = sep(b, i, b':').and_then(|i| number(b, i, 2, 2))?;
-    let (sec, mut i) = sep(b, i, b':').and_then(|i| number(b, i, 2, 2))?;
-    let mut ms = 0u32;
-    if matches!(b.get(i), Some(b'.' | b',')) && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
-        i += 1;
-        let mut digits = 0;
-        while let Some(c) = b.get(i).filter(|c| c.is_ascii_digit()) {
-            if digits < 3 {
-                ms = ms * 10 + u32::from(c - b'0');
-            }
-            digits += 1;
-            i += 1;
-        }
-        for _ in digits..3 {
-            ms *= 10;
-        }
-    }
+    let (clock, i) = rfc3339::clock_at(b, i, LENIENT)?;
     let (offset_min, i) = zone_at(s, i);
     if b.get(i).is_some_and(|c| c.is_ascii_alphanumeric()) {
         return None;
     }
-    if h > 23 || mi > 59 || sec > 60 {
+    if !clock.in_range() {
         return Some((None, i));
     }
-    let tod =
-        i64::from(h) * 3_600_000 + i64::from(mi) * 60_000 + i64::from(sec) * 1000 + i64::from(ms);
-    let tod = tod - i64::from(offset_min) * 60_000;
+    let tod = clock.millis_of_day() - i64::from(offset_min) * 60_000;
     let stamp = match date {
         None => Some(Stamp::TimeOfDay(tod)),
-        Some((y, mo, d)) => midnight(i64::from(y), mo, d)
+        Some(d) => midnight(i64::from(d.year), d.month, d.day)
             .and_then(|m| m.checked_add(tod))
             .map(Stamp::At),
     };
     Some((stamp, i))
 }
 
-/// `YYYY-MM-DD` (or `YYYY/MM/DD`) at the start of `b`: year, month, day and the index after it.
-fn date_at(b: &[u8]) -> Option<(u32, u32, u32, usize)> {
-    let (y, i) = number(b, 0, 4, 4)?;
-    let dash = *b.get(i)?;
-    if dash != b'-' && dash != b'/' {
-        return None;
-    }
-    let (mo, i) = number(b, i + 1, 2, 2)?;
-    let (d, i) = sep(b, i, dash).and_then(|i| number(b, i, 2, 2))?;
-    Some((y, mo, d, i))
-}
+/// The shapes read beyond RFC 3339's: `/` in dates, a one-digit hour, `,` before the fraction, an
+/// offset without minutes.
+const LENIENT: Shapes = Shapes {
+    date_separators: b"-/",
+    date_time_separators: b"Tt _",
+    hour_digits: 1,
+    fraction_marks: b".,",
+    offset_minutes_optional: true,
+};
 
-/// A zone at `i`: its offset east of UTC in minutes (0 when absent) and the index after it.
+/// The largest offset read, in whole hours (real zones go to +14:00).
+const MAX_OFFSET_HOURS: i32 = 14;
+
+/// A zone at `i`: its offset east of UTC in minutes (0 when absent) and the index after it. An
+/// RFC 3339 zone (`Z`, `+01:00`, also `+01`) of at most [`MAX_OFFSET_HOURS`] hours, or ` UTC`,
+/// ` GMT` (also without the space).
 fn zone_at(s: &str, i: usize) -> (i32, usize) {
     let b = s.as_bytes();
-    match b.get(i) {
-        Some(b'Z' | b'z') => (0, i + 1),
-        Some(&sign @ (b'+' | b'-')) => {
-            let Some((hh, j)) = number(b, i + 1, 2, 2) else {
-                return (0, i);
-            };
-            let (mm, k) = match sep(b, j, b':').and_then(|j| number(b, j, 2, 2)) {
-                Some(found) => found,
-                None => number(b, j, 2, 2).unwrap_or((0, j)),
-            };
-            if hh > 14 || mm > 59 {
-                return (0, i);
-            }
-            // hh <= 14 and mm <= 59: fits an i32.
-            let minutes = i32::try_from(hh * 60 + mm).unwrap_or(0);
-            (if sign == b'-' { -minutes } else { minutes }, k)
-        }
-        _ => {
-            for name in [" UTC", " GMT", "UTC", "GMT"] {
-                if s.get(i..).is_some_and(|r| r.starts_with(name))
-                    && !b
-                        .get(i + name.len())
-                        .is_some_and(|c| c.is_ascii_alphanumeric())
-                {
-                    return (0, i + name.len());
-                }
-            }
-            (0, i)
+    if matches!(b.get(i), Some(b'+' | b'-')) {
+        return match rfc3339::offset_at(b, i, LENIENT) {
+            Some((minutes, j)) if minutes.abs() / 60 <= MAX_OFFSET_HOURS => (minutes, j),
+            _ => (0, i),
+        };
+    }
+    if let Some(found) = rfc3339::offset_at(b, i, LENIENT) {
+        return found;
+    }
+    for name in [" UTC", " GMT", "UTC", "GMT"] {
+        if s.get(i..).is_some_and(|r| r.starts_with(name))
+            && !b
+                .get(i + name.len())
+                .is_some_and(|c| c.is_ascii_alphanumeric())
+        {
+            return (0, i + name.len());
         }
     }
-}
-
-/// A decimal number of `min..=max` digits at `i`, and the index after it.
-pub(super) fn number(b: &[u8], i: usize, min: usize, max: usize) -> Option<(u32, usize)> {
-    let mut v: u32 = 0;
-    let mut n = 0;
-    while n < max {
-        match b.get(i + n) {
-            Some(c) if c.is_ascii_digit() => {
-                v = v * 10 + u32::from(c - b'0');
-                n += 1;
-            }
-            _ => break,
-        }
-    }
-    if n < min || b.get(i + n).is_some_and(u8::is_ascii_digit) {
-        return None;
-    }
-    Some((v, i + n))
-}
-
-/// The index after `c` at `i`, if `c` is there.
-pub(super) fn sep(b: &[u8], i: usize, c: u8) -> Option<usize> {
-    (b.get(i) == Some(&c)).then_some(i + 1)
+    (0, i)
 }
 
 /// Milliseconds since the epoch at 00:00 UTC of a date; `None` if the date does not exist or lies

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::evidence::{ended, tail_ms};
-use super::settled::{settled_landing, Settled};
+use super::settled::{settled_landing, Settled, ALL_ON_ONE_REJECTED};
 use crate::census::{Census, ClientGroup, InferredGroup};
 use crate::float;
 use crate::metrics::{is_business_command, ms_to_secs, Metrics};
@@ -215,12 +215,6 @@ pub fn remap_target(landing: &[Landing]) -> Option<NodeAddr> {
     .then(|| top.node.clone())
 }
 
-/// The share of its attempts a node that takes every attempt of a group must reject to be its
-/// remap target: a remap to a node owning a share f of the slots rejects 1 − f of first
-/// attempts, at least a fifth unless the node owns four fifths of the slots (and its retries,
-/// remapped too, are rejected again).
-pub const ALL_ON_ONE_REJECTED: f64 = 0.2;
-
 /// One command on one node over the window.
 #[derive(Clone, Debug, Default)]
 struct Counts {
@@ -288,7 +282,7 @@ fn naming(g: &ClientGroup) -> (String, Option<String>) {
 /// 8.1+ is the `redis-py@8.0.0` model's; redis-py 5.0–7.4 spans two models, so none); or the
 /// libraries it leaves when it names several.
 fn declare_from_fingerprint(w: &mut GroupWorkload, metrics: &Metrics, g: &ClientGroup) {
-    let candidates = crate::fingerprint::candidates(metrics, g, poll_interval_ms(metrics));
+    let candidates = crate::census::handshake::candidates(metrics, g, poll_interval_ms(metrics));
     let mut libraries: Vec<&str> = Vec::new();
     for c in &candidates {
         if !libraries.contains(&c.lib_name) {

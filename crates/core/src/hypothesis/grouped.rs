@@ -11,89 +11,20 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
-use super::group::{ClusterRates, GroupEvidence, GroupWorkload, Landing, Source};
-use super::rank::{mean, replay_span, replay_variant, seed_addr, workload};
+use super::declared::Declared;
+use super::evidence::{Prediction, RATE_FLOOR};
+use super::group::{ClusterRates, GroupEvidence, GroupWorkload, Source};
+use super::group_ranking::{GroupHypotheses, GroupRanked, Grouped};
+use super::rank::{mean, replay_span, replay_variant, seed_addr, workload, HypothesisSpec};
 use super::score::{rate_agreement, share_agreement, MetricScore, Value};
+use super::variant::{standard_variants, Variant};
 use super::why::{recommendation, why};
-use super::{standard_variants, HypothesisSpec, Prediction, Variant, RATE_FLOOR};
 use crate::metrics::ms_to_secs;
 use crate::node::NodeAddr;
 use crate::replay::{covers, ReplayError, SimCluster};
 
 /// Rounds settling each group's share of the cluster-wide rates.
 const ROUNDS: usize = 3;
-
-/// One ranked variant of one group.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct GroupRanked {
-    /// Model, options and faults: `redis-py@8.0.0 address_remap=10.0.0.1:7000`.
-    pub label: String,
-    /// The model name.
-    pub model: String,
-    /// The releases the model covers (`None` for `ideal`).
-    pub covers: Option<String>,
-    /// The `address_remap` target, if the variant remaps.
-    pub remap: Option<String>,
-    /// Its options.
-    pub config: BTreeMap<String, String>,
-    /// The failures replayed (see [`Faults::label`](super::Faults::label)).
-    pub faults: String,
-    /// Mean agreement over the metrics, `0..=1`.
-    pub score: f64,
-    /// Per metric ([`METRICS`](super::METRICS)).
-    pub metrics: BTreeMap<String, MetricScore>,
-    /// The MOVED share of each of the group's commands.
-    pub by_command: BTreeMap<String, MetricScore>,
-    /// Why it ranks where it does: the metrics that agree and what sets it above the next one.
-    pub why: String,
-}
-
-/// The ranking of one group.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct GroupHypotheses {
-    /// The census group's label (see [`GroupWorkload::group`]).
-    pub group: String,
-    /// How reports name it briefly.
-    pub short: String,
-    /// Where its commands come from.
-    pub source: Source,
-    /// Its commands.
-    pub commands: Vec<String>,
-    /// Commands per second it issues (see [`GroupWorkload::rate_per_sec`]).
-    pub rate_per_sec: f64,
-    /// Commands per second replayed (the rate rounded, at least 1).
-    pub replayed_rate_per_sec: u32,
-    /// Attempts per second over the window.
-    pub attempts_per_sec: f64,
-    /// The remap candidate its traffic shows.
-    pub remap_target: Option<String>,
-    /// Where its attempts land.
-    pub landing: Vec<Landing>,
-    /// The model its reported release resolves to.
-    pub declared_model: Option<String>,
-    /// The library it runs by its `lib-name` or its `CLIENT SETINFO` rejection fingerprint.
-    pub declared_library: Option<String>,
-    /// The libraries its fingerprint leaves when it names more than one (see
-    /// [`GroupWorkload::candidate_libraries`](super::GroupWorkload::candidate_libraries)).
-    pub candidate_libraries: Vec<String>,
-    /// What the recording shows of it.
-    pub evidence: GroupEvidence,
-    /// Its variants, best first.
-    pub ranked: Vec<GroupRanked>,
-}
-
-/// Every group's ranking.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Grouped {
-    /// Per group, in the order of the workloads.
-    pub groups: Vec<GroupHypotheses>,
-    /// The cluster-wide rates shared between groups.
-    pub cluster: ClusterRates,
-    /// The best variant of each group in one line (see [`recommendation`]).
-    pub recommendation: String,
-}
 
 /// The variants of a group: [`standard_variants`] with `address_remap` only to the group's remap
 /// target when its traffic shows one, to no node when a census group's traffic shows none (a
@@ -366,45 +297,6 @@ pub fn rank_groups(
         groups,
         cluster: rates.clone(),
     })
-}
-
-/// What a group says of itself: the model covering the release it reports, and its library
-/// (reported, or named by its `CLIENT SETINFO` rejection fingerprint), or the libraries that
-/// fingerprint leaves when it names several.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Declared<'a> {
-    /// `redis-py@8.0.0`.
-    pub(super) model: Option<&'a str>,
-    /// `redis-py`.
-    pub(super) library: Option<&'a str>,
-    /// `redis-py`, `go-redis` (empty when `library` is set or nothing is known).
-    pub(super) candidates: &'a [String],
-    /// The node the group's traffic lands on as a remap to it would send it
-    /// ([`GroupWorkload::remap_target`](super::GroupWorkload::remap_target)).
-    pub(super) remap: Option<&'a str>,
-}
-
-impl Declared<'_> {
-    /// How much `model` (`lib@release`) agrees with it: 2 the model itself, 1 its library or
-    /// one of the candidate libraries, 0.
-    pub(super) fn agreement(&self, model: &str) -> u8 {
-        let library = model.split('@').next();
-        if Some(model) == self.model {
-            2
-        } else if library == self.library
-            || library.is_some_and(|l| self.candidates.iter().any(|c| c == l))
-        {
-            1
-        } else {
-            0
-        }
-    }
-
-    /// Whether a variant remapping to `remap` is the remap the group's traffic shows (`false`
-    /// for every variant when it shows none).
-    pub(super) fn lands(&self, remap: Option<&str>) -> bool {
-        self.remap.is_some() && remap == self.remap
-    }
 }
 
 /// Best first: the variants of the model covering the release the group reports, then those of

@@ -4,7 +4,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::{compare, Evidence, MetricScore, Prediction, Variant};
+use super::evidence::{Evidence, Prediction};
+use super::score::{compare, MetricScore};
+use super::variant::Variant;
 use crate::float;
 use crate::metrics::ms_to_secs;
 use crate::node::NodeAddr;

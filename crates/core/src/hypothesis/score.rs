@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::{Evidence, Prediction, RATE_FLOOR};
+use super::evidence::{Evidence, Prediction, RATE_FLOOR};
 
 /// A value compared: a number or a yes/no.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]

@@ -11,7 +11,11 @@ use crate::metrics::Metrics;
 use crate::node::NodeAddr;
 use crate::time::{TimeSpan, Timestamp};
 
-use super::ALL_ON_ONE_REJECTED;
+/// The share of its attempts a node that takes every attempt of a group must reject to be its
+/// remap target: a remap to a node owning a share f of the slots rejects 1 − f of first
+/// attempts, at least a fifth unless the node owns four fifths of the slots (and its retries,
+/// remapped too, are rejected again).
+pub const ALL_ON_ONE_REJECTED: f64 = 0.2;
 
 /// A group's attempts on one node over the node's *settled* intervals: those that end in the
 /// window with no slot layout change (owners or migration flags) in them or in the

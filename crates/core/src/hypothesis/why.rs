@@ -2,7 +2,8 @@
 
 use std::fmt::Write as _;
 
-use super::grouped::{Declared, GroupHypotheses, GroupRanked};
+use super::declared::Declared;
+use super::group_ranking::{GroupHypotheses, GroupRanked};
 use super::score::METRICS;
 
 /// A metric agrees when its agreement reaches this.

@@ -1,7 +1,7 @@
 //! CloudWatch metrics of ElastiCache (`AWS/ElastiCache`), as `aws cloudwatch get-metric-data`
 //! prints them, turned into redis_exporter-shaped [`Series`] that [`super::convert`] reads.
 //!
-//! Two inputs, both JSON:
+//! Two inputs, both JSON, read into [`super::get_metric_data`]'s types:
 //!
 //! - the queries (what was given to `--metric-data-queries`: a list, or an object with
 //!   `MetricDataQueries`), whose `Id`s tie each result to a metric (`MetricStat.Metric.MetricName`)
@@ -34,11 +34,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::Value;
+use serde::de::DeserializeOwned;
+use serde_json::error::Category;
 
 use crate::time::{format_millis, Timestamp};
 
+use super::get_metric_data::{Metric, MetricDataQuery, Output, Queries, Time};
 use super::{ImportError, Series};
+
+pub use super::get_metric_data::StatusCode;
 
 /// The command that `ClusterBasedCmds` is counted as (every cluster command, lumped).
 pub const CLUSTER_COMMAND: &str = "cluster|slots";
@@ -69,7 +73,7 @@ pub struct PageResult {
     /// `Id`.
     pub id: String,
     /// `StatusCode`.
-    pub status: String,
+    pub status: StatusCode,
     /// `(period start, value)` pairs, in the page's order.
     pub points: Vec<(Timestamp, f64)>,
     /// The `Value`s of its `Messages`.
@@ -103,10 +107,16 @@ fn err(what: &str, detail: impl Into<String>) -> ImportError {
     }
 }
 
-fn json(what: &str, text: &str) -> Result<Value, ImportError> {
-    serde_json::from_str(text).map_err(|e| ImportError::NotJson {
-        what: what.to_owned(),
-        detail: e.to_string(),
+/// `text` read as `T`: text that is not JSON (or is cut short) is [`ImportError::NotJson`],
+/// JSON of another shape an error saying what was wrong where, after `not` (what the text then
+/// is not).
+fn json<T: DeserializeOwned>(what: &str, not: &str, text: &str) -> Result<T, ImportError> {
+    serde_json::from_str(text).map_err(|e| match e.classify() {
+        Category::Data => err(what, format!("{not}: {e}")),
+        Category::Io | Category::Syntax | Category::Eof => ImportError::NotJson {
+            what: what.to_owned(),
+            detail: e.to_string(),
+        },
     })
 }
 
@@ -117,58 +127,52 @@ fn json(what: &str, text: &str) -> Result<Value, ImportError> {
 /// When the text is not JSON, or a query has no `Id`, no `MetricStat` with a metric name and a
 /// period, or no `CacheClusterId` dimension.
 pub fn parse_queries(what: &str, text: &str) -> Result<Vec<Query>, ImportError> {
-    let v = json(what, text)?;
-    let list = v
-        .as_array()
-        .or_else(|| v.get("MetricDataQueries").and_then(Value::as_array))
-        .ok_or_else(|| {
-            err(
-                what,
-                "neither a list of queries nor {\"MetricDataQueries\": [...]}",
-            )
-        })?;
+    let not = "not --metric-data-queries JSON";
+    let list: Vec<MetricDataQuery> = if text.trim_start().starts_with('[') {
+        json(what, not, text)?
+    } else {
+        json::<Queries>(what, not, text)?
+            .metric_data_queries
+            .ok_or_else(|| {
+                err(
+                    what,
+                    "neither a list of queries nor {\"MetricDataQueries\": [...]}",
+                )
+            })?
+    };
     let mut out = Vec::new();
     for q in list {
-        let id = q["Id"]
-            .as_str()
-            .ok_or_else(|| err(what, "a query without \"Id\""))?
-            .to_owned();
-        let stat = &q["MetricStat"];
-        if stat.is_null() {
+        let id = q.id.ok_or_else(|| err(what, "a query without \"Id\""))?;
+        let Some(stat) = q.metric_stat else {
             // A math expression: its results are not per node.
             continue;
-        }
-        let metric = stat["Metric"]["MetricName"]
-            .as_str()
-            .ok_or_else(|| err(what, format!("query {id}: no MetricStat.Metric.MetricName")))?
-            .to_owned();
-        let dim = |name: &str| {
-            stat["Metric"]["Dimensions"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .find(|d| d["Name"].as_str() == Some(name))
-                .and_then(|d| d["Value"].as_str())
-                .map(str::to_owned)
         };
-        let cluster_id = dim("CacheClusterId").ok_or_else(|| {
+        let metric = stat.metric.unwrap_or(Metric {
+            metric_name: None,
+            dimensions: None,
+        });
+        let name = metric
+            .metric_name
+            .clone()
+            .ok_or_else(|| err(what, format!("query {id}: no MetricStat.Metric.MetricName")))?;
+        let cluster_id = metric.dimension("CacheClusterId").ok_or_else(|| {
             err(
                 what,
-                format!("query {id} ({metric}) has no CacheClusterId dimension: which node is it?"),
+                format!("query {id} ({name}) has no CacheClusterId dimension: which node is it?"),
             )
         })?;
-        let period_s = stat["Period"]
-            .as_u64()
-            .or_else(|| q["Period"].as_u64())
+        let period_s = stat
+            .period
+            .or(q.period)
             .filter(|&p| p > 0)
             .ok_or_else(|| err(what, format!("query {id}: no MetricStat.Period")))?;
         out.push(Query {
+            cluster_id: cluster_id.to_owned(),
+            node_id: metric.dimension("CacheNodeId").unwrap_or("0001").to_owned(),
             id,
-            metric,
-            cluster_id,
-            node_id: dim("CacheNodeId").unwrap_or_else(|| "0001".to_owned()),
+            metric: name,
             period_s,
-            stat: stat["Stat"].as_str().unwrap_or("Average").to_owned(),
+            stat: stat.stat.unwrap_or_else(|| "Average".to_owned()),
         });
     }
     if out.is_empty() {
@@ -184,8 +188,8 @@ pub fn parse_queries(what: &str, text: &str) -> Result<Vec<Query>, ImportError> 
 /// When the text is not JSON, has no `MetricDataResults`, or a result's `Timestamps` and
 /// `Values` differ in length or hold something else than times and numbers.
 pub fn parse_page(what: &str, text: &str) -> Result<Page, ImportError> {
-    let v = json(what, text)?;
-    let list = v["MetricDataResults"].as_array().ok_or_else(|| {
+    let output: Output = json(what, "not get-metric-data output", text)?;
+    let list = output.metric_data_results.ok_or_else(|| {
         err(
             what,
             "no \"MetricDataResults\" list: not get-metric-data output",
@@ -193,13 +197,9 @@ pub fn parse_page(what: &str, text: &str) -> Result<Page, ImportError> {
     })?;
     let mut results = Vec::with_capacity(list.len());
     for r in list {
-        let id = r["Id"]
-            .as_str()
-            .ok_or_else(|| err(what, "a result without \"Id\""))?
-            .to_owned();
-        let empty = Vec::new();
-        let ts = r["Timestamps"].as_array().unwrap_or(&empty);
-        let xs = r["Values"].as_array().unwrap_or(&empty);
+        let id = r.id.ok_or_else(|| err(what, "a result without \"Id\""))?;
+        let ts = r.timestamps.unwrap_or_default();
+        let xs = r.values.unwrap_or_default();
         if ts.len() != xs.len() {
             return Err(err(
                 what,
@@ -211,80 +211,39 @@ pub fn parse_page(what: &str, text: &str) -> Result<Page, ImportError> {
             ));
         }
         let mut points = Vec::with_capacity(ts.len());
-        for (t, x) in ts.iter().zip(xs) {
+        for (t, x) in ts.into_iter().zip(xs) {
             let t = match t {
-                Value::String(s) => parse_iso8601(s),
-                Value::Number(n) => n.as_f64().map(|s| Timestamp(super::to_count(s * 1000.0))),
-                _ => None,
-            }
-            .ok_or_else(|| err(what, format!("result {id}: timestamp {t} is not ISO 8601")))?;
-            let x = x
-                .as_f64()
-                .ok_or_else(|| err(what, format!("result {id}: value {x} is not a number")))?;
+                Time::Text(s) => parse_iso8601(&s).ok_or_else(|| {
+                    err(
+                        what,
+                        format!("result {id}: timestamp {s:?} is not ISO 8601"),
+                    )
+                })?,
+                Time::Seconds(s) => Timestamp(super::to_count(s * 1000.0)),
+            };
             points.push((t, x));
         }
-        let messages = r["Messages"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|m| m["Value"].as_str().map(str::to_owned))
-            .collect();
         results.push(PageResult {
             id,
-            status: r["StatusCode"].as_str().unwrap_or("Complete").to_owned(),
+            status: r.status_code.unwrap_or_default(),
             points,
-            messages,
+            messages: r
+                .messages
+                .into_iter()
+                .flatten()
+                .filter_map(|m| m.value)
+                .collect(),
         });
     }
     Ok(Page {
         results,
-        next_token: v["NextToken"]
-            .as_str()
-            .filter(|t| !t.is_empty())
-            .map(str::to_owned),
+        next_token: output.next_token.filter(|t| !t.is_empty()),
     })
 }
 
-/// `YYYY-MM-DDTHH:MM:SS[.fff][Z|±HH:MM]` (no zone reads as UTC), as the AWS CLI prints times.
-pub fn parse_iso8601(s: &str) -> Option<Timestamp> {
-    let b = s.as_bytes();
-    let num = |from: usize, len: usize| -> Option<u32> {
-        let part = s.get(from..from + len)?;
-        part.bytes()
-            .all(|c| c.is_ascii_digit())
-            .then(|| part.parse().ok())?
-    };
-    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b' ') {
-        return None;
-    }
-    let (y, mo, d) = (i64::from(num(0, 4)?), num(5, 2)?, num(8, 2)?);
-    let (h, mi, sec) = (num(11, 2)?, num(14, 2)?, num(17, 2)?);
-    let mut rest = &s[19..];
-    let mut ms = 0;
-    if let Some(frac) = rest.strip_prefix('.') {
-        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
-        let f = &frac[..digits];
-        ms = format!("{f:0<3}")[..3].parse().ok()?;
-        rest = &frac[digits..];
-    }
-    let base = Timestamp::from_civil(y, mo, d, h, mi, sec, ms)?;
-    let offset_ms: i64 = match rest {
-        "" | "Z" | "z" => 0,
-        z if z.len() == 6 && z.as_bytes()[3] == b':' => {
-            let sign = match z.as_bytes()[0] {
-                b'+' => 1,
-                b'-' => -1,
-                _ => return None,
-            };
-            let hh: i64 = z[1..3].parse().ok()?;
-            let mm: i64 = z[4..6].parse().ok()?;
-            sign * (hh * 60 + mm) * 60_000
-        }
-        _ => return None,
-    };
-    let utc = i64::try_from(base.0).ok()? - offset_ms;
-    u64::try_from(utc).ok().map(Timestamp)
-}
+/// `YYYY-MM-DDTHH:MM:SS[.fff][Z|±HH:MM]` (no zone reads as UTC), as the AWS CLI prints times: the
+/// one RFC 3339 parser with the zone optional.
+pub use crate::time::rfc3339::parse_or_utc as parse_iso8601;
 
 /// How a metric is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -393,14 +352,14 @@ pub fn import(
                     ),
                 )
             })?;
-            match r.status.as_str() {
-                "Complete" => {
+            match r.status {
+                StatusCode::Complete => {
                     partial.remove(q.id.as_str());
                 }
-                "PartialData" => {
+                StatusCode::PartialData => {
                     partial.insert(&q.id, name);
                 }
-                other => {
+                other @ (StatusCode::InternalError | StatusCode::Forbidden) => {
                     return Err(err(
                         name,
                         format!(

@@ -15,6 +15,7 @@ pub mod client_details;
 pub mod cloudwatch;
 pub mod conversion;
 pub mod exposition;
+pub mod get_metric_data;
 pub mod prometheus;
 
 pub use conversion::{convert, Conversion, Gap, SourceInfo};

@@ -11,7 +11,7 @@ use slotscope_core::recording::Discovery;
 use slotscope_core::time::format_millis;
 use slotscope_core::{NodeId, Timestamp};
 
-use super::Analysed;
+use super::analysed::Analysed;
 use crate::report::table::{Cell, Column, Table, TableRow};
 
 mod finding;

@@ -4,7 +4,7 @@
 use slotscope_core::tap::versus::Versus;
 use slotscope_core::NodeAddr;
 
-use super::super::Analysed;
+use super::super::analysed::Analysed;
 use super::share;
 use crate::report::table::{Cell, Column, Table, TableRow};
 

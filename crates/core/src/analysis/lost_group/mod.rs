@@ -10,9 +10,10 @@ use crate::moment::at;
 use crate::time::{format_millis, TimeSpan, Timestamp};
 
 use super::attribution::business_commands;
+use super::context::Context;
+use super::detector::Detector;
 use super::outage::{outages, Outage};
 use super::stream::{streams, Grid, Stream};
-use super::{Context, Detector};
 
 /// Finds client groups whose traffic fell and did not return, or paused.
 pub(super) struct LostGroup;

@@ -6,7 +6,7 @@
 use crate::finding::{Attribution, Finding, FindingKind, Severity};
 use crate::time::Timestamp;
 
-use super::{Confidence, Role, Step, StepKind};
+use super::step::{Confidence, Role, Step, StepKind};
 
 /// How long before the root cause a cluster event still counts as its trigger, milliseconds.
 const TRIGGER_MS: u64 = 5_000;

@@ -5,9 +5,9 @@ use crate::moment::at;
 use crate::recording::{Discovery, GoneReason};
 use crate::time::{format_millis, Timestamp};
 
+use super::super::context::Context;
 use super::super::outage::outages;
-use super::super::Context;
-use super::{Confidence, Role, Step, StepKind};
+use super::step::{Confidence, Role, Step, StepKind};
 
 /// A cluster step: seen directly, context until the cause is marked.
 fn step(at: Timestamp, until: Option<Timestamp>, kind: StepKind, text: String) -> Step {

@@ -8,8 +8,8 @@ use crate::finding::{Finding, Severity};
 use crate::moment::at;
 use crate::time::Timestamp;
 
-use super::super::Context;
-use super::{Confidence, Role, Step, StepKind};
+use super::super::context::Context;
+use super::step::{Confidence, Role, Step, StepKind};
 
 /// How the sentence of [`CutShort::text`] begins.
 pub(super) const CUT_TEXT_START: &str = "The recording has no end line";

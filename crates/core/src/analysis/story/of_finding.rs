@@ -4,7 +4,7 @@
 use crate::finding::{Attribution, Finding, FindingKind, Severity};
 use crate::time::format_millis;
 
-use super::{Confidence, Role, Step, StepKind};
+use super::step::{Confidence, Role, Step, StepKind};
 
 /// Who a finding is about, in a sentence, and the group label when one group is named.
 fn who(f: &Finding) -> (String, Option<String>) {

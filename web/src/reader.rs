@@ -1,9 +1,11 @@
 //! The reader module (`slotscope-reader`, built with its `module` feature into `reader/` beside
 //! the viewer) as the viewer calls it: one read of a recording, in steps.
+
+use std::rc::Rc;
+
 use slotscope_reader::{Deltas, Parcel, Read, DONE};
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::dataset::DeltaReader;
 use crate::module::{self, Module};
 
 /// Where the reader module's JavaScript is, relative to the page.
@@ -107,8 +109,27 @@ fn unpack(v: &JsValue) -> Result<Read, String> {
     .open()
 }
 
-impl DeltaReader for Reader {
-    fn deltas(&self, window: (u64, u64)) -> Deltas {
-        Reader::deltas(self, window)
+/// Where a dataset's deltas over a selection come from.
+#[derive(Clone, Debug, Default)]
+pub enum DeltaSource {
+    /// Nowhere: an overview, or a preview of a recording still loading.
+    #[default]
+    None,
+    /// The read in the reader module that made it.
+    Module(Rc<Reader>),
+    /// Its metrics, in process (native builds: the tests).
+    #[cfg(not(target_arch = "wasm32"))]
+    Metrics(Rc<slotscope_core::metrics::Metrics>),
+}
+
+impl DeltaSource {
+    /// The counter deltas over `window` (epoch milliseconds).
+    pub fn over(&self, window: (u64, u64)) -> Deltas {
+        match self {
+            DeltaSource::None => Deltas::default(),
+            DeltaSource::Module(r) => r.deltas(window),
+            #[cfg(not(target_arch = "wasm32"))]
+            DeltaSource::Metrics(m) => slotscope_reader::delta::over(m, window),
+        }
     }
 }
