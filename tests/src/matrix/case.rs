@@ -162,7 +162,8 @@ pub struct Case {
     pub fault: Fault,
     /// When it strikes relative to the migration (meaningless for [`Fault::None`]).
     pub when: When,
-    /// Whether the application maps every address to node 0 (its startup node).
+    /// Whether the application maps every address to node 0 (its startup node); never for a
+    /// library without address translation ([`Library::has_address_translation`]).
     pub remap: bool,
     /// Redis or Valkey.
     pub server: ServerKind,
@@ -209,7 +210,8 @@ impl Case {
                 FailoverMode::Takeover,
             ])),
         };
-        let remap = r.between(0, 1) == 1;
+        // Drawn for every library (the same draw for the same seed), kept where it applies.
+        let remap = r.between(0, 1) == 1 && library.has_address_translation();
         let server = r.pick(&ServerKind::ALL);
         let record_start = r.pick(&[
             RecordStart::BeforeSlots,

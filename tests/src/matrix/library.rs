@@ -153,6 +153,14 @@ impl Library {
         }
     }
 
+    /// Whether the library translates the addresses the cluster announces (redis-py
+    /// `address_remap`, ioredis `natMap`, node-redis `nodeAddressMap`, Jedis `HostAndPortMapper`,
+    /// Lettuce `MappingSocketAddressResolver`); go-redis has no such option (its app could only
+    /// dial through a custom `Dialer`), so the remap axis does not apply to it.
+    pub fn has_address_translation(self) -> bool {
+        !matches!(self, Library::GoRedis)
+    }
+
     /// The replay model that stands for it (`--model`), where one exists.
     pub fn model(self) -> Option<String> {
         match self {
