@@ -9,22 +9,20 @@
 //!   or a connection error / timeout inside a [`FaultWindow`].
 //! - [`Workload`]: commands (name and key) at times, generated from a [`WorkloadSpec`].
 //! - [`ClientModel`]: a client library's routing state machine; [`model`] builds one of
-//!   [`MODELS`] by name, or by library release (`redis-py@8.1.0`, see [`resolve`]), from
-//!   [`ModelOptions`].
+//!   [`MODELS`] (each a [`ModelDescriptor`] its model's file exports) by name, or by library
+//!   release (`redis-py@8.1.0`, see [`resolve`]), from [`ModelOptions`].
 //! - [`replay()`]: runs the workload and returns a [`ReplayReport`] (counts in collector units,
 //!   MOVED share per command, whether the client ended wedged, a per-second timeline).
 
 mod client;
 mod cluster;
-mod go_redis;
-mod jedis;
+mod descriptor;
 mod key_layout;
-mod lettuce;
+mod models;
 mod net;
 mod pool;
-mod redis_py;
-mod redis_rs;
 mod registry;
+mod release;
 mod run;
 mod sequential;
 mod version;
@@ -36,12 +34,15 @@ pub use client::{
 pub use cluster::{
     Answer, AskPolicy, FaultKind, FaultWindow, Reply, SimCluster, SimClusterBuilder,
 };
+pub use descriptor::{Build, Hypotheses, ModelDescriptor, ModelOption};
 pub use key_layout::key_layout;
+pub use models::MODELS;
 pub use net::{Delivery, Net, Parked, TaskId, Until};
-pub use registry::{model, model_names, ModelInfo, MODELS};
+pub use registry::{descriptor, model, model_names};
+pub use release::{Coverage, Version};
 pub use run::{replay, CommandStats, NodeStats, ReplayReport, Second};
 pub use sequential::{Sequential, SyncModel};
-pub use version::{covers, ranges, resolve, Coverage, Resolved, Version, VersionError, COVERAGE};
+pub use version::{coverage, covers, ranges, resolve, Resolved, VersionError};
 
 use crate::slot::Slot;
 use crate::time::Timestamp;

@@ -7,6 +7,7 @@ use std::pin::Pin;
 
 use serde::Serialize;
 
+use super::descriptor::ModelOption;
 use super::{ReplayError, Routed};
 use crate::node::NodeAddr;
 use crate::redirect::Redirect;
@@ -346,13 +347,9 @@ impl ModelOptions {
     pub fn library_options_for(
         &self,
         model: &str,
-        known: &[(&str, &str)],
+        known: &[&str],
     ) -> Result<&BTreeMap<String, String>, ReplayError> {
-        if let Some(k) = self
-            .library
-            .keys()
-            .find(|k| !known.iter().any(|(name, _)| name == k))
-        {
+        if let Some(k) = self.library.keys().find(|k| !known.contains(&k.as_str())) {
             return Err(ReplayError::OptionOfOtherModel {
                 model: model.to_owned(),
                 option: k.clone(),
@@ -385,19 +382,12 @@ impl ModelOptions {
         }
     }
 
-    /// Checks that `name` is the model `expected` and that the options given are its own (none of
-    /// redis-py's, no library option it does not know): the common start of a model's `build`.
-    pub fn check_for_model(
-        &self,
-        name: &str,
-        expected: &str,
-        known: &[(&str, &str)],
-    ) -> Result<(), ReplayError> {
-        if name != expected {
-            return Err(ReplayError::UnknownModel(name.to_owned()));
-        }
+    /// Checks that the options given are model `name`'s own, `known` (none of redis-py's, no
+    /// library option it does not know): the common start of a model's build.
+    pub fn check_for_model(&self, name: &str, known: &[ModelOption]) -> Result<(), ReplayError> {
         self.redis_py_options_unset(name)?;
-        self.library_options_for(name, known)?;
+        let known: Vec<&str> = known.iter().map(|o| o.name).collect();
+        self.library_options_for(name, &known)?;
         Ok(())
     }
 

@@ -63,53 +63,78 @@
 //! `address_remap` and is not modelled. Not modelled either: replicas and read routing,
 //! pipelines, multi-node commands, pub/sub resubscription.
 
-use super::client::ClientModel;
-use super::client::{
-    numbered_once, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
-};
-use super::cluster::Reply;
-use super::sequential::{boxed, SyncModel};
-use super::{ReplayError, Routed, SimRng};
 use crate::node::NodeAddr;
 use crate::redirect::Redirect;
+use crate::replay::client::ClientModel;
+use crate::replay::client::{
+    numbered_once, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
+};
+use crate::replay::cluster::Reply;
+use crate::replay::descriptor::{Hypotheses, ModelDescriptor, ModelOption};
+use crate::replay::release::{Coverage, Version};
+use crate::replay::sequential::{boxed, SyncModel};
+use crate::replay::{ReplayError, Routed, SimRng};
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};
 
-/// The redis-rs model's own options, by their `ClusterClientBuilder` names.
-pub(super) const OPTIONS: &[(&str, &str)] = &[
-    (
-        "retries",
-        "retries of a request, redirects included (default 16)",
-    ),
-    (
-        "response_timeout",
-        "milliseconds a request waits on a silent node (default unset: waits forever); \
-         same as socket_timeout",
-    ),
-    (
-        "overall_response_timeout",
-        "milliseconds, or none: bound of a request with its retries (default: response_timeout)",
-    ),
-    (
-        "connection_timeout",
-        "milliseconds to connect (default 1000); checked, not simulated",
-    ),
-    (
-        "min_retry_wait",
-        "milliseconds, lower bound of a retry's sleep (default 1280); checked, not simulated",
-    ),
-    (
-        "max_retry_wait",
-        "milliseconds, upper bound of a retry's sleep (default 655360); checked, not simulated",
-    ),
-    (
-        "max_connection_attempts",
-        "reconnect attempts before a node is dropped from the map (default unset: forever)",
-    ),
-];
+/// `redis-rs@1.8.1`: covers **1.8.0–1.8.x** (the model is written from the 1.8.1 crate; other
+/// minor releases were not compared).
+pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
+    name: "redis-rs@1.8.1",
+    about:
+        "redis-rs async ClusterConnection: every MOVED rebuilds the slot map, keeps initial_nodes",
+    options: OPTIONS,
+    coverage: Some(Coverage {
+        library: "redis-rs",
+        from: Version::new(1, 8, 0),
+        until: Version::new(1, 9, 0),
+        range: "1.8.0–1.8.x",
+    }),
+    build,
+    hypotheses: Hypotheses::Library { extra: &[] },
+};
 
-/// The model's name.
-pub(super) const NAME: &str = "redis-rs@1.8.1";
+/// The redis-rs model's own options, by their `ClusterClientBuilder` names.
+const OPTIONS: &[ModelOption] = &[
+    ModelOption {
+        name: "retries",
+        doc: "retries of a request, redirects included (default 16)",
+        default: "16",
+    },
+    ModelOption {
+        name: "response_timeout",
+        doc: "milliseconds a request waits on a silent node (default unset: waits forever); \
+         same as socket_timeout",
+        default: "none",
+    },
+    ModelOption {
+        name: "overall_response_timeout",
+        doc:
+            "milliseconds, or none: bound of a request with its retries (default: response_timeout)",
+        default: "response_timeout",
+    },
+    ModelOption {
+        name: "connection_timeout",
+        doc: "milliseconds to connect (default 1000); checked, not simulated",
+        default: "1000",
+    },
+    ModelOption {
+        name: "min_retry_wait",
+        doc: "milliseconds, lower bound of a retry's sleep (default 1280); checked, not simulated",
+        default: "1280",
+    },
+    ModelOption {
+        name: "max_retry_wait",
+        doc:
+            "milliseconds, upper bound of a retry's sleep (default 655360); checked, not simulated",
+        default: "655360",
+    },
+    ModelOption {
+        name: "max_connection_attempts",
+        doc: "reconnect attempts before a node is dropped from the map (default unset: forever)",
+        default: "none",
+    },
+];
 
 /// `RetryParams::default().number_of_retries`.
 const DEFAULT_RETRIES: u32 = 16;
@@ -121,11 +146,12 @@ const RECONNECT_BACKOFF_MAX_MS: u64 = 1000;
 const RNG_SEED: u64 = 0x7265_6469_732d_7273;
 
 /// Builds `redis-rs@1.8.1`.
-pub(super) fn build(
-    name: &str,
+fn build(
+    _asked: Option<Version>,
     options: ModelOptions,
 ) -> Result<Box<dyn ClientModel>, ReplayError> {
-    options.check_for_model(name, NAME, OPTIONS)?;
+    let name = DESCRIPTOR.name;
+    options.check_for_model(name, OPTIONS)?;
     let ms = |v: &str| v.trim().parse::<u64>().ok().filter(|&n| n <= 3_600_000);
     let retries = options.library_value(
         "retries",

@@ -76,38 +76,56 @@
 //!   application (the executor wraps it); the name is kept for `ConnectionError` and
 //!   `TimeoutError`.
 
-use super::client::ClientModel;
-use super::client::{
+use crate::node::NodeAddr;
+use crate::redirect::Redirect;
+use crate::replay::client::ClientModel;
+use crate::replay::client::{
     numbered_once, parse_secs_ms, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome,
     Transport,
 };
-use super::cluster::Reply;
-use super::sequential::{boxed, SyncModel};
-use super::{ReplayError, Routed, SimRng};
-use crate::node::NodeAddr;
-use crate::redirect::Redirect;
+use crate::replay::cluster::Reply;
+use crate::replay::descriptor::{Hypotheses, ModelDescriptor, ModelOption};
+use crate::replay::release::{Coverage, Version};
+use crate::replay::sequential::{boxed, SyncModel};
+use crate::replay::{ReplayError, Routed, SimRng};
 use crate::slot::{SlotRange, SLOT_COUNT};
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};
 
-/// The model's name.
-pub(super) const NAME: &str = "jedis@5.1.0";
+/// `jedis@5.1.0`: covers **5.1.0–5.2.x** (`topologyRefreshPeriod` arrived in 5.1.0 and the
+/// routing paths are the same through 5.2.x, see the module doc).
+pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
+    name: "jedis@5.1.0",
+    about: "Jedis 5.x JedisCluster: every MOVED renews the slot cache, start nodes always retried",
+    options: OPTIONS,
+    coverage: Some(Coverage {
+        library: "jedis",
+        from: Version::new(5, 1, 0),
+        until: Version::new(5, 3, 0),
+        range: "5.1.0–5.2.x",
+    }),
+    build,
+    hypotheses: Hypotheses::Library { extra: &[] },
+};
 
 /// Jedis's own options, by their constructor parameter names (besides `startup_nodes` and
 /// `socket_timeout`, which is Jedis's `soTimeout`).
-pub(super) const OPTIONS: &[(&str, &str)] = &[
-    (
-        "maxAttempts",
-        "attempts of a command, redirects and connection failures alike (default 5)",
-    ),
-    (
-        "maxTotalRetriesDuration",
-        "seconds a command may spend retrying (default soTimeout x maxAttempts = 10)",
-    ),
-    (
-        "topologyRefreshPeriod",
-        "seconds between background CLUSTER SLOTS refreshes (default none: off)",
-    ),
+const OPTIONS: &[ModelOption] = &[
+    ModelOption {
+        name: "maxAttempts",
+        doc: "attempts of a command, redirects and connection failures alike (default 5)",
+        default: "5",
+    },
+    ModelOption {
+        name: "maxTotalRetriesDuration",
+        doc: "seconds a command may spend retrying (default soTimeout x maxAttempts = 10)",
+        default: "10",
+    },
+    ModelOption {
+        name: "topologyRefreshPeriod",
+        doc: "seconds between background CLUSTER SLOTS refreshes (default none: off)",
+        default: "none",
+    },
 ];
 
 /// Jedis's `Protocol.DEFAULT_TIMEOUT` in milliseconds (`soTimeout`).
@@ -116,11 +134,12 @@ const DEFAULT_SO_TIMEOUT_MS: u64 = 2000;
 const RNG_SEED: u64 = 0x4A45_4449_535F_3531;
 
 /// Builds `jedis@5.1.0`.
-pub(super) fn build(
-    name: &str,
+fn build(
+    _asked: Option<Version>,
     options: ModelOptions,
 ) -> Result<Box<dyn ClientModel>, ReplayError> {
-    options.check_for_model(name, NAME, OPTIONS)?;
+    let name = DESCRIPTOR.name;
+    options.check_for_model(name, OPTIONS)?;
     let max_attempts = options.library_value(
         "maxAttempts",
         5u32,

@@ -91,66 +91,93 @@
 //!   `RedisCommandExecutionException` (`ClusterError`: a `MOVED`/`ASK` past `maxRedirects`, or a
 //!   `CLUSTERDOWN` reply).
 
-use super::client::ClientModel;
-use super::client::{
+use crate::node::NodeAddr;
+use crate::redirect::Redirect;
+use crate::replay::client::ClientModel;
+use crate::replay::client::{
     numbered_once, parse_bool, parse_secs_ms, ClientSnapshot, ClientState, ErrorClass,
     ModelOptions, Outcome, Transport,
 };
-use super::cluster::Reply;
-use super::sequential::{boxed, SyncModel};
-use super::{ReplayError, Routed};
-use crate::node::NodeAddr;
-use crate::redirect::Redirect;
+use crate::replay::cluster::Reply;
+use crate::replay::descriptor::{Hypotheses, ModelDescriptor, ModelOption};
+use crate::replay::release::{Coverage, Version};
+use crate::replay::sequential::{boxed, SyncModel};
+use crate::replay::{ReplayError, Routed};
 use crate::slot::SlotRange;
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};
 
-/// The model's name.
-pub(super) const NAME: &str = "lettuce@6.3.2";
+/// `lettuce@6.3.2`: covers **6.1.0–6.3.x** (the routing paths modelled are the same across
+/// 6.1–6.3, see the module doc).
+pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
+    name: "lettuce@6.3.2",
+    about: "Lettuce 6.x RedisClusterClient: follows MOVED without refreshing unless refresh triggers are on",
+    options: OPTIONS,
+    coverage: Some(Coverage {
+        library: "lettuce",
+        from: Version::new(6, 1, 0),
+        until: Version::new(6, 4, 0),
+        range: "6.1.0–6.3.x",
+    }),
+    build,
+    hypotheses: Hypotheses::Library {
+        extra: &[&[("enableAllAdaptiveRefreshTriggers", "true")]],
+    },
+};
 
 /// Lettuce's own options, by their builder names (besides `startup_nodes` and `socket_timeout`).
-pub(super) const OPTIONS: &[(&str, &str)] = &[
-    (
-        "maxRedirects",
-        "MOVED/ASK redirections followed before the error is raised (default 5)",
-    ),
-    (
-        "validateClusterNodeMembership",
-        "refuse to connect to nodes not in the partition table (default true)",
-    ),
-    (
-        "enablePeriodicRefresh",
-        "refresh the topology every refreshPeriod (default false)",
-    ),
-    (
-        "refreshPeriod",
-        "seconds between periodic refreshes (default 60; needs enablePeriodicRefresh)",
-    ),
-    (
-        "enableAllAdaptiveRefreshTriggers",
-        "refresh on MOVED, ASK, persistent reconnects, uncovered slot, unknown node (default false)",
-    ),
-    (
-        "enableAdaptiveRefreshTrigger",
-        "comma-separated triggers: MOVED_REDIRECT, ASK_REDIRECT, PERSISTENT_RECONNECTS, \
+const OPTIONS: &[ModelOption] = &[
+    ModelOption {
+        name: "maxRedirects",
+        doc: "MOVED/ASK redirections followed before the error is raised (default 5)",
+        default: "5",
+    },
+    ModelOption {
+        name: "validateClusterNodeMembership",
+        doc: "refuse to connect to nodes not in the partition table (default true)",
+        default: "true",
+    },
+    ModelOption {
+        name: "enablePeriodicRefresh",
+        doc: "refresh the topology every refreshPeriod (default false)",
+        default: "false",
+    },
+    ModelOption {
+        name: "refreshPeriod",
+        doc: "seconds between periodic refreshes (default 60; needs enablePeriodicRefresh)",
+        default: "60",
+    },
+    ModelOption {
+        name: "enableAllAdaptiveRefreshTriggers",
+        doc: "refresh on MOVED, ASK, persistent reconnects, uncovered slot, unknown node (default false)",
+        default: "false",
+    },
+    ModelOption {
+        name: "enableAdaptiveRefreshTrigger",
+        doc: "comma-separated triggers: MOVED_REDIRECT, ASK_REDIRECT, PERSISTENT_RECONNECTS, \
          UNCOVERED_SLOT, UNKNOWN_NODE (default none)",
-    ),
-    (
-        "adaptiveRefreshTriggersTimeout",
-        "seconds: adaptive triggers are ignored this long after one fired (default 30)",
-    ),
-    (
-        "refreshTriggersReconnectAttempts",
-        "reconnect attempts of a node before PERSISTENT_RECONNECTS fires (default 5)",
-    ),
-    (
-        "dynamicRefreshSources",
-        "ask every known node (true) or only the seeds (false) for the topology (default true)",
-    ),
-    (
-        "closeStaleConnections",
-        "close connections to nodes that left the topology after a refresh (default true)",
-    ),
+        default: "",
+    },
+    ModelOption {
+        name: "adaptiveRefreshTriggersTimeout",
+        doc: "seconds: adaptive triggers are ignored this long after one fired (default 30)",
+        default: "30",
+    },
+    ModelOption {
+        name: "refreshTriggersReconnectAttempts",
+        doc: "reconnect attempts of a node before PERSISTENT_RECONNECTS fires (default 5)",
+        default: "5",
+    },
+    ModelOption {
+        name: "dynamicRefreshSources",
+        doc: "ask every known node (true) or only the seeds (false) for the topology (default true)",
+        default: "true",
+    },
+    ModelOption {
+        name: "closeStaleConnections",
+        doc: "close connections to nodes that left the topology after a refresh (default true)",
+        default: "true",
+    },
 ];
 
 /// `ClusterTopologyRefreshOptions.RefreshTrigger`, as bits.
@@ -272,11 +299,12 @@ impl Settings {
 }
 
 /// Builds `lettuce@6.3.2`.
-pub(super) fn build(
-    name: &str,
+fn build(
+    _asked: Option<Version>,
     options: ModelOptions,
 ) -> Result<Box<dyn ClientModel>, ReplayError> {
-    options.check_for_model(name, NAME, OPTIONS)?;
+    let name = DESCRIPTOR.name;
+    options.check_for_model(name, OPTIONS)?;
     let settings = Settings::read(&options)?;
     Ok(boxed(Client::new(name, settings, &options)))
 }

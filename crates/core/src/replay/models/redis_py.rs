@@ -44,71 +44,157 @@ mod state;
 use std::cell::RefCell;
 use std::pin::pin;
 
-use super::client::{
+use crate::replay::client::{
     numbered_once, ClientModel, ClientSnapshot, ClientState, ErrorClass, Execution, ModelOptions,
     Outcome,
 };
-use super::cluster::{Answer, Reply};
-use super::net::Net;
-use super::pool::{Link, Pools};
-use super::{ReplayError, Routed};
+use crate::replay::cluster::{Answer, Reply};
+use crate::replay::descriptor::{Hypotheses, ModelDescriptor, ModelOption};
+use crate::replay::net::Net;
+use crate::replay::pool::{Link, Pools};
+use crate::replay::release::{Coverage, Version};
+use crate::replay::{ReplayError, Routed};
 use crate::slot::{Slot, SLOT_COUNT};
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};
 use state::{InitLock, Shared, Topology};
 
+/// `redis-py@5.0.0`: covers **4.4.0–7.1.x**. The asyncio `RedisCluster._execute_command` pops a
+/// node that raised `ConnectionError`/`TimeoutError` from `nodes_manager.startup_nodes`
+/// (`redis/asyncio/cluster.py` line 744 of the 4.4.0 wheel, line 978 of the 7.1.1 wheel); 4.3.6
+/// does not (it retries the same node after 0.25 s, line 681), so 4.3.x is not covered.
+pub const V5: ModelDescriptor = ModelDescriptor {
+    name: "redis-py@5.0.0",
+    about: "redis-py 4.4.0-7.1.1 asyncio RedisCluster: a node error pops it from startup_nodes",
+    options: OPTIONS,
+    coverage: Some(Coverage {
+        library: "redis-py",
+        from: Version::new(4, 4, 0),
+        until: Version::new(7, 2, 0),
+        range: "4.4.0–7.1.x",
+    }),
+    build: build_v5,
+    hypotheses: SUSPECT,
+};
+
+/// `redis-py@8.0.0`: covers **7.2.0–8.x**. From 7.2.0 the failed node is moved to the end of the
+/// cached startup nodes instead (`move_node_to_end_of_cached_nodes(target_node.name)`, line 983
+/// of the 7.2.0 wheel, defined line 1513), as in the 7.4.0, 8.0.0 and 8.1.0 wheels.
+pub const V8: ModelDescriptor = ModelDescriptor {
+    name: "redis-py@8.0.0",
+    about: "redis-py 7.2.0+ asyncio RedisCluster: a node error moves it last in startup_nodes",
+    options: OPTIONS,
+    coverage: Some(Coverage {
+        library: "redis-py",
+        from: Version::new(7, 2, 0),
+        until: Version::new(9, 0, 0),
+        range: "7.2.0–8.x",
+    }),
+    build: build_v8,
+    hypotheses: SUSPECT,
+};
+
+/// `ideal`: no library, only a name; redis-py's client with every MOVED patched, no
+/// re-initialisation of its own and its seeds kept. It takes redis-py's options.
+pub const IDEAL: ModelDescriptor = ModelDescriptor {
+    name: "ideal",
+    about: "patches its slot table on every MOVED, keeps its seeds, never rebuilds on its own",
+    options: &[],
+    coverage: None,
+    build: build_ideal,
+    hypotheses: Hypotheses::Contrast,
+};
+
+/// How the hypotheses replay both redis-py models: every node as `address_remap`, and
+/// `reinitialize_steps` 0 and 1.
+const SUSPECT: Hypotheses = Hypotheses::Suspect {
+    per_node: "address_remap",
+    each: &[("reinitialize_steps", "0"), ("reinitialize_steps", "1")],
+};
+
 /// The redis-py models' own options (besides `startup_nodes` and `socket_timeout`).
-pub(super) const OPTIONS: &[(&str, &str)] = &[
-    (
-        "reinitialize_steps",
-        "full re-initialisation every this many MOVED (default 5, 0 never)",
-    ),
-    (
-        "dynamic_startup_nodes",
-        "replace startup_nodes by the discovered nodes (default true; 5.0.0 always does)",
-    ),
-    (
-        "address_remap",
-        "HOST:PORT: every address of a CLUSTER SLOTS answer becomes this one",
-    ),
-    (
-        "cluster_error_retry_attempts",
-        "retries after a connection error or timeout (default 3; alias retry_attempts)",
-    ),
-    (
-        "max_connections",
-        "connections per node at most (default 2**31 in 4.4-7.4, 100 from 8.0.0)",
-    ),
-    (
-        "initialize_cpu_ms",
-        "the client's own time to build its slot cache from an answer, holding its event loop, \
-         with commands in flight (default 7 for 5.0.0, 3 for 7.2+)",
-    ),
-    (
-        "command_cpu_ms",
-        "the time of the COMMAND table every initialisation fetches and parses, holding the \
-         event loop, with commands in flight (default 27)",
-    ),
+const OPTIONS: &[ModelOption] = &[
+    ModelOption {
+        name: "reinitialize_steps",
+        doc: "full re-initialisation every this many MOVED (default 5, 0 never)",
+        default: "5",
+    },
+    ModelOption {
+        name: "dynamic_startup_nodes",
+        doc: "replace startup_nodes by the discovered nodes (default true; 5.0.0 always does)",
+        default: "true",
+    },
+    ModelOption {
+        name: "address_remap",
+        doc: "HOST:PORT: every address of a CLUSTER SLOTS answer becomes this one",
+        default: "none",
+    },
+    ModelOption {
+        name: "cluster_error_retry_attempts",
+        doc: "retries after a connection error or timeout (default 3; alias retry_attempts)",
+        default: "3",
+    },
+    ModelOption {
+        name: "max_connections",
+        doc: "connections per node at most (default 2**31 in 4.4-7.4, 100 from 8.0.0)",
+        default: "100",
+    },
+    ModelOption {
+        name: "initialize_cpu_ms",
+        doc:
+            "the client's own time to build its slot cache from an answer, holding its event loop, \
+              with commands in flight (default 7 for 5.0.0, 3 for 7.2+)",
+        default: "3",
+    },
+    ModelOption {
+        name: "command_cpu_ms",
+        doc: "the time of the COMMAND table every initialisation fetches and parses, holding the \
+              event loop, with commands in flight (default 27)",
+        default: "27",
+    },
 ];
 
-/// Builds `redis-py@5.0.0`, `redis-py@8.0.0` or `ideal`.
-pub(super) fn build(
-    name: &str,
+/// Builds `redis-py@5.0.0`.
+fn build_v5(
+    _asked: Option<Version>,
     options: ModelOptions,
 ) -> Result<Box<dyn ClientModel>, ReplayError> {
-    let flavor = match name {
-        "redis-py@5.0.0" => Flavor::Py5,
-        "redis-py@8.0.0" => Flavor::Py8,
-        "ideal" => Flavor::Ideal,
-        other => return Err(ReplayError::UnknownModel(other.to_owned())),
-    };
+    build(V5.name, Flavor::Py5, options)
+}
+
+/// Builds `redis-py@8.0.0`. redis-py 7.2.0-7.4.x share 8.0.0's routing but not its pool limit:
+/// `max_connections` defaults to 2**31 there (7.4.1 `redis/asyncio/cluster.py` l. 283), to 100
+/// from 8.0.0 (l. 340).
+fn build_v8(
+    asked: Option<Version>,
+    mut options: ModelOptions,
+) -> Result<Box<dyn ClientModel>, ReplayError> {
+    if asked.is_some_and(|v| v < Version::new(8, 0, 0)) {
+        options
+            .library
+            .entry("max_connections".to_owned())
+            .or_insert_with(|| (1_u64 << 31).to_string());
+    }
+    build(V8.name, Flavor::Py8, options)
+}
+
+/// Builds `ideal`.
+fn build_ideal(
+    _asked: Option<Version>,
+    options: ModelOptions,
+) -> Result<Box<dyn ClientModel>, ReplayError> {
+    build(IDEAL.name, Flavor::Ideal, options)
+}
+
+/// Builds the client of `flavor`, named `name`.
+fn build(
+    name: &str,
+    flavor: Flavor,
+    options: ModelOptions,
+) -> Result<Box<dyn ClientModel>, ReplayError> {
     options.library_options_for(
         name,
-        &[
-            ("max_connections", ""),
-            ("initialize_cpu_ms", ""),
-            ("command_cpu_ms", ""),
-        ],
+        &["max_connections", "initialize_cpu_ms", "command_cpu_ms"],
     )?;
     if flavor == Flavor::Py5 && !options.dynamic_startup_nodes {
         return Err(ReplayError::Unsupported {

@@ -52,38 +52,57 @@
 //! Later releases (with `ClusterStateReloadInterval`, `FailingTimeoutSeconds`) changed the timers;
 //! this model is of the code named above.
 
-use super::client::ClientModel;
-use super::client::{
-    numbered_once, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
-};
-use super::cluster::Reply;
-use super::sequential::{boxed, SyncModel};
-use super::{ReplayError, Routed, SimRng};
 use crate::node::NodeAddr;
 use crate::redirect::Redirect;
+use crate::replay::client::ClientModel;
+use crate::replay::client::{
+    numbered_once, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
+};
+use crate::replay::cluster::Reply;
+use crate::replay::descriptor::{Hypotheses, ModelDescriptor, ModelOption};
+use crate::replay::release::{Coverage, Version};
+use crate::replay::sequential::{boxed, SyncModel};
+use crate::replay::{ReplayError, Routed, SimRng};
 use crate::slot::SLOT_COUNT;
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};
 
-/// The go-redis model's own options, by their `ClusterOptions` names.
-pub(super) const OPTIONS: &[(&str, &str)] = &[
-    (
-        "MaxRedirects",
-        "attempts after the first on MOVED/ASK and retryable errors (default 3; -1 none)",
-    ),
-    (
-        "MaxRetries",
-        "per-node retries of a network error or timeout (default 0, which go-redis makes -1: none)",
-    ),
-    (
-        "ReadTimeout",
-        "wait on a silent node, e.g. 3s or 500ms (default 3s; -1 waits are not modelled); \
-         same as socket_timeout",
-    ),
-];
+/// `go-redis@9.8.0`: covers **9.7.1–9.8.x** (the module reads the 9.7.1–9.8.0 `osscluster.go`,
+/// after the `Addrs()` copy fix of 9.7.1; 9.9.0 changed the reload timers).
+pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
+    name: "go-redis@9.8.0",
+    about:
+        "go-redis v9 ClusterClient: MOVED follows and lazily reloads (200 ms hold), 10 s staleness",
+    options: OPTIONS,
+    coverage: Some(Coverage {
+        library: "go-redis",
+        from: Version::new(9, 7, 1),
+        until: Version::new(9, 9, 0),
+        range: "9.7.1–9.8.x",
+    }),
+    build,
+    hypotheses: Hypotheses::Library { extra: &[] },
+};
 
-/// The model's name.
-pub(super) const NAME: &str = "go-redis@9.8.0";
+/// The go-redis model's own options, by their `ClusterOptions` names.
+const OPTIONS: &[ModelOption] = &[
+    ModelOption {
+        name: "MaxRedirects",
+        doc: "attempts after the first on MOVED/ASK and retryable errors (default 3; -1 none)",
+        default: "3",
+    },
+    ModelOption {
+        name: "MaxRetries",
+        doc: "per-node retries of a network error or timeout (default 0, which go-redis makes -1: none)",
+        default: "0",
+    },
+    ModelOption {
+        name: "ReadTimeout",
+        doc: "wait on a silent node, e.g. 3s or 500ms (default 3s; -1 waits are not modelled); \
+         same as socket_timeout",
+        default: "3s",
+    },
+];
 
 /// `LazyReload`: the goroutine sleeps this long after a successful reload.
 const LAZY_RELOAD_HOLD_MS: u64 = 200;
@@ -97,11 +116,12 @@ const DEFAULT_READ_TIMEOUT_MS: u64 = 3_000;
 const RNG_SEED: u64 = 0x676f_2d72_6564_6973;
 
 /// Builds `go-redis@9.8.0`.
-pub(super) fn build(
-    name: &str,
+fn build(
+    _asked: Option<Version>,
     options: ModelOptions,
 ) -> Result<Box<dyn ClientModel>, ReplayError> {
-    options.check_for_model(name, NAME, OPTIONS)?;
+    let name = DESCRIPTOR.name;
+    options.check_for_model(name, OPTIONS)?;
     let max_redirects = options.library_value(
         "MaxRedirects",
         3,
