@@ -20,6 +20,7 @@ mod descriptor;
 mod key_layout;
 mod models;
 mod net;
+mod outcome;
 mod pool;
 mod registry;
 mod release;
@@ -27,10 +28,7 @@ mod run;
 mod sequential;
 mod version;
 
-pub use client::{
-    ClientModel, ClientSnapshot, ClientState, ErrorClass, Execution, ModelOptions, Outcome,
-    Transport,
-};
+pub use client::{ClientModel, ClientSnapshot, ClientState, Execution, ModelOptions, Transport};
 pub use cluster::{
     Answer, AskPolicy, FaultKind, FaultWindow, Reply, SimCluster, SimClusterBuilder,
 };
@@ -38,6 +36,7 @@ pub use descriptor::{Build, Hypotheses, ModelDescriptor, ModelOption};
 pub use key_layout::key_layout;
 pub use models::MODELS;
 pub use net::{Delivery, Net, Parked, TaskId, Until};
+pub use outcome::{ClientError, Failure, Outcome, ReplyErrors};
 pub use registry::{descriptor, model, model_names};
 pub use release::{Coverage, Version};
 pub use run::{replay, CommandStats, NodeStats, ReplayReport, Second};

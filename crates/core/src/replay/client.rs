@@ -1,5 +1,5 @@
 //! What a client library model is: the [`ClientModel`] trait, the [`Transport`] it talks through,
-//! what it reports ([`ClientState`], [`Outcome`], [`ErrorClass`]) and its [`ModelOptions`].
+//! what it reports ([`ClientState`], [`ClientSnapshot`]) and its [`ModelOptions`].
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -10,13 +10,13 @@ use serde::Serialize;
 use super::descriptor::ModelOption;
 use super::{ReplayError, Routed};
 use crate::node::NodeAddr;
-use crate::redirect::Redirect;
 use crate::slot::SlotRange;
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, SlotTable};
 
 use super::cluster::Reply;
 use super::net::Net;
+use super::outcome::{ClientError, Outcome};
 
 /// What a [`SyncModel`](super::SyncModel) can ask the (simulated) cluster; the driver knows the
 /// time and the command.
@@ -36,63 +36,6 @@ pub trait Transport {
     fn send(&mut self, to: &NodeAddr, cmd: Routed, asking: bool) -> Reply;
     /// Sends `CLUSTER SLOTS` to `to`.
     fn cluster_slots(&mut self, to: &NodeAddr) -> Result<Vec<(SlotRange, NodeAddr)>, Reply>;
-}
-
-/// The exception class the application sees, named as redis-py names it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub enum ErrorClass {
-    /// `RedisClusterException` (e.g. "Redis Cluster cannot be connected…" from `initialize()`).
-    RedisClusterException,
-    /// `ConnectionError`.
-    ConnectionError,
-    /// `TimeoutError`.
-    TimeoutError,
-    /// `ClusterDownError`.
-    ClusterDownError,
-    /// `ClusterError` ("TTL exhausted": too many redirects).
-    ClusterError,
-    /// `MaxConnectionsError`: the node's pool is at `max_connections`, every connection in use.
-    MaxConnectionsError,
-    /// `AttributeError`: a reset closed the connection under a command in flight (redis-py
-    /// #4028); not a Redis error, so not retried.
-    AttributeError,
-}
-
-impl ErrorClass {
-    /// The class of a failed exchange's reply, as most libraries raise it: a timeout, a
-    /// `CLUSTERDOWN`, a redirect that was one too many, else a connection error.
-    pub fn of_reply(reply: &Reply) -> ErrorClass {
-        match reply {
-            Reply::Timeout => ErrorClass::TimeoutError,
-            Reply::ClusterDown => ErrorClass::ClusterDownError,
-            Reply::Redirect(Redirect::Moved { .. }) | Reply::Redirect(Redirect::Ask { .. }) => {
-                ErrorClass::ClusterError
-            }
-            Reply::Ok | Reply::ConnectionError => ErrorClass::ConnectionError,
-        }
-    }
-
-    /// The class name.
-    pub fn name(self) -> &'static str {
-        match self {
-            ErrorClass::RedisClusterException => "RedisClusterException",
-            ErrorClass::ConnectionError => "ConnectionError",
-            ErrorClass::TimeoutError => "TimeoutError",
-            ErrorClass::ClusterDownError => "ClusterDownError",
-            ErrorClass::ClusterError => "ClusterError",
-            ErrorClass::MaxConnectionsError => "MaxConnectionsError",
-            ErrorClass::AttributeError => "AttributeError",
-        }
-    }
-}
-
-/// What one application command came to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    /// It succeeded.
-    Ok,
-    /// It raised this exception.
-    Failed(ErrorClass),
 }
 
 /// A client's state, sampled after each command.
@@ -207,16 +150,12 @@ pub trait ClientModel {
     /// can run the same code without boxing it.
     fn execute_instant(&self, cmd: Routed, net: &Net<'_>) -> Outcome {
         net.block_on(self.execute(cmd, net).as_mut())
+            .unwrap_or(Outcome::Failed(ClientError::UNFINISHED))
     }
     /// The client's state now.
     fn state(&self) -> ClientState;
     /// What it holds now: open connections and a summary of its slot table.
     fn snapshot(&self) -> ClientSnapshot;
-    /// The name the library gives the exception (or error type) of `class`; redis-py's names by
-    /// default.
-    fn error_name(&self, class: ErrorClass) -> &'static str {
-        class.name()
-    }
     /// `socket_timeout` in milliseconds: how long a request waits on a silent node before it fails
     /// with a timeout. `None`: waiting is not modelled in the instant clock, and in the timed one
     /// a request waits until the node answers.

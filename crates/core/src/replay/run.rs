@@ -18,9 +18,10 @@ use std::task::{Context, Poll, Waker};
 
 use serde::Serialize;
 
-use super::client::{ClientModel, ClientSnapshot, ClientState, ErrorClass, Execution, Outcome};
+use super::client::{ClientModel, ClientSnapshot, ClientState, Execution};
 use super::cluster::SimCluster;
 use super::net::{Counts, Net, TaskId};
+use super::outcome::{ClientError, Failure, Outcome};
 use super::{Routed, Shape, Workload};
 use crate::float;
 use crate::time::Timestamp;
@@ -151,8 +152,11 @@ pub struct ReplayReport {
     pub ask: u64,
     /// MOVED share per command (`moved / calls`).
     pub moved_share: BTreeMap<String, f64>,
-    /// Exceptions the application saw, by class.
+    /// Exceptions the application saw, by the library's name.
     pub errors: BTreeMap<String, u64>,
+    /// The same failures by their common class (what compares across libraries).
+    #[serde(skip)]
+    pub failures: BTreeMap<Failure, u64>,
     /// Successful full initialisations (each one `CLUSTER SLOTS` answer).
     pub full_reinits: u64,
     /// `CLUSTER SLOTS` calls, failed ones included.
@@ -175,8 +179,8 @@ pub struct ReplayReport {
 struct Recorder<'w> {
     workload: &'w Workload,
     report: ReplayReport,
-    errors: BTreeMap<ErrorClass, u64>,
-    cmd_errors: Vec<BTreeMap<ErrorClass, u64>>,
+    errors: BTreeMap<ClientError, u64>,
+    cmd_errors: Vec<BTreeMap<ClientError, u64>>,
     start: Timestamp,
     prev: ClientState,
     wedged_since: Option<Timestamp>,
@@ -309,18 +313,14 @@ impl<'w> Recorder<'w> {
         report.cluster_slots_calls = state.cluster_slots_calls;
         report.new_connections = state.new_connections;
         report.startup_nodes = state.startup_nodes;
-        report.errors = self
-            .errors
-            .into_iter()
-            .map(|(k, v)| (client.error_name(k).to_owned(), v))
-            .collect();
+        report.errors = by_name(&self.errors);
+        for (e, n) in &self.errors {
+            *report.failures.entry(e.class).or_default() += n;
+        }
         for (i, mut c) in tally.commands.into_iter().enumerate() {
             (c.issued, c.succeeded) = self.issued[i];
             c.moved_share = float::ratio(c.moved, c.calls);
-            c.errors = self.cmd_errors[i]
-                .iter()
-                .map(|(k, v)| (client.error_name(*k).to_owned(), *v))
-                .collect();
+            c.errors = by_name(&self.cmd_errors[i]);
             let name = &self.workload.names[i];
             report.moved_share.insert(name.clone(), c.moved_share);
             report.per_command.insert(name.clone(), c);
@@ -333,6 +333,15 @@ impl<'w> Recorder<'w> {
             .collect();
         report
     }
+}
+
+/// Error counts by the library's name (errors of one name and different classes together).
+fn by_name(errors: &BTreeMap<ClientError, u64>) -> BTreeMap<String, u64> {
+    let mut out: BTreeMap<String, u64> = BTreeMap::new();
+    for (e, n) in errors {
+        *out.entry(e.name.to_owned()).or_default() += n;
+    }
+    out
 }
 
 /// A command of the workload as the driver issues it: its routing, name index and time (µs).

@@ -55,14 +55,12 @@
 use crate::node::NodeAddr;
 use crate::redirect::Redirect;
 use crate::replay::client::ClientModel;
-use crate::replay::client::{
-    numbered_once, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
-};
+use crate::replay::client::{numbered_once, ClientSnapshot, ClientState, ModelOptions, Transport};
 use crate::replay::cluster::Reply;
 use crate::replay::descriptor::{Hypotheses, ModelDescriptor, ModelOption};
 use crate::replay::release::{Coverage, Version};
 use crate::replay::sequential::{boxed, SyncModel};
-use crate::replay::{ReplayError, Routed, SimRng};
+use crate::replay::{ClientError, Failure, Outcome, ReplayError, ReplyErrors, Routed, SimRng};
 use crate::slot::SLOT_COUNT;
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};
@@ -103,6 +101,31 @@ const OPTIONS: &[ModelOption] = &[
         default: "3s",
     },
 ];
+
+/// go-redis's errors, as the replay names them: the text of the error it returns.
+const ERRORS: ReplyErrors = ReplyErrors {
+    timeout: ClientError {
+        name: "i/o timeout",
+        class: Failure::Timeout,
+    },
+    connection: ClientError {
+        name: "dial tcp: connect: connection refused",
+        class: Failure::Connection,
+    },
+    cluster_down: ClientError {
+        name: "CLUSTERDOWN",
+        class: Failure::ClusterDown,
+    },
+    too_many_redirects: ClientError {
+        name: "MOVED (MaxRedirects exhausted)",
+        class: Failure::TooManyRedirects,
+    },
+};
+/// `errClusterNoNodes`: no address to ask for the topology or to send to.
+const NO_NODES: ClientError = ClientError {
+    name: "redis: cluster has no nodes",
+    class: Failure::NoTopology,
+};
 
 /// `LazyReload`: the goroutine sleeps this long after a successful reload.
 const LAZY_RELOAD_HOLD_MS: u64 = 200;
@@ -330,7 +353,7 @@ impl Client {
     }
 
     /// `ClusterClient.loadState` and `clusterStateHolder.Reload`.
-    fn reload(&mut self, net: &mut dyn Transport) -> Result<(), ErrorClass> {
+    fn reload(&mut self, net: &mut dyn Transport) -> Result<(), ClientError> {
         let mut order = self.addrs_for_load();
         // rand.Perm, as a Fisher-Yates shuffle.
         for k in (1..order.len()).rev() {
@@ -375,12 +398,12 @@ impl Client {
                     if matches!(reply, Reply::ConnectionError | Reply::Timeout) {
                         self.open[i.index()] = false;
                     }
-                    first_err.get_or_insert(ErrorClass::of_reply(&reply));
+                    first_err.get_or_insert(ERRORS.of_reply(&reply));
                 }
             }
         }
         self.active.clear();
-        Err(first_err.unwrap_or(ErrorClass::RedisClusterException))
+        Err(first_err.unwrap_or(NO_NODES))
     }
 
     /// `clusterStateHolder.LazyReload`.
@@ -392,7 +415,7 @@ impl Client {
     }
 
     /// `clusterStateHolder.Get` then `slotMasterNode` (or `clusterNodes.Random`).
-    fn cmd_node(&mut self, cmd: Routed, net: &mut dyn Transport) -> Result<NodeIdx, ErrorClass> {
+    fn cmd_node(&mut self, cmd: Routed, net: &mut dyn Transport) -> Result<NodeIdx, ClientError> {
         let now = net.now();
         match &self.state {
             None => self.reload(net)?,
@@ -404,15 +427,14 @@ impl Client {
         }
         let addrs = self.addrs_for_load();
         if addrs.is_empty() {
-            return Err(ErrorClass::RedisClusterException);
+            return Err(NO_NODES);
         }
         let k = usize::try_from(self.rng.below(u64::try_from(addrs.len()).unwrap_or(1)))
             .unwrap_or(0)
             .min(addrs.len() - 1);
         // `addrs` holds numbers of this client's table only, so both look-ups succeed.
         let addr = self.nodes.addr(addrs[k]).cloned();
-        addr.and_then(|a| self.get_or_create(&a))
-            .ok_or(ErrorClass::RedisClusterException)
+        addr.and_then(|a| self.get_or_create(&a)).ok_or(NO_NODES)
     }
 
     /// `node.Client.Process`: the per-node `MaxRetries` loop of `baseClient.process`.
@@ -446,7 +468,7 @@ impl Client {
         let now = net.now();
         let mut node: Option<NodeIdx> = None;
         let mut ask = false;
-        let mut last = ErrorClass::ConnectionError;
+        let mut last = ERRORS.connection;
         for attempt in 0..=self.max_redirects {
             let n = match node {
                 Some(n) => n,
@@ -463,16 +485,16 @@ impl Client {
                 Reply::Redirect(Redirect::Moved { to, .. }) => {
                     self.lazy_reload(now);
                     node = self.get_or_create(&to);
-                    last = ErrorClass::ClusterError;
+                    last = ERRORS.too_many_redirects;
                 }
                 Reply::Redirect(Redirect::Ask { to, .. }) => {
                     self.lazy_reload(now);
                     node = self.get_or_create(&to);
                     ask = true;
-                    last = ErrorClass::ClusterError;
+                    last = ERRORS.too_many_redirects;
                 }
                 Reply::ConnectionError | Reply::Timeout | Reply::ClusterDown => {
-                    last = ErrorClass::of_reply(&reply);
+                    last = ERRORS.of_reply(&reply);
                     if attempt > 0 {
                         // MarkAsFailing; slotMasterNode picks the master again.
                         node = None;
@@ -535,18 +557,6 @@ impl SyncModel for Client {
                 top_node_slots: 0,
                 unmapped_slots: usize::from(SLOT_COUNT),
             },
-        }
-    }
-
-    fn error_name(&self, class: ErrorClass) -> &'static str {
-        match class {
-            ErrorClass::RedisClusterException => "redis: cluster has no nodes",
-            ErrorClass::ConnectionError => "dial tcp: connect: connection refused",
-            ErrorClass::TimeoutError => "i/o timeout",
-            ErrorClass::ClusterDownError => "CLUSTERDOWN",
-            ErrorClass::ClusterError => "MOVED (MaxRedirects exhausted)",
-            // Raised by redis-py only.
-            other => other.name(),
         }
     }
 }

@@ -71,23 +71,22 @@
 //!   deterministic. A start-node set is taken in the given order (Jedis's is a `HashSet`).
 //! - `getConnection()` (a random node, for a slot the table lacks even after a refresh) pings the
 //!   node first; the ping is not sent here, the node is only picked.
-//! - Exceptions: `JedisClusterOperationException` (redis-py class `ClusterError`),
-//!   `JedisClusterException` (`ClusterDownError`). A `JedisConnectionException` never reaches the
-//!   application (the executor wraps it); the name is kept for `ConnectionError` and
-//!   `TimeoutError`.
+//! - Exceptions: `JedisClusterOperationException` (common class no-topology when the slots
+//!   cache could not be initialised, connection when no node is reachable, too-many-redirects
+//!   when the attempts or their time ran out), `JedisClusterException` (cluster-down). A
+//!   `JedisConnectionException` never reaches the application (the executor wraps it).
 
 use crate::node::NodeAddr;
 use crate::redirect::Redirect;
 use crate::replay::client::ClientModel;
 use crate::replay::client::{
-    numbered_once, parse_secs_ms, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome,
-    Transport,
+    numbered_once, parse_secs_ms, ClientSnapshot, ClientState, ModelOptions, Transport,
 };
 use crate::replay::cluster::Reply;
 use crate::replay::descriptor::{Hypotheses, ModelDescriptor, ModelOption};
 use crate::replay::release::{Coverage, Version};
 use crate::replay::sequential::{boxed, SyncModel};
-use crate::replay::{ReplayError, Routed, SimRng};
+use crate::replay::{ClientError, Failure, Outcome, ReplayError, Routed, SimRng};
 use crate::slot::{SlotRange, SLOT_COUNT};
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};
@@ -182,6 +181,29 @@ struct Settings {
     refresh_period_ms: Option<u64>,
 }
 
+/// `JedisClusterOperationException` "Could not initialize cluster slots cache.": no start node
+/// gave a complete answer.
+const NO_SLOTS_CACHE: ClientError = ClientError {
+    name: "JedisClusterOperationException",
+    class: Failure::NoTopology,
+};
+/// `JedisClusterOperationException` "No reachable node in cluster.": no pool to pick a node from.
+const NO_REACHABLE_NODE: ClientError = ClientError {
+    name: "JedisClusterOperationException",
+    class: Failure::Connection,
+};
+/// `JedisClusterOperationException` "No more cluster attempts left." or "Cluster retry deadline
+/// exceeded.": the attempts or their time ran out.
+const GAVE_UP: ClientError = ClientError {
+    name: "JedisClusterOperationException",
+    class: Failure::TooManyRedirects,
+};
+/// `JedisClusterException`: a `CLUSTERDOWN` reply.
+const CLUSTER_DOWN: ClientError = ClientError {
+    name: "JedisClusterException",
+    class: Failure::ClusterDown,
+};
+
 /// How one attempt ended, when not served.
 enum Attempt {
     /// `JedisRedirectionException`: `MOVED` (true) or `ASK` (false) to the node, through `via`.
@@ -193,7 +215,7 @@ enum Attempt {
     /// `JedisConnectionException` (refused, reset or read timeout).
     Connection,
     /// Raised to the application at once.
-    Raise(ErrorClass),
+    Raise(ClientError),
 }
 
 struct Client {
@@ -431,7 +453,7 @@ impl Client {
                 *elapsed = elapsed.saturating_add(self.cfg.so_timeout_ms);
                 Err(Attempt::Connection)
             }
-            Reply::ClusterDown => Err(Attempt::Raise(ErrorClass::ClusterDownError)),
+            Reply::ClusterDown => Err(Attempt::Raise(CLUSTER_DOWN)),
         }
     }
 
@@ -452,7 +474,7 @@ impl Client {
         let pools = self.pools();
         if pools.is_empty() {
             // getConnection(): "No reachable node in cluster."
-            return Err(Attempt::Raise(ErrorClass::ClusterError));
+            return Err(Attempt::Raise(NO_REACHABLE_NODE));
         }
         let n = u64::try_from(pools.len()).unwrap_or(u64::MAX);
         let k = usize::try_from(self.rng.below(n)).unwrap_or(0);
@@ -466,7 +488,7 @@ impl Client {
         failures: u32,
         elapsed: &mut u64,
         net: &mut dyn Transport,
-    ) -> Result<bool, ErrorClass> {
+    ) -> Result<bool, ClientError> {
         if self.cfg.max_attempts < 3 {
             if attempts_left == 0 {
                 self.renew(None, elapsed, net);
@@ -479,11 +501,7 @@ impl Client {
         }
         // getBackoffSleepMillis()
         if attempts_left > 0 {
-            let left = self
-                .cfg
-                .max_total_ms
-                .checked_sub(*elapsed)
-                .ok_or(ErrorClass::ClusterError)?;
+            let left = self.cfg.max_total_ms.checked_sub(*elapsed).ok_or(GAVE_UP)?;
             let squared = u64::from(attempts_left).saturating_mul(u64::from(attempts_left));
             let sleep = self.rng.below(left / squared + 1);
             *elapsed = elapsed.saturating_add(sleep);
@@ -497,7 +515,7 @@ impl Client {
     }
 
     /// `executeCommand`.
-    fn execute_command(&mut self, cmd: Routed, net: &mut dyn Transport) -> Result<(), ErrorClass> {
+    fn execute_command(&mut self, cmd: Routed, net: &mut dyn Transport) -> Result<(), ClientError> {
         let mut elapsed = 0u64;
         let mut redirect: Option<(NodeIdx, bool)> = None;
         let mut failures = 0u32;
@@ -522,11 +540,11 @@ impl Client {
             }
             if elapsed > self.cfg.max_total_ms {
                 // "Cluster retry … deadline exceeded."
-                return Err(ErrorClass::ClusterError);
+                return Err(GAVE_UP);
             }
         }
         // "No more cluster attempts left."
-        Err(ErrorClass::ClusterError)
+        Err(GAVE_UP)
     }
 }
 
@@ -538,7 +556,7 @@ impl SyncModel for Client {
     fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
         if !self.initialized {
             if !self.initialize(net) {
-                return Outcome::Failed(ErrorClass::ClusterError);
+                return Outcome::Failed(NO_SLOTS_CACHE);
             }
             self.initialized = true;
         }
@@ -556,19 +574,6 @@ impl SyncModel for Client {
     fn snapshot(&self) -> ClientSnapshot {
         let open = self.open.iter().filter(|&&o| o).count();
         ClientSnapshot::of_table(&self.table, u64::try_from(open).unwrap_or(u64::MAX))
-    }
-
-    fn error_name(&self, class: ErrorClass) -> &'static str {
-        match class {
-            ErrorClass::ClusterError | ErrorClass::RedisClusterException => {
-                "JedisClusterOperationException"
-            }
-            ErrorClass::ClusterDownError => "JedisClusterException",
-            ErrorClass::ConnectionError => "JedisConnectionException",
-            ErrorClass::TimeoutError => "JedisConnectionException (read timed out)",
-            // Raised by redis-py only.
-            other => other.name(),
-        }
     }
 
     fn socket_timeout_ms(&self) -> Option<u64> {

@@ -84,25 +84,24 @@
 //!   `RedisCommandTimeoutException`: the simulation answers at the command's time only, so a node
 //!   silent at that time is taken as silent for Lettuce's whole `timeout` (60 s by default). Set
 //!   `socket_timeout` to that timeout to make the sequential client wait it out.
-//! - Exceptions: `UnknownPartitionException` (redis-py class `RedisClusterException`),
-//!   `RedisConnectionException` (`ConnectionError`: the initial topology could not be loaded or a
-//!   connection could not be opened), `RedisCommandTimeoutException` (`TimeoutError`),
-//!   `PartitionSelectorException` (`ClusterDownError`: no node for the slot in the table),
-//!   `RedisCommandExecutionException` (`ClusterError`: a `MOVED`/`ASK` past `maxRedirects`, or a
-//!   `CLUSTERDOWN` reply).
+//! - Exceptions (with their common class): `UnknownPartitionException` (no-topology),
+//!   `RedisConnectionException` (connection: the initial topology could not be loaded or a
+//!   connection could not be opened), `RedisCommandTimeoutException` (timeout),
+//!   `PartitionSelectorException` (no-topology: no node for the slot in the table),
+//!   `RedisCommandExecutionException` (too-many-redirects for a `MOVED`/`ASK` past
+//!   `maxRedirects`, cluster-down for a `CLUSTERDOWN` reply).
 
 use crate::node::NodeAddr;
 use crate::redirect::Redirect;
 use crate::replay::client::ClientModel;
 use crate::replay::client::{
-    numbered_once, parse_bool, parse_secs_ms, ClientSnapshot, ClientState, ErrorClass,
-    ModelOptions, Outcome, Transport,
+    numbered_once, parse_bool, parse_secs_ms, ClientSnapshot, ClientState, ModelOptions, Transport,
 };
 use crate::replay::cluster::Reply;
 use crate::replay::descriptor::{Hypotheses, ModelDescriptor, ModelOption};
 use crate::replay::release::{Coverage, Version};
 use crate::replay::sequential::{boxed, SyncModel};
-use crate::replay::{ReplayError, Routed};
+use crate::replay::{ClientError, Failure, Outcome, ReplayError, Routed};
 use crate::slot::SlotRange;
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};
@@ -332,8 +331,40 @@ fn reconnect_attempts(elapsed_ms: u64) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
+/// `UnknownPartitionException`: a redirect to a node not in the partition table.
+const UNKNOWN_PARTITION: ClientError = ClientError {
+    name: "UnknownPartitionException",
+    class: Failure::NoTopology,
+};
+/// `RedisConnectionException`: the initial topology could not be loaded or a connection could not be
+/// opened.
+const CONNECTION: ClientError = ClientError {
+    name: "RedisConnectionException",
+    class: Failure::Connection,
+};
+/// `RedisCommandTimeoutException`: no reply within the command timeout.
+const COMMAND_TIMEOUT: ClientError = ClientError {
+    name: "RedisCommandTimeoutException",
+    class: Failure::Timeout,
+};
+/// `PartitionSelectorException`: no node for the slot in the partition table.
+const PARTITION_SELECTOR: ClientError = ClientError {
+    name: "PartitionSelectorException",
+    class: Failure::NoTopology,
+};
+/// `RedisCommandExecutionException`: a `MOVED`/`ASK` past `maxRedirects`.
+const REDIRECTS_EXHAUSTED: ClientError = ClientError {
+    name: "RedisCommandExecutionException",
+    class: Failure::TooManyRedirects,
+};
+/// `RedisCommandExecutionException`: a `CLUSTERDOWN` reply.
+const CLUSTER_DOWN: ClientError = ClientError {
+    name: "RedisCommandExecutionException",
+    class: Failure::ClusterDown,
+};
+
 /// Why a command failed inside the routing loop.
-struct Fail(ErrorClass);
+struct Fail(ClientError);
 
 struct Client {
     name: String,
@@ -503,7 +534,7 @@ impl Client {
             if !self.refresh(net) {
                 // RedisClusterClient.connect(): "Unable to establish a connection to Redis
                 // Cluster"; the application retries with the next command.
-                return Err(Fail(ErrorClass::ConnectionError));
+                return Err(Fail(CONNECTION));
             }
             self.initialized = true;
             self.refresh_scheduled = false;
@@ -556,22 +587,22 @@ impl Client {
             }
         }
         let Some(addr) = self.nodes.addr(node) else {
-            return Err(Fail(ErrorClass::ConnectionError));
+            return Err(Fail(CONNECTION));
         };
         let reply = net.send(addr, cmd, asking);
         match (self.conns[i], reply) {
-            (Conn::Closed, Reply::ConnectionError) => Err(Fail(ErrorClass::ConnectionError)),
-            (Conn::Closed, Reply::Timeout) => Err(Fail(ErrorClass::TimeoutError)),
+            (Conn::Closed, Reply::ConnectionError) => Err(Fail(CONNECTION)),
+            (Conn::Closed, Reply::Timeout) => Err(Fail(COMMAND_TIMEOUT)),
             (Conn::Open, Reply::ConnectionError) => {
                 // The watchdog takes over; the command is buffered until it times out.
                 self.conns[i] = Conn::Down {
                     since: now,
                     reported: 0,
                 };
-                Err(Fail(ErrorClass::TimeoutError))
+                Err(Fail(COMMAND_TIMEOUT))
             }
             (Conn::Down { .. }, Reply::ConnectionError) | (_, Reply::Timeout) => {
-                Err(Fail(ErrorClass::TimeoutError))
+                Err(Fail(COMMAND_TIMEOUT))
             }
             (Conn::Open, reply) => Ok(reply),
             (Conn::Closed | Conn::Down { .. }, reply) => {
@@ -590,7 +621,7 @@ impl Client {
         self.signal(Trigger::UnknownNode, now);
         self.stale |= Trigger::UnknownNode.bit();
         if self.cfg.validate_membership {
-            return Err(Fail(ErrorClass::RedisClusterException));
+            return Err(Fail(UNKNOWN_PARTITION));
         }
         Ok(())
     }
@@ -601,7 +632,7 @@ impl Client {
         let Some(mut target) = self.table.get(cmd.slot) else {
             self.signal(Trigger::UncoveredSlot, now);
             self.stale |= Trigger::UncoveredSlot.bit();
-            return Err(Fail(ErrorClass::ClusterDownError));
+            return Err(Fail(PARTITION_SELECTOR));
         };
         let mut asking = false;
         let mut redirections = 0u32;
@@ -610,29 +641,27 @@ impl Client {
                 Reply::Ok => return Ok(()),
                 Reply::Redirect(Redirect::Moved { to, .. }) => {
                     if redirections >= self.cfg.max_redirects {
-                        return Err(Fail(ErrorClass::ClusterError));
+                        return Err(Fail(REDIRECTS_EXHAUSTED));
                     }
                     redirections += 1;
                     self.signal(Trigger::MovedRedirect, now);
                     self.stale |= Trigger::MovedRedirect.bit();
-                    target = self.intern(&to).ok_or(Fail(ErrorClass::ConnectionError))?;
+                    target = self.intern(&to).ok_or(Fail(CONNECTION))?;
                     asking = false;
                     self.admit(target, now)?;
                 }
                 Reply::Redirect(Redirect::Ask { to, .. }) => {
                     if redirections >= self.cfg.max_redirects {
-                        return Err(Fail(ErrorClass::ClusterError));
+                        return Err(Fail(REDIRECTS_EXHAUSTED));
                     }
                     redirections += 1;
                     self.signal(Trigger::AskRedirect, now);
-                    target = self.intern(&to).ok_or(Fail(ErrorClass::ConnectionError))?;
+                    target = self.intern(&to).ok_or(Fail(CONNECTION))?;
                     asking = true;
                     self.admit(target, now)?;
                 }
-                Reply::ClusterDown => return Err(Fail(ErrorClass::ClusterError)),
-                Reply::ConnectionError | Reply::Timeout => {
-                    return Err(Fail(ErrorClass::TimeoutError))
-                }
+                Reply::ClusterDown => return Err(Fail(CLUSTER_DOWN)),
+                Reply::ConnectionError | Reply::Timeout => return Err(Fail(COMMAND_TIMEOUT)),
             }
         }
     }
@@ -651,7 +680,7 @@ impl SyncModel for Client {
     fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
         let outcome = match self.route(cmd, net) {
             Ok(()) => Outcome::Ok,
-            Err(Fail(class)) => Outcome::Failed(class),
+            Err(Fail(e)) => Outcome::Failed(e),
         };
         self.refresh_state();
         outcome
@@ -664,18 +693,6 @@ impl SyncModel for Client {
     fn snapshot(&self) -> ClientSnapshot {
         let open = self.conns.iter().filter(|&&c| c == Conn::Open).count();
         ClientSnapshot::of_table(&self.table, u64::try_from(open).unwrap_or(u64::MAX))
-    }
-
-    fn error_name(&self, class: ErrorClass) -> &'static str {
-        match class {
-            ErrorClass::RedisClusterException => "UnknownPartitionException",
-            ErrorClass::ConnectionError => "RedisConnectionException",
-            ErrorClass::TimeoutError => "RedisCommandTimeoutException",
-            ErrorClass::ClusterDownError => "PartitionSelectorException",
-            ErrorClass::ClusterError => "RedisCommandExecutionException",
-            // Raised by redis-py only.
-            other => other.name(),
-        }
     }
 
     fn socket_timeout_ms(&self) -> Option<u64> {

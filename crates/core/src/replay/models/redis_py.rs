@@ -39,24 +39,26 @@
 //! Not modelled: 7.2+'s shuffle of `startup_nodes` before an initialisation (every node answers
 //! the same topology here), the `INFO` 5.0.0 sends before `CLUSTER SLOTS`, replicas.
 
+mod exception;
 mod state;
 
 use std::cell::RefCell;
 use std::pin::pin;
 
 use crate::replay::client::{
-    numbered_once, ClientModel, ClientSnapshot, ClientState, ErrorClass, Execution, ModelOptions,
-    Outcome,
+    numbered_once, ClientModel, ClientSnapshot, ClientState, Execution, ModelOptions,
 };
 use crate::replay::cluster::{Answer, Reply};
 use crate::replay::descriptor::{Hypotheses, ModelDescriptor, ModelOption};
 use crate::replay::net::Net;
 use crate::replay::pool::{Link, Pools};
 use crate::replay::release::{Coverage, Version};
+use crate::replay::Outcome;
 use crate::replay::{ReplayError, Routed};
 use crate::slot::{Slot, SLOT_COUNT};
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};
+use exception::Exception;
 use state::{InitLock, Shared, Topology};
 
 /// `redis-py@5.0.0`: covers **4.4.0–7.1.x**. The asyncio `RedisCluster._execute_command` pops a
@@ -236,9 +238,9 @@ const REQUEST_TTL: u32 = 16;
 /// How one attempt ended, when not with a reply.
 enum Fail {
     /// A connection error or timeout on that node: retryable.
-    Node(ErrorClass, NodeIdx),
+    Node(Exception, NodeIdx),
     /// Raised to the application at once.
-    Raise(ErrorClass),
+    Raise(Exception),
 }
 
 /// A redis-py client (or the ideal one): its settings and the state its tasks share.
@@ -319,7 +321,7 @@ impl Client {
     /// `RedisCluster.initialize()` under `_lock`: a task that finds another's initialisation
     /// running waits for it to end; if it succeeded, that one served this task's request too
     /// (it clears `_initialize`), else the task runs its own.
-    async fn initialize(&self, net: &Net<'_>) -> Result<(), ErrorClass> {
+    async fn initialize(&self, net: &Net<'_>) -> Result<(), Exception> {
         if net.timed() {
             let queued = {
                 let mut sh = self.shared.borrow_mut();
@@ -375,7 +377,7 @@ impl Client {
     /// (5.0.0 l. 393, 8.1.0 l. 680): `COMMAND` to the default node (the first one the answer
     /// named) and the parsing of its reply, which holds the event loop. The timed clock only: the
     /// lanes' instant clock keeps an initialisation to its `CLUSTER SLOTS`.
-    async fn command_table(&self, node: Option<NodeIdx>, net: &Net<'_>) -> Result<(), ErrorClass> {
+    async fn command_table(&self, node: Option<NodeIdx>, net: &Net<'_>) -> Result<(), Exception> {
         let Some(node) = node.filter(|_| net.timed()) else {
             return Ok(());
         };
@@ -384,7 +386,7 @@ impl Client {
             let lease = sh
                 .pools
                 .acquire(node, net.now())
-                .map_err(|_| ErrorClass::MaxConnectionsError)?;
+                .map_err(|_| Exception::MaxConnectionsError)?;
             let c = sh.cluster_idx(node, net);
             (lease, net.keyless_to(c, !lease.was_connected()))
         };
@@ -396,9 +398,9 @@ impl Client {
         };
         let closed = self.shared.borrow_mut().give_back(lease, link, net.now());
         match reply {
-            Err(Reply::Timeout) => return Err(ErrorClass::TimeoutError),
-            Err(_) => return Err(ErrorClass::ConnectionError),
-            Ok(()) if closed => return Err(ErrorClass::ConnectionError),
+            Err(Reply::Timeout) => return Err(Exception::TimeoutError),
+            Err(_) => return Err(Exception::ConnectionError),
+            Ok(()) if closed => return Err(Exception::ConnectionError),
             Ok(()) => {}
         }
         net.cpu(self.command_cpu_us).await;
@@ -407,7 +409,7 @@ impl Client {
 
     /// `NodesManager.initialize()`: `CLUSTER SLOTS` from each startup node in turn until an
     /// answer covers every slot. A failure closes every connection and keeps `startup_nodes`.
-    async fn initialize_now(&self, net: &Net<'_>) -> Result<(), ErrorClass> {
+    async fn initialize_now(&self, net: &Net<'_>) -> Result<(), Exception> {
         let mut k = 0;
         loop {
             let (lease, delivery) = {
@@ -475,7 +477,7 @@ impl Client {
         let mut sh = self.shared.borrow_mut();
         // `except BaseException`: nodes_manager.aclose() and aclose("startup_nodes").
         sh.pools.disconnect_all();
-        Err(ErrorClass::RedisClusterException)
+        Err(Exception::RedisClusterException)
     }
 
     fn on_node_error(&self, node: NodeIdx) {
@@ -504,7 +506,7 @@ impl Client {
         let owner = self.shared.borrow().table.get(slot);
         let Some(mut target) = owner else {
             self.shared.borrow_mut().needs_init = true;
-            return Err(Fail::Raise(ErrorClass::RedisClusterException));
+            return Err(Fail::Raise(Exception::RedisClusterException));
         };
         let mut asking = false;
         let mut moved = false;
@@ -515,13 +517,13 @@ impl Client {
                     // The slot cache as it is now: patched, or stale while a reset is pending.
                     target = match sh.table.get(slot) {
                         Some(t) => t,
-                        None => return Err(Fail::Raise(ErrorClass::ConnectionError)),
+                        None => return Err(Fail::Raise(Exception::ConnectionError)),
                     };
                     moved = false;
                 }
                 let lease = match sh.pools.acquire(target, net.now()) {
                     Ok(l) => l,
-                    Err(_) => return Err(Fail::Raise(ErrorClass::MaxConnectionsError)),
+                    Err(_) => return Err(Fail::Raise(Exception::MaxConnectionsError)),
                 };
                 let node = sh.cluster_idx(target, net);
                 let connect = !lease.was_connected();
@@ -538,9 +540,9 @@ impl Client {
                 // 7.2+: the closing task set the connection's reader and writer to None under
                 // this one (redis-py #4028); 4.4-7.1: a ConnectionError, which pops the node.
                 return Err(if self.flavor == Flavor::Py8 {
-                    Fail::Raise(ErrorClass::AttributeError)
+                    Fail::Raise(Exception::AttributeError)
                 } else {
-                    Fail::Node(ErrorClass::ConnectionError, target)
+                    Fail::Node(Exception::ConnectionError, target)
                 });
             }
             match answer {
@@ -557,7 +559,7 @@ impl Client {
                         sh.moved_counter = 0;
                     } else {
                         let Some(i) = sh.own_idx(to, net) else {
-                            return Err(Fail::Raise(ErrorClass::ConnectionError));
+                            return Err(Fail::Raise(Exception::ConnectionError));
                         };
                         if sh.patched.len() < usize::from(SLOT_COUNT) {
                             let was = sh.table.get(slot);
@@ -571,32 +573,32 @@ impl Client {
                 }
                 Answer::Ask { to, .. } => {
                     let Some(i) = sh.own_idx(to, net) else {
-                        return Err(Fail::Raise(ErrorClass::ConnectionError));
+                        return Err(Fail::Raise(Exception::ConnectionError));
                     };
                     target = i;
                     asking = true;
                 }
                 Answer::ConnectionError => {
-                    return Err(Fail::Node(ErrorClass::ConnectionError, target))
+                    return Err(Fail::Node(Exception::ConnectionError, target))
                 }
-                Answer::Timeout => return Err(Fail::Node(ErrorClass::TimeoutError, target)),
-                Answer::ClusterDown => return Err(Fail::Raise(ErrorClass::ClusterDownError)),
+                Answer::Timeout => return Err(Fail::Node(Exception::TimeoutError, target)),
+                Answer::ClusterDown => return Err(Fail::Raise(Exception::ClusterDownError)),
             }
         }
-        Err(Fail::Raise(ErrorClass::ClusterError))
+        Err(Fail::Raise(Exception::ClusterError))
     }
 
     /// `RedisCluster.execute_command`: initialise when due, then attempt, retrying after a
     /// connection error or timeout.
     async fn run(&self, cmd: Routed, net: &Net<'_>) -> Outcome {
         let attempts = 1 + self.opts.retry_attempts;
-        let mut last = ErrorClass::ConnectionError;
+        let mut last = Exception::ConnectionError;
         let mut outcome = None;
         for _ in 0..attempts {
             let due = self.shared.borrow().needs_init;
             if due {
                 if let Err(e) = self.initialize(net).await {
-                    outcome = Some(Outcome::Failed(e));
+                    outcome = Some(Outcome::Failed(e.into()));
                     break;
                 }
             }
@@ -610,13 +612,13 @@ impl Client {
                     last = class;
                 }
                 Err(Fail::Raise(class)) => {
-                    outcome = Some(Outcome::Failed(class));
+                    outcome = Some(Outcome::Failed(class.into()));
                     break;
                 }
             }
         }
         self.shared.borrow_mut().refresh_state();
-        outcome.unwrap_or(Outcome::Failed(last))
+        outcome.unwrap_or(Outcome::Failed(last.into()))
     }
 }
 
@@ -643,6 +645,7 @@ impl ClientModel for Client {
 
     fn execute_instant(&self, cmd: Routed, net: &Net<'_>) -> Outcome {
         net.block_on(pin!(self.run(cmd, net)))
+            .unwrap_or(Outcome::Failed(Exception::ConnectionError.into()))
     }
 
     fn state(&self) -> ClientState {

@@ -66,14 +66,12 @@
 use crate::node::NodeAddr;
 use crate::redirect::Redirect;
 use crate::replay::client::ClientModel;
-use crate::replay::client::{
-    numbered_once, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
-};
+use crate::replay::client::{numbered_once, ClientSnapshot, ClientState, ModelOptions, Transport};
 use crate::replay::cluster::Reply;
 use crate::replay::descriptor::{Hypotheses, ModelDescriptor, ModelOption};
 use crate::replay::release::{Coverage, Version};
 use crate::replay::sequential::{boxed, SyncModel};
-use crate::replay::{ReplayError, Routed, SimRng};
+use crate::replay::{ClientError, Failure, Outcome, ReplayError, ReplyErrors, Routed, SimRng};
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};
 
@@ -135,6 +133,32 @@ const OPTIONS: &[ModelOption] = &[
         default: "none",
     },
 ];
+
+/// redis-rs's errors, as the replay names them: the `RedisError` kind (`ErrorKind` /
+/// `ServerErrorKind`) with what caused it.
+const ERRORS: ReplyErrors = ReplyErrors {
+    timeout: ClientError {
+        name: "Io (timed out)",
+        class: Failure::Timeout,
+    },
+    connection: ClientError {
+        name: "Io (connection refused)",
+        class: Failure::Connection,
+    },
+    cluster_down: ClientError {
+        name: "Server(ClusterDown)",
+        class: Failure::ClusterDown,
+    },
+    too_many_redirects: ClientError {
+        name: "Server(Moved) (retries exhausted)",
+        class: Failure::TooManyRedirects,
+    },
+};
+/// `ClusterConnectionNotFound`: no connection to send to.
+const NOT_FOUND: ClientError = ClientError {
+    name: "ClusterConnectionNotFound",
+    class: Failure::NoTopology,
+};
 
 /// `RetryParams::default().number_of_retries`.
 const DEFAULT_RETRIES: u32 = 16;
@@ -248,7 +272,7 @@ enum Step {
     /// The request is over.
     Done(Outcome),
     /// Retry (counting one retry) after this error, on this redirect or on the slot route.
-    Retry(ErrorClass, Option<(NodeIdx, bool)>),
+    Retry(ClientError, Option<(NodeIdx, bool)>),
 }
 
 struct Client {
@@ -392,23 +416,23 @@ impl Client {
         self.stats.full_reinits += 1;
     }
 
-    fn query(&mut self, i: NodeIdx, net: &mut dyn Transport) -> Result<(), ErrorClass> {
+    fn query(&mut self, i: NodeIdx, net: &mut dyn Transport) -> Result<(), ClientError> {
         self.stats.cluster_slots_calls += 1;
         let Some(addr) = self.nodes.addr(i) else {
-            return Err(ErrorClass::ConnectionError);
+            return Err(ERRORS.connection);
         };
         match net.cluster_slots(addr) {
             Ok(ranges) => {
                 self.apply(ranges);
                 Ok(())
             }
-            Err(reply) => Err(ErrorClass::of_reply(&reply)),
+            Err(reply) => Err(ERRORS.of_reply(&reply)),
         }
     }
 
     /// `refresh_slots`.
-    fn refresh_slots(&mut self, net: &mut dyn Transport) -> Result<(), ErrorClass> {
-        let mut last = ErrorClass::RedisClusterException;
+    fn refresh_slots(&mut self, net: &mut dyn Transport) -> Result<(), ClientError> {
+        let mut last = NOT_FOUND;
         let members = self.nodes_where(|c| c.is_some());
         for &i in &members {
             if self.conn(i) != Some(Conn::Connected) {
@@ -429,7 +453,7 @@ impl Client {
                 Ok(()) => return Ok(()),
                 Err(e) => {
                     last = e;
-                    if !matches!(e, ErrorClass::ConnectionError | ErrorClass::TimeoutError) {
+                    if !matches!(e.class, Failure::Connection | Failure::Timeout) {
                         // Reachable: the repaired connection is kept.
                         self.conns[i.index()] = Some(Conn::Connected);
                     }
@@ -443,8 +467,8 @@ impl Client {
     /// `reconnect_to_initial_nodes`: connect to the initial nodes, replace the connection map by
     /// them and refresh the slots (the connection and the `CLUSTER SLOTS` answer are taken
     /// together: a node that cannot be connected is asked nothing by the library).
-    fn reconnect_to_initial_nodes(&mut self, net: &mut dyn Transport) -> Result<(), ErrorClass> {
-        let mut last = ErrorClass::ConnectionError;
+    fn reconnect_to_initial_nodes(&mut self, net: &mut dyn Transport) -> Result<(), ClientError> {
+        let mut last = ERRORS.connection;
         let initial = self.initial.clone();
         for i in initial {
             self.stats.cluster_slots_calls += 1;
@@ -459,7 +483,7 @@ impl Client {
                     self.initialized = true;
                     return Ok(());
                 }
-                Err(reply) => last = ErrorClass::of_reply(&reply),
+                Err(reply) => last = ERRORS.of_reply(&reply),
             }
         }
         Err(last)
@@ -523,17 +547,17 @@ impl Client {
             Reply::Redirect(Redirect::Moved { to, .. }) => {
                 self.rebuild = true;
                 Step::Retry(
-                    ErrorClass::ClusterError,
+                    ERRORS.too_many_redirects,
                     self.intern(&to).map(|n| (n, false)),
                 )
             }
             Reply::Redirect(Redirect::Ask { to, .. }) => Step::Retry(
-                ErrorClass::ClusterError,
+                ERRORS.too_many_redirects,
                 self.intern(&to).map(|n| (n, true)),
             ),
-            Reply::ClusterDown => Step::Done(Outcome::Failed(ErrorClass::ClusterDownError)),
+            Reply::ClusterDown => Step::Done(Outcome::Failed(ERRORS.cluster_down)),
             Reply::ConnectionError | Reply::Timeout => {
-                let class = ErrorClass::of_reply(&reply);
+                let class = ERRORS.of_reply(&reply);
                 if let Some(prev) = fresh {
                     // The connection could not be made: OperationTarget::NotFound, rebuild,
                     // then retry on the slot route after a sleep.
@@ -562,7 +586,7 @@ impl Client {
     fn request(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
         let now = net.now();
         let mut redirect: Option<(NodeIdx, bool)> = None;
-        let mut last = ErrorClass::ConnectionError;
+        let mut last = ERRORS.connection;
         for _ in 0..=self.cfg.retries {
             self.poll_reconnects(now);
             let step = match redirect.take() {
@@ -572,7 +596,7 @@ impl Client {
                     None => {
                         // ClusterConnectionNotFound → ReconnectFromInitialConnections.
                         let _ = self.reconnect_to_initial_nodes(net);
-                        Step::Retry(ErrorClass::RedisClusterException, None)
+                        Step::Retry(NOT_FOUND, None)
                     }
                 },
             };
@@ -629,17 +653,5 @@ impl SyncModel for Client {
             .filter(|c| **c == Some(Conn::Connected))
             .count();
         ClientSnapshot::of_table(&self.table, u64::try_from(open).unwrap_or(u64::MAX))
-    }
-
-    fn error_name(&self, class: ErrorClass) -> &'static str {
-        match class {
-            ErrorClass::RedisClusterException => "ClusterConnectionNotFound",
-            ErrorClass::ConnectionError => "Io (connection refused)",
-            ErrorClass::TimeoutError => "Io (timed out)",
-            ErrorClass::ClusterDownError => "Server(ClusterDown)",
-            ErrorClass::ClusterError => "Server(Moved) (retries exhausted)",
-            // Raised by redis-py only.
-            other => other.name(),
-        }
     }
 }
