@@ -20,26 +20,30 @@ mod descriptor;
 mod key_layout;
 mod models;
 mod net;
+mod options;
 mod outcome;
 mod pool;
 mod registry;
 mod release;
+mod report;
 mod run;
 mod sequential;
 mod version;
 
-pub use client::{ClientModel, ClientSnapshot, ClientState, Execution, ModelOptions, Transport};
+pub use client::{ClientModel, ClientSnapshot, ClientState, Execution, Transport};
 pub use cluster::{
     Answer, AskPolicy, FaultKind, FaultWindow, Reply, SimCluster, SimClusterBuilder,
 };
-pub use descriptor::{Build, Hypotheses, ModelDescriptor, ModelOption};
+pub use descriptor::{Build, Hypotheses, ModelDescriptor};
 pub use key_layout::key_layout;
 pub use models::MODELS;
 pub use net::{Delivery, Net, Parked, TaskId, Until};
+pub use options::{ModelOption, ModelOptions};
 pub use outcome::{ClientError, Failure, Outcome, ReplyErrors};
 pub use registry::{descriptor, model, model_names};
 pub use release::{Coverage, Version};
-pub use run::{replay, CommandStats, NodeStats, ReplayReport, Second};
+pub use report::{CommandStats, NodeStats, ReplayReport, Second};
+pub use run::replay;
 pub use sequential::{Sequential, SyncModel};
 pub use version::{coverage, covers, ranges, resolve, Resolved, VersionError};
 

@@ -3,20 +3,10 @@
 //! exports its descriptor; [`MODELS`](super::MODELS) lists them, and the registry, the version
 //! resolution, the hypotheses and the viewer all read that list.
 
-use super::client::{ClientModel, ModelOptions};
+use super::client::ClientModel;
+use super::options::{ModelOption, ModelOptions};
 use super::release::{Coverage, Version};
 use super::ReplayError;
-
-/// One option of a model, besides `startup_nodes` and `socket_timeout`, which every model takes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ModelOption {
-    /// The name, as the library names it (`reinitialize_steps`, `maxAttempts`, …).
-    pub name: &'static str,
-    /// What it does, in one line, with its default (what `--help` shows).
-    pub doc: &'static str,
-    /// Its default value, as it would be written after `=`.
-    pub default: &'static str,
-}
 
 /// How the hypotheses replay a model (see
 /// [`standard_variants`](crate::hypothesis::standard_variants)).

@@ -26,7 +26,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
 use super::cluster::{Answer, FaultKind, Reply, SimCluster};
-use super::run::{CommandStats, NodeStats};
+use super::report::{CommandStats, NodeStats};
 use super::{Routed, Timing};
 use crate::node::NodeAddr;
 use crate::slot::SlotRange;

@@ -1,9 +1,10 @@
 //! The models by name: what `--model NAME` accepts (a model's name, or a library release one
 //! covers, see [`super::version`]), read from [`MODELS`].
 
-use super::client::{ClientModel, ModelOptions};
+use super::client::ClientModel;
 use super::descriptor::ModelDescriptor;
 use super::models::MODELS;
+use super::options::ModelOptions;
 use super::ReplayError;
 
 /// The names of every model, comma-separated (for messages).

@@ -55,12 +55,14 @@
 use crate::node::NodeAddr;
 use crate::redirect::Redirect;
 use crate::replay::client::ClientModel;
-use crate::replay::client::{numbered_once, ClientSnapshot, ClientState, ModelOptions, Transport};
+use crate::replay::client::{numbered_once, ClientSnapshot, ClientState, Transport};
 use crate::replay::cluster::Reply;
-use crate::replay::descriptor::{Hypotheses, ModelDescriptor, ModelOption};
+use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
+use crate::replay::options::{ModelOption, ModelOptions};
+use crate::replay::outcome::{ClientError, Failure, Outcome, ReplyErrors};
 use crate::replay::release::{Coverage, Version};
 use crate::replay::sequential::{boxed, SyncModel};
-use crate::replay::{ClientError, Failure, Outcome, ReplayError, ReplyErrors, Routed, SimRng};
+use crate::replay::{ReplayError, Routed, SimRng};
 use crate::slot::SLOT_COUNT;
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};

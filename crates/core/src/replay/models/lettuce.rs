@@ -94,14 +94,14 @@
 use crate::node::NodeAddr;
 use crate::redirect::Redirect;
 use crate::replay::client::ClientModel;
-use crate::replay::client::{
-    numbered_once, parse_bool, parse_secs_ms, ClientSnapshot, ClientState, ModelOptions, Transport,
-};
+use crate::replay::client::{numbered_once, ClientSnapshot, ClientState, Transport};
 use crate::replay::cluster::Reply;
-use crate::replay::descriptor::{Hypotheses, ModelDescriptor, ModelOption};
+use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
+use crate::replay::options::{parse_bool, parse_secs_ms, ModelOption, ModelOptions};
+use crate::replay::outcome::{ClientError, Failure, Outcome};
 use crate::replay::release::{Coverage, Version};
 use crate::replay::sequential::{boxed, SyncModel};
-use crate::replay::{ClientError, Failure, Outcome, ReplayError, Routed};
+use crate::replay::{ReplayError, Routed};
 use crate::slot::SlotRange;
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};

@@ -45,15 +45,14 @@ mod state;
 use std::cell::RefCell;
 use std::pin::pin;
 
-use crate::replay::client::{
-    numbered_once, ClientModel, ClientSnapshot, ClientState, Execution, ModelOptions,
-};
+use crate::replay::client::{numbered_once, ClientModel, ClientSnapshot, ClientState, Execution};
 use crate::replay::cluster::{Answer, Reply};
-use crate::replay::descriptor::{Hypotheses, ModelDescriptor, ModelOption};
+use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
 use crate::replay::net::Net;
+use crate::replay::options::{ModelOption, ModelOptions};
+use crate::replay::outcome::Outcome;
 use crate::replay::pool::{Link, Pools};
 use crate::replay::release::{Coverage, Version};
-use crate::replay::Outcome;
 use crate::replay::{ReplayError, Routed};
 use crate::slot::{Slot, SLOT_COUNT};
 use crate::time::Timestamp;

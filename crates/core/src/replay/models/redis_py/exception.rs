@@ -1,6 +1,6 @@
 //! redis-py's exception classes, as the application sees them, each with its common class.
 
-use crate::replay::{ClientError, Failure};
+use crate::replay::outcome::{ClientError, Failure};
 
 /// An exception redis-py's cluster client raises to the application.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
