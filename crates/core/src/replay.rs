@@ -18,6 +18,7 @@ mod client;
 mod cluster;
 mod descriptor;
 mod key_layout;
+mod known_nodes;
 mod models;
 mod net;
 mod options;
@@ -117,6 +118,22 @@ impl SimRng {
             0
         } else {
             self.next_u64() % n
+        }
+    }
+
+    /// An index in `0..len` (`0` when `len` is 0 or 1): `below(len)`.
+    pub fn index_below(&mut self, len: usize) -> usize {
+        let n = u64::try_from(len).unwrap_or(u64::MAX);
+        usize::try_from(self.below(n))
+            .unwrap_or(0)
+            .min(len.saturating_sub(1))
+    }
+
+    /// Shuffles `v` in place (Fisher–Yates from the end: `rand.Perm`, `Collections.shuffle`).
+    pub fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            let j = self.index_below(i + 1);
+            v.swap(i, j);
         }
     }
 }

@@ -204,6 +204,27 @@ impl ModelOptions {
         Ok(())
     }
 
+    /// `socket_timeout` under the library's own name `option` for `model`, given as `own`
+    /// (`None`: not given): whichever of the two was given (`socket_timeout` through `socket`),
+    /// `None` when neither was; both are an error, as they are the same setting.
+    pub fn timeout_alias<T>(
+        &self,
+        model: &str,
+        option: &str,
+        own: Option<T>,
+        socket: impl FnOnce(u64) -> T,
+    ) -> Result<Option<T>, ReplayError> {
+        match (own, self.socket_timeout_ms) {
+            (Some(_), Some(_)) => Err(ReplayError::Unsupported {
+                model: model.to_owned(),
+                what: format!("both {option} and socket_timeout (they are the same setting)"),
+            }),
+            (Some(t), None) => Ok(Some(t)),
+            (None, Some(ms)) => Ok(Some(socket(ms))),
+            (None, None) => Ok(None),
+        }
+    }
+
     /// Reads library option `key` with `parse`, `default` when absent.
     pub fn library_value<T>(
         &self,

@@ -70,12 +70,14 @@ pub struct ClientError {
 }
 
 impl ClientError {
+    /// The error `name`, of common class `class`.
+    pub const fn new(name: &'static str, class: Failure) -> ClientError {
+        ClientError { name, class }
+    }
+
     /// A command whose task never completed in the instant clock (a model waiting on nothing):
     /// the replay's own error, no library's.
-    pub const UNFINISHED: ClientError = ClientError {
-        name: "unfinished",
-        class: Failure::ClientBug,
-    };
+    pub const UNFINISHED: ClientError = ClientError::new("unfinished", Failure::ClientBug);
 }
 
 /// What one application command came to.
@@ -102,6 +104,17 @@ pub struct ReplyErrors {
 }
 
 impl ReplyErrors {
+    /// The errors named `[timeout, connection, cluster_down, too_many_redirects]`, each of its
+    /// class.
+    pub const fn named(names: [&'static str; 4]) -> ReplyErrors {
+        ReplyErrors {
+            timeout: ClientError::new(names[0], Failure::Timeout),
+            connection: ClientError::new(names[1], Failure::Connection),
+            cluster_down: ClientError::new(names[2], Failure::ClusterDown),
+            too_many_redirects: ClientError::new(names[3], Failure::TooManyRedirects),
+        }
+    }
+
     /// The error the library raises for a failed exchange's `reply`.
     pub fn of_reply(&self, reply: &Reply) -> ClientError {
         match Failure::of_reply(reply) {

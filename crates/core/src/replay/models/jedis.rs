@@ -82,6 +82,7 @@ use crate::replay::client::ClientModel;
 use crate::replay::client::{numbered_once, ClientSnapshot, ClientState, Transport};
 use crate::replay::cluster::Reply;
 use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
+use crate::replay::known_nodes::KnownNodes;
 use crate::replay::options::{parse_secs_ms, ModelOption, ModelOptions};
 use crate::replay::outcome::{ClientError, Failure, Outcome};
 use crate::replay::release::{Coverage, Version};
@@ -89,7 +90,7 @@ use crate::replay::sequential::{boxed, SyncModel};
 use crate::replay::{ReplayError, Routed, SimRng};
 use crate::slot::{SlotRange, SLOT_COUNT};
 use crate::time::Timestamp;
-use crate::timeline::{NodeIdx, NodeTable, SlotTable};
+use crate::timeline::{NodeIdx, SlotTable};
 
 /// `jedis@5.1.0`: covers **5.1.0–5.2.x** (`topologyRefreshPeriod` arrived in 5.1.0 and the
 /// routing paths are the same through 5.2.x, see the module doc).
@@ -133,10 +134,7 @@ const DEFAULT_SO_TIMEOUT_MS: u64 = 2000;
 const RNG_SEED: u64 = 0x4A45_4449_535F_3531;
 
 /// Builds `jedis@5.1.0`.
-fn build(
-    _asked: Option<Version>,
-    options: ModelOptions,
-) -> Result<Box<dyn ClientModel>, ReplayError> {
+fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientModel>, ReplayError> {
     let name = DESCRIPTOR.name;
     options.check_for_model(name, OPTIONS)?;
     let max_attempts = options.library_value(
@@ -183,26 +181,17 @@ struct Settings {
 
 /// `JedisClusterOperationException` "Could not initialize cluster slots cache.": no start node
 /// gave a complete answer.
-const NO_SLOTS_CACHE: ClientError = ClientError {
-    name: "JedisClusterOperationException",
-    class: Failure::NoTopology,
-};
+const NO_SLOTS_CACHE: ClientError =
+    ClientError::new("JedisClusterOperationException", Failure::NoTopology);
 /// `JedisClusterOperationException` "No reachable node in cluster.": no pool to pick a node from.
-const NO_REACHABLE_NODE: ClientError = ClientError {
-    name: "JedisClusterOperationException",
-    class: Failure::Connection,
-};
+const NO_REACHABLE_NODE: ClientError =
+    ClientError::new("JedisClusterOperationException", Failure::Connection);
 /// `JedisClusterOperationException` "No more cluster attempts left." or "Cluster retry deadline
 /// exceeded.": the attempts or their time ran out.
-const GAVE_UP: ClientError = ClientError {
-    name: "JedisClusterOperationException",
-    class: Failure::TooManyRedirects,
-};
+const GAVE_UP: ClientError =
+    ClientError::new("JedisClusterOperationException", Failure::TooManyRedirects);
 /// `JedisClusterException`: a `CLUSTERDOWN` reply.
-const CLUSTER_DOWN: ClientError = ClientError {
-    name: "JedisClusterException",
-    class: Failure::ClusterDown,
-};
+const CLUSTER_DOWN: ClientError = ClientError::new("JedisClusterException", Failure::ClusterDown);
 
 /// How one attempt ended, when not served.
 enum Attempt {
@@ -218,17 +207,22 @@ enum Attempt {
     Raise(ClientError),
 }
 
+/// What the client holds for one node.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Node {
+    /// Whether the node's pool holds a live connection.
+    open: bool,
+    /// `nodes`: the node has a pool.
+    known: bool,
+}
+
 struct Client {
     name: String,
     cfg: Settings,
     socket_timeout_ms: Option<u64>,
     rng: SimRng,
-    /// The addresses the client knows, numbered (the per-node vectors below follow it).
-    nodes: NodeTable,
-    /// Whether the node's pool holds a live connection.
-    open: Vec<bool>,
-    /// `nodes`: the node has a pool.
-    known: Vec<bool>,
+    /// The addresses the client knows, numbered, with each node's pool.
+    nodes: KnownNodes<Node>,
     /// `startNodes`.
     seeds: Vec<NodeIdx>,
     /// `slots`: slot → node.
@@ -245,9 +239,7 @@ impl Client {
             cfg,
             socket_timeout_ms: opts.socket_timeout_ms,
             rng: SimRng::new(RNG_SEED),
-            nodes: NodeTable::new(),
-            open: Vec::new(),
-            known: Vec::new(),
+            nodes: KnownNodes::new(Node::default()),
             seeds: Vec::new(),
             table: SlotTable::new(),
             initialized: false,
@@ -261,29 +253,12 @@ impl Client {
 
     /// The number of `addr` (`None` only past 65,535 addresses: the address is then unusable).
     fn intern(&mut self, addr: &NodeAddr) -> Option<NodeIdx> {
-        let (i, new) = self.nodes.intern_addr(addr).ok()?;
-        if new {
-            self.open.push(false);
-            self.known.push(false);
-        }
-        Some(i)
+        self.nodes.intern(addr)
     }
 
     /// The nodes that have a pool.
     fn pools(&self) -> Vec<NodeIdx> {
-        self.nodes
-            .iter()
-            .map(|(n, _)| n)
-            .filter(|n| self.known[n.index()])
-            .collect()
-    }
-
-    fn shuffle(&mut self, v: &mut [NodeIdx]) {
-        for i in (1..v.len()).rev() {
-            let bound = u64::try_from(i + 1).unwrap_or(u64::MAX);
-            let j = usize::try_from(self.rng.below(bound)).unwrap_or(0);
-            v.swap(i, j);
-        }
+        self.nodes.filter(|n| n.known)
     }
 
     /// `CLUSTER SLOTS` to `node`; `pooled`: through the node's pool (else over a new connection,
@@ -295,18 +270,17 @@ impl Client {
         elapsed: &mut u64,
         net: &mut dyn Transport,
     ) -> Option<Vec<(SlotRange, NodeAddr)>> {
-        let i = node.index();
         self.state.cluster_slots_calls += 1;
         let answer = net.cluster_slots(self.nodes.addr(node)?);
         let reached = !matches!(answer, Err(Reply::ConnectionError));
-        if reached && !(pooled && self.open[i]) {
+        if reached && !(pooled && self.nodes.get(node).open) {
             self.state.new_connections += 1;
         }
         if matches!(answer, Err(Reply::Timeout)) {
             *elapsed = elapsed.saturating_add(self.cfg.so_timeout_ms);
         }
         if pooled {
-            self.open[i] = answer.is_ok();
+            self.nodes.get_mut(node).open = answer.is_ok();
         }
         let ranges = answer.ok()?;
         // checkClusterSlotSequence(): every slot exactly once, or the answer is refused.
@@ -316,25 +290,12 @@ impl Client {
 
     /// `discoverClusterSlots`: the slot table from `ranges`; nodes not in it lose their pools.
     fn apply(&mut self, ranges: Vec<(SlotRange, NodeAddr)>) {
-        self.table.clear();
-        let mut seen = vec![false; self.nodes.len()];
-        for (r, a) in ranges {
-            let Some(i) = self.intern(&a) else {
-                continue;
-            };
-            let u = i.index();
-            if u >= seen.len() {
-                seen.resize(u + 1, false);
-            }
-            seen[u] = true;
-            self.known[u] = true;
-            self.table.fill(r, Some(i));
-        }
-        for (u, s) in seen.iter().enumerate() {
-            if !s {
-                self.known[u] = false;
-                self.open[u] = false;
-            }
+        let named = self
+            .nodes
+            .fill_table(&mut self.table, ranges, |nodes, a| nodes.intern(a));
+        for (n, node) in self.nodes.states_mut() {
+            node.known = named.contains(&n);
+            node.open &= node.known;
         }
         self.state.full_reinits += 1;
     }
@@ -355,7 +316,7 @@ impl Client {
             }
         }
         let mut pools = self.pools();
-        self.shuffle(&mut pools);
+        self.rng.shuffle(&mut pools);
         for p in pools {
             if self.seeds.contains(&p) {
                 continue;
@@ -370,13 +331,14 @@ impl Client {
     /// `initializeSlotsCache`: the shuffled start nodes until one gives a complete answer.
     fn initialize(&mut self, net: &mut dyn Transport) -> bool {
         let mut order = self.seeds.clone();
-        self.shuffle(&mut order);
+        self.rng.shuffle(&mut order);
         let mut elapsed = 0;
         for s in order {
             if let Some(ranges) = self.cluster_slots(s, false, &mut elapsed, net) {
                 // discoverClusterNodesAndSlots(): reset() first, every pool destroyed.
-                self.known.iter_mut().for_each(|k| *k = false);
-                self.open.iter_mut().for_each(|o| *o = false);
+                self.nodes
+                    .states_mut()
+                    .for_each(|(_, node)| *node = Node::default());
                 self.apply(ranges);
                 return true;
             }
@@ -411,18 +373,17 @@ impl Client {
         let (node, asking) = match redirect {
             Some((to, moved)) => {
                 // getConnection(HostAndPort): setupNodeIfNotExist().
-                self.known[to.index()] = true;
+                self.nodes.get_mut(to).known = true;
                 (to, !moved)
             }
             None => (self.slot_node(cmd, elapsed, net)?, false),
         };
-        let i = node.index();
         let Some(addr) = self.nodes.addr(node) else {
             return Err(Attempt::Connection);
         };
         let reply = net.send(addr, cmd, asking);
-        if reply != Reply::ConnectionError && !self.open[i] {
-            self.open[i] = true;
+        if reply != Reply::ConnectionError && !self.nodes.get(node).open {
+            self.nodes.get_mut(node).open = true;
             self.state.new_connections += 1;
         }
         match reply {
@@ -444,12 +405,12 @@ impl Client {
                 None => Err(Attempt::Connection),
             },
             Reply::ConnectionError => {
-                self.open[i] = false;
+                self.nodes.get_mut(node).open = false;
                 Err(Attempt::Connection)
             }
             Reply::Timeout => {
                 // The broken connection is destroyed when it goes back to the pool.
-                self.open[i] = false;
+                self.nodes.get_mut(node).open = false;
                 *elapsed = elapsed.saturating_add(self.cfg.so_timeout_ms);
                 Err(Attempt::Connection)
             }
@@ -476,9 +437,7 @@ impl Client {
             // getConnection(): "No reachable node in cluster."
             return Err(Attempt::Raise(NO_REACHABLE_NODE));
         }
-        let n = u64::try_from(pools.len()).unwrap_or(u64::MAX);
-        let k = usize::try_from(self.rng.below(n)).unwrap_or(0);
-        Ok(pools[k])
+        Ok(pools[self.rng.index_below(pools.len())])
     }
 
     /// `handleConnectionProblem`: true when the failure count and redirect are to be reset.
@@ -572,8 +531,7 @@ impl SyncModel for Client {
     }
 
     fn snapshot(&self) -> ClientSnapshot {
-        let open = self.open.iter().filter(|&&o| o).count();
-        ClientSnapshot::of_table(&self.table, u64::try_from(open).unwrap_or(u64::MAX))
+        ClientSnapshot::of_table(&self.table, self.nodes.count(|n| n.open))
     }
 
     fn socket_timeout_ms(&self) -> Option<u64> {

@@ -97,6 +97,7 @@ use crate::replay::client::ClientModel;
 use crate::replay::client::{numbered_once, ClientSnapshot, ClientState, Transport};
 use crate::replay::cluster::Reply;
 use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
+use crate::replay::known_nodes::KnownNodes;
 use crate::replay::options::{parse_bool, parse_secs_ms, ModelOption, ModelOptions};
 use crate::replay::outcome::{ClientError, Failure, Outcome};
 use crate::replay::release::{Coverage, Version};
@@ -104,7 +105,7 @@ use crate::replay::sequential::{boxed, SyncModel};
 use crate::replay::{ReplayError, Routed};
 use crate::slot::SlotRange;
 use crate::time::Timestamp;
-use crate::timeline::{NodeIdx, NodeTable, SlotTable};
+use crate::timeline::{NodeIdx, SlotTable};
 
 /// `lettuce@6.3.2`: covers **6.1.0–6.3.x** (the routing paths modelled are the same across
 /// 6.1–6.3, see the module doc).
@@ -298,10 +299,7 @@ impl Settings {
 }
 
 /// Builds `lettuce@6.3.2`.
-fn build(
-    _asked: Option<Version>,
-    options: ModelOptions,
-) -> Result<Box<dyn ClientModel>, ReplayError> {
+fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientModel>, ReplayError> {
     let name = DESCRIPTOR.name;
     options.check_for_model(name, OPTIONS)?;
     let settings = Settings::read(&options)?;
@@ -332,36 +330,23 @@ fn reconnect_attempts(elapsed_ms: u64) -> u32 {
 }
 
 /// `UnknownPartitionException`: a redirect to a node not in the partition table.
-const UNKNOWN_PARTITION: ClientError = ClientError {
-    name: "UnknownPartitionException",
-    class: Failure::NoTopology,
-};
-/// `RedisConnectionException`: the initial topology could not be loaded or a connection could not be
-/// opened.
-const CONNECTION: ClientError = ClientError {
-    name: "RedisConnectionException",
-    class: Failure::Connection,
-};
+const UNKNOWN_PARTITION: ClientError =
+    ClientError::new("UnknownPartitionException", Failure::NoTopology);
+/// `RedisConnectionException`: the initial topology could not be loaded or a connection could
+/// not be opened.
+const CONNECTION: ClientError = ClientError::new("RedisConnectionException", Failure::Connection);
 /// `RedisCommandTimeoutException`: no reply within the command timeout.
-const COMMAND_TIMEOUT: ClientError = ClientError {
-    name: "RedisCommandTimeoutException",
-    class: Failure::Timeout,
-};
+const COMMAND_TIMEOUT: ClientError =
+    ClientError::new("RedisCommandTimeoutException", Failure::Timeout);
 /// `PartitionSelectorException`: no node for the slot in the partition table.
-const PARTITION_SELECTOR: ClientError = ClientError {
-    name: "PartitionSelectorException",
-    class: Failure::NoTopology,
-};
+const PARTITION_SELECTOR: ClientError =
+    ClientError::new("PartitionSelectorException", Failure::NoTopology);
 /// `RedisCommandExecutionException`: a `MOVED`/`ASK` past `maxRedirects`.
-const REDIRECTS_EXHAUSTED: ClientError = ClientError {
-    name: "RedisCommandExecutionException",
-    class: Failure::TooManyRedirects,
-};
+const REDIRECTS_EXHAUSTED: ClientError =
+    ClientError::new("RedisCommandExecutionException", Failure::TooManyRedirects);
 /// `RedisCommandExecutionException`: a `CLUSTERDOWN` reply.
-const CLUSTER_DOWN: ClientError = ClientError {
-    name: "RedisCommandExecutionException",
-    class: Failure::ClusterDown,
-};
+const CLUSTER_DOWN: ClientError =
+    ClientError::new("RedisCommandExecutionException", Failure::ClusterDown);
 
 /// Why a command failed inside the routing loop.
 struct Fail(ClientError);
@@ -371,8 +356,7 @@ struct Client {
     cfg: Settings,
     socket_timeout_ms: Option<u64>,
     /// The addresses the client knows, numbered; the numbers are what the tables hold.
-    nodes: NodeTable,
-    conns: Vec<Conn>,
+    nodes: KnownNodes<Conn>,
     /// `initialUris`.
     seeds: Vec<NodeIdx>,
     /// The partition table: slot → node.
@@ -395,8 +379,7 @@ impl Client {
             name: name.to_owned(),
             cfg,
             socket_timeout_ms: opts.socket_timeout_ms,
-            nodes: NodeTable::new(),
-            conns: Vec::new(),
+            nodes: KnownNodes::new(Conn::Closed),
             seeds: Vec::new(),
             table: SlotTable::new(),
             members: Vec::new(),
@@ -414,11 +397,7 @@ impl Client {
 
     /// The number of `addr` (`None` only past 65,535 addresses: the address is then unusable).
     fn intern(&mut self, addr: &NodeAddr) -> Option<NodeIdx> {
-        let (i, new) = self.nodes.intern_addr(addr).ok()?;
-        if new {
-            self.conns.push(Conn::Closed);
-        }
-        Some(i)
+        self.nodes.intern(addr)
     }
 
     /// `ClusterTopologyRefreshScheduler`: a trigger signal, taken when the trigger is enabled
@@ -502,21 +481,12 @@ impl Client {
         let Some(view) = view else {
             return false;
         };
-        self.table.clear();
-        self.members.clear();
-        for (r, a) in view {
-            let Some(i) = self.intern(&a) else {
-                continue;
-            };
-            if !self.members.contains(&i) {
-                self.members.push(i);
-            }
-            self.table.fill(r, Some(i));
-        }
+        self.members = self
+            .nodes
+            .fill_table(&mut self.table, view, |nodes, a| nodes.intern(a));
         if self.cfg.close_stale {
-            for (i, c) in self.conns.iter_mut().enumerate() {
-                let known = NodeIdx::new(i).is_some_and(|i| self.members.contains(&i));
-                if !known {
+            for (n, c) in self.nodes.states_mut() {
+                if !self.members.contains(&n) {
                     *c = Conn::Closed;
                 }
             }
@@ -573,11 +543,10 @@ impl Client {
         net: &mut dyn Transport,
     ) -> Result<Reply, Fail> {
         let now = net.now();
-        let i = node.index();
-        if let Conn::Down { since, reported } = self.conns[i] {
+        if let Conn::Down { since, reported } = *self.nodes.get(node) {
             let attempts = reconnect_attempts(now.millis_since(since));
             if attempts > reported {
-                self.conns[i] = Conn::Down {
+                *self.nodes.get_mut(node) = Conn::Down {
                     since,
                     reported: attempts,
                 };
@@ -590,12 +559,12 @@ impl Client {
             return Err(Fail(CONNECTION));
         };
         let reply = net.send(addr, cmd, asking);
-        match (self.conns[i], reply) {
+        match (*self.nodes.get(node), reply) {
             (Conn::Closed, Reply::ConnectionError) => Err(Fail(CONNECTION)),
             (Conn::Closed, Reply::Timeout) => Err(Fail(COMMAND_TIMEOUT)),
             (Conn::Open, Reply::ConnectionError) => {
                 // The watchdog takes over; the command is buffered until it times out.
-                self.conns[i] = Conn::Down {
+                *self.nodes.get_mut(node) = Conn::Down {
                     since: now,
                     reported: 0,
                 };
@@ -606,7 +575,7 @@ impl Client {
             }
             (Conn::Open, reply) => Ok(reply),
             (Conn::Closed | Conn::Down { .. }, reply) => {
-                self.conns[i] = Conn::Open;
+                *self.nodes.get_mut(node) = Conn::Open;
                 self.state.new_connections += 1;
                 Ok(reply)
             }
@@ -691,8 +660,7 @@ impl SyncModel for Client {
     }
 
     fn snapshot(&self) -> ClientSnapshot {
-        let open = self.conns.iter().filter(|&&c| c == Conn::Open).count();
-        ClientSnapshot::of_table(&self.table, u64::try_from(open).unwrap_or(u64::MAX))
+        ClientSnapshot::of_table(&self.table, self.nodes.count(|c| *c == Conn::Open))
     }
 
     fn socket_timeout_ms(&self) -> Option<u64> {

@@ -157,7 +157,7 @@ const OPTIONS: &[ModelOption] = &[
 
 /// Builds `redis-py@5.0.0`.
 fn build_v5(
-    _asked: Option<Version>,
+    _: Option<Version>,
     options: ModelOptions,
 ) -> Result<Box<dyn ClientModel>, ReplayError> {
     build(V5.name, Flavor::Py5, options)
@@ -181,7 +181,7 @@ fn build_v8(
 
 /// Builds `ideal`.
 fn build_ideal(
-    _asked: Option<Version>,
+    _: Option<Version>,
     options: ModelOptions,
 ) -> Result<Box<dyn ClientModel>, ReplayError> {
     build(IDEAL.name, Flavor::Ideal, options)

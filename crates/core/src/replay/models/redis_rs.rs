@@ -69,13 +69,14 @@ use crate::replay::client::ClientModel;
 use crate::replay::client::{numbered_once, ClientSnapshot, ClientState, Transport};
 use crate::replay::cluster::Reply;
 use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
+use crate::replay::known_nodes::KnownNodes;
 use crate::replay::options::{ModelOption, ModelOptions};
 use crate::replay::outcome::{ClientError, Failure, Outcome, ReplyErrors};
 use crate::replay::release::{Coverage, Version};
 use crate::replay::sequential::{boxed, SyncModel};
 use crate::replay::{ReplayError, Routed, SimRng};
 use crate::time::Timestamp;
-use crate::timeline::{NodeIdx, NodeTable, SlotTable};
+use crate::timeline::{NodeIdx, SlotTable};
 
 /// `redis-rs@1.8.1`: covers **1.8.0–1.8.x** (the model is written from the 1.8.1 crate; other
 /// minor releases were not compared).
@@ -138,29 +139,14 @@ const OPTIONS: &[ModelOption] = &[
 
 /// redis-rs's errors, as the replay names them: the `RedisError` kind (`ErrorKind` /
 /// `ServerErrorKind`) with what caused it.
-const ERRORS: ReplyErrors = ReplyErrors {
-    timeout: ClientError {
-        name: "Io (timed out)",
-        class: Failure::Timeout,
-    },
-    connection: ClientError {
-        name: "Io (connection refused)",
-        class: Failure::Connection,
-    },
-    cluster_down: ClientError {
-        name: "Server(ClusterDown)",
-        class: Failure::ClusterDown,
-    },
-    too_many_redirects: ClientError {
-        name: "Server(Moved) (retries exhausted)",
-        class: Failure::TooManyRedirects,
-    },
-};
+const ERRORS: ReplyErrors = ReplyErrors::named([
+    "Io (timed out)",
+    "Io (connection refused)",
+    "Server(ClusterDown)",
+    "Server(Moved) (retries exhausted)",
+]);
 /// `ClusterConnectionNotFound`: no connection to send to.
-const NOT_FOUND: ClientError = ClientError {
-    name: "ClusterConnectionNotFound",
-    class: Failure::NoTopology,
-};
+const NOT_FOUND: ClientError = ClientError::new("ClusterConnectionNotFound", Failure::NoTopology);
 
 /// `RetryParams::default().number_of_retries`.
 const DEFAULT_RETRIES: u32 = 16;
@@ -172,10 +158,7 @@ const RECONNECT_BACKOFF_MAX_MS: u64 = 1000;
 const RNG_SEED: u64 = 0x7265_6469_732d_7273;
 
 /// Builds `redis-rs@1.8.1`.
-fn build(
-    _asked: Option<Version>,
-    options: ModelOptions,
-) -> Result<Box<dyn ClientModel>, ReplayError> {
+fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientModel>, ReplayError> {
     let name = DESCRIPTOR.name;
     options.check_for_model(name, OPTIONS)?;
     let ms = |v: &str| v.trim().parse::<u64>().ok().filter(|&n| n <= 3_600_000);
@@ -222,16 +205,7 @@ fn build(
         |v| v.parse::<u32>().ok().filter(|&n| n > 0).map(Some),
         "a positive number",
     )?;
-    let timeout_ms = match (response_timeout, options.socket_timeout_ms) {
-        (Some(_), Some(_)) => {
-            return Err(ReplayError::Unsupported {
-                model: name.to_owned(),
-                what: "both response_timeout and socket_timeout (they are the same setting)"
-                    .to_owned(),
-            })
-        }
-        (a, b) => a.or(b),
-    };
+    let timeout_ms = options.timeout_alias(name, "response_timeout", response_timeout, |t| t)?;
     // With an overall timeout (by default that of the response), the first timeout ends the
     // request; without one the request is retried.
     let retry_timeouts = match overall {
@@ -277,24 +251,29 @@ enum Step {
     Retry(ClientError, Option<(NodeIdx, bool)>),
 }
 
+/// What the client holds for one address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Node {
+    /// Its entry of the connection map (`None`: none).
+    conn: Option<Conn>,
+    /// `reconnect_loop`'s next backoff.
+    backoff: u64,
+    /// `reconnect_loop`'s attempts since the node last answered.
+    attempts: u32,
+}
+
 struct Client {
     name: String,
     cfg: Config,
     rng: SimRng,
-    /// The addresses the client knows, numbered (the per-node vectors below follow it).
-    nodes: NodeTable,
-    /// The connection map: `None` when the address has no entry.
-    conns: Vec<Option<Conn>>,
+    /// The addresses the client knows, numbered, with each one's entry of the connection map.
+    nodes: KnownNodes<Node>,
     initial: Vec<NodeIdx>,
     /// The slot map: slot → primary.
     table: SlotTable,
     initialized: bool,
     /// A `RebuildSlots` not yet done (or whose last try failed).
     rebuild: bool,
-    /// `reconnect_loop`'s next backoff per address.
-    backoff: Vec<u64>,
-    /// `reconnect_loop`'s attempts per address since the node last answered.
-    attempts: Vec<u32>,
     stats: ClientState,
 }
 
@@ -304,14 +283,15 @@ impl Client {
             name: name.to_owned(),
             cfg,
             rng: SimRng::new(RNG_SEED),
-            nodes: NodeTable::new(),
-            conns: Vec::new(),
+            nodes: KnownNodes::new(Node {
+                conn: None,
+                backoff: RECONNECT_BACKOFF_MS,
+                attempts: 0,
+            }),
             initial: Vec::new(),
             table: SlotTable::new(),
             initialized: false,
             rebuild: false,
-            backoff: Vec::new(),
-            attempts: Vec::new(),
             stats: ClientState::default(),
         };
         c.initial = numbered_once(seeds, |a| c.intern(a));
@@ -321,42 +301,29 @@ impl Client {
 
     /// The number of `addr` (`None` only past 65,535 addresses: the address is then unusable).
     fn intern(&mut self, addr: &NodeAddr) -> Option<NodeIdx> {
-        let (i, new) = self.nodes.intern_addr(addr).ok()?;
-        if new {
-            self.conns.push(None);
-            self.backoff.push(RECONNECT_BACKOFF_MS);
-            self.attempts.push(0);
-        }
-        Some(i)
+        self.nodes.intern(addr)
     }
 
     fn conn(&self, i: NodeIdx) -> Option<Conn> {
-        self.conns[i.index()]
+        self.nodes.get(i).conn
     }
 
     fn set_connected(&mut self, i: NodeIdx) {
         if self.conn(i) != Some(Conn::Connected) {
             self.stats.new_connections += 1;
         }
-        self.conns[i.index()] = Some(Conn::Connected);
+        self.nodes.get_mut(i).conn = Some(Conn::Connected);
     }
 
     /// The nodes whose connection-map entry passes `keep`.
     fn nodes_where(&self, keep: impl Fn(Option<Conn>) -> bool) -> Vec<NodeIdx> {
-        self.nodes
-            .iter()
-            .map(|(n, _)| n)
-            .filter(|n| keep(self.conns[n.index()]))
-            .collect()
+        self.nodes.filter(|n| keep(n.conn))
     }
 
     /// `reconnect_loop`'s attempts that are due by `now` (taken to succeed; see the module doc).
     fn poll_reconnects(&mut self, now: Timestamp) {
-        for i in 0..self.conns.len() {
-            if let Some(Conn::Reconnecting { next }) = self.conns[i] {
-                let Some(n) = NodeIdx::new(i) else {
-                    continue;
-                };
+        for n in self.nodes.ids().collect::<Vec<_>>() {
+            if let Some(Conn::Reconnecting { next }) = self.conn(n) {
                 if next > now {
                     continue;
                 }
@@ -364,9 +331,9 @@ impl Client {
                 let exhausted = self
                     .cfg
                     .max_connection_attempts
-                    .is_some_and(|max| self.attempts[i] >= max);
+                    .is_some_and(|max| self.nodes.get(n).attempts >= max);
                 if !in_topology || exhausted {
-                    self.conns[i] = None;
+                    self.nodes.get_mut(n).conn = None;
                 } else {
                     self.set_connected(n);
                 }
@@ -378,38 +345,29 @@ impl Client {
     /// at once, is taken to fail (the node has just failed); the next is one backoff later, the
     /// backoff doubling from 50 ms to 1 s while the node keeps failing.
     fn start_reconnect(&mut self, i: NodeIdx, now: Timestamp) {
-        let k = i.index();
+        let node = self.nodes.get_mut(i);
         if matches!(
-            self.conns[k],
+            node.conn,
             Some(Conn::Reconnecting { .. } | Conn::Connecting)
         ) {
             return;
         }
-        let backoff = self.backoff[k];
-        self.conns[k] = Some(Conn::Reconnecting {
-            next: Timestamp(now.0.saturating_add(backoff)),
+        node.conn = Some(Conn::Reconnecting {
+            next: Timestamp(now.0.saturating_add(node.backoff)),
         });
-        self.backoff[k] = backoff.saturating_mul(2).min(RECONNECT_BACKOFF_MAX_MS);
-        self.attempts[k] = self.attempts[k].saturating_add(1);
+        node.backoff = node.backoff.saturating_mul(2).min(RECONNECT_BACKOFF_MAX_MS);
+        node.attempts = node.attempts.saturating_add(1);
     }
 
     /// Applies a `CLUSTER SLOTS` answer: rebuilds the slot map, keeps only topology nodes in the
     /// connection map and connects to each of them (`refresh_connections_locked`).
     fn apply(&mut self, ranges: Vec<(crate::slot::SlotRange, NodeAddr)>) {
-        self.table.clear();
-        let mut nodes = Vec::new();
-        for (r, a) in ranges {
-            let Some(i) = self.intern(&a) else {
-                continue;
-            };
-            if !nodes.contains(&i) {
-                nodes.push(i);
-            }
-            self.table.fill(r, Some(i));
-        }
-        for (i, c) in self.conns.iter_mut().enumerate() {
-            if !NodeIdx::new(i).is_some_and(|n| nodes.contains(&n)) {
-                *c = None;
+        let nodes = self
+            .nodes
+            .fill_table(&mut self.table, ranges, |nodes, a| nodes.intern(a));
+        for (n, node) in self.nodes.states_mut() {
+            if !nodes.contains(&n) {
+                node.conn = None;
             }
         }
         for n in nodes {
@@ -450,14 +408,14 @@ impl Client {
             if self.conn(i).is_none() {
                 continue;
             }
-            self.conns[i.index()] = Some(Conn::Connecting);
+            self.nodes.get_mut(i).conn = Some(Conn::Connecting);
             match self.query(i, net) {
                 Ok(()) => return Ok(()),
                 Err(e) => {
                     last = e;
                     if !matches!(e.class, Failure::Connection | Failure::Timeout) {
                         // Reachable: the repaired connection is kept.
-                        self.conns[i.index()] = Some(Conn::Connected);
+                        self.nodes.get_mut(i).conn = Some(Conn::Connected);
                     }
                     // Else connect_and_check failed and the entry stays `Connecting`.
                 }
@@ -479,7 +437,7 @@ impl Client {
             };
             match net.cluster_slots(addr) {
                 Ok(ranges) => {
-                    self.conns.iter_mut().for_each(|c| *c = None);
+                    self.nodes.states_mut().for_each(|(_, n)| n.conn = None);
                     self.set_connected(i);
                     self.apply(ranges);
                     self.initialized = true;
@@ -502,9 +460,7 @@ impl Client {
         if connected.is_empty() {
             return None;
         }
-        let k = usize::try_from(self.rng.below(u64::try_from(connected.len()).unwrap_or(1)))
-            .unwrap_or(0)
-            .min(connected.len() - 1);
+        let k = self.rng.index_below(connected.len());
         Some(connected[k])
     }
 
@@ -541,9 +497,9 @@ impl Client {
         };
         match reply {
             Reply::Ok => {
-                let k = node.index();
-                self.backoff[k] = RECONNECT_BACKOFF_MS;
-                self.attempts[k] = 0;
+                let n = self.nodes.get_mut(node);
+                n.backoff = RECONNECT_BACKOFF_MS;
+                n.attempts = 0;
                 Step::Done(Outcome::Ok)
             }
             Reply::Redirect(Redirect::Moved { to, .. }) => {
@@ -563,7 +519,7 @@ impl Client {
                 if let Some(prev) = fresh {
                     // The connection could not be made: OperationTarget::NotFound, rebuild,
                     // then retry on the slot route after a sleep.
-                    self.conns[node.index()] = prev;
+                    self.nodes.get_mut(node).conn = prev;
                     self.rebuild = true;
                     if self.refresh_slots(net).is_ok() {
                         self.rebuild = false;
@@ -649,11 +605,7 @@ impl SyncModel for Client {
     }
 
     fn snapshot(&self) -> ClientSnapshot {
-        let open = self
-            .conns
-            .iter()
-            .filter(|c| **c == Some(Conn::Connected))
-            .count();
-        ClientSnapshot::of_table(&self.table, u64::try_from(open).unwrap_or(u64::MAX))
+        let open = self.nodes.count(|n| n.conn == Some(Conn::Connected));
+        ClientSnapshot::of_table(&self.table, open)
     }
 }
