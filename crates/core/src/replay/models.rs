@@ -20,3 +20,65 @@ pub const MODELS: &[&ModelDescriptor] = &[
     &lettuce::DESCRIPTOR,
     &jedis::DESCRIPTOR,
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::{Hypotheses, ModelOptions};
+
+    fn options() -> ModelOptions {
+        ModelOptions::new("10.0.0.1:6379".parse().unwrap())
+    }
+
+    #[test]
+    fn every_model_has_its_own_name_and_builds_with_each_default_written_out() {
+        for (i, m) in MODELS.iter().enumerate() {
+            assert!(
+                MODELS[..i].iter().all(|o| o.name != m.name),
+                "{} twice",
+                m.name
+            );
+            assert!((m.build)(None, options()).is_ok(), "{}", m.name);
+            for (k, o) in m.options.iter().enumerate() {
+                assert!(!o.doc.is_empty(), "{} {}", m.name, o.name);
+                assert!(
+                    m.options[..k].iter().all(|p| p.name != o.name),
+                    "{} {} twice",
+                    m.name,
+                    o.name
+                );
+                if o.default.is_empty() {
+                    continue;
+                }
+                let mut opts = options();
+                opts.set(o.name, o.default).unwrap();
+                assert!(
+                    (m.build)(None, opts).is_ok(),
+                    "{} {}={}",
+                    m.name,
+                    o.name,
+                    o.default
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_options_hypotheses_try_are_the_model_s_own() {
+        for m in MODELS {
+            let keys: Vec<&str> = match m.hypotheses {
+                Hypotheses::Suspect { per_node, each } => std::iter::once(per_node)
+                    .chain(each.iter().map(|(k, _)| *k))
+                    .collect(),
+                Hypotheses::Library { extra } => extra
+                    .iter()
+                    .flat_map(|set| set.iter().map(|(k, _)| *k))
+                    .collect(),
+                Hypotheses::Contrast => Vec::new(),
+            };
+            for k in keys {
+                assert!(m.option(k).is_some(), "{}: {k}", m.name);
+            }
+        }
+    }
+}

@@ -13,7 +13,8 @@ pub struct ModelOption {
     pub name: &'static str,
     /// What it does, in one line, with its default (what `--help` shows).
     pub doc: &'static str,
-    /// Its default value, as it would be written after `=`.
+    /// Its default value, as it would be written after `=` (empty: unset by default, the library
+    /// then does without it or follows another option, as `doc` says).
     pub default: &'static str,
 }
 

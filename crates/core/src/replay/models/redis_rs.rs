@@ -106,13 +106,13 @@ const OPTIONS: &[ModelOption] = &[
         name: "response_timeout",
         doc: "milliseconds a request waits on a silent node (default unset: waits forever); \
          same as socket_timeout",
-        default: "none",
+        default: "",
     },
     ModelOption {
         name: "overall_response_timeout",
         doc:
             "milliseconds, or none: bound of a request with its retries (default: response_timeout)",
-        default: "response_timeout",
+        default: "",
     },
     ModelOption {
         name: "connection_timeout",
@@ -133,7 +133,7 @@ const OPTIONS: &[ModelOption] = &[
     ModelOption {
         name: "max_connection_attempts",
         doc: "reconnect attempts before a node is dropped from the map (default unset: forever)",
-        default: "none",
+        default: "",
     },
 ];
 
