@@ -81,4 +81,23 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn an_option_is_read_by_its_model_and_an_alias_kept_under_its_name() {
+        let mut o = options();
+        o.set("retry_attempts", "7").unwrap();
+        let given = o.library.get("cluster_error_retry_attempts");
+        assert_eq!(given.map(String::as_str), Some("7"));
+        // redis-py's options are checked when given, the others' when the model is built.
+        assert!(o.clone().set("retry_attempts", "101").is_err());
+        let e = crate::replay::model("jedis@5.1.0", o).err().unwrap();
+        assert_eq!(
+            e.to_string(),
+            "model `jedis@5.1.0` has no option `cluster_error_retry_attempts` (see `slotscope \
+             replay --help` for each model's options)"
+        );
+        let mut o = options();
+        o.set("MaxRedirects", "many").unwrap();
+        assert!(crate::replay::model("go-redis@9.8.0", o).is_err());
+    }
 }

@@ -30,3 +30,40 @@ pub fn model(name: &str, options: ModelOptions) -> Result<Box<dyn ClientModel>, 
         None => Err(ReplayError::UnknownModel(resolved.model.to_owned())),
     }
 }
+
+impl ModelOptions {
+    /// Sets option `key` from its text `value`: `startup_nodes` (`a:1,b:2`) and `socket_timeout`
+    /// for every model, else an option of one of [`MODELS`] by its library's name (an alias is
+    /// stored under the name), its value checked now when the option has a
+    /// [`check`](super::ModelOption::check) and otherwise by the model when it is built. A name no
+    /// model knows is kept for the model to refuse; one that cannot be a name at all is refused
+    /// here.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), ReplayError> {
+        if let Some(done) = self.set_common(key, value) {
+            return done;
+        }
+        if !ModelOptions::plausible(key) {
+            return Err(ReplayError::UnknownOption(key.to_owned()));
+        }
+        let declared = MODELS
+            .iter()
+            .flat_map(|m| m.options.iter())
+            .find(|o| o.is_named(key));
+        let name = match declared {
+            Some(o) => {
+                if let Some(check) = o.check {
+                    check(value).map_err(|reason| ReplayError::BadValue {
+                        option: key.to_owned(),
+                        value: value.to_owned(),
+                        reason,
+                    })?;
+                }
+                o.name
+            }
+            None => key,
+        };
+        self.library
+            .insert(name.to_owned(), value.trim().to_owned());
+        Ok(())
+    }
+}

@@ -91,17 +91,20 @@ const OPTIONS: &[ModelOption] = &[
         name: "MaxRedirects",
         doc: "attempts after the first on MOVED/ASK and retryable errors (default 3; -1 none)",
         default: "3",
+        ..ModelOption::PLAIN
     },
     ModelOption {
         name: "MaxRetries",
         doc: "per-node retries of a network error or timeout (default 0, which go-redis makes -1: none)",
         default: "0",
+        ..ModelOption::PLAIN
     },
     ModelOption {
         name: "ReadTimeout",
         doc: "wait on a silent node, e.g. 3s or 500ms (default 3s; -1 waits are not modelled); \
          same as socket_timeout",
         default: "3s",
+        ..ModelOption::PLAIN
     },
 ];
 

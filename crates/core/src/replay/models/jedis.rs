@@ -115,16 +115,19 @@ const OPTIONS: &[ModelOption] = &[
         name: "maxAttempts",
         doc: "attempts of a command, redirects and connection failures alike (default 5)",
         default: "5",
+        ..ModelOption::PLAIN
     },
     ModelOption {
         name: "maxTotalRetriesDuration",
         doc: "seconds a command may spend retrying (default soTimeout x maxAttempts = 10)",
         default: "10",
+        ..ModelOption::PLAIN
     },
     ModelOption {
         name: "topologyRefreshPeriod",
         doc: "seconds between background CLUSTER SLOTS refreshes (default none: off)",
         default: "none",
+        ..ModelOption::PLAIN
     },
 ];
 

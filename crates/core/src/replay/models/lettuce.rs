@@ -131,52 +131,62 @@ const OPTIONS: &[ModelOption] = &[
         name: "maxRedirects",
         doc: "MOVED/ASK redirections followed before the error is raised (default 5)",
         default: "5",
+        ..ModelOption::PLAIN
     },
     ModelOption {
         name: "validateClusterNodeMembership",
         doc: "refuse to connect to nodes not in the partition table (default true)",
         default: "true",
+        ..ModelOption::PLAIN
     },
     ModelOption {
         name: "enablePeriodicRefresh",
         doc: "refresh the topology every refreshPeriod (default false)",
         default: "false",
+        ..ModelOption::PLAIN
     },
     ModelOption {
         name: "refreshPeriod",
         doc: "seconds between periodic refreshes (default 60; needs enablePeriodicRefresh)",
         default: "60",
+        ..ModelOption::PLAIN
     },
     ModelOption {
         name: "enableAllAdaptiveRefreshTriggers",
         doc: "refresh on MOVED, ASK, persistent reconnects, uncovered slot, unknown node (default false)",
         default: "false",
+        ..ModelOption::PLAIN
     },
     ModelOption {
         name: "enableAdaptiveRefreshTrigger",
         doc: "comma-separated triggers: MOVED_REDIRECT, ASK_REDIRECT, PERSISTENT_RECONNECTS, \
          UNCOVERED_SLOT, UNKNOWN_NODE (default none)",
         default: "",
+        ..ModelOption::PLAIN
     },
     ModelOption {
         name: "adaptiveRefreshTriggersTimeout",
         doc: "seconds: adaptive triggers are ignored this long after one fired (default 30)",
         default: "30",
+        ..ModelOption::PLAIN
     },
     ModelOption {
         name: "refreshTriggersReconnectAttempts",
         doc: "reconnect attempts of a node before PERSISTENT_RECONNECTS fires (default 5)",
         default: "5",
+        ..ModelOption::PLAIN
     },
     ModelOption {
         name: "dynamicRefreshSources",
         doc: "ask every known node (true) or only the seeds (false) for the topology (default true)",
         default: "true",
+        ..ModelOption::PLAIN
     },
     ModelOption {
         name: "closeStaleConnections",
         doc: "close connections to nodes that left the topology after a refresh (default true)",
         default: "true",
+        ..ModelOption::PLAIN
     },
 ];
 

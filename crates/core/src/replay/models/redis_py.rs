@@ -40,6 +40,7 @@
 //! the same topology here), the `INFO` 5.0.0 sends before `CLUSTER SLOTS`, replicas.
 
 mod exception;
+mod settings;
 mod state;
 
 use std::cell::RefCell;
@@ -49,7 +50,7 @@ use crate::replay::client::{numbered_once, ClientModel, ClientSnapshot, ClientSt
 use crate::replay::cluster::{Answer, Reply};
 use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
 use crate::replay::net::Net;
-use crate::replay::options::{ModelOption, ModelOptions};
+use crate::replay::options::ModelOptions;
 use crate::replay::outcome::Outcome;
 use crate::replay::pool::{Link, Pools};
 use crate::replay::release::{Coverage, Version};
@@ -58,6 +59,7 @@ use crate::slot::{Slot, SLOT_COUNT};
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};
 use exception::Exception;
+use settings::{Settings, OPTIONS};
 use state::{InitLock, Shared, Topology};
 
 /// `redis-py@5.0.0`: covers **4.4.0–7.1.x**. The asyncio `RedisCluster._execute_command` pops a
@@ -113,48 +115,6 @@ const SUSPECT: Hypotheses = Hypotheses::Suspect {
     each: &[("reinitialize_steps", "0"), ("reinitialize_steps", "1")],
 };
 
-/// The redis-py models' own options (besides `startup_nodes` and `socket_timeout`).
-const OPTIONS: &[ModelOption] = &[
-    ModelOption {
-        name: "reinitialize_steps",
-        doc: "full re-initialisation every this many MOVED (default 5, 0 never)",
-        default: "5",
-    },
-    ModelOption {
-        name: "dynamic_startup_nodes",
-        doc: "replace startup_nodes by the discovered nodes (default true; 5.0.0 always does)",
-        default: "true",
-    },
-    ModelOption {
-        name: "address_remap",
-        doc: "HOST:PORT: every address of a CLUSTER SLOTS answer becomes this one",
-        default: "none",
-    },
-    ModelOption {
-        name: "cluster_error_retry_attempts",
-        doc: "retries after a connection error or timeout (default 3; alias retry_attempts)",
-        default: "3",
-    },
-    ModelOption {
-        name: "max_connections",
-        doc: "connections per node at most (default 2**31 in 4.4-7.4, 100 from 8.0.0)",
-        default: "100",
-    },
-    ModelOption {
-        name: "initialize_cpu_ms",
-        doc:
-            "the client's own time to build its slot cache from an answer, holding its event loop, \
-              with commands in flight (default 7 for 5.0.0, 3 for 7.2+)",
-        default: "3",
-    },
-    ModelOption {
-        name: "command_cpu_ms",
-        doc: "the time of the COMMAND table every initialisation fetches and parses, holding the \
-              event loop, with commands in flight (default 27)",
-        default: "27",
-    },
-];
-
 /// Builds `redis-py@5.0.0`.
 fn build_v5(
     _: Option<Version>,
@@ -193,11 +153,8 @@ fn build(
     flavor: Flavor,
     options: ModelOptions,
 ) -> Result<Box<dyn ClientModel>, ReplayError> {
-    options.library_options_for(
-        name,
-        &["max_connections", "initialize_cpu_ms", "command_cpu_ms"],
-    )?;
-    if flavor == Flavor::Py5 && !options.dynamic_startup_nodes {
+    options.check_for_model(name, OPTIONS)?;
+    if flavor == Flavor::Py5 && !Settings::dynamic_startup_nodes(&options)? {
         return Err(ReplayError::Unsupported {
             model: name.to_owned(),
             what: "dynamic_startup_nodes=false (the asyncio client of 5.0.0 always replaces \
@@ -205,7 +162,12 @@ fn build(
                 .to_owned(),
         });
     }
-    Ok(Box::new(Client::new(name, flavor, options)?))
+    let (max_connections, init_cpu_us) = match flavor {
+        Flavor::Py5 => (MAX_CONNECTIONS_PY5, INITIALIZE_CPU_US_PY5),
+        Flavor::Py8 | Flavor::Ideal => (MAX_CONNECTIONS_PY8, INITIALIZE_CPU_US_PY8),
+    };
+    let settings = Settings::read(&options, max_connections, init_cpu_us, COMMAND_CPU_US)?;
+    Ok(Box::new(Client::new(name, flavor, settings, &options)))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -246,52 +208,18 @@ enum Fail {
 struct Client {
     name: String,
     flavor: Flavor,
-    opts: ModelOptions,
-    /// [`INITIALIZE_CPU_US_PY5`] or its option.
-    init_cpu_us: u64,
-    /// [`COMMAND_CPU_US`] or its option.
-    command_cpu_us: u64,
+    /// Its settings (with [`INITIALIZE_CPU_US_PY5`] or [`COMMAND_CPU_US`] when not given).
+    opts: Settings,
+    /// `socket_timeout` in milliseconds.
+    socket_timeout_ms: Option<u64>,
     shared: RefCell<Shared>,
 }
 
 impl Client {
-    fn new(name: &str, flavor: Flavor, opts: ModelOptions) -> Result<Client, ReplayError> {
-        let default_max = if flavor == Flavor::Py5 {
-            MAX_CONNECTIONS_PY5
-        } else {
-            MAX_CONNECTIONS_PY8
-        };
-        let max = opts.library_value(
-            "max_connections",
-            default_max,
-            |v| v.parse::<usize>().ok().filter(|&n| n > 0),
-            "a positive number",
-        )?;
-        let default_cpu = match flavor {
-            Flavor::Py5 => INITIALIZE_CPU_US_PY5,
-            Flavor::Py8 | Flavor::Ideal => INITIALIZE_CPU_US_PY8,
-        };
-        let millis = |v: &str| {
-            let ms: f64 = v.parse().ok()?;
-            // Within [0, 10 s]: the conversion cannot truncate.
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            (ms.is_finite() && (0.0..=10_000.0).contains(&ms)).then_some((ms * 1000.0) as u64)
-        };
-        let init_cpu_us = opts.library_value(
-            "initialize_cpu_ms",
-            default_cpu,
-            millis,
-            "milliseconds in [0, 10000]",
-        )?;
-        let command_cpu_us = opts.library_value(
-            "command_cpu_ms",
-            COMMAND_CPU_US,
-            millis,
-            "milliseconds in [0, 10000]",
-        )?;
+    fn new(name: &str, flavor: Flavor, settings: Settings, opts: &ModelOptions) -> Client {
         let mut shared = Shared {
             nodes: NodeTable::new(),
-            pools: Pools::new(max),
+            pools: Pools::new(settings.max_connections),
             init_until: Timestamp(0),
             init_ok: false,
             lock: InitLock::default(),
@@ -307,14 +235,13 @@ impl Client {
         };
         shared.startup = numbered_once(&opts.startup_nodes, |a| shared.intern(a));
         shared.refresh_state();
-        Ok(Client {
+        Client {
             name: name.to_owned(),
             flavor,
-            opts,
-            init_cpu_us,
-            command_cpu_us,
+            socket_timeout_ms: opts.socket_timeout_ms,
+            opts: settings,
             shared: RefCell::new(shared),
-        })
+        }
     }
 
     /// `RedisCluster.initialize()` under `_lock`: a task that finds another's initialisation
@@ -402,7 +329,7 @@ impl Client {
             Ok(()) if closed => return Err(Exception::ConnectionError),
             Ok(()) => {}
         }
-        net.cpu(self.command_cpu_us).await;
+        net.cpu(self.opts.command_cpu_us).await;
         Ok(())
     }
 
@@ -440,7 +367,7 @@ impl Client {
             };
             if let Topology::Covered(..) = topology {
                 // Building the slot cache holds the client's event loop.
-                net.cpu(self.init_cpu_us).await;
+                net.cpu(self.opts.init_cpu_us).await;
             }
             let default_node = {
                 let mut sh = self.shared.borrow_mut();
@@ -627,7 +554,7 @@ impl ClientModel for Client {
     }
 
     fn socket_timeout_ms(&self) -> Option<u64> {
-        self.opts.socket_timeout_ms
+        self.socket_timeout_ms
     }
 
     fn set_concurrency(&mut self, in_flight: u32) {

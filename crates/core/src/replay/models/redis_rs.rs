@@ -101,39 +101,46 @@ const OPTIONS: &[ModelOption] = &[
         name: "retries",
         doc: "retries of a request, redirects included (default 16)",
         default: "16",
+        ..ModelOption::PLAIN
     },
     ModelOption {
         name: "response_timeout",
         doc: "milliseconds a request waits on a silent node (default unset: waits forever); \
          same as socket_timeout",
         default: "",
+        ..ModelOption::PLAIN
     },
     ModelOption {
         name: "overall_response_timeout",
         doc:
             "milliseconds, or none: bound of a request with its retries (default: response_timeout)",
         default: "",
+        ..ModelOption::PLAIN
     },
     ModelOption {
         name: "connection_timeout",
         doc: "milliseconds to connect (default 1000); checked, not simulated",
         default: "1000",
+        ..ModelOption::PLAIN
     },
     ModelOption {
         name: "min_retry_wait",
         doc: "milliseconds, lower bound of a retry's sleep (default 1280); checked, not simulated",
         default: "1280",
+        ..ModelOption::PLAIN
     },
     ModelOption {
         name: "max_retry_wait",
         doc:
             "milliseconds, upper bound of a retry's sleep (default 655360); checked, not simulated",
         default: "655360",
+        ..ModelOption::PLAIN
     },
     ModelOption {
         name: "max_connection_attempts",
         doc: "reconnect attempts before a node is dropped from the map (default unset: forever)",
         default: "",
+        ..ModelOption::PLAIN
     },
 ];
 
