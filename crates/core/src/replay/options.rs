@@ -53,6 +53,11 @@ pub fn parse_bool(v: &str) -> Option<bool> {
     }
 }
 
+/// A count from 0 to `max` (`100`: retries, redirects).
+pub fn parse_count(v: &str, max: u32) -> Option<u32> {
+    v.parse().ok().filter(|&n| n <= max)
+}
+
 /// Seconds with up to three decimals (`30`, `0.5`) as milliseconds.
 pub fn parse_secs_ms(v: &str) -> Option<u64> {
     let (int, frac) = v.split_once('.').unwrap_or((v, ""));

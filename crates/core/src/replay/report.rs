@@ -113,7 +113,8 @@ pub struct ReplayReport {
     /// ([`Shape::InFlight`](super::Shape::InFlight)).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub in_flight: Option<u32>,
-    /// The most commands that were in flight at once (with [`Shape::InFlight`](super::Shape::InFlight)).
+    /// The most commands that were in flight at once (with
+    /// [`Shape::InFlight`](super::Shape::InFlight)).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peak_in_flight: Option<u32>,
     /// Whether the client ended wedged (no startup node left, re-initialisation pending).

@@ -98,7 +98,7 @@ use crate::replay::client::{numbered_once, ClientSnapshot, ClientState, Transpor
 use crate::replay::cluster::Reply;
 use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
 use crate::replay::known_nodes::KnownNodes;
-use crate::replay::options::{parse_bool, parse_secs_ms, ModelOption, ModelOptions};
+use crate::replay::options::{parse_bool, parse_count, parse_secs_ms, ModelOption, ModelOptions};
 use crate::replay::outcome::{ClientError, Failure, Outcome};
 use crate::replay::release::{Coverage, Version};
 use crate::replay::sequential::{boxed, SyncModel};
@@ -249,7 +249,7 @@ impl Settings {
         let max_redirects = options.library_value(
             "maxRedirects",
             5u32,
-            |v| v.parse().ok().filter(|&n: &u32| n <= 100),
+            |v| parse_count(v, 100),
             "a number of redirections up to 100",
         )?;
         let validate_membership = options.library_value(

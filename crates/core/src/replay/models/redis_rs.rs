@@ -70,7 +70,7 @@ use crate::replay::client::{numbered_once, ClientSnapshot, ClientState, Transpor
 use crate::replay::cluster::Reply;
 use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
 use crate::replay::known_nodes::KnownNodes;
-use crate::replay::options::{ModelOption, ModelOptions};
+use crate::replay::options::{parse_count, ModelOption, ModelOptions};
 use crate::replay::outcome::{ClientError, Failure, Outcome, ReplyErrors};
 use crate::replay::release::{Coverage, Version};
 use crate::replay::sequential::{boxed, SyncModel};
@@ -172,7 +172,7 @@ fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientMode
     let retries = options.library_value(
         "retries",
         DEFAULT_RETRIES,
-        |v| v.parse().ok().filter(|&n: &u32| n <= 100),
+        |v| parse_count(v, 100),
         "a number up to 100",
     )?;
     let response_timeout = options.library_value(

@@ -2,7 +2,7 @@
 //! redis-py's constructor makes as they are given) and the [`Settings`] a client is built with.
 
 use crate::node::NodeAddr;
-use crate::replay::options::{parse_bool, ModelOption, ModelOptions};
+use crate::replay::options::{parse_bool, parse_count, ModelOption, ModelOptions};
 use crate::replay::ReplayError;
 
 /// The redis-py models' own options (besides `startup_nodes` and `socket_timeout`).
@@ -65,10 +65,7 @@ fn steps(v: &str) -> Result<u32, String> {
 
 /// `cluster_error_retry_attempts`.
 fn attempts(v: &str) -> Result<u32, String> {
-    v.parse()
-        .ok()
-        .filter(|&n| n <= 100)
-        .ok_or_else(|| "not a number up to 100".to_owned())
+    parse_count(v, 100).ok_or_else(|| "not a number up to 100".to_owned())
 }
 
 /// `dynamic_startup_nodes`.
