@@ -12,7 +12,9 @@
 //!   [`MODELS`] (each a [`ModelDescriptor`] its model's file exports) by name, or by library
 //!   release (`redis-py@8.1.0`, see [`resolve`]), from [`ModelOptions`].
 //! - [`replay()`]: runs the workload and returns a [`ReplayReport`] (counts in collector units,
-//!   MOVED share per command, whether the client ended wedged, a per-second timeline).
+//!   MOVED share per command, whether the client ended wedged, a per-second timeline). A command
+//!   ends with an [`Outcome`]: success, or a [`ClientError`] named as its library names it, with
+//!   its common [`Failure`] class.
 
 mod client;
 mod cluster;
