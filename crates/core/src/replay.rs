@@ -17,6 +17,7 @@
 //!   its common [`Failure`] class.
 
 mod client;
+mod client_state;
 mod cluster;
 mod descriptor;
 mod key_layout;
@@ -33,7 +34,8 @@ mod run;
 mod sequential;
 mod version;
 
-pub use client::{ClientModel, ClientSnapshot, ClientState, Execution, Transport};
+pub use client::{ClientModel, Execution, Transport};
+pub use client_state::{ClientSnapshot, ClientState};
 pub use cluster::{
     Answer, AskPolicy, FaultKind, FaultWindow, Reply, SimCluster, SimClusterBuilder,
 };

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::client::ClientSnapshot;
+use super::client_state::ClientSnapshot;
 use super::outcome::Failure;
 use crate::time::Timestamp;
 

@@ -16,7 +16,8 @@
 use std::collections::BTreeMap;
 use std::task::{Context, Poll, Waker};
 
-use super::client::{ClientModel, ClientState, Execution};
+use super::client::{ClientModel, Execution};
+use super::client_state::ClientState;
 use super::cluster::SimCluster;
 use super::net::{Counts, Net, TaskId};
 use super::outcome::{ClientError, Outcome};

@@ -11,7 +11,8 @@
 
 use std::cell::RefCell;
 
-use super::client::{ClientModel, ClientSnapshot, ClientState, Execution, Transport};
+use super::client::{ClientModel, Execution, Transport};
+use super::client_state::{ClientSnapshot, ClientState};
 use super::cluster::Reply;
 use super::net::Net;
 use super::outcome::Outcome;

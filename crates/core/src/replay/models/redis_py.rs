@@ -46,7 +46,8 @@ mod state;
 use std::cell::RefCell;
 use std::pin::pin;
 
-use crate::replay::client::{numbered_once, ClientModel, ClientSnapshot, ClientState, Execution};
+use crate::replay::client::{numbered_once, ClientModel, Execution};
+use crate::replay::client_state::{ClientSnapshot, ClientState};
 use crate::replay::cluster::{Answer, Reply};
 use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
 use crate::replay::net::Net;

@@ -66,7 +66,8 @@
 use crate::node::NodeAddr;
 use crate::redirect::Redirect;
 use crate::replay::client::ClientModel;
-use crate::replay::client::{numbered_once, ClientSnapshot, ClientState, Transport};
+use crate::replay::client::{numbered_once, Transport};
+use crate::replay::client_state::{ClientSnapshot, ClientState};
 use crate::replay::cluster::Reply;
 use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
 use crate::replay::known_nodes::KnownNodes;

@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 
 use crate::node::NodeAddr;
-use crate::replay::client::ClientState;
+use crate::replay::client_state::ClientState;
 use crate::replay::cluster::Reply;
 use crate::replay::net::{Net, TaskId};
 use crate::replay::pool::{Lease, Link, Pools};
