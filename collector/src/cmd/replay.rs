@@ -48,8 +48,8 @@ fn after_help() -> String {
             .map(|c| format!(" (covers {} {})", c.library, c.range))
             .unwrap_or_default();
         s.push_str(&format!("  {}{covers}\n      {}\n", m.name, m.about));
-        for (name, about) in m.options {
-            s.push_str(&format!("      --set {name}=…\n          {about}\n"));
+        for o in m.options {
+            s.push_str(&format!("      --set {}=…\n          {}\n", o.name, o.doc));
         }
     }
     s

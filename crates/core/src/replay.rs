@@ -9,39 +9,48 @@
 //!   or a connection error / timeout inside a [`FaultWindow`].
 //! - [`Workload`]: commands (name and key) at times, generated from a [`WorkloadSpec`].
 //! - [`ClientModel`]: a client library's routing state machine; [`model`] builds one of
-//!   [`MODELS`] by name, or by library release (`redis-py@8.1.0`, see [`resolve`]), from
-//!   [`ModelOptions`].
+//!   [`MODELS`] (each a [`ModelDescriptor`] its model's file exports) by name, or by library
+//!   release (`redis-py@8.1.0`, see [`resolve`]), from [`ModelOptions`].
 //! - [`replay()`]: runs the workload and returns a [`ReplayReport`] (counts in collector units,
-//!   MOVED share per command, whether the client ended wedged, a per-second timeline).
+//!   MOVED share per command, whether the client ended wedged, a per-second timeline). A command
+//!   ends with an [`Outcome`]: success, or a [`ClientError`] named as its library names it, with
+//!   its common [`Failure`] class.
 
 mod client;
+mod client_state;
 mod cluster;
-mod go_redis;
-mod jedis;
+mod descriptor;
 mod key_layout;
-mod lettuce;
+mod known_nodes;
+mod models;
 mod net;
+mod options;
+mod outcome;
 mod pool;
-mod redis_py;
-mod redis_rs;
 mod registry;
+mod release;
+mod report;
 mod run;
 mod sequential;
 mod version;
 
-pub use client::{
-    ClientModel, ClientSnapshot, ClientState, ErrorClass, Execution, ModelOptions, Outcome,
-    Transport,
-};
+pub use client::{ClientModel, Execution, Transport};
+pub use client_state::{ClientSnapshot, ClientState};
 pub use cluster::{
     Answer, AskPolicy, FaultKind, FaultWindow, Reply, SimCluster, SimClusterBuilder,
 };
+pub use descriptor::{Build, Hypotheses, ModelDescriptor};
 pub use key_layout::key_layout;
+pub use models::MODELS;
 pub use net::{Delivery, Net, Parked, TaskId, Until};
-pub use registry::{model, model_names, ModelInfo, MODELS};
-pub use run::{replay, CommandStats, NodeStats, ReplayReport, Second};
+pub use options::{ModelOption, ModelOptions};
+pub use outcome::{ClientError, Failure, Outcome, ReplyErrors};
+pub use registry::{descriptor, model, model_names};
+pub use release::{Coverage, Version};
+pub use report::{CommandStats, NodeStats, ReplayReport, Second};
+pub use run::replay;
 pub use sequential::{Sequential, SyncModel};
-pub use version::{covers, ranges, resolve, Coverage, Resolved, Version, VersionError, COVERAGE};
+pub use version::{coverage, covers, ranges, resolve, Resolved, VersionError};
 
 use crate::slot::Slot;
 use crate::time::Timestamp;
@@ -113,6 +122,22 @@ impl SimRng {
             0
         } else {
             self.next_u64() % n
+        }
+    }
+
+    /// An index in `0..len` (`0` when `len` is 0 or 1): `below(len)`.
+    pub fn index_below(&mut self, len: usize) -> usize {
+        let n = u64::try_from(len).unwrap_or(u64::MAX);
+        usize::try_from(self.below(n))
+            .unwrap_or(0)
+            .min(len.saturating_sub(1))
+    }
+
+    /// Shuffles `v` in place (Fisher–Yates from the end: `rand.Perm`, `Collections.shuffle`).
+    pub fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            let j = self.index_below(i + 1);
+            v.swap(i, j);
         }
     }
 }

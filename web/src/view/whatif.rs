@@ -196,7 +196,7 @@ pub fn whatif_panel(props: &WhatifProps) -> Html {
 
     let chosen = MODELS.iter().find(|m| m.name == model.as_str());
     let help = chosen.map(|m| {
-        let own: Vec<&str> = m.options.iter().map(|(k, _)| *k).collect();
+        let own: Vec<&str> = m.options.iter().map(|o| o.name).collect();
         let mut text = String::from("options: startup_nodes, socket_timeout");
         for k in own {
             text.push_str(", ");
@@ -206,8 +206,8 @@ pub fn whatif_panel(props: &WhatifProps) -> Html {
     });
     let option_help: Html = chosen.map_or(Html::default(), |m| {
         html! {
-            { for m.options.iter().map(|(k, about)| html! {
-                <li><code>{ *k }</code>{ " — " }{ *about }</li>
+            { for m.options.iter().map(|o| html! {
+                <li><code>{ o.name }</code>{ " — " }{ o.doc }</li>
             }) }
         }
     });

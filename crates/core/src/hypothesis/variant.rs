@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use crate::metrics::ms_to_secs;
-use crate::replay::{FaultKind, FaultWindow, SimCluster};
+use crate::replay::{FaultKind, FaultWindow, Hypotheses, SimCluster, MODELS};
 use crate::time::{TimeSpan, Timestamp};
 
 /// Which node failures a variant replays.
@@ -99,12 +99,13 @@ impl Variant {
 /// How long the missed stall of [`standard_variants`] lasts.
 pub const MISSED_STALL_MS: u64 = 2_000;
 
-/// The standard set for `cluster`: `redis-py@5.0.0` and `redis-py@8.0.0` each plain, with
-/// `address_remap` to each node, with `reinitialize_steps=0` and `=1`; then the fault axis for
-/// both: without the recorded failures when there are any, else with a missed
-/// [`MISSED_STALL_MS`] timeout of the seed node at the first slot move; then the other
-/// libraries with their defaults (Lettuce also with every adaptive refresh trigger on); then
-/// `ideal`.
+/// The standard set for `cluster`, read from every model's [`Hypotheses`] in the order of
+/// [`MODELS`]: each suspect (`redis-py@5.0.0` and `redis-py@8.0.0`) plain, with its per-node
+/// option (`address_remap`) to each node, with each of its single options
+/// (`reinitialize_steps=0` and `=1`), then the fault axis: without the recorded failures when
+/// there are any, else with a missed [`MISSED_STALL_MS`] timeout of the seed node at the first
+/// slot move; then the other libraries with their defaults, then with their extra option sets
+/// (Lettuce with every adaptive refresh trigger on); then the contrast (`ideal`).
 pub fn standard_variants(cluster: &SimCluster) -> Vec<Variant> {
     let nodes = cluster.nodes();
     let mut v = Vec::new();
@@ -120,31 +121,41 @@ pub fn standard_variants(cluster: &SimCluster) -> Vec<Variant> {
             })
         })
     };
-    for m in ["redis-py@5.0.0", "redis-py@8.0.0"] {
-        v.push(Variant::new(m, &[]));
+    for m in MODELS {
+        let Hypotheses::Suspect { per_node, each } = m.hypotheses else {
+            continue;
+        };
+        v.push(Variant::new(m.name, &[]));
         for n in nodes {
-            v.push(Variant::new(m, &[("address_remap", n.to_string())]));
+            v.push(Variant::new(m.name, &[(per_node, n.to_string())]));
         }
-        for steps in ["0", "1"] {
-            v.push(Variant::new(m, &[("reinitialize_steps", steps.to_owned())]));
+        for (key, value) in each {
+            v.push(Variant::new(m.name, &[(key, (*value).to_owned())]));
         }
         if let Some(f) = &fault {
-            v.push(Variant::new(m, &[]).with_faults(f.clone()));
+            v.push(Variant::new(m.name, &[]).with_faults(f.clone()));
         }
     }
-    for m in [
-        "redis-rs@1.8.1",
-        "go-redis@9.8.0",
-        "lettuce@6.3.2",
-        "jedis@5.1.0",
-    ] {
-        v.push(Variant::new(m, &[]));
+    for m in MODELS {
+        if let Hypotheses::Library { .. } = m.hypotheses {
+            v.push(Variant::new(m.name, &[]));
+        }
     }
-    v.push(Variant::new(
-        "lettuce@6.3.2",
-        &[("enableAllAdaptiveRefreshTriggers", "true".to_owned())],
-    ));
-    v.push(Variant::new("ideal", &[]));
+    for m in MODELS {
+        let Hypotheses::Library { extra } = m.hypotheses else {
+            continue;
+        };
+        for set in extra {
+            let config: Vec<(&str, String)> =
+                set.iter().map(|(k, val)| (*k, (*val).to_owned())).collect();
+            v.push(Variant::new(m.name, &config));
+        }
+    }
+    for m in MODELS {
+        if m.hypotheses == Hypotheses::Contrast {
+            v.push(Variant::new(m.name, &[]));
+        }
+    }
     v
 }
 

@@ -25,9 +25,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use super::client::{ErrorClass, Outcome};
 use super::cluster::{Answer, FaultKind, Reply, SimCluster};
-use super::run::{CommandStats, NodeStats};
+use super::report::{CommandStats, NodeStats};
 use super::{Routed, Timing};
 use crate::node::NodeAddr;
 use crate::slot::SlotRange;
@@ -252,16 +251,17 @@ impl<'a> Net<'a> {
     }
 
     /// Runs `task` to its end in the instant clock: resumes it whenever it waits (which the
-    /// instant clock's futures never make it do) until it completes.
-    pub fn block_on(&self, mut task: Pin<&mut dyn Future<Output = Outcome>>) -> Outcome {
+    /// instant clock's futures never make it do) until it completes; `None` if it waits on
+    /// nothing that will come.
+    pub fn block_on<T>(&self, mut task: Pin<&mut dyn Future<Output = T>>) -> Option<T> {
         let task_id = self.task.get();
         loop {
             if let Poll::Ready(o) = task.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
-                return o;
+                return Some(o);
             }
             match self.next_wake() {
                 Some((at, _)) => self.enter(task_id, at, u64::MAX),
-                None => return Outcome::Failed(ErrorClass::ConnectionError),
+                None => return None,
             }
         }
     }

@@ -1,92 +1,69 @@
 //! The models by name: what `--model NAME` accepts (a model's name, or a library release one
-//! covers, see [`super::version`]) and what each model's options are.
+//! covers, see [`super::version`]), read from [`MODELS`].
 
-use super::client::{ClientModel, ModelOptions};
-use super::{redis_py, ReplayError};
-
-/// A client model as users pick it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ModelInfo {
-    /// Name to pass to [`model`], `library@version`.
-    pub name: &'static str,
-    /// What it imitates, in one line.
-    pub about: &'static str,
-    /// Its own options (`name`, description with the default), besides `startup_nodes` and
-    /// `socket_timeout`, which every model takes.
-    pub options: &'static [(&'static str, &'static str)],
-}
-
-/// Every model, in the order `--help` lists them.
-pub const MODELS: &[ModelInfo] = &[
-    ModelInfo {
-        name: "redis-py@5.0.0",
-        about: "redis-py 4.4.0-7.1.1 asyncio RedisCluster: a node error pops it from startup_nodes",
-        options: redis_py::OPTIONS,
-    },
-    ModelInfo {
-        name: "redis-py@8.0.0",
-        about: "redis-py 7.2.0+ asyncio RedisCluster: a node error moves it last in startup_nodes",
-        options: redis_py::OPTIONS,
-    },
-    ModelInfo {
-        name: "ideal",
-        about: "patches its slot table on every MOVED, keeps its seeds, never rebuilds on its own",
-        options: &[],
-    },
-    ModelInfo {
-        name: super::redis_rs::NAME,
-        about: "redis-rs async ClusterConnection: every MOVED rebuilds the slot map, keeps initial_nodes",
-        options: super::redis_rs::OPTIONS,
-    },
-    ModelInfo {
-        name: super::go_redis::NAME,
-        about: "go-redis v9 ClusterClient: MOVED follows and lazily reloads (200 ms hold), 10 s staleness",
-        options: super::go_redis::OPTIONS,
-    },
-    ModelInfo {
-        name: super::lettuce::NAME,
-        about: "Lettuce 6.x RedisClusterClient: follows MOVED without refreshing unless refresh triggers are on",
-        options: super::lettuce::OPTIONS,
-    },
-    ModelInfo {
-        name: super::jedis::NAME,
-        about: "Jedis 5.x JedisCluster: every MOVED renews the slot cache, start nodes always retried",
-        options: super::jedis::OPTIONS,
-    },
-];
+use super::client::ClientModel;
+use super::descriptor::ModelDescriptor;
+use super::models::MODELS;
+use super::options::ModelOptions;
+use super::ReplayError;
 
 /// The names of every model, comma-separated (for messages).
 pub fn model_names() -> String {
     MODELS.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
 }
 
+/// The model named `name` exactly (one of [`MODELS`]).
+pub fn descriptor(name: &str) -> Option<&'static ModelDescriptor> {
+    MODELS.iter().copied().find(|m| m.name == name)
+}
+
 /// The model named `name` (one of [`MODELS`], or a library release one of them covers:
 /// `redis-py@8.1.0` builds `redis-py@8.0.0`, see [`resolve`](super::resolve)) with `options`.
 /// The model keeps its own name; [`Resolved::label`](super::Resolved::label) says what it covers.
-pub fn model(name: &str, mut options: ModelOptions) -> Result<Box<dyn ClientModel>, ReplayError> {
+pub fn model(name: &str, options: ModelOptions) -> Result<Box<dyn ClientModel>, ReplayError> {
     let resolved = match super::version::resolve(name)? {
         Some(r) => r,
         None => return Err(ReplayError::UnknownModel(name.to_owned())),
     };
-    let name = resolved.model;
-    // redis-py 7.2.0-7.4.x share 8.0.0's routing but not its pool limit: `max_connections`
-    // defaults to 2**31 there (7.4.1 `redis/asyncio/cluster.py` l. 283), to 100 from 8.0.0 (l. 340).
-    if name == "redis-py@8.0.0"
-        && resolved
-            .asked
-            .is_some_and(|v| v < super::Version::new(8, 0, 0))
-    {
-        options
-            .library
-            .entry("max_connections".to_owned())
-            .or_insert_with(|| (1_u64 << 31).to_string());
+    match descriptor(resolved.model) {
+        Some(d) => (d.build)(resolved.asked, options),
+        None => Err(ReplayError::UnknownModel(resolved.model.to_owned())),
     }
-    match name {
-        "redis-py@5.0.0" | "redis-py@8.0.0" | "ideal" => redis_py::build(name, options),
-        super::redis_rs::NAME => super::redis_rs::build(name, options),
-        super::go_redis::NAME => super::go_redis::build(name, options),
-        super::lettuce::NAME => super::lettuce::build(name, options),
-        super::jedis::NAME => super::jedis::build(name, options),
-        other => Err(ReplayError::UnknownModel(other.to_owned())),
+}
+
+impl ModelOptions {
+    /// Sets option `key` from its text `value`: `startup_nodes` (`a:1,b:2`) and `socket_timeout`
+    /// for every model, else an option of one of [`MODELS`] by its library's name (an alias is
+    /// stored under the name), its value checked now when the option has a
+    /// [`check`](super::ModelOption::check) and otherwise by the model when it is built. A name no
+    /// model knows is kept for the model to refuse; one that cannot be a name at all is refused
+    /// here.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), ReplayError> {
+        if let Some(done) = self.set_common(key, value) {
+            return done;
+        }
+        if !ModelOptions::plausible(key) {
+            return Err(ReplayError::UnknownOption(key.to_owned()));
+        }
+        let declared = MODELS
+            .iter()
+            .flat_map(|m| m.options.iter())
+            .find(|o| o.is_named(key));
+        let name = match declared {
+            Some(o) => {
+                if let Some(check) = o.check {
+                    check(value).map_err(|reason| ReplayError::BadValue {
+                        option: key.to_owned(),
+                        value: value.to_owned(),
+                        reason,
+                    })?;
+                }
+                o.name
+            }
+            None => key,
+        };
+        self.library
+            .insert(name.to_owned(), value.trim().to_owned());
+        Ok(())
     }
 }

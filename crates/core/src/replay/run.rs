@@ -1,4 +1,4 @@
-//! The replay driver and its report.
+//! The replay driver.
 //!
 //! The driver is a small event loop over virtual time: every application command is a task (an
 //! [`Execution`] of the model) that the driver polls when it is issued and again whenever what it
@@ -16,167 +16,22 @@
 use std::collections::BTreeMap;
 use std::task::{Context, Poll, Waker};
 
-use serde::Serialize;
-
-use super::client::{ClientModel, ClientSnapshot, ClientState, ErrorClass, Execution, Outcome};
+use super::client::{ClientModel, Execution};
+use super::client_state::ClientState;
 use super::cluster::SimCluster;
 use super::net::{Counts, Net, TaskId};
+use super::outcome::{ClientError, Outcome};
+use super::report::{ReplayReport, Second, MAX_SECONDS};
 use super::{Routed, Shape, Workload};
 use crate::float;
 use crate::time::Timestamp;
-
-/// What one node received, in collector units (as `INFO commandstats` / `errorstats` count).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct NodeStats {
-    /// Commands that reached the node (served or rejected), `CLUSTER SLOTS` excluded.
-    pub calls: u64,
-    /// Of which served.
-    pub ok: u64,
-    /// Of which rejected with `MOVED`.
-    pub moved: u64,
-    /// Of which rejected with `ASK`.
-    pub ask: u64,
-    /// Attempts that met a connection error or a timeout.
-    pub failed: u64,
-    /// `CLUSTER SLOTS` calls.
-    pub cluster_slots: u64,
-}
-
-/// One command's figures.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct CommandStats {
-    /// Commands the application issued.
-    pub issued: u64,
-    /// Of which succeeded.
-    pub succeeded: u64,
-    /// Attempts that reached a server (served or rejected).
-    pub calls: u64,
-    /// `MOVED` replies.
-    pub moved: u64,
-    /// `ASK` replies.
-    pub ask: u64,
-    /// `moved / calls` (0 without calls): the share `INFO commandstats` would show rejected.
-    pub moved_share: f64,
-    /// Exceptions the application saw, by class.
-    pub errors: BTreeMap<String, u64>,
-}
-
-/// One second of the replay.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Second {
-    /// Start of the second.
-    pub t: Timestamp,
-    /// Commands issued.
-    pub commands: u64,
-    /// Commands of the workload not issued because the client was waiting out a timeout (only
-    /// with `socket_timeout` set).
-    pub skipped_while_waiting: u64,
-    /// Commands that succeeded.
-    pub ok: u64,
-    /// Commands that raised.
-    pub errors: u64,
-    /// `MOVED` replies.
-    pub moved: u64,
-    /// `ASK` replies.
-    pub ask: u64,
-    /// Full initialisations.
-    pub full_reinits: u64,
-    /// Connections opened.
-    pub new_connections: u64,
-    /// Startup nodes at the end of the second.
-    pub startup_nodes: usize,
-    /// Whether the client was wedged at the end of the second.
-    pub wedged: bool,
-    /// Connections open at the end of the second.
-    pub open_connections: u64,
-    /// Distinct nodes the client's slot table pointed to at the end of the second.
-    pub table_nodes: usize,
-    /// Slots the client's table gave to the node it named most, at the end of the second.
-    pub top_node_slots: usize,
-    /// Slots the client's table had no node for at the end of the second.
-    pub unmapped_slots: usize,
-    /// Attempts that reached a server, per workload command name (commands issued this second).
-    #[serde(skip)]
-    pub calls_by_command: Vec<u64>,
-    /// `MOVED` replies per workload command name (commands issued this second).
-    #[serde(skip)]
-    pub moved_by_command: Vec<u64>,
-    /// `CLUSTER SLOTS` calls of the commands issued this second.
-    #[serde(skip)]
-    pub cluster_slots_calls: u64,
-}
-
-impl Second {
-    fn set_snapshot(&mut self, s: ClientSnapshot) {
-        self.open_connections = s.open_connections;
-        self.table_nodes = s.table_nodes;
-        self.top_node_slots = s.top_node_slots;
-        self.unmapped_slots = s.unmapped_slots;
-    }
-}
-
-/// A replay's timeline is cut after this many seconds (about 11.5 days).
-const MAX_SECONDS: usize = 1_000_000;
-
-/// The result of a replay.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct ReplayReport {
-    /// The client model.
-    pub model: String,
-    /// Commands in flight at most (the workload's concurrency, or its cap in flight).
-    pub concurrency: u32,
-    /// The cap on commands in flight, when the application sent commands as tasks
-    /// ([`Shape::InFlight`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub in_flight: Option<u32>,
-    /// The most commands that were in flight at once (with [`Shape::InFlight`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub peak_in_flight: Option<u32>,
-    /// Whether the client ended wedged (no startup node left, re-initialisation pending).
-    pub wedged: bool,
-    /// When it became wedged for good, if it did.
-    pub wedged_since: Option<Timestamp>,
-    /// Commands issued.
-    pub commands: u64,
-    /// Commands of the workload not issued because the client was waiting out a timeout (only
-    /// with `socket_timeout` set).
-    pub skipped_while_waiting: u64,
-    /// Commands that succeeded.
-    pub succeeded: u64,
-    /// Commands that raised.
-    pub failed: u64,
-    /// `MOVED` replies, all nodes.
-    pub moved: u64,
-    /// `ASK` replies, all nodes.
-    pub ask: u64,
-    /// MOVED share per command (`moved / calls`).
-    pub moved_share: BTreeMap<String, f64>,
-    /// Exceptions the application saw, by class.
-    pub errors: BTreeMap<String, u64>,
-    /// Successful full initialisations (each one `CLUSTER SLOTS` answer).
-    pub full_reinits: u64,
-    /// `CLUSTER SLOTS` calls, failed ones included.
-    pub cluster_slots_calls: u64,
-    /// Connections opened.
-    pub new_connections: u64,
-    /// Startup nodes at the end.
-    pub startup_nodes: usize,
-    /// What the client held at the end: open connections, its slot table's nodes.
-    pub held: ClientSnapshot,
-    /// Per node address.
-    pub nodes: BTreeMap<String, NodeStats>,
-    /// Per command name.
-    pub per_command: BTreeMap<String, CommandStats>,
-    /// Per second from the first command.
-    pub timeline: Vec<Second>,
-}
 
 /// What the driver keeps while the tasks run: the report being filled in.
 struct Recorder<'w> {
     workload: &'w Workload,
     report: ReplayReport,
-    errors: BTreeMap<ErrorClass, u64>,
-    cmd_errors: Vec<BTreeMap<ErrorClass, u64>>,
+    errors: BTreeMap<ClientError, u64>,
+    cmd_errors: Vec<BTreeMap<ClientError, u64>>,
     start: Timestamp,
     prev: ClientState,
     wedged_since: Option<Timestamp>,
@@ -309,18 +164,14 @@ impl<'w> Recorder<'w> {
         report.cluster_slots_calls = state.cluster_slots_calls;
         report.new_connections = state.new_connections;
         report.startup_nodes = state.startup_nodes;
-        report.errors = self
-            .errors
-            .into_iter()
-            .map(|(k, v)| (client.error_name(k).to_owned(), v))
-            .collect();
+        report.errors = by_name(&self.errors);
+        for (e, n) in &self.errors {
+            *report.failures.entry(e.class).or_default() += n;
+        }
         for (i, mut c) in tally.commands.into_iter().enumerate() {
             (c.issued, c.succeeded) = self.issued[i];
             c.moved_share = float::ratio(c.moved, c.calls);
-            c.errors = self.cmd_errors[i]
-                .iter()
-                .map(|(k, v)| (client.error_name(*k).to_owned(), *v))
-                .collect();
+            c.errors = by_name(&self.cmd_errors[i]);
             let name = &self.workload.names[i];
             report.moved_share.insert(name.clone(), c.moved_share);
             report.per_command.insert(name.clone(), c);
@@ -333,6 +184,15 @@ impl<'w> Recorder<'w> {
             .collect();
         report
     }
+}
+
+/// Error counts by the library's name (errors of one name and different classes together).
+fn by_name(errors: &BTreeMap<ClientError, u64>) -> BTreeMap<String, u64> {
+    let mut out: BTreeMap<String, u64> = BTreeMap::new();
+    for (e, n) in errors {
+        *out.entry(e.name.to_owned()).or_default() += n;
+    }
+    out
 }
 
 /// A command of the workload as the driver issues it: its routing, name index and time (µs).

@@ -11,11 +11,11 @@
 
 use std::cell::RefCell;
 
-use super::client::{
-    ClientModel, ClientSnapshot, ClientState, ErrorClass, Execution, Outcome, Transport,
-};
+use super::client::{ClientModel, Execution, Transport};
+use super::client_state::{ClientSnapshot, ClientState};
 use super::cluster::Reply;
 use super::net::Net;
+use super::outcome::Outcome;
 use super::Routed;
 use crate::node::NodeAddr;
 use crate::slot::SlotRange;
@@ -31,10 +31,6 @@ pub trait SyncModel {
     fn state(&self) -> ClientState;
     /// What it holds now: open connections and a summary of its slot table.
     fn snapshot(&self) -> ClientSnapshot;
-    /// The name the library gives the exception (or error type) of `class`.
-    fn error_name(&self, class: ErrorClass) -> &'static str {
-        class.name()
-    }
     /// `socket_timeout` in milliseconds (see [`ClientModel::socket_timeout_ms`]).
     fn socket_timeout_ms(&self) -> Option<u64> {
         None
@@ -135,10 +131,6 @@ impl<M: SyncModel> ClientModel for Sequential<M> {
 
     fn snapshot(&self) -> ClientSnapshot {
         self.model.borrow().snapshot()
-    }
-
-    fn error_name(&self, class: ErrorClass) -> &'static str {
-        self.model.borrow().error_name(class)
     }
 
     fn socket_timeout_ms(&self) -> Option<u64> {

@@ -2,160 +2,25 @@
 //! release (`redis-py@8.0.0`, which covers 7.2.0–8.x), and a release no model covers is an error
 //! listing what each library's models cover.
 //!
-//! The ranges, each justified by the library's source:
-//!
-//! - `redis-py@5.0.0` covers **4.4.0–7.1.x**: the asyncio `RedisCluster._execute_command` pops a
-//!   node that raised `ConnectionError`/`TimeoutError` from `nodes_manager.startup_nodes`
-//!   (`redis/asyncio/cluster.py` line 744 of the 4.4.0 wheel, line 978 of the 7.1.1 wheel); 4.3.6
-//!   does not (it retries the same node after 0.25 s, line 681), so 4.3.x is not covered.
-//! - `redis-py@8.0.0` covers **7.2.0–8.x**: from 7.2.0 the failed node is moved to the end of the
-//!   cached startup nodes instead (`move_node_to_end_of_cached_nodes(target_node.name)`, line 983
-//!   of the 7.2.0 wheel, defined line 1513), as in the 7.4.0, 8.0.0 and 8.1.0 wheels.
-//! - `redis-rs@1.8.1` covers **1.8.0–1.8.x**: the model is written from the 1.8.1 crate (see its
-//!   module); other minor releases were not compared.
-//! - `go-redis@9.8.0` covers **9.7.1–9.8.x**: the model's module reads the 9.7.1–9.8.0
-//!   `osscluster.go` (after the `Addrs()` copy fix of 9.7.1); 9.9.0 changed the reload timers.
-//! - `lettuce@6.3.2` covers **6.1.0–6.3.x**: its module notes the routing paths are the same
-//!   across 6.1–6.3.
-//! - `jedis@5.1.0` covers **5.1.0–5.2.x**: `topologyRefreshPeriod` arrived in 5.1.0 and the
-//!   routing paths are the same through 5.2.x (see its module).
-//!
-//! `ideal` is no library: it is only a name.
+//! Each model's descriptor gives the range it covers ([`ModelDescriptor::coverage`]), and its
+//! documentation the library source that justifies it; `ideal` is no library: it is only a
+//! name.
 
-use std::cmp::Ordering;
-use std::fmt;
+use super::descriptor::ModelDescriptor;
+use super::models::MODELS;
+use super::release::{Coverage, Version};
 
-/// A release number `major.minor.patch` (missing parts are 0).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Version {
-    /// The major number.
-    pub major: u32,
-    /// The minor number.
-    pub minor: u32,
-    /// The patch number.
-    pub patch: u32,
+/// Every library release range a model covers, with the model, in the order of
+/// [`MODELS`] (by library, then release).
+pub fn coverage() -> impl Iterator<Item = (&'static ModelDescriptor, &'static Coverage)> {
+    MODELS
+        .iter()
+        .filter_map(|m| m.coverage.as_ref().map(|c| (*m, c)))
 }
-
-impl Version {
-    /// `major.minor.patch`.
-    pub const fn new(major: u32, minor: u32, patch: u32) -> Version {
-        Version {
-            major,
-            minor,
-            patch,
-        }
-    }
-
-    /// Reads `8`, `8.1`, `8.1.0`, `v9.8.0`, `6.3.2.RELEASE`, `8.0.0b1` or `5.0.0-rc1`: up to
-    /// three dot-separated numbers, then anything that does not start with a digit or a dot
-    /// (a pre-release or a label, ignored). `None` for anything else.
-    pub fn parse(text: &str) -> Option<Version> {
-        let s = text.trim();
-        let s = s.strip_prefix(['v', 'V']).unwrap_or(s);
-        let mut parts = [0u32; 3];
-        let mut rest = s;
-        for (i, part) in parts.iter_mut().enumerate() {
-            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-            if digits == 0 || digits > 9 {
-                return None;
-            }
-            *part = rest[..digits].parse().ok()?;
-            rest = &rest[digits..];
-            match rest.strip_prefix('.') {
-                Some(r) if i < 2 && r.starts_with(|c: char| c.is_ascii_digit()) => rest = r,
-                _ => break,
-            }
-        }
-        // Then nothing, a label (`b1`, `-rc1`) or Java's `.RELEASE`/`.Final`; not a fourth
-        // number nor a dangling dot.
-        let label = rest.is_empty()
-            || rest.starts_with(".RELEASE")
-            || rest.starts_with(".Final")
-            || !rest.starts_with(|c: char| c.is_ascii_digit() || c == '.');
-        if !label {
-            return None;
-        }
-        Some(Version::new(parts[0], parts[1], parts[2]))
-    }
-}
-
-impl fmt::Display for Version {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
-    }
-}
-
-/// The releases of one library a model covers: `from` (inclusive) up to `until` (exclusive).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Coverage {
-    /// The library, as model names spell it (`redis-py`, `go-redis`, …).
-    pub library: &'static str,
-    /// The model's name (one of [`MODELS`](super::MODELS)).
-    pub model: &'static str,
-    /// The first release covered.
-    pub from: Version,
-    /// The first release no longer covered.
-    pub until: Version,
-    /// The range as people write it, `7.2.0–8.x`.
-    pub range: &'static str,
-}
-
-impl Coverage {
-    /// Whether `v` is in the range.
-    pub fn contains(&self, v: Version) -> bool {
-        self.from.cmp(&v) != Ordering::Greater && v < self.until
-    }
-}
-
-/// Every library release range a model covers, by library then release.
-pub const COVERAGE: &[Coverage] = &[
-    Coverage {
-        library: "redis-py",
-        model: "redis-py@5.0.0",
-        from: Version::new(4, 4, 0),
-        until: Version::new(7, 2, 0),
-        range: "4.4.0–7.1.x",
-    },
-    Coverage {
-        library: "redis-py",
-        model: "redis-py@8.0.0",
-        from: Version::new(7, 2, 0),
-        until: Version::new(9, 0, 0),
-        range: "7.2.0–8.x",
-    },
-    Coverage {
-        library: "redis-rs",
-        model: "redis-rs@1.8.1",
-        from: Version::new(1, 8, 0),
-        until: Version::new(1, 9, 0),
-        range: "1.8.0–1.8.x",
-    },
-    Coverage {
-        library: "go-redis",
-        model: "go-redis@9.8.0",
-        from: Version::new(9, 7, 1),
-        until: Version::new(9, 9, 0),
-        range: "9.7.1–9.8.x",
-    },
-    Coverage {
-        library: "lettuce",
-        model: "lettuce@6.3.2",
-        from: Version::new(6, 1, 0),
-        until: Version::new(6, 4, 0),
-        range: "6.1.0–6.3.x",
-    },
-    Coverage {
-        library: "jedis",
-        model: "jedis@5.1.0",
-        from: Version::new(5, 1, 0),
-        until: Version::new(5, 3, 0),
-        range: "5.1.0–5.2.x",
-    },
-];
 
 /// The range `model` covers (`None` for `ideal` and unknown names).
 pub fn covers(model: &str) -> Option<&'static Coverage> {
-    COVERAGE.iter().find(|c| c.model == model)
+    coverage().find(|(m, _)| m.name == model).map(|(_, c)| c)
 }
 
 /// Why a `--model` could not be resolved.
@@ -201,7 +66,7 @@ pub enum VersionError {
 /// (redis-py@5.0.0), 7.2.0–8.x (redis-py@8.0.0); redis-rs 1.8.0–1.8.x (redis-rs@1.8.1); …`.
 pub fn ranges() -> String {
     let mut libs: Vec<&str> = Vec::new();
-    for c in COVERAGE {
+    for (_, c) in coverage() {
         if !libs.contains(&c.library) {
             libs.push(c.library);
         }
@@ -209,10 +74,9 @@ pub fn ranges() -> String {
     let per_lib: Vec<String> = libs
         .iter()
         .map(|lib| {
-            let parts: Vec<String> = COVERAGE
-                .iter()
-                .filter(|c| c.library == *lib)
-                .map(|c| format!("{} ({})", c.range, c.model))
+            let parts: Vec<String> = coverage()
+                .filter(|(_, c)| c.library == *lib)
+                .map(|(m, c)| format!("{} ({})", c.range, m.name))
                 .collect();
             format!("{lib} {}", parts.join(", "))
         })
@@ -245,7 +109,7 @@ impl Resolved {
 /// release. `Ok(None)`: neither a model nor a library (the caller reports an unknown model).
 pub fn resolve(asked: &str) -> Result<Option<Resolved>, VersionError> {
     let asked = asked.trim();
-    if let Some(m) = super::MODELS.iter().find(|m| m.name == asked) {
+    if let Some(m) = MODELS.iter().find(|m| m.name == asked) {
         return Ok(Some(Resolved {
             model: m.name,
             asked: None,
@@ -256,7 +120,7 @@ pub fn resolve(asked: &str) -> Result<Option<Resolved>, VersionError> {
         None => (asked, None),
     };
     let library_lc = library.to_ascii_lowercase();
-    let Some(first) = COVERAGE.iter().find(|c| c.library == library_lc) else {
+    let Some((_, first)) = coverage().find(|(_, c)| c.library == library_lc) else {
         return Ok(None);
     };
     let Some(text) = text else {
@@ -274,12 +138,9 @@ pub fn resolve(asked: &str) -> Result<Option<Resolved>, VersionError> {
             ranges: ranges(),
         });
     };
-    match COVERAGE
-        .iter()
-        .find(|c| c.library == first.library && c.contains(version))
-    {
-        Some(c) => Ok(Some(Resolved {
-            model: c.model,
+    match coverage().find(|(_, c)| c.library == first.library && c.contains(version)) {
+        Some((m, _)) => Ok(Some(Resolved {
+            model: m.name,
             asked: Some(version),
         })),
         None => Err(VersionError::Uncovered {
@@ -294,22 +155,6 @@ pub fn resolve(asked: &str) -> Result<Option<Resolved>, VersionError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn releases_parse_as_people_write_them() {
-        assert_eq!(Version::parse("8.1.0"), Some(Version::new(8, 1, 0)));
-        assert_eq!(Version::parse("8.1"), Some(Version::new(8, 1, 0)));
-        assert_eq!(Version::parse("8"), Some(Version::new(8, 0, 0)));
-        assert_eq!(Version::parse("v9.8.0"), Some(Version::new(9, 8, 0)));
-        assert_eq!(Version::parse("6.3.2.RELEASE"), Some(Version::new(6, 3, 2)));
-        assert_eq!(Version::parse("8.0.0b1"), Some(Version::new(8, 0, 0)));
-        assert_eq!(Version::parse("5.0.0-rc1"), Some(Version::new(5, 0, 0)));
-        for bad in ["", "x", "8.", "1.2.3.4", ".1", "latest", "1..2"] {
-            assert_eq!(Version::parse(bad), None, "{bad}");
-        }
-        assert!(Version::new(7, 1, 9) < Version::new(7, 2, 0));
-        assert_eq!(Version::new(4, 4, 0).to_string(), "4.4.0");
-    }
 
     fn model_of(asked: &str) -> &'static str {
         resolve(asked).unwrap().unwrap().model
@@ -333,16 +178,16 @@ mod tests {
 
     #[test]
     fn a_model_named_is_that_model_and_its_label_is_unchanged() {
-        for m in super::super::MODELS {
+        for m in MODELS {
             let r = resolve(m.name).unwrap().unwrap();
             assert_eq!(r.model, m.name);
             assert_eq!(r.label(), m.name);
         }
         // Every model but `ideal` covers a range that holds its own release.
-        for c in COVERAGE {
-            let own = Version::parse(c.model.split_once('@').unwrap().1).unwrap();
-            assert!(c.contains(own), "{} does not cover itself", c.model);
-            assert!(super::super::MODELS.iter().any(|m| m.name == c.model));
+        for (m, c) in coverage() {
+            let own = Version::parse(m.name.split_once('@').unwrap().1).unwrap();
+            assert!(c.contains(own), "{} does not cover itself", m.name);
+            assert!(m.name.starts_with(&format!("{}@", c.library)), "{}", m.name);
         }
         assert_eq!(covers("ideal"), None);
     }
@@ -360,12 +205,13 @@ mod tests {
 
     #[test]
     fn the_ranges_of_a_library_neither_overlap_nor_leave_a_gap() {
-        for pair in COVERAGE.windows(2) {
+        let all: Vec<&Coverage> = coverage().map(|(_, c)| c).collect();
+        for pair in all.windows(2) {
             if pair[0].library == pair[1].library {
                 assert_eq!(pair[0].until, pair[1].from, "{pair:?}");
             }
         }
-        for c in COVERAGE {
+        for c in &all {
             assert!(c.from < c.until, "{c:?}");
         }
     }
@@ -386,7 +232,7 @@ mod tests {
             assert!(matches!(e, VersionError::Uncovered { .. }), "{asked}: {e}");
             let msg = e.to_string();
             assert!(msg.contains(asked), "{msg}");
-            for c in COVERAGE {
+            for (_, c) in coverage() {
                 assert!(msg.contains(c.range), "{msg} lacks {}", c.range);
             }
         }

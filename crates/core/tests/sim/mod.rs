@@ -139,7 +139,11 @@ pub fn run(cluster: &SimCluster, w: &Workload, name: &str, set: &[(&str, &str)])
         opts.set(k, v).unwrap();
     }
     let mut client = model(name, opts).unwrap();
-    replay(cluster, w, client.as_mut())
+    let report = replay(cluster, w, client.as_mut());
+    // Every failure has a common class, and the names count the same failures.
+    assert_eq!(report.failures.values().sum::<u64>(), report.failed);
+    assert_eq!(report.errors.values().sum::<u64>(), report.failed);
+    report
 }
 
 /// Commands of `w` issued at or after `t`.

@@ -71,43 +71,65 @@
 //!   deterministic. A start-node set is taken in the given order (Jedis's is a `HashSet`).
 //! - `getConnection()` (a random node, for a slot the table lacks even after a refresh) pings the
 //!   node first; the ping is not sent here, the node is only picked.
-//! - Exceptions: `JedisClusterOperationException` (redis-py class `ClusterError`),
-//!   `JedisClusterException` (`ClusterDownError`). A `JedisConnectionException` never reaches the
-//!   application (the executor wraps it); the name is kept for `ConnectionError` and
-//!   `TimeoutError`.
+//! - Exceptions: `JedisClusterOperationException` (common class no-topology when the slots
+//!   cache could not be initialised, connection when no node is reachable, too-many-redirects
+//!   when the attempts or their time ran out), `JedisClusterException` (cluster-down). A
+//!   `JedisConnectionException` never reaches the application (the executor wraps it).
 
-use super::client::ClientModel;
-use super::client::{
-    numbered_once, parse_secs_ms, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome,
-    Transport,
-};
-use super::cluster::Reply;
-use super::sequential::{boxed, SyncModel};
-use super::{ReplayError, Routed, SimRng};
 use crate::node::NodeAddr;
 use crate::redirect::Redirect;
+use crate::replay::client::ClientModel;
+use crate::replay::client::{numbered_once, Transport};
+use crate::replay::client_state::{ClientSnapshot, ClientState};
+use crate::replay::cluster::Reply;
+use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
+use crate::replay::known_nodes::KnownNodes;
+use crate::replay::options::{parse_secs_ms, ModelOption, ModelOptions};
+use crate::replay::outcome::{ClientError, Failure, Outcome};
+use crate::replay::release::{Coverage, Version};
+use crate::replay::sequential::{boxed, SyncModel};
+use crate::replay::{ReplayError, Routed, SimRng};
 use crate::slot::{SlotRange, SLOT_COUNT};
 use crate::time::Timestamp;
-use crate::timeline::{NodeIdx, NodeTable, SlotTable};
+use crate::timeline::{NodeIdx, SlotTable};
 
-/// The model's name.
-pub(super) const NAME: &str = "jedis@5.1.0";
+/// `jedis@5.1.0`: covers **5.1.0–5.2.x** (`topologyRefreshPeriod` arrived in 5.1.0 and the
+/// routing paths are the same through 5.2.x, see the module doc).
+pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
+    name: "jedis@5.1.0",
+    about: "Jedis 5.x JedisCluster: every MOVED renews the slot cache, start nodes always retried",
+    options: OPTIONS,
+    coverage: Some(Coverage {
+        library: "jedis",
+        from: Version::new(5, 1, 0),
+        until: Version::new(5, 3, 0),
+        range: "5.1.0–5.2.x",
+    }),
+    build,
+    hypotheses: Hypotheses::Library { extra: &[] },
+};
 
 /// Jedis's own options, by their constructor parameter names (besides `startup_nodes` and
 /// `socket_timeout`, which is Jedis's `soTimeout`).
-pub(super) const OPTIONS: &[(&str, &str)] = &[
-    (
-        "maxAttempts",
-        "attempts of a command, redirects and connection failures alike (default 5)",
-    ),
-    (
-        "maxTotalRetriesDuration",
-        "seconds a command may spend retrying (default soTimeout x maxAttempts = 10)",
-    ),
-    (
-        "topologyRefreshPeriod",
-        "seconds between background CLUSTER SLOTS refreshes (default none: off)",
-    ),
+const OPTIONS: &[ModelOption] = &[
+    ModelOption {
+        name: "maxAttempts",
+        doc: "attempts of a command, redirects and connection failures alike (default 5)",
+        default: "5",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "maxTotalRetriesDuration",
+        doc: "seconds a command may spend retrying (default soTimeout x maxAttempts = 10)",
+        default: "10",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "topologyRefreshPeriod",
+        doc: "seconds between background CLUSTER SLOTS refreshes (default none: off)",
+        default: "none",
+        ..ModelOption::PLAIN
+    },
 ];
 
 /// Jedis's `Protocol.DEFAULT_TIMEOUT` in milliseconds (`soTimeout`).
@@ -116,11 +138,9 @@ const DEFAULT_SO_TIMEOUT_MS: u64 = 2000;
 const RNG_SEED: u64 = 0x4A45_4449_535F_3531;
 
 /// Builds `jedis@5.1.0`.
-pub(super) fn build(
-    name: &str,
-    options: ModelOptions,
-) -> Result<Box<dyn ClientModel>, ReplayError> {
-    options.check_for_model(name, NAME, OPTIONS)?;
+fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientModel>, ReplayError> {
+    let name = DESCRIPTOR.name;
+    options.check_for_model(name, OPTIONS)?;
     let max_attempts = options.library_value(
         "maxAttempts",
         5u32,
@@ -163,6 +183,20 @@ struct Settings {
     refresh_period_ms: Option<u64>,
 }
 
+/// `JedisClusterOperationException` "Could not initialize cluster slots cache.": no start node
+/// gave a complete answer.
+const NO_SLOTS_CACHE: ClientError =
+    ClientError::new("JedisClusterOperationException", Failure::NoTopology);
+/// `JedisClusterOperationException` "No reachable node in cluster.": no pool to pick a node from.
+const NO_REACHABLE_NODE: ClientError =
+    ClientError::new("JedisClusterOperationException", Failure::Connection);
+/// `JedisClusterOperationException` "No more cluster attempts left." or "Cluster retry deadline
+/// exceeded.": the attempts or their time ran out.
+const GAVE_UP: ClientError =
+    ClientError::new("JedisClusterOperationException", Failure::TooManyRedirects);
+/// `JedisClusterException`: a `CLUSTERDOWN` reply.
+const CLUSTER_DOWN: ClientError = ClientError::new("JedisClusterException", Failure::ClusterDown);
+
 /// How one attempt ended, when not served.
 enum Attempt {
     /// `JedisRedirectionException`: `MOVED` (true) or `ASK` (false) to the node, through `via`.
@@ -174,7 +208,16 @@ enum Attempt {
     /// `JedisConnectionException` (refused, reset or read timeout).
     Connection,
     /// Raised to the application at once.
-    Raise(ErrorClass),
+    Raise(ClientError),
+}
+
+/// What the client holds for one node.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Node {
+    /// Whether the node's pool holds a live connection.
+    open: bool,
+    /// `nodes`: the node has a pool.
+    known: bool,
 }
 
 struct Client {
@@ -182,12 +225,8 @@ struct Client {
     cfg: Settings,
     socket_timeout_ms: Option<u64>,
     rng: SimRng,
-    /// The addresses the client knows, numbered (the per-node vectors below follow it).
-    nodes: NodeTable,
-    /// Whether the node's pool holds a live connection.
-    open: Vec<bool>,
-    /// `nodes`: the node has a pool.
-    known: Vec<bool>,
+    /// The addresses the client knows, numbered, with each node's pool.
+    nodes: KnownNodes<Node>,
     /// `startNodes`.
     seeds: Vec<NodeIdx>,
     /// `slots`: slot → node.
@@ -204,9 +243,7 @@ impl Client {
             cfg,
             socket_timeout_ms: opts.socket_timeout_ms,
             rng: SimRng::new(RNG_SEED),
-            nodes: NodeTable::new(),
-            open: Vec::new(),
-            known: Vec::new(),
+            nodes: KnownNodes::new(Node::default()),
             seeds: Vec::new(),
             table: SlotTable::new(),
             initialized: false,
@@ -220,29 +257,12 @@ impl Client {
 
     /// The number of `addr` (`None` only past 65,535 addresses: the address is then unusable).
     fn intern(&mut self, addr: &NodeAddr) -> Option<NodeIdx> {
-        let (i, new) = self.nodes.intern_addr(addr).ok()?;
-        if new {
-            self.open.push(false);
-            self.known.push(false);
-        }
-        Some(i)
+        self.nodes.intern(addr)
     }
 
     /// The nodes that have a pool.
     fn pools(&self) -> Vec<NodeIdx> {
-        self.nodes
-            .iter()
-            .map(|(n, _)| n)
-            .filter(|n| self.known[n.index()])
-            .collect()
-    }
-
-    fn shuffle(&mut self, v: &mut [NodeIdx]) {
-        for i in (1..v.len()).rev() {
-            let bound = u64::try_from(i + 1).unwrap_or(u64::MAX);
-            let j = usize::try_from(self.rng.below(bound)).unwrap_or(0);
-            v.swap(i, j);
-        }
+        self.nodes.filter(|n| n.known)
     }
 
     /// `CLUSTER SLOTS` to `node`; `pooled`: through the node's pool (else over a new connection,
@@ -254,18 +274,17 @@ impl Client {
         elapsed: &mut u64,
         net: &mut dyn Transport,
     ) -> Option<Vec<(SlotRange, NodeAddr)>> {
-        let i = node.index();
         self.state.cluster_slots_calls += 1;
         let answer = net.cluster_slots(self.nodes.addr(node)?);
         let reached = !matches!(answer, Err(Reply::ConnectionError));
-        if reached && !(pooled && self.open[i]) {
+        if reached && !(pooled && self.nodes.get(node).open) {
             self.state.new_connections += 1;
         }
         if matches!(answer, Err(Reply::Timeout)) {
             *elapsed = elapsed.saturating_add(self.cfg.so_timeout_ms);
         }
         if pooled {
-            self.open[i] = answer.is_ok();
+            self.nodes.get_mut(node).open = answer.is_ok();
         }
         let ranges = answer.ok()?;
         // checkClusterSlotSequence(): every slot exactly once, or the answer is refused.
@@ -275,25 +294,12 @@ impl Client {
 
     /// `discoverClusterSlots`: the slot table from `ranges`; nodes not in it lose their pools.
     fn apply(&mut self, ranges: Vec<(SlotRange, NodeAddr)>) {
-        self.table.clear();
-        let mut seen = vec![false; self.nodes.len()];
-        for (r, a) in ranges {
-            let Some(i) = self.intern(&a) else {
-                continue;
-            };
-            let u = i.index();
-            if u >= seen.len() {
-                seen.resize(u + 1, false);
-            }
-            seen[u] = true;
-            self.known[u] = true;
-            self.table.fill(r, Some(i));
-        }
-        for (u, s) in seen.iter().enumerate() {
-            if !s {
-                self.known[u] = false;
-                self.open[u] = false;
-            }
+        let named = self
+            .nodes
+            .fill_table(&mut self.table, ranges, |nodes, a| nodes.intern(a));
+        for (n, node) in self.nodes.states_mut() {
+            node.known = named.contains(&n);
+            node.open &= node.known;
         }
         self.state.full_reinits += 1;
     }
@@ -314,7 +320,7 @@ impl Client {
             }
         }
         let mut pools = self.pools();
-        self.shuffle(&mut pools);
+        self.rng.shuffle(&mut pools);
         for p in pools {
             if self.seeds.contains(&p) {
                 continue;
@@ -329,13 +335,14 @@ impl Client {
     /// `initializeSlotsCache`: the shuffled start nodes until one gives a complete answer.
     fn initialize(&mut self, net: &mut dyn Transport) -> bool {
         let mut order = self.seeds.clone();
-        self.shuffle(&mut order);
+        self.rng.shuffle(&mut order);
         let mut elapsed = 0;
         for s in order {
             if let Some(ranges) = self.cluster_slots(s, false, &mut elapsed, net) {
                 // discoverClusterNodesAndSlots(): reset() first, every pool destroyed.
-                self.known.iter_mut().for_each(|k| *k = false);
-                self.open.iter_mut().for_each(|o| *o = false);
+                self.nodes
+                    .states_mut()
+                    .for_each(|(_, node)| *node = Node::default());
                 self.apply(ranges);
                 return true;
             }
@@ -370,18 +377,17 @@ impl Client {
         let (node, asking) = match redirect {
             Some((to, moved)) => {
                 // getConnection(HostAndPort): setupNodeIfNotExist().
-                self.known[to.index()] = true;
+                self.nodes.get_mut(to).known = true;
                 (to, !moved)
             }
             None => (self.slot_node(cmd, elapsed, net)?, false),
         };
-        let i = node.index();
         let Some(addr) = self.nodes.addr(node) else {
             return Err(Attempt::Connection);
         };
         let reply = net.send(addr, cmd, asking);
-        if reply != Reply::ConnectionError && !self.open[i] {
-            self.open[i] = true;
+        if reply != Reply::ConnectionError && !self.nodes.get(node).open {
+            self.nodes.get_mut(node).open = true;
             self.state.new_connections += 1;
         }
         match reply {
@@ -403,16 +409,16 @@ impl Client {
                 None => Err(Attempt::Connection),
             },
             Reply::ConnectionError => {
-                self.open[i] = false;
+                self.nodes.get_mut(node).open = false;
                 Err(Attempt::Connection)
             }
             Reply::Timeout => {
                 // The broken connection is destroyed when it goes back to the pool.
-                self.open[i] = false;
+                self.nodes.get_mut(node).open = false;
                 *elapsed = elapsed.saturating_add(self.cfg.so_timeout_ms);
                 Err(Attempt::Connection)
             }
-            Reply::ClusterDown => Err(Attempt::Raise(ErrorClass::ClusterDownError)),
+            Reply::ClusterDown => Err(Attempt::Raise(CLUSTER_DOWN)),
         }
     }
 
@@ -433,11 +439,9 @@ impl Client {
         let pools = self.pools();
         if pools.is_empty() {
             // getConnection(): "No reachable node in cluster."
-            return Err(Attempt::Raise(ErrorClass::ClusterError));
+            return Err(Attempt::Raise(NO_REACHABLE_NODE));
         }
-        let n = u64::try_from(pools.len()).unwrap_or(u64::MAX);
-        let k = usize::try_from(self.rng.below(n)).unwrap_or(0);
-        Ok(pools[k])
+        Ok(pools[self.rng.index_below(pools.len())])
     }
 
     /// `handleConnectionProblem`: true when the failure count and redirect are to be reset.
@@ -447,7 +451,7 @@ impl Client {
         failures: u32,
         elapsed: &mut u64,
         net: &mut dyn Transport,
-    ) -> Result<bool, ErrorClass> {
+    ) -> Result<bool, ClientError> {
         if self.cfg.max_attempts < 3 {
             if attempts_left == 0 {
                 self.renew(None, elapsed, net);
@@ -460,11 +464,7 @@ impl Client {
         }
         // getBackoffSleepMillis()
         if attempts_left > 0 {
-            let left = self
-                .cfg
-                .max_total_ms
-                .checked_sub(*elapsed)
-                .ok_or(ErrorClass::ClusterError)?;
+            let left = self.cfg.max_total_ms.checked_sub(*elapsed).ok_or(GAVE_UP)?;
             let squared = u64::from(attempts_left).saturating_mul(u64::from(attempts_left));
             let sleep = self.rng.below(left / squared + 1);
             *elapsed = elapsed.saturating_add(sleep);
@@ -478,7 +478,7 @@ impl Client {
     }
 
     /// `executeCommand`.
-    fn execute_command(&mut self, cmd: Routed, net: &mut dyn Transport) -> Result<(), ErrorClass> {
+    fn execute_command(&mut self, cmd: Routed, net: &mut dyn Transport) -> Result<(), ClientError> {
         let mut elapsed = 0u64;
         let mut redirect: Option<(NodeIdx, bool)> = None;
         let mut failures = 0u32;
@@ -503,11 +503,11 @@ impl Client {
             }
             if elapsed > self.cfg.max_total_ms {
                 // "Cluster retry … deadline exceeded."
-                return Err(ErrorClass::ClusterError);
+                return Err(GAVE_UP);
             }
         }
         // "No more cluster attempts left."
-        Err(ErrorClass::ClusterError)
+        Err(GAVE_UP)
     }
 }
 
@@ -519,7 +519,7 @@ impl SyncModel for Client {
     fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
         if !self.initialized {
             if !self.initialize(net) {
-                return Outcome::Failed(ErrorClass::ClusterError);
+                return Outcome::Failed(NO_SLOTS_CACHE);
             }
             self.initialized = true;
         }
@@ -535,21 +535,7 @@ impl SyncModel for Client {
     }
 
     fn snapshot(&self) -> ClientSnapshot {
-        let open = self.open.iter().filter(|&&o| o).count();
-        ClientSnapshot::of_table(&self.table, u64::try_from(open).unwrap_or(u64::MAX))
-    }
-
-    fn error_name(&self, class: ErrorClass) -> &'static str {
-        match class {
-            ErrorClass::ClusterError | ErrorClass::RedisClusterException => {
-                "JedisClusterOperationException"
-            }
-            ErrorClass::ClusterDownError => "JedisClusterException",
-            ErrorClass::ConnectionError => "JedisConnectionException",
-            ErrorClass::TimeoutError => "JedisConnectionException (read timed out)",
-            // Raised by redis-py only.
-            other => other.name(),
-        }
+        ClientSnapshot::of_table(&self.table, self.nodes.count(|n| n.open))
     }
 
     fn socket_timeout_ms(&self) -> Option<u64> {

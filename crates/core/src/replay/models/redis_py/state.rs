@@ -5,8 +5,10 @@
 use std::collections::VecDeque;
 
 use crate::node::NodeAddr;
+use crate::replay::client_state::ClientState;
+use crate::replay::cluster::Reply;
+use crate::replay::net::{Net, TaskId};
 use crate::replay::pool::{Lease, Link, Pools};
-use crate::replay::{ClientState, Net, Reply, TaskId};
 use crate::slot::{Slot, SlotRange, SLOT_COUNT};
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};

@@ -52,38 +52,72 @@
 //! Later releases (with `ClusterStateReloadInterval`, `FailingTimeoutSeconds`) changed the timers;
 //! this model is of the code named above.
 
-use super::client::ClientModel;
-use super::client::{
-    numbered_once, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
-};
-use super::cluster::Reply;
-use super::sequential::{boxed, SyncModel};
-use super::{ReplayError, Routed, SimRng};
 use crate::node::NodeAddr;
 use crate::redirect::Redirect;
+use crate::replay::client::ClientModel;
+use crate::replay::client::{numbered_once, Transport};
+use crate::replay::client_state::{ClientSnapshot, ClientState};
+use crate::replay::cluster::Reply;
+use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
+use crate::replay::known_nodes::KnownNodes;
+use crate::replay::options::{ModelOption, ModelOptions};
+use crate::replay::outcome::{ClientError, Failure, Outcome, ReplyErrors};
+use crate::replay::release::{Coverage, Version};
+use crate::replay::sequential::{boxed, SyncModel};
+use crate::replay::{ReplayError, Routed, SimRng};
 use crate::slot::SLOT_COUNT;
 use crate::time::Timestamp;
-use crate::timeline::{NodeIdx, NodeTable, SlotTable};
+use crate::timeline::{NodeIdx, SlotTable};
+
+/// `go-redis@9.8.0`: covers **9.7.1–9.8.x** (the module reads the 9.7.1–9.8.0 `osscluster.go`,
+/// after the `Addrs()` copy fix of 9.7.1; 9.9.0 changed the reload timers).
+pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
+    name: "go-redis@9.8.0",
+    about:
+        "go-redis v9 ClusterClient: MOVED follows and lazily reloads (200 ms hold), 10 s staleness",
+    options: OPTIONS,
+    coverage: Some(Coverage {
+        library: "go-redis",
+        from: Version::new(9, 7, 1),
+        until: Version::new(9, 9, 0),
+        range: "9.7.1–9.8.x",
+    }),
+    build,
+    hypotheses: Hypotheses::Library { extra: &[] },
+};
 
 /// The go-redis model's own options, by their `ClusterOptions` names.
-pub(super) const OPTIONS: &[(&str, &str)] = &[
-    (
-        "MaxRedirects",
-        "attempts after the first on MOVED/ASK and retryable errors (default 3; -1 none)",
-    ),
-    (
-        "MaxRetries",
-        "per-node retries of a network error or timeout (default 0, which go-redis makes -1: none)",
-    ),
-    (
-        "ReadTimeout",
-        "wait on a silent node, e.g. 3s or 500ms (default 3s; -1 waits are not modelled); \
+const OPTIONS: &[ModelOption] = &[
+    ModelOption {
+        name: "MaxRedirects",
+        doc: "attempts after the first on MOVED/ASK and retryable errors (default 3; -1 none)",
+        default: "3",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "MaxRetries",
+        doc: "per-node retries of a network error or timeout (default 0, which go-redis makes -1: none)",
+        default: "0",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "ReadTimeout",
+        doc: "wait on a silent node, e.g. 3s or 500ms (default 3s; -1 waits are not modelled); \
          same as socket_timeout",
-    ),
+        default: "3s",
+        ..ModelOption::PLAIN
+    },
 ];
 
-/// The model's name.
-pub(super) const NAME: &str = "go-redis@9.8.0";
+/// go-redis's errors, as the replay names them: the text of the error it returns.
+const ERRORS: ReplyErrors = ReplyErrors::named([
+    "i/o timeout",
+    "dial tcp: connect: connection refused",
+    "CLUSTERDOWN",
+    "MOVED (MaxRedirects exhausted)",
+]);
+/// `errClusterNoNodes`: no address to ask for the topology or to send to.
+const NO_NODES: ClientError = ClientError::new("redis: cluster has no nodes", Failure::NoTopology);
 
 /// `LazyReload`: the goroutine sleeps this long after a successful reload.
 const LAZY_RELOAD_HOLD_MS: u64 = 200;
@@ -97,11 +131,9 @@ const DEFAULT_READ_TIMEOUT_MS: u64 = 3_000;
 const RNG_SEED: u64 = 0x676f_2d72_6564_6973;
 
 /// Builds `go-redis@9.8.0`.
-pub(super) fn build(
-    name: &str,
-    options: ModelOptions,
-) -> Result<Box<dyn ClientModel>, ReplayError> {
-    options.check_for_model(name, NAME, OPTIONS)?;
+fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientModel>, ReplayError> {
+    let name = DESCRIPTOR.name;
+    options.check_for_model(name, OPTIONS)?;
     let max_redirects = options.library_value(
         "MaxRedirects",
         3,
@@ -127,17 +159,9 @@ pub(super) fn build(
         |v| parse_go_duration(v).map(Some),
         "a duration such as 3s or 500ms, or -1",
     )?;
-    let timeout_ms = match (read_timeout, options.socket_timeout_ms) {
-        (Some(_), Some(_)) => {
-            return Err(ReplayError::Unsupported {
-                model: name.to_owned(),
-                what: "both ReadTimeout and socket_timeout (they are the same setting)".to_owned(),
-            })
-        }
-        (Some(t), None) => t,
-        (None, Some(t)) => Some(t),
-        (None, None) => Some(DEFAULT_READ_TIMEOUT_MS),
-    };
+    let timeout_ms = options
+        .timeout_alias(name, "ReadTimeout", read_timeout, Some)?
+        .unwrap_or(Some(DEFAULT_READ_TIMEOUT_MS));
     Ok(boxed(Client::new(
         name,
         &options.startup_nodes,
@@ -175,24 +199,41 @@ struct State {
     created: Timestamp,
 }
 
+/// What the client holds for one address.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Node {
+    /// Whether `clusterNodes.nodes` holds a client for the address.
+    has_node: bool,
+    /// Whether that client's pool holds an open connection.
+    open: bool,
+    /// `clusterNode.generation`.
+    gen: u32,
+}
+
+/// `clusterNodes.GetOrCreate` on the node table: the node client of `addr`, created (with no
+/// connection) when there is none.
+fn create(nodes: &mut KnownNodes<Node>, addr: &NodeAddr) -> Option<NodeIdx> {
+    let i = nodes.intern(addr)?;
+    let node = nodes.get_mut(i);
+    if !node.has_node {
+        node.has_node = true;
+        node.open = false;
+    }
+    Some(i)
+}
+
 struct Client {
     name: String,
     max_redirects: u32,
     max_retries: u32,
     timeout_ms: Option<u64>,
     rng: SimRng,
-    /// The addresses the client knows, numbered (the per-address vectors below follow it).
-    nodes: NodeTable,
+    /// The addresses the client knows, numbered, with each one's node client.
+    nodes: KnownNodes<Node>,
     /// `clusterNodes.addrs`: seeds and every address a node was created for; never shrinks.
     known: Vec<NodeIdx>,
     /// `clusterNodes.activeAddrs`.
     active: Vec<NodeIdx>,
-    /// Whether `clusterNodes.nodes` holds a client for the address.
-    has_node: Vec<bool>,
-    /// Whether that client's pool holds an open connection.
-    open: Vec<bool>,
-    /// `clusterNode.generation`.
-    node_gen: Vec<u32>,
     /// `clusterNodes._generation`.
     generation: u32,
     state: Option<State>,
@@ -221,12 +262,9 @@ impl Client {
             max_retries,
             timeout_ms,
             rng: SimRng::new(RNG_SEED),
-            nodes: NodeTable::new(),
+            nodes: KnownNodes::new(Node::default()),
             known: Vec::new(),
             active: Vec::new(),
-            has_node: Vec::new(),
-            open: Vec::new(),
-            node_gen: Vec::new(),
             generation: 0,
             state: None,
             reload_due: false,
@@ -242,22 +280,12 @@ impl Client {
 
     /// The number of `addr` (`None` only past 65,535 addresses: the address is then unusable).
     fn intern(&mut self, addr: &NodeAddr) -> Option<NodeIdx> {
-        let (i, new) = self.nodes.intern_addr(addr).ok()?;
-        if new {
-            self.has_node.push(false);
-            self.open.push(false);
-            self.node_gen.push(0);
-        }
-        Some(i)
+        self.nodes.intern(addr)
     }
 
     /// `clusterNodes.GetOrCreate`.
     fn get_or_create(&mut self, addr: &NodeAddr) -> Option<NodeIdx> {
-        let i = self.intern(addr)?;
-        if !self.has_node[i.index()] {
-            self.has_node[i.index()] = true;
-            self.open[i.index()] = false;
-        }
+        let i = create(&mut self.nodes, addr)?;
         if !self.known.contains(&i) {
             self.known.push(i);
         }
@@ -284,16 +312,15 @@ impl Client {
         while let Some(p) = self.gc.iter().position(|&(due, _)| due <= now) {
             let (_, gen) = self.gc.remove(p);
             self.active.clear();
-            for (n, _) in self.nodes.iter() {
-                let i = n.index();
-                if !self.has_node[i] {
+            for (n, node) in self.nodes.states_mut() {
+                if !node.has_node {
                     continue;
                 }
-                if self.node_gen[i] >= gen {
+                if node.gen >= gen {
                     self.active.push(n);
                 } else {
-                    self.has_node[i] = false;
-                    self.open[i] = false;
+                    node.has_node = false;
+                    node.open = false;
                 }
             }
         }
@@ -301,24 +328,19 @@ impl Client {
 
     /// Uses the node's pooled connection, opening one if there is none.
     fn connect(&mut self, i: NodeIdx) {
-        let i = i.index();
-        self.has_node[i] = true;
-        if !self.open[i] {
-            self.open[i] = true;
+        let node = self.nodes.get_mut(i);
+        node.has_node = true;
+        if !node.open {
+            node.open = true;
             self.stats.new_connections += 1;
         }
     }
 
     /// `ClusterClient.loadState` and `clusterStateHolder.Reload`.
-    fn reload(&mut self, net: &mut dyn Transport) -> Result<(), ErrorClass> {
+    fn reload(&mut self, net: &mut dyn Transport) -> Result<(), ClientError> {
         let mut order = self.addrs_for_load();
         // rand.Perm, as a Fisher-Yates shuffle.
-        for k in (1..order.len()).rev() {
-            let j = usize::try_from(self.rng.below(u64::try_from(k + 1).unwrap_or(1)))
-                .unwrap_or(0)
-                .min(k);
-            order.swap(k, j);
-        }
+        self.rng.shuffle(&mut order);
         let mut first_err = None;
         for i in order {
             let Some(addr) = self.nodes.addr(i).cloned() else {
@@ -332,13 +354,16 @@ impl Client {
                     self.generation = self.generation.wrapping_add(1);
                     let gen = self.generation;
                     let mut table = SlotTable::new();
-                    for (r, a) in ranges {
-                        let Some(n) = self.get_or_create(&a) else {
-                            continue;
-                        };
-                        let g = &mut self.node_gen[n.index()];
-                        *g = (*g).max(gen);
-                        table.fill(r, Some(n));
+                    let named = self.nodes.fill_table(&mut table, ranges, |nodes, a| {
+                        let n = create(nodes, a)?;
+                        let node = nodes.get_mut(n);
+                        node.gen = node.gen.max(gen);
+                        Some(n)
+                    });
+                    for n in named {
+                        if !self.known.contains(&n) {
+                            self.known.push(n);
+                        }
                     }
                     let now = net.now();
                     self.state = Some(State {
@@ -353,14 +378,14 @@ impl Client {
                 Err(reply) => {
                     self.timeouts += u64::from(reply == Reply::Timeout);
                     if matches!(reply, Reply::ConnectionError | Reply::Timeout) {
-                        self.open[i.index()] = false;
+                        self.nodes.get_mut(i).open = false;
                     }
-                    first_err.get_or_insert(ErrorClass::of_reply(&reply));
+                    first_err.get_or_insert(ERRORS.of_reply(&reply));
                 }
             }
         }
         self.active.clear();
-        Err(first_err.unwrap_or(ErrorClass::RedisClusterException))
+        Err(first_err.unwrap_or(NO_NODES))
     }
 
     /// `clusterStateHolder.LazyReload`.
@@ -372,7 +397,7 @@ impl Client {
     }
 
     /// `clusterStateHolder.Get` then `slotMasterNode` (or `clusterNodes.Random`).
-    fn cmd_node(&mut self, cmd: Routed, net: &mut dyn Transport) -> Result<NodeIdx, ErrorClass> {
+    fn cmd_node(&mut self, cmd: Routed, net: &mut dyn Transport) -> Result<NodeIdx, ClientError> {
         let now = net.now();
         match &self.state {
             None => self.reload(net)?,
@@ -384,15 +409,12 @@ impl Client {
         }
         let addrs = self.addrs_for_load();
         if addrs.is_empty() {
-            return Err(ErrorClass::RedisClusterException);
+            return Err(NO_NODES);
         }
-        let k = usize::try_from(self.rng.below(u64::try_from(addrs.len()).unwrap_or(1)))
-            .unwrap_or(0)
-            .min(addrs.len() - 1);
+        let k = self.rng.index_below(addrs.len());
         // `addrs` holds numbers of this client's table only, so both look-ups succeed.
         let addr = self.nodes.addr(addrs[k]).cloned();
-        addr.and_then(|a| self.get_or_create(&a))
-            .ok_or(ErrorClass::RedisClusterException)
+        addr.and_then(|a| self.get_or_create(&a)).ok_or(NO_NODES)
     }
 
     /// `node.Client.Process`: the per-node `MaxRetries` loop of `baseClient.process`.
@@ -413,7 +435,7 @@ impl Client {
             match reply {
                 Reply::ConnectionError | Reply::Timeout => {
                     // isBadConn: the connection is removed from the pool.
-                    self.open[node.index()] = false;
+                    self.nodes.get_mut(node).open = false;
                 }
                 Reply::ClusterDown => {}
                 _ => return reply,
@@ -426,7 +448,7 @@ impl Client {
         let now = net.now();
         let mut node: Option<NodeIdx> = None;
         let mut ask = false;
-        let mut last = ErrorClass::ConnectionError;
+        let mut last = ERRORS.connection;
         for attempt in 0..=self.max_redirects {
             let n = match node {
                 Some(n) => n,
@@ -443,16 +465,16 @@ impl Client {
                 Reply::Redirect(Redirect::Moved { to, .. }) => {
                     self.lazy_reload(now);
                     node = self.get_or_create(&to);
-                    last = ErrorClass::ClusterError;
+                    last = ERRORS.too_many_redirects;
                 }
                 Reply::Redirect(Redirect::Ask { to, .. }) => {
                     self.lazy_reload(now);
                     node = self.get_or_create(&to);
                     ask = true;
-                    last = ErrorClass::ClusterError;
+                    last = ERRORS.too_many_redirects;
                 }
                 Reply::ConnectionError | Reply::Timeout | Reply::ClusterDown => {
-                    last = ErrorClass::of_reply(&reply);
+                    last = ERRORS.of_reply(&reply);
                     if attempt > 0 {
                         // MarkAsFailing; slotMasterNode picks the master again.
                         node = None;
@@ -505,8 +527,7 @@ impl SyncModel for Client {
     }
 
     fn snapshot(&self) -> ClientSnapshot {
-        let open = self.open.iter().filter(|&&o| o).count();
-        let open = u64::try_from(open).unwrap_or(u64::MAX);
+        let open = self.nodes.count(|n| n.open);
         match &self.state {
             Some(st) => ClientSnapshot::of_table(&st.table, open),
             None => ClientSnapshot {
@@ -515,18 +536,6 @@ impl SyncModel for Client {
                 top_node_slots: 0,
                 unmapped_slots: usize::from(SLOT_COUNT),
             },
-        }
-    }
-
-    fn error_name(&self, class: ErrorClass) -> &'static str {
-        match class {
-            ErrorClass::RedisClusterException => "redis: cluster has no nodes",
-            ErrorClass::ConnectionError => "dial tcp: connect: connection refused",
-            ErrorClass::TimeoutError => "i/o timeout",
-            ErrorClass::ClusterDownError => "CLUSTERDOWN",
-            ErrorClass::ClusterError => "MOVED (MaxRedirects exhausted)",
-            // Raised by redis-py only.
-            other => other.name(),
         }
     }
 }

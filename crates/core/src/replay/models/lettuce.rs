@@ -84,73 +84,111 @@
 //!   `RedisCommandTimeoutException`: the simulation answers at the command's time only, so a node
 //!   silent at that time is taken as silent for Lettuce's whole `timeout` (60 s by default). Set
 //!   `socket_timeout` to that timeout to make the sequential client wait it out.
-//! - Exceptions: `UnknownPartitionException` (redis-py class `RedisClusterException`),
-//!   `RedisConnectionException` (`ConnectionError`: the initial topology could not be loaded or a
-//!   connection could not be opened), `RedisCommandTimeoutException` (`TimeoutError`),
-//!   `PartitionSelectorException` (`ClusterDownError`: no node for the slot in the table),
-//!   `RedisCommandExecutionException` (`ClusterError`: a `MOVED`/`ASK` past `maxRedirects`, or a
-//!   `CLUSTERDOWN` reply).
+//! - Exceptions (with their common class): `UnknownPartitionException` (no-topology),
+//!   `RedisConnectionException` (connection: the initial topology could not be loaded or a
+//!   connection could not be opened), `RedisCommandTimeoutException` (timeout),
+//!   `PartitionSelectorException` (no-topology: no node for the slot in the table),
+//!   `RedisCommandExecutionException` (too-many-redirects for a `MOVED`/`ASK` past
+//!   `maxRedirects`, cluster-down for a `CLUSTERDOWN` reply).
 
-use super::client::ClientModel;
-use super::client::{
-    numbered_once, parse_bool, parse_secs_ms, ClientSnapshot, ClientState, ErrorClass,
-    ModelOptions, Outcome, Transport,
-};
-use super::cluster::Reply;
-use super::sequential::{boxed, SyncModel};
-use super::{ReplayError, Routed};
 use crate::node::NodeAddr;
 use crate::redirect::Redirect;
+use crate::replay::client::ClientModel;
+use crate::replay::client::{numbered_once, Transport};
+use crate::replay::client_state::{ClientSnapshot, ClientState};
+use crate::replay::cluster::Reply;
+use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
+use crate::replay::known_nodes::KnownNodes;
+use crate::replay::options::{parse_bool, parse_count, parse_secs_ms, ModelOption, ModelOptions};
+use crate::replay::outcome::{ClientError, Failure, Outcome};
+use crate::replay::release::{Coverage, Version};
+use crate::replay::sequential::{boxed, SyncModel};
+use crate::replay::{ReplayError, Routed};
 use crate::slot::SlotRange;
 use crate::time::Timestamp;
-use crate::timeline::{NodeIdx, NodeTable, SlotTable};
+use crate::timeline::{NodeIdx, SlotTable};
 
-/// The model's name.
-pub(super) const NAME: &str = "lettuce@6.3.2";
+/// `lettuce@6.3.2`: covers **6.1.0–6.3.x** (the routing paths modelled are the same across
+/// 6.1–6.3, see the module doc).
+pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
+    name: "lettuce@6.3.2",
+    about: "Lettuce 6.x RedisClusterClient: follows MOVED without refreshing unless refresh triggers are on",
+    options: OPTIONS,
+    coverage: Some(Coverage {
+        library: "lettuce",
+        from: Version::new(6, 1, 0),
+        until: Version::new(6, 4, 0),
+        range: "6.1.0–6.3.x",
+    }),
+    build,
+    hypotheses: Hypotheses::Library {
+        extra: &[&[("enableAllAdaptiveRefreshTriggers", "true")]],
+    },
+};
 
 /// Lettuce's own options, by their builder names (besides `startup_nodes` and `socket_timeout`).
-pub(super) const OPTIONS: &[(&str, &str)] = &[
-    (
-        "maxRedirects",
-        "MOVED/ASK redirections followed before the error is raised (default 5)",
-    ),
-    (
-        "validateClusterNodeMembership",
-        "refuse to connect to nodes not in the partition table (default true)",
-    ),
-    (
-        "enablePeriodicRefresh",
-        "refresh the topology every refreshPeriod (default false)",
-    ),
-    (
-        "refreshPeriod",
-        "seconds between periodic refreshes (default 60; needs enablePeriodicRefresh)",
-    ),
-    (
-        "enableAllAdaptiveRefreshTriggers",
-        "refresh on MOVED, ASK, persistent reconnects, uncovered slot, unknown node (default false)",
-    ),
-    (
-        "enableAdaptiveRefreshTrigger",
-        "comma-separated triggers: MOVED_REDIRECT, ASK_REDIRECT, PERSISTENT_RECONNECTS, \
+const OPTIONS: &[ModelOption] = &[
+    ModelOption {
+        name: "maxRedirects",
+        doc: "MOVED/ASK redirections followed before the error is raised (default 5)",
+        default: "5",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "validateClusterNodeMembership",
+        doc: "refuse to connect to nodes not in the partition table (default true)",
+        default: "true",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "enablePeriodicRefresh",
+        doc: "refresh the topology every refreshPeriod (default false)",
+        default: "false",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "refreshPeriod",
+        doc: "seconds between periodic refreshes (default 60; needs enablePeriodicRefresh)",
+        default: "60",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "enableAllAdaptiveRefreshTriggers",
+        doc: "refresh on MOVED, ASK, persistent reconnects, uncovered slot, unknown node (default false)",
+        default: "false",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "enableAdaptiveRefreshTrigger",
+        doc: "comma-separated triggers: MOVED_REDIRECT, ASK_REDIRECT, PERSISTENT_RECONNECTS, \
          UNCOVERED_SLOT, UNKNOWN_NODE (default none)",
-    ),
-    (
-        "adaptiveRefreshTriggersTimeout",
-        "seconds: adaptive triggers are ignored this long after one fired (default 30)",
-    ),
-    (
-        "refreshTriggersReconnectAttempts",
-        "reconnect attempts of a node before PERSISTENT_RECONNECTS fires (default 5)",
-    ),
-    (
-        "dynamicRefreshSources",
-        "ask every known node (true) or only the seeds (false) for the topology (default true)",
-    ),
-    (
-        "closeStaleConnections",
-        "close connections to nodes that left the topology after a refresh (default true)",
-    ),
+        default: "",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "adaptiveRefreshTriggersTimeout",
+        doc: "seconds: adaptive triggers are ignored this long after one fired (default 30)",
+        default: "30",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "refreshTriggersReconnectAttempts",
+        doc: "reconnect attempts of a node before PERSISTENT_RECONNECTS fires (default 5)",
+        default: "5",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "dynamicRefreshSources",
+        doc: "ask every known node (true) or only the seeds (false) for the topology (default true)",
+        default: "true",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "closeStaleConnections",
+        doc: "close connections to nodes that left the topology after a refresh (default true)",
+        default: "true",
+        ..ModelOption::PLAIN
+    },
 ];
 
 /// `ClusterTopologyRefreshOptions.RefreshTrigger`, as bits.
@@ -212,7 +250,7 @@ impl Settings {
         let max_redirects = options.library_value(
             "maxRedirects",
             5u32,
-            |v| v.parse().ok().filter(|&n: &u32| n <= 100),
+            |v| parse_count(v, 100),
             "a number of redirections up to 100",
         )?;
         let validate_membership = options.library_value(
@@ -272,11 +310,9 @@ impl Settings {
 }
 
 /// Builds `lettuce@6.3.2`.
-pub(super) fn build(
-    name: &str,
-    options: ModelOptions,
-) -> Result<Box<dyn ClientModel>, ReplayError> {
-    options.check_for_model(name, NAME, OPTIONS)?;
+fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientModel>, ReplayError> {
+    let name = DESCRIPTOR.name;
+    options.check_for_model(name, OPTIONS)?;
     let settings = Settings::read(&options)?;
     Ok(boxed(Client::new(name, settings, &options)))
 }
@@ -304,16 +340,34 @@ fn reconnect_attempts(elapsed_ms: u64) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
+/// `UnknownPartitionException`: a redirect to a node not in the partition table.
+const UNKNOWN_PARTITION: ClientError =
+    ClientError::new("UnknownPartitionException", Failure::NoTopology);
+/// `RedisConnectionException`: the initial topology could not be loaded or a connection could
+/// not be opened.
+const CONNECTION: ClientError = ClientError::new("RedisConnectionException", Failure::Connection);
+/// `RedisCommandTimeoutException`: no reply within the command timeout.
+const COMMAND_TIMEOUT: ClientError =
+    ClientError::new("RedisCommandTimeoutException", Failure::Timeout);
+/// `PartitionSelectorException`: no node for the slot in the partition table.
+const PARTITION_SELECTOR: ClientError =
+    ClientError::new("PartitionSelectorException", Failure::NoTopology);
+/// `RedisCommandExecutionException`: a `MOVED`/`ASK` past `maxRedirects`.
+const REDIRECTS_EXHAUSTED: ClientError =
+    ClientError::new("RedisCommandExecutionException", Failure::TooManyRedirects);
+/// `RedisCommandExecutionException`: a `CLUSTERDOWN` reply.
+const CLUSTER_DOWN: ClientError =
+    ClientError::new("RedisCommandExecutionException", Failure::ClusterDown);
+
 /// Why a command failed inside the routing loop.
-struct Fail(ErrorClass);
+struct Fail(ClientError);
 
 struct Client {
     name: String,
     cfg: Settings,
     socket_timeout_ms: Option<u64>,
     /// The addresses the client knows, numbered; the numbers are what the tables hold.
-    nodes: NodeTable,
-    conns: Vec<Conn>,
+    nodes: KnownNodes<Conn>,
     /// `initialUris`.
     seeds: Vec<NodeIdx>,
     /// The partition table: slot → node.
@@ -336,8 +390,7 @@ impl Client {
             name: name.to_owned(),
             cfg,
             socket_timeout_ms: opts.socket_timeout_ms,
-            nodes: NodeTable::new(),
-            conns: Vec::new(),
+            nodes: KnownNodes::new(Conn::Closed),
             seeds: Vec::new(),
             table: SlotTable::new(),
             members: Vec::new(),
@@ -355,11 +408,7 @@ impl Client {
 
     /// The number of `addr` (`None` only past 65,535 addresses: the address is then unusable).
     fn intern(&mut self, addr: &NodeAddr) -> Option<NodeIdx> {
-        let (i, new) = self.nodes.intern_addr(addr).ok()?;
-        if new {
-            self.conns.push(Conn::Closed);
-        }
-        Some(i)
+        self.nodes.intern(addr)
     }
 
     /// `ClusterTopologyRefreshScheduler`: a trigger signal, taken when the trigger is enabled
@@ -443,21 +492,12 @@ impl Client {
         let Some(view) = view else {
             return false;
         };
-        self.table.clear();
-        self.members.clear();
-        for (r, a) in view {
-            let Some(i) = self.intern(&a) else {
-                continue;
-            };
-            if !self.members.contains(&i) {
-                self.members.push(i);
-            }
-            self.table.fill(r, Some(i));
-        }
+        self.members = self
+            .nodes
+            .fill_table(&mut self.table, view, |nodes, a| nodes.intern(a));
         if self.cfg.close_stale {
-            for (i, c) in self.conns.iter_mut().enumerate() {
-                let known = NodeIdx::new(i).is_some_and(|i| self.members.contains(&i));
-                if !known {
+            for (n, c) in self.nodes.states_mut() {
+                if !self.members.contains(&n) {
                     *c = Conn::Closed;
                 }
             }
@@ -475,7 +515,7 @@ impl Client {
             if !self.refresh(net) {
                 // RedisClusterClient.connect(): "Unable to establish a connection to Redis
                 // Cluster"; the application retries with the next command.
-                return Err(Fail(ErrorClass::ConnectionError));
+                return Err(Fail(CONNECTION));
             }
             self.initialized = true;
             self.refresh_scheduled = false;
@@ -514,11 +554,10 @@ impl Client {
         net: &mut dyn Transport,
     ) -> Result<Reply, Fail> {
         let now = net.now();
-        let i = node.index();
-        if let Conn::Down { since, reported } = self.conns[i] {
+        if let Conn::Down { since, reported } = *self.nodes.get(node) {
             let attempts = reconnect_attempts(now.millis_since(since));
             if attempts > reported {
-                self.conns[i] = Conn::Down {
+                *self.nodes.get_mut(node) = Conn::Down {
                     since,
                     reported: attempts,
                 };
@@ -528,26 +567,26 @@ impl Client {
             }
         }
         let Some(addr) = self.nodes.addr(node) else {
-            return Err(Fail(ErrorClass::ConnectionError));
+            return Err(Fail(CONNECTION));
         };
         let reply = net.send(addr, cmd, asking);
-        match (self.conns[i], reply) {
-            (Conn::Closed, Reply::ConnectionError) => Err(Fail(ErrorClass::ConnectionError)),
-            (Conn::Closed, Reply::Timeout) => Err(Fail(ErrorClass::TimeoutError)),
+        match (*self.nodes.get(node), reply) {
+            (Conn::Closed, Reply::ConnectionError) => Err(Fail(CONNECTION)),
+            (Conn::Closed, Reply::Timeout) => Err(Fail(COMMAND_TIMEOUT)),
             (Conn::Open, Reply::ConnectionError) => {
                 // The watchdog takes over; the command is buffered until it times out.
-                self.conns[i] = Conn::Down {
+                *self.nodes.get_mut(node) = Conn::Down {
                     since: now,
                     reported: 0,
                 };
-                Err(Fail(ErrorClass::TimeoutError))
+                Err(Fail(COMMAND_TIMEOUT))
             }
             (Conn::Down { .. }, Reply::ConnectionError) | (_, Reply::Timeout) => {
-                Err(Fail(ErrorClass::TimeoutError))
+                Err(Fail(COMMAND_TIMEOUT))
             }
             (Conn::Open, reply) => Ok(reply),
             (Conn::Closed | Conn::Down { .. }, reply) => {
-                self.conns[i] = Conn::Open;
+                *self.nodes.get_mut(node) = Conn::Open;
                 self.state.new_connections += 1;
                 Ok(reply)
             }
@@ -562,7 +601,7 @@ impl Client {
         self.signal(Trigger::UnknownNode, now);
         self.stale |= Trigger::UnknownNode.bit();
         if self.cfg.validate_membership {
-            return Err(Fail(ErrorClass::RedisClusterException));
+            return Err(Fail(UNKNOWN_PARTITION));
         }
         Ok(())
     }
@@ -573,7 +612,7 @@ impl Client {
         let Some(mut target) = self.table.get(cmd.slot) else {
             self.signal(Trigger::UncoveredSlot, now);
             self.stale |= Trigger::UncoveredSlot.bit();
-            return Err(Fail(ErrorClass::ClusterDownError));
+            return Err(Fail(PARTITION_SELECTOR));
         };
         let mut asking = false;
         let mut redirections = 0u32;
@@ -582,29 +621,27 @@ impl Client {
                 Reply::Ok => return Ok(()),
                 Reply::Redirect(Redirect::Moved { to, .. }) => {
                     if redirections >= self.cfg.max_redirects {
-                        return Err(Fail(ErrorClass::ClusterError));
+                        return Err(Fail(REDIRECTS_EXHAUSTED));
                     }
                     redirections += 1;
                     self.signal(Trigger::MovedRedirect, now);
                     self.stale |= Trigger::MovedRedirect.bit();
-                    target = self.intern(&to).ok_or(Fail(ErrorClass::ConnectionError))?;
+                    target = self.intern(&to).ok_or(Fail(CONNECTION))?;
                     asking = false;
                     self.admit(target, now)?;
                 }
                 Reply::Redirect(Redirect::Ask { to, .. }) => {
                     if redirections >= self.cfg.max_redirects {
-                        return Err(Fail(ErrorClass::ClusterError));
+                        return Err(Fail(REDIRECTS_EXHAUSTED));
                     }
                     redirections += 1;
                     self.signal(Trigger::AskRedirect, now);
-                    target = self.intern(&to).ok_or(Fail(ErrorClass::ConnectionError))?;
+                    target = self.intern(&to).ok_or(Fail(CONNECTION))?;
                     asking = true;
                     self.admit(target, now)?;
                 }
-                Reply::ClusterDown => return Err(Fail(ErrorClass::ClusterError)),
-                Reply::ConnectionError | Reply::Timeout => {
-                    return Err(Fail(ErrorClass::TimeoutError))
-                }
+                Reply::ClusterDown => return Err(Fail(CLUSTER_DOWN)),
+                Reply::ConnectionError | Reply::Timeout => return Err(Fail(COMMAND_TIMEOUT)),
             }
         }
     }
@@ -623,7 +660,7 @@ impl SyncModel for Client {
     fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
         let outcome = match self.route(cmd, net) {
             Ok(()) => Outcome::Ok,
-            Err(Fail(class)) => Outcome::Failed(class),
+            Err(Fail(e)) => Outcome::Failed(e),
         };
         self.refresh_state();
         outcome
@@ -634,20 +671,7 @@ impl SyncModel for Client {
     }
 
     fn snapshot(&self) -> ClientSnapshot {
-        let open = self.conns.iter().filter(|&&c| c == Conn::Open).count();
-        ClientSnapshot::of_table(&self.table, u64::try_from(open).unwrap_or(u64::MAX))
-    }
-
-    fn error_name(&self, class: ErrorClass) -> &'static str {
-        match class {
-            ErrorClass::RedisClusterException => "UnknownPartitionException",
-            ErrorClass::ConnectionError => "RedisConnectionException",
-            ErrorClass::TimeoutError => "RedisCommandTimeoutException",
-            ErrorClass::ClusterDownError => "PartitionSelectorException",
-            ErrorClass::ClusterError => "RedisCommandExecutionException",
-            // Raised by redis-py only.
-            other => other.name(),
-        }
+        ClientSnapshot::of_table(&self.table, self.nodes.count(|c| *c == Conn::Open))
     }
 
     fn socket_timeout_ms(&self) -> Option<u64> {

@@ -39,78 +39,123 @@
 //! Not modelled: 7.2+'s shuffle of `startup_nodes` before an initialisation (every node answers
 //! the same topology here), the `INFO` 5.0.0 sends before `CLUSTER SLOTS`, replicas.
 
+mod exception;
+mod settings;
 mod state;
 
 use std::cell::RefCell;
 use std::pin::pin;
 
-use super::client::{
-    numbered_once, ClientModel, ClientSnapshot, ClientState, ErrorClass, Execution, ModelOptions,
-    Outcome,
-};
-use super::cluster::{Answer, Reply};
-use super::net::Net;
-use super::pool::{Link, Pools};
-use super::{ReplayError, Routed};
+use crate::replay::client::{numbered_once, ClientModel, Execution};
+use crate::replay::client_state::{ClientSnapshot, ClientState};
+use crate::replay::cluster::{Answer, Reply};
+use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
+use crate::replay::net::Net;
+use crate::replay::options::ModelOptions;
+use crate::replay::outcome::Outcome;
+use crate::replay::pool::{Link, Pools};
+use crate::replay::release::{Coverage, Version};
+use crate::replay::{ReplayError, Routed};
 use crate::slot::{Slot, SLOT_COUNT};
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};
+use exception::Exception;
+use settings::{Settings, OPTIONS};
 use state::{InitLock, Shared, Topology};
 
-/// The redis-py models' own options (besides `startup_nodes` and `socket_timeout`).
-pub(super) const OPTIONS: &[(&str, &str)] = &[
-    (
-        "reinitialize_steps",
-        "full re-initialisation every this many MOVED (default 5, 0 never)",
-    ),
-    (
-        "dynamic_startup_nodes",
-        "replace startup_nodes by the discovered nodes (default true; 5.0.0 always does)",
-    ),
-    (
-        "address_remap",
-        "HOST:PORT: every address of a CLUSTER SLOTS answer becomes this one",
-    ),
-    (
-        "cluster_error_retry_attempts",
-        "retries after a connection error or timeout (default 3; alias retry_attempts)",
-    ),
-    (
-        "max_connections",
-        "connections per node at most (default 2**31 in 4.4-7.4, 100 from 8.0.0)",
-    ),
-    (
-        "initialize_cpu_ms",
-        "the client's own time to build its slot cache from an answer, holding its event loop, \
-         with commands in flight (default 7 for 5.0.0, 3 for 7.2+)",
-    ),
-    (
-        "command_cpu_ms",
-        "the time of the COMMAND table every initialisation fetches and parses, holding the \
-         event loop, with commands in flight (default 27)",
-    ),
-];
+/// `redis-py@5.0.0`: covers **4.4.0–7.1.x**. The asyncio `RedisCluster._execute_command` pops a
+/// node that raised `ConnectionError`/`TimeoutError` from `nodes_manager.startup_nodes`
+/// (`redis/asyncio/cluster.py` line 744 of the 4.4.0 wheel, line 978 of the 7.1.1 wheel); 4.3.6
+/// does not (it retries the same node after 0.25 s, line 681), so 4.3.x is not covered.
+pub const V5: ModelDescriptor = ModelDescriptor {
+    name: "redis-py@5.0.0",
+    about: "redis-py 4.4.0-7.1.1 asyncio RedisCluster: a node error pops it from startup_nodes",
+    options: OPTIONS,
+    coverage: Some(Coverage {
+        library: "redis-py",
+        from: Version::new(4, 4, 0),
+        until: Version::new(7, 2, 0),
+        range: "4.4.0–7.1.x",
+    }),
+    build: build_v5,
+    hypotheses: SUSPECT,
+};
 
-/// Builds `redis-py@5.0.0`, `redis-py@8.0.0` or `ideal`.
-pub(super) fn build(
-    name: &str,
+/// `redis-py@8.0.0`: covers **7.2.0–8.x**. From 7.2.0 the failed node is moved to the end of the
+/// cached startup nodes instead (`move_node_to_end_of_cached_nodes(target_node.name)`, line 983
+/// of the 7.2.0 wheel, defined line 1513), as in the 7.4.0, 8.0.0 and 8.1.0 wheels.
+pub const V8: ModelDescriptor = ModelDescriptor {
+    name: "redis-py@8.0.0",
+    about: "redis-py 7.2.0+ asyncio RedisCluster: a node error moves it last in startup_nodes",
+    options: OPTIONS,
+    coverage: Some(Coverage {
+        library: "redis-py",
+        from: Version::new(7, 2, 0),
+        until: Version::new(9, 0, 0),
+        range: "7.2.0–8.x",
+    }),
+    build: build_v8,
+    hypotheses: SUSPECT,
+};
+
+/// `ideal`: no library, only a name; redis-py's client with every MOVED patched, no
+/// re-initialisation of its own and its seeds kept. It takes redis-py's options.
+pub const IDEAL: ModelDescriptor = ModelDescriptor {
+    name: "ideal",
+    about: "patches its slot table on every MOVED, keeps its seeds, never rebuilds on its own",
+    options: &[],
+    coverage: None,
+    build: build_ideal,
+    hypotheses: Hypotheses::Contrast,
+};
+
+/// How the hypotheses replay both redis-py models: every node as `address_remap`, and
+/// `reinitialize_steps` 0 and 1.
+const SUSPECT: Hypotheses = Hypotheses::Suspect {
+    per_node: "address_remap",
+    each: &[("reinitialize_steps", "0"), ("reinitialize_steps", "1")],
+};
+
+/// Builds `redis-py@5.0.0`.
+fn build_v5(
+    _: Option<Version>,
     options: ModelOptions,
 ) -> Result<Box<dyn ClientModel>, ReplayError> {
-    let flavor = match name {
-        "redis-py@5.0.0" => Flavor::Py5,
-        "redis-py@8.0.0" => Flavor::Py8,
-        "ideal" => Flavor::Ideal,
-        other => return Err(ReplayError::UnknownModel(other.to_owned())),
-    };
-    options.library_options_for(
-        name,
-        &[
-            ("max_connections", ""),
-            ("initialize_cpu_ms", ""),
-            ("command_cpu_ms", ""),
-        ],
-    )?;
-    if flavor == Flavor::Py5 && !options.dynamic_startup_nodes {
+    build(V5.name, Flavor::Py5, options)
+}
+
+/// Builds `redis-py@8.0.0`. redis-py 7.2.0-7.4.x share 8.0.0's routing but not its pool limit:
+/// `max_connections` defaults to 2**31 there (7.4.1 `redis/asyncio/cluster.py` l. 283), to 100
+/// from 8.0.0 (l. 340).
+fn build_v8(
+    asked: Option<Version>,
+    mut options: ModelOptions,
+) -> Result<Box<dyn ClientModel>, ReplayError> {
+    if asked.is_some_and(|v| v < Version::new(8, 0, 0)) {
+        options
+            .library
+            .entry("max_connections".to_owned())
+            .or_insert_with(|| (1_u64 << 31).to_string());
+    }
+    build(V8.name, Flavor::Py8, options)
+}
+
+/// Builds `ideal`.
+fn build_ideal(
+    _: Option<Version>,
+    options: ModelOptions,
+) -> Result<Box<dyn ClientModel>, ReplayError> {
+    build(IDEAL.name, Flavor::Ideal, options)
+}
+
+/// Builds the client of `flavor`, named `name`.
+fn build(
+    name: &str,
+    flavor: Flavor,
+    options: ModelOptions,
+) -> Result<Box<dyn ClientModel>, ReplayError> {
+    options.check_for_model(name, OPTIONS)?;
+    if flavor == Flavor::Py5 && !Settings::dynamic_startup_nodes(&options)? {
         return Err(ReplayError::Unsupported {
             model: name.to_owned(),
             what: "dynamic_startup_nodes=false (the asyncio client of 5.0.0 always replaces \
@@ -118,7 +163,12 @@ pub(super) fn build(
                 .to_owned(),
         });
     }
-    Ok(Box::new(Client::new(name, flavor, options)?))
+    let (max_connections, init_cpu_us) = match flavor {
+        Flavor::Py5 => (MAX_CONNECTIONS_PY5, INITIALIZE_CPU_US_PY5),
+        Flavor::Py8 | Flavor::Ideal => (MAX_CONNECTIONS_PY8, INITIALIZE_CPU_US_PY8),
+    };
+    let settings = Settings::read(&options, max_connections, init_cpu_us, COMMAND_CPU_US)?;
+    Ok(Box::new(Client::new(name, flavor, settings, &options)))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,61 +200,27 @@ const REQUEST_TTL: u32 = 16;
 /// How one attempt ended, when not with a reply.
 enum Fail {
     /// A connection error or timeout on that node: retryable.
-    Node(ErrorClass, NodeIdx),
+    Node(Exception, NodeIdx),
     /// Raised to the application at once.
-    Raise(ErrorClass),
+    Raise(Exception),
 }
 
 /// A redis-py client (or the ideal one): its settings and the state its tasks share.
 struct Client {
     name: String,
     flavor: Flavor,
-    opts: ModelOptions,
-    /// [`INITIALIZE_CPU_US_PY5`] or its option.
-    init_cpu_us: u64,
-    /// [`COMMAND_CPU_US`] or its option.
-    command_cpu_us: u64,
+    /// Its settings (with [`INITIALIZE_CPU_US_PY5`] or [`COMMAND_CPU_US`] when not given).
+    opts: Settings,
+    /// `socket_timeout` in milliseconds.
+    socket_timeout_ms: Option<u64>,
     shared: RefCell<Shared>,
 }
 
 impl Client {
-    fn new(name: &str, flavor: Flavor, opts: ModelOptions) -> Result<Client, ReplayError> {
-        let default_max = if flavor == Flavor::Py5 {
-            MAX_CONNECTIONS_PY5
-        } else {
-            MAX_CONNECTIONS_PY8
-        };
-        let max = opts.library_value(
-            "max_connections",
-            default_max,
-            |v| v.parse::<usize>().ok().filter(|&n| n > 0),
-            "a positive number",
-        )?;
-        let default_cpu = match flavor {
-            Flavor::Py5 => INITIALIZE_CPU_US_PY5,
-            Flavor::Py8 | Flavor::Ideal => INITIALIZE_CPU_US_PY8,
-        };
-        let millis = |v: &str| {
-            let ms: f64 = v.parse().ok()?;
-            // Within [0, 10 s]: the conversion cannot truncate.
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            (ms.is_finite() && (0.0..=10_000.0).contains(&ms)).then_some((ms * 1000.0) as u64)
-        };
-        let init_cpu_us = opts.library_value(
-            "initialize_cpu_ms",
-            default_cpu,
-            millis,
-            "milliseconds in [0, 10000]",
-        )?;
-        let command_cpu_us = opts.library_value(
-            "command_cpu_ms",
-            COMMAND_CPU_US,
-            millis,
-            "milliseconds in [0, 10000]",
-        )?;
+    fn new(name: &str, flavor: Flavor, settings: Settings, opts: &ModelOptions) -> Client {
         let mut shared = Shared {
             nodes: NodeTable::new(),
-            pools: Pools::new(max),
+            pools: Pools::new(settings.max_connections),
             init_until: Timestamp(0),
             init_ok: false,
             lock: InitLock::default(),
@@ -220,20 +236,19 @@ impl Client {
         };
         shared.startup = numbered_once(&opts.startup_nodes, |a| shared.intern(a));
         shared.refresh_state();
-        Ok(Client {
+        Client {
             name: name.to_owned(),
             flavor,
-            opts,
-            init_cpu_us,
-            command_cpu_us,
+            socket_timeout_ms: opts.socket_timeout_ms,
+            opts: settings,
             shared: RefCell::new(shared),
-        })
+        }
     }
 
     /// `RedisCluster.initialize()` under `_lock`: a task that finds another's initialisation
     /// running waits for it to end; if it succeeded, that one served this task's request too
     /// (it clears `_initialize`), else the task runs its own.
-    async fn initialize(&self, net: &Net<'_>) -> Result<(), ErrorClass> {
+    async fn initialize(&self, net: &Net<'_>) -> Result<(), Exception> {
         if net.timed() {
             let queued = {
                 let mut sh = self.shared.borrow_mut();
@@ -289,7 +304,7 @@ impl Client {
     /// (5.0.0 l. 393, 8.1.0 l. 680): `COMMAND` to the default node (the first one the answer
     /// named) and the parsing of its reply, which holds the event loop. The timed clock only: the
     /// lanes' instant clock keeps an initialisation to its `CLUSTER SLOTS`.
-    async fn command_table(&self, node: Option<NodeIdx>, net: &Net<'_>) -> Result<(), ErrorClass> {
+    async fn command_table(&self, node: Option<NodeIdx>, net: &Net<'_>) -> Result<(), Exception> {
         let Some(node) = node.filter(|_| net.timed()) else {
             return Ok(());
         };
@@ -298,7 +313,7 @@ impl Client {
             let lease = sh
                 .pools
                 .acquire(node, net.now())
-                .map_err(|_| ErrorClass::MaxConnectionsError)?;
+                .map_err(|_| Exception::MaxConnectionsError)?;
             let c = sh.cluster_idx(node, net);
             (lease, net.keyless_to(c, !lease.was_connected()))
         };
@@ -310,18 +325,18 @@ impl Client {
         };
         let closed = self.shared.borrow_mut().give_back(lease, link, net.now());
         match reply {
-            Err(Reply::Timeout) => return Err(ErrorClass::TimeoutError),
-            Err(_) => return Err(ErrorClass::ConnectionError),
-            Ok(()) if closed => return Err(ErrorClass::ConnectionError),
+            Err(Reply::Timeout) => return Err(Exception::TimeoutError),
+            Err(_) => return Err(Exception::ConnectionError),
+            Ok(()) if closed => return Err(Exception::ConnectionError),
             Ok(()) => {}
         }
-        net.cpu(self.command_cpu_us).await;
+        net.cpu(self.opts.command_cpu_us).await;
         Ok(())
     }
 
     /// `NodesManager.initialize()`: `CLUSTER SLOTS` from each startup node in turn until an
     /// answer covers every slot. A failure closes every connection and keeps `startup_nodes`.
-    async fn initialize_now(&self, net: &Net<'_>) -> Result<(), ErrorClass> {
+    async fn initialize_now(&self, net: &Net<'_>) -> Result<(), Exception> {
         let mut k = 0;
         loop {
             let (lease, delivery) = {
@@ -353,7 +368,7 @@ impl Client {
             };
             if let Topology::Covered(..) = topology {
                 // Building the slot cache holds the client's event loop.
-                net.cpu(self.init_cpu_us).await;
+                net.cpu(self.opts.init_cpu_us).await;
             }
             let default_node = {
                 let mut sh = self.shared.borrow_mut();
@@ -389,7 +404,7 @@ impl Client {
         let mut sh = self.shared.borrow_mut();
         // `except BaseException`: nodes_manager.aclose() and aclose("startup_nodes").
         sh.pools.disconnect_all();
-        Err(ErrorClass::RedisClusterException)
+        Err(Exception::RedisClusterException)
     }
 
     fn on_node_error(&self, node: NodeIdx) {
@@ -418,7 +433,7 @@ impl Client {
         let owner = self.shared.borrow().table.get(slot);
         let Some(mut target) = owner else {
             self.shared.borrow_mut().needs_init = true;
-            return Err(Fail::Raise(ErrorClass::RedisClusterException));
+            return Err(Fail::Raise(Exception::RedisClusterException));
         };
         let mut asking = false;
         let mut moved = false;
@@ -429,13 +444,13 @@ impl Client {
                     // The slot cache as it is now: patched, or stale while a reset is pending.
                     target = match sh.table.get(slot) {
                         Some(t) => t,
-                        None => return Err(Fail::Raise(ErrorClass::ConnectionError)),
+                        None => return Err(Fail::Raise(Exception::ConnectionError)),
                     };
                     moved = false;
                 }
                 let lease = match sh.pools.acquire(target, net.now()) {
                     Ok(l) => l,
-                    Err(_) => return Err(Fail::Raise(ErrorClass::MaxConnectionsError)),
+                    Err(_) => return Err(Fail::Raise(Exception::MaxConnectionsError)),
                 };
                 let node = sh.cluster_idx(target, net);
                 let connect = !lease.was_connected();
@@ -452,9 +467,9 @@ impl Client {
                 // 7.2+: the closing task set the connection's reader and writer to None under
                 // this one (redis-py #4028); 4.4-7.1: a ConnectionError, which pops the node.
                 return Err(if self.flavor == Flavor::Py8 {
-                    Fail::Raise(ErrorClass::AttributeError)
+                    Fail::Raise(Exception::AttributeError)
                 } else {
-                    Fail::Node(ErrorClass::ConnectionError, target)
+                    Fail::Node(Exception::ConnectionError, target)
                 });
             }
             match answer {
@@ -471,7 +486,7 @@ impl Client {
                         sh.moved_counter = 0;
                     } else {
                         let Some(i) = sh.own_idx(to, net) else {
-                            return Err(Fail::Raise(ErrorClass::ConnectionError));
+                            return Err(Fail::Raise(Exception::ConnectionError));
                         };
                         if sh.patched.len() < usize::from(SLOT_COUNT) {
                             let was = sh.table.get(slot);
@@ -485,32 +500,32 @@ impl Client {
                 }
                 Answer::Ask { to, .. } => {
                     let Some(i) = sh.own_idx(to, net) else {
-                        return Err(Fail::Raise(ErrorClass::ConnectionError));
+                        return Err(Fail::Raise(Exception::ConnectionError));
                     };
                     target = i;
                     asking = true;
                 }
                 Answer::ConnectionError => {
-                    return Err(Fail::Node(ErrorClass::ConnectionError, target))
+                    return Err(Fail::Node(Exception::ConnectionError, target))
                 }
-                Answer::Timeout => return Err(Fail::Node(ErrorClass::TimeoutError, target)),
-                Answer::ClusterDown => return Err(Fail::Raise(ErrorClass::ClusterDownError)),
+                Answer::Timeout => return Err(Fail::Node(Exception::TimeoutError, target)),
+                Answer::ClusterDown => return Err(Fail::Raise(Exception::ClusterDownError)),
             }
         }
-        Err(Fail::Raise(ErrorClass::ClusterError))
+        Err(Fail::Raise(Exception::ClusterError))
     }
 
     /// `RedisCluster.execute_command`: initialise when due, then attempt, retrying after a
     /// connection error or timeout.
     async fn run(&self, cmd: Routed, net: &Net<'_>) -> Outcome {
         let attempts = 1 + self.opts.retry_attempts;
-        let mut last = ErrorClass::ConnectionError;
+        let mut last = Exception::ConnectionError;
         let mut outcome = None;
         for _ in 0..attempts {
             let due = self.shared.borrow().needs_init;
             if due {
                 if let Err(e) = self.initialize(net).await {
-                    outcome = Some(Outcome::Failed(e));
+                    outcome = Some(Outcome::Failed(e.into()));
                     break;
                 }
             }
@@ -524,13 +539,13 @@ impl Client {
                     last = class;
                 }
                 Err(Fail::Raise(class)) => {
-                    outcome = Some(Outcome::Failed(class));
+                    outcome = Some(Outcome::Failed(class.into()));
                     break;
                 }
             }
         }
         self.shared.borrow_mut().refresh_state();
-        outcome.unwrap_or(Outcome::Failed(last))
+        outcome.unwrap_or(Outcome::Failed(last.into()))
     }
 }
 
@@ -540,7 +555,7 @@ impl ClientModel for Client {
     }
 
     fn socket_timeout_ms(&self) -> Option<u64> {
-        self.opts.socket_timeout_ms
+        self.socket_timeout_ms
     }
 
     fn set_concurrency(&mut self, in_flight: u32) {
@@ -557,6 +572,7 @@ impl ClientModel for Client {
 
     fn execute_instant(&self, cmd: Routed, net: &Net<'_>) -> Outcome {
         net.block_on(pin!(self.run(cmd, net)))
+            .unwrap_or(Outcome::Failed(Exception::ConnectionError.into()))
     }
 
     fn state(&self) -> ClientState {

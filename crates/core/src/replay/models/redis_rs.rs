@@ -63,53 +63,98 @@
 //! `address_remap` and is not modelled. Not modelled either: replicas and read routing,
 //! pipelines, multi-node commands, pub/sub resubscription.
 
-use super::client::ClientModel;
-use super::client::{
-    numbered_once, ClientSnapshot, ClientState, ErrorClass, ModelOptions, Outcome, Transport,
-};
-use super::cluster::Reply;
-use super::sequential::{boxed, SyncModel};
-use super::{ReplayError, Routed, SimRng};
 use crate::node::NodeAddr;
 use crate::redirect::Redirect;
+use crate::replay::client::ClientModel;
+use crate::replay::client::{numbered_once, Transport};
+use crate::replay::client_state::{ClientSnapshot, ClientState};
+use crate::replay::cluster::Reply;
+use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
+use crate::replay::known_nodes::KnownNodes;
+use crate::replay::options::{parse_count, ModelOption, ModelOptions};
+use crate::replay::outcome::{ClientError, Failure, Outcome, ReplyErrors};
+use crate::replay::release::{Coverage, Version};
+use crate::replay::sequential::{boxed, SyncModel};
+use crate::replay::{ReplayError, Routed, SimRng};
 use crate::time::Timestamp;
-use crate::timeline::{NodeIdx, NodeTable, SlotTable};
+use crate::timeline::{NodeIdx, SlotTable};
+
+/// `redis-rs@1.8.1`: covers **1.8.0–1.8.x** (the model is written from the 1.8.1 crate; other
+/// minor releases were not compared).
+pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
+    name: "redis-rs@1.8.1",
+    about:
+        "redis-rs async ClusterConnection: every MOVED rebuilds the slot map, keeps initial_nodes",
+    options: OPTIONS,
+    coverage: Some(Coverage {
+        library: "redis-rs",
+        from: Version::new(1, 8, 0),
+        until: Version::new(1, 9, 0),
+        range: "1.8.0–1.8.x",
+    }),
+    build,
+    hypotheses: Hypotheses::Library { extra: &[] },
+};
 
 /// The redis-rs model's own options, by their `ClusterClientBuilder` names.
-pub(super) const OPTIONS: &[(&str, &str)] = &[
-    (
-        "retries",
-        "retries of a request, redirects included (default 16)",
-    ),
-    (
-        "response_timeout",
-        "milliseconds a request waits on a silent node (default unset: waits forever); \
+const OPTIONS: &[ModelOption] = &[
+    ModelOption {
+        name: "retries",
+        doc: "retries of a request, redirects included (default 16)",
+        default: "16",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "response_timeout",
+        doc: "milliseconds a request waits on a silent node (default unset: waits forever); \
          same as socket_timeout",
-    ),
-    (
-        "overall_response_timeout",
-        "milliseconds, or none: bound of a request with its retries (default: response_timeout)",
-    ),
-    (
-        "connection_timeout",
-        "milliseconds to connect (default 1000); checked, not simulated",
-    ),
-    (
-        "min_retry_wait",
-        "milliseconds, lower bound of a retry's sleep (default 1280); checked, not simulated",
-    ),
-    (
-        "max_retry_wait",
-        "milliseconds, upper bound of a retry's sleep (default 655360); checked, not simulated",
-    ),
-    (
-        "max_connection_attempts",
-        "reconnect attempts before a node is dropped from the map (default unset: forever)",
-    ),
+        default: "",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "overall_response_timeout",
+        doc:
+            "milliseconds, or none: bound of a request with its retries (default: response_timeout)",
+        default: "",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "connection_timeout",
+        doc: "milliseconds to connect (default 1000); checked, not simulated",
+        default: "1000",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "min_retry_wait",
+        doc: "milliseconds, lower bound of a retry's sleep (default 1280); checked, not simulated",
+        default: "1280",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "max_retry_wait",
+        doc:
+            "milliseconds, upper bound of a retry's sleep (default 655360); checked, not simulated",
+        default: "655360",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "max_connection_attempts",
+        doc: "reconnect attempts before a node is dropped from the map (default unset: forever)",
+        default: "",
+        ..ModelOption::PLAIN
+    },
 ];
 
-/// The model's name.
-pub(super) const NAME: &str = "redis-rs@1.8.1";
+/// redis-rs's errors, as the replay names them: the `RedisError` kind (`ErrorKind` /
+/// `ServerErrorKind`) with what caused it.
+const ERRORS: ReplyErrors = ReplyErrors::named([
+    "Io (timed out)",
+    "Io (connection refused)",
+    "Server(ClusterDown)",
+    "Server(Moved) (retries exhausted)",
+]);
+/// `ClusterConnectionNotFound`: no connection to send to.
+const NOT_FOUND: ClientError = ClientError::new("ClusterConnectionNotFound", Failure::NoTopology);
 
 /// `RetryParams::default().number_of_retries`.
 const DEFAULT_RETRIES: u32 = 16;
@@ -121,16 +166,14 @@ const RECONNECT_BACKOFF_MAX_MS: u64 = 1000;
 const RNG_SEED: u64 = 0x7265_6469_732d_7273;
 
 /// Builds `redis-rs@1.8.1`.
-pub(super) fn build(
-    name: &str,
-    options: ModelOptions,
-) -> Result<Box<dyn ClientModel>, ReplayError> {
-    options.check_for_model(name, NAME, OPTIONS)?;
+fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientModel>, ReplayError> {
+    let name = DESCRIPTOR.name;
+    options.check_for_model(name, OPTIONS)?;
     let ms = |v: &str| v.trim().parse::<u64>().ok().filter(|&n| n <= 3_600_000);
     let retries = options.library_value(
         "retries",
         DEFAULT_RETRIES,
-        |v| v.parse().ok().filter(|&n: &u32| n <= 100),
+        |v| parse_count(v, 100),
         "a number up to 100",
     )?;
     let response_timeout = options.library_value(
@@ -170,16 +213,7 @@ pub(super) fn build(
         |v| v.parse::<u32>().ok().filter(|&n| n > 0).map(Some),
         "a positive number",
     )?;
-    let timeout_ms = match (response_timeout, options.socket_timeout_ms) {
-        (Some(_), Some(_)) => {
-            return Err(ReplayError::Unsupported {
-                model: name.to_owned(),
-                what: "both response_timeout and socket_timeout (they are the same setting)"
-                    .to_owned(),
-            })
-        }
-        (a, b) => a.or(b),
-    };
+    let timeout_ms = options.timeout_alias(name, "response_timeout", response_timeout, |t| t)?;
     // With an overall timeout (by default that of the response), the first timeout ends the
     // request; without one the request is retried.
     let retry_timeouts = match overall {
@@ -222,27 +256,32 @@ enum Step {
     /// The request is over.
     Done(Outcome),
     /// Retry (counting one retry) after this error, on this redirect or on the slot route.
-    Retry(ErrorClass, Option<(NodeIdx, bool)>),
+    Retry(ClientError, Option<(NodeIdx, bool)>),
+}
+
+/// What the client holds for one address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Node {
+    /// Its entry of the connection map (`None`: none).
+    conn: Option<Conn>,
+    /// `reconnect_loop`'s next backoff.
+    backoff: u64,
+    /// `reconnect_loop`'s attempts since the node last answered.
+    attempts: u32,
 }
 
 struct Client {
     name: String,
     cfg: Config,
     rng: SimRng,
-    /// The addresses the client knows, numbered (the per-node vectors below follow it).
-    nodes: NodeTable,
-    /// The connection map: `None` when the address has no entry.
-    conns: Vec<Option<Conn>>,
+    /// The addresses the client knows, numbered, with each one's entry of the connection map.
+    nodes: KnownNodes<Node>,
     initial: Vec<NodeIdx>,
     /// The slot map: slot → primary.
     table: SlotTable,
     initialized: bool,
     /// A `RebuildSlots` not yet done (or whose last try failed).
     rebuild: bool,
-    /// `reconnect_loop`'s next backoff per address.
-    backoff: Vec<u64>,
-    /// `reconnect_loop`'s attempts per address since the node last answered.
-    attempts: Vec<u32>,
     stats: ClientState,
 }
 
@@ -252,14 +291,15 @@ impl Client {
             name: name.to_owned(),
             cfg,
             rng: SimRng::new(RNG_SEED),
-            nodes: NodeTable::new(),
-            conns: Vec::new(),
+            nodes: KnownNodes::new(Node {
+                conn: None,
+                backoff: RECONNECT_BACKOFF_MS,
+                attempts: 0,
+            }),
             initial: Vec::new(),
             table: SlotTable::new(),
             initialized: false,
             rebuild: false,
-            backoff: Vec::new(),
-            attempts: Vec::new(),
             stats: ClientState::default(),
         };
         c.initial = numbered_once(seeds, |a| c.intern(a));
@@ -269,42 +309,29 @@ impl Client {
 
     /// The number of `addr` (`None` only past 65,535 addresses: the address is then unusable).
     fn intern(&mut self, addr: &NodeAddr) -> Option<NodeIdx> {
-        let (i, new) = self.nodes.intern_addr(addr).ok()?;
-        if new {
-            self.conns.push(None);
-            self.backoff.push(RECONNECT_BACKOFF_MS);
-            self.attempts.push(0);
-        }
-        Some(i)
+        self.nodes.intern(addr)
     }
 
     fn conn(&self, i: NodeIdx) -> Option<Conn> {
-        self.conns[i.index()]
+        self.nodes.get(i).conn
     }
 
     fn set_connected(&mut self, i: NodeIdx) {
         if self.conn(i) != Some(Conn::Connected) {
             self.stats.new_connections += 1;
         }
-        self.conns[i.index()] = Some(Conn::Connected);
+        self.nodes.get_mut(i).conn = Some(Conn::Connected);
     }
 
     /// The nodes whose connection-map entry passes `keep`.
     fn nodes_where(&self, keep: impl Fn(Option<Conn>) -> bool) -> Vec<NodeIdx> {
-        self.nodes
-            .iter()
-            .map(|(n, _)| n)
-            .filter(|n| keep(self.conns[n.index()]))
-            .collect()
+        self.nodes.filter(|n| keep(n.conn))
     }
 
     /// `reconnect_loop`'s attempts that are due by `now` (taken to succeed; see the module doc).
     fn poll_reconnects(&mut self, now: Timestamp) {
-        for i in 0..self.conns.len() {
-            if let Some(Conn::Reconnecting { next }) = self.conns[i] {
-                let Some(n) = NodeIdx::new(i) else {
-                    continue;
-                };
+        for n in self.nodes.ids().collect::<Vec<_>>() {
+            if let Some(Conn::Reconnecting { next }) = self.conn(n) {
                 if next > now {
                     continue;
                 }
@@ -312,9 +339,9 @@ impl Client {
                 let exhausted = self
                     .cfg
                     .max_connection_attempts
-                    .is_some_and(|max| self.attempts[i] >= max);
+                    .is_some_and(|max| self.nodes.get(n).attempts >= max);
                 if !in_topology || exhausted {
-                    self.conns[i] = None;
+                    self.nodes.get_mut(n).conn = None;
                 } else {
                     self.set_connected(n);
                 }
@@ -326,38 +353,29 @@ impl Client {
     /// at once, is taken to fail (the node has just failed); the next is one backoff later, the
     /// backoff doubling from 50 ms to 1 s while the node keeps failing.
     fn start_reconnect(&mut self, i: NodeIdx, now: Timestamp) {
-        let k = i.index();
+        let node = self.nodes.get_mut(i);
         if matches!(
-            self.conns[k],
+            node.conn,
             Some(Conn::Reconnecting { .. } | Conn::Connecting)
         ) {
             return;
         }
-        let backoff = self.backoff[k];
-        self.conns[k] = Some(Conn::Reconnecting {
-            next: Timestamp(now.0.saturating_add(backoff)),
+        node.conn = Some(Conn::Reconnecting {
+            next: Timestamp(now.0.saturating_add(node.backoff)),
         });
-        self.backoff[k] = backoff.saturating_mul(2).min(RECONNECT_BACKOFF_MAX_MS);
-        self.attempts[k] = self.attempts[k].saturating_add(1);
+        node.backoff = node.backoff.saturating_mul(2).min(RECONNECT_BACKOFF_MAX_MS);
+        node.attempts = node.attempts.saturating_add(1);
     }
 
     /// Applies a `CLUSTER SLOTS` answer: rebuilds the slot map, keeps only topology nodes in the
     /// connection map and connects to each of them (`refresh_connections_locked`).
     fn apply(&mut self, ranges: Vec<(crate::slot::SlotRange, NodeAddr)>) {
-        self.table.clear();
-        let mut nodes = Vec::new();
-        for (r, a) in ranges {
-            let Some(i) = self.intern(&a) else {
-                continue;
-            };
-            if !nodes.contains(&i) {
-                nodes.push(i);
-            }
-            self.table.fill(r, Some(i));
-        }
-        for (i, c) in self.conns.iter_mut().enumerate() {
-            if !NodeIdx::new(i).is_some_and(|n| nodes.contains(&n)) {
-                *c = None;
+        let nodes = self
+            .nodes
+            .fill_table(&mut self.table, ranges, |nodes, a| nodes.intern(a));
+        for (n, node) in self.nodes.states_mut() {
+            if !nodes.contains(&n) {
+                node.conn = None;
             }
         }
         for n in nodes {
@@ -366,23 +384,23 @@ impl Client {
         self.stats.full_reinits += 1;
     }
 
-    fn query(&mut self, i: NodeIdx, net: &mut dyn Transport) -> Result<(), ErrorClass> {
+    fn query(&mut self, i: NodeIdx, net: &mut dyn Transport) -> Result<(), ClientError> {
         self.stats.cluster_slots_calls += 1;
         let Some(addr) = self.nodes.addr(i) else {
-            return Err(ErrorClass::ConnectionError);
+            return Err(ERRORS.connection);
         };
         match net.cluster_slots(addr) {
             Ok(ranges) => {
                 self.apply(ranges);
                 Ok(())
             }
-            Err(reply) => Err(ErrorClass::of_reply(&reply)),
+            Err(reply) => Err(ERRORS.of_reply(&reply)),
         }
     }
 
     /// `refresh_slots`.
-    fn refresh_slots(&mut self, net: &mut dyn Transport) -> Result<(), ErrorClass> {
-        let mut last = ErrorClass::RedisClusterException;
+    fn refresh_slots(&mut self, net: &mut dyn Transport) -> Result<(), ClientError> {
+        let mut last = NOT_FOUND;
         let members = self.nodes_where(|c| c.is_some());
         for &i in &members {
             if self.conn(i) != Some(Conn::Connected) {
@@ -398,14 +416,14 @@ impl Client {
             if self.conn(i).is_none() {
                 continue;
             }
-            self.conns[i.index()] = Some(Conn::Connecting);
+            self.nodes.get_mut(i).conn = Some(Conn::Connecting);
             match self.query(i, net) {
                 Ok(()) => return Ok(()),
                 Err(e) => {
                     last = e;
-                    if !matches!(e, ErrorClass::ConnectionError | ErrorClass::TimeoutError) {
+                    if !matches!(e.class, Failure::Connection | Failure::Timeout) {
                         // Reachable: the repaired connection is kept.
-                        self.conns[i.index()] = Some(Conn::Connected);
+                        self.nodes.get_mut(i).conn = Some(Conn::Connected);
                     }
                     // Else connect_and_check failed and the entry stays `Connecting`.
                 }
@@ -417,8 +435,8 @@ impl Client {
     /// `reconnect_to_initial_nodes`: connect to the initial nodes, replace the connection map by
     /// them and refresh the slots (the connection and the `CLUSTER SLOTS` answer are taken
     /// together: a node that cannot be connected is asked nothing by the library).
-    fn reconnect_to_initial_nodes(&mut self, net: &mut dyn Transport) -> Result<(), ErrorClass> {
-        let mut last = ErrorClass::ConnectionError;
+    fn reconnect_to_initial_nodes(&mut self, net: &mut dyn Transport) -> Result<(), ClientError> {
+        let mut last = ERRORS.connection;
         let initial = self.initial.clone();
         for i in initial {
             self.stats.cluster_slots_calls += 1;
@@ -427,13 +445,13 @@ impl Client {
             };
             match net.cluster_slots(addr) {
                 Ok(ranges) => {
-                    self.conns.iter_mut().for_each(|c| *c = None);
+                    self.nodes.states_mut().for_each(|(_, n)| n.conn = None);
                     self.set_connected(i);
                     self.apply(ranges);
                     self.initialized = true;
                     return Ok(());
                 }
-                Err(reply) => last = ErrorClass::of_reply(&reply),
+                Err(reply) => last = ERRORS.of_reply(&reply),
             }
         }
         Err(last)
@@ -450,9 +468,7 @@ impl Client {
         if connected.is_empty() {
             return None;
         }
-        let k = usize::try_from(self.rng.below(u64::try_from(connected.len()).unwrap_or(1)))
-            .unwrap_or(0)
-            .min(connected.len() - 1);
+        let k = self.rng.index_below(connected.len());
         Some(connected[k])
     }
 
@@ -489,29 +505,29 @@ impl Client {
         };
         match reply {
             Reply::Ok => {
-                let k = node.index();
-                self.backoff[k] = RECONNECT_BACKOFF_MS;
-                self.attempts[k] = 0;
+                let n = self.nodes.get_mut(node);
+                n.backoff = RECONNECT_BACKOFF_MS;
+                n.attempts = 0;
                 Step::Done(Outcome::Ok)
             }
             Reply::Redirect(Redirect::Moved { to, .. }) => {
                 self.rebuild = true;
                 Step::Retry(
-                    ErrorClass::ClusterError,
+                    ERRORS.too_many_redirects,
                     self.intern(&to).map(|n| (n, false)),
                 )
             }
             Reply::Redirect(Redirect::Ask { to, .. }) => Step::Retry(
-                ErrorClass::ClusterError,
+                ERRORS.too_many_redirects,
                 self.intern(&to).map(|n| (n, true)),
             ),
-            Reply::ClusterDown => Step::Done(Outcome::Failed(ErrorClass::ClusterDownError)),
+            Reply::ClusterDown => Step::Done(Outcome::Failed(ERRORS.cluster_down)),
             Reply::ConnectionError | Reply::Timeout => {
-                let class = ErrorClass::of_reply(&reply);
+                let class = ERRORS.of_reply(&reply);
                 if let Some(prev) = fresh {
                     // The connection could not be made: OperationTarget::NotFound, rebuild,
                     // then retry on the slot route after a sleep.
-                    self.conns[node.index()] = prev;
+                    self.nodes.get_mut(node).conn = prev;
                     self.rebuild = true;
                     if self.refresh_slots(net).is_ok() {
                         self.rebuild = false;
@@ -536,7 +552,7 @@ impl Client {
     fn request(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
         let now = net.now();
         let mut redirect: Option<(NodeIdx, bool)> = None;
-        let mut last = ErrorClass::ConnectionError;
+        let mut last = ERRORS.connection;
         for _ in 0..=self.cfg.retries {
             self.poll_reconnects(now);
             let step = match redirect.take() {
@@ -546,7 +562,7 @@ impl Client {
                     None => {
                         // ClusterConnectionNotFound → ReconnectFromInitialConnections.
                         let _ = self.reconnect_to_initial_nodes(net);
-                        Step::Retry(ErrorClass::RedisClusterException, None)
+                        Step::Retry(NOT_FOUND, None)
                     }
                 },
             };
@@ -597,23 +613,7 @@ impl SyncModel for Client {
     }
 
     fn snapshot(&self) -> ClientSnapshot {
-        let open = self
-            .conns
-            .iter()
-            .filter(|c| **c == Some(Conn::Connected))
-            .count();
-        ClientSnapshot::of_table(&self.table, u64::try_from(open).unwrap_or(u64::MAX))
-    }
-
-    fn error_name(&self, class: ErrorClass) -> &'static str {
-        match class {
-            ErrorClass::RedisClusterException => "ClusterConnectionNotFound",
-            ErrorClass::ConnectionError => "Io (connection refused)",
-            ErrorClass::TimeoutError => "Io (timed out)",
-            ErrorClass::ClusterDownError => "Server(ClusterDown)",
-            ErrorClass::ClusterError => "Server(Moved) (retries exhausted)",
-            // Raised by redis-py only.
-            other => other.name(),
-        }
+        let open = self.nodes.count(|n| n.conn == Some(Conn::Connected));
+        ClientSnapshot::of_table(&self.table, open)
     }
 }

@@ -1,0 +1,103 @@
+//! Every client model, in the order `--help` lists them: [`MODELS`]. A model is one file here
+//! that exports its [`ModelDescriptor`], its `mod` line and its entry in the list; the registry,
+//! the version ranges, the hypotheses and the viewer's model list all read the list.
+
+mod go_redis;
+mod jedis;
+mod lettuce;
+mod redis_py;
+mod redis_rs;
+
+use super::descriptor::ModelDescriptor;
+
+/// Every model, in the order `--help` lists them (a library's models by release).
+pub const MODELS: &[&ModelDescriptor] = &[
+    &redis_py::V5,
+    &redis_py::V8,
+    &redis_py::IDEAL,
+    &redis_rs::DESCRIPTOR,
+    &go_redis::DESCRIPTOR,
+    &lettuce::DESCRIPTOR,
+    &jedis::DESCRIPTOR,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::{Hypotheses, ModelOptions};
+
+    fn options() -> ModelOptions {
+        ModelOptions::new("10.0.0.1:6379".parse().unwrap())
+    }
+
+    #[test]
+    fn every_model_has_its_own_name_and_builds_with_each_default_written_out() {
+        for (i, m) in MODELS.iter().enumerate() {
+            assert!(
+                MODELS[..i].iter().all(|o| o.name != m.name),
+                "{} twice",
+                m.name
+            );
+            assert!((m.build)(None, options()).is_ok(), "{}", m.name);
+            for (k, o) in m.options.iter().enumerate() {
+                assert!(!o.doc.is_empty(), "{} {}", m.name, o.name);
+                assert!(
+                    m.options[..k].iter().all(|p| p.name != o.name),
+                    "{} {} twice",
+                    m.name,
+                    o.name
+                );
+                if o.default.is_empty() {
+                    continue;
+                }
+                let mut opts = options();
+                opts.set(o.name, o.default).unwrap();
+                assert!(
+                    (m.build)(None, opts).is_ok(),
+                    "{} {}={}",
+                    m.name,
+                    o.name,
+                    o.default
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_options_hypotheses_try_are_the_model_s_own() {
+        for m in MODELS {
+            let keys: Vec<&str> = match m.hypotheses {
+                Hypotheses::Suspect { per_node, each } => std::iter::once(per_node)
+                    .chain(each.iter().map(|(k, _)| *k))
+                    .collect(),
+                Hypotheses::Library { extra } => extra
+                    .iter()
+                    .flat_map(|set| set.iter().map(|(k, _)| *k))
+                    .collect(),
+                Hypotheses::Contrast => Vec::new(),
+            };
+            for k in keys {
+                assert!(m.option(k).is_some(), "{}: {k}", m.name);
+            }
+        }
+    }
+
+    #[test]
+    fn an_option_is_read_by_its_model_and_an_alias_kept_under_its_name() {
+        let mut o = options();
+        o.set("retry_attempts", "7").unwrap();
+        let given = o.library.get("cluster_error_retry_attempts");
+        assert_eq!(given.map(String::as_str), Some("7"));
+        // redis-py's options are checked when given, the others' when the model is built.
+        assert!(o.clone().set("retry_attempts", "101").is_err());
+        let e = crate::replay::model("jedis@5.1.0", o).err().unwrap();
+        assert_eq!(
+            e.to_string(),
+            "model `jedis@5.1.0` has no option `cluster_error_retry_attempts` (see `slotscope \
+             replay --help` for each model's options)"
+        );
+        let mut o = options();
+        o.set("MaxRedirects", "many").unwrap();
+        assert!(crate::replay::model("go-redis@9.8.0", o).is_err());
+    }
+}

@@ -1,0 +1,145 @@
+//! The options of redis-py's models, as `RedisCluster` takes them: their list (with the checks
+//! redis-py's constructor makes as they are given) and the [`Settings`] a client is built with.
+
+use crate::node::NodeAddr;
+use crate::replay::options::{parse_bool, parse_count, ModelOption, ModelOptions};
+use crate::replay::ReplayError;
+
+/// The redis-py models' own options (besides `startup_nodes` and `socket_timeout`).
+pub(super) const OPTIONS: &[ModelOption] = &[
+    ModelOption {
+        name: "reinitialize_steps",
+        doc: "full re-initialisation every this many MOVED (default 5, 0 never)",
+        default: "5",
+        aliases: &[],
+        check: Some(|v| steps(v).map(drop)),
+    },
+    ModelOption {
+        name: "dynamic_startup_nodes",
+        doc: "replace startup_nodes by the discovered nodes (default true; 5.0.0 always does)",
+        default: "true",
+        aliases: &[],
+        check: Some(|v| flag(v).map(drop)),
+    },
+    ModelOption {
+        name: "address_remap",
+        doc: "HOST:PORT: every address of a CLUSTER SLOTS answer becomes this one",
+        default: "none",
+        aliases: &[],
+        check: Some(|v| remap(v).map(drop)),
+    },
+    ModelOption {
+        name: "cluster_error_retry_attempts",
+        doc: "retries after a connection error or timeout (default 3; alias retry_attempts)",
+        default: "3",
+        aliases: &["retry_attempts"],
+        check: Some(|v| attempts(v).map(drop)),
+    },
+    ModelOption {
+        name: "max_connections",
+        doc: "connections per node at most (default 2**31 in 4.4-7.4, 100 from 8.0.0)",
+        default: "100",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "initialize_cpu_ms",
+        doc:
+            "the client's own time to build its slot cache from an answer, holding its event loop, \
+              with commands in flight (default 7 for 5.0.0, 3 for 7.2+)",
+        default: "3",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "command_cpu_ms",
+        doc: "the time of the COMMAND table every initialisation fetches and parses, holding the \
+              event loop, with commands in flight (default 27)",
+        default: "27",
+        ..ModelOption::PLAIN
+    },
+];
+
+/// `reinitialize_steps`.
+fn steps(v: &str) -> Result<u32, String> {
+    v.parse().map_err(|_| "not a number".to_owned())
+}
+
+/// `cluster_error_retry_attempts`.
+fn attempts(v: &str) -> Result<u32, String> {
+    parse_count(v, 100).ok_or_else(|| "not a number up to 100".to_owned())
+}
+
+/// `dynamic_startup_nodes`.
+fn flag(v: &str) -> Result<bool, String> {
+    parse_bool(v).ok_or_else(|| "expected true or false".to_owned())
+}
+
+/// `address_remap`: an address, or none.
+fn remap(v: &str) -> Result<Option<NodeAddr>, String> {
+    match v {
+        "" | "none" | "None" => Ok(None),
+        v => v
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|e: crate::node::AddrError| e.to_string()),
+    }
+}
+
+/// Milliseconds in [0, 10 s], as microseconds.
+fn millis(v: &str) -> Option<u64> {
+    let ms: f64 = v.parse().ok()?;
+    // Within [0, 10 s]: the conversion cannot truncate.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    (ms.is_finite() && (0.0..=10_000.0).contains(&ms)).then_some((ms * 1000.0) as u64)
+}
+
+/// A redis-py client's settings, read from the options given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Settings {
+    /// Every this many MOVED replies the client does a full re-initialisation (0: never).
+    pub(super) reinitialize_steps: u32,
+    /// After an initialisation, replace `startup_nodes` by the discovered nodes.
+    pub(super) dynamic_startup_nodes: bool,
+    /// `address_remap`: every address of a `CLUSTER SLOTS` answer becomes this one.
+    pub(super) address_remap: Option<NodeAddr>,
+    /// `cluster_error_retry_attempts`: retries of a command after a connection error / timeout.
+    pub(super) retry_attempts: u32,
+    /// `max_connections` per node.
+    pub(super) max_connections: usize,
+    /// `initialize_cpu_ms`, in microseconds.
+    pub(super) init_cpu_us: u64,
+    /// `command_cpu_ms`, in microseconds.
+    pub(super) command_cpu_us: u64,
+}
+
+impl Settings {
+    /// `dynamic_startup_nodes` as given (true by default).
+    pub(super) fn dynamic_startup_nodes(o: &ModelOptions) -> Result<bool, ReplayError> {
+        o.parsed_value("dynamic_startup_nodes", true, flag)
+    }
+
+    /// The settings `o` gives, with the model's defaults `max_connections`, `init_cpu_us` and
+    /// `command_cpu_us`.
+    pub(super) fn read(
+        o: &ModelOptions,
+        max_connections: usize,
+        init_cpu_us: u64,
+        command_cpu_us: u64,
+    ) -> Result<Settings, ReplayError> {
+        let us = "milliseconds in [0, 10000]";
+        Ok(Settings {
+            reinitialize_steps: o.parsed_value("reinitialize_steps", 5, steps)?,
+            dynamic_startup_nodes: Settings::dynamic_startup_nodes(o)?,
+            address_remap: o.parsed_value("address_remap", None, remap)?,
+            retry_attempts: o.parsed_value("cluster_error_retry_attempts", 3, attempts)?,
+            max_connections: o.library_value(
+                "max_connections",
+                max_connections,
+                |v| v.parse::<usize>().ok().filter(|&n| n > 0),
+                "a positive number",
+            )?,
+            init_cpu_us: o.library_value("initialize_cpu_ms", init_cpu_us, millis, us)?,
+            command_cpu_us: o.library_value("command_cpu_ms", command_cpu_us, millis, us)?,
+        })
+    }
+}
