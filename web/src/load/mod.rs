@@ -1,5 +1,5 @@
 //! Loading a recording in the background: its bytes fetched or read ([`source`]), then read by
-//! the reader module ([`reader`](crate::reader), fetched meanwhile) in time slices so the page keeps answering,
+//! the reader module ([`reader`], fetched meanwhile) in time slices so the page keeps answering,
 //! with the part read so far shown when a big recording takes long ([`progress`]). Results go to
 //! the app through [`Sinks`].
 
