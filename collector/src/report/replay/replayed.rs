@@ -11,7 +11,7 @@ pub enum RateSource {
     /// `--rate`.
     Option,
     /// The business commands the recording's `INFO` samples show (see
-    /// [`Metrics::observed_business_rate`]).
+    /// [`slotscope_core::metrics::Metrics::observed_business_rate`]).
     Observed,
     /// Nothing observed: 100 per second.
     Default,
