@@ -77,6 +77,10 @@ fn nat_map_onto_one_address_makes_a_moved_storm_for_the_other_half() {
     assert!((0.4..0.6).contains(&b_half), "failed share {b_half}");
     assert_eq!(r.errors[TOO_MANY_MOVED], r.failed);
     assert_eq!(r.moved, 17 * r.failed);
+    // Every MOVED handled calls refreshSlotsCache (the 17th ends the command before its handler);
+    // in the instant clock each refresh has ended before the next MOVED, so `isRefreshing` never
+    // holds: 16 CLUSTER SLOTS per failed command, after connect()'s.
+    assert_eq!(r.cluster_slots_calls, 1 + 16 * r.failed);
     assert_eq!(r.nodes.get(B).map_or(0, |n| n.calls), 0);
     assert!(r.new_connections >= 16 * r.failed, "{}", r.new_connections);
     assert_eq!(r.succeeded + r.failed, r.commands);

@@ -74,8 +74,9 @@
 //!   clock cannot wait, and counts such a command as failed (`no reply`).
 //!
 //! The sequential driver runs a command's delays (`retryDelayOn…`) and the refresh it waits for
-//! inside the command; the refresh a `MOVED` starts runs right after the command at the same
-//! virtual time, so the refreshes of one command's `MOVED` are one (the `isRefreshing` guard).
+//! inside the command; the refresh a `MOVED` starts runs in the background from the `MOVED`'s
+//! time (its answer applied then, not when it arrives), and `isRefreshing` holds until it ends:
+//! a later `MOVED`, of the same command or another, starts a new one once it has ended.
 //!
 //! Not modelled: replicas and `scaleReads` other than `master` (refused), `TRYAGAIN` (the
 //! replay's cluster never answers it; `retryDelayOnTryAgain` is checked only), `retryDelayOnMoved`
@@ -383,8 +384,8 @@ struct Client {
     retry_attempts: u64,
     /// The next pool insertion's position.
     next_order: u64,
-    /// A refresh started by `MOVED` during this command, run after it.
-    refresh_due: bool,
+    /// `isRefreshing` holds until then: the end of the last refresh a `MOVED` started.
+    refreshing_until: Timestamp,
     /// The `slotsRefreshInterval` timer.
     periodic_at: Option<Timestamp>,
     stats: ClientState,
@@ -402,7 +403,7 @@ impl Client {
             status: Status::Initial,
             retry_attempts: 0,
             next_order: 0,
-            refresh_due: false,
+            refreshing_until: Timestamp(0),
             periodic_at: None,
             stats: ClientState::default(),
         };
@@ -566,15 +567,21 @@ impl Client {
         self.reset(&named);
     }
 
-    /// Runs the refreshes of the command (`MOVED`) and the periodic timer, in the background.
+    /// The refresh a `MOVED` starts (:470) unless one runs (`isRefreshing`, :360): run in the
+    /// background from now, the command not waiting for it; `isRefreshing` holds until it ends.
+    fn refresh_in_background(&mut self, net: &mut dyn Transport) {
+        let now = net.now();
+        if now < self.refreshing_until || self.status != Status::Ready {
+            return;
+        }
+        self.refresh(net);
+        self.refreshing_until = net.now();
+        net.resume_at(now);
+    }
+
+    /// Runs the periodic refreshes due (`slotsRefreshInterval`), in the background.
     fn background(&mut self, net: &mut dyn Transport) {
         let resume = net.now();
-        if self.refresh_due {
-            self.refresh_due = false;
-            if self.status == Status::Ready {
-                self.refresh(net);
-            }
-        }
         while let Some(at) = self.periodic_at.filter(|&t| t <= resume) {
             if self.status != Status::Ready {
                 break;
@@ -697,7 +704,7 @@ impl Client {
                     } else {
                         self.find_or_create(&mapped);
                     }
-                    self.refresh_due = true;
+                    self.refresh_in_background(net);
                 }
                 Reply::Redirect(Redirect::Ask { to, .. }) => {
                     let mapped = self.nat(&to);
@@ -738,9 +745,7 @@ impl SyncModel for Client {
     fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
         // The periodic timer first: it fired before this command.
         self.background(net);
-        let outcome = self.process(cmd, net);
-        self.background(net);
-        outcome
+        self.process(cmd, net)
     }
 
     fn state(&self) -> ClientState {
