@@ -212,28 +212,25 @@ fn nat_map(v: &str) -> Result<Option<NodeAddr>, String> {
     }
 }
 
-/// `Too many Cluster redirections. Last error: ...` (`cluster/index.js:661`), by its last error.
-const TOO_MANY_MOVED: ClientError = ClientError::new(
-    "Error: Too many Cluster redirections. Last error: ReplyError: MOVED",
-    Failure::TooManyRedirects,
-);
-const TOO_MANY_ASK: ClientError = ClientError::new(
-    "Error: Too many Cluster redirections. Last error: ReplyError: ASK",
-    Failure::TooManyRedirects,
-);
-const TOO_MANY_CLOSED: ClientError = ClientError::new(
-    "Error: Too many Cluster redirections. Last error: Error: Connection is closed.",
-    Failure::TooManyRedirects,
-);
-const TOO_MANY_CLUSTERDOWN: ClientError = ClientError::new(
-    "Error: Too many Cluster redirections. Last error: ReplyError: CLUSTERDOWN",
-    Failure::TooManyRedirects,
-);
-/// `CONNECTION_CLOSED_ERROR_MSG` (`utils/index.js:375`), with `retryDelayOnFailover` 0.
-const CONNECTION_CLOSED: ClientError =
-    ClientError::new("Error: Connection is closed.", Failure::Connection);
-/// The `CLUSTERDOWN` error reply, with `retryDelayOnClusterDown` 0.
-const CLUSTER_DOWN: ClientError = ClientError::new("ReplyError: CLUSTERDOWN", Failure::ClusterDown);
+// The errors are named as the application sees them: the class of the error the command is
+// rejected with (`constructor.name`, what `apps/node/ioredis.mjs` counts). ioredis rejects most
+// with a plain `Error`, whose message tells them apart; the common class does here.
+
+/// `new Error("Too many Cluster redirections. Last error: " + error)` (`cluster/index.js:661`),
+/// the last error a `MOVED` (`ReplyError: MOVED slot addr`).
+const TOO_MANY_MOVED: ClientError = ClientError::new("Error", Failure::TooManyRedirects);
+/// The same, the last error an `ASK`.
+const TOO_MANY_ASK: ClientError = ClientError::new("Error", Failure::TooManyRedirects);
+/// The same, the last error `Error: Connection is closed.`.
+const TOO_MANY_CLOSED: ClientError = ClientError::new("Error", Failure::TooManyRedirects);
+/// The same, the last error a `CLUSTERDOWN`.
+const TOO_MANY_CLUSTERDOWN: ClientError = ClientError::new("Error", Failure::TooManyRedirects);
+/// `new Error("Connection is closed.")` (`CONNECTION_CLOSED_ERROR_MSG`, `utils/index.js:375`;
+/// `redis/event_handler.js:353`), with `retryDelayOnFailover` 0.
+const CONNECTION_CLOSED: ClientError = ClientError::new("Error", Failure::Connection);
+/// The `CLUSTERDOWN` error reply, a `SimpleError` (`resp/errors.js:5`, a `ReplyError`), with
+/// `retryDelayOnClusterDown` 0.
+const CLUSTER_DOWN: ClientError = ClientError::new("SimpleError", Failure::ClusterDown);
 /// A silent node without `socketTimeout`: ioredis waits; the instant clock cannot.
 const NO_REPLY: ClientError = ClientError::new(
     "no reply (ioredis waits without socketTimeout)",
@@ -241,10 +238,7 @@ const NO_REPLY: ClientError = ClientError::new(
 );
 /// A command left in the cluster's offline queue (never ready within the replay's bound): the
 /// application's name for a command still pending at its drain.
-const NEVER_READY: ClientError = ClientError::new(
-    "CancelledError (offline queue: cluster not ready)",
-    Failure::NoTopology,
-);
+const NEVER_READY: ClientError = ClientError::new("CancelledError", Failure::NoTopology);
 
 /// The replay's bound on how long a command waits in the offline queue (not the library's:
 /// ioredis waits as long as the cluster reconnects).
