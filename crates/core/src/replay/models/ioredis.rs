@@ -50,10 +50,12 @@
 //!   - `ASK slot addr`: `ASKING` and the command on the mapped address, found or created (:472-477,
 //!     :562-564, :626); no refresh.
 //!   - `CLUSTERDOWN`: with `retryDelayOnClusterDown` > 0 (default 100 ms, `ClusterOptions.js:14`)
-//!     the command joins the `clusterdown` bucket of the `DelayQueue`: after the delay a refresh
-//!     runs and, when it ends (whatever its outcome), the command is retried on a *random* master
-//!     (`tryConnection(true)`, :439, :692-698, `DelayQueue.js:18-35`). With 0 the error reaches
-//!     the application.
+//!     the command joins the `clusterdown` bucket of the `DelayQueue`: the first command pushed
+//!     starts the bucket's timer, after which one refresh runs and, when it ends (whatever its
+//!     outcome), every command of the bucket is retried on a *random* master
+//!     (`tryConnection(true)`, :439, :692-698, `DelayQueue.js:18-35`); a command pushed while the
+//!     timer is set waits for it, with no refresh of its own. With 0 the error reaches the
+//!     application.
 //!   - `Connection is closed.` (a refused connection, or a connection destroyed by
 //!     `socketTimeout`, `Redis.js:516-521`): with `retryDelayOnFailover` > 0 (default 100 ms,
 //!     `ClusterOptions.js:13`) the same as `CLUSTERDOWN` in the `failover` bucket (:699-706);
@@ -247,6 +249,10 @@ const OFFLINE_WAIT_MAX_MS: u64 = 10_000;
 fn cluster_retry_delay(times: u64) -> u64 {
     100u64.saturating_add(times.saturating_mul(2)).min(2000)
 }
+/// The `failover` bucket of the `DelayQueue` (`cluster/index.js:702`).
+const FAILOVER_BUCKET: usize = 0;
+/// The `clusterdown` bucket (`cluster/index.js:694`).
+const CLUSTERDOWN_BUCKET: usize = 1;
 /// Seed of the generator behind `Math.random` (`shuffle`, `sample`).
 const RNG_SEED: u64 = 0x696f_7265_6469_7336;
 
@@ -380,6 +386,9 @@ struct Client {
     next_order: u64,
     /// `isRefreshing` holds until then: the end of the last refresh a `MOVED` started.
     refreshing_until: Timestamp,
+    /// When each `DelayQueue` bucket's batch was retried (its timer cleared), by
+    /// [`FAILOVER_BUCKET`] and [`CLUSTERDOWN_BUCKET`].
+    buckets: [Option<Timestamp>; 2],
     /// The `slotsRefreshInterval` timer.
     periodic_at: Option<Timestamp>,
     stats: ClientState,
@@ -399,6 +408,7 @@ impl Client {
             next_order: 0,
             refreshing_until: Timestamp(0),
             periodic_at: None,
+            buckets: [None; 2],
             stats: ClientState::default(),
         };
         c.startup = numbered_once(seeds, |a| c.nodes.intern(a));
@@ -623,13 +633,21 @@ impl Client {
         reply
     }
 
-    /// The delay of a `DelayQueue` bucket, then its callback `refreshSlotsCache`; the command is
-    /// retried when it ends (`DelayQueue.js:18-35`).
-    fn delay_and_refresh(&mut self, ms: u64, net: &mut dyn Transport) {
+    /// A `DelayQueue` bucket (`DelayQueue.js:18-35`): the first command pushed starts its timer;
+    /// when it fires, its callback `refreshSlotsCache` runs and, when that ends, the bucket's
+    /// commands are retried and the timer cleared. A command pushed while the timer is set joins
+    /// it: it is retried with the others, with no refresh of its own.
+    fn delay_and_refresh(&mut self, bucket: usize, ms: u64, net: &mut dyn Transport) {
+        let now = net.now();
+        if let Some(end) = self.buckets[bucket].filter(|&end| now < end) {
+            net.sleep(end.0 - now.0);
+            return;
+        }
         net.sleep(ms);
         if self.status == Status::Ready {
             self.refresh(net);
         }
+        self.buckets[bucket] = Some(net.now());
     }
 
     fn process(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
@@ -708,7 +726,7 @@ impl Client {
                     if self.cfg.delay_clusterdown_ms == 0 {
                         return Outcome::Failed(CLUSTER_DOWN);
                     }
-                    self.delay_and_refresh(self.cfg.delay_clusterdown_ms, net);
+                    self.delay_and_refresh(CLUSTERDOWN_BUCKET, self.cfg.delay_clusterdown_ms, net);
                     random = true;
                 }
                 _ => {
@@ -719,7 +737,7 @@ impl Client {
                     if self.cfg.delay_failover_ms == 0 {
                         return Outcome::Failed(CONNECTION_CLOSED);
                     }
-                    self.delay_and_refresh(self.cfg.delay_failover_ms, net);
+                    self.delay_and_refresh(FAILOVER_BUCKET, self.cfg.delay_failover_ms, net);
                     random = true;
                 }
             }
