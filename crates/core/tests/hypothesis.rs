@@ -8,7 +8,7 @@ use slotscope_core::hypothesis::{
 use slotscope_core::info::{CommandStat, InfoReport};
 use slotscope_core::metrics::Metrics;
 use slotscope_core::recording::{InfoSample, Line};
-use slotscope_core::replay::{Shape, SimClusterBuilder};
+use slotscope_core::replay::{Hypotheses, Shape, SimClusterBuilder, MODELS};
 use slotscope_core::{TimeSpan, Timestamp};
 
 mod common;
@@ -114,8 +114,17 @@ fn a_remap_storm_is_best_explained_by_a_remapped_client() {
     assert!(!evidence.traffic_ended);
 
     let variants = standard_variants(&cluster);
-    // No failure and no slot move recorded: no fault variant.
-    assert_eq!(variants.len(), 16);
+    // No failure and no slot move recorded: no fault variant. The suspects' 2 x (1 + 2 + 2),
+    // each other library's defaults and extra sets (read from MODELS: adding a model changes no
+    // test), the contrast.
+    let libraries: usize = MODELS
+        .iter()
+        .map(|m| match m.hypotheses {
+            Hypotheses::Library { extra } => 1 + extra.len(),
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(variants.len(), 2 * (1 + 2 + 2) + libraries + 1);
     let spec = HypothesisSpec {
         rate_per_sec: 100,
         keys: 10_000,

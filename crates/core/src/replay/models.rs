@@ -3,6 +3,7 @@
 //! the version ranges, the hypotheses and the viewer's model list all read the list.
 
 mod go_redis;
+mod ioredis;
 mod jedis;
 mod lettuce;
 mod redis_py;
@@ -17,6 +18,7 @@ pub const MODELS: &[&ModelDescriptor] = &[
     &redis_py::IDEAL,
     &redis_rs::DESCRIPTOR,
     &go_redis::DESCRIPTOR,
+    &ioredis::DESCRIPTOR,
     &lettuce::DESCRIPTOR,
     &jedis::DESCRIPTOR,
 ];

@@ -1,0 +1,776 @@
+//! ioredis's cluster client (`Redis.Cluster`), model `ioredis@6.0.0`.
+//!
+//! Written from the published package `ioredis@6.0.0` (`npm pack ioredis@6.0.0`; lines are of
+//! its `built/` files): `cluster/index.js`, `cluster/ConnectionPool.js`, `cluster/DelayQueue.js`,
+//! `cluster/ClusterOptions.js`, `Redis.js`, `redis/event_handler.js`, `utils/index.js`.
+//!
+//! What is modelled:
+//!
+//! - **Learning the topology**, `refreshSlotsCache` (`cluster/index.js:356`): unless a refresh
+//!   runs (`isRefreshing`, :360, whose callers join it, :357-362), the nodes of the connection
+//!   pool (`connectionPool.getNodes()`, insertion order, `ConnectionPool.js:22`) are shuffled
+//!   (`utils.shuffle`, a Fisher-Yates over `Math.random`, `utils/index.js:358`; here a seeded
+//!   [`SimRng`]) and asked in turn (:372-401) by `getInfoFromNode` (:811): `CLUSTER SLOTS` on a
+//!   *duplicate* of the node's connection (a new connection each time, :818-829), given up after
+//!   `slotsRefreshTimeout` (default 1000 ms, `ClusterOptions.js:16`; `utils.timeout`,
+//!   `utils/index.js:148-159`, the error `timeout`). The first answer wins: each range's slots
+//!   are set to its nodes, `natMap`ped (:844-865; slots the answer leaves out keep their old
+//!   node: `this.slots` is never cleared), and the pool is `reset` to the answer's nodes (:880).
+//!   When every node fails the callbacks get `ClusterAllFailedError` "Failed to refresh slots
+//!   cache." (:375-377) and `slots` and the pool are kept as they were; only the refresh of
+//!   `connect()` then empties the pool (:219-223).
+//! - **The connection pool** (`ConnectionPool.js`): one `Redis` per node address, created lazily
+//!   (`lazyConnect`, :69: it connects on its first command) with `retryStrategy: null` (:61-63,
+//!   `clusterNodeRetryStrategy` defaults to null, `ClusterOptions.js:7`), so a connection that
+//!   fails or closes is not reconnected: it `end`s, its queued commands are rejected with
+//!   `Connection is closed.` (`redis/event_handler.js:322-324`, :350-353) and it leaves the pool
+//!   (`ConnectionPool.js:108-118`); the next use of the address (a `MOVED` to it, a refresh)
+//!   creates a new one. `reset` (:153-175) disconnects and removes the nodes the new topology
+//!   lacks and creates the new ones. When the pool empties (`drain`, :115-117) the cluster
+//!   closes (`cluster/index.js:125-127`) and reconnects after `clusterRetryStrategy`
+//!   (`min(100 + 2·attempt, 2000)` ms, `ClusterOptions.js:6`; :747-765): `connect()` puts the
+//!   startup nodes back in the pool (:171) and refreshes. Until the cluster is ready again,
+//!   commands wait in its offline queue (`enableOfflineQueue`, :585-592) and are sent when it is
+//!   (:183, :783-793).
+//! - **Routing**, `sendCommand`/`tryConnection` (:406-631): `scaleReads` `master` (the default,
+//!   `ClusterOptions.js:9`) sends to `slots[slot][0]`'s pool connection (:533-560); a slot with no
+//!   node, or whose node is not in the pool, goes to a random master of the pool
+//!   (`getSampleInstance`, :566-572, `ConnectionPool.js:29-33`).
+//! - **Errors**, `handleError` (:653-710), for at most `maxRedirections` (default 16,
+//!   `ClusterOptions.js:10`) errors after the first: the first error sets the budget, each later
+//!   one takes one from it, and at 0 the command fails with `Too many Cluster redirections. Last
+//!   error: <error>` (:654-663), so 17 errors end a command by default.
+//!   - `MOVED slot addr`: after `retryDelayOnMoved` (default 0: at once, :676-682) the slot is
+//!     patched to the *announced* address (`slots[slot] = [key]`, :443-449), the `natMap`ped
+//!     address is found or created in the pool, or *recreated* (a new connection) when it is the
+//!     connection that just answered `MOVED` (:452-467), the command is retried on the slot's node
+//!     (:468) and a refresh is started, which the command does not wait for (:470). With a
+//!     `natMap` the patched address is not in the pool (the pool holds mapped addresses), so the
+//!     retry goes to a random master.
+//!   - `ASK slot addr`: `ASKING` and the command on the mapped address, found or created (:472-477,
+//!     :562-564, :626); no refresh.
+//!   - `CLUSTERDOWN`: with `retryDelayOnClusterDown` > 0 (default 100 ms, `ClusterOptions.js:14`)
+//!     the command joins the `clusterdown` bucket of the `DelayQueue`: the first command pushed
+//!     starts the bucket's timer, after which one refresh runs and, when it ends (whatever its
+//!     outcome), every command of the bucket is retried on a *random* master
+//!     (`tryConnection(true)`, :439, :692-698, `DelayQueue.js:18-35`); a command pushed while the
+//!     timer is set waits for it, with no refresh of its own. With 0 the error reaches the
+//!     application.
+//!   - `Connection is closed.` (a refused connection, or a connection destroyed by
+//!     `socketTimeout`, `Redis.js:516-521`): with `retryDelayOnFailover` > 0 (default 100 ms,
+//!     `ClusterOptions.js:13`) the same as `CLUSTERDOWN` in the `failover` bucket (:699-706);
+//!     with 0 the error reaches the application.
+//! - **Periodic refresh**, `slotsRefreshInterval` (:720-733): once ready, a refresh every that
+//!   many ms after the last one ended. ioredis 6.0.0's `DEFAULT_CLUSTER_OPTIONS`
+//!   (`ClusterOptions.js:5-22`) has **no** `slotsRefreshInterval` (its `.d.ts` says
+//!   `@default 5000`, `ClusterOptions.d.ts:101`, but nothing sets it), so by default there is
+//!   none.
+//! - **`natMap`** (`natMapper`, :794-810): applied to each address of a `CLUSTER SLOTS` answer
+//!   (:853), of a `MOVED` (:452) and of an `ASK` (:474), not to the startup nodes. The option
+//!   here maps every address to one `HOST:PORT`, as the replay's other remaps (`natMap: () =>
+//!   ({host, port})`); the replay's `address_remap` is read as `natMap`.
+//! - `socketTimeout` (`redisOptions.socketTimeout`, unset by default): a command's connection is
+//!   destroyed when no data came for that long (`Redis.js:460-463`, :516-530), which rejects its
+//!   commands with `Connection is closed.` (the failover path above). It is the replay's
+//!   `socket_timeout`. Without it ioredis waits as long as the node takes; the replay's instant
+//!   clock cannot wait, and counts such a command as failed (`no reply`).
+//!
+//! The sequential driver runs a command's delays (`retryDelayOn…`) and the refresh it waits for
+//! inside the command; the refresh a `MOVED` starts runs in the background from the `MOVED`'s
+//! time (its answer applied then, not when it arrives), and `isRefreshing` holds until it ends:
+//! a later `MOVED`, of the same command or another, starts a new one once it has ended.
+//!
+//! Not modelled: replicas and `scaleReads` other than `master` (refused), `TRYAGAIN` (the
+//! replay's cluster never answers it; `retryDelayOnTryAgain` is checked only), `retryDelayOnMoved`
+//! grouping commands in one bucket timer (each command waits the whole delay), the
+//! `enableReadyCheck` `CLUSTER INFO` of `connect()` (:193-204), `clusterNodeRetryStrategy` (null
+//! by default, so node connections never reconnect, and `MaxRetriesPerRequestError`, raised by a
+//! reconnecting connection's queue, `redis/event_handler.js:337-347`, never reaches a cluster
+//! command), the recreated connection's other in-flight commands, pipelines, pub/sub, DNS and SRV
+//! look-ups. `ClusterAllFailedError` is emitted as the cluster's `error` event (:221) and handed
+//! to refresh callbacks that ignore it (`DelayQueue.js:20`), never a command's rejection.
+//!
+//! Release coverage: 6.0.x only. ioredis 5.4.1's `built/cluster/index.js` (`npm pack
+//! ioredis@5.4.1`) routes `MOVED` differently (it always `findOrCreate`s, it has no `recreate` of
+//! the connection that answered, 6.0.0's :452-467), and its `ConnectionPool` has no
+//! `clusterNodeRetryStrategy`; releases between were not compared.
+
+use crate::node::NodeAddr;
+use crate::redirect::Redirect;
+use crate::replay::client::ClientModel;
+use crate::replay::client::{numbered_once, Transport};
+use crate::replay::client_state::{ClientSnapshot, ClientState};
+use crate::replay::cluster::Reply;
+use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
+use crate::replay::known_nodes::KnownNodes;
+use crate::replay::options::{parse_count, ModelOption, ModelOptions};
+use crate::replay::outcome::{ClientError, Failure, Outcome};
+use crate::replay::release::{Coverage, Version};
+use crate::replay::sequential::{boxed, SyncModel};
+use crate::replay::{ReplayError, Routed, SimRng};
+use crate::slot::SlotRange;
+use crate::time::Timestamp;
+use crate::timeline::{NodeIdx, SlotTable};
+
+/// `ioredis@6.0.0`: covers **6.0.x** (written from the 6.0.0 package; 5.4.1's `MOVED` handling
+/// differs, see the module doc).
+pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
+    name: "ioredis@6.0.0",
+    about: "ioredis Redis.Cluster: MOVED patches the slot and refreshes, closed connections retry \
+            a random master after 100 ms, 16 redirections",
+    options: OPTIONS,
+    coverage: Some(Coverage {
+        library: "ioredis",
+        from: Version::new(6, 0, 0),
+        until: Version::new(6, 1, 0),
+        range: "6.0.x",
+    }),
+    build,
+    hypotheses: Hypotheses::Library { extra: &[] },
+};
+
+/// The ioredis model's own options, by their `ClusterOptions` names.
+const OPTIONS: &[ModelOption] = &[
+    ModelOption {
+        name: "natMap",
+        doc: "HOST:PORT: every address of a CLUSTER SLOTS answer, MOVED and ASK becomes this one \
+              (default none; address_remap is read as natMap)",
+        default: "none",
+        aliases: &[],
+        check: Some(|v| nat_map(v).map(drop)),
+    },
+    ModelOption {
+        name: "scaleReads",
+        doc: "where commands go: only master (the default) is modelled",
+        default: "master",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "maxRedirections",
+        doc: "errors (MOVED, ASK, closed connections, CLUSTERDOWN) a command follows after its \
+              first (default 16)",
+        default: "16",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "retryDelayOnMoved",
+        doc: "milliseconds before following a MOVED (default 0: at once)",
+        default: "0",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "retryDelayOnFailover",
+        doc: "milliseconds before a refresh and a retry on a random master after a closed \
+              connection (default 100; 0: the error reaches the application)",
+        default: "100",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "retryDelayOnClusterDown",
+        doc: "milliseconds before a refresh and a retry on a random master after CLUSTERDOWN \
+              (default 100; 0: the error reaches the application)",
+        default: "100",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "retryDelayOnTryAgain",
+        doc: "milliseconds before retrying a TRYAGAIN (default 100); checked, not simulated",
+        default: "100",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "slotsRefreshTimeout",
+        doc: "milliseconds a CLUSTER SLOTS may take before the next node is asked (default 1000)",
+        default: "1000",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "slotsRefreshInterval",
+        doc: "milliseconds between periodic refreshes (default unset in 6.0.0: none)",
+        default: "",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "socketTimeout",
+        doc: "redisOptions.socketTimeout: milliseconds without data before a connection is \
+              destroyed (default unset: waits); same as socket_timeout",
+        default: "",
+        ..ModelOption::PLAIN
+    },
+];
+
+/// The replay's common name for a remap, read as `natMap`.
+const ADDRESS_REMAP: &str = "address_remap";
+
+/// `natMap`: an address, or none.
+fn nat_map(v: &str) -> Result<Option<NodeAddr>, String> {
+    match v {
+        "" | "none" | "None" | "null" => Ok(None),
+        v => v
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|e: crate::node::AddrError| e.to_string()),
+    }
+}
+
+// The errors are named as the application sees them: the class of the error the command is
+// rejected with (`constructor.name`, what `apps/node/ioredis.mjs` counts). ioredis rejects most
+// with a plain `Error`, whose message tells them apart; the common class does here.
+
+/// `new Error("Too many Cluster redirections. Last error: " + error)` (`cluster/index.js:661`),
+/// the last error a `MOVED` (`ReplyError: MOVED slot addr`).
+const TOO_MANY_MOVED: ClientError = ClientError::new("Error", Failure::TooManyRedirects);
+/// The same, the last error an `ASK`.
+const TOO_MANY_ASK: ClientError = ClientError::new("Error", Failure::TooManyRedirects);
+/// The same, the last error `Error: Connection is closed.`.
+const TOO_MANY_CLOSED: ClientError = ClientError::new("Error", Failure::TooManyRedirects);
+/// The same, the last error a `CLUSTERDOWN`.
+const TOO_MANY_CLUSTERDOWN: ClientError = ClientError::new("Error", Failure::TooManyRedirects);
+/// `new Error("Connection is closed.")` (`CONNECTION_CLOSED_ERROR_MSG`, `utils/index.js:375`;
+/// `redis/event_handler.js:353`), with `retryDelayOnFailover` 0.
+const CONNECTION_CLOSED: ClientError = ClientError::new("Error", Failure::Connection);
+/// The `CLUSTERDOWN` error reply, a `SimpleError` (`resp/errors.js:5`, a `ReplyError`), with
+/// `retryDelayOnClusterDown` 0.
+const CLUSTER_DOWN: ClientError = ClientError::new("SimpleError", Failure::ClusterDown);
+/// A silent node without `socketTimeout`: ioredis waits; the instant clock cannot.
+const NO_REPLY: ClientError = ClientError::new(
+    "no reply (ioredis waits without socketTimeout)",
+    Failure::Timeout,
+);
+/// A command left in the cluster's offline queue (never ready within the replay's bound): the
+/// application's name for a command still pending at its drain.
+const NEVER_READY: ClientError = ClientError::new("CancelledError", Failure::NoTopology);
+
+/// The replay's bound on how long a command waits in the offline queue (not the library's:
+/// ioredis waits as long as the cluster reconnects).
+const OFFLINE_WAIT_MAX_MS: u64 = 10_000;
+/// `clusterRetryStrategy` (`ClusterOptions.js:6`): `min(100 + times * 2, 2000)`.
+fn cluster_retry_delay(times: u64) -> u64 {
+    100u64.saturating_add(times.saturating_mul(2)).min(2000)
+}
+/// The `failover` bucket of the `DelayQueue` (`cluster/index.js:702`).
+const FAILOVER_BUCKET: usize = 0;
+/// The `clusterdown` bucket (`cluster/index.js:694`).
+const CLUSTERDOWN_BUCKET: usize = 1;
+/// Seed of the generator behind `Math.random` (`shuffle`, `sample`).
+const RNG_SEED: u64 = 0x696f_7265_6469_7336;
+
+/// The model's settings.
+#[derive(Clone, Debug)]
+struct Config {
+    nat_map: Option<NodeAddr>,
+    max_redirections: u32,
+    delay_moved_ms: u64,
+    delay_failover_ms: u64,
+    delay_clusterdown_ms: u64,
+    refresh_timeout_ms: u64,
+    refresh_interval_ms: Option<u64>,
+    socket_timeout_ms: Option<u64>,
+}
+
+/// Builds `ioredis@6.0.0`.
+fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientModel>, ReplayError> {
+    let name = DESCRIPTOR.name;
+    // `address_remap` is redis-py's option, the replay's common name for a remap (the fidelity
+    // matrix passes it to every model with address translation): read as `natMap`.
+    let mut known: Vec<&str> = OPTIONS.iter().map(|o| o.name).collect();
+    known.push(ADDRESS_REMAP);
+    options.library_options_for(name, &known)?;
+    let ms = |v: &str| v.trim().parse::<u64>().ok().filter(|&n| n <= 3_600_000);
+    let expected = "milliseconds in 0..=3600000";
+    let scale = options.library_value(
+        "scaleReads",
+        "master".to_owned(),
+        |v| matches!(v, "master" | "slave" | "all").then(|| v.to_owned()),
+        "master, slave or all",
+    )?;
+    if scale != "master" {
+        return Err(ReplayError::Unsupported {
+            model: name.to_owned(),
+            what: format!("scaleReads={scale} (only master is modelled: no replicas)"),
+        });
+    }
+    let nat_map = match (
+        options.parsed_value("natMap", None, nat_map)?,
+        options.parsed_value(ADDRESS_REMAP, None, nat_map)?,
+    ) {
+        (Some(_), Some(_)) => {
+            return Err(ReplayError::Unsupported {
+                model: name.to_owned(),
+                what: "both natMap and address_remap (they are the same setting)".to_owned(),
+            })
+        }
+        (own, remap) => own.or(remap),
+    };
+    let max_redirections = options.library_value(
+        "maxRedirections",
+        16,
+        |v| parse_count(v, 100),
+        "a number up to 100",
+    )?;
+    let delay_moved_ms = options.library_value("retryDelayOnMoved", 0, ms, expected)?;
+    let delay_failover_ms = options.library_value("retryDelayOnFailover", 100, ms, expected)?;
+    let delay_clusterdown_ms =
+        options.library_value("retryDelayOnClusterDown", 100, ms, expected)?;
+    options.library_value("retryDelayOnTryAgain", 100, ms, expected)?;
+    let refresh_timeout_ms = options.library_value(
+        "slotsRefreshTimeout",
+        1000,
+        |v| ms(v).filter(|&n| n > 0),
+        "milliseconds in 1..=3600000",
+    )?;
+    let refresh_interval_ms = options.library_value(
+        "slotsRefreshInterval",
+        None,
+        |v| ms(v).map(|n| (n > 0).then_some(n)),
+        "milliseconds in 0..=3600000 (0: none)",
+    )?;
+    let own_timeout = options.library_value(
+        "socketTimeout",
+        None,
+        |v| ms(v).filter(|&n| n > 0).map(Some),
+        "milliseconds in 1..=3600000",
+    )?;
+    let socket_timeout_ms = options.timeout_alias(name, "socketTimeout", own_timeout, |t| t)?;
+    Ok(boxed(Client::new(
+        name,
+        &options.startup_nodes,
+        Config {
+            nat_map,
+            max_redirections,
+            delay_moved_ms,
+            delay_failover_ms,
+            delay_clusterdown_ms,
+            refresh_timeout_ms,
+            refresh_interval_ms,
+            socket_timeout_ms,
+        },
+    )))
+}
+
+/// What the client holds for one address.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Node {
+    /// The pool has a `Redis` for the address (`nodes.all[key]`).
+    in_pool: bool,
+    /// That `Redis` has connected (a lazy one connects on its first command).
+    connected: bool,
+    /// Position in the pool's key order (`Object.keys` is insertion order).
+    order: u64,
+}
+
+/// The cluster's status as routing sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Status {
+    /// `connect()` has not run yet.
+    Initial,
+    /// `ready`: commands are routed.
+    Ready,
+    /// Closed (the pool drained, or `connect()`'s refresh failed): `connect()` again at this time.
+    Reconnecting(Timestamp),
+}
+
+struct Client {
+    name: String,
+    cfg: Config,
+    rng: SimRng,
+    nodes: KnownNodes<Node>,
+    startup: Vec<NodeIdx>,
+    /// `this.slots`: slot → the first (master) key.
+    slots: SlotTable,
+    status: Status,
+    /// `this.retryAttempts` of `clusterRetryStrategy`.
+    retry_attempts: u64,
+    /// The next pool insertion's position.
+    next_order: u64,
+    /// `isRefreshing` holds until then: the end of the last refresh a `MOVED` started.
+    refreshing_until: Timestamp,
+    /// When each `DelayQueue` bucket's batch was retried (its timer cleared), by
+    /// [`FAILOVER_BUCKET`] and [`CLUSTERDOWN_BUCKET`].
+    buckets: [Option<Timestamp>; 2],
+    /// The `slotsRefreshInterval` timer.
+    periodic_at: Option<Timestamp>,
+    stats: ClientState,
+}
+
+impl Client {
+    fn new(name: &str, seeds: &[NodeAddr], cfg: Config) -> Client {
+        let mut c = Client {
+            name: name.to_owned(),
+            cfg,
+            rng: SimRng::new(RNG_SEED),
+            nodes: KnownNodes::new(Node::default()),
+            startup: Vec::new(),
+            slots: SlotTable::new(),
+            status: Status::Initial,
+            retry_attempts: 0,
+            next_order: 0,
+            refreshing_until: Timestamp(0),
+            periodic_at: None,
+            buckets: [None; 2],
+            stats: ClientState::default(),
+        };
+        c.startup = numbered_once(seeds, |a| c.nodes.intern(a));
+        c.stats.startup_nodes = c.startup.len();
+        c
+    }
+
+    /// `natMapper` (`cluster/index.js:794`).
+    fn nat(&self, addr: &NodeAddr) -> NodeAddr {
+        self.cfg.nat_map.clone().unwrap_or_else(|| addr.clone())
+    }
+
+    /// The pool's nodes, in key order (`ConnectionPool.getNodes`).
+    fn pool(&self) -> Vec<NodeIdx> {
+        let mut p = self.nodes.filter(|n| n.in_pool);
+        p.sort_by_key(|&n| self.nodes.get(n).order);
+        p
+    }
+
+    /// `ConnectionPool.findOrCreate` (`ConnectionPool.js:76`).
+    fn find_or_create(&mut self, addr: &NodeAddr) -> Option<NodeIdx> {
+        let i = self.nodes.intern(addr)?;
+        if !self.nodes.get(i).in_pool {
+            let order = self.next_order;
+            self.next_order += 1;
+            *self.nodes.get_mut(i) = Node {
+                in_pool: true,
+                connected: false,
+                order,
+            };
+        }
+        Some(i)
+    }
+
+    /// `removeNode` after the connection `end`ed (`ConnectionPool.js:108-118`): a drained pool
+    /// closes the cluster, which reconnects after `clusterRetryStrategy`.
+    fn remove(&mut self, i: NodeIdx, now: Timestamp) {
+        *self.nodes.get_mut(i) = Node::default();
+        if self.status == Status::Ready && self.pool().is_empty() {
+            self.close(now);
+        }
+    }
+
+    /// `handleCloseEvent` (`cluster/index.js:747`).
+    fn close(&mut self, now: Timestamp) {
+        self.retry_attempts += 1;
+        let delay = cluster_retry_delay(self.retry_attempts);
+        self.status = Status::Reconnecting(Timestamp(now.0.saturating_add(delay)));
+        self.periodic_at = None;
+    }
+
+    /// `ConnectionPool.reset` (`ConnectionPool.js:153`).
+    fn reset(&mut self, keep: &[NodeIdx]) {
+        for n in self.pool() {
+            if !keep.contains(&n) {
+                *self.nodes.get_mut(n) = Node::default();
+            }
+        }
+        for &n in keep {
+            if let Some(a) = self.nodes.addr(n).cloned() {
+                self.find_or_create(&a);
+            }
+        }
+    }
+
+    /// `connect()` (`cluster/index.js:149`): the startup nodes in the pool, then a refresh.
+    fn connect(&mut self, net: &mut dyn Transport) {
+        let startup = self.startup.clone();
+        self.reset(&startup);
+        if self.refresh(net) {
+            self.status = Status::Ready;
+            self.retry_attempts = 0;
+            self.periodic_at = self
+                .cfg
+                .refresh_interval_ms
+                .map(|ms| Timestamp(net.now().0.saturating_add(ms)));
+        } else {
+            // ClusterAllFailedError: `connectionPool.reset([])` (:222), the pool drains, the
+            // cluster closes and reconnects.
+            self.reset(&[]);
+            self.close(net.now());
+        }
+    }
+
+    /// Waits until the cluster is ready (the offline queue), reconnecting as it would; `false`
+    /// past the replay's bound.
+    fn wait_ready(&mut self, net: &mut dyn Transport, since: Timestamp) -> bool {
+        loop {
+            match self.status {
+                Status::Ready => return true,
+                Status::Initial => self.connect(net),
+                Status::Reconnecting(at) => {
+                    let now = net.now();
+                    if at.0 > since.0.saturating_add(OFFLINE_WAIT_MAX_MS) {
+                        if at > now {
+                            net.sleep(
+                                since
+                                    .0
+                                    .saturating_add(OFFLINE_WAIT_MAX_MS)
+                                    .saturating_sub(now.0),
+                            );
+                        }
+                        return false;
+                    }
+                    if at > now {
+                        net.sleep(at.0 - now.0);
+                    }
+                    self.connect(net);
+                }
+            }
+        }
+    }
+
+    /// `refreshSlotsCache` (`cluster/index.js:356`): whether a node answered.
+    fn refresh(&mut self, net: &mut dyn Transport) -> bool {
+        let mut order = self.pool();
+        self.rng.shuffle(&mut order);
+        for i in order {
+            let Some(addr) = self.nodes.addr(i).cloned() else {
+                continue;
+            };
+            self.stats.cluster_slots_calls += 1;
+            let start = net.now();
+            let answer = net.cluster_slots(&addr);
+            if answer != Err(Reply::ConnectionError) {
+                // The duplicate connection of `getInfoFromNode` (:818).
+                self.stats.new_connections += 1;
+            }
+            let waited = net.now().millis_since(start);
+            if waited > self.cfg.refresh_timeout_ms {
+                // `utils.timeout`: the callback gets `timeout` at slotsRefreshTimeout.
+                net.resume_at(Timestamp(
+                    start.0.saturating_add(self.cfg.refresh_timeout_ms),
+                ));
+                continue;
+            }
+            let Ok(ranges) = answer else {
+                continue;
+            };
+            self.apply(ranges);
+            self.stats.full_reinits += 1;
+            return true;
+        }
+        false
+    }
+
+    /// A `CLUSTER SLOTS` answer (`getInfoFromNode`, :842-880).
+    fn apply(&mut self, ranges: Vec<(SlotRange, NodeAddr)>) {
+        let mut named = Vec::new();
+        for (r, a) in ranges {
+            let mapped = self.nat(&a);
+            let Some(i) = self.nodes.intern(&mapped) else {
+                continue;
+            };
+            if !named.contains(&i) {
+                named.push(i);
+            }
+            self.slots.fill(r, Some(i));
+        }
+        self.reset(&named);
+    }
+
+    /// The refresh a `MOVED` starts (:470) unless one runs (`isRefreshing`, :360): run in the
+    /// background from now, the command not waiting for it; `isRefreshing` holds until it ends.
+    fn refresh_in_background(&mut self, net: &mut dyn Transport) {
+        let now = net.now();
+        if now < self.refreshing_until || self.status != Status::Ready {
+            return;
+        }
+        self.refresh(net);
+        self.refreshing_until = net.now();
+        net.resume_at(now);
+    }
+
+    /// Runs the periodic refreshes due (`slotsRefreshInterval`), in the background.
+    fn background(&mut self, net: &mut dyn Transport) {
+        let resume = net.now();
+        while let Some(at) = self.periodic_at.filter(|&t| t <= resume) {
+            if self.status != Status::Ready {
+                break;
+            }
+            net.resume_at(at);
+            self.refresh(net);
+            self.periodic_at = self
+                .cfg
+                .refresh_interval_ms
+                .map(|ms| Timestamp(net.now().0.saturating_add(ms).max(at.0 + 1)));
+        }
+        net.resume_at(resume);
+    }
+
+    /// `tryConnection` (`cluster/index.js:491`) picking the connection: `None` when the pool is
+    /// empty.
+    fn pick(&mut self, cmd: Routed, random: bool, asking: Option<NodeIdx>) -> Option<NodeIdx> {
+        if !random {
+            if let Some(a) = asking.filter(|&a| self.nodes.get(a).in_pool) {
+                return Some(a);
+            }
+            if let Some(k) = self.slots.get(cmd.slot) {
+                if self.nodes.get(k).in_pool {
+                    return Some(k);
+                }
+            }
+        }
+        let pool = self.pool();
+        if pool.is_empty() {
+            return None;
+        }
+        Some(pool[self.rng.index_below(pool.len())])
+    }
+
+    /// One send on the pool's connection to `i`.
+    fn send(&mut self, i: NodeIdx, cmd: Routed, asking: bool, net: &mut dyn Transport) -> Reply {
+        let Some(addr) = self.nodes.addr(i).cloned() else {
+            return Reply::ConnectionError;
+        };
+        let reply = net.send(&addr, cmd, asking);
+        if reply != Reply::ConnectionError && !self.nodes.get(i).connected {
+            self.nodes.get_mut(i).connected = true;
+            self.stats.new_connections += 1;
+        }
+        reply
+    }
+
+    /// A `DelayQueue` bucket (`DelayQueue.js:18-35`): the first command pushed starts its timer;
+    /// when it fires, its callback `refreshSlotsCache` runs and, when that ends, the bucket's
+    /// commands are retried and the timer cleared. A command pushed while the timer is set joins
+    /// it: it is retried with the others, with no refresh of its own.
+    fn delay_and_refresh(&mut self, bucket: usize, ms: u64, net: &mut dyn Transport) {
+        let now = net.now();
+        if let Some(end) = self.buckets[bucket].filter(|&end| now < end) {
+            net.sleep(end.0 - now.0);
+            return;
+        }
+        net.sleep(ms);
+        if self.status == Status::Ready {
+            self.refresh(net);
+        }
+        self.buckets[bucket] = Some(net.now());
+    }
+
+    fn process(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
+        let since = net.now();
+        // `ttl.value` of `handleError`.
+        let mut ttl: Option<u32> = None;
+        let mut random = false;
+        let mut asking: Option<NodeIdx> = None;
+        loop {
+            if !self.wait_ready(net, since) {
+                return Outcome::Failed(NEVER_READY);
+            }
+            let Some(node) = self.pick(cmd, random, asking) else {
+                // No connection: the offline queue, until the cluster reconnects.
+                let now = net.now();
+                self.close(now);
+                continue;
+            };
+            let was_asking = asking.is_some();
+            random = false;
+            asking = None;
+            let reply = self.send(node, cmd, was_asking, net);
+            let too_many = match reply {
+                Reply::Ok => return Outcome::Ok,
+                Reply::Redirect(Redirect::Moved { .. }) => TOO_MANY_MOVED,
+                Reply::Redirect(Redirect::Ask { .. }) => TOO_MANY_ASK,
+                Reply::ClusterDown => TOO_MANY_CLUSTERDOWN,
+                Reply::Timeout if self.cfg.socket_timeout_ms.is_none() => {
+                    return Outcome::Failed(NO_REPLY)
+                }
+                Reply::ConnectionError | Reply::Timeout => {
+                    // The connection `end`s: its commands get `Connection is closed.` and it
+                    // leaves the pool.
+                    let now = net.now();
+                    self.remove(node, now);
+                    TOO_MANY_CLOSED
+                }
+            };
+            // handleError (:653-663).
+            let left = match ttl {
+                None => self.cfg.max_redirections,
+                Some(t) => t.saturating_sub(1),
+            };
+            ttl = Some(left);
+            if left == 0 {
+                return Outcome::Failed(too_many);
+            }
+            match reply {
+                Reply::Redirect(Redirect::Moved { slot, to }) => {
+                    if self.cfg.delay_moved_ms > 0 {
+                        net.sleep(self.cfg.delay_moved_ms);
+                    }
+                    // `slots[slot] = [key]`: the announced address.
+                    if let Some(k) = self.nodes.intern(&to) {
+                        self.slots.set(slot, Some(k));
+                    }
+                    let mapped = self.nat(&to);
+                    if self.nodes.addr(node) == Some(&mapped) && self.nodes.get(node).in_pool {
+                        // `recreate` (ConnectionPool.js:131): a new connection.
+                        let order = self.nodes.get(node).order;
+                        *self.nodes.get_mut(node) = Node {
+                            in_pool: true,
+                            connected: false,
+                            order,
+                        };
+                    } else {
+                        self.find_or_create(&mapped);
+                    }
+                    self.refresh_in_background(net);
+                }
+                Reply::Redirect(Redirect::Ask { to, .. }) => {
+                    let mapped = self.nat(&to);
+                    asking = self.find_or_create(&mapped);
+                }
+                Reply::ClusterDown => {
+                    if self.cfg.delay_clusterdown_ms == 0 {
+                        return Outcome::Failed(CLUSTER_DOWN);
+                    }
+                    self.delay_and_refresh(CLUSTERDOWN_BUCKET, self.cfg.delay_clusterdown_ms, net);
+                    random = true;
+                }
+                _ => {
+                    // `Connection is closed.`: the failover bucket (:699-706). The command is
+                    // rejected before the pool's `end` listener runs, so the cluster is still
+                    // `ready` here even when the pool has just drained; after the delay the
+                    // retry then waits in the offline queue for the reconnect.
+                    if self.cfg.delay_failover_ms == 0 {
+                        return Outcome::Failed(CONNECTION_CLOSED);
+                    }
+                    self.delay_and_refresh(FAILOVER_BUCKET, self.cfg.delay_failover_ms, net);
+                    random = true;
+                }
+            }
+        }
+    }
+}
+
+impl SyncModel for Client {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn socket_timeout_ms(&self) -> Option<u64> {
+        self.cfg.socket_timeout_ms
+    }
+
+    fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
+        // The periodic timer first: it fired before this command.
+        self.background(net);
+        self.process(cmd, net)
+    }
+
+    fn state(&self) -> ClientState {
+        let mut s = self.stats;
+        // The nodes it knows: its pool (`cluster.nodes("all")`). The startup nodes are put back
+        // by every `connect()`, so it is never wedged.
+        s.startup_nodes = self.pool().len();
+        s.wedged = false;
+        s
+    }
+
+    fn snapshot(&self) -> ClientSnapshot {
+        let open = self.nodes.count(|n| n.in_pool && n.connected);
+        ClientSnapshot::of_table(&self.slots, open)
+    }
+}

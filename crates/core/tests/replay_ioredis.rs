@@ -1,0 +1,149 @@
+//! Replay of synthetic incidents through the ioredis 6.0.0 `Redis.Cluster` model.
+
+use slotscope_core::float;
+use slotscope_core::replay::{
+    model, Failure, FaultKind, ModelOptions, ReplayReport, SimCluster, Workload,
+};
+
+mod sim;
+use sim::*;
+
+const MODEL: &str = "ioredis@6.0.0";
+/// ioredis rejects with a plain `Error`: `Too many Cluster redirections. Last error: ...`,
+/// `Connection is closed.`; the common class tells them apart.
+const ERROR: &str = "Error";
+
+#[test]
+fn a_scale_out_s_moved_is_followed_patched_and_refreshed_once() {
+    // B owns one slot until 20 s, then half of them: the first command for B's new slots meets
+    // MOVED, is retried on B at once and starts a refresh, after which every slot is right.
+    let (cluster, w) = (reshard(), workload_of(30, 100, "zadd"));
+    let r = run_model(&cluster, &w, &[]);
+    assert_eq!(r.failed, 0);
+    assert!((1..=2).contains(&r.moved), "{} MOVED", r.moved);
+    assert_eq!(r.timeline[21].moved, 0);
+    // The first refresh of connect(), then the one the MOVED started.
+    assert_eq!(r.full_reinits, 1 + r.moved);
+    assert_eq!(r.cluster_slots_calls, r.full_reinits);
+    let share = float::from_u64(r.nodes[B].ok) / float::from_u64(commands_from(&w, at(20)).max(1));
+    assert!((0.4..0.6).contains(&share), "share to B {share}");
+    assert!(!r.wedged);
+    // No periodic refresh by default in 6.0.0; with slotsRefreshInterval, one every 5 s.
+    let periodic = run_model(&cluster, &w, &[("slotsRefreshInterval", "5000")]);
+    assert!(
+        (6..=9).contains(&periodic.cluster_slots_calls),
+        "{} CLUSTER SLOTS",
+        periodic.cluster_slots_calls
+    );
+}
+
+#[test]
+fn a_refusing_node_costs_failover_delays_then_too_many_redirections() {
+    // B refuses from 10 s to 12 s: its connection ends and leaves the pool, the command waits
+    // retryDelayOnFailover (100 ms), a refresh puts B back, and the retry goes to a random master:
+    // A answers MOVED to B, B refuses again, ... until 17 errors.
+    let (cluster, w) = (b_refuses_for_two_seconds(), workload_of(20, 100, "zadd"));
+    let r = run_model(&cluster, &w, &[]);
+    assert!(r.failed >= 1);
+    assert_eq!(r.errors[ERROR], r.failed, "{:?}", r.errors);
+    assert_eq!(r.failures[&Failure::TooManyRedirects], r.failed);
+    assert!(
+        r.nodes[A].moved >= 1,
+        "A sends the random retries back to B"
+    );
+    // Each closed connection waited 100 ms: the lane was busy, commands were skipped.
+    assert!(r.skipped_while_waiting > 0);
+    // Each closed connection started a refresh the command waited for.
+    assert!(r.cluster_slots_calls > 1 + r.failed);
+    assert_eq!(r.timeline[13].errors, 0);
+    assert!(!r.wedged);
+    // Without the failover delay the first refusal reaches the application.
+    let at_once = run_model(&cluster, &w, &[("retryDelayOnFailover", "0")]);
+    assert!(at_once.failed >= 1);
+    assert_eq!(at_once.failures[&Failure::Connection], at_once.failed);
+    assert_eq!(at_once.skipped_while_waiting, 0);
+}
+
+#[test]
+fn nat_map_onto_one_address_makes_a_moved_storm_for_the_other_half() {
+    // Every address maps to A: the slot table and the pool hold A only. B's half meets MOVED on
+    // A, the patched slot names B (not in the pool), so the retry goes to a random master, A
+    // again, whose connection is recreated each time: 17 MOVED, then the error.
+    let (cluster, w) = (incident2(), workload_of(10, 100, "zadd"));
+    let r = run_model(&cluster, &w, &[("natMap", A)]);
+    let b_half = float::from_u64(r.failed) / float::from_u64(r.commands);
+    assert!((0.4..0.6).contains(&b_half), "failed share {b_half}");
+    assert_eq!(r.errors[ERROR], r.failed);
+    assert_eq!(r.failures[&Failure::TooManyRedirects], r.failed);
+    assert_eq!(r.moved, 17 * r.failed);
+    // Every MOVED handled calls refreshSlotsCache (the 17th ends the command before its handler);
+    // in the instant clock each refresh has ended before the next MOVED, so `isRefreshing` never
+    // holds: 16 CLUSTER SLOTS per failed command, after connect()'s.
+    assert_eq!(r.cluster_slots_calls, 1 + 16 * r.failed);
+    assert_eq!(r.nodes.get(B).map_or(0, |n| n.calls), 0);
+    assert!(r.new_connections >= 16 * r.failed, "{}", r.new_connections);
+    assert_eq!(r.succeeded + r.failed, r.commands);
+    assert!(r.held.top_node_slots > 16_000, "the table collapsed onto A");
+    // `address_remap` is the same option.
+    let alias = run_model(&cluster, &w, &[("address_remap", A)]);
+    assert_eq!((alias.failed, alias.moved), (r.failed, r.moved));
+    // Without a remap nothing fails.
+    assert_eq!(run_model(&cluster, &w, &[]).failed, 0);
+}
+
+#[test]
+fn max_redirections_bounds_the_errors_after_the_first() {
+    let (cluster, w) = (incident2(), workload_of(5, 100, "zadd"));
+    let none = run_model(&cluster, &w, &[("natMap", A), ("maxRedirections", "0")]);
+    assert!(none.failed > 0);
+    assert_eq!(none.moved, none.failed);
+    assert_eq!(none.failures[&Failure::TooManyRedirects], none.failed);
+    let two = run_model(&cluster, &w, &[("natMap", A), ("maxRedirections", "2")]);
+    assert_eq!(two.failed, none.failed);
+    assert_eq!(two.moved, 3 * two.failed);
+}
+
+#[test]
+fn options_are_checked_by_their_ioredis_names() {
+    let mut o = ModelOptions::new(addr(A));
+    o.set("maxRedirections", "8").unwrap();
+    o.set("retryDelayOnFailover", "50").unwrap();
+    o.set("slotsRefreshTimeout", "500").unwrap();
+    o.set("socketTimeout", "500").unwrap();
+    assert!(model(MODEL, o.clone()).is_ok());
+    o.set("socket_timeout", "0.5").unwrap();
+    assert!(model(MODEL, o).is_err(), "the same setting twice");
+    let mut o = ModelOptions::new(addr(A));
+    o.set("scaleReads", "slave").unwrap();
+    let e = model(MODEL, o).err().unwrap().to_string();
+    assert!(e.contains("only master"), "{e}");
+    let mut o = ModelOptions::new(addr(A));
+    assert!(o.set("natMap", "not an address").is_err());
+    o.set("MaxRedirects", "3").unwrap();
+    assert!(model(MODEL, o).is_err(), "a go-redis option");
+    assert!(model("ioredis@6.0.3", ModelOptions::new(addr(A))).is_ok());
+    assert!(model("ioredis@5.4.1", ModelOptions::new(addr(A))).is_err());
+}
+
+#[test]
+fn a_silent_node_with_socket_timeout_closes_its_connection_and_the_cluster_reconnects() {
+    // Incident 1: A (the only node) is silent from 10 s to 12 s. With socketTimeout the
+    // connection is destroyed ("Connection is closed."), the pool drains, the cluster closes
+    // and reconnects from the startup node once A answers again.
+    let (cluster, w) = (
+        incident1_with(FaultKind::Timeout),
+        workload_of(30, 100, "zadd"),
+    );
+    let r = run_model(&cluster, &w, &[("socketTimeout", "500")]);
+    assert!(!r.wedged);
+    assert_eq!(r.timeline[14].errors, 0);
+    assert!(r.timeline[10].ok + r.timeline[11].ok < 100);
+    // Without socketTimeout ioredis waits; the instant replay counts the command as unanswered.
+    let waits = run_model(&cluster, &w, &[]);
+    assert!(waits.errors["no reply (ioredis waits without socketTimeout)"] > 0);
+}
+
+/// Replays `w` on `cluster` through MODEL with the options `set`.
+fn run_model(cluster: &SimCluster, w: &Workload, set: &[(&str, &str)]) -> ReplayReport {
+    run(cluster, w, MODEL, set)
+}
