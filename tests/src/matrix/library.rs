@@ -164,10 +164,12 @@ impl Library {
     /// The replay model that stands for it (`--model`), where one exists.
     pub fn model(self) -> Option<String> {
         match self {
-            Library::RedisPy(_) | Library::GoRedis | Library::Jedis | Library::Lettuce => {
-                Some(self.label())
-            }
-            Library::Ioredis | Library::NodeRedis => None,
+            Library::RedisPy(_)
+            | Library::Ioredis
+            | Library::GoRedis
+            | Library::Jedis
+            | Library::Lettuce => Some(self.label()),
+            Library::NodeRedis => None,
         }
     }
 }
