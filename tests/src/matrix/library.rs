@@ -79,6 +79,22 @@ impl Library {
         format!("{}@{}", self.name(), self.version())
     }
 
+    /// What the census names this library's connections on Redis 7.0, where no `lib-name`
+    /// reaches `CLIENT LIST` and the `CLIENT SETINFO` rejection fingerprint decides
+    /// (`slotscope_core::fingerprint`): the libraries it cannot tell apart there, this one among
+    /// them; empty for a library that leaves no such fingerprint (Lettuce sends `CLIENT SETINFO`
+    /// only to 7.2 and later). Connections named by the app.
+    pub fn named_on_redis_7_0(self) -> &'static [&'static str] {
+        match self {
+            Library::RedisPy(v) if v.starts_with("8.1") => &["redis-py"],
+            Library::RedisPy(_) | Library::Jedis => &["redis-py", "jedis"],
+            Library::GoRedis => &["redis-py", "go-redis"],
+            Library::Ioredis => &["ioredis"],
+            Library::NodeRedis => &["node-redis"],
+            Library::Lettuce => &[],
+        }
+    }
+
     /// The library named `text`: `name` or `name@version` (`redis-py` alone is every redis-py
     /// release the matrix runs, so it gives several).
     pub fn parse(text: &str) -> Result<Vec<Library>, String> {

@@ -13,13 +13,17 @@ pub fn handshake_counts(metrics: &Metrics, g: &ClientGroup, interval_ms: u64) ->
         Timestamp(g.first_seen.0.saturating_sub(2 * interval_ms)),
         Timestamp(g.last_seen.0 + interval_ms),
     );
-    let mut c = HandshakeCounts::default();
+    let mut c = HandshakeCounts {
+        named: g.key.name.is_some(),
+        ..HandshakeCounts::default()
+    };
     for node in metrics.nodes.iter().filter(|n| g.nodes.contains(&n.addr)) {
         for iv in node.ending_in(window) {
             c.connections += iv.connections_received;
             c.err += iv.error("ERR");
             c.hello += iv.command("hello").attempts();
             c.setinfo += iv.command("client|setinfo").attempts();
+            c.setname += iv.command("client|setname").attempts();
         }
     }
     c

@@ -321,6 +321,9 @@ fn likely_library(g: &InferredGroup, rejects: Option<bool>) -> Option<String> {
         err: g.errors.get("ERR").copied().unwrap_or(0),
         hello: g.handshake.get("hello").copied().unwrap_or(0),
         setinfo: g.handshake.get("client|setinfo").copied().unwrap_or(0),
+        setname: g.handshake.get("client|setname").copied().unwrap_or(0),
+        // No poll saw these connections, so whether they carry a name is unknown.
+        named: false,
     };
     let r = fingerprint::setinfo_rejection(&counts, rejects)?;
     let names: Vec<String> = r

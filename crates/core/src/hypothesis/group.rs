@@ -264,17 +264,22 @@ fn counts(metrics: &Metrics, window: TimeSpan) -> BTreeMap<String, BTreeMap<Node
     out
 }
 
-/// The group's key as a short name and the model its reported release resolves to.
-fn naming(g: &ClientGroup) -> (String, Option<String>) {
+/// The group's key as a short name, the library its `lib-name` names
+/// ([`library_of`](crate::fingerprint::lib_name::library_of): `go-redis(,go1.26.8)` is go-redis)
+/// and the model its reported release resolves to (none without a `lib-ver`, or for a release
+/// no model covers: the library still orders its models first).
+fn naming(g: &ClientGroup) -> (String, Option<&'static str>, Option<String>) {
     let short = g.key.name.clone().unwrap_or_else(|| g.key.label());
-    let declared = g
+    let library = g
         .key
         .lib_name
-        .as_ref()
+        .as_deref()
+        .and_then(crate::fingerprint::lib_name::library_of);
+    let declared = library
         .zip(g.key.lib_ver.as_ref())
         .and_then(|(l, v)| resolve(&format!("{l}@{v}")).ok().flatten())
         .map(|r| r.model.to_owned());
-    (short, declared)
+    (short, library, declared)
 }
 
 /// What `g`'s `CLIENT SETINFO` rejection fingerprint says of `w`'s library: the one library its
@@ -383,7 +388,7 @@ pub fn group_workloads(
     for (who, cmds) in &split {
         match who {
             Some(i) => {
-                let (short, declared) = naming(&groups[*i]);
+                let (short, library, declared) = naming(&groups[*i]);
                 let mut w = workload(
                     groups[*i].key.label(),
                     short,
@@ -394,6 +399,9 @@ pub fn group_workloads(
                     window,
                 )
                 .settled(&settled(cmds));
+                if w.declared_library.is_none() {
+                    w.declared_library = library.map(str::to_owned);
+                }
                 if w.declared_library.is_none() && groups[*i].key.lib_name.is_none() {
                     declare_from_fingerprint(&mut w, metrics, &groups[*i]);
                 }

@@ -1,0 +1,481 @@
+//! Client libraries recognised by what they send at connect, for servers where `CLIENT LIST` has no
+//! `lib-name`. Redis before 7.2 does not know `CLIENT SETINFO`: it answers `ERR unknown
+//! subcommand 'setinfo'`, counts the reply in `errorstat_ERR` and in no `cmdstat_*` (the
+//! subcommand is not found, so no command's counters move; checked on Debian redis-server
+//! 7.0.15). Libraries that send `CLIENT SETINFO LIB-NAME` and `LIB-VER` at every connect and ignore
+//! the error therefore leave two `ERR` per connection; whether a `HELLO` precedes them, how many
+//! `ERR` come per `HELLO` and whether the connection name comes in its own `CLIENT SETNAME` tell
+//! which ones, as far as they can. Where `lib-name` is there, [`lib_name`] reads it.
+//!
+//! Each library's handshake, as its source writes it and as a live run of its real release left
+//! it on Redis 7.0.15 (a three-master cluster, the app of `apps/` or `tests/scenarios/app.py`
+//! naming its connections):
+//!
+//! | library | `HELLO` | `ERR` per `HELLO` (or per connection) | name | source |
+//! |---|---|---|---|---|
+//! | redis-py 5.0–7.4 | none (RESP2) | 2 per connection | `CLIENT SETNAME` | 5.0.0 `redis/connection.py:368-381` |
+//! | redis-py 8.0 | each | 2 | `CLIENT SETNAME` | 8.0.0 `redis/utils.py:283` (RESP3) |
+//! | redis-py 8.1+ | each | 3 (`CLIENT MAINT_NOTIFICATIONS ON` too) | `CLIENT SETNAME` | 8.1.0 `redis/asyncio/connection.py:371-413` |
+//! | go-redis v9 | each | 2 | `CLIENT SETNAME` | v9.8.0 `redis.go:353-361` |
+//! | ioredis 6.0 | each node connection; none on the `CLUSTER SLOTS` connection of a refresh (`protocol: 2`) | 2 and 2 more per refresh | `CLIENT SETNAME` | 6.0.0 `built/redis/event_handler.js:45-73`, `built/cluster/index.js:818-824` |
+//! | node-redis 6.3 | each (RESP3), the name in it | 2, 3 with `CLIENT MAINT_NOTIFICATIONS` (clients given a host) | in `HELLO … SETNAME` | `@redis/client` 6.3.1 `dist/lib/client/index.js:548-551`, :588-603, :616-619 |
+//! | Jedis 5 | none (RESP2) | 2 per connection | `CLIENT SETNAME` | 5.1.0 `redis/clients/jedis/Connection.java:410-437` |
+//!
+//! Measured per connection on Redis 7.0.15: redis-py 5.0.0 10 `ERR` for 5 connections; 8.1.0 15
+//! for 5 `HELLO`; go-redis 6 for 3 `HELLO`; ioredis 8 for 3 `HELLO` and 4 connections; node-redis
+//! 11 for 4 `HELLO` and no `CLIENT SETNAME`; Jedis 10 for 5 connections. Lettuce 6.3 sends
+//! `CLIENT SETINFO` only to servers 7.2 or later (`io/lettuce/core/RedisHandshake.java:249-262`):
+//! on Redis 7.0 it leaves no rejection, so this fingerprint cannot see it.
+//!
+//! What cannot be told apart on Redis 7.0 this way: redis-py 5.0–7.4 from Jedis 5 (both two `ERR`
+//! per connection without `HELLO`); redis-py 8.0 from go-redis v9 (two per `HELLO`, the name
+//! in `CLIENT SETNAME`); ioredis 6.0 from either of those or from redis-py 8.1+ (its refreshes'
+//! connections add `ERR` without `HELLO`, so its ratio lies anywhere from 2 up); node-redis 6.3
+//! is told from all but itself only when the connections carry a name (it sends it in `HELLO`).
+
+use serde::Serialize;
+
+use crate::info::{ServerIdentity, ServerName};
+
+pub mod lib_name;
+
+/// How sure an identification is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Certainty {
+    /// The pattern fits, but other clients could make it too.
+    Possible,
+    /// The pattern fits per connection and the server is known to reject `CLIENT SETINFO`.
+    Likely,
+}
+
+impl Certainty {
+    /// `possible` / `likely`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Certainty::Possible => "possible",
+            Certainty::Likely => "likely",
+        }
+    }
+}
+
+/// A library (a range of its versions) that could have made a handshake pattern.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Candidate {
+    /// `lib-name` the library reports where `CLIENT SETINFO` works (the key of
+    /// [`crate::defect::DEFECTS`]).
+    pub lib_name: &'static str,
+    /// First version with this pattern (inclusive).
+    pub from: (u32, u32, u32),
+    /// Last version with this pattern (inclusive; `u32::MAX` parts for "any later").
+    pub to: (u32, u32, u32),
+    /// The versions in words (`5.0–7.4`).
+    pub versions: &'static str,
+    /// Whether it sends `HELLO` before `CLIENT SETINFO` (on its connections to the nodes).
+    pub hello: bool,
+    /// `ERR` replies per `HELLO` (with `hello`) or per connection (without) from a server that
+    /// knows neither `CLIENT SETINFO` nor what else it sends at connect: the least and the most
+    /// (`u32::MAX`: no bound).
+    pub errors: (u32, u32),
+    /// How it sends the connection name it is given.
+    pub name: NameCommand,
+    /// Where upstream this is read.
+    pub source: &'static str,
+}
+
+impl Candidate {
+    /// `redis-py 5.0–7.4`.
+    pub fn label(&self) -> String {
+        format!("{} {}", self.lib_name, self.versions)
+    }
+}
+
+/// How a library sends the connection name it is given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NameCommand {
+    /// Its own `CLIENT SETNAME` on every connection.
+    Setname,
+    /// Inside `HELLO` (`HELLO 3 SETNAME name`): no `CLIENT SETNAME` is counted.
+    InHello,
+}
+
+/// Libraries that send `CLIENT SETINFO` at every connect and ignore its rejection.
+pub const SETINFO_SENDERS: &[Candidate] = &[
+    Candidate {
+        lib_name: "redis-py",
+        from: (5, 0, 0),
+        to: (7, 4, u32::MAX),
+        versions: "5.0–7.4",
+        hello: false,
+        errors: (2, 2),
+        name: NameCommand::Setname,
+        source: "redis-py 5.0.0 redis/connection.py:368-381 (on_connect), RESP2 default up to 7.4.x",
+    },
+    Candidate {
+        lib_name: "redis-py",
+        from: (8, 0, 0),
+        to: (8, 0, u32::MAX),
+        versions: "8.0",
+        hello: true,
+        errors: (2, 2),
+        name: NameCommand::Setname,
+        source: "redis-py 8.0.0 redis/utils.py:283 (DEFAULT_RESP_VERSION = 3) and redis/connection.py on_connect",
+    },
+    Candidate {
+        lib_name: "redis-py",
+        from: (8, 1, 0),
+        to: (u32::MAX, u32::MAX, u32::MAX),
+        versions: "8.1+",
+        hello: true,
+        errors: (3, 3),
+        name: NameCommand::Setname,
+        source: "redis-py 8.1.0 redis/asyncio/connection.py:371-413 (CLIENT MAINT_NOTIFICATIONS ON after HELLO 3)",
+    },
+    Candidate {
+        lib_name: "go-redis",
+        from: (9, 0, 0),
+        to: (9, u32::MAX, u32::MAX),
+        versions: "v9",
+        hello: true,
+        errors: (2, 2),
+        name: NameCommand::Setname,
+        source: "go-redis v9.8.0 redis.go:353-361 (baseClient.initConn)",
+    },
+    Candidate {
+        lib_name: "ioredis",
+        from: (6, 0, 0),
+        to: (6, 0, u32::MAX),
+        versions: "6.0",
+        hello: true,
+        errors: (2, u32::MAX),
+        name: NameCommand::Setname,
+        source: "ioredis 6.0.0 built/redis/event_handler.js:45-73 (handshake), built/cluster/index.js:818-824 (a refresh's CLUSTER SLOTS connection: protocol 2, no HELLO)",
+    },
+    Candidate {
+        lib_name: "node-redis",
+        from: (6, 3, 0),
+        to: (6, 3, u32::MAX),
+        versions: "6.3",
+        hello: true,
+        errors: (2, 3),
+        name: NameCommand::InHello,
+        source: "@redis/client 6.3.1 dist/lib/client/index.js:548-551 (HELLO … SETNAME), :588-603 (CLIENT SETINFO), :616-619 (CLIENT MAINT_NOTIFICATIONS)",
+    },
+    Candidate {
+        lib_name: "jedis",
+        from: (5, 0, 0),
+        to: (5, u32::MAX, u32::MAX),
+        versions: "5",
+        hello: false,
+        errors: (2, 2),
+        name: NameCommand::Setname,
+        source: "jedis 5.1.0 redis/clients/jedis/Connection.java:410-437 (initializeFromClientConfig), RESP2 default",
+    },
+];
+
+/// Whether `server` rejects `CLIENT SETINFO`: `Some(true)` for Redis before 7.2, `Some(false)` for
+/// Redis 7.2 and later and for Valkey (which starts at 7.2), `None` when unknown.
+pub fn rejects_setinfo(server: &ServerIdentity) -> Option<bool> {
+    let v = crate::defect::parse_version(&server.version)?;
+    match server.name {
+        ServerName::Redis => Some(v < (7, 2, 0)),
+        ServerName::Valkey => Some(false),
+        ServerName::Other(_) => None,
+    }
+}
+
+/// Whether the servers of a recording reject `CLIENT SETINFO`: `Some(true)` when any does,
+/// `Some(false)` when all are known to accept it, `None` otherwise (no server known).
+pub fn any_rejects_setinfo<'a>(servers: impl Iterator<Item = &'a ServerIdentity>) -> Option<bool> {
+    let (mut any, mut unknown) = (false, false);
+    for s in servers {
+        any = true;
+        match rejects_setinfo(s) {
+            Some(true) => return Some(true),
+            Some(false) => {}
+            None => unknown = true,
+        }
+    }
+    (any && !unknown).then_some(false)
+}
+
+/// What a set of connections did at connect, summed from the counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct HandshakeCounts {
+    /// Connections accepted (`total_connections_received`).
+    pub connections: u64,
+    /// `ERR` replies (`errorstat_ERR`).
+    pub err: u64,
+    /// `HELLO` calls.
+    pub hello: u64,
+    /// `CLIENT SETINFO` calls counted by the server (it knows the command).
+    pub setinfo: u64,
+    /// `CLIENT SETNAME` calls.
+    pub setname: u64,
+    /// Whether the connections carry a name (`CLIENT LIST` `name`): then a library that sends
+    /// it in its own `CLIENT SETNAME` leaves one per connection.
+    pub named: bool,
+}
+
+/// A `CLIENT SETINFO` rejection fingerprint: who could have made it and how sure that is.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SetinfoRejection {
+    /// Connections the rejections account for (two `ERR` each).
+    pub connections: u64,
+    /// `HELLO` calls per such connection.
+    pub hello_per_connection: f64,
+    /// The libraries that fit.
+    pub candidates: Vec<Candidate>,
+    /// How sure.
+    pub certainty: Certainty,
+}
+
+/// How far a measured `ERR` ratio may lie from a library's whole number and still fit it.
+const TOLERANCE: f64 = 0.15;
+
+/// The libraries whose connect pattern fits `counts` on a server that rejects `CLIENT SETINFO`
+/// (`rejects`: as [`rejects_setinfo`] says): `None` when the server accepts it, when no
+/// `ERR` came with the connections, or when the errors outnumber what the connections received
+/// explain (something else is failing).
+///
+/// With about a `HELLO` per two `ERR` or more (at least half a `HELLO` per connection of two
+/// errors), the libraries that say `HELLO` first are weighed by their `ERR` per `HELLO`; without,
+/// those that leave two `ERR` per connection. A library whose ratio has a range (ioredis,
+/// node-redis) is named only when no library with a fixed ratio fits: a whole ratio is the mark
+/// of a fixed handshake. Connections that carry a name tell a library sending it in `CLIENT
+/// SETNAME` (one per `HELLO`) from one sending it inside `HELLO` (none). `likely` when the server
+/// is known to reject the command, `possible` when its version is unknown.
+pub fn setinfo_rejection(
+    counts: &HandshakeCounts,
+    rejects: Option<bool>,
+) -> Option<SetinfoRejection> {
+    if rejects == Some(false) || counts.setinfo > 0 || counts.err < 2 {
+        return None;
+    }
+    let err = crate::float::from_u64(counts.err);
+    let hello_per_connection = crate::float::from_u64(counts.hello) / (err / 2.0);
+    let fitting: Vec<(Candidate, u64)> = SETINFO_SENDERS
+        .iter()
+        .filter_map(|c| fit(c, counts, hello_per_connection).map(|n| (*c, n)))
+        .collect();
+    let fixed = fitting.iter().any(|(c, _)| c.errors.0 == c.errors.1);
+    let fitting: Vec<(Candidate, u64)> = fitting
+        .into_iter()
+        .filter(|(c, _)| !fixed || c.errors.0 == c.errors.1)
+        .collect();
+    let (_, connections) = *fitting.first()?;
+    Some(SetinfoRejection {
+        connections,
+        hello_per_connection,
+        candidates: fitting.into_iter().map(|(c, _)| c).collect(),
+        certainty: if rejects == Some(true) {
+            Certainty::Likely
+        } else {
+            Certainty::Possible
+        },
+    })
+}
+
+/// The connections `counts` shows if `c` made them, when its pattern fits: its `HELLO` or its
+/// `ERR` ratio in `c`'s range, no more connections than were received, and its way of naming
+/// connections where they carry a name.
+fn fit(c: &Candidate, counts: &HandshakeCounts, hello_per_connection: f64) -> Option<u64> {
+    let f = crate::float::from_u64;
+    let (least, most) = (
+        f64::from(c.errors.0),
+        if c.errors.1 == u32::MAX {
+            f64::INFINITY
+        } else {
+            f64::from(c.errors.1)
+        },
+    );
+    let (connections, per) = if c.hello {
+        if counts.hello == 0 {
+            return None;
+        }
+        let ratio = f(counts.err) / f(counts.hello);
+        if ratio < least - TOLERANCE || ratio > most + TOLERANCE {
+            return None;
+        }
+        // Errors beyond `least` per HELLO come from connections without one (two each).
+        let extra = counts
+            .err
+            .saturating_sub(u64::from(c.errors.0) * counts.hello)
+            / 2;
+        let connections = if c.errors.1 == u32::MAX {
+            counts.hello + extra
+        } else {
+            counts.hello
+        };
+        (connections, counts.hello)
+    } else {
+        if hello_per_connection >= 0.5 {
+            return None;
+        }
+        let connections = counts.err / u64::from(c.errors.0.max(1));
+        (connections, connections)
+    };
+    if connections == 0 || connections > counts.connections {
+        return None;
+    }
+    if counts.named && per > 0 {
+        let setname_per = f(counts.setname) / f(per);
+        let fits = match c.name {
+            NameCommand::Setname => setname_per >= 0.5,
+            NameCommand::InHello => setname_per < 0.25,
+        };
+        if !fits {
+            return None;
+        }
+    }
+    Some(connections)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(name: ServerName, version: &str) -> ServerIdentity {
+        ServerIdentity {
+            name,
+            version: version.into(),
+        }
+    }
+
+    #[test]
+    fn only_redis_before_7_2_rejects_setinfo() {
+        assert_eq!(
+            rejects_setinfo(&server(ServerName::Redis, "7.0.15")),
+            Some(true)
+        );
+        assert_eq!(
+            rejects_setinfo(&server(ServerName::Redis, "7.2.4")),
+            Some(false)
+        );
+        assert_eq!(
+            rejects_setinfo(&server(ServerName::Valkey, "8.1.1")),
+            Some(false)
+        );
+        assert_eq!(rejects_setinfo(&server(ServerName::Redis, "")), None);
+    }
+
+    #[test]
+    fn two_errors_per_connection_without_hello_is_redis_py_5_to_7_or_jedis_5() {
+        let c = HandshakeCounts {
+            connections: 3,
+            err: 4,
+            hello: 0,
+            setinfo: 0,
+            ..HandshakeCounts::default()
+        };
+        let r = setinfo_rejection(&c, Some(true)).unwrap();
+        assert_eq!(r.connections, 2);
+        assert_eq!(r.certainty, Certainty::Likely);
+        let labels: Vec<String> = r.candidates.iter().map(Candidate::label).collect();
+        assert_eq!(labels, ["redis-py 5.0–7.4", "jedis 5"]);
+    }
+
+    #[test]
+    fn named_connections_tell_ioredis_and_node_redis_from_the_fixed_handshakes() {
+        // Live runs on Redis 7.0.15, connections named by the app (the module's table).
+        let ioredis = HandshakeCounts {
+            connections: 4,
+            err: 8,
+            hello: 3,
+            setname: 4,
+            named: true,
+            ..HandshakeCounts::default()
+        };
+        let r = setinfo_rejection(&ioredis, Some(true)).unwrap();
+        let labels: Vec<String> = r.candidates.iter().map(Candidate::label).collect();
+        assert_eq!(labels, ["ioredis 6.0"]);
+        assert_eq!(r.connections, 4);
+        let node_redis = HandshakeCounts {
+            connections: 4,
+            err: 11,
+            hello: 4,
+            setname: 0,
+            named: true,
+            ..HandshakeCounts::default()
+        };
+        let r = setinfo_rejection(&node_redis, Some(true)).unwrap();
+        let labels: Vec<String> = r.candidates.iter().map(Candidate::label).collect();
+        assert_eq!(labels, ["node-redis 6.3"]);
+        // Unnamed, three per HELLO is redis-py 8.1's fixed handshake first.
+        let unnamed = HandshakeCounts {
+            err: 12,
+            named: false,
+            ..node_redis
+        };
+        let r = setinfo_rejection(&unnamed, Some(true)).unwrap();
+        let labels: Vec<String> = r.candidates.iter().map(Candidate::label).collect();
+        assert_eq!(labels, ["redis-py 8.1+"]);
+        // Named and three per HELLO without CLIENT SETNAME: not redis-py.
+        let named = HandshakeCounts {
+            named: true,
+            ..unnamed
+        };
+        let r = setinfo_rejection(&named, Some(true)).unwrap();
+        let labels: Vec<String> = r.candidates.iter().map(Candidate::label).collect();
+        assert_eq!(labels, ["node-redis 6.3"]);
+    }
+
+    #[test]
+    fn hello_first_points_at_redis_py_8_or_go_redis() {
+        let c = HandshakeCounts {
+            connections: 23,
+            err: 46,
+            hello: 23,
+            setinfo: 0,
+            ..HandshakeCounts::default()
+        };
+        let r = setinfo_rejection(&c, None).unwrap();
+        assert_eq!(r.certainty, Certainty::Possible);
+        let labels: Vec<String> = r.candidates.iter().map(Candidate::label).collect();
+        assert_eq!(labels, ["redis-py 8.0", "go-redis v9"]);
+    }
+
+    #[test]
+    fn three_errors_per_hello_is_redis_py_8_1_or_later() {
+        // One node of a live run of the real redis-py 8.1.0 on Redis 7.0.15.
+        let c = HandshakeCounts {
+            connections: 1358,
+            err: 2652,
+            hello: 884,
+            setinfo: 0,
+            ..HandshakeCounts::default()
+        };
+        let r = setinfo_rejection(&c, Some(true)).unwrap();
+        assert_eq!(r.connections, 884);
+        let labels: Vec<String> = r.candidates.iter().map(Candidate::label).collect();
+        assert_eq!(labels, ["redis-py 8.1+"]);
+        // More errors than what the handshakes explain is something else failing.
+        let four = HandshakeCounts { err: 4 * 884, ..c };
+        assert!(setinfo_rejection(&four, Some(true)).is_none());
+    }
+
+    #[test]
+    fn no_fingerprint_where_setinfo_works_or_errors_are_something_else() {
+        let c = HandshakeCounts {
+            connections: 2,
+            err: 4,
+            hello: 0,
+            setinfo: 0,
+            ..HandshakeCounts::default()
+        };
+        assert!(setinfo_rejection(&c, Some(false)).is_none());
+        let many = HandshakeCounts { err: 40, ..c };
+        assert!(
+            setinfo_rejection(&many, Some(true)).is_none(),
+            "20 connections' worth from 2"
+        );
+        let none = HandshakeCounts { err: 1, ..c };
+        assert!(setinfo_rejection(&none, Some(true)).is_none());
+        let counted = HandshakeCounts { setinfo: 4, ..c };
+        assert!(
+            setinfo_rejection(&counted, None).is_none(),
+            "the server knows SETINFO"
+        );
+    }
+}
