@@ -13,16 +13,23 @@
 //! whose fault the recording can show (with two cases: both; a kill of the application's own
 //! connections leaves no trace the replay reads, see docs/FIDELITY.md). The other metrics are
 //! printed; the long draw (`scripts/fidelity`) measures them.
+//!
+//! A second test draws two cases over the other libraries (ioredis, node-redis, go-redis, Jedis,
+//! Lettuce, ... each with its real app from `apps/` and its model) and asserts the harness only:
+//! their magnitudes are measured by `scripts/fidelity --libs` and stated in docs/FIDELITY.md.
 
 use slotscope_tests::matrix::case::{Case, Fault};
 use slotscope_tests::matrix::compare::Metric;
 use slotscope_tests::matrix::draw::run_seed;
+use slotscope_tests::matrix::library::{Library, ALL};
 use slotscope_tests::matrix::rng::case_seed;
 use slotscope_tests::matrix::runner::{run_case, CaseResult};
 use slotscope_tests::matrix::table::progress;
 
-/// Cases a run draws.
+/// Cases a run draws over redis-py's releases.
 const CASES: u64 = 2;
+/// Cases a run draws over the other libraries (a different library each, at random).
+const OTHER_CASES: u64 = 2;
 /// Wedged / not wedged agreement wanted.
 const WEDGED_SHARE: f64 = 0.95;
 
@@ -187,4 +194,59 @@ fn two_random_live_cases_agree_on_wedged() {
         WEDGED_SHARE * 100.0,
         misses.join("\n")
     );
+}
+
+/// The libraries other than redis-py with a model and a built app (every one under
+/// `SLOTSCOPE_REQUIRE_APPS=1`, which fails the test should one not be built).
+fn other_libraries() -> Vec<Library> {
+    let required = std::env::var("SLOTSCOPE_REQUIRE_APPS").is_ok_and(|v| v == "1");
+    let with_model: Vec<Library> = ALL
+        .into_iter()
+        .filter(|l| !matches!(l, Library::RedisPy(_)) && l.model().is_some())
+        .collect();
+    let missing: Vec<String> = with_model
+        .iter()
+        .filter(|l| !l.is_available())
+        .map(|l| l.label())
+        .collect();
+    assert!(
+        !required || missing.is_empty(),
+        "SLOTSCOPE_REQUIRE_APPS=1 and not built: {} (run scripts/setup)",
+        missing.join(", ")
+    );
+    with_model
+        .into_iter()
+        .filter(|l| l.is_available())
+        .collect()
+}
+
+/// Cases drawn over every other library's real app: the harness must work for each (the app
+/// reports figures that hold together, the model replays the recording); the comparisons are
+/// printed, not asserted (docs/FIDELITY.md states each library's figures and misses, measured by
+/// the long draw: `scripts/fidelity --libs ...`).
+#[test]
+fn random_live_cases_over_the_other_libraries_run_and_replay() {
+    let seed = run_seed();
+    let libraries = other_libraries();
+    eprintln!(
+        "fidelity matrix, other libraries: SLOTSCOPE_SEED={seed} ({OTHER_CASES} cases over {}; \
+         re-run with that variable set)",
+        libraries
+            .iter()
+            .map(|l| l.label())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if libraries.is_empty() {
+        eprintln!("no other library's app is built here");
+        return;
+    }
+    for i in 0..OTHER_CASES {
+        // Seeds apart from the redis-py draw's, so both draws stay as they were.
+        let case = Case::draw_over(case_seed(seed ^ 0x6f74_6865_72, i), &libraries);
+        eprintln!("case seed {}: {case}", case.seed);
+        let r = run_case(&case, &|line| eprintln!("   {line}"), None);
+        eprint!("{}", progress(&r));
+        check_harness(seed, &r);
+    }
 }
