@@ -243,7 +243,7 @@ fn random_live_cases_over_the_other_libraries_run_and_replay() {
     }
     for i in 0..OTHER_CASES {
         // Seeds apart from the redis-py draw's, so both draws stay as they were.
-        let case = Case::draw_over(case_seed(seed ^ 0x6f74_6865_72, i), &libraries);
+        let case = Case::draw_over(case_seed(seed ^ 0x6f_7468_6572, i), &libraries);
         eprintln!("case seed {}: {case}", case.seed);
         let r = run_case(&case, &|line| eprintln!("   {line}"), None);
         eprint!("{}", progress(&r));
