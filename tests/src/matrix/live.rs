@@ -87,6 +87,9 @@ pub struct LiveRun {
     pub companion_settings: Option<AppSettings>,
     /// What the companion reported, when one ran.
     pub companion: Option<AppReport>,
+    /// When the fault began, epoch ms (none for [`Fault::None`]): its event is noted when it is
+    /// done (after a stall, after the promotion), this when it was started.
+    pub fault_started_ms: Option<u64>,
 }
 
 /// Runs `case` live; `say` receives a line per step.
@@ -221,7 +224,9 @@ pub fn run_with(
     };
     until(case.first_event_ms);
     let gap = Duration::from_millis(case.gap_ms);
+    let fault_started = std::cell::Cell::new(None);
     let fault = |cluster: &mut Cluster, events: &mut Vec<Event>| {
+        fault_started.set(Some(now_ms()));
         let what = inject(cluster, case.fault, APP_NAME);
         note(what, events);
     };
@@ -312,5 +317,6 @@ pub fn run_with(
         events,
         companion_settings,
         companion: companion_report,
+        fault_started_ms: fault_started.get(),
     })
 }

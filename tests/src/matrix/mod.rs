@@ -41,4 +41,5 @@ pub mod runner;
 pub mod story;
 pub mod story_table;
 pub mod table;
+pub mod timing;
 pub mod truth;

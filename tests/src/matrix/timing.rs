@@ -1,0 +1,167 @@
+//! When a fault shows in the outcomes, real and replayed (issue 24's time targets): from the
+//! fault to the first failed command, and from the fault to recovery (the moment after which
+//! no command failed and some succeeded, up to the schedule's end).
+//!
+//! The application counts outcomes by when each command ended, in `outcomes.bucket_ms` buckets
+//! (250 ms); the replay's timeline counts them by the second each command was issued. A moment is
+//! a bucket's start, so the two differ by up to a second on their own: the target is within 1 s
+//! or 25 % of the real delay, whichever is larger.
+
+use serde_json::Value;
+
+use crate::matrix::app::AppReport;
+
+/// The smallest tolerance, ms.
+pub const WITHIN_MS: u64 = 1000;
+/// The relative tolerance, of the real delay.
+pub const WITHIN_REL: f64 = 0.25;
+
+/// When failures began and ended, epoch ms.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Onset {
+    /// The start of the first bucket at or after the reference (the fault) with a failed
+    /// command; none when none failed.
+    pub first_failure_ms: Option<u64>,
+    /// The start of the bucket after the last one with a failed command, when a command
+    /// succeeded from there on; none when no command failed, or when failures lasted to the end.
+    pub recovered_ms: Option<u64>,
+}
+
+/// Outcome buckets: (start ms, succeeded, failed), in order.
+type Buckets = Vec<(u64, u64, u64)>;
+
+/// The onset in `buckets` of width `width` after `from_ms`.
+fn onset(buckets: &Buckets, width: u64, from_ms: u64) -> Onset {
+    // A bucket that ends after the reference can hold a command the fault failed.
+    let after: Vec<&(u64, u64, u64)> = buckets
+        .iter()
+        .filter(|(t, _, _)| t + width > from_ms)
+        .collect();
+    let Some(first) = after.iter().position(|(_, _, failed)| *failed > 0) else {
+        return Onset::default();
+    };
+    let last = after
+        .iter()
+        .rposition(|(_, _, failed)| *failed > 0)
+        .unwrap_or(first);
+    let recovered = after[last + 1..]
+        .iter()
+        .any(|(_, ok, _)| *ok > 0)
+        .then(|| after[last].0 + width);
+    Onset {
+        first_failure_ms: Some(after[first].0),
+        recovered_ms: recovered,
+    }
+}
+
+/// The application's onset after `from_ms` (none without `outcomes` buckets).
+pub fn app_onset(app: &AppReport, from_ms: u64) -> Option<Onset> {
+    let width = app.outcome_bucket_ms()?;
+    let o = &app.raw["outcomes"];
+    let ok = o["ok"].as_array()?;
+    let failed = o["failed"].as_array()?;
+    let buckets: Buckets = (0u64..)
+        .zip(ok.iter().zip(failed))
+        .map(|(i, (k, f))| {
+            (
+                app.started_ms + i * width,
+                k.as_u64().unwrap_or(0),
+                f.as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    Some(onset(&buckets, width, from_ms))
+}
+
+/// The replay's onset after `from_ms`, from its per-second `timeline` (none without one).
+pub fn model_onset(replay: &Value, from_ms: u64) -> Option<Onset> {
+    let seconds = replay["timeline"].as_array()?;
+    let buckets: Buckets = seconds
+        .iter()
+        .filter_map(|s| {
+            Some((
+                s["t"].as_u64()?,
+                s["ok"].as_u64().unwrap_or(0),
+                s["errors"].as_u64().unwrap_or(0),
+            ))
+        })
+        .collect();
+    Some(onset(&buckets, 1000, from_ms))
+}
+
+/// Whether a model's delay (ms after the reference) meets the real one: both none, or within
+/// [`WITHIN_MS`] or [`WITHIN_REL`] of it.
+pub fn delay_within(real: Option<u64>, model: Option<u64>) -> bool {
+    match (real, model) {
+        (None, None) => true,
+        (Some(r), Some(m)) => {
+            let tolerance = WITHIN_MS.max((WITHIN_REL * r as f64).round() as u64);
+            r.abs_diff(m) <= tolerance
+        }
+        _ => false,
+    }
+}
+
+/// A delay in words: `+1.5 s`, or `none`.
+pub fn delay_text(delay: Option<u64>) -> String {
+    delay.map_or_else(
+        || "none".to_owned(),
+        |d| format!("+{:.1} s", d as f64 / 1000.0),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn failures_begin_at_the_first_failed_bucket_and_end_after_the_last() {
+        let b: Buckets = vec![
+            (0, 5, 0),
+            (250, 5, 0),
+            (500, 1, 3),
+            (750, 0, 4),
+            (1000, 2, 1),
+            (1250, 4, 0),
+            (1500, 5, 0),
+        ];
+        let o = onset(&b, 250, 400);
+        assert_eq!(o.first_failure_ms, Some(500));
+        assert_eq!(o.recovered_ms, Some(1250));
+        // Failures to the end: not recovered.
+        let to_end: Buckets = vec![(0, 5, 0), (250, 0, 2), (500, 0, 3)];
+        assert_eq!(
+            onset(&to_end, 250, 0),
+            Onset {
+                first_failure_ms: Some(250),
+                recovered_ms: None
+            }
+        );
+        // Failures before the reference do not count; none after: no onset.
+        assert_eq!(onset(&to_end, 250, 1000), Onset::default());
+    }
+
+    #[test]
+    fn the_replay_timeline_is_read_by_the_second() {
+        let replay = json!({"timeline": [
+            {"t": 10_000, "ok": 9, "errors": 0},
+            {"t": 11_000, "ok": 2, "errors": 7},
+            {"t": 12_000, "ok": 9, "errors": 0}
+        ]});
+        let o = model_onset(&replay, 10_500).unwrap();
+        assert_eq!(o.first_failure_ms, Some(11_000));
+        assert_eq!(o.recovered_ms, Some(12_000));
+        assert!(model_onset(&json!({}), 0).is_none());
+    }
+
+    #[test]
+    fn a_delay_is_met_within_a_second_or_a_quarter() {
+        assert!(delay_within(None, None));
+        assert!(!delay_within(Some(500), None));
+        assert!(delay_within(Some(500), Some(1400)));
+        assert!(!delay_within(Some(500), Some(1600)));
+        assert!(delay_within(Some(8000), Some(10_000)));
+        assert!(!delay_within(Some(8000), Some(10_100)));
+    }
+}
