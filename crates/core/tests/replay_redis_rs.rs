@@ -84,6 +84,61 @@ fn refused_connections_on_the_only_node_reconnect_from_initial_nodes() {
 }
 
 #[test]
+fn a_dead_nodes_slots_cost_a_moved_and_two_rebuilds_and_time_out_at_the_overall_bound() {
+    // B refuses from 10 s to 30 s. A command for B's slots: the connection is dropped (or B is
+    // already under repair), the slot route falls back to A, which answers MOVED (a rebuild), the
+    // redirect cannot connect (NotFound: a second rebuild, then a sleep of 1.28 s), and the
+    // overall timeout (the response timeout, 500 ms) ends it first with Io (timed out).
+    let cluster = incident2_with_fault(B, 10, 30, FaultKind::ConnectionError);
+    let w = workload(40);
+    let r = run_model(&cluster, &w, &[("socket_timeout", "0.5")]);
+    assert!(!r.wedged);
+    assert!(r.failed > 10, "{}", r.failed);
+    assert_eq!(
+        r.errors.get("Io (timed out)"),
+        Some(&r.failed),
+        "{:?}",
+        r.errors
+    );
+    let inside = |f: fn(&slotscope_core::replay::Second) -> u64| -> u64 {
+        r.timeline[11..29].iter().map(f).sum()
+    };
+    let (moved, failed, rebuilds) = (
+        inside(|s| s.moved),
+        inside(|s| s.errors),
+        inside(|s| s.full_reinits),
+    );
+    assert!(failed > 0);
+    assert_eq!(moved, failed, "one MOVED per failed command");
+    assert_eq!(rebuilds, 2 * failed, "two rebuilds per failed command");
+    // No connection to B is counted while it refuses: a connect that fails makes none.
+    assert_eq!(inside(|s| s.new_connections), 0);
+    // Once B answers again its reconnect loop (or a rebuild) connects it: one more connection.
+    assert_eq!(r.new_connections, 3, "A, B, B again");
+    assert_eq!(r.timeline[32].errors, 0);
+}
+
+#[test]
+fn without_an_overall_timeout_the_retry_sleeps_are_waited_out() {
+    // overall_response_timeout=none: the NotFound path sleeps 1.28 s per retry and goes on,
+    // so a command for B's slots outlives B's 2 s of refusals and succeeds.
+    let cluster = incident2_with_fault(B, 10, 12, FaultKind::ConnectionError);
+    let w = workload(20);
+    let bounded = run_model(&cluster, &w, &[("socket_timeout", "0.5")]);
+    let unbounded = run_model(
+        &cluster,
+        &w,
+        &[
+            ("socket_timeout", "0.5"),
+            ("overall_response_timeout", "none"),
+        ],
+    );
+    assert!(bounded.failed > 0);
+    assert_eq!(unbounded.failed, 0, "{:?}", unbounded.errors);
+    assert!(unbounded.skipped_while_waiting > bounded.skipped_while_waiting);
+}
+
+#[test]
 fn options_are_checked_by_their_redis_rs_names() {
     let mut o = ModelOptions::new(addr("10.0.0.1:6379"));
     o.set("retries", "3").unwrap();

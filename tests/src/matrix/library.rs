@@ -30,10 +30,12 @@ pub enum Library {
     Jedis,
     /// Lettuce 6.3.2 `RedisClusterClient` (`apps/java`).
     Lettuce,
+    /// redis-rs (crate `redis`) 1.8.1 async `ClusterClient` (`apps/redis-rs`).
+    RedisRs,
 }
 
 /// Every library and release the matrix can run.
-pub const ALL: [Library; 7] = [
+pub const ALL: [Library; 8] = [
     Library::RedisPy(REDIS_PY_5_0_0),
     Library::RedisPy(REDIS_PY_8_1_0),
     Library::Ioredis,
@@ -41,6 +43,7 @@ pub const ALL: [Library; 7] = [
     Library::GoRedis,
     Library::Jedis,
     Library::Lettuce,
+    Library::RedisRs,
 ];
 
 impl Library {
@@ -53,6 +56,7 @@ impl Library {
             Library::GoRedis => "go-redis",
             Library::Jedis => "jedis",
             Library::Lettuce => "lettuce",
+            Library::RedisRs => "redis-rs",
         }
     }
 
@@ -65,6 +69,7 @@ impl Library {
             Library::GoRedis => "9.8.0",
             Library::Jedis => "5.1.0",
             Library::Lettuce => "6.3.2",
+            Library::RedisRs => "1.8.1",
         }
     }
 
@@ -87,7 +92,9 @@ impl Library {
     pub fn named_on_redis_7_0(self) -> &'static [&'static str] {
         match self {
             Library::RedisPy(v) if v.starts_with("8.1") => &["redis-py"],
-            Library::RedisPy(_) | Library::Jedis => &["redis-py", "jedis"],
+            Library::RedisPy(_) | Library::Jedis | Library::RedisRs => {
+                &["redis-py", "redis-rs", "jedis"]
+            }
             Library::GoRedis => &["redis-py", "go-redis"],
             Library::Ioredis => &["ioredis"],
             Library::NodeRedis => &["node-redis"],
@@ -147,6 +154,7 @@ impl Library {
                 c
             }
             Library::GoRedis => Command::new(need(root.join("apps/go-redis/bin/app"))?),
+            Library::RedisRs => Command::new(need(root.join("apps/redis-rs/target/release/app"))?),
             Library::Jedis | Library::Lettuce => {
                 let jar = need(root.join("apps/java/target/slotscope-apps.jar"))?;
                 let mut c = Command::new("java");
@@ -172,9 +180,12 @@ impl Library {
     /// Whether the library translates the addresses the cluster announces (redis-py
     /// `address_remap`, ioredis `natMap`, node-redis `nodeAddressMap`, Jedis `HostAndPortMapper`,
     /// Lettuce `MappingSocketAddressResolver`); go-redis has no such option (its app could only
-    /// dial through a custom `Dialer`), so the remap axis does not apply to it.
+    /// dial through a custom `Dialer`), nor has redis-rs 1.8.1 one for every node (its
+    /// `node_address_map` maps given addresses one by one at connect time, and its model does
+    /// not replay a remap; the app maps through an `AsyncDNSResolver`), so the remap axis does not
+    /// apply to them.
     pub fn has_address_translation(self) -> bool {
-        !matches!(self, Library::GoRedis)
+        !matches!(self, Library::GoRedis | Library::RedisRs)
     }
 
     /// The replay model that stands for it (`--model`), where one exists.
@@ -184,7 +195,8 @@ impl Library {
             | Library::Ioredis
             | Library::GoRedis
             | Library::Jedis
-            | Library::Lettuce => Some(self.label()),
+            | Library::Lettuce
+            | Library::RedisRs => Some(self.label()),
             Library::NodeRedis => None,
         }
     }
@@ -220,5 +232,8 @@ mod tests {
         assert!(Library::Lettuce.is_release("6.3.2.RELEASE"));
         assert!(!Library::Lettuce.is_release("6.3.3.RELEASE"));
         assert!(!Library::GoRedis.is_release("9.8"));
+        assert_eq!(Library::parse("redis-rs").unwrap(), vec![Library::RedisRs]);
+        assert_eq!(Library::RedisRs.model().as_deref(), Some("redis-rs@1.8.1"));
+        assert!(!Library::RedisRs.has_address_translation());
     }
 }

@@ -20,6 +20,7 @@
 //! | ioredis 6.0 | each node connection; none on the `CLUSTER SLOTS` connection of a refresh (`protocol: 2`) | 2 and 2 more per refresh | `CLIENT SETNAME` | 6.0.0 `built/redis/event_handler.js:45-73`, `built/cluster/index.js:818-824` |
 //! | node-redis 6.3 | each (RESP3), the name in it | 2, 3 with `CLIENT MAINT_NOTIFICATIONS` (clients given a host) | in `HELLO … SETNAME` | `@redis/client` 6.3.1 `dist/lib/client/index.js:548-551`, :588-603, :616-619 |
 //! | Jedis 5 | none (RESP2) | 2 per connection | `CLIENT SETNAME` | 5.1.0 `redis/clients/jedis/Connection.java:410-437` |
+//! | redis-rs 1 | none (RESP2) | 2 per connection | the application's own `CLIENT SETNAME` | 1.8.1 `src/connection.rs:1443-1462` |
 //!
 //! Measured per connection on Redis 7.0.15: redis-py 5.0.0 10 `ERR` for 5 connections; 8.1.0 15
 //! for 5 `HELLO`; go-redis 6 for 3 `HELLO`; ioredis 8 for 3 `HELLO` and 4 connections; node-redis
@@ -27,8 +28,8 @@
 //! `CLIENT SETINFO` only to servers 7.2 or later (`io/lettuce/core/RedisHandshake.java:249-262`):
 //! on Redis 7.0 it leaves no rejection, so this fingerprint cannot see it.
 //!
-//! What cannot be told apart on Redis 7.0 this way: redis-py 5.0–7.4 from Jedis 5 (both two `ERR`
-//! per connection without `HELLO`); redis-py 8.0 from go-redis v9 (two per `HELLO`, the name
+//! What cannot be told apart on Redis 7.0 this way: redis-py 5.0–7.4, Jedis 5 and redis-rs 1
+//! (two `ERR` per connection without `HELLO`); redis-py 8.0 from go-redis v9 (two per `HELLO`, the name
 //! in `CLIENT SETNAME`); ioredis 6.0 from either of those or from redis-py 8.1+ (its refreshes'
 //! connections add `ERR` without `HELLO`, so its ratio lies anywhere from 2 up); node-redis 6.3
 //! is told from all but itself only when the connections carry a name (it sends it in `HELLO`).
@@ -161,6 +162,16 @@ pub const SETINFO_SENDERS: &[Candidate] = &[
         errors: (2, 3),
         name: NameCommand::InHello,
         source: "@redis/client 6.3.1 dist/lib/client/index.js:548-551 (HELLO … SETNAME), :588-603 (CLIENT SETINFO), :616-619 (CLIENT MAINT_NOTIFICATIONS)",
+    },
+    Candidate {
+        lib_name: "redis-rs",
+        from: (1, 0, 0),
+        to: (1, u32::MAX, u32::MAX),
+        versions: "1",
+        hello: false,
+        errors: (2, 2),
+        name: NameCommand::Setname,
+        source: "redis 1.8.1 src/connection.rs:1443-1462 (CLIENT SETINFO pipelined, its result ignored), RESP2 default; it has no connection-name option, so a name comes in the application's own CLIENT SETNAME",
     },
     Candidate {
         lib_name: "jedis",
@@ -373,7 +384,7 @@ mod tests {
         assert_eq!(r.connections, 2);
         assert_eq!(r.certainty, Certainty::Likely);
         let labels: Vec<String> = r.candidates.iter().map(Candidate::label).collect();
-        assert_eq!(labels, ["redis-py 5.0–7.4", "jedis 5"]);
+        assert_eq!(labels, ["redis-py 5.0–7.4", "redis-rs 1", "jedis 5"]);
     }
 
     #[test]

@@ -33,6 +33,10 @@ pub trait Transport {
     fn send(&mut self, to: &NodeAddr, cmd: Routed, asking: bool) -> Reply;
     /// Sends `CLUSTER SLOTS` to `to`.
     fn cluster_slots(&mut self, to: &NodeAddr) -> Result<Vec<(SlotRange, NodeAddr)>, Reply>;
+    /// A connection attempt to `to` (connect, then a keyless command such as `PING`) made by the
+    /// client's background work: `Ok` if the node would answer it now, else how it fails. The
+    /// command's clock does not move, and nothing is counted among the workload's commands.
+    fn probe(&mut self, to: &NodeAddr) -> Result<(), Reply>;
 }
 
 /// The numbers `number` gives `addrs`, in order, each once: a model's seed list. An address it

@@ -88,6 +88,15 @@ impl Transport for Local<'_, '_> {
         self.now_us = at;
         answer
     }
+
+    fn probe(&mut self, to: &NodeAddr) -> Result<(), Reply> {
+        self.net.set_now(self.now_us);
+        let (_, answer) = self
+            .net
+            .keyless_to(self.net.node_index(to), true)
+            .into_parts();
+        answer
+    }
 }
 
 impl<M: SyncModel> ClientModel for Sequential<M> {

@@ -33,9 +33,16 @@ pub struct Shard {
 }
 
 impl Shard {
-    /// The shard's primary, if it has one.
+    /// The shard's primary, if it has one: the first primary the cluster has not agreed failed,
+    /// else the first primary (a view recorded before primaries were ordered by health may list
+    /// a failed old primary first, beside the promoted one).
     pub fn primary(&self) -> Option<&TopoNode> {
-        self.nodes.first().filter(|n| n.role == NodeRole::Primary)
+        let mut primaries = self
+            .nodes
+            .iter()
+            .take_while(|n| n.role == NodeRole::Primary);
+        let first = primaries.clone().next();
+        primaries.find(|n| n.health != NodeHealth::Failed).or(first)
     }
 
     /// Whether the shard serves `slot`.
@@ -59,9 +66,15 @@ impl Shard {
     }
 }
 
-/// Primaries before replicas, then by id.
-fn node_order(node: &TopoNode) -> (bool, &NodeId) {
-    (node.role != NodeRole::Primary, &node.id)
+/// Primaries before replicas, a primary the cluster agreed failed after one that is not (after a
+/// failover, Valkey's `CLUSTER SHARDS` lists the old primary, still `primary` with health `fail`,
+/// beside the promoted one; `CLUSTER SLOTS` names only the promoted one), then by id.
+fn node_order(node: &TopoNode) -> (bool, bool, &NodeId) {
+    (
+        node.role != NodeRole::Primary,
+        node.health == NodeHealth::Failed,
+        &node.id,
+    )
 }
 
 /// A slot the reporting node is moving out (`MIGRATING` to `peer`) or in (`IMPORTING` from
@@ -387,6 +400,37 @@ mod tests {
         view.merge_nodes(&nodes);
         assert_eq!(layout(&view), vec![(vec![range(0, 16383)], vec![R1, R4])]);
         assert_eq!(view.node(&id(R4)).unwrap().health, NodeHealth::Failed);
+    }
+
+    #[test]
+    fn a_failed_primary_beside_a_promoted_one_is_not_the_shards_primary() {
+        // The failed old primary's id sorts first: health decides before the id.
+        let (old, new) = (R4, R1);
+        assert!(old < new);
+        let mut shard = Shard {
+            slots: vec![range(0, 5460)],
+            nodes: vec![
+                TopoNode::new(id(new), NodeRole::Primary, NodeHealth::Online),
+                TopoNode::new(id(old), NodeRole::Primary, NodeHealth::Failed),
+            ],
+        };
+        // As recorded before the nodes were ordered by health: the failed one first.
+        shard.nodes.reverse();
+        assert_eq!(shard.primary().map(|p| &p.id), Some(&id(new)));
+        shard.normalise();
+        assert_eq!(shard.nodes[0].id, id(new));
+        assert_eq!(shard.primary().map(|p| &p.id), Some(&id(new)));
+        // Before the failover, the failed primary alone is still the shard's primary.
+        let mut alone = Shard {
+            slots: vec![range(0, 5460)],
+            nodes: vec![TopoNode::new(
+                id(old),
+                NodeRole::Primary,
+                NodeHealth::Failed,
+            )],
+        };
+        alone.normalise();
+        assert_eq!(alone.primary().map(|p| &p.id), Some(&id(old)));
     }
 
     #[test]

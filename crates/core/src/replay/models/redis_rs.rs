@@ -12,9 +12,10 @@
 //!
 //! - `MOVED` (`RetryMethod::MovedRedirect`): the request is retried at once on the named node and
 //!   the connection starts a full slot rebuild (`PollFlushAction::RebuildSlots`): there is no
-//!   rate limit and no patching, every `MOVED` costs a `refresh_slots`. The redirected retry is
-//!   already in flight when the rebuild starts, and no new request is dispatched until it ends,
-//!   so the replay runs the rebuild right after the command.
+//!   rate limit and no patching, every `MOVED` costs a `refresh_slots`. The rebuild runs before
+//!   the redirected retry is sent: `Retry::Immediately` only builds the retry's future
+//!   (`handle_retries`, `async_connection/mod.rs` lines 1498-1508 of 1.8.1), and `poll_flush`
+//!   polls no request until the `Recover` state's rebuild is over (lines 1713-1742).
 //! - `refresh_slots`: `CLUSTER SLOTS` to each `Connected` node of the connection map in turn
 //!   until one answers (the map is a `HashMap`; the replay takes the nodes in order of first
 //!   sight); if none does, a second pass reconnects and asks every node of the map again. On
@@ -28,21 +29,37 @@
 //!   random connected node (which answers `MOVED`); with no connection at all it fails with
 //!   `ClusterConnectionNotFound`, which reconnects to the initial nodes
 //!   (`ReconnectFromInitialConnections`). A redirect to a node that cannot be connected is
-//!   `OperationTarget::NotFound`: rebuild, then retry after a sleep. The replay cannot probe a
-//!   node without sending to it, so a reconnect attempt is taken to succeed when its time comes
-//!   and the next command to the node shows whether it did.
+//!   `OperationTarget::NotFound` (`try_cmd_request`, mod.rs line 813): rebuild, then retry after
+//!   a sleep (`choose_response`, `request.rs` lines 241-250). So a command for a dead node's
+//!   slot costs a `MOVED` and two rebuilds, one for the `MOVED` and one for the failed connect.
+//! - Connections are made only to nodes that answer (`connect_and_check`, mod.rs line 1829:
+//!   connect, then `PING`): the redirect's `connect_check_and_add` (line 953), the rebuild's
+//!   `refresh_connections_locked` (line 1059: each topology node's connection is checked with a
+//!   `PING` or made anew, and a node that cannot be connected is left out of the map, lines
+//!   1068 and 1085-1088) and each attempt of `reconnect_loop` (line 1162: the first at once, then
+//!   after 50 ms doubling to 1 s). The replay asks the simulated node whether it would answer
+//!   ([`Transport::probe`]), in the background: the command's clock does not move (the library
+//!   runs the rebuild's connections concurrently, `buffer_unordered`, line 1083).
 //! - A timeout (`Io` `TimedOut`, `RetryMethod::RetryImmediately`): no rebuild, no reconnect, the
-//!   connection is kept. `response_timeout` is unset by default: the library then waits on a
-//!   silent node as long as it takes; the replay, which cannot wait, counts such a command as
-//!   failed with `Io` `TimedOut` (set `response_timeout` or `socket_timeout` to model the wait).
-//!   With `response_timeout` set, `overall_response_timeout` defaults to the same value, so the
-//!   first timeout ends the request; with `overall_response_timeout=none` it is retried on the
-//!   same node up to `retries` times.
-//! - `retries` (default 16) bounds every retry of a request (redirects included). The waits of
-//!   `RetryMethod::WaitAndRetry` and of the `NotFound` path (`rand(min_retry_wait ..
-//!   min(max_retry_wait, factor·base^retry))` ms, at least 1.28 s by default) are not waited out:
-//!   a `CLUSTERDOWN` ends the command at once, and a rebuild that fails ends it with the
-//!   rebuild's error (the library would go on rebuilding in a loop while the request sleeps).
+//!   connection is kept, the request retried. `response_timeout` is unset by default: the
+//!   library then waits on a silent node as long as it takes; the replay, which cannot wait,
+//!   counts such a command as failed with `Io` `TimedOut` (set `response_timeout` or
+//!   `socket_timeout` to model the wait).
+//! - The overall timeout: `route_command` (mod.rs lines 302-305) bounds the whole request,
+//!   retries, rebuilds and sleeps included, by `overall_response_timeout`, which defaults to
+//!   `response_timeout` (`ClusterParams::from`, `client.rs` line 378). The request then fails
+//!   with `Io` `TimedOut` at that deadline (`From<Elapsed>`, `aio/runtime.rs` line 189), whatever
+//!   it was doing. So with the default the first timeout ends the request, and so does any
+//!   retry's sleep; with `overall_response_timeout=none` a timeout is retried on the same node up
+//!   to `retries` times.
+//! - `retries` (default 16) bounds every retry of a request (redirects included). The sleeps of
+//!   `RetryMethod::WaitAndRetry` (`CLUSTERDOWN`, `TRYAGAIN`, `MASTERDOWN`, `LOADING`,
+//!   `server_error.rs` line 65) and of the `NotFound` path are waited out:
+//!   `wait_time_for_retry(retry)` (client.rs lines 185-205) draws from `min_retry_wait` up to
+//!   `min(max_retry_wait, 10·2^retry)` ms (at least `min_retry_wait` + 1), 1.28 s for the first
+//!   seven retries by default: longer than any overall timeout under 1.28 s, so such a request
+//!   fails with `Io` `TimedOut`. A rebuild that fails is taken up again at the next command (the
+//!   library starts another at once, `poll_recover`, mod.rs line 1472).
 //! - The initial nodes (`ClusterClient::new`'s list) are kept for the life of the connection, so
 //!   the client never wedges: `startup_nodes` is their number.
 //!
@@ -126,14 +143,13 @@ const OPTIONS: &[ModelOption] = &[
     },
     ModelOption {
         name: "min_retry_wait",
-        doc: "milliseconds, lower bound of a retry's sleep (default 1280); checked, not simulated",
+        doc: "milliseconds, lower bound of a retry's sleep (default 1280)",
         default: "1280",
         ..ModelOption::PLAIN
     },
     ModelOption {
         name: "max_retry_wait",
-        doc:
-            "milliseconds, upper bound of a retry's sleep (default 655360); checked, not simulated",
+        doc: "milliseconds, upper bound of a retry's sleep (default 655360)",
         default: "655360",
         ..ModelOption::PLAIN
     },
@@ -162,6 +178,9 @@ const DEFAULT_RETRIES: u32 = 16;
 const RECONNECT_BACKOFF_MS: u64 = 50;
 /// `reconnect_loop`: backoff cap.
 const RECONNECT_BACKOFF_MAX_MS: u64 = 1000;
+/// `RetryParams::default()`: `factor` and `exponent_base` of `wait_time_for_retry`.
+const RETRY_FACTOR: u64 = 10;
+const RETRY_BASE: u64 = 2;
 /// Seed of the generator behind `get_random_connection`.
 const RNG_SEED: u64 = 0x7265_6469_732d_7273;
 
@@ -214,11 +233,10 @@ fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientMode
         "a positive number",
     )?;
     let timeout_ms = options.timeout_alias(name, "response_timeout", response_timeout, |t| t)?;
-    // With an overall timeout (by default that of the response), the first timeout ends the
-    // request; without one the request is retried.
-    let retry_timeouts = match overall {
-        Some(None) => true,
-        Some(Some(_)) | None => false,
+    // `ClusterParams::from` (client.rs line 378): unset, the overall timeout is the response's.
+    let overall_ms = match overall {
+        None => timeout_ms,
+        Some(o) => o,
     };
     Ok(boxed(Client::new(
         name,
@@ -226,7 +244,9 @@ fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientMode
         Config {
             retries,
             timeout_ms,
-            retry_timeouts,
+            overall_ms,
+            min_wait,
+            max_wait,
             max_connection_attempts,
         },
     )))
@@ -235,7 +255,10 @@ fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientMode
 struct Config {
     retries: u32,
     timeout_ms: Option<u64>,
-    retry_timeouts: bool,
+    /// `overall_response_timeout` in effect, ms (`None`: no bound).
+    overall_ms: Option<u64>,
+    min_wait: u64,
+    max_wait: u64,
     max_connection_attempts: Option<u32>,
 }
 
@@ -257,6 +280,8 @@ enum Step {
     Done(Outcome),
     /// Retry (counting one retry) after this error, on this redirect or on the slot route.
     Retry(ClientError, Option<(NodeIdx, bool)>),
+    /// Retry on the slot route after `wait_time_for_retry`'s sleep (`Retry::AfterSleep`).
+    RetryAfterSleep(ClientError),
 }
 
 /// What the client holds for one address.
@@ -328,48 +353,69 @@ impl Client {
         self.nodes.filter(|n| keep(n.conn))
     }
 
-    /// `reconnect_loop`'s attempts that are due by `now` (taken to succeed; see the module doc).
-    fn poll_reconnects(&mut self, now: Timestamp) {
+    /// `reconnect_loop`'s attempts that are due by `now`: each asks the node (`get_or_create_conn`,
+    /// mod.rs line 1208); the node is connected if it answers, else tried again one backoff
+    /// later. A node that left the topology, or whose attempts are used up, leaves the map.
+    fn poll_reconnects(&mut self, now: Timestamp, net: &mut dyn Transport) {
         for n in self.nodes.ids().collect::<Vec<_>>() {
             if let Some(Conn::Reconnecting { next }) = self.conn(n) {
-                if next > now {
-                    continue;
-                }
-                let in_topology = self.table.as_slice().contains(&Some(n));
-                let exhausted = self
-                    .cfg
-                    .max_connection_attempts
-                    .is_some_and(|max| self.nodes.get(n).attempts >= max);
-                if !in_topology || exhausted {
-                    self.nodes.get_mut(n).conn = None;
-                } else {
-                    self.set_connected(n);
+                if next <= now {
+                    self.reconnect_attempt(n, now, net);
                 }
             }
         }
     }
 
-    /// `PollFlushAction::Reconnect`: starts `reconnect_loop` unless one runs. Its first attempt,
-    /// at once, is taken to fail (the node has just failed); the next is one backoff later, the
-    /// backoff doubling from 50 ms to 1 s while the node keeps failing.
-    fn start_reconnect(&mut self, i: NodeIdx, now: Timestamp) {
-        let node = self.nodes.get_mut(i);
+    /// One attempt of `reconnect_loop` for `n`, marked `Reconnecting` (mod.rs lines 1179-1242).
+    fn reconnect_attempt(&mut self, n: NodeIdx, now: Timestamp, net: &mut dyn Transport) {
+        let in_topology = self.table.as_slice().contains(&Some(n));
+        let exhausted = self
+            .cfg
+            .max_connection_attempts
+            .is_some_and(|max| self.nodes.get(n).attempts >= max);
+        if !in_topology || exhausted {
+            self.nodes.get_mut(n).conn = None;
+            return;
+        }
+        self.nodes.get_mut(n).attempts = self.nodes.get(n).attempts.saturating_add(1);
+        let answered = self.nodes.addr(n).cloned().map(|a| net.probe(&a));
+        if matches!(answered, Some(Ok(()))) {
+            self.set_connected(n);
+            self.reset_backoff(n);
+        } else {
+            let node = self.nodes.get_mut(n);
+            node.conn = Some(Conn::Reconnecting {
+                next: Timestamp(now.0.saturating_add(node.backoff)),
+            });
+            node.backoff = node.backoff.saturating_mul(2).min(RECONNECT_BACKOFF_MAX_MS);
+        }
+    }
+
+    fn reset_backoff(&mut self, n: NodeIdx) {
+        let node = self.nodes.get_mut(n);
+        node.backoff = RECONNECT_BACKOFF_MS;
+        node.attempts = 0;
+    }
+
+    /// `PollFlushAction::Reconnect`: starts `reconnect_loop` unless one runs. Its first attempt is
+    /// at once; the next one backoff later, the backoff doubling from 50 ms to 1 s while the node
+    /// keeps failing.
+    fn start_reconnect(&mut self, i: NodeIdx, now: Timestamp, net: &mut dyn Transport) {
         if matches!(
-            node.conn,
+            self.conn(i),
             Some(Conn::Reconnecting { .. } | Conn::Connecting)
         ) {
             return;
         }
-        node.conn = Some(Conn::Reconnecting {
-            next: Timestamp(now.0.saturating_add(node.backoff)),
-        });
-        node.backoff = node.backoff.saturating_mul(2).min(RECONNECT_BACKOFF_MAX_MS);
-        node.attempts = node.attempts.saturating_add(1);
+        self.nodes.get_mut(i).conn = Some(Conn::Reconnecting { next: now });
+        self.reconnect_attempt(i, now, net);
     }
 
     /// Applies a `CLUSTER SLOTS` answer: rebuilds the slot map, keeps only topology nodes in the
-    /// connection map and connects to each of them (`refresh_connections_locked`).
-    fn apply(&mut self, ranges: Vec<(crate::slot::SlotRange, NodeAddr)>) {
+    /// connection map and checks or makes a connection to each of them
+    /// (`refresh_connections_locked`): a node that does not answer is left out of the map (its
+    /// `reconnect_loop`, if one runs, goes on).
+    fn apply(&mut self, ranges: Vec<(crate::slot::SlotRange, NodeAddr)>, net: &mut dyn Transport) {
         let nodes = self
             .nodes
             .fill_table(&mut self.table, ranges, |nodes, a| nodes.intern(a));
@@ -379,7 +425,12 @@ impl Client {
             }
         }
         for n in nodes {
-            self.set_connected(n);
+            let answered = self.nodes.addr(n).cloned().map(|a| net.probe(&a));
+            if matches!(answered, Some(Ok(()))) {
+                self.set_connected(n);
+            } else if !matches!(self.conn(n), Some(Conn::Reconnecting { .. })) {
+                self.nodes.get_mut(n).conn = None;
+            }
         }
         self.stats.full_reinits += 1;
     }
@@ -391,7 +442,7 @@ impl Client {
         };
         match net.cluster_slots(addr) {
             Ok(ranges) => {
-                self.apply(ranges);
+                self.apply(ranges, net);
                 Ok(())
             }
             Err(reply) => Err(ERRORS.of_reply(&reply)),
@@ -447,7 +498,7 @@ impl Client {
                 Ok(ranges) => {
                     self.nodes.states_mut().for_each(|(_, n)| n.conn = None);
                     self.set_connected(i);
-                    self.apply(ranges);
+                    self.apply(ranges, net);
                     self.initialized = true;
                     return Ok(());
                 }
@@ -484,8 +535,8 @@ impl Client {
         if prev == Some(Conn::Connected) {
             return self.attempt(to, asking, None, cmd, net);
         }
-        // connect_check_and_add: a new connection, kept only if it works.
-        self.set_connected(to);
+        // connect_check_and_add: a new connection, kept (and counted) only if it works.
+        self.nodes.get_mut(to).conn = Some(Conn::Connected);
         self.attempt(to, asking, Some(prev), cmd, net)
     }
 
@@ -503,11 +554,16 @@ impl Client {
             Some(addr) => net.send(addr, cmd, asking),
             None => Reply::ConnectionError,
         };
+        let answered = !matches!(reply, Reply::ConnectionError | Reply::Timeout);
+        if let (Some(prev), true) = (fresh, answered) {
+            if prev != Some(Conn::Connected) {
+                self.stats.new_connections += 1;
+            }
+            self.reset_backoff(node);
+        }
         match reply {
             Reply::Ok => {
-                let n = self.nodes.get_mut(node);
-                n.backoff = RECONNECT_BACKOFF_MS;
-                n.attempts = 0;
+                self.reset_backoff(node);
                 Step::Done(Outcome::Ok)
             }
             Reply::Redirect(Redirect::Moved { to, .. }) => {
@@ -521,7 +577,8 @@ impl Client {
                 ERRORS.too_many_redirects,
                 self.intern(&to).map(|n| (n, true)),
             ),
-            Reply::ClusterDown => Step::Done(Outcome::Failed(ERRORS.cluster_down)),
+            // RetryMethod::WaitAndRetry.
+            Reply::ClusterDown => Step::RetryAfterSleep(ERRORS.cluster_down),
             Reply::ConnectionError | Reply::Timeout => {
                 let class = ERRORS.of_reply(&reply);
                 if let Some(prev) = fresh {
@@ -529,32 +586,46 @@ impl Client {
                     // then retry on the slot route after a sleep.
                     self.nodes.get_mut(node).conn = prev;
                     self.rebuild = true;
-                    if self.refresh_slots(net).is_ok() {
-                        self.rebuild = false;
-                    }
-                    return Step::Retry(class, None);
+                    return Step::RetryAfterSleep(class);
                 }
                 if reply == Reply::Timeout {
-                    return if self.cfg.retry_timeouts {
-                        // RetryImmediately keeps the routing.
+                    return if self.cfg.timeout_ms.is_some() {
+                        // RetryImmediately keeps the routing (the overall timeout ends it).
                         Step::Retry(class, asking.then_some((node, true)))
                     } else {
+                        // No response_timeout: the library would wait (see the module doc).
                         Step::Done(Outcome::Failed(class))
                     };
                 }
-                self.start_reconnect(node, now);
+                self.start_reconnect(node, now, net);
                 Step::Retry(class, None)
             }
         }
     }
 
-    /// One request, with `choose_response`'s retries.
+    /// `wait_time_for_retry(retry)` (client.rs lines 185-205), ms.
+    fn wait_time_for_retry(&mut self, retry: u32) -> u64 {
+        let base = RETRY_BASE
+            .saturating_pow(retry)
+            .saturating_mul(RETRY_FACTOR);
+        let (min, max) = (self.cfg.min_wait, self.cfg.max_wait);
+        // cluster_retry_wait_upper_ms: exclusive, always above min.
+        let upper = base
+            .max(min.saturating_add(1))
+            .min(max)
+            .max(min.saturating_add(1));
+        min + self.rng.below(upper - min)
+    }
+
+    /// One request, with `choose_response`'s retries, within the overall timeout.
     fn request(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
-        let now = net.now();
+        let start = net.now();
+        let deadline = self.cfg.overall_ms.map(|ms| start.0.saturating_add(ms));
+        let timed_out = Outcome::Failed(ERRORS.of_reply(&Reply::Timeout));
         let mut redirect: Option<(NodeIdx, bool)> = None;
         let mut last = ERRORS.connection;
-        for _ in 0..=self.cfg.retries {
-            self.poll_reconnects(now);
+        for retry in 0..=self.cfg.retries {
+            self.poll_reconnects(net.now(), net);
             let step = match redirect.take() {
                 Some((to, asking)) => self.redirected(to, asking, cmd, net),
                 None => match self.route(cmd) {
@@ -566,12 +637,36 @@ impl Client {
                     }
                 },
             };
-            match step {
+            // PollFlushAction::RebuildSlots: the rebuild runs before the retry is polled.
+            if self.rebuild && self.refresh_slots(net).is_ok() {
+                self.rebuild = false;
+            }
+            let sleep = match step {
                 Step::Done(o) => return o,
                 Step::Retry(class, next) => {
                     last = class;
                     redirect = next;
+                    false
                 }
+                Step::RetryAfterSleep(class) => {
+                    last = class;
+                    true
+                }
+            };
+            if retry == self.cfg.retries {
+                break;
+            }
+            if sleep {
+                let wait = self.wait_time_for_retry(retry + 1);
+                let now = net.now().0;
+                if let Some(d) = deadline.filter(|&d| now.saturating_add(wait) >= d) {
+                    net.sleep(d.saturating_sub(now));
+                    return timed_out;
+                }
+                net.sleep(wait);
+            }
+            if deadline.is_some_and(|d| net.now().0 >= d) {
+                return timed_out;
             }
         }
         Outcome::Failed(last)
@@ -601,11 +696,7 @@ impl SyncModel for Client {
                 Err(class) => return Outcome::Failed(class),
             }
         }
-        let outcome = self.request(cmd, net);
-        if self.rebuild && self.refresh_slots(net).is_ok() {
-            self.rebuild = false;
-        }
-        outcome
+        self.request(cmd, net)
     }
 
     fn state(&self) -> ClientState {
