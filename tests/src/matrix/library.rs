@@ -30,10 +30,12 @@ pub enum Library {
     Jedis,
     /// Lettuce 6.3.2 `RedisClusterClient` (`apps/java`).
     Lettuce,
+    /// Valkey GLIDE 2.5.2 `GlideClusterClient` (`apps/node`, npm `@valkey/valkey-glide`).
+    Glide,
 }
 
 /// Every library and release the matrix can run.
-pub const ALL: [Library; 7] = [
+pub const ALL: [Library; 8] = [
     Library::RedisPy(REDIS_PY_5_0_0),
     Library::RedisPy(REDIS_PY_8_1_0),
     Library::Ioredis,
@@ -41,6 +43,7 @@ pub const ALL: [Library; 7] = [
     Library::GoRedis,
     Library::Jedis,
     Library::Lettuce,
+    Library::Glide,
 ];
 
 impl Library {
@@ -53,6 +56,7 @@ impl Library {
             Library::GoRedis => "go-redis",
             Library::Jedis => "jedis",
             Library::Lettuce => "lettuce",
+            Library::Glide => "glide",
         }
     }
 
@@ -65,6 +69,7 @@ impl Library {
             Library::GoRedis => "9.8.0",
             Library::Jedis => "5.1.0",
             Library::Lettuce => "6.3.2",
+            Library::Glide => "2.5.2",
         }
     }
 
@@ -124,8 +129,13 @@ impl Library {
                 c.arg("-u").arg(script).env("PYTHONDONTWRITEBYTECODE", "1");
                 c
             }
-            Library::Ioredis | Library::NodeRedis => {
+            Library::Ioredis | Library::NodeRedis | Library::Glide => {
                 let app = need(root.join("apps/node/app.mjs"))?;
+                if self == Library::Glide {
+                    // The package and its native module (npm install of the optional
+                    // `@valkey/valkey-glide-linux-x64-gnu`) come with `apps/node/build`.
+                    need(root.join("apps/node/node_modules/@valkey/valkey-glide/package.json"))?;
+                }
                 let mut c = Command::new("node");
                 c.arg(app).arg(self.name());
                 c
@@ -155,7 +165,8 @@ impl Library {
 
     /// Whether the library translates the addresses the cluster announces (redis-py
     /// `address_remap`, ioredis `natMap`, node-redis `nodeAddressMap`, Jedis `HostAndPortMapper`,
-    /// Lettuce `MappingSocketAddressResolver`); go-redis has no such option (its app could only
+    /// Lettuce `MappingSocketAddressResolver`, GLIDE `addressResolver`: the startup addresses and
+    /// each `CLUSTER SLOTS` answer's, not a `MOVED`'s); go-redis has no such option (its app could only
     /// dial through a custom `Dialer`), so the remap axis does not apply to it.
     pub fn has_address_translation(self) -> bool {
         !matches!(self, Library::GoRedis)
@@ -168,7 +179,8 @@ impl Library {
             | Library::Ioredis
             | Library::GoRedis
             | Library::Jedis
-            | Library::Lettuce => Some(self.label()),
+            | Library::Lettuce
+            | Library::Glide => Some(self.label()),
             Library::NodeRedis => None,
         }
     }
@@ -204,5 +216,8 @@ mod tests {
         assert!(Library::Lettuce.is_release("6.3.2.RELEASE"));
         assert!(!Library::Lettuce.is_release("6.3.3.RELEASE"));
         assert!(!Library::GoRedis.is_release("9.8"));
+        assert_eq!(Library::parse("glide").unwrap(), vec![Library::Glide]);
+        assert!(Library::Glide.has_address_translation());
+        assert_eq!(Library::Glide.model().as_deref(), Some("glide@2.5.2"));
     }
 }
