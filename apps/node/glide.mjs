@@ -106,7 +106,19 @@ export async function open(s) {
           !(e instanceof TimeoutError) &&
           !(e instanceof ConnectionError) &&
           e.constructor === RequestError;
-        if (reply) counts.reply(s.command, e, null);
+        if (reply) {
+          // The last redirect of a command that used its retries comes back as the error
+          // ("An error was signalled by the server: - Moved: 6848 127.0.0.1:28910"): a MOVED is
+          // already in `glide.moved_errors` (added at the end), an ASK is counted here.
+          const msg = String(e.message ?? "");
+          if (/- Moved: \d+ /.test(msg)) {
+            // Counted with the others.
+          } else if (/- Ask: \d+ /.test(msg)) {
+            counts.reply(s.command, new Error(`ASK ${msg.split("- Ask: ")[1]}`), null);
+          } else {
+            counts.reply(s.command, e, null);
+          }
+        }
         throw e;
       },
     );

@@ -1,5 +1,6 @@
 //! Replay of synthetic incidents through the Valkey GLIDE 2.5.2 `GlideClusterClient` model.
 
+use slotscope_core::float;
 use slotscope_core::replay::{
     model, Failure, FaultKind, ModelOptions, ReplayReport, SimCluster, SimClusterBuilder, Workload,
 };
@@ -10,6 +11,7 @@ use sim::*;
 const MODEL: &str = "glide@2.5.2";
 const TIMEOUT: &str = "TimeoutError";
 const CONNECTION: &str = "ConnectionError";
+const REQUEST: &str = "RequestError";
 
 /// B owns slot 16383 only until `secs`, then 8192-16383.
 fn reshard_at(secs: u64) -> SimCluster {
@@ -164,19 +166,27 @@ fn a_refusing_node_drops_a_command_then_its_slots_time_out_until_the_reconnect()
 }
 
 #[test]
-fn an_address_resolver_onto_one_node_is_corrected_slot_by_slot_by_moved() {
-    // Every announced address becomes A: the slot map holds A only. A command for B's half meets
-    // MOVED on A, whose address GLIDE does not resolve: the slot goes to B and the retry
-    // succeeds there. Nothing fails; MOVED come once per slot until a refresh resets the map.
+fn an_address_resolver_onto_one_node_fails_the_other_half_after_four_circular_moved() {
+    // Every address becomes A, the connections a MOVED's address gets included. A command for
+    // B's half meets MOVED on A: the slot goes to B's address and the retry to B's connection,
+    // which reaches A again, whose MOVED names the address it was sent to: circular, retried by
+    // the slot (now B's address), the same again, until the 4th error fails the command with the
+    // last MOVED, a RequestError. Nothing reaches B.
     let (cluster, w) = (incident2(), workload_of(10, 100, "zadd"));
     let r = run_model(&cluster, &w, &[("addressResolver", A)]);
-    assert_eq!(r.failed, 0);
-    assert!(r.moved > 100, "{} MOVED", r.moved);
-    assert!(r.nodes[B].ok > 0);
+    let b_half = float::from_u64(r.failed) / float::from_u64(r.commands);
+    assert!((0.4..0.6).contains(&b_half), "failed share {b_half}");
+    assert_eq!(r.errors[REQUEST], r.failed, "{:?}", r.errors);
+    assert_eq!(r.failures[&Failure::TooManyRedirects], r.failed);
+    assert_eq!(r.moved, 4 * r.failed);
+    assert_eq!(r.nodes.get(B).map_or(0, |n| n.calls), 0);
+    // A's two connections, then B's address's two (to A); a circular MOVED keeps them.
     assert_eq!(r.new_connections, 4);
+    // No refresh within 15 s of the creation's.
+    assert_eq!(r.full_reinits, 1);
     let alias = run_model(&cluster, &w, &[("address_remap", A)]);
     assert_eq!((alias.failed, alias.moved), (r.failed, r.moved));
-    assert_eq!(run_model(&cluster, &w, &[]).moved, 0);
+    assert_eq!(run_model(&cluster, &w, &[]).failed, 0);
 }
 
 #[test]

@@ -47,7 +47,11 @@
 //!     (`Next::RefreshSlots`, :1418-1426, :3900-3938, `PollFlushAction::RebuildSlots`,
 //!     :4137-4150) — within 15–30 s of the last refresh it does not run. While one runs, the
 //!     commands in flight wait for it (`poll_flush` polls none during `Recover`, :4048-4090). A
-//!     `MOVED` naming the node that answered it reconnects that node instead (:1401-1415).
+//!     `MOVED` naming the address the command was sent to (`is_circular_moved_redirect`, :160)
+//!     is retried by the slot with no update and no refresh, after a reconnect of that address
+//!     that keeps its connection when it answers (`Next::Reconnect` with the request,
+//!     :1401-1415; `get_or_create_conn` checks the existing one first,
+//!     `connections_logic.rs:53-90`).
 //!   - `ASK`: retried on the address with `ASKING` (:1389-1397); no refresh.
 //!   - `CLUSTERDOWN` (and `TRYAGAIN`): `WaitAndRetry`, a sleep of `RetryParams::wait_time_for_retry`
 //!     (:1441-1449): a draw in [1280, max(10·2ʳ, 1281)) ms (`cluster_client.rs:67-92`), 1280 ms
@@ -66,9 +70,15 @@
 //!   past it the command fails with a timeout. It is the replay's `socket_timeout`.
 //! - **`addressResolver`** (`BaseClient.d.ts:582` of the npm package): each startup address
 //!   (`src/client/mod.rs:2037-2049`) and each address of a `CLUSTER SLOTS` answer
-//!   (`cluster_topology.rs:266`) is passed through it; a `MOVED`'s is not (`resolve_address`,
-//!   :2836-2860, only looks an IP up in the slot map). The option here maps every address to one
-//!   `HOST:PORT`, as the matrix's application does; the replay's `address_remap` is read as it.
+//!   (`cluster_topology.rs:266`) is passed through it, and so is every connection GLIDE opens
+//!   (`create_connection` → `get_connection_info`, `cluster_async/connections_logic.rs:398`,
+//!   `redis-rs/redis/src/cluster.rs:1000-1030`, `get_connection_addr` :1037-1050), a `MOVED`
+//!   target's included; the `MOVED`'s address itself stays the slot map's key (`resolve_address`,
+//!   :2836-2860, only looks an IP up). Mapped onto one node, a `MOVED` to another node is
+//!   followed to a connection that reaches the same node again, whose `MOVED` names the address
+//!   it was sent to: a circular `MOVED` (:1401-1415), retried, until the 4th fails the command
+//!   (4 `MOVED` per failed command). The option here maps every address to one `HOST:PORT`, as
+//!   the matrix's application does; the replay's `address_remap` is read as it.
 //!
 //! The errors are named as the Node.js application sees them, by the class GLIDE rejects the
 //! command with (`build-ts/Errors.js:20-44`; `src/errors.rs` `error_type`): a timeout is a
@@ -430,6 +440,25 @@ impl Client {
         }
     }
 
+    /// A broken connection of node `i` and of every open node whose connections reach the same
+    /// server (through `addressResolver`): the disconnect notifier wakes the validation task,
+    /// which reconnects each (`connections_validation_task`, :2604-2620;
+    /// `validate_all_user_connections`, :1806-1872, both connections of each).
+    fn broken_with(&mut self, i: NodeIdx, now: Timestamp) {
+        let Some(server) = self.nodes.addr(i).map(|a| self.resolve(a)) else {
+            return;
+        };
+        let same: Vec<NodeIdx> = self
+            .open_nodes()
+            .into_iter()
+            .filter(|&n| self.nodes.addr(n).map(|a| self.resolve(a)).as_ref() == Some(&server))
+            .collect();
+        self.broken(i, now);
+        for n in same {
+            self.broken(n, now);
+        }
+    }
+
     /// A failed reconnect attempt of node `i` at `now`: the next one after the backoff.
     fn attempt_failed(&mut self, i: NodeIdx, now: Timestamp) {
         let k = self.nodes.get(i).reconnect.map_or(0, |r| r.attempts);
@@ -475,7 +504,7 @@ impl Client {
         let mut end = start;
         let mut views = Vec::new();
         for &i in ask {
-            let Some(addr) = self.nodes.addr(i).cloned() else {
+            let Some(addr) = self.nodes.addr(i).map(|a| self.resolve(a)) else {
                 continue;
             };
             net.resume_at(start);
@@ -655,10 +684,10 @@ impl Client {
         (!open.is_empty()).then(|| open[self.rng.index_below(open.len())])
     }
 
-    /// One send to `i`; a node not yet connected is connected by it (its two connections
-    /// counted when it answers).
+    /// One send to `i`'s connection, which reaches `i`'s address through `addressResolver`; a
+    /// node not yet connected is connected by it (its two connections counted when it answers).
     fn send(&mut self, i: NodeIdx, cmd: Routed, asking: bool, net: &mut dyn Transport) -> Reply {
-        let Some(addr) = self.nodes.addr(i).cloned() else {
+        let Some(addr) = self.nodes.addr(i).map(|a| self.resolve(a)) else {
             return Reply::ConnectionError;
         };
         let reply = net.send(&addr, cmd, asking);
@@ -738,7 +767,9 @@ impl Client {
                 Reply::ConnectionError => {
                     if was_open {
                         // The connection broke: the command is dropped (`Reconnect`, no retry).
-                        self.broken(node, now);
+                        // Every connection to that server broke with it (several addresses reach
+                        // one server through `addressResolver`): each is reconnected.
+                        self.broken_with(node, now);
                         return Outcome::Failed(CONNECTION);
                     }
                     // No connection could be made (a reconnect attempt, or a node's first
@@ -760,18 +791,22 @@ impl Client {
                     let Some(target) = self.nodes.intern(&addr) else {
                         return Outcome::Failed(CONNECTION);
                     };
-                    if target == node {
-                        // A MOVED to itself: the node is reconnected (:1401-1415).
-                        self.broken(node, net.now());
-                    } else {
-                        self.moved(slot, target);
-                    }
-                    self.refresh(net, true);
                     if retry >= RETRIES {
+                        // The last error: `Next::RefreshSlots` with the MOVED (:1296-1311).
+                        self.moved(slot, target);
+                        self.refresh(net, true);
                         return Outcome::Failed(TOO_MANY_REDIRECTS);
                     }
                     retry += 1;
-                    to = Redirected::Moved(target);
+                    if target == node {
+                        // A circular MOVED: the address is reconnected (its connection kept,
+                        // it answers) and the command routed by its slot again (:1401-1415).
+                        to = Redirected::No;
+                    } else {
+                        self.moved(slot, target);
+                        self.refresh(net, true);
+                        to = Redirected::Moved(target);
+                    }
                 }
                 Reply::Redirect(Redirect::Ask { to: addr, .. }) => {
                     if retry >= RETRIES {
