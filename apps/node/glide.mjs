@@ -28,8 +28,7 @@ const VERSION = JSON.parse(
     "utf8",
   ),
 ).version;
-const { GlideClusterClient, Logger, OpenTelemetry, RequestError, TimeoutError, ConnectionError } =
-  glide;
+const { GlideClusterClient, Logger, OpenTelemetry, RequestError } = glide;
 
 // The OpenTelemetry exporter's flush interval, ms (the counters are cumulative: the last line
 // written holds the totals).
@@ -37,6 +36,8 @@ const FLUSH_MS = 100;
 // GLIDE names its management connections so, whatever the client's name
 // (redis-rs/redis/src/cluster_async/connections_logic.rs:373).
 const MANAGEMENT_CONN_NAME = "glide_management_connection";
+// How the core words a server's error reply.
+const SERVER_ERROR = "An error was signalled by the server";
 
 // The last `glide.moved_errors` value of the metrics file (0 when never written).
 export function movedFromMetrics(text) {
@@ -92,8 +93,10 @@ export async function open(s) {
   await servers.start();
   const client = await GlideClusterClient.createClient(options);
 
-  // A success and a server's error reply are replies; a timeout, a connection error or a closed
-  // client are not.
+  // A success and a server's error reply are replies; a timeout, a connection error, a closed
+  // client or an error of the client's own (a `RequestError` too, e.g. a connection not found)
+  // are not. The core writes a server's error reply as "An error was signalled by the server:
+  // ..." (redis-rs `ErrorRepr` display).
   const replied = (p) =>
     p.then(
       (v) => {
@@ -103,9 +106,8 @@ export async function open(s) {
       (e) => {
         const reply =
           e instanceof RequestError &&
-          !(e instanceof TimeoutError) &&
-          !(e instanceof ConnectionError) &&
-          e.constructor === RequestError;
+          e.constructor === RequestError &&
+          String(e.message ?? "").startsWith(SERVER_ERROR);
         if (reply) {
           // The last redirect of a command that used its retries comes back as the error
           // ("An error was signalled by the server: - Moved: 6848 127.0.0.1:28910"): a MOVED is

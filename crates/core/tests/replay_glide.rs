@@ -190,6 +190,32 @@ fn an_address_resolver_onto_one_node_fails_the_other_half_after_four_circular_mo
 }
 
 #[test]
+fn a_client_whose_every_connection_is_refused_is_wedged_until_a_startup_node_answers() {
+    // Every address resolves to A, and A refuses from 10 s on: every connection GLIDE holds
+    // breaks, every reconnect fails, the reconnect to the initial nodes too: it holds no
+    // connection and every command fails.
+    let dead = incident2_with_fault(A, 10, 30, FaultKind::ConnectionError);
+    let w = workload_of(20, 100, "zadd");
+    let r = run_model(&dead, &w, &[("addressResolver", A)]);
+    assert!(r.wedged);
+    let since = r.wedged_since.expect("since when").0;
+    assert!((at(10).0..at(11).0).contains(&since), "wedged at {since}");
+    assert_eq!(sum(&r, 11, 20, |s| s.ok), 0);
+    // Without the remap, B keeps its connections and its half.
+    let half = run_model(&dead, &w, &[]);
+    assert!(!half.wedged);
+    assert!(sum(&half, 11, 20, |s| s.ok) > 0, "B's half served");
+    // A back at 12 s: the reconnect to the initial nodes finds it.
+    let back = run_model(
+        &incident2_with_fault(A, 10, 12, FaultKind::ConnectionError),
+        &w,
+        &[("addressResolver", A)],
+    );
+    assert!(!back.wedged);
+    assert!(sum(&back, 16, 20, |s| s.ok) > 0);
+}
+
+#[test]
 fn options_and_releases_are_glide_s() {
     let mut o = ModelOptions::new(addr(A));
     o.set("periodicChecks", "30").unwrap();

@@ -480,10 +480,7 @@ impl Client {
 
     /// `createClient`: the startup connections and the first refresh (not throttled).
     fn create(&mut self, net: &mut dyn Transport) {
-        for i in self.startup.clone() {
-            self.open(i);
-        }
-        if self.refresh(net, false) {
+        if self.connect_startup(net) {
             self.created = true;
             self.next_check = self
                 .cfg
@@ -495,6 +492,34 @@ impl Client {
                 self.nodes.get_mut(i).open = false;
             }
         }
+    }
+
+    /// `create_initial_connections` then a refresh not throttled: the startup nodes without a
+    /// reconnect task are connected (their connections counted when their `CLUSTER SLOTS`
+    /// answered), then asked. Whether a topology was found.
+    fn connect_startup(&mut self, net: &mut dyn Transport) -> bool {
+        let fresh: Vec<NodeIdx> = self
+            .startup
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let n = self.nodes.get(i);
+                !n.open && n.reconnect.is_none()
+            })
+            .collect();
+        if fresh.is_empty() && self.open_nodes().is_empty() {
+            return false;
+        }
+        for &i in &fresh {
+            self.nodes.get_mut(i).open = true;
+        }
+        let found = self.refresh(net, false);
+        for &i in &fresh {
+            if self.nodes.get(i).open {
+                self.stats.new_connections += CONNECTIONS_PER_NODE;
+            }
+        }
+        found
     }
 
     /// Asks `CLUSTER SLOTS` of `ask` at once (`join_all`): the answers' views and the time the
@@ -593,14 +618,7 @@ impl Client {
     /// `reconnect_to_initial_nodes` (:1760-1803): the startup connections again, then a refresh
     /// not throttled.
     fn reconnect_initial(&mut self, net: &mut dyn Transport) -> bool {
-        let mut any = false;
-        for i in self.startup.clone() {
-            if self.nodes.get(i).reconnect.is_none() {
-                self.open(i);
-                any = true;
-            }
-        }
-        any && self.refresh(net, false)
+        self.connect_startup(net)
     }
 
     /// The new slot map and connection map of a refresh (:2800-2812).
@@ -852,7 +870,10 @@ impl SyncModel for Client {
         let mut s = self.stats;
         // GLIDE keeps its initial nodes for the reconnect to them.
         s.startup_nodes = self.startup.len();
-        s.wedged = false;
+        // Created, and holding no connection at all: every command fails
+        // (`AllConnectionsUnavailable`, the reconnect to the initial nodes failing too) until a
+        // startup node answers again.
+        s.wedged = self.created && self.open_nodes().is_empty();
         s
     }
 
