@@ -87,7 +87,11 @@
 //! creation failed a `ClosingError`.
 //!
 //! The sequential driver runs a command's refresh (when it runs), sleeps and redirects inside the
-//! command; periodic checks run before the command that comes after their time.
+//! command; periodic checks run before the command that comes after their time. A connection
+//! that breaks breaks every address whose connections reach the same server (through
+//! `addressResolver`), and each is reconnected. The client is **wedged** while it holds no
+//! connection at all: every command fails (`AllConnectionsUnavailable`, the reconnect to the
+//! initial nodes failing too, :3680-3690, :1760-1803) until a startup node answers again.
 //!
 //! Not modelled: replicas (the replay's `CLUSTER SLOTS` answers name primaries only, so the
 //! `MOVED` of a failover moves one slot at a time, GLIDE's scenario 3 or 5, where GLIDE, knowing
@@ -99,10 +103,12 @@
 //! recovery queue's bound (`recoveryRequestsQueueSize`, 1000), `inflightRequestsLimit` (1000),
 //! pub/sub, pipelines, the circuit breaker, DNS.
 //!
-//! Release coverage: 2.5.x. Written from release-2.5 at 2.5.2; 2.5.0 and 2.5.1 are the same
-//! branch with fixes that touch none of the above but the recovery queue (`#6640`, `#6707`,
-//! which buffer a command during a reconnect where 2.5.0 failed it at once); other minor
-//! releases were not compared.
+//! Release coverage: 2.5.x. Written from release-2.5 at 2.5.2. Between `v2.5.0` and it, the
+//! cluster code (`git log v2.5.0..2eb52e77f` over `cluster_async/`, `cluster_topology.rs`,
+//! `cluster_client.rs`, `cluster_slotmap.rs`, `cluster.rs`, `retry_strategies.rs`,
+//! `src/client/mod.rs`) changed three times: multi-node fan-outs (#6810) and the buffering of
+//! commands during a recovery (#6656, #6707), none of which the model reads. 2.4.x is outside:
+//! the reconnect on a circular `MOVED` (#5893) and `addressResolver` (#5328) came in 2.5.0.
 
 use crate::node::NodeAddr;
 use crate::redirect::Redirect;
