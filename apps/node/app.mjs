@@ -1,12 +1,16 @@
 // The fidelity matrix's Node.js application (docs/FIDELITY.md, "The application contract").
 //
-// Usage: node apps/node/app.mjs ioredis|node-redis '<settings JSON>'
+// Usage: node apps/node/app.mjs ioredis|node-redis|glide '<settings JSON>'
 //
 // One JSON line on stdout at the end; logs on stderr. See README.md.
 
 import { log, printAndExit, run, settingsFrom } from "./common.mjs";
 
-const ADAPTERS = { ioredis: "./ioredis.mjs", "node-redis": "./node-redis.mjs" };
+const ADAPTERS = {
+  ioredis: "./ioredis.mjs",
+  "node-redis": "./node-redis.mjs",
+  glide: "./glide.mjs",
+};
 
 async function main(argv) {
   if (argv.length !== 2 || !(argv[0] in ADAPTERS)) {

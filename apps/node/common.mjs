@@ -2,7 +2,7 @@
 // contract"; tests/scenarios/app.py is the reference): settings, pacing by index with `in_flight`
 // permits, skipped commands, outcomes per 250 ms, wedged, and the one JSON line.
 //
-// An adapter (ioredis.mjs, node-redis.mjs) opens the library's cluster client, counts what the
+// An adapter (ioredis.mjs, node-redis.mjs, glide.mjs) opens the library's cluster client, counts what the
 // library does into a `Counts` from the library's own hooks, and exposes one command call.
 
 import { performance } from "node:perf_hooks";
@@ -251,6 +251,7 @@ process.on("SIGINT", onSignal);
 //   adapter.client, adapter.version          the library's name and loaded release
 //   adapter.counts                           a Counts the library's hooks fill
 //   adapter.call(command, key, i)            one command (a promise)
+//   adapter.finish()                         optional: reads the counts (a promise), after the drain
 //   adapter.startupNodesEnd()                known nodes at the end, or null
 //   adapter.close()                          closes the client (a promise)
 export async function run(settings, adapter) {
@@ -353,6 +354,14 @@ export async function run(settings, adapter) {
     }
   }
 
+  // What the library (or the servers, for a library that exposes little) counted, read now.
+  if (adapter.finish) {
+    try {
+      await adapter.finish();
+    } catch (e) {
+      log(`finish: ${className(e)}: ${e?.message}`);
+    }
+  }
   const wedgedSince = out.wedgedSince(issuingEndedMs);
   let startupNodesEnd = null;
   try {

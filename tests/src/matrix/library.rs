@@ -32,10 +32,12 @@ pub enum Library {
     Lettuce,
     /// redis-rs (crate `redis`) 1.8.1 async `ClusterClient` (`apps/redis-rs`).
     RedisRs,
+    /// Valkey GLIDE 2.5.2 `GlideClusterClient` (`apps/node`, npm `@valkey/valkey-glide`).
+    Glide,
 }
 
 /// Every library and release the matrix can run.
-pub const ALL: [Library; 8] = [
+pub const ALL: [Library; 9] = [
     Library::RedisPy(REDIS_PY_5_0_0),
     Library::RedisPy(REDIS_PY_8_1_0),
     Library::Ioredis,
@@ -44,6 +46,7 @@ pub const ALL: [Library; 8] = [
     Library::Jedis,
     Library::Lettuce,
     Library::RedisRs,
+    Library::Glide,
 ];
 
 impl Library {
@@ -57,6 +60,7 @@ impl Library {
             Library::Jedis => "jedis",
             Library::Lettuce => "lettuce",
             Library::RedisRs => "redis-rs",
+            Library::Glide => "glide",
         }
     }
 
@@ -70,6 +74,7 @@ impl Library {
             Library::Jedis => "5.1.0",
             Library::Lettuce => "6.3.2",
             Library::RedisRs => "1.8.1",
+            Library::Glide => "2.5.2",
         }
     }
 
@@ -99,6 +104,7 @@ impl Library {
             Library::Ioredis => &["ioredis"],
             Library::NodeRedis => &["node-redis"],
             Library::Lettuce => &[],
+            Library::Glide => &[],
         }
     }
 
@@ -147,8 +153,13 @@ impl Library {
                 c.arg("-u").arg(script).env("PYTHONDONTWRITEBYTECODE", "1");
                 c
             }
-            Library::Ioredis | Library::NodeRedis => {
+            Library::Ioredis | Library::NodeRedis | Library::Glide => {
                 let app = need(root.join("apps/node/app.mjs"))?;
+                if self == Library::Glide {
+                    // The package and its native module (npm install of the optional
+                    // `@valkey/valkey-glide-linux-x64-gnu`) come with `apps/node/build`.
+                    need(root.join("apps/node/node_modules/@valkey/valkey-glide/package.json"))?;
+                }
                 let mut c = Command::new("node");
                 c.arg(app).arg(self.name());
                 c
@@ -179,11 +190,11 @@ impl Library {
 
     /// Whether the library translates the addresses the cluster announces (redis-py
     /// `address_remap`, ioredis `natMap`, node-redis `nodeAddressMap`, Jedis `HostAndPortMapper`,
-    /// Lettuce `MappingSocketAddressResolver`); go-redis has no such option (its app could only
-    /// dial through a custom `Dialer`), nor has redis-rs 1.8.1 one for every node (its
-    /// `node_address_map` maps given addresses one by one at connect time, and its model does
-    /// not replay a remap; the app maps through an `AsyncDNSResolver`), so the remap axis does not
-    /// apply to them.
+    /// Lettuce `MappingSocketAddressResolver`, GLIDE `addressResolver`); go-redis has no such
+    /// option (its app could only dial through a custom `Dialer`), nor has redis-rs 1.8.1 one for
+    /// every node (its `node_address_map` maps given addresses one by one at connect time, and
+    /// its model does not replay a remap; the app maps through an `AsyncDNSResolver`), so the
+    /// remap axis does not apply to them.
     pub fn has_address_translation(self) -> bool {
         !matches!(self, Library::GoRedis | Library::RedisRs)
     }
@@ -196,7 +207,8 @@ impl Library {
             | Library::GoRedis
             | Library::Jedis
             | Library::Lettuce
-            | Library::RedisRs => Some(self.label()),
+            | Library::RedisRs
+            | Library::Glide => Some(self.label()),
             Library::NodeRedis => None,
         }
     }
@@ -235,5 +247,8 @@ mod tests {
         assert_eq!(Library::parse("redis-rs").unwrap(), vec![Library::RedisRs]);
         assert_eq!(Library::RedisRs.model().as_deref(), Some("redis-rs@1.8.1"));
         assert!(!Library::RedisRs.has_address_translation());
+        assert_eq!(Library::parse("glide").unwrap(), vec![Library::Glide]);
+        assert!(Library::Glide.has_address_translation());
+        assert_eq!(Library::Glide.model().as_deref(), Some("glide@2.5.2"));
     }
 }

@@ -2,6 +2,7 @@
 //! that exports its [`ModelDescriptor`], its `mod` line and its entry in the list; the registry,
 //! the version ranges, the hypotheses and the viewer's model list all read the list.
 
+mod glide;
 mod go_redis;
 mod ioredis;
 mod jedis;
@@ -21,6 +22,7 @@ pub const MODELS: &[&ModelDescriptor] = &[
     &ioredis::DESCRIPTOR,
     &lettuce::DESCRIPTOR,
     &jedis::DESCRIPTOR,
+    &glide::DESCRIPTOR,
 ];
 
 #[cfg(test)]

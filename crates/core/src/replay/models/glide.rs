@@ -1,0 +1,890 @@
+//! Valkey GLIDE's cluster client (`GlideClusterClient`), model `glide@2.5.2`.
+//!
+//! GLIDE's cluster logic is not in its language wrappers but in its Rust core, glide-core, over
+//! its own fork of redis-rs' `cluster_async`. Written from that source at the release-2.5 commit
+//! the npm package `@valkey/valkey-glide@2.5.2` was built from (`github:valkey-io/valkey-glide`
+//! 2eb52e77f, the head of `release-2.5` when 2.5.2 was published; the mirror has no `v2.5.2` tag,
+//! and the package's native module `valkey-glide.linux-x64-gnu.node` holds that commit's own
+//! error text, "No connections available for multi-node fan-out"). Paths below are under
+//! `glide-core/`; `cluster_async/` is `redis-rs/redis/src/cluster_async/`.
+//!
+//! What is modelled:
+//!
+//! - **Creation** (`ClusterConnInner::new`, `cluster_async/mod.rs:1520-1619`): a connection to
+//!   each startup address (`create_initial_connections`, :1663-1745), then one topology refresh
+//!   not throttled (:1588-1594). Every node GLIDE connects to gets **two** connections, the user
+//!   connection and the management connection `glide_management_connection`, which topology
+//!   queries use (`connect_and_check_all_connections`, `cluster_async/connections_logic.rs:106-166`,
+//!   :373).
+//! - **A topology refresh**, `refresh_slots_and_subscriptions_with_retries_inner` (:2465-2556):
+//!   one at a time (`in_progress`, :2478-2491); a *throttable* one (every refresh but the
+//!   creation's and the reconnect to the initial nodes', :2585, :3712, :4137) is skipped when the
+//!   last one ran less than `SlotsRefreshRateLimit::wait_duration` ago: 15 s plus a jitter drawn
+//!   uniformly in [0, 15 s) at each check (`cluster_topology.rs:33-36`, `cluster_client.rs:112-130`,
+//!   :2500-2518). A refresh that runs makes up to 4 attempts (`Retry::spawn` over 3 backoffs of
+//!   500 ms × 1.5ⁿ, jitter 0.8–1.2, `cluster_topology.rs:25-29`, :2520-2552); each
+//!   (`refresh_slots_inner`, :2677-2827) asks `CLUSTER SLOTS` of min(nodes, 10) random nodes of its
+//!   connection map, at once (`calculate_topology_from_random_nodes`, :4425-4553), and keeps the
+//!   view most of them agree on (`calculate_topology`, `cluster_topology.rs:316-414`: a tie is an
+//!   error before the last attempt when 3 nodes or more were asked, an agreement under 20 % is
+//!   one). The new slot map replaces the old one and the connection map keeps only its nodes
+//!   (:2800-2812).
+//! - **Periodic checks** (`periodicChecks`, default `enabledDefaultConfigs`: every **60 s**,
+//!   `src/client/mod.rs:56`, :2031-2036; `periodic_topology_check`, :2579-2602): ask
+//!   max(⌊log₂ nodes⌋, 1) random nodes (`check_for_topology_diff`, :2623-2661) and, when the view
+//!   differs from the one of the last refresh, run a throttable refresh.
+//! - **Routing** (`get_connection`, :3348-3556): the slot's primary (`readFrom` `primary`, the
+//!   default); a slot whose node has no connection waits for that node's reconnect task when one
+//!   is in its first attempt, else goes to a random connected node (:3384-3447).
+//! - **Errors** (`Request::poll`, :1254-1497), with `retries` 3 (`DEFAULT_RETRIES`,
+//!   `src/client/mod.rs:53`, :2055): every error after the first 3 of a command fails it
+//!   (:1296-1329), so a command makes at most 4 attempts. `ErrorKind`s by `retry_method`
+//!   (`redis-rs/redis/src/types.rs:1125-1182`):
+//!   - `MOVED slot addr`: the slot map is updated **in place** (`update_upon_moved_error`,
+//!     :2877-2948; `cluster_slotmap.rs:452`, one slot: the slot goes to `addr`'s shard, or to a new
+//!     shard whose primary is `addr`), the command is retried on `addr` (a new node: its two
+//!     connections made first, :3477-3540), and a throttable refresh is asked
+//!     (`Next::RefreshSlots`, :1418-1426, :3900-3938, `PollFlushAction::RebuildSlots`,
+//!     :4137-4150) — within 15–30 s of the last refresh it does not run. While one runs, the
+//!     commands in flight wait for it (`poll_flush` polls none during `Recover`, :4048-4090). A
+//!     `MOVED` naming the address the command was sent to (`is_circular_moved_redirect`, :160)
+//!     is retried by the slot with no update and no refresh, after a reconnect of that address
+//!     that keeps its connection when it answers (`Next::Reconnect` with the request,
+//!     :1401-1415; `get_or_create_conn` checks the existing one first,
+//!     `connections_logic.rs:53-90`).
+//!   - `ASK`: retried on the address with `ASKING` (:1389-1397); no refresh.
+//!   - `CLUSTERDOWN` (and `TRYAGAIN`): `WaitAndRetry`, a sleep of `RetryParams::wait_time_for_retry`
+//!     (:1441-1449): a draw in [1280, max(10·2ʳ, 1281)) ms (`cluster_client.rs:67-92`), 1280 ms
+//!     for the first 7 retries.
+//!   - A broken connection (`FatalReceiveError`, a refused or reset connection: `Reconnect`): the
+//!     command is dropped unanswered (:1450-1466), which the application sees as a connection
+//!     error, and the node's reconnect task starts (`trigger_refresh_connection_tasks`,
+//!     :1910-2068): attempts for ever, the first at once, then after 200, 400, 800, 1600 ms
+//!     (±20 %) and every 3200 ms (`RetryStrategy` default 2, 100, 5, 20 %,
+//!     `retry_strategies.rs:17-20`, :73-93). The node leaves the connection map meanwhile; once
+//!     its first attempt failed, commands for its slots go to a random node (above), whose `MOVED`
+//!     back to the node finds no connection (`ConnectionNotFoundForRoute`, :3540), which asks a
+//!     refresh and sleeps `wait_time_for_retry` before the retry (:1371-1381).
+//! - **`requestTimeout`** (default **250 ms**, `src/client/mod.rs:55`): the whole command,
+//!   redirects and retries included, runs under it (`run_with_timeout`, `src/client/mod.rs:336-355`);
+//!   past it the command fails with a timeout. It is the replay's `socket_timeout`.
+//! - **`addressResolver`** (`BaseClient.d.ts:582` of the npm package): each startup address
+//!   (`src/client/mod.rs:2037-2049`) and each address of a `CLUSTER SLOTS` answer
+//!   (`cluster_topology.rs:266`) is passed through it, and so is every connection GLIDE opens
+//!   (`create_connection` → `get_connection_info`, `cluster_async/connections_logic.rs:398`,
+//!   `redis-rs/redis/src/cluster.rs:1000-1030`, `get_connection_addr` :1037-1050), a `MOVED`
+//!   target's included; the `MOVED`'s address itself stays the slot map's key (`resolve_address`,
+//!   :2836-2860, only looks an IP up). Mapped onto one node, a `MOVED` to another node is
+//!   followed to a connection that reaches the same node again, whose `MOVED` names the address
+//!   it was sent to: a circular `MOVED` (:1401-1415), retried, until the 4th fails the command
+//!   (4 `MOVED` per failed command). The option here maps every address to one `HOST:PORT`, as
+//!   the matrix's application does; the replay's `address_remap` is read as it.
+//!
+//! The errors are named as the Node.js application sees them, by the class GLIDE rejects the
+//! command with (`build-ts/Errors.js:20-44`; `src/errors.rs` `error_type`): a timeout is a
+//! `TimeoutError`, a broken connection a `ConnectionError`, an error reply (the last `MOVED`,
+//! `ASK` or `CLUSTERDOWN` of a command that used its retries) a `RequestError`, a client whose
+//! creation failed a `ClosingError`.
+//!
+//! The sequential driver runs a command's refresh (when it runs), sleeps and redirects inside the
+//! command; periodic checks run before the command that comes after their time. A connection
+//! that breaks breaks every address whose connections reach the same server (through
+//! `addressResolver`), and each is reconnected. The client is **wedged** while it holds no
+//! connection at all: every command fails (`AllConnectionsUnavailable`, the reconnect to the
+//! initial nodes failing too, :3680-3690, :1760-1803) until a startup node answers again.
+//!
+//! Not modelled: replicas (the replay's `CLUSTER SLOTS` answers name primaries only, so the
+//! `MOVED` of a failover moves one slot at a time, GLIDE's scenario 3 or 5, where GLIDE, knowing
+//! the replica, promotes it for its whole shard, scenario 2, :2891-2900), `readFrom` other than
+//! `primary` (refused), the connection validation every 3 s (`CONNECTION_CHECKS_INTERVAL`,
+//! `src/client/mod.rs:80`; `validate_all_user_connections`, :1806-1872: here a node of the slot
+//! map is connected when a command first needs it, and a broken one when its reconnect attempt
+//! is due), the reconnect attempts no command waits for (counted when one succeeds), the
+//! recovery queue's bound (`recoveryRequestsQueueSize`, 1000), `inflightRequestsLimit` (1000),
+//! pub/sub, pipelines, the circuit breaker, DNS.
+//!
+//! Release coverage: 2.5.x. Written from release-2.5 at 2.5.2. Between `v2.5.0` and it, the
+//! cluster code (`git log v2.5.0..2eb52e77f` over `cluster_async/`, `cluster_topology.rs`,
+//! `cluster_client.rs`, `cluster_slotmap.rs`, `cluster.rs`, `retry_strategies.rs`,
+//! `src/client/mod.rs`) changed three times: multi-node fan-outs (#6810) and the buffering of
+//! commands during a recovery (#6656, #6707), none of which the model reads. 2.4.x is outside:
+//! the reconnect on a circular `MOVED` (#5893) and `addressResolver` (#5328) came in 2.5.0.
+
+use crate::node::NodeAddr;
+use crate::redirect::Redirect;
+use crate::replay::client::{numbered_once, ClientModel, Transport};
+use crate::replay::client_state::{ClientSnapshot, ClientState};
+use crate::replay::cluster::Reply;
+use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
+use crate::replay::known_nodes::KnownNodes;
+use crate::replay::options::{ModelOption, ModelOptions};
+use crate::replay::outcome::{ClientError, Failure, Outcome};
+use crate::replay::release::{Coverage, Version};
+use crate::replay::sequential::{boxed, SyncModel};
+use crate::replay::{ReplayError, Routed, SimRng};
+use crate::slot::SlotRange;
+use crate::time::Timestamp;
+use crate::timeline::{NodeIdx, SlotTable};
+
+/// `glide@2.5.2`: covers **2.5.x** (written from release-2.5 at 2.5.2).
+pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
+    name: "glide@2.5.2",
+    about: "Valkey GLIDE GlideClusterClient: MOVED patches the slot, refreshes at most every \
+            15-30 s, checks the topology every 60 s, 250 ms request timeout, 3 retries",
+    options: OPTIONS,
+    coverage: Some(Coverage {
+        library: "glide",
+        from: Version::new(2, 5, 0),
+        until: Version::new(2, 6, 0),
+        range: "2.5.x",
+    }),
+    build,
+    hypotheses: Hypotheses::Library { extra: &[] },
+};
+
+/// The GLIDE model's own options, by their `GlideClusterClientConfiguration` names.
+const OPTIONS: &[ModelOption] = &[
+    ModelOption {
+        name: "periodicChecks",
+        doc: "topology checks: enabledDefaultConfigs (every 60 s, the default), disabled, or the \
+              interval in seconds (duration_in_sec)",
+        default: "enabledDefaultConfigs",
+        aliases: &[],
+        check: Some(|v| periodic_checks(v).map(drop)),
+    },
+    ModelOption {
+        name: "requestTimeout",
+        doc: "milliseconds a command may take, redirects and retries included, before it fails \
+              with TimeoutError (default 250); same as socket_timeout",
+        default: "",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "connectionTimeout",
+        doc: "advancedConfiguration.connectionTimeout: milliseconds a connection may take to \
+              open (default 2000); checked, not simulated (the replay's connections open in a \
+              round trip or are refused)",
+        default: "2000",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "addressResolver",
+        doc: "HOST:PORT: every startup address and every address of a CLUSTER SLOTS answer \
+              becomes this one, not a MOVED's (default none; address_remap is read as it)",
+        default: "none",
+        aliases: &[],
+        check: Some(|v| resolver(v).map(drop)),
+    },
+    ModelOption {
+        name: "readFrom",
+        doc: "where reads go: only primary (the default) is modelled",
+        default: "primary",
+        ..ModelOption::PLAIN
+    },
+];
+
+/// The replay's common name for a remap, read as `addressResolver`.
+const ADDRESS_REMAP: &str = "address_remap";
+
+/// `periodicChecks`: the interval in milliseconds, `None` when disabled.
+fn periodic_checks(v: &str) -> Result<Option<u64>, String> {
+    match v.trim() {
+        "enabledDefaultConfigs" => Ok(Some(DEFAULT_PERIODIC_CHECKS_MS)),
+        "disabled" => Ok(None),
+        n => match n.parse::<u64>() {
+            Ok(secs) if (1..=86_400).contains(&secs) => Ok(Some(secs * 1000)),
+            _ => Err("enabledDefaultConfigs, disabled, or seconds in 1..=86400".to_owned()),
+        },
+    }
+}
+
+/// `addressResolver`: an address, or none.
+fn resolver(v: &str) -> Result<Option<NodeAddr>, String> {
+    match v.trim() {
+        "" | "none" | "None" | "null" => Ok(None),
+        v => v
+            .parse()
+            .map(Some)
+            .map_err(|e: crate::node::AddrError| e.to_string()),
+    }
+}
+
+/// A command past `requestTimeout` (`io::ErrorKind::TimedOut`, `RequestErrorType::Timeout`).
+const TIMEOUT: ClientError = ClientError::new("TimeoutError", Failure::Timeout);
+/// A command dropped on a broken connection, or sent to a node with no connection after its
+/// retries (`RequestErrorType::Disconnect`: "Received connection error ... Will attempt to
+/// reconnect").
+const CONNECTION: ClientError = ClientError::new("ConnectionError", Failure::Connection);
+/// The last `MOVED` or `ASK` of a command that used its 3 retries (an error reply,
+/// `RequestErrorType::Unspecified`).
+const TOO_MANY_REDIRECTS: ClientError = ClientError::new("RequestError", Failure::TooManyRedirects);
+/// The last `CLUSTERDOWN` of a command that used its 3 retries.
+const CLUSTER_DOWN: ClientError = ClientError::new("RequestError", Failure::ClusterDown);
+/// The client could not be created: no startup node answered its topology query
+/// (`createClient` rejects with a `ClosingError`); the replay creates it again at the next
+/// command.
+const NOT_CREATED: ClientError = ClientError::new("ClosingError", Failure::NoTopology);
+
+/// `DEFAULT_PERIODIC_TOPOLOGY_CHECKS_INTERVAL` (`src/client/mod.rs:56`), ms.
+const DEFAULT_PERIODIC_CHECKS_MS: u64 = 60_000;
+/// `DEFAULT_RESPONSE_TIMEOUT` (`src/client/mod.rs:55`), ms.
+const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 250;
+/// `DEFAULT_CONNECTION_TIMEOUT` of the wrappers (`connectionTimeout` "a default value of 2000
+/// milliseconds", `BaseClient.d.ts`), ms.
+const DEFAULT_CONNECTION_TIMEOUT_MS: u64 = 2000;
+/// `DEFAULT_RETRIES` (`src/client/mod.rs:53`): errors a command is retried after.
+const RETRIES: u32 = 3;
+/// `DEFAULT_SLOTS_REFRESH_WAIT_DURATION` (`cluster_topology.rs:33`), ms.
+const REFRESH_WAIT_MS: u64 = 15_000;
+/// `DEFAULT_SLOTS_REFRESH_MAX_JITTER_MILLI` (`cluster_topology.rs:36`), ms.
+const REFRESH_JITTER_MS: u64 = 15_000;
+/// `DEFAULT_NUMBER_OF_REFRESH_SLOTS_RETRIES` (`cluster_topology.rs:25`).
+const REFRESH_RETRIES: usize = 3;
+/// `DEFAULT_REFRESH_SLOTS_RETRY_BASE_DURATION_MILLIS` (`cluster_topology.rs:27`).
+const REFRESH_RETRY_BASE_MS: f64 = 500.0;
+/// `DEFAULT_REFRESH_SLOTS_RETRY_BASE_FACTOR` (`cluster_topology.rs:29`).
+const REFRESH_RETRY_FACTOR: f64 = 1.5;
+/// `MAX_REQUESTED_NODES` of `refresh_slots_inner` (:2683).
+const MAX_REQUESTED_NODES: usize = 10;
+/// `MIN_AGREEMENT_RATE` of `calculate_topology` (`cluster_topology.rs:404`), in tenths.
+const MIN_AGREEMENT_TENTHS: usize = 2;
+/// Connections GLIDE opens to each node: the user and the management connection.
+const CONNECTIONS_PER_NODE: u64 = 2;
+/// The reconnect backoff before its 3200 ms plateau, ms (`RetryStrategy` default: base 2,
+/// factor 100, 5 retries, `retry_strategies.rs:17-20`).
+const RECONNECT_BACKOFF_MS: [u64; 5] = [200, 400, 800, 1600, 3200];
+/// Its jitter, percent either way (`DEFAULT_JITTER_PERCENT`).
+const RECONNECT_JITTER_PERCENT: u64 = 20;
+/// Seed of the generator behind `rand::rng()` (random nodes, jitters).
+const RNG_SEED: u64 = 0x676c_6964_6532_3532;
+
+/// The model's settings.
+#[derive(Clone, Debug)]
+struct Config {
+    periodic_ms: Option<u64>,
+    request_timeout_ms: u64,
+    resolver: Option<NodeAddr>,
+}
+
+/// Builds `glide@2.5.2`.
+fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientModel>, ReplayError> {
+    let name = DESCRIPTOR.name;
+    let mut known: Vec<&str> = OPTIONS.iter().map(|o| o.name).collect();
+    known.push(ADDRESS_REMAP);
+    options.library_options_for(name, &known)?;
+    let ms = |v: &str| {
+        v.trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|&n| (1..=3_600_000).contains(&n))
+    };
+    let expected = "milliseconds in 1..=3600000";
+    let read_from = options.library_value(
+        "readFrom",
+        "primary".to_owned(),
+        |v| {
+            matches!(
+                v,
+                "primary"
+                    | "preferReplica"
+                    | "AZAffinity"
+                    | "AZAffinityReplicasAndPrimary"
+                    | "allNodes"
+            )
+            .then(|| v.to_owned())
+        },
+        "primary, preferReplica, AZAffinity, AZAffinityReplicasAndPrimary or allNodes",
+    )?;
+    if read_from != "primary" {
+        return Err(ReplayError::Unsupported {
+            model: name.to_owned(),
+            what: format!("readFrom={read_from} (only primary is modelled: no replicas)"),
+        });
+    }
+    let resolver = match (
+        options.parsed_value("addressResolver", None, resolver)?,
+        options.parsed_value(ADDRESS_REMAP, None, resolver)?,
+    ) {
+        (Some(_), Some(_)) => {
+            return Err(ReplayError::Unsupported {
+                model: name.to_owned(),
+                what: "both addressResolver and address_remap (they are the same setting)"
+                    .to_owned(),
+            })
+        }
+        (own, remap) => own.or(remap),
+    };
+    let periodic_ms = options.parsed_value(
+        "periodicChecks",
+        Some(DEFAULT_PERIODIC_CHECKS_MS),
+        periodic_checks,
+    )?;
+    let own_timeout =
+        options.library_value("requestTimeout", None, |v| ms(v).map(Some), expected)?;
+    let request_timeout_ms = options
+        .timeout_alias(name, "requestTimeout", own_timeout, |t| t)?
+        .unwrap_or(DEFAULT_REQUEST_TIMEOUT_MS);
+    options.library_value(
+        "connectionTimeout",
+        DEFAULT_CONNECTION_TIMEOUT_MS,
+        ms,
+        expected,
+    )?;
+    Ok(boxed(Client::new(
+        name,
+        &options.startup_nodes,
+        Config {
+            periodic_ms,
+            request_timeout_ms,
+            resolver,
+        },
+    )))
+}
+
+/// A node's reconnect task (`trigger_refresh_connection_tasks`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Reconnect {
+    /// Attempts made (the first fails: `ReconnectingTooLong`, commands no longer wait for it).
+    attempts: u32,
+    /// When the next attempt is due.
+    next_at: Timestamp,
+}
+
+/// What the client holds for one address.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Node {
+    /// In the connection map, with its two connections open.
+    open: bool,
+    /// A reconnect task runs for it.
+    reconnect: Option<Reconnect>,
+}
+
+/// Where a command goes next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Redirected {
+    /// The slot's node (`SpecificNode`).
+    No,
+    /// A `MOVED`'s node.
+    Moved(NodeIdx),
+    /// An `ASK`'s node, with `ASKING`.
+    Ask(NodeIdx),
+}
+
+/// A `CLUSTER SLOTS` view, its addresses resolved and numbered.
+type View = Vec<(SlotRange, NodeIdx)>;
+
+struct Client {
+    name: String,
+    cfg: Config,
+    rng: SimRng,
+    nodes: KnownNodes<Node>,
+    startup: Vec<NodeIdx>,
+    /// The slot map: slot → primary.
+    slots: SlotTable,
+    /// The view of the last refresh (`get_current_topology_hash`).
+    topology: Option<View>,
+    /// Created (`createClient` resolved).
+    created: bool,
+    /// `slot_refresh_state.last_run`: when the last refresh attempt started.
+    last_run: Option<Timestamp>,
+    /// When the next periodic check is due.
+    next_check: Option<Timestamp>,
+    stats: ClientState,
+}
+
+impl Client {
+    fn new(name: &str, seeds: &[NodeAddr], cfg: Config) -> Client {
+        let mut c = Client {
+            name: name.to_owned(),
+            cfg,
+            rng: SimRng::new(RNG_SEED),
+            nodes: KnownNodes::new(Node::default()),
+            startup: Vec::new(),
+            slots: SlotTable::new(),
+            topology: None,
+            created: false,
+            last_run: None,
+            next_check: None,
+            stats: ClientState::default(),
+        };
+        let seeds: Vec<NodeAddr> = seeds.iter().map(|a| c.resolve(a)).collect();
+        c.startup = numbered_once(&seeds, |a| c.nodes.intern(a));
+        c.stats.startup_nodes = c.startup.len();
+        c
+    }
+
+    /// `addressResolver`.
+    fn resolve(&self, addr: &NodeAddr) -> NodeAddr {
+        self.cfg.resolver.clone().unwrap_or_else(|| addr.clone())
+    }
+
+    /// The nodes of the connection map.
+    fn open_nodes(&self) -> Vec<NodeIdx> {
+        self.nodes.filter(|n| n.open)
+    }
+
+    /// Opens node `i`'s two connections (`connect_and_check_all_connections`).
+    fn open(&mut self, i: NodeIdx) {
+        let n = self.nodes.get_mut(i);
+        if !n.open {
+            n.open = true;
+            n.reconnect = None;
+            self.stats.new_connections += CONNECTIONS_PER_NODE;
+        }
+    }
+
+    /// A broken connection: the node leaves the map and its reconnect task starts, its first
+    /// attempt at once.
+    fn broken(&mut self, i: NodeIdx, now: Timestamp) {
+        let n = self.nodes.get_mut(i);
+        n.open = false;
+        if n.reconnect.is_none() {
+            n.reconnect = Some(Reconnect {
+                attempts: 0,
+                next_at: now,
+            });
+        }
+    }
+
+    /// A broken connection of node `i` and of every open node whose connections reach the same
+    /// server (through `addressResolver`): the disconnect notifier wakes the validation task,
+    /// which reconnects each (`connections_validation_task`, :2604-2620;
+    /// `validate_all_user_connections`, :1806-1872, both connections of each).
+    fn broken_with(&mut self, i: NodeIdx, now: Timestamp) {
+        let Some(server) = self.nodes.addr(i).map(|a| self.resolve(a)) else {
+            return;
+        };
+        let same: Vec<NodeIdx> = self
+            .open_nodes()
+            .into_iter()
+            .filter(|&n| self.nodes.addr(n).map(|a| self.resolve(a)).as_ref() == Some(&server))
+            .collect();
+        self.broken(i, now);
+        for n in same {
+            self.broken(n, now);
+        }
+    }
+
+    /// A failed reconnect attempt of node `i` at `now`: the next one after the backoff.
+    fn attempt_failed(&mut self, i: NodeIdx, now: Timestamp) {
+        let k = self.nodes.get(i).reconnect.map_or(0, |r| r.attempts);
+        let index = usize::try_from(k).unwrap_or(usize::MAX);
+        let wait = match RECONNECT_BACKOFF_MS.get(index) {
+            // ±20 % (`jitter_range(0.8, 1.2)`).
+            Some(&b) => {
+                let spread = b * RECONNECT_JITTER_PERCENT / 100;
+                b - spread + self.rng.below(2 * spread + 1)
+            }
+            // The plateau repeats the last duration unjittered.
+            None => RECONNECT_BACKOFF_MS[RECONNECT_BACKOFF_MS.len() - 1],
+        };
+        self.nodes.get_mut(i).reconnect = Some(Reconnect {
+            attempts: k + 1,
+            next_at: Timestamp(now.0.saturating_add(wait)),
+        });
+    }
+
+    /// `createClient`: the startup connections and the first refresh (not throttled).
+    fn create(&mut self, net: &mut dyn Transport) {
+        if self.connect_startup(net) {
+            self.created = true;
+            self.next_check = self
+                .cfg
+                .periodic_ms
+                .map(|ms| Timestamp(net.now().0.saturating_add(ms)));
+        } else {
+            // `createClient` rejects; its connections close with it.
+            for i in self.startup.clone() {
+                self.nodes.get_mut(i).open = false;
+            }
+        }
+    }
+
+    /// `create_initial_connections` then a refresh not throttled: the startup nodes without a
+    /// reconnect task are connected (their connections counted when their `CLUSTER SLOTS`
+    /// answered), then asked. Whether a topology was found.
+    fn connect_startup(&mut self, net: &mut dyn Transport) -> bool {
+        let fresh: Vec<NodeIdx> = self
+            .startup
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let n = self.nodes.get(i);
+                !n.open && n.reconnect.is_none()
+            })
+            .collect();
+        if fresh.is_empty() && self.open_nodes().is_empty() {
+            return false;
+        }
+        for &i in &fresh {
+            self.nodes.get_mut(i).open = true;
+        }
+        let found = self.refresh(net, false);
+        for &i in &fresh {
+            if self.nodes.get(i).open {
+                self.stats.new_connections += CONNECTIONS_PER_NODE;
+            }
+        }
+        found
+    }
+
+    /// Asks `CLUSTER SLOTS` of `ask` at once (`join_all`): the answers' views and the time the
+    /// last came back.
+    fn query(&mut self, ask: &[NodeIdx], net: &mut dyn Transport) -> Vec<View> {
+        let start = net.now();
+        let mut end = start;
+        let mut views = Vec::new();
+        for &i in ask {
+            let Some(addr) = self.nodes.addr(i).map(|a| self.resolve(a)) else {
+                continue;
+            };
+            net.resume_at(start);
+            self.stats.cluster_slots_calls += 1;
+            let answer = net.cluster_slots(&addr);
+            end = end.max(net.now());
+            match answer {
+                Ok(ranges) => {
+                    let mut view = Vec::with_capacity(ranges.len());
+                    for (r, a) in ranges {
+                        let resolved = self.resolve(&a);
+                        if let Some(n) = self.nodes.intern(&resolved) {
+                            view.push((r, n));
+                        }
+                    }
+                    views.push(view);
+                }
+                Err(Reply::ConnectionError) => self.broken(i, start),
+                Err(_) => {}
+            }
+        }
+        net.resume_at(end);
+        views
+    }
+
+    /// `calculate_topology`: the view most answers agree on (a tie goes to the one covering more
+    /// slots, and is an error before the last attempt when 3 nodes or more were asked), if it
+    /// has the agreement of 20 % of the nodes asked.
+    fn agreed(views: Vec<View>, asked: usize, attempt: usize) -> Option<View> {
+        let mut counted: Vec<(View, usize)> = Vec::new();
+        for v in views {
+            match counted.iter_mut().find(|(w, _)| *w == v) {
+                Some(c) => c.1 += 1,
+                None => counted.push((v, 1)),
+            }
+        }
+        let covered = |v: &View| -> usize { v.iter().map(|(r, _)| r.len()).sum() };
+        let top = counted.iter().map(|c| c.1).max()?;
+        let mut best: Vec<(View, usize)> = counted.into_iter().filter(|c| c.1 == top).collect();
+        if best.len() > 1 && attempt < REFRESH_RETRIES && asked >= 3 {
+            return None;
+        }
+        best.sort_by_key(|(v, _)| std::cmp::Reverse(covered(v)));
+        let (view, count) = best.into_iter().next()?;
+        (count * 10 >= asked * MIN_AGREEMENT_TENTHS).then_some(view)
+    }
+
+    /// `refresh_slots_and_subscriptions_with_retries`: whether it ran and found a topology.
+    fn refresh(&mut self, net: &mut dyn Transport, throttable: bool) -> bool {
+        let now = net.now();
+        if throttable {
+            if let Some(last) = self.last_run {
+                let wait = REFRESH_WAIT_MS + self.rng.below(REFRESH_JITTER_MS);
+                if now.millis_since(last) <= wait {
+                    return false;
+                }
+            }
+        }
+        let mut backoff = REFRESH_RETRY_BASE_MS;
+        for attempt in 0..=REFRESH_RETRIES {
+            if attempt > 0 {
+                // `jitter_range(0.8, 1.2)` of 500 ms × 1.5ⁿ.
+                let tenths = 8 + self.rng.below(5);
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                net.sleep((backoff * tenths as f64 / 10.0) as u64);
+                backoff *= REFRESH_RETRY_FACTOR;
+            }
+            self.last_run = Some(net.now());
+            let mut ask = self.open_nodes();
+            if ask.is_empty() {
+                // `AllConnectionsUnavailable`: no retry; the reconnect to the initial nodes.
+                return self.reconnect_initial(net);
+            }
+            self.rng.shuffle(&mut ask);
+            ask.truncate(MAX_REQUESTED_NODES);
+            let asked = ask.len();
+            let views = self.query(&ask, net);
+            if let Some(view) = Self::agreed(views, asked, attempt) {
+                self.apply(view);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// `reconnect_to_initial_nodes` (:1760-1803): the startup connections again, then a refresh
+    /// not throttled.
+    fn reconnect_initial(&mut self, net: &mut dyn Transport) -> bool {
+        self.connect_startup(net)
+    }
+
+    /// The new slot map and connection map of a refresh (:2800-2812).
+    fn apply(&mut self, view: View) {
+        self.slots.clear();
+        let mut named: Vec<NodeIdx> = Vec::new();
+        for &(r, n) in &view {
+            self.slots.fill(r, Some(n));
+            if !named.contains(&n) {
+                named.push(n);
+            }
+        }
+        for (i, n) in self.nodes.states_mut() {
+            if !named.contains(&i) {
+                n.open = false;
+            }
+        }
+        self.topology = Some(view);
+        self.stats.full_reinits += 1;
+    }
+
+    /// Runs the periodic checks due before now, in the background.
+    fn background(&mut self, net: &mut dyn Transport) {
+        let resume = net.now();
+        while let Some(at) = self.next_check.filter(|&t| t <= resume) {
+            net.resume_at(at);
+            let mut ask = self.open_nodes();
+            self.rng.shuffle(&mut ask);
+            let n = ask.len();
+            let k = usize::try_from(n.checked_ilog2().unwrap_or(0))
+                .unwrap_or(1)
+                .max(1);
+            ask.truncate(k);
+            let asked = ask.len();
+            let views = self.query(&ask, net);
+            let differs = Self::agreed(views, asked, REFRESH_RETRIES)
+                .is_some_and(|v| self.topology.as_ref() != Some(&v));
+            if differs {
+                self.refresh(net, true);
+            }
+            self.next_check = self
+                .cfg
+                .periodic_ms
+                .map(|ms| Timestamp(net.now().0.saturating_add(ms).max(at.0 + 1)));
+        }
+        net.resume_at(resume);
+    }
+
+    /// `update_upon_moved_error`: the slot goes to `to` (its shard, or a new one).
+    fn moved(&mut self, slot: crate::slot::Slot, to: NodeIdx) {
+        self.slots.set(slot, Some(to));
+    }
+
+    /// `RetryParams::wait_time_for_retry` (`cluster_client.rs:85-92`) with the defaults (min
+    /// 1280, max 655360, base 2, factor 10): a draw in [1280, min(10·2ʳ, 655360).max(1281)) ms,
+    /// 1280 ms for the first 7 retries.
+    fn wait_time_for_retry(&mut self, retry: u32) -> u64 {
+        const MIN: u64 = 1280;
+        let base = 2u64.saturating_pow(retry).saturating_mul(10);
+        let clamped = base.clamp(MIN + 1, 655_360);
+        MIN + self.rng.below(clamped - MIN)
+    }
+
+    /// `ConnectionNotFoundForRoute` for a redirect's node (:3540): a refresh is asked and, unless
+    /// the retries are used, the retry waits `wait_time_for_retry` (`OperationTarget::NotFound`,
+    /// :1371-1381) and goes to the slot's node.
+    fn not_found(&mut self, retry: &mut u32, net: &mut dyn Transport) -> Option<Outcome> {
+        self.refresh(net, true);
+        if *retry >= RETRIES {
+            return Some(Outcome::Failed(CONNECTION));
+        }
+        *retry += 1;
+        let wait = self.wait_time_for_retry(*retry);
+        net.sleep(wait);
+        None
+    }
+
+    /// A random node of the connection map.
+    fn random_open(&mut self) -> Option<NodeIdx> {
+        let open = self.open_nodes();
+        (!open.is_empty()).then(|| open[self.rng.index_below(open.len())])
+    }
+
+    /// One send to `i`'s connection, which reaches `i`'s address through `addressResolver`; a
+    /// node not yet connected is connected by it (its two connections counted when it answers).
+    fn send(&mut self, i: NodeIdx, cmd: Routed, asking: bool, net: &mut dyn Transport) -> Reply {
+        let Some(addr) = self.nodes.addr(i).map(|a| self.resolve(a)) else {
+            return Reply::ConnectionError;
+        };
+        let reply = net.send(&addr, cmd, asking);
+        if !matches!(reply, Reply::ConnectionError | Reply::Timeout) {
+            self.open(i);
+        }
+        reply
+    }
+
+    fn process(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
+        let since = net.now();
+        let deadline = Timestamp(since.0.saturating_add(self.cfg.request_timeout_ms));
+        let timed_out = |net: &mut dyn Transport| {
+            if net.now() > deadline {
+                net.resume_at(deadline);
+            }
+            Outcome::Failed(TIMEOUT)
+        };
+        if !self.created {
+            self.create(net);
+            if !self.created {
+                return Outcome::Failed(NOT_CREATED);
+            }
+        }
+        let mut retry = 0u32;
+        let mut to = Redirected::No;
+        loop {
+            if net.now() >= deadline {
+                return timed_out(net);
+            }
+            let now = net.now();
+            // get_connection.
+            let (node, asking) = match to {
+                Redirected::Moved(i) | Redirected::Ask(i) => {
+                    let asking = matches!(to, Redirected::Ask(_));
+                    let n = *self.nodes.get(i);
+                    if !n.open
+                        && n.reconnect
+                            .is_some_and(|r| r.attempts > 0 && r.next_at > now)
+                    {
+                        if let Some(failed) = self.not_found(&mut retry, net) {
+                            return failed;
+                        }
+                        to = Redirected::No;
+                        continue;
+                    }
+                    (i, asking)
+                }
+                Redirected::No => {
+                    let owner = self.slots.get(cmd.slot);
+                    let usable = owner.filter(|&o| {
+                        let n = self.nodes.get(o);
+                        n.open
+                            || n.reconnect
+                                .is_none_or(|r| r.attempts == 0 || r.next_at <= now)
+                    });
+                    match usable.or_else(|| self.random_open()) {
+                        Some(i) => (i, false),
+                        None => {
+                            // `AllConnectionsUnavailable`: `ReconnectToInitialNodes`, the
+                            // command retried after it.
+                            if retry >= RETRIES || !self.reconnect_initial(net) {
+                                return Outcome::Failed(CONNECTION);
+                            }
+                            retry += 1;
+                            continue;
+                        }
+                    }
+                }
+            };
+            let was_open = self.nodes.get(node).open;
+            let reconnecting = self.nodes.get(node).reconnect.is_some();
+            let reply = self.send(node, cmd, asking, net);
+            match reply {
+                Reply::Ok => return Outcome::Ok,
+                Reply::Timeout => return timed_out(net),
+                Reply::ConnectionError => {
+                    if was_open {
+                        // The connection broke: the command is dropped (`Reconnect`, no retry).
+                        // Every connection to that server broke with it (several addresses reach
+                        // one server through `addressResolver`): each is reconnected.
+                        self.broken_with(node, now);
+                        return Outcome::Failed(CONNECTION);
+                    }
+                    // No connection could be made (a reconnect attempt, or a node's first
+                    // connection): its task goes on with the backoff.
+                    if !reconnecting {
+                        self.broken(node, now);
+                    }
+                    self.attempt_failed(node, now);
+                    if to != Redirected::No {
+                        if let Some(failed) = self.not_found(&mut retry, net) {
+                            return failed;
+                        }
+                        to = Redirected::No;
+                    }
+                    // The slot's node: the command waited for the first attempt and goes to a
+                    // random node.
+                }
+                Reply::Redirect(Redirect::Moved { slot, to: addr }) => {
+                    let Some(target) = self.nodes.intern(&addr) else {
+                        return Outcome::Failed(CONNECTION);
+                    };
+                    if retry >= RETRIES {
+                        // The last error: `Next::RefreshSlots` with the MOVED (:1296-1311).
+                        self.moved(slot, target);
+                        self.refresh(net, true);
+                        return Outcome::Failed(TOO_MANY_REDIRECTS);
+                    }
+                    retry += 1;
+                    if target == node {
+                        // A circular MOVED: the address is reconnected (its connection kept,
+                        // it answers) and the command routed by its slot again (:1401-1415).
+                        to = Redirected::No;
+                    } else {
+                        self.moved(slot, target);
+                        self.refresh(net, true);
+                        to = Redirected::Moved(target);
+                    }
+                }
+                Reply::Redirect(Redirect::Ask { to: addr, .. }) => {
+                    if retry >= RETRIES {
+                        return Outcome::Failed(TOO_MANY_REDIRECTS);
+                    }
+                    retry += 1;
+                    to = match self.nodes.intern(&addr) {
+                        Some(t) => Redirected::Ask(t),
+                        None => return Outcome::Failed(CONNECTION),
+                    };
+                }
+                Reply::ClusterDown => {
+                    if retry >= RETRIES {
+                        return Outcome::Failed(CLUSTER_DOWN);
+                    }
+                    retry += 1;
+                    let wait = self.wait_time_for_retry(retry);
+                    net.sleep(wait);
+                    to = Redirected::No;
+                }
+            }
+        }
+    }
+}
+
+impl SyncModel for Client {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn socket_timeout_ms(&self) -> Option<u64> {
+        Some(self.cfg.request_timeout_ms)
+    }
+
+    fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
+        if self.created {
+            self.background(net);
+        }
+        self.process(cmd, net)
+    }
+
+    fn state(&self) -> ClientState {
+        let mut s = self.stats;
+        // GLIDE keeps its initial nodes for the reconnect to them.
+        s.startup_nodes = self.startup.len();
+        // Created, and holding no connection at all: every command fails
+        // (`AllConnectionsUnavailable`, the reconnect to the initial nodes failing too) until a
+        // startup node answers again.
+        s.wedged = self.created && self.open_nodes().is_empty();
+        s
+    }
+
+    fn snapshot(&self) -> ClientSnapshot {
+        let open = self.nodes.count(|n| n.open) * CONNECTIONS_PER_NODE;
+        ClientSnapshot::of_table(&self.slots, open)
+    }
+}
