@@ -100,11 +100,10 @@ impl Library {
             Library::RedisPy(_) | Library::Jedis | Library::RedisRs => {
                 &["redis-py", "redis-rs", "jedis"]
             }
-            Library::GoRedis => &["redis-py", "go-redis"],
+            Library::GoRedis | Library::Glide => &["redis-py", "go-redis", "glide"],
             Library::Ioredis => &["ioredis"],
             Library::NodeRedis => &["node-redis"],
             Library::Lettuce => &[],
-            Library::Glide => &[],
         }
     }
 

@@ -20,6 +20,7 @@
 //! | ioredis 6.0 | each node connection; none on the `CLUSTER SLOTS` connection of a refresh (`protocol: 2`) | 2 and 2 more per refresh | `CLIENT SETNAME` | 6.0.0 `built/redis/event_handler.js:45-73`, `built/cluster/index.js:818-824` |
 //! | node-redis 6.3 | each (RESP3), the name in it | 2, 3 with `CLIENT MAINT_NOTIFICATIONS` (clients given a host) | in `HELLO … SETNAME` | `@redis/client` 6.3.1 `dist/lib/client/index.js:548-551`, :588-603, :616-619 |
 //! | Jedis 5 | none (RESP2) | 2 per connection | `CLIENT SETNAME` | 5.1.0 `redis/clients/jedis/Connection.java:410-437` |
+//! | Valkey GLIDE 2.5 | each (two connections a node: user and management) | 2 | `CLIENT SETNAME` | release-2.5 `glide-core/redis-rs/redis/src/connection.rs:937-995` |
 //! | redis-rs 1 | none (RESP2) | 2 per connection | the application's own `CLIENT SETNAME` | 1.8.1 `src/connection.rs:1443-1462` |
 //!
 //! Measured per connection on Redis 7.0.15: redis-py 5.0.0 10 `ERR` for 5 connections; 8.1.0 15
@@ -29,8 +30,8 @@
 //! on Redis 7.0 it leaves no rejection, so this fingerprint cannot see it.
 //!
 //! What cannot be told apart on Redis 7.0 this way: redis-py 5.0–7.4, Jedis 5 and redis-rs 1
-//! (two `ERR` per connection without `HELLO`); redis-py 8.0 from go-redis v9 (two per `HELLO`, the name
-//! in `CLIENT SETNAME`); ioredis 6.0 from either of those or from redis-py 8.1+ (its refreshes'
+//! (two `ERR` per connection without `HELLO`); redis-py 8.0, go-redis v9 and GLIDE 2.5 (two per `HELLO`,
+//! the name in `CLIENT SETNAME`); ioredis 6.0 from either of those or from redis-py 8.1+ (its refreshes'
 //! connections add `ERR` without `HELLO`, so its ratio lies anywhere from 2 up); node-redis 6.3
 //! is told from all but itself only when the connections carry a name (it sends it in `HELLO`).
 
@@ -63,8 +64,9 @@ impl Certainty {
 /// A library (a range of its versions) that could have made a handshake pattern.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Candidate {
-    /// `lib-name` the library reports where `CLIENT SETINFO` works (the key of
-    /// [`crate::defect::DEFECTS`]).
+    /// The library, as `lib-name` names it where `CLIENT SETINFO` works (the key of
+    /// [`crate::defect::DEFECTS`]; `glide` for GLIDE's `GlideJS`, `GlidePy`, …, as
+    /// [`lib_name::library_of`] reads them).
     pub lib_name: &'static str,
     /// First version with this pattern (inclusive).
     pub from: (u32, u32, u32),
@@ -142,6 +144,16 @@ pub const SETINFO_SENDERS: &[Candidate] = &[
         errors: (2, 2),
         name: NameCommand::Setname,
         source: "go-redis v9.8.0 redis.go:353-361 (baseClient.initConn)",
+    },
+    Candidate {
+        lib_name: "glide",
+        from: (2, 5, 0),
+        to: (2, 5, u32::MAX),
+        versions: "2.5",
+        hello: true,
+        errors: (2, 2),
+        name: NameCommand::Setname,
+        source: "valkey-glide release-2.5 (2eb52e77f) glide-core/redis-rs/redis/src/connection.rs:937-955 (CLIENT SETINFO LIB-NAME/LIB-VER), :956-995 (HELLO 3, then CLIENT SETNAME), on its user and its management connection to each node",
     },
     Candidate {
         lib_name: "ioredis",
@@ -444,7 +456,7 @@ mod tests {
         let r = setinfo_rejection(&c, None).unwrap();
         assert_eq!(r.certainty, Certainty::Possible);
         let labels: Vec<String> = r.candidates.iter().map(Candidate::label).collect();
-        assert_eq!(labels, ["redis-py 8.0", "go-redis v9"]);
+        assert_eq!(labels, ["redis-py 8.0", "go-redis v9", "glide 2.5"]);
     }
 
     #[test]
