@@ -200,6 +200,29 @@ fn a_silent_node_with_socket_timeout_gives_socket_timeout_then_client_closed_for
 }
 
 #[test]
+fn on_the_timed_clock_writes_to_a_silent_node_keep_its_connection_open() {
+    // B is silent from 10 s to 12 s. Node's idle timer counts writes: while the application
+    // keeps writing commands to B, its connection stays open and they wait for B's answer. With
+    // 1000 commands in flight allowed they never stop (50 a second go to B): nothing fails.
+    let cluster = incident2_with_fault(B, 10, 12, FaultKind::Timeout);
+    let w = workload_of(20, 100, "zadd");
+    let set = [("socketTimeout", "500")];
+    let roomy = run_model(&cluster, &w.clone().with_in_flight(1000), &set);
+    assert_eq!(roomy.failed, 0, "{:?}", roomy.errors);
+    assert!(!roomy.wedged);
+    // With 64, every place waits on B by about 11.3 s; nothing is written for 500 ms, B's
+    // connection is destroyed, and A's, idle as long, too: closed for good, wedged.
+    let tight = run_model(&cluster, &w.with_in_flight(64), &set);
+    assert!(
+        tight.errors["ClientClosedError"] > 500,
+        "{:?}",
+        tight.errors
+    );
+    assert_eq!(tight.timeline[14].ok, 0);
+    assert!(tight.wedged);
+}
+
+#[test]
 fn ask_follows_a_known_node_at_once_and_fails_for_an_unknown_one() {
     // A owns 0-16382, B 16383; from 10 s to 12 s A migrates 8192-16382 to B, then B owns them.
     // The ASKs name B, which the client knows: ASKING and the command on B, no rediscovery.

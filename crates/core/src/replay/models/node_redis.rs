@@ -77,7 +77,19 @@
 //! `nodeAddressMap` sends every client to an address where no master of the table is (each
 //! command then meets `MOVED` until it fails, and each rediscovery gives the same table).
 //!
-//! Not modelled: replicas (`useReplicas`, refused), pub/sub and `SMIGRATED`, pipelines and
+//! The idle timer counts writes too: commands written one after another to a silent node keep
+//! its connection open and wait for its answer; it is destroyed only once none was written for
+//! `socketTimeout` (in an application with a cap on commands in flight: when every permit waits
+//! there, and by then the other nodes' connections have idled as long and close for good too).
+//! On the timed clock the model applies this itself (the network waits for a silent node, see
+//! `Client::exchange`), noting the silence and closing the connection at the first gap of
+//! `socketTimeout` between writes; the commands that waited through that gap are counted with
+//! the node's late answer, not as the `SocketTimeoutError` they get (at most the cap of them).
+//! On the instant clock (lanes) a silent node's request costs `socketTimeout` and fails.
+//!
+//! Not modelled: node-redis's own work per rediscovery (a `RedisClient` created and destroyed,
+//! the 16384-slot table rebuilt): a rediscovery costs its round trips only, so in a `MOVED`
+//! storm the model cycles faster than the library. Nor: replicas (`useReplicas`, refused), pub/sub and `SMIGRATED`, pipelines and
 //! `MULTI`, the eager connects of a discovery holding it until they end (`Promise.all`, :237; a
 //! new master that refuses connections would hold every rediscovery), the commands already
 //! queued on a node that a rediscovery drops (rejected with `DisconnectsClientError`,
@@ -404,6 +416,10 @@ struct Node {
     /// In `nodeByAddress` and `masters`: the last discovery named it.
     in_use: bool,
     conn: Conn,
+    /// Timed clock: the node was silent for longer than `socketTimeout` after a write to this
+    /// client's connection and answers again at this time; until then only writes count as
+    /// its traffic (see [`Client::exchange`]).
+    silent_until: Option<Timestamp>,
 }
 
 /// One rediscovery: when it ran (microseconds: it takes a few round trips) and whether a node
@@ -447,6 +463,9 @@ struct Client {
     first_reconnection: Option<Timestamp>,
     /// The start of the latest command (the moment `wedged` is read at).
     issued: Timestamp,
+    /// The replay runs lanes on the instant clock (told by `set_concurrency`, which only lanes
+    /// call): a silent node's request then costs `socketTimeout` and fails.
+    lanes: bool,
     stats: ClientState,
 }
 
@@ -475,6 +494,7 @@ impl Client {
             refresh_until: Timestamp(0),
             first_reconnection: None,
             issued: Timestamp(0),
+            lanes: false,
         }
     }
 
@@ -603,6 +623,21 @@ impl Client {
         }
     }
 
+    /// A new connection's handshake to `addr`: `Err(Timeout)` also when, in the timed clock, the
+    /// node stayed silent past `socketTimeout` (the idle timer fires, nothing else is written to
+    /// a connection that is not ready yet): then at `socketTimeout` after the start.
+    fn connect_to(&self, addr: &NodeAddr, net: &mut dyn Transport) -> Result<(), Reply> {
+        let start = net.now();
+        let r = net.handshake(addr);
+        match self.cfg.socket_timeout_ms {
+            Some(s) if net.now().millis_since(start) > s => {
+                net.resume_at(Timestamp(start.0.saturating_add(s)));
+                Err(Reply::Timeout)
+            }
+            _ => r,
+        }
+    }
+
     /// One reconnection attempt of node `n`'s client, now: whether it connected.
     fn attempt(&mut self, n: NodeIdx, net: &mut dyn Transport) -> bool {
         let Some(addr) = self.socket_addr(n) else {
@@ -611,7 +646,14 @@ impl Client {
         let Conn::Reconnecting { retries, .. } = self.nodes.get(n).conn else {
             return false;
         };
-        if net.handshake(&addr).is_ok() {
+        let answer = self.connect_to(&addr, net);
+        if answer == Err(Reply::Timeout) && !self.reconnects_after_timeout() {
+            // SocketTimeoutError while connecting: the default strategy gives up.
+            self.nodes.get_mut(n).conn = Conn::Closed { at: net.now() };
+            self.tracker_forget();
+            return false;
+        }
+        if answer.is_ok() {
             let now = net.now();
             self.stats.new_connections += 1;
             self.nodes.get_mut(n).conn = Conn::Ready {
@@ -675,12 +717,21 @@ impl Client {
     fn discover(&mut self, addr: &NodeAddr, net: &mut dyn Transport) -> bool {
         // The new client connects (its handshake, `HELLO`), then sends CLUSTER SLOTS. A refused
         // connect or a silent handshake: no connection, no CLUSTER SLOTS sent.
-        if net.handshake(addr).is_err() {
+        if self.connect_to(addr, net).is_err() {
             return false;
         }
         self.stats.new_connections += 1;
         self.stats.cluster_slots_calls += 1;
-        let Ok(ranges) = net.cluster_slots(addr) else {
+        let sent = net.now();
+        let answer = net.cluster_slots(addr);
+        if let Some(s) = self.cfg.socket_timeout_ms {
+            if net.now().millis_since(sent) > s {
+                // The discovery client's idle timer fires first (SocketTimeoutError).
+                net.resume_at(Timestamp(sent.0.saturating_add(s)));
+                return false;
+            }
+        }
+        let Ok(ranges) = answer else {
             return false;
         };
         self.stats.full_reinits += 1;
@@ -696,6 +747,7 @@ impl Client {
             *self.nodes.get_mut(n) = Node {
                 in_use: true,
                 conn: Conn::None,
+                silent_until: None,
             };
             if !self.cfg.minimize_connections {
                 // The eager connects run side by side (`promises`, :189, :537-539, :237).
@@ -726,7 +778,13 @@ impl Client {
             return;
         };
         let at = net.now();
-        let conn = if net.handshake(&addr).is_ok() {
+        let answer = self.connect_to(&addr, net);
+        if answer == Err(Reply::Timeout) && !self.reconnects_after_timeout() {
+            // A terminal connect failure (SocketTimeoutError) drops the client (:594-604).
+            self.nodes.get_mut(n).conn = Conn::None;
+            return;
+        }
+        let conn = if answer.is_ok() {
             self.stats.new_connections += 1;
             let now = net.now();
             Conn::Ready {
@@ -915,49 +973,123 @@ impl Client {
                 }
                 conn => {
                     // Ready (or closed / reconnecting only later than now): written now.
-                    if let Conn::Ready { last, .. } = conn {
-                        if let Some(s) = self.cfg.socket_timeout_ms {
-                            let idle_end = Timestamp(last.0.saturating_add(s));
-                            if idle_end <= now {
-                                // Idle for socketTimeout: destroyed then.
-                                self.timed_out(n, idle_end);
-                                continue;
-                            }
+                    let ready = matches!(conn, Conn::Ready { .. });
+                    if ready {
+                        if let Some(fired) = self.idle_fired(n, now) {
+                            // Idle for socketTimeout: destroyed then.
+                            self.timed_out(n, fired);
+                            continue;
                         }
                     }
                     let Some(addr) = self.socket_addr(n) else {
                         return Err(CLIENT_CLOSED);
                     };
-                    let reply = net.send(&addr, cmd, asking);
-                    let at = net.now();
-                    let ready = matches!(conn, Conn::Ready { .. });
-                    return match reply {
-                        Reply::ConnectionError => {
-                            if ready {
-                                self.broke(n, now);
-                            }
-                            Err(SOCKET_ERROR)
-                        }
-                        Reply::Timeout => match self.cfg.socket_timeout_ms {
-                            None => Err(NO_REPLY),
-                            Some(_) => {
-                                if ready {
-                                    self.timed_out(n, at);
-                                }
-                                Err(SOCKET_TIMEOUT)
-                            }
-                        },
-                        reply => {
-                            if let Conn::Ready { last, .. } = &mut self.nodes.get_mut(n).conn {
-                                *last = (*last).max(at);
-                            }
-                            Ok(reply)
-                        }
-                    };
+                    return self.exchange(n, &addr, cmd, asking, ready, net);
                 }
             }
         }
         Err(NEVER_CONNECTED)
+    }
+
+    /// When node `n`'s ready connection was destroyed by its idle timer, if it was by `now`
+    /// (`client/socket.js:303-310`): `socketTimeout` after its last traffic, where during a
+    /// silence of the node only the writes count.
+    fn idle_fired(&mut self, n: NodeIdx, now: Timestamp) -> Option<Timestamp> {
+        let s = self.cfg.socket_timeout_ms?;
+        let node = *self.nodes.get(n);
+        let Conn::Ready { last, .. } = node.conn else {
+            return None;
+        };
+        let fired = |from: Timestamp| Timestamp(from.0.saturating_add(s));
+        if let Some(until) = node.silent_until {
+            if fired(last) < until.min(now) || (now < until && fired(last) <= now) {
+                // No write for socketTimeout while the node was silent.
+                return Some(fired(last));
+            }
+            if now < until {
+                return None;
+            }
+            // The node answered again: its replies are traffic from then on.
+            let x = self.nodes.get_mut(n);
+            x.silent_until = None;
+            if let Conn::Ready { last, .. } = &mut x.conn {
+                *last = (*last).max(until);
+            }
+        }
+        let Conn::Ready { last, .. } = self.nodes.get(n).conn else {
+            return None;
+        };
+        (fired(last) <= now).then(|| fired(last))
+    }
+
+    /// Writes `cmd` to node `n`'s connection (`ready`: a ready one; else one that closes or
+    /// breaks only later than now) and reads its reply.
+    ///
+    /// On the timed clock a write to a silent node does not time out by itself: Node's idle
+    /// timer counts writes as traffic, so the commands the application keeps writing there keep
+    /// the connection open, and each waits for the node's answer (the network is asked without
+    /// a timeout, see [`SyncModel::socket_timeout_ms`]). The node's silence is noted: when a
+    /// later write finds that none came for `socketTimeout` during it, the connection was
+    /// destroyed then ([`Client::idle_fired`]). A silence past the replay's bound fails the
+    /// command `socketTimeout` after its write.
+    fn exchange(
+        &mut self,
+        n: NodeIdx,
+        addr: &NodeAddr,
+        cmd: Routed,
+        asking: bool,
+        ready: bool,
+        net: &mut dyn Transport,
+    ) -> Result<Reply, ClientError> {
+        let sent = net.now();
+        let reply = net.send(addr, cmd, asking);
+        let at = net.now();
+        let waited = at.millis_since(sent);
+        match (reply, self.cfg.socket_timeout_ms) {
+            (Reply::ConnectionError, _) => {
+                if ready {
+                    self.broke(n, sent);
+                }
+                Err(SOCKET_ERROR)
+            }
+            (Reply::Timeout, None) => Err(NO_REPLY),
+            (Reply::Timeout, Some(_)) => {
+                if ready {
+                    self.timed_out(n, at);
+                }
+                Err(SOCKET_TIMEOUT)
+            }
+            (_, Some(s)) if waited > s && !self.lanes && waited > UNBOUNDED_WAIT_MS => {
+                let fired = Timestamp(sent.0.saturating_add(s));
+                net.resume_at(fired);
+                if ready {
+                    self.timed_out(n, fired);
+                }
+                Err(SOCKET_TIMEOUT)
+            }
+            (reply, Some(s)) if waited > s && !self.lanes => {
+                let x = self.nodes.get_mut(n);
+                x.silent_until = Some(x.silent_until.map_or(at, |u| u.max(at)));
+                if let Conn::Ready { last, .. } = &mut x.conn {
+                    *last = (*last).max(sent);
+                }
+                Ok(reply)
+            }
+            (reply, _) => {
+                let x = self.nodes.get_mut(n);
+                if let Conn::Ready { last, .. } = &mut x.conn {
+                    // During a noted silence a write is traffic, its reply only once the node
+                    // answered again.
+                    let seen = if x.silent_until.is_some_and(|u| at < u) {
+                        sent
+                    } else {
+                        at
+                    };
+                    *last = (*last).max(seen);
+                }
+                Ok(reply)
+            }
+        }
     }
 
     /// `_execute` (`cluster/index.js:373-460`).
@@ -1019,8 +1151,14 @@ impl SyncModel for Client {
         &self.name
     }
 
+    /// The network's per-request timeout: `socketTimeout` on the instant clock (lanes); none
+    /// on the timed one, where the model applies the idle timer itself ([`Client::exchange`]).
     fn socket_timeout_ms(&self) -> Option<u64> {
-        self.cfg.socket_timeout_ms
+        self.cfg.socket_timeout_ms.filter(|_| self.lanes)
+    }
+
+    fn set_concurrency(&mut self, _in_flight: u32) {
+        self.lanes = true;
     }
 
     fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
