@@ -2,8 +2,10 @@
 
 use slotscope_core::float;
 use slotscope_core::replay::{
-    model, Failure, FaultKind, ModelOptions, ReplayReport, SimCluster, SimClusterBuilder, Workload,
+    model, Failure, FaultKind, FaultWindow, ModelOptions, ReplayReport, SimCluster,
+    SimClusterBuilder, Workload,
 };
+use slotscope_core::TimeSpan;
 
 mod sim;
 use sim::*;
@@ -176,6 +178,42 @@ fn a_refusing_node_s_commands_wait_in_its_queue_and_time_out_after_5_s() {
         &[("topologyRefreshOnReconnectionAttemptStrategy", "0")],
     );
     assert_eq!(quiet.cluster_slots_calls, 1);
+}
+
+#[test]
+fn a_rediscovery_that_drops_a_reconnecting_node_rejects_its_queue() {
+    // B refuses from 10 s on; at 12 s its slots pass to C. B's client reconnects and its
+    // commands queue; 5 s of attempts later the tracker rediscovers without B, the answer
+    // names A and C, and B's client is destroyed: every command queued on it fails with
+    // DisconnectsClientError, and B's slots are served by C from then on.
+    let c = "10.0.0.3:6379";
+    let mut builder = SimClusterBuilder::new();
+    builder.layout(
+        at(0),
+        &[(range(0, 8191), addr(A)), (range(8192, 16383), addr(B))],
+        &[],
+    );
+    builder.layout(
+        at(12),
+        &[(range(0, 8191), addr(A)), (range(8192, 16383), addr(c))],
+        &[],
+    );
+    builder.fault(FaultWindow {
+        node: addr(B),
+        span: TimeSpan::new(at(10), at(30)),
+        kind: FaultKind::ConnectionError,
+    });
+    let cluster = builder.build();
+    let w = workload_of(30, 100, "zadd").with_in_flight(64);
+    let r = run_model(&cluster, &w, &[]);
+    assert!(r.errors["DisconnectsClientError"] >= 2, "{:?}", r.errors);
+    assert_eq!(
+        r.failures[&Failure::Connection],
+        r.errors["DisconnectsClientError"] + r.errors["Error"]
+    );
+    assert!(r.nodes[c].ok > 500);
+    assert_eq!(r.timeline[20].errors, 0);
+    assert!(!r.wedged);
 }
 
 #[test]

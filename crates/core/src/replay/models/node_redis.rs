@@ -44,7 +44,9 @@
 //!   `cluster/index.js:198`), armed only while a command waits to be written
 //!   (`commands-queue.js:216-231`, removed once written, :428-431), then `TimeoutError`. The
 //!   commands in flight when it broke are rejected with the socket's error (`:644-645`;
-//!   Node's `Error`, `read ECONNRESET`).
+//!   Node's `Error`, `read ECONNRESET`). A rediscovery that leaves a reconnecting node out destroys its
+//!   client (`cluster-slots.js:225-229`): its queued commands fail with
+//!   `DisconnectsClientError` (`client/index.js:1530`).
 //! - **`socketTimeout`** (`defaults.socket.socketTimeout`, unset by default): Node's
 //!   `socket.setTimeout`, an *idle* timeout armed after the connect (`client/socket.js:303-310`):
 //!   a connection without traffic (a reply awaited, or no command at all) for that long is
@@ -91,9 +93,7 @@
 //! the 16384-slot table rebuilt): a rediscovery costs its round trips only, so in a `MOVED`
 //! storm the model cycles faster than the library. Nor: replicas (`useReplicas`, refused), pub/sub and `SMIGRATED`, pipelines and
 //! `MULTI`, the eager connects of a discovery holding it until they end (`Promise.all`, :237; a
-//! new master that refuses connections would hold every rediscovery), the commands already
-//! queued on a node that a rediscovery drops (rejected with `DisconnectsClientError`,
-//! `client/index.js:1530`: here only the command waiting on it then), `connectTimeout` (checked:
+//! new master that refuses connections would hold every rediscovery), `connectTimeout` (checked:
 //! the replay's nodes refuse or accept at once), `pingInterval` (none by default), DNS.
 //!
 //! Release coverage: 6.3.x (6.3.0's `cluster/`, `client/socket.js`, `client/commands-queue.js`
@@ -116,6 +116,7 @@ use crate::replay::outcome::{ClientError, Failure, Outcome};
 use crate::replay::release::{Coverage, Version};
 use crate::replay::sequential::{boxed, SyncModel};
 use crate::replay::{ReplayError, Routed, SimRng};
+use crate::slot::SlotRange;
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, SlotTable};
 
@@ -274,6 +275,9 @@ const ATTEMPTS_MAX: u32 = 10_000;
 /// Rediscoveries remembered for later commands to join (the model runs each command whole, so
 /// a command issued later can meet `MOVED` while an earlier one's rediscovery runs).
 const REDISCOVERIES_KEPT: usize = 256;
+/// Destroyed reconnecting clients remembered for the commands issued before (see
+/// [`Client::process`]).
+const DROPS_KEPT: usize = 16;
 /// Seed of the generator behind `Math.random` (random start nodes, reconnect jitter).
 const RNG_SEED: u64 = 0x6e6f_6465_7265_6469;
 
@@ -422,6 +426,15 @@ struct Node {
     silent_until: Option<Timestamp>,
 }
 
+/// A reconnecting client a rediscovery destroyed: reconnecting from `since`, destroyed at `at`,
+/// its node's slots then.
+#[derive(Clone, Debug)]
+struct Dropped {
+    since: Timestamp,
+    at: Timestamp,
+    ranges: Vec<SlotRange>,
+}
+
 /// One rediscovery: when it ran (microseconds: it takes a few round trips) and whether a node
 /// answered.
 #[derive(Clone, Copy, Debug)]
@@ -459,6 +472,8 @@ struct Client {
     rediscoveries: VecDeque<Rediscovery>,
     /// The tracker's refresh (`#topologyRefreshPromise`) ends then.
     refresh_until: Timestamp,
+    /// The latest reconnecting clients rediscoveries destroyed.
+    dropped: VecDeque<Dropped>,
     /// `#firstReconnectionAt` of the tracker.
     first_reconnection: Option<Timestamp>,
     /// The start of the latest command (the moment `wedged` is read at).
@@ -493,6 +508,7 @@ impl Client {
             rediscoveries: VecDeque::new(),
             refresh_until: Timestamp(0),
             first_reconnection: None,
+            dropped: VecDeque::new(),
             issued: Timestamp(0),
             lanes: false,
         }
@@ -735,6 +751,21 @@ impl Client {
             return false;
         };
         self.stats.full_reinits += 1;
+        // The slots of the reconnecting clients, before the answer replaces the table: their
+        // queued commands are rejected if the answer drops them.
+        let reconnecting: Vec<(NodeIdx, Timestamp)> = self
+            .masters
+            .iter()
+            .filter_map(|&m| match self.nodes.get(m).conn {
+                Conn::Reconnecting { since, .. } => Some((m, since)),
+                _ => None,
+            })
+            .collect();
+        let before = if reconnecting.is_empty() {
+            Vec::new()
+        } else {
+            self.slots.ranges()
+        };
         let named = self
             .nodes
             .fill_table(&mut self.slots, ranges, |nodes, a| nodes.intern(a));
@@ -764,7 +795,24 @@ impl Client {
             .into_iter()
             .filter(|n| !named.contains(n))
             .collect();
+        let at = net.now();
         for n in gone {
+            if let Some(&(_, since)) = reconnecting.iter().find(|(m, _)| *m == n) {
+                // `node.client.destroy()` (:225-229): its queue is flushed with
+                // DisconnectsClientError (`client/index.js:1530`).
+                if self.dropped.len() == DROPS_KEPT {
+                    self.dropped.pop_front();
+                }
+                self.dropped.push_back(Dropped {
+                    since,
+                    at,
+                    ranges: before
+                        .iter()
+                        .filter(|(_, o)| *o == n)
+                        .map(|(r, _)| *r)
+                        .collect(),
+                });
+            }
             *self.nodes.get_mut(n) = Node::default();
         }
         self.tracker_forget();
@@ -1094,6 +1142,31 @@ impl Client {
 
     /// `_execute` (`cluster/index.js:373-460`).
     fn process(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
+        // Issued while its node's client was reconnecting, and that client destroyed by a
+        // rediscovery an earlier command ran later than now: it waited in that queue.
+        let now = net.now();
+        if let Some(d) = self
+            .dropped
+            .iter()
+            .find(|d| d.since <= now && now < d.at && d.ranges.iter().any(|r| r.contains(cmd.slot)))
+        {
+            let at = d.at;
+            return match self
+                .cfg
+                .command_timeout_ms
+                .map(|t| Timestamp(now.0.saturating_add(t)))
+                .filter(|&deadline| deadline < at)
+            {
+                Some(deadline) => {
+                    net.sleep(deadline.0 - now.0);
+                    Outcome::Failed(COMMAND_TIMEOUT)
+                }
+                None => {
+                    net.sleep(at.0 - now.0);
+                    Outcome::Failed(DISCONNECTS_CLIENT)
+                }
+            };
+        }
         let Some(mut node) = self.slots.get(cmd.slot) else {
             return Outcome::Failed(NO_SHARD);
         };
