@@ -198,24 +198,31 @@ impl Library {
         !matches!(self, Library::GoRedis | Library::RedisRs)
     }
 
-    /// The replay model that stands for it (`--model`), where one exists.
+    /// The replay model that stands for it (`--model`): its label, which the replay resolves to
+    /// the model covering the release (every library the matrix runs has one).
     pub fn model(self) -> Option<String> {
-        match self {
-            Library::RedisPy(_)
-            | Library::Ioredis
-            | Library::GoRedis
-            | Library::Jedis
-            | Library::Lettuce
-            | Library::RedisRs
-            | Library::Glide => Some(self.label()),
-            Library::NodeRedis => None,
-        }
+        Some(self.label())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_library_replays_through_a_model_that_covers_its_release() {
+        for l in ALL {
+            let label = l.model().expect("every library has a model");
+            let options =
+                slotscope_core::replay::ModelOptions::new("127.0.0.1:7000".parse().unwrap());
+            let built = slotscope_core::replay::model(&label, options);
+            assert!(
+                built.is_ok(),
+                "{label}: {:?}",
+                built.err().map(|e| e.to_string())
+            );
+        }
+    }
 
     #[test]
     fn libraries_are_named_with_or_without_their_release() {

@@ -25,6 +25,16 @@ pub trait Transport {
     /// later, and the application's lane stays busy. A timeout reply has already cost the
     /// model's `socket_timeout` this way.
     fn sleep(&mut self, ms: u64);
+    /// The virtual time in microseconds, for a model that compares moments closer than a
+    /// millisecond (exchanges take less); by default [`now`](Self::now)'s millisecond.
+    fn now_us(&self) -> u64 {
+        self.now().0.saturating_mul(1000)
+    }
+    /// Waits `us` microseconds (see [`sleep`](Self::sleep)); by default whole milliseconds,
+    /// rounded up.
+    fn sleep_us(&mut self, us: u64) {
+        self.sleep(us.div_ceil(1000));
+    }
     /// Ends work the client did in the background (a lazy reload, a scheduled refresh): the
     /// command goes on at `t`, its time before that work, as it did not wait for it (never
     /// earlier than the command's start).
@@ -37,6 +47,10 @@ pub trait Transport {
     /// client's background work: `Ok` if the node would answer it now, else how it fails. The
     /// command's clock does not move, and nothing is counted among the workload's commands.
     fn probe(&mut self, to: &NodeAddr) -> Result<(), Reply>;
+    /// Opens a connection to `to` (TCP and the client's handshake) and sends no command of the
+    /// workload: `Ok` when the node took it, else how it failed (a library that reconnects in
+    /// the background, or connects eagerly, without a command to send).
+    fn handshake(&mut self, to: &NodeAddr) -> Result<(), Reply>;
 }
 
 /// The numbers `number` gives `addrs`, in order, each once: a model's seed list. An address it

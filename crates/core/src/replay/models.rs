@@ -7,6 +7,7 @@ mod go_redis;
 mod ioredis;
 mod jedis;
 mod lettuce;
+mod node_redis;
 mod redis_py;
 mod redis_rs;
 
@@ -20,6 +21,7 @@ pub const MODELS: &[&ModelDescriptor] = &[
     &redis_rs::DESCRIPTOR,
     &go_redis::DESCRIPTOR,
     &ioredis::DESCRIPTOR,
+    &node_redis::DESCRIPTOR,
     &lettuce::DESCRIPTOR,
     &jedis::DESCRIPTOR,
     &glide::DESCRIPTOR,

@@ -71,6 +71,14 @@ impl Transport for Local<'_, '_> {
         self.now_us = self.now_us.saturating_add(ms.saturating_mul(1000));
     }
 
+    fn now_us(&self) -> u64 {
+        self.now_us
+    }
+
+    fn sleep_us(&mut self, us: u64) {
+        self.now_us = self.now_us.saturating_add(us);
+    }
+
     fn resume_at(&mut self, t: Timestamp) {
         self.now_us = t.0.saturating_mul(1000).max(self.start_us);
     }
@@ -95,6 +103,14 @@ impl Transport for Local<'_, '_> {
             .net
             .keyless_to(self.net.node_index(to), true)
             .into_parts();
+        answer
+    }
+
+    fn handshake(&mut self, to: &NodeAddr) -> Result<(), Reply> {
+        self.net.set_now(self.now_us);
+        let node = self.net.node_index(to);
+        let (at, answer) = self.net.keyless_to(node, true).into_parts();
+        self.now_us = at;
         answer
     }
 }

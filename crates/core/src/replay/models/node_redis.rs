@@ -1,0 +1,1286 @@
+//! node-redis's cluster client (`createCluster`), model `node-redis@6.3.1`.
+//!
+//! Written from the published package `@redis/client@6.3.1` (what `redis@6.3.1` loads; `npm pack
+//! @redis/client@6.3.1`; lines are of its `dist/lib/` files): `cluster/index.js`,
+//! `cluster/cluster-slots.js`, `cluster/cluster-reconnection-tracker.js`, `client/index.js`,
+//! `client/socket.js`, `client/commands-queue.js`, `defaults.js`, `errors.js`.
+//!
+//! What is modelled:
+//!
+//! - **Learning the topology**, `#discover` (`cluster-slots.js:185-245`): a *new* client to one
+//!   address (`#getShards`, :472-490, `reconnectStrategy: false`, destroyed after) sends
+//!   `CLUSTER SLOTS` (:485; not `SHARDS`, not `NODES`). Only once the answer is in are the slots
+//!   reset (:191) and every range given to its master (:192-202); a failed discovery (refused,
+//!   timed out: :241-244) keeps the table as it was. The nodes the answer names are kept with
+//!   their client whatever its state (`nodeByAddress`, :526-547); a new one gets a client that
+//!   connects at once (`minimizeConnections` false by default, :189, :537-539), and the nodes the
+//!   answer leaves out are destroyed and forgotten (:215-236). `connect()` (:139-160) runs
+//!   `#discoverWithRootNodes` (:161-178): the root nodes from a random one on, in turn; when none
+//!   answers, `RootNodesUnavailableError` and the cluster stays closed, so every command raises
+//!   `ClientClosedError` (`#assertReady`, :752-759).
+//! - **Rediscovery**, `rediscover(startWith, excluded)` (:618-631): a call while one runs joins it
+//!   (`#runningRediscoverPromise ??=`, :619). It asks the node that answered (`startWith.options`,
+//!   its mapped address), then the known masters (`#discoverWithKnownNodes`, :632-667: the ones
+//!   whose client is ready first, from a random one on, then the others), then the root nodes
+//!   (whose failure, `RootNodesUnavailableError`, reaches the command). Started by:
+//!   - `MOVED` (`cluster/index.js:445-456`): the command *waits* for the rediscovery and is then
+//!     sent to its slot's master; the slot is not patched from the reply;
+//!   - `ASK` to an address `nodeByAddress` lacks (:432-440; a known one is asked at once with
+//!     `ASKING`, `_handleAsk`, :240-254; still unknown after: `Error` `Cannot find node`);
+//!   - a node's client reconnecting (`ClusterReconnectionTracker`,
+//!     `cluster-reconnection-tracker.js:58-70`; `cluster-slots.js:568-573`, :668-689): at a
+//!     reconnection attempt `topologyRefreshOnReconnectionAttemptStrategy` (default 5000 ms,
+//!     :20) after the first attempt of the cycle, a rediscovery in the background without the
+//!     reconnecting nodes (`excludedAddresses`).
+//!
+//!   Nothing else starts one: no periodic refresh, and `ClientClosedError`, timeouts and
+//!   socket errors start none.
+//! - **Connections**, one client per master (`nodeClient`, :607-616), whose socket goes to the
+//!   node's `nodeAddressMap`ped address (:491-506, :548-550). A client that broke (`#onSocketError`,
+//!   `client/socket.js:323-355`) reconnects at once and then after `reconnectStrategy`'s delay,
+//!   by default `min(50·2^retries, 2000)` ms plus a jitter below 200 ms (:429-439); meanwhile its
+//!   commands wait in its queue (the offline queue, `client/index.js:1126-1141`) until written or
+//!   until the command timeout: `commandOptions.timeout`, default 5000 ms (`defaults.js:5`,
+//!   `cluster/index.js:198`), armed only while a command waits to be written
+//!   (`commands-queue.js:216-231`, removed once written, :428-431), then `TimeoutError`. The
+//!   commands in flight when it broke are rejected with the socket's error (`:644-645`;
+//!   Node's `Error`, `read ECONNRESET`). A rediscovery that leaves a reconnecting node out destroys its
+//!   client (`cluster-slots.js:225-229`): its queued commands fail with
+//!   `DisconnectsClientError` (`client/index.js:1530`).
+//! - **`socketTimeout`** (`defaults.socket.socketTimeout`, unset by default): Node's
+//!   `socket.setTimeout`, an *idle* timeout armed after the connect (`client/socket.js:303-310`):
+//!   a connection without traffic (a reply awaited, or no command at all) for that long is
+//!   destroyed with `SocketTimeoutError`, and the default reconnect strategy does **not**
+//!   reconnect after it (:430-433): the client is closed for good (`#shouldReconnect`, :143-150,
+//!   no `end` event, so the cluster keeps it: :580-583), its commands are rejected with
+//!   `SocketTimeoutError` (`client/index.js:647-648`) and every later command for its slots with
+//!   `ClientClosedError` (:1128-1129), until a discovery drops the node. It is the replay's
+//!   `socket_timeout`. Without it a command written to a silent node waits as long as the node
+//!   takes; the replay's instant clock cannot wait and counts it failed (`no reply`).
+//! - **Redirections**, `_execute` (`cluster/index.js:373-460`): each error counts; past
+//!   `maxCommandRedirections` (default 16, :378) the command fails, with
+//!   `MaxCommandRedirectionsError` when the error was a redirect (:411-422): 17 `MOVED` end a
+//!   command. Any other error (`CLUSTERDOWN`, a `SimpleError`; a closed client; a timeout) reaches
+//!   the application at once (:457).
+//! - **`nodeAddressMap`** (:491-498): applied to the nodes' clients and to the known nodes a
+//!   rediscovery asks, not to the root nodes nor to the addresses of `MOVED`/`ASK` (an `ASK`'s
+//!   address is looked up in `nodeByAddress`, by announced address). The option here maps every
+//!   address to one `HOST:PORT`, as the application's `nodeAddressMap: () => ({host, port})`; the
+//!   replay's `address_remap` is read as it.
+//!
+//! The model runs one command at a time ([`SyncModel`]): a command's rediscovery runs inside it,
+//! and a command that meets `MOVED` while one runs (one an earlier command ran, from its start
+//! to its end) waits for it instead. A
+//! client's reconnection attempts are run when a command waits for them, or at the next command
+//! (an attempt due before that command's start is made at its start).
+//!
+//! `wedged` (every later command fails): the cluster never connected, every master of the
+//! table has a client closed for good (`ClientClosedError`) or reconnecting, or
+//! `nodeAddressMap` sends every client to an address where no master of the table is (each
+//! command then meets `MOVED` until it fails, and each rediscovery gives the same table).
+//!
+//! The idle timer counts writes too: commands written one after another to a silent node keep
+//! its connection open and wait for its answer; it is destroyed only once none was written for
+//! `socketTimeout` (in an application with a cap on commands in flight: when every permit waits
+//! there, and by then the other nodes' connections have idled as long and close for good too).
+//! On the timed clock the model applies this itself (the network waits for a silent node, see
+//! `Client::exchange`), noting the silence and closing the connection at the first gap of
+//! `socketTimeout` between writes; the commands that waited through that gap are counted with
+//! the node's late answer, not as the `SocketTimeoutError` they get (at most the cap of them).
+//! On the instant clock (lanes) a silent node's request costs `socketTimeout` and fails.
+//!
+//! Not modelled: node-redis's own work per rediscovery (a `RedisClient` created and destroyed,
+//! the 16384-slot table rebuilt): a rediscovery costs its round trips only, so in a `MOVED`
+//! storm the model cycles faster than the library. Nor: replicas (`useReplicas`, refused), pub/sub and `SMIGRATED`, pipelines and
+//! `MULTI`, the eager connects of a discovery holding it until they end (`Promise.all`, :237; a
+//! new master that refuses connections would hold every rediscovery), `connectTimeout` (checked:
+//! the replay's nodes refuse or accept at once), `pingInterval` (none by default), DNS.
+//!
+//! Release coverage: 6.3.x (6.3.0's `cluster/`, `client/socket.js`, `client/commands-queue.js`
+//! are the same as 6.3.1's). 6.2.1 (`npm pack @redis/client@6.2.1`) keeps a node's client after
+//! a terminal connect failure (no `.catch` in `#createNodeClient`, 6.3.1's :594-604) and its
+//! `client/socket.js` differs; releases before were not compared.
+
+use std::collections::VecDeque;
+
+use crate::node::NodeAddr;
+use crate::redirect::Redirect;
+use crate::replay::client::ClientModel;
+use crate::replay::client::Transport;
+use crate::replay::client_state::{ClientSnapshot, ClientState};
+use crate::replay::cluster::Reply;
+use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
+use crate::replay::known_nodes::KnownNodes;
+use crate::replay::options::{parse_bool, parse_count, ModelOption, ModelOptions};
+use crate::replay::outcome::{ClientError, Failure, Outcome};
+use crate::replay::release::{Coverage, Version};
+use crate::replay::sequential::{boxed, SyncModel};
+use crate::replay::{ReplayError, Routed, SimRng};
+use crate::slot::SlotRange;
+use crate::time::Timestamp;
+use crate::timeline::{NodeIdx, SlotTable};
+
+/// `node-redis@6.3.1`: covers **6.3.x** (written from `@redis/client` 6.3.1; 6.3.0 is the same
+/// in what is modelled, 6.2.x differs, see the module doc).
+pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
+    name: "node-redis@6.3.1",
+    about: "node-redis createCluster: MOVED waits for a rediscovery, reconnecting nodes' commands \
+            time out after 5 s, an idle socketTimeout closes a node's client for good",
+    options: OPTIONS,
+    coverage: Some(Coverage {
+        library: "node-redis",
+        from: Version::new(6, 3, 0),
+        until: Version::new(6, 4, 0),
+        range: "6.3.x",
+    }),
+    build,
+    hypotheses: Hypotheses::Library { extra: &[] },
+};
+
+/// The model's own options, by their `createCluster` names.
+const OPTIONS: &[ModelOption] = &[
+    ModelOption {
+        name: "nodeAddressMap",
+        doc: "HOST:PORT: every node's client connects there (the root nodes are not mapped; \
+              default none; address_remap is read as nodeAddressMap)",
+        default: "none",
+        aliases: &[],
+        check: Some(|v| address_map(v).map(drop)),
+    },
+    ModelOption {
+        name: "maxCommandRedirections",
+        doc: "errors a command may meet (MOVED, ASK) before it fails (default 16: the 17th \
+              fails it with MaxCommandRedirectionsError)",
+        default: "16",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "commandOptions.timeout",
+        doc: "milliseconds a command may wait to be written (a reconnecting node's queue) \
+              before TimeoutError (default 5000; 0: none)",
+        default: "5000",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "socketTimeout",
+        doc: "defaults.socket.socketTimeout: milliseconds a node's connection may stay without \
+              traffic before it is destroyed (SocketTimeoutError) and, with the default \
+              reconnectStrategy, closed for good (default unset: none); same as socket_timeout",
+        default: "",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "connectTimeout",
+        doc: "defaults.socket.connectTimeout: milliseconds a TCP connect may take (default \
+              5000); checked, not simulated",
+        default: "5000",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "reconnectStrategy",
+        doc: "defaults.socket.reconnectStrategy: default (min(50·2^retries, 2000) ms + jitter, \
+              none after SocketTimeoutError), false (never reconnect) or fixed milliseconds",
+        default: "default",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "topologyRefreshOnReconnectionAttemptStrategy",
+        doc: "milliseconds of reconnection attempts before a rediscovery without the \
+              reconnecting nodes (default 5000; 0 or false: none)",
+        default: "5000",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "minimizeConnections",
+        doc: "true: a node's client connects on its first command, not when discovered \
+              (default false)",
+        default: "false",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "useReplicas",
+        doc: "only false (the default) is modelled: no replicas",
+        default: "false",
+        ..ModelOption::PLAIN
+    },
+];
+
+/// The replay's common name for a remap, read as `nodeAddressMap`.
+const ADDRESS_REMAP: &str = "address_remap";
+
+/// `nodeAddressMap`: an address, or none.
+fn address_map(v: &str) -> Result<Option<NodeAddr>, String> {
+    match v {
+        "" | "none" | "None" | "null" => Ok(None),
+        v => v
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|e: crate::node::AddrError| e.to_string()),
+    }
+}
+
+// The errors are named as the application counts them: the class of the error the command is
+// rejected with (`constructor.name`, `apps/node/node-redis.mjs`; classes of `errors.js`).
+
+/// `MaxCommandRedirectionsError` (`errors.js:116-120`; `cluster/index.js:419-421`).
+const MAX_REDIRECTIONS: ClientError =
+    ClientError::new("MaxCommandRedirectionsError", Failure::TooManyRedirects);
+/// `ClientClosedError` (`errors.js:28-32`): the node's client is closed for good
+/// (`client/index.js:1128-1129`), or the cluster never connected (`cluster-slots.js:753-754`).
+const CLIENT_CLOSED: ClientError = ClientError::new("ClientClosedError", Failure::Connection);
+/// `SocketTimeoutError` (`errors.js:22-26`; `client/socket.js:303-310`).
+const SOCKET_TIMEOUT: ClientError = ClientError::new("SocketTimeoutError", Failure::Timeout);
+/// `TimeoutError` (`errors.js:83`): the command timeout while it waited to be written
+/// (`commands-queue.js:179-184`).
+const COMMAND_TIMEOUT: ClientError = ClientError::new("TimeoutError", Failure::Timeout);
+/// Node's own `Error` of a broken socket (`read ECONNRESET`), for the command in flight
+/// (`client/index.js:637-645`).
+const SOCKET_ERROR: ClientError = ClientError::new("Error", Failure::Connection);
+/// `SimpleError` (`errors.js:77`, an `ErrorReply`): `CLUSTERDOWN`, which `_execute` does not
+/// retry (`cluster/index.js:457`).
+const CLUSTER_DOWN: ClientError = ClientError::new("SimpleError", Failure::ClusterDown);
+/// `RootNodesUnavailableError` (`errors.js:52-56`): a rediscovery found no node
+/// (`cluster-slots.js:177`), raised to the command that waited for it.
+const ROOT_NODES_UNAVAILABLE: ClientError =
+    ClientError::new("RootNodesUnavailableError", Failure::NoTopology);
+/// `new Error("Cannot find node …")` (`cluster/index.js:438-440`): an `ASK` to a node still
+/// unknown after a rediscovery.
+const CANNOT_FIND_NODE: ClientError = ClientError::new("Error", Failure::NoTopology);
+/// `TypeError` reading `.master` of a slot the table has no shard for
+/// (`cluster-slots.js:787`).
+const NO_SHARD: ClientError = ClientError::new("TypeError", Failure::NoTopology);
+/// `DisconnectsClientError` (`errors.js:40-44`): the command waited on a node's client that a
+/// rediscovery destroyed (`client/index.js:1530`).
+const DISCONNECTS_CLIENT: ClientError =
+    ClientError::new("DisconnectsClientError", Failure::Connection);
+/// A written command on a silent node without `socketTimeout`: node-redis waits; the instant
+/// clock cannot.
+const NO_REPLY: ClientError = ClientError::new(
+    "no reply (node-redis waits without socketTimeout)",
+    Failure::Timeout,
+);
+/// A command waiting, without command timeout, on a client that never connects within the
+/// replay's bound.
+const NEVER_CONNECTED: ClientError = ClientError::new(
+    "no connection (node-redis waits without a command timeout)",
+    Failure::Connection,
+);
+
+/// The replay's bound on a wait the library does not bound (a command without command timeout
+/// on a reconnecting client).
+const UNBOUNDED_WAIT_MS: u64 = 10_000;
+/// Reconnection attempts made at most in one pass (a bound of the replay, not the library's).
+const ATTEMPTS_MAX: u32 = 10_000;
+/// Rediscoveries remembered for later commands to join (the model runs each command whole, so
+/// a command issued later can meet `MOVED` while an earlier one's rediscovery runs).
+const REDISCOVERIES_KEPT: usize = 256;
+/// Destroyed reconnecting clients remembered for the commands issued before (see
+/// [`Client::process`]).
+const DROPS_KEPT: usize = 16;
+/// Seed of the generator behind `Math.random` (random start nodes, reconnect jitter).
+const RNG_SEED: u64 = 0x6e6f_6465_7265_6469;
+
+/// `reconnectStrategy` (`client/socket.js:51-74`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reconnect {
+    /// `defaultReconnectStrategy` (:429-439).
+    Default,
+    /// `false`: never.
+    Never,
+    /// A number: that many milliseconds every time.
+    Fixed(u64),
+}
+
+/// The model's settings.
+#[derive(Clone, Debug)]
+struct Config {
+    address_map: Option<NodeAddr>,
+    max_redirections: u32,
+    command_timeout_ms: Option<u64>,
+    socket_timeout_ms: Option<u64>,
+    reconnect: Reconnect,
+    refresh_on_reconnect_ms: Option<u64>,
+    minimize_connections: bool,
+}
+
+/// Builds `node-redis@6.3.1`.
+fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientModel>, ReplayError> {
+    let name = DESCRIPTOR.name;
+    let mut known: Vec<&str> = OPTIONS.iter().map(|o| o.name).collect();
+    known.push(ADDRESS_REMAP);
+    options.library_options_for(name, &known)?;
+    let ms = |v: &str| v.trim().parse::<u64>().ok().filter(|&n| n <= 3_600_000);
+    let expected = "milliseconds in 0..=3600000";
+    if options.library_value("useReplicas", false, parse_bool, "true or false")? {
+        return Err(ReplayError::Unsupported {
+            model: name.to_owned(),
+            what: "useReplicas=true (only masters are modelled)".to_owned(),
+        });
+    }
+    let address_map = match (
+        options.parsed_value("nodeAddressMap", None, address_map)?,
+        options.parsed_value(ADDRESS_REMAP, None, address_map)?,
+    ) {
+        (Some(_), Some(_)) => {
+            return Err(ReplayError::Unsupported {
+                model: name.to_owned(),
+                what: "both nodeAddressMap and address_remap (they are the same setting)"
+                    .to_owned(),
+            })
+        }
+        (own, remap) => own.or(remap),
+    };
+    let max_redirections = options.library_value(
+        "maxCommandRedirections",
+        16,
+        |v| parse_count(v, 100),
+        "a number up to 100",
+    )?;
+    let command_timeout_ms = options.library_value(
+        "commandOptions.timeout",
+        Some(5000),
+        |v| ms(v).map(|n| (n > 0).then_some(n)),
+        "milliseconds in 0..=3600000 (0: none)",
+    )?;
+    options.library_value("connectTimeout", 5000, ms, expected)?;
+    let reconnect = options.library_value(
+        "reconnectStrategy",
+        Reconnect::Default,
+        |v| match v.trim() {
+            "default" => Some(Reconnect::Default),
+            "false" => Some(Reconnect::Never),
+            v => ms(v).map(Reconnect::Fixed),
+        },
+        "default, false or milliseconds in 0..=3600000",
+    )?;
+    let refresh_on_reconnect_ms = options.library_value(
+        "topologyRefreshOnReconnectionAttemptStrategy",
+        Some(5000),
+        |v| match v.trim() {
+            "false" => Some(None),
+            v => ms(v).map(|n| (n > 0).then_some(n)),
+        },
+        "milliseconds in 0..=3600000 or false (0, false: none)",
+    )?;
+    let minimize_connections =
+        options.library_value("minimizeConnections", false, parse_bool, "true or false")?;
+    let own_timeout = options.library_value(
+        "socketTimeout",
+        None,
+        |v| ms(v).map(|n| Some((n > 0).then_some(n))),
+        "milliseconds in 0..=3600000 (0: none)",
+    )?;
+    let socket_timeout_ms = options
+        .timeout_alias(name, "socketTimeout", own_timeout, |t| (t > 0).then_some(t))?
+        .flatten();
+    Ok(boxed(Client::new(
+        name,
+        &options.startup_nodes,
+        Config {
+            address_map,
+            max_redirections,
+            command_timeout_ms,
+            socket_timeout_ms,
+            reconnect,
+            refresh_on_reconnect_ms,
+            minimize_connections,
+        },
+    )))
+}
+
+/// A node's client (`node.client`), as the cluster holds it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Conn {
+    /// No client (`node.client` undefined): `nodeClient` creates one.
+    #[default]
+    None,
+    /// Connected (ready) from `since`; `last` is the end of its last traffic (the idle timer);
+    /// `revived`: by a reconnection (before `since` it was reconnecting).
+    Ready {
+        since: Timestamp,
+        last: Timestamp,
+        revived: bool,
+    },
+    /// Broke at `since` and reconnecting: the next attempt at `next`, `retries` made so far;
+    /// `was_ready`: it had connected once (the reconnection tracker counts only those).
+    Reconnecting {
+        since: Timestamp,
+        next: Timestamp,
+        retries: u32,
+        was_ready: bool,
+    },
+    /// Closed for good at `at` (its reconnect strategy gave up): `ClientClosedError` after.
+    Closed { at: Timestamp },
+}
+
+/// What the cluster holds for one announced address.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Node {
+    /// In `nodeByAddress` and `masters`: the last discovery named it.
+    in_use: bool,
+    conn: Conn,
+    /// Timed clock: the node was silent for longer than `socketTimeout` after a write to this
+    /// client's connection and answers again at this time; until then only writes count as
+    /// its traffic (see [`Client::exchange`]).
+    silent_until: Option<Timestamp>,
+}
+
+/// A reconnecting client a rediscovery destroyed: reconnecting from `since`, destroyed at `at`,
+/// its node's slots then.
+#[derive(Clone, Debug)]
+struct Dropped {
+    since: Timestamp,
+    at: Timestamp,
+    ranges: Vec<SlotRange>,
+}
+
+/// One rediscovery: when it ran (microseconds: it takes a few round trips) and whether a node
+/// answered.
+#[derive(Clone, Copy, Debug)]
+struct Rediscovery {
+    start_us: u64,
+    end_us: u64,
+    ok: bool,
+}
+
+/// The cluster's state (`isOpen`/`isReady`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Status {
+    /// `connect()` not run yet (the application runs it before its first command).
+    Initial,
+    /// Connected: commands are routed.
+    Open,
+    /// `connect()` failed (`RootNodesUnavailableError`): closed for good.
+    Closed,
+}
+
+struct Client {
+    name: String,
+    cfg: Config,
+    rng: SimRng,
+    nodes: KnownNodes<Node>,
+    /// `rootNodes`, unmapped.
+    roots: Vec<NodeAddr>,
+    /// `this.slots`: slot → its master.
+    slots: SlotTable,
+    /// `this.masters`, in the order of the last answer.
+    masters: Vec<NodeIdx>,
+    status: Status,
+    /// The latest rediscoveries (`#runningRediscoverPromise`): when each ran and whether a node
+    /// answered; a call within one joins it.
+    rediscoveries: VecDeque<Rediscovery>,
+    /// The tracker's refresh (`#topologyRefreshPromise`) ends then.
+    refresh_until: Timestamp,
+    /// The latest reconnecting clients rediscoveries destroyed.
+    dropped: VecDeque<Dropped>,
+    /// `#firstReconnectionAt` of the tracker.
+    first_reconnection: Option<Timestamp>,
+    /// The start of the latest command (the moment `wedged` is read at).
+    issued: Timestamp,
+    /// The replay runs lanes on the instant clock (told by `set_concurrency`, which only lanes
+    /// call): a silent node's request then costs `socketTimeout` and fails.
+    lanes: bool,
+    stats: ClientState,
+}
+
+impl Client {
+    fn new(name: &str, seeds: &[NodeAddr], cfg: Config) -> Client {
+        let mut roots: Vec<NodeAddr> = Vec::new();
+        for s in seeds {
+            if !roots.contains(s) {
+                roots.push(s.clone());
+            }
+        }
+        Client {
+            name: name.to_owned(),
+            cfg,
+            rng: SimRng::new(RNG_SEED),
+            nodes: KnownNodes::new(Node::default()),
+            stats: ClientState {
+                startup_nodes: roots.len(),
+                ..ClientState::default()
+            },
+            roots,
+            slots: SlotTable::new(),
+            masters: Vec::new(),
+            status: Status::Initial,
+            rediscoveries: VecDeque::new(),
+            refresh_until: Timestamp(0),
+            first_reconnection: None,
+            dropped: VecDeque::new(),
+            issued: Timestamp(0),
+            lanes: false,
+        }
+    }
+
+    /// The address node `n`'s client connects to (`#getNodeAddress`, :491-506).
+    fn socket_addr(&self, n: NodeIdx) -> Option<NodeAddr> {
+        match &self.cfg.address_map {
+            Some(a) => Some(a.clone()),
+            None => self.nodes.addr(n).cloned(),
+        }
+    }
+
+    /// The delay before reconnection attempt `retries` (≥ 1), `None` when the strategy gives up
+    /// (`#shouldReconnect`, `client/socket.js:143-159`).
+    fn retry_delay(&mut self, retries: u32) -> Option<u64> {
+        match self.cfg.reconnect {
+            Reconnect::Never => None,
+            Reconnect::Fixed(ms) => Some(ms),
+            Reconnect::Default => {
+                let exp = 50u64.saturating_mul(1u64 << retries.min(16)).min(2000);
+                Some(exp + self.rng.below(200))
+            }
+        }
+    }
+
+    /// Whether the strategy reconnects after a `SocketTimeoutError` (the default does not,
+    /// `client/socket.js:430-433`).
+    fn reconnects_after_timeout(&self) -> bool {
+        matches!(self.cfg.reconnect, Reconnect::Fixed(_))
+    }
+
+    /// A connection of node `n` broke at `at` (`#onSocketError`, `client/socket.js:323-355`):
+    /// it reconnects at once (`#connect(1)`), unless the strategy gives up.
+    fn broke(&mut self, n: NodeIdx, at: Timestamp) {
+        let conn = if self.cfg.reconnect == Reconnect::Never {
+            Conn::Closed { at }
+        } else {
+            Conn::Reconnecting {
+                since: at,
+                next: at,
+                retries: 0,
+                was_ready: true,
+            }
+        };
+        self.nodes.get_mut(n).conn = conn;
+    }
+
+    /// The socket of node `n` timed out at `at` (`SocketTimeoutError`): closed for good with the
+    /// default strategy, else reconnecting.
+    fn timed_out(&mut self, n: NodeIdx, at: Timestamp) {
+        if self.reconnects_after_timeout() {
+            self.broke(n, at);
+        } else {
+            self.nodes.get_mut(n).conn = Conn::Closed { at };
+        }
+    }
+
+    /// Whether node `n`'s client serves no command at `t`: closed, idle past `socketTimeout`
+    /// (closed then), or reconnecting.
+    fn down_at(&self, n: NodeIdx, t: Timestamp) -> bool {
+        match self.nodes.get(n).conn {
+            Conn::None => false,
+            Conn::Closed { at } => at <= t,
+            Conn::Reconnecting { since, .. } => since <= t,
+            // Reconnected only after `t` (a command's wait saw it): still reconnecting at `t`.
+            Conn::Ready {
+                since,
+                revived: true,
+                ..
+            } if since > t => true,
+            Conn::Ready { last, .. } => {
+                !self.reconnects_after_timeout()
+                    && self
+                        .cfg
+                        .socket_timeout_ms
+                        .is_some_and(|s| last.0.saturating_add(s) <= t.0)
+            }
+        }
+    }
+
+    /// The reconnection tracker at an attempt of node `n`'s client at `at`
+    /// (`#onNodeReconnectionAttempt`, `cluster-slots.js:668-689`): a rediscovery without the
+    /// reconnecting nodes when the delay since the cycle's first attempt has passed.
+    fn reconnection_attempt(&mut self, n: NodeIdx, at: Timestamp, net: &mut dyn Transport) {
+        let Some(delay) = self.cfg.refresh_on_reconnect_ms else {
+            return;
+        };
+        let Conn::Reconnecting {
+            was_ready: true, ..
+        } = self.nodes.get(n).conn
+        else {
+            return;
+        };
+        let first = *self.first_reconnection.get_or_insert(at);
+        if at.millis_since(first) < delay {
+            return;
+        }
+        self.first_reconnection = Some(at);
+        // `#scheduleTopologyRefresh` (:681-689): none while one runs.
+        if at < self.refresh_until || self.status != Status::Open {
+            return;
+        }
+        let excluded: Vec<NodeIdx> = self
+            .nodes
+            .filter(|x| matches!(x.conn, Conn::Reconnecting { since, .. } if since <= at));
+        let back = net.now();
+        net.resume_at(at);
+        let _ = self.rediscover(None, &excluded, net);
+        self.refresh_until = net.now();
+        net.resume_at(back);
+    }
+
+    /// A client stopped reconnecting (ready, or destroyed): `removeClient` of the tracker
+    /// (:71-76, :104-108).
+    fn tracker_forget(&mut self) {
+        let reconnecting = self.nodes.count(|x| {
+            matches!(
+                x.conn,
+                Conn::Reconnecting {
+                    was_ready: true,
+                    ..
+                }
+            )
+        });
+        if reconnecting == 0 {
+            self.first_reconnection = None;
+        }
+    }
+
+    /// A new connection's handshake to `addr`: `Err(Timeout)` also when, in the timed clock, the
+    /// node stayed silent past `socketTimeout` (the idle timer fires, nothing else is written to
+    /// a connection that is not ready yet): then at `socketTimeout` after the start.
+    fn connect_to(&self, addr: &NodeAddr, net: &mut dyn Transport) -> Result<(), Reply> {
+        let start = net.now();
+        let r = net.handshake(addr);
+        match self.cfg.socket_timeout_ms {
+            Some(s) if net.now().millis_since(start) > s => {
+                net.resume_at(Timestamp(start.0.saturating_add(s)));
+                Err(Reply::Timeout)
+            }
+            _ => r,
+        }
+    }
+
+    /// One reconnection attempt of node `n`'s client, now: whether it connected.
+    fn attempt(&mut self, n: NodeIdx, net: &mut dyn Transport) -> bool {
+        let Some(addr) = self.socket_addr(n) else {
+            return false;
+        };
+        let Conn::Reconnecting { retries, .. } = self.nodes.get(n).conn else {
+            return false;
+        };
+        let answer = self.connect_to(&addr, net);
+        if answer == Err(Reply::Timeout) && !self.reconnects_after_timeout() {
+            // SocketTimeoutError while connecting: the default strategy gives up.
+            self.nodes.get_mut(n).conn = Conn::Closed { at: net.now() };
+            self.tracker_forget();
+            return false;
+        }
+        if answer.is_ok() {
+            let now = net.now();
+            self.stats.new_connections += 1;
+            self.nodes.get_mut(n).conn = Conn::Ready {
+                since: now,
+                last: now,
+                revived: true,
+            };
+            self.tracker_forget();
+            return true;
+        }
+        let retries = retries.saturating_add(1);
+        let at = net.now();
+        match self.retry_delay(retries) {
+            Some(d) => {
+                if let Conn::Reconnecting {
+                    next, retries: r, ..
+                } = &mut self.nodes.get_mut(n).conn
+                {
+                    *next = Timestamp(at.0.saturating_add(d));
+                    *r = retries;
+                }
+            }
+            None => {
+                // The strategy gave up: closed for good (`terminated`).
+                self.nodes.get_mut(n).conn = Conn::Closed { at };
+                self.tracker_forget();
+            }
+        }
+        false
+    }
+
+    /// Runs the reconnection attempts due by now of every reconnecting client (in the
+    /// background: the command goes on at its own time). An attempt due before now is made now.
+    fn background(&mut self, net: &mut dyn Transport) {
+        let now = net.now();
+        let due: Vec<NodeIdx> = self.nodes.filter(
+            |x| matches!(x.conn, Conn::Reconnecting { since, next, .. } if since <= now && next <= now),
+        );
+        for n in due {
+            // One probe now; the attempts due before it are the ones it stands for.
+            for _ in 0..ATTEMPTS_MAX {
+                let Conn::Reconnecting { next, .. } = self.nodes.get(n).conn else {
+                    break;
+                };
+                if next > now {
+                    break;
+                }
+                self.reconnection_attempt(n, next, net);
+                if !self.nodes.get(n).in_use {
+                    break;
+                }
+                net.resume_at(now);
+                self.attempt(n, net);
+            }
+        }
+        net.resume_at(now);
+    }
+
+    /// `#discover` (`cluster-slots.js:185-245`) through a new client to `addr`: whether it
+    /// answered.
+    fn discover(&mut self, addr: &NodeAddr, net: &mut dyn Transport) -> bool {
+        // The new client connects (its handshake, `HELLO`), then sends CLUSTER SLOTS. A refused
+        // connect or a silent handshake: no connection, no CLUSTER SLOTS sent.
+        if self.connect_to(addr, net).is_err() {
+            return false;
+        }
+        self.stats.new_connections += 1;
+        self.stats.cluster_slots_calls += 1;
+        let sent = net.now();
+        let answer = net.cluster_slots(addr);
+        if let Some(s) = self.cfg.socket_timeout_ms {
+            if net.now().millis_since(sent) > s {
+                // The discovery client's idle timer fires first (SocketTimeoutError).
+                net.resume_at(Timestamp(sent.0.saturating_add(s)));
+                return false;
+            }
+        }
+        let Ok(ranges) = answer else {
+            return false;
+        };
+        self.stats.full_reinits += 1;
+        // The slots of the reconnecting clients, before the answer replaces the table: their
+        // queued commands are rejected if the answer drops them.
+        let reconnecting: Vec<(NodeIdx, Timestamp)> = self
+            .masters
+            .iter()
+            .filter_map(|&m| match self.nodes.get(m).conn {
+                Conn::Reconnecting { since, .. } => Some((m, since)),
+                _ => None,
+            })
+            .collect();
+        let before = if reconnecting.is_empty() {
+            Vec::new()
+        } else {
+            self.slots.ranges()
+        };
+        let named = self
+            .nodes
+            .fill_table(&mut self.slots, ranges, |nodes, a| nodes.intern(a));
+        let start = net.now();
+        let mut end = start;
+        for &n in &named {
+            if self.nodes.get(n).in_use {
+                continue;
+            }
+            *self.nodes.get_mut(n) = Node {
+                in_use: true,
+                conn: Conn::None,
+                silent_until: None,
+            };
+            if !self.cfg.minimize_connections {
+                // The eager connects run side by side (`promises`, :189, :537-539, :237).
+                net.resume_at(start);
+                self.create_client(n, net);
+                end = end.max(net.now());
+            }
+        }
+        net.resume_at(end);
+        // The nodes the answer leaves out are destroyed and forgotten (:215-236).
+        let gone: Vec<NodeIdx> = self
+            .nodes
+            .filter(|x| x.in_use)
+            .into_iter()
+            .filter(|n| !named.contains(n))
+            .collect();
+        let at = net.now();
+        for n in gone {
+            if let Some(&(_, since)) = reconnecting.iter().find(|(m, _)| *m == n) {
+                // `node.client.destroy()` (:225-229): its queue is flushed with
+                // DisconnectsClientError (`client/index.js:1530`).
+                if self.dropped.len() == DROPS_KEPT {
+                    self.dropped.pop_front();
+                }
+                self.dropped.push_back(Dropped {
+                    since,
+                    at,
+                    ranges: before
+                        .iter()
+                        .filter(|(_, o)| *o == n)
+                        .map(|(r, _)| *r)
+                        .collect(),
+                });
+            }
+            *self.nodes.get_mut(n) = Node::default();
+        }
+        self.tracker_forget();
+        self.masters = named;
+        true
+    }
+
+    /// `#createNodeClient` (:591-606): a client for node `n`, connecting now.
+    fn create_client(&mut self, n: NodeIdx, net: &mut dyn Transport) {
+        let Some(addr) = self.socket_addr(n) else {
+            return;
+        };
+        let at = net.now();
+        let answer = self.connect_to(&addr, net);
+        if answer == Err(Reply::Timeout) && !self.reconnects_after_timeout() {
+            // A terminal connect failure (SocketTimeoutError) drops the client (:594-604).
+            self.nodes.get_mut(n).conn = Conn::None;
+            return;
+        }
+        let conn = if answer.is_ok() {
+            self.stats.new_connections += 1;
+            let now = net.now();
+            Conn::Ready {
+                since: now,
+                last: now,
+                revived: false,
+            }
+        } else {
+            Conn::Reconnecting {
+                since: at,
+                next: at,
+                retries: 0,
+                was_ready: false,
+            }
+        };
+        self.nodes.get_mut(n).conn = conn;
+        if let Conn::Reconnecting { .. } = conn {
+            // The first attempt (`#connect()`, retries 0) failed: the next after the strategy's
+            // delay for 0.
+            match self.retry_delay(0) {
+                Some(d) => {
+                    self.nodes.get_mut(n).conn = Conn::Reconnecting {
+                        since: at,
+                        next: Timestamp(net.now().0.saturating_add(d)),
+                        retries: 0,
+                        was_ready: false,
+                    }
+                }
+                // A terminal connect failure drops the client (:594-604).
+                None => self.nodes.get_mut(n).conn = Conn::None,
+            }
+        }
+    }
+
+    /// `#discoverWithRootNodes` (:161-178): from a random root node on.
+    fn discover_with_roots(&mut self, net: &mut dyn Transport) -> bool {
+        let len = self.roots.len();
+        let start = self.rng.index_below(len);
+        for k in 0..len {
+            let addr = self.roots[(start + k) % len].clone();
+            if self.discover(&addr, net) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// `#discoverWithKnownNodeCandidates` (:652-667): from a random one on.
+    fn discover_with_candidates(
+        &mut self,
+        candidates: &[NodeIdx],
+        net: &mut dyn Transport,
+    ) -> bool {
+        if candidates.is_empty() {
+            return false;
+        }
+        let start = self.rng.index_below(candidates.len());
+        for k in 0..candidates.len() {
+            let n = candidates[(start + k) % candidates.len()];
+            let Some(addr) = self.socket_addr(n) else {
+                continue;
+            };
+            if self.discover(&addr, net) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// `rediscover` (:618-631): joins the running one, else runs one; `false` when no node
+    /// answered (`RootNodesUnavailableError`).
+    fn rediscover(
+        &mut self,
+        start_with: Option<NodeIdx>,
+        excluded: &[NodeIdx],
+        net: &mut dyn Transport,
+    ) -> bool {
+        let now_us = net.now_us();
+        if let Some(r) = self
+            .rediscoveries
+            .iter()
+            .find(|r| r.start_us <= now_us && now_us < r.end_us)
+        {
+            let (end_us, ok) = (r.end_us, r.ok);
+            net.sleep_us(end_us - now_us);
+            return ok;
+        }
+        let mut ok = false;
+        if let Some(addr) = start_with.and_then(|n| self.socket_addr(n)) {
+            ok = self.discover(&addr, net);
+        }
+        if !ok {
+            // `#discoverWithKnownNodes` (:632-651): ready clients first.
+            let now = net.now();
+            let known: Vec<NodeIdx> = self
+                .masters
+                .iter()
+                .copied()
+                .filter(|n| !excluded.contains(n))
+                .collect();
+            let (ready, deferred): (Vec<NodeIdx>, Vec<NodeIdx>) =
+                known.into_iter().partition(|&n| {
+                    matches!(self.nodes.get(n).conn, Conn::Ready { since, .. } if since <= now)
+                        && !self.down_at(n, now)
+                });
+            ok = self.discover_with_candidates(&ready, net)
+                || self.discover_with_candidates(&deferred, net)
+                || self.discover_with_roots(net);
+        }
+        if self.rediscoveries.len() == REDISCOVERIES_KEPT {
+            self.rediscoveries.pop_front();
+        }
+        self.rediscoveries.push_back(Rediscovery {
+            start_us: now_us,
+            end_us: net.now_us(),
+            ok,
+        });
+        ok
+    }
+
+    /// Sends `cmd` on node `n`'s client (after `ASKING` when `asking`): the reply, or the error
+    /// the command is rejected with.
+    fn deliver(
+        &mut self,
+        n: NodeIdx,
+        cmd: Routed,
+        asking: bool,
+        net: &mut dyn Transport,
+    ) -> Result<Reply, ClientError> {
+        let queued_at = net.now();
+        let deadline = self
+            .cfg
+            .command_timeout_ms
+            .map(|t| Timestamp(queued_at.0.saturating_add(t)));
+        for _ in 0..ATTEMPTS_MAX {
+            let now = net.now();
+            match self.nodes.get(n).conn {
+                Conn::None => {
+                    // `nodeClient` creates the client; the command awaits its connect.
+                    self.create_client(n, net);
+                    if let Conn::None = self.nodes.get(n).conn {
+                        // The connect failed for good: its error (`connect ECONNREFUSED`).
+                        return Err(SOCKET_ERROR);
+                    }
+                }
+                Conn::Closed { at } if at <= now => return Err(CLIENT_CLOSED),
+                Conn::Ready { since, .. } if since > now => {
+                    // Connected later than now (another command's wait saw it): queued until.
+                    if let Some(d) = deadline.filter(|&d| d < since) {
+                        net.sleep(d.0.saturating_sub(now.0));
+                        return Err(COMMAND_TIMEOUT);
+                    }
+                    net.sleep(since.0 - now.0);
+                }
+                Conn::Reconnecting {
+                    since,
+                    next,
+                    was_ready,
+                    ..
+                } if since <= now => {
+                    // Queued until an attempt connects, or the command timeout. A client that
+                    // never connected holds the command before it is queued (it awaits
+                    // `connectPromise`, :609-610): no command timeout then.
+                    let bounded = deadline.filter(|_| was_ready);
+                    let limit =
+                        bounded.unwrap_or(Timestamp(queued_at.0.saturating_add(UNBOUNDED_WAIT_MS)));
+                    if next > limit {
+                        net.sleep(limit.0.saturating_sub(now.0));
+                        return Err(if bounded.is_some() {
+                            COMMAND_TIMEOUT
+                        } else {
+                            NEVER_CONNECTED
+                        });
+                    }
+                    if next > now {
+                        net.sleep(next.0 - now.0);
+                    }
+                    let at = net.now();
+                    self.reconnection_attempt(n, at, net);
+                    if !self.nodes.get(n).in_use {
+                        // A rediscovery dropped the node and destroyed its client.
+                        return Err(DISCONNECTS_CLIENT);
+                    }
+                    net.resume_at(at);
+                    self.attempt(n, net);
+                }
+                conn => {
+                    // Ready (or closed / reconnecting only later than now): written now.
+                    let ready = matches!(conn, Conn::Ready { .. });
+                    if ready {
+                        if let Some(fired) = self.idle_fired(n, now) {
+                            // Idle for socketTimeout: destroyed then.
+                            self.timed_out(n, fired);
+                            continue;
+                        }
+                    }
+                    let Some(addr) = self.socket_addr(n) else {
+                        return Err(CLIENT_CLOSED);
+                    };
+                    return self.exchange(n, &addr, cmd, asking, ready, net);
+                }
+            }
+        }
+        Err(NEVER_CONNECTED)
+    }
+
+    /// When node `n`'s ready connection was destroyed by its idle timer, if it was by `now`
+    /// (`client/socket.js:303-310`): `socketTimeout` after its last traffic, where during a
+    /// silence of the node only the writes count.
+    fn idle_fired(&mut self, n: NodeIdx, now: Timestamp) -> Option<Timestamp> {
+        let s = self.cfg.socket_timeout_ms?;
+        let node = *self.nodes.get(n);
+        let Conn::Ready { last, .. } = node.conn else {
+            return None;
+        };
+        let fired = |from: Timestamp| Timestamp(from.0.saturating_add(s));
+        if let Some(until) = node.silent_until {
+            if fired(last) < until.min(now) || (now < until && fired(last) <= now) {
+                // No write for socketTimeout while the node was silent.
+                return Some(fired(last));
+            }
+            if now < until {
+                return None;
+            }
+            // The node answered again: its replies are traffic from then on.
+            let x = self.nodes.get_mut(n);
+            x.silent_until = None;
+            if let Conn::Ready { last, .. } = &mut x.conn {
+                *last = (*last).max(until);
+            }
+        }
+        let Conn::Ready { last, .. } = self.nodes.get(n).conn else {
+            return None;
+        };
+        (fired(last) <= now).then(|| fired(last))
+    }
+
+    /// Writes `cmd` to node `n`'s connection (`ready`: a ready one; else one that closes or
+    /// breaks only later than now) and reads its reply.
+    ///
+    /// On the timed clock a write to a silent node does not time out by itself: Node's idle
+    /// timer counts writes as traffic, so the commands the application keeps writing there keep
+    /// the connection open, and each waits for the node's answer (the network is asked without
+    /// a timeout, see [`SyncModel::socket_timeout_ms`]). The node's silence is noted: when a
+    /// later write finds that none came for `socketTimeout` during it, the connection was
+    /// destroyed then ([`Client::idle_fired`]). A silence past the replay's bound fails the
+    /// command `socketTimeout` after its write.
+    fn exchange(
+        &mut self,
+        n: NodeIdx,
+        addr: &NodeAddr,
+        cmd: Routed,
+        asking: bool,
+        ready: bool,
+        net: &mut dyn Transport,
+    ) -> Result<Reply, ClientError> {
+        let sent = net.now();
+        let reply = net.send(addr, cmd, asking);
+        let at = net.now();
+        let waited = at.millis_since(sent);
+        match (reply, self.cfg.socket_timeout_ms) {
+            (Reply::ConnectionError, _) => {
+                if ready {
+                    self.broke(n, sent);
+                }
+                Err(SOCKET_ERROR)
+            }
+            (Reply::Timeout, None) => Err(NO_REPLY),
+            (Reply::Timeout, Some(_)) => {
+                if ready {
+                    self.timed_out(n, at);
+                }
+                Err(SOCKET_TIMEOUT)
+            }
+            (_, Some(s)) if waited > s && !self.lanes && waited > UNBOUNDED_WAIT_MS => {
+                let fired = Timestamp(sent.0.saturating_add(s));
+                net.resume_at(fired);
+                if ready {
+                    self.timed_out(n, fired);
+                }
+                Err(SOCKET_TIMEOUT)
+            }
+            (reply, Some(s)) if waited > s && !self.lanes => {
+                let x = self.nodes.get_mut(n);
+                x.silent_until = Some(x.silent_until.map_or(at, |u| u.max(at)));
+                if let Conn::Ready { last, .. } = &mut x.conn {
+                    *last = (*last).max(sent);
+                }
+                Ok(reply)
+            }
+            (reply, _) => {
+                let x = self.nodes.get_mut(n);
+                if let Conn::Ready { last, .. } = &mut x.conn {
+                    // During a noted silence a write is traffic, its reply only once the node
+                    // answered again.
+                    let seen = if x.silent_until.is_some_and(|u| at < u) {
+                        sent
+                    } else {
+                        at
+                    };
+                    *last = (*last).max(seen);
+                }
+                Ok(reply)
+            }
+        }
+    }
+
+    /// `_execute` (`cluster/index.js:373-460`).
+    fn process(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
+        // Issued while its node's client was reconnecting, and that client destroyed by a
+        // rediscovery an earlier command ran later than now: it waited in that queue.
+        let now = net.now();
+        if let Some(d) = self
+            .dropped
+            .iter()
+            .find(|d| d.since <= now && now < d.at && d.ranges.iter().any(|r| r.contains(cmd.slot)))
+        {
+            let at = d.at;
+            return match self
+                .cfg
+                .command_timeout_ms
+                .map(|t| Timestamp(now.0.saturating_add(t)))
+                .filter(|&deadline| deadline < at)
+            {
+                Some(deadline) => {
+                    net.sleep(deadline.0 - now.0);
+                    Outcome::Failed(COMMAND_TIMEOUT)
+                }
+                None => {
+                    net.sleep(at.0 - now.0);
+                    Outcome::Failed(DISCONNECTS_CLIENT)
+                }
+            };
+        }
+        let Some(mut node) = self.slots.get(cmd.slot) else {
+            return Outcome::Failed(NO_SHARD);
+        };
+        let mut asking = false;
+        let mut errors = 0u32;
+        loop {
+            let reply = match self.deliver(node, cmd, asking, net) {
+                Ok(r) => r,
+                Err(e) => return Outcome::Failed(e),
+            };
+            asking = false;
+            let redirect = match reply {
+                Reply::Ok => return Outcome::Ok,
+                Reply::Redirect(r) => r,
+                Reply::ClusterDown => return Outcome::Failed(CLUSTER_DOWN),
+                Reply::ConnectionError => return Outcome::Failed(SOCKET_ERROR),
+                Reply::Timeout => return Outcome::Failed(SOCKET_TIMEOUT),
+            };
+            errors += 1;
+            if errors > self.cfg.max_redirections {
+                return Outcome::Failed(MAX_REDIRECTIONS);
+            }
+            match redirect {
+                Redirect::Ask { to, .. } => {
+                    // `getMasterByAddress` (:859-864), by announced address.
+                    let mut target = self.nodes.intern(&to).filter(|&t| self.nodes.get(t).in_use);
+                    if target.is_none() {
+                        if !self.rediscover(Some(node), &[], net) {
+                            return Outcome::Failed(ROOT_NODES_UNAVAILABLE);
+                        }
+                        target = self.nodes.intern(&to).filter(|&t| self.nodes.get(t).in_use);
+                    }
+                    let Some(t) = target else {
+                        return Outcome::Failed(CANNOT_FIND_NODE);
+                    };
+                    node = t;
+                    asking = true;
+                }
+                Redirect::Moved { .. } => {
+                    if !self.rediscover(Some(node), &[], net) {
+                        return Outcome::Failed(ROOT_NODES_UNAVAILABLE);
+                    }
+                    let Some(n) = self.slots.get(cmd.slot) else {
+                        return Outcome::Failed(NO_SHARD);
+                    };
+                    node = n;
+                }
+            }
+        }
+    }
+}
+
+impl SyncModel for Client {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The network's per-request timeout: `socketTimeout` on the instant clock (lanes); none
+    /// on the timed one, where the model applies the idle timer itself ([`Client::exchange`]).
+    fn socket_timeout_ms(&self) -> Option<u64> {
+        self.cfg.socket_timeout_ms.filter(|_| self.lanes)
+    }
+
+    fn set_concurrency(&mut self, _in_flight: u32) {
+        self.lanes = true;
+    }
+
+    fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
+        self.issued = net.now();
+        if self.status == Status::Initial {
+            // `connect()`, awaited by the application before its first command.
+            self.status = if self.discover_with_roots(net) {
+                Status::Open
+            } else {
+                Status::Closed
+            };
+        }
+        if self.status == Status::Closed {
+            return Outcome::Failed(CLIENT_CLOSED);
+        }
+        self.background(net);
+        self.process(cmd, net)
+    }
+
+    fn state(&self) -> ClientState {
+        let mut s = self.stats;
+        let t = self.issued;
+        s.wedged = match self.status {
+            Status::Initial => false,
+            Status::Closed => true,
+            Status::Open => {
+                let all_down = self.masters.iter().all(|&n| self.down_at(n, t));
+                // Every client goes to the mapped address, and no master of the table is there:
+                // each command meets MOVED until maxCommandRedirections, and each rediscovery
+                // names the same table.
+                let map_owns_nothing =
+                    self.cfg.address_map.as_ref().is_some_and(|x| {
+                        self.masters.iter().all(|&n| self.nodes.addr(n) != Some(x))
+                    });
+                !self.masters.is_empty() && (all_down || map_owns_nothing)
+            }
+        };
+        s
+    }
+
+    fn snapshot(&self) -> ClientSnapshot {
+        let t = self.issued;
+        let open = self
+            .masters
+            .iter()
+            .filter(|&&n| {
+                matches!(self.nodes.get(n).conn, Conn::Ready { .. }) && !self.down_at(n, t)
+            })
+            .count();
+        ClientSnapshot::of_table(&self.slots, u64::try_from(open).unwrap_or(u64::MAX))
+    }
+}
