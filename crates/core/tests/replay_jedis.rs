@@ -2,7 +2,8 @@
 
 use slotscope_core::float;
 use slotscope_core::replay::{
-    model, ModelOptions, ReplayReport, SimCluster, SimClusterBuilder, Workload,
+    model, Failure, FaultKind, ModelOptions, ReplayReport, SimCluster, SimClusterBuilder, Timing,
+    Workload,
 };
 
 mod sim;
@@ -145,4 +146,61 @@ fn jedis_options_are_checked() {
 /// Replays `w` on `cluster` through JEDIS with the options `set`.
 fn run_model(cluster: &SimCluster, w: &Workload, set: &[(&str, &str)]) -> ReplayReport {
     run(cluster, w, JEDIS, set)
+}
+
+#[test]
+fn host_and_port_mapper_onto_one_address_fails_the_other_half_after_max_attempts_moved() {
+    // Every socket connects to A; the slot cache and the pools keep B's announced address. B's
+    // half meets MOVED (to B) on A at each of the 5 attempts, each MOVED renews the slot cache
+    // through A (the same table), and the command fails; A's half is served.
+    let (cluster, w) = (incident2(), workload_of(10, 100, "zadd"));
+    let r = run_model(&cluster, &w, &[("hostAndPortMapper", A)]);
+    let b_half = float::from_u64(r.failed) / float::from_u64(r.commands);
+    assert!((0.4..0.6).contains(&b_half), "failed share {b_half}");
+    assert_eq!(r.errors["JedisClusterOperationException"], r.failed);
+    assert_eq!(r.failures[&Failure::TooManyRedirects], r.failed);
+    assert_eq!(r.moved, 5 * r.failed);
+    // Start-up, then one renewal per MOVED, all answered by A.
+    assert_eq!(r.full_reinits, 1 + r.moved);
+    assert_eq!(r.cluster_slots_calls, 1 + r.moved);
+    assert_eq!(r.nodes.get(B).map_or(0, |n| n.calls), 0);
+    assert_eq!(r.nodes[A].cluster_slots, r.cluster_slots_calls);
+    // The seed's own connection, then one per pool (A's and B's, both dialled to A): the
+    // renewals go through the connection that got the MOVED.
+    assert_eq!(r.new_connections, 3);
+    // The table is the announced one: two nodes, half each.
+    assert_eq!(r.held.table_nodes, 2);
+    assert!(!r.wedged);
+    // Without a mapper nothing fails.
+    let plain = run_model(&cluster, &w, &[]);
+    assert_eq!((plain.failed, plain.moved), (0, 0));
+    // A mapper that names the address met changes nothing.
+    let same = run_model(&cluster, &w, &[("hostAndPortMapper", "none")]);
+    assert_eq!((same.failed, same.moved), (0, 0));
+}
+
+#[test]
+fn concurrent_renewals_are_dropped_while_one_holds_the_rediscover_lock() {
+    // A is silent for 2 s; 64 commands in flight, 0.5 s socket timeout. Every command for A's
+    // half gives up its attempts with a renewal, and each renewal asks A first (the start node,
+    // 0.5 s) then B. Renewals that start while another runs find the lock taken and do nothing,
+    // so the CLUSTER SLOTS sent are bounded by the renewals that fit one after another.
+    let cluster = incident2_with_fault(A, 10, 12, FaultKind::Timeout);
+    let w = workload_of(20, 200, "zadd")
+        .with_in_flight(64)
+        .with_timing(Timing {
+            rtt_us: 1000,
+            service_us: Vec::new(),
+            default_us: 0,
+        });
+    let r = run_model(&cluster, &w, &[("socket_timeout", "0.5")]);
+    let stalled = commands_within(&w, at(10), at(12));
+    // Each renewal that runs costs at least A's 0.5 s timeout: at most ~2 s / 0.5 s of them
+    // back to back in the stall (and its tail), two CLUSTER SLOTS each, after start-up's one.
+    assert!(
+        r.cluster_slots_calls <= 1 + 2 * 8,
+        "{} CLUSTER SLOTS for {stalled} stalled commands",
+        r.cluster_slots_calls
+    );
+    assert!(r.cluster_slots_calls >= 3, "{}", r.cluster_slots_calls);
 }

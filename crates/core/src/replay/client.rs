@@ -33,6 +33,10 @@ pub trait Transport {
     fn send(&mut self, to: &NodeAddr, cmd: Routed, asking: bool) -> Reply;
     /// Sends `CLUSTER SLOTS` to `to`.
     fn cluster_slots(&mut self, to: &NodeAddr) -> Result<Vec<(SlotRange, NodeAddr)>, Reply>;
+    /// The nodes the cluster lists now (`CLUSTER NODES`: masters without slots and replicas
+    /// included), for a model whose topology query is `CLUSTER NODES`; it reads them with the
+    /// answer of a [`cluster_slots`](Self::cluster_slots) exchange, which stands for that query.
+    fn cluster_members(&self) -> Vec<NodeAddr>;
 }
 
 /// The numbers `number` gives `addrs`, in order, each once: a model's seed list. An address it

@@ -88,6 +88,11 @@ impl Transport for Local<'_, '_> {
         self.now_us = at;
         answer
     }
+
+    fn cluster_members(&self) -> Vec<NodeAddr> {
+        self.net.set_now(self.now_us);
+        self.net.cluster_members()
+    }
 }
 
 impl<M: SyncModel> ClientModel for Sequential<M> {

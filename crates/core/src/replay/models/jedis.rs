@@ -43,8 +43,13 @@
 //!     A backoff with the deadline already passed raises at once.
 //!   - After each failed attempt past the deadline, and when attempts run out:
 //!     `JedisClusterOperationException`. A `CLUSTERDOWN` reply raises `JedisClusterException`.
-//! - **`renewClusterSlots`** (the rediscover lock is always free here: commands run one at a
-//!   time): the given connection first, then every start node over a new connection — the start
+//! - **`renewClusterSlots`**: only under `rediscoverLock.tryLock()` (`JedisClusterInfoCache.java:151-153`
+//!   at tag `v5.1.0`): a renewal that finds the lock held by another command's renewal returns
+//!   at once, sending nothing. Commands run one after another here, each from its own start
+//!   time, so the lock is held on the virtual clock from a renewal's start to its end (a
+//!   renewal waiting on a silent node holds it for the socket timeout): with many commands in
+//!   flight in a stall, most of their renewals are dropped, as live runs show (7 `CLUSTER
+//!   SLOTS` for 929 in flight through a 2.4 s stall). Then: the given connection first, then every start node over a new connection — the start
 //!   nodes are never dropped, so the client can always recover — then the other known nodes,
 //!   shuffled, through their pools. The first complete answer replaces the slot table; nodes
 //!   not in it are removed and their pools destroyed (`discoverClusterSlots`). A failed refresh
@@ -55,6 +60,22 @@
 //!   (`setupNodeIfNotExist`). A connection that fails is broken and destroyed, the next use opens
 //!   a new one; `new_connections` counts each connection established (a refused one is not).
 //!
+//! - **`hostAndPortMapper`** (`DefaultJedisClientConfig.Builder.hostAndPortMapper`, default
+//!   none; read from `jedis-5.1.0-sources.jar`, paths under `redis/clients/jedis/`): Jedis asks
+//!   the mapper for the address of **every socket it opens**, in
+//!   `DefaultJedisSocketFactory.getSocketHostAndPort` (`DefaultJedisSocketFactory.java:131-139`,
+//!   called by `createSocket`, :88; a `null` answer keeps the address met): the seed connections
+//!   of `initializeSlotsCache` (`providers/ClusterConnectionProvider.java:54`), the start-node
+//!   connections of a renewal (`JedisClusterInfoCache.java:169`) and every pooled connection
+//!   (`ConnectionFactory.java:30`). It is never applied to addresses Jedis *holds*: the slot
+//!   cache takes the `CLUSTER SLOTS` answer's addresses as announced (`generateHostAndPort`,
+//!   `JedisClusterInfoCache.java:260-264`), pools are keyed by them (`setupNodeIfNotExist`,
+//!   :266-279), and a `MOVED`/`ASK` is followed to its target as named
+//!   (`executors/ClusterCommandExecutor.java:84`). The model maps one address (the replay's
+//!   remap: every node to one `HOST:PORT`, as `apps/java` sets it) at each connect and keeps the
+//!   announced addresses in its table and pools. So with every node mapped to one node, a command
+//!   for another node's slot meets `MOVED` on each attempt, each `MOVED` renews the slot cache
+//!   (to the same table), and the command fails after `maxAttempts` `MOVED`s.
 //! - **State**: `startup_nodes` is the number of start nodes (never dropped, so the client is
 //!   never `wedged`); `full_reinits` counts applied `CLUSTER SLOTS` answers (start-up included).
 //!
@@ -125,12 +146,33 @@ const OPTIONS: &[ModelOption] = &[
         ..ModelOption::PLAIN
     },
     ModelOption {
+        name: "hostAndPortMapper",
+        doc:
+            "HOST:PORT: every socket Jedis opens connects here (seeds, pools, renewals); the slot \
+              cache, the pools and MOVED/ASK targets keep the announced addresses (default none)",
+        default: "none",
+        aliases: &[],
+        check: Some(|v| host_and_port(v).map(drop)),
+    },
+    ModelOption {
         name: "topologyRefreshPeriod",
         doc: "seconds between background CLUSTER SLOTS refreshes (default none: off)",
         default: "none",
         ..ModelOption::PLAIN
     },
 ];
+
+/// `hostAndPortMapper`: an address, or none (the mapper returns `null`: the address met).
+fn host_and_port(v: &str) -> Result<Option<NodeAddr>, String> {
+    match v {
+        "" | "none" | "None" | "null" => Ok(None),
+        v => v
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|e: crate::node::AddrError| e.to_string()),
+    }
+}
 
 /// Jedis's `Protocol.DEFAULT_TIMEOUT` in milliseconds (`soTimeout`).
 const DEFAULT_SO_TIMEOUT_MS: u64 = 2000;
@@ -163,9 +205,11 @@ fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientMode
         },
         "a positive number of seconds, or none",
     )?;
+    let mapper = options.parsed_value("hostAndPortMapper", None, host_and_port)?;
     Ok(boxed(Client::new(
         name,
         Settings {
+            mapper,
             max_attempts,
             max_total_ms,
             so_timeout_ms,
@@ -175,8 +219,10 @@ fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientMode
     )))
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Settings {
+    /// `hostAndPortMapper`: where every socket connects, whatever node it is for.
+    mapper: Option<NodeAddr>,
     max_attempts: u32,
     max_total_ms: u64,
     so_timeout_ms: u64,
@@ -233,6 +279,8 @@ struct Client {
     table: SlotTable,
     initialized: bool,
     next_refresh: Option<Timestamp>,
+    /// Until when a renewal holds `rediscoverLock` (a renewal started before then is dropped).
+    lock_until: Timestamp,
     state: ClientState,
 }
 
@@ -248,6 +296,7 @@ impl Client {
             table: SlotTable::new(),
             initialized: false,
             next_refresh: None,
+            lock_until: Timestamp(0),
             state: ClientState::default(),
         };
         c.seeds = numbered_once(&opts.startup_nodes, |a| c.intern(a));
@@ -258,6 +307,13 @@ impl Client {
     /// The number of `addr` (`None` only past 65,535 addresses: the address is then unusable).
     fn intern(&mut self, addr: &NodeAddr) -> Option<NodeIdx> {
         self.nodes.intern(addr)
+    }
+
+    /// The address a socket for `node` connects to: `DefaultJedisSocketFactory.getSocketHostAndPort`
+    /// asks the `hostAndPortMapper` (`DefaultJedisSocketFactory.java:131-139`).
+    fn dial(&self, node: NodeIdx) -> Option<NodeAddr> {
+        let announced = self.nodes.addr(node)?;
+        Some(self.cfg.mapper.clone().unwrap_or_else(|| announced.clone()))
     }
 
     /// The nodes that have a pool.
@@ -275,7 +331,7 @@ impl Client {
         net: &mut dyn Transport,
     ) -> Option<Vec<(SlotRange, NodeAddr)>> {
         self.state.cluster_slots_calls += 1;
-        let answer = net.cluster_slots(self.nodes.addr(node)?);
+        let answer = net.cluster_slots(&self.dial(node)?);
         let reached = !matches!(answer, Err(Reply::ConnectionError));
         if reached && !(pooled && self.nodes.get(node).open) {
             self.state.new_connections += 1;
@@ -304,8 +360,22 @@ impl Client {
         self.state.full_reinits += 1;
     }
 
-    /// `renewClusterSlots(jedis)`: `via` first, then the start nodes, then the other known nodes.
+    /// `renewClusterSlots(jedis)`: `via` first, then the start nodes, then the other known nodes;
+    /// nothing while another command's renewal holds the rediscover lock.
     fn renew(&mut self, via: Option<NodeIdx>, elapsed: &mut u64, net: &mut dyn Transport) {
+        // rediscoverLock.tryLock() (`JedisClusterInfoCache.java:151-153`): a renewal that finds
+        // the lock taken returns at once. Commands run one after another here, each at its own
+        // time, so the lock is held from a renewal's start to its end on the virtual clock.
+        let start = net.now();
+        if start < self.lock_until {
+            return;
+        }
+        self.renew_locked(via, elapsed, net);
+        self.lock_until = net.now();
+    }
+
+    /// The body of `renewClusterSlots`, the lock held.
+    fn renew_locked(&mut self, via: Option<NodeIdx>, elapsed: &mut u64, net: &mut dyn Transport) {
         if let Some(v) = via {
             if let Some(ranges) = self.cluster_slots(v, true, elapsed, net) {
                 self.apply(ranges);
@@ -382,10 +452,10 @@ impl Client {
             }
             None => (self.slot_node(cmd, elapsed, net)?, false),
         };
-        let Some(addr) = self.nodes.addr(node) else {
+        let Some(addr) = self.dial(node) else {
             return Err(Attempt::Connection);
         };
-        let reply = net.send(addr, cmd, asking);
+        let reply = net.send(&addr, cmd, asking);
         if reply != Reply::ConnectionError && !self.nodes.get(node).open {
             self.nodes.get_mut(node).open = true;
             self.state.new_connections += 1;
