@@ -155,10 +155,38 @@ impl Library {
 
     /// Whether the library translates the addresses the cluster announces (redis-py
     /// `address_remap`, ioredis `natMap`, node-redis `nodeAddressMap`, Jedis `HostAndPortMapper`,
-    /// Lettuce `MappingSocketAddressResolver`); go-redis has no such option (its app could only
-    /// dial through a custom `Dialer`), so the remap axis does not apply to it.
+    /// Lettuce `MappingSocketAddressResolver`).
+    ///
+    /// go-redis v9.8.0 has no such option: `ClusterOptions.Dialer` (`osscluster.go:65`, handed to
+    /// every node's `Options`, :292) and `ClusterOptions.NewClient` (:40, :350) are functions
+    /// that could dial another address than the one named (its app does so for a remap), but
+    /// they are code, not an address the model can be given, and the model has no such option;
+    /// so the remap axis stays off for go-redis.
     pub fn has_address_translation(self) -> bool {
         !matches!(self, Library::GoRedis)
+    }
+
+    /// The option of its replay model that translates every address to one (what the matrix's
+    /// `address_remap` sets), by the library's own name: redis-py `address_remap`, ioredis
+    /// `natMap`, Jedis `hostAndPortMapper`, Lettuce `socketAddressResolver`; `None` for a
+    /// library without address translation or without a model.
+    pub fn address_option(self) -> Option<&'static str> {
+        match self {
+            Library::RedisPy(_) => Some("address_remap"),
+            Library::Ioredis => Some("natMap"),
+            Library::Jedis => Some("hostAndPortMapper"),
+            Library::Lettuce => Some("socketAddressResolver"),
+            Library::NodeRedis | Library::GoRedis => None,
+        }
+    }
+
+    /// Whether its application reports `wedged` from its outcomes (every command that ended
+    /// since a moment at least 1 s before the schedule's end failed: `apps/java`, `apps/node`,
+    /// `apps/go-redis`, whose libraries never drop their seeds) rather than from the client's
+    /// state (redis-py's `app.py`: no startup node left). The comparison applies the same rule
+    /// to the replay's outcomes.
+    pub fn wedged_by_outcomes(self) -> bool {
+        !matches!(self, Library::RedisPy(_))
     }
 
     /// The replay model that stands for it (`--model`), where one exists.
@@ -204,5 +232,22 @@ mod tests {
         assert!(Library::Lettuce.is_release("6.3.2.RELEASE"));
         assert!(!Library::Lettuce.is_release("6.3.3.RELEASE"));
         assert!(!Library::GoRedis.is_release("9.8"));
+    }
+
+    #[test]
+    fn every_library_with_a_model_and_address_translation_names_its_remap_option() {
+        for l in ALL {
+            if l.has_address_translation() && l.model().is_some() {
+                assert!(l.address_option().is_some(), "{}", l.label());
+            }
+            if !l.has_address_translation() {
+                assert_eq!(l.address_option(), None, "{}", l.label());
+            }
+        }
+        assert_eq!(Library::Jedis.address_option(), Some("hostAndPortMapper"));
+        assert_eq!(
+            Library::Lettuce.address_option(),
+            Some("socketAddressResolver")
+        );
     }
 }
