@@ -25,6 +25,10 @@ pub trait Transport {
     /// later, and the application's lane stays busy. A timeout reply has already cost the
     /// model's `socket_timeout` this way.
     fn sleep(&mut self, ms: u64);
+    /// The client's own work on the command's thread for `us` microseconds (parsing an answer,
+    /// rebuilding its slot cache): later exchanges happen that much later, as with
+    /// [`sleep`](Self::sleep).
+    fn spend_us(&mut self, us: u64);
     /// Ends work the client did in the background (a lazy reload, a scheduled refresh): the
     /// command goes on at `t`, its time before that work, as it did not wait for it (never
     /// earlier than the command's start).

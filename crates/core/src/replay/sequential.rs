@@ -71,6 +71,10 @@ impl Transport for Local<'_, '_> {
         self.now_us = self.now_us.saturating_add(ms.saturating_mul(1000));
     }
 
+    fn spend_us(&mut self, us: u64) {
+        self.now_us = self.now_us.saturating_add(us);
+    }
+
     fn resume_at(&mut self, t: Timestamp) {
         self.now_us = t.0.saturating_mul(1000).max(self.start_us);
     }
