@@ -237,3 +237,33 @@ fn renewals_cost_the_client_time_and_concurrent_ones_meet_the_lock() {
         r.moved
     );
 }
+
+#[test]
+fn pools_grow_to_the_commands_in_flight_at_once() {
+    // 1000 commands/s of 5 ms each: about 5 in flight, spread over A and B. Each attempt holds a
+    // pooled connection of its node; a command that finds none idle makes one.
+    let cluster = incident2();
+    let timed = |n: u32| {
+        workload_of(5, 1000, "zadd")
+            .with_in_flight(n)
+            .with_timing(Timing {
+                rtt_us: 5000,
+                service_us: Vec::new(),
+                default_us: 0,
+            })
+    };
+    let one = run_model(&cluster, &timed(1), &[]);
+    let many = run_model(&cluster, &timed(64), &[]);
+    // One at a time: the start-up's connection, then one per node.
+    assert_eq!(one.new_connections, 3);
+    // Each node's pool grows to the most commands on it at once: more than one, at most the
+    // peak in flight per node (plus the start-up's connection).
+    let peak = u64::from(many.peak_in_flight.unwrap());
+    assert!(
+        many.new_connections > one.new_connections + 4 && many.new_connections <= 1 + 2 * peak,
+        "{} connections for a peak of {peak} in flight",
+        many.new_connections
+    );
+    assert_eq!(many.failed, 0);
+    assert!(many.held.open_connections + 1 == many.new_connections);
+}

@@ -21,6 +21,9 @@ pub trait Transport {
     /// The virtual time of the current command (for models with timers: periodic refresh, rate
     /// limits on refreshes).
     fn now(&self) -> Timestamp;
+    /// The same in microseconds (for a model that tells apart exchanges within a millisecond:
+    /// which of its pooled connections are still in use).
+    fn now_us(&self) -> u64;
     /// Waits `ms` (a backoff, a lock held by another task): later exchanges happen that much
     /// later, and the application's lane stays busy. A timeout reply has already cost the
     /// model's `socket_timeout` this way.

@@ -67,6 +67,10 @@ impl Transport for Local<'_, '_> {
         Timestamp(self.now_us / 1000)
     }
 
+    fn now_us(&self) -> u64 {
+        self.now_us
+    }
+
     fn sleep(&mut self, ms: u64) {
         self.now_us = self.now_us.saturating_add(ms.saturating_mul(1000));
     }

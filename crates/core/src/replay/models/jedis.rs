@@ -43,22 +43,29 @@
 //!     A backoff with the deadline already passed raises at once.
 //!   - After each failed attempt past the deadline, and when attempts run out:
 //!     `JedisClusterOperationException`. A `CLUSTERDOWN` reply raises `JedisClusterException`.
-//! - **`renewClusterSlots`**: only under `rediscoverLock.tryLock()` (`JedisClusterInfoCache.java:151-153`
-//!   at tag `v5.1.0`): a renewal that finds the lock held by another command's renewal returns
-//!   at once, sending nothing. Commands run one after another here, each from its own start
-//!   time, so the lock is held on the virtual clock from a renewal's start to its end (a
-//!   renewal waiting on a silent node holds it for the socket timeout): with many commands in
-//!   flight in a stall, most of their renewals are dropped, as live runs show (7 `CLUSTER
-//!   SLOTS` for 929 in flight through a 2.4 s stall). Then: the given connection first, then every start node over a new connection — the start
-//!   nodes are never dropped, so the client can always recover — then the other known nodes,
-//!   shuffled, through their pools. The first complete answer replaces the slot table; nodes
-//!   not in it are removed and their pools destroyed (`discoverClusterSlots`). A failed refresh
-//!   changes nothing and raises nothing.
+//! - **`renewClusterSlots`**: only under `rediscoverLock.tryLock()`
+//!   (`JedisClusterInfoCache.java:151-153` at tag `v5.1.0`): a renewal that finds the lock held
+//!   by another command's renewal returns at once, sending nothing. Commands run one after
+//!   another here, each from its own start time, so the lock is held on the virtual clock from a
+//!   renewal's start to its end (a renewal waiting on a silent node holds it for the socket
+//!   timeout): with many commands in flight in a stall, most of their renewals are dropped, as
+//!   live runs show (7 `CLUSTER SLOTS` for 929 in flight through a 2.4 s stall). Then: the
+//!   given connection first, then every start node over a new connection — the start nodes are
+//!   never dropped, so the client can always recover — then the other known nodes, shuffled,
+//!   through their pools. The first complete answer replaces the slot table; nodes not in it
+//!   are removed and their pools destroyed (`discoverClusterSlots`). A failed refresh changes
+//!   nothing and raises nothing.
 //! - **`topologyRefreshPeriod`** (default none: off): `renewClusterSlots(null)` every period,
 //!   first one period after the client was built.
 //! - **Connections**: one pool per known node; a redirect to an unknown node creates its pool
-//!   (`setupNodeIfNotExist`). A connection that fails is broken and destroyed, the next use opens
-//!   a new one; `new_connections` counts each connection established (a refused one is not).
+//!   (`setupNodeIfNotExist`). Each attempt borrows a connection of its node's pool
+//!   (`ClusterConnectionProvider.getConnection*`, commons-pool `borrowObject`: an idle one, else
+//!   a new one) and holds it until the attempt is over, a `MOVED`'s renewal through it included
+//!   (`executors/ClusterCommandExecutor.java:80-122`, closed in its `finally` at :120-121); so a
+//!   pool grows to the most attempts on its node at once, as the live runs' connection counts do
+//!   (the pool is never the limit: `apps/java` sizes it to the commands in flight). A connection
+//!   that fails is broken and destroyed, the next use opens a new one; `new_connections` counts
+//!   each connection established (a refused one is not).
 //!
 //! - **`hostAndPortMapper`** (`DefaultJedisClientConfig.Builder.hostAndPortMapper`, default
 //!   none; read from `jedis-5.1.0-sources.jar`, paths under `redis/clients/jedis/`): Jedis asks
@@ -291,12 +298,24 @@ enum Attempt {
 }
 
 /// What the client holds for one node.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Node {
-    /// Whether the node's pool holds a live connection.
-    open: bool,
+    /// The node's pool: each live connection with the virtual time (µs) until which a command
+    /// holds it (idle once that has passed).
+    conns: Vec<u64>,
     /// `nodes`: the node has a pool.
     known: bool,
+}
+
+/// Which connection a `CLUSTER SLOTS` goes over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Over {
+    /// The connection the command holds (`renewSlotCache(connection)`).
+    Held,
+    /// One borrowed from the node's pool and returned after.
+    Pool,
+    /// A new connection, closed after (`new Connection(hostAndPort, clientConfig)`).
+    Fresh,
 }
 
 struct Client {
@@ -314,6 +333,8 @@ struct Client {
     next_refresh: Option<Timestamp>,
     /// Until when a renewal holds `rediscoverLock` (a renewal started before then is dropped).
     lock_until: Timestamp,
+    /// The pooled connection the running command holds: its node and its place in the pool.
+    held: Option<(NodeIdx, usize)>,
     state: ClientState,
 }
 
@@ -330,6 +351,7 @@ impl Client {
             initialized: false,
             next_refresh: None,
             lock_until: Timestamp(0),
+            held: None,
             state: ClientState::default(),
         };
         c.seeds = numbered_once(&opts.startup_nodes, |a| c.intern(a));
@@ -342,8 +364,8 @@ impl Client {
         self.nodes.intern(addr)
     }
 
-    /// The address a socket for `node` connects to: `DefaultJedisSocketFactory.getSocketHostAndPort`
-    /// asks the `hostAndPortMapper` (`DefaultJedisSocketFactory.java:131-139`).
+    /// The address a socket for `node` connects to: `getSocketHostAndPort` asks the
+    /// `hostAndPortMapper` (`DefaultJedisSocketFactory.java:131-139`).
     fn dial(&self, node: NodeIdx) -> Option<NodeAddr> {
         let announced = self.nodes.addr(node)?;
         Some(self.cfg.mapper.clone().unwrap_or_else(|| announced.clone()))
@@ -354,26 +376,89 @@ impl Client {
         self.nodes.filter(|n| n.known)
     }
 
-    /// `CLUSTER SLOTS` to `node`; `pooled`: through the node's pool (else over a new connection,
-    /// closed after). A timeout adds `soTimeout` to `elapsed`.
+    /// Borrows a connection of `node`'s pool (`GenericObjectPool.borrowObject`): an idle one,
+    /// else a new one (the pool is never the limit: `apps/java` sizes it to the commands in
+    /// flight). Returns its place and whether it is new.
+    fn borrow(&mut self, node: NodeIdx, net: &dyn Transport) -> (usize, bool) {
+        let now = net.now_us();
+        let conns = &mut self.nodes.get_mut(node).conns;
+        if let Some(i) = conns.iter().position(|&busy| busy <= now) {
+            conns[i] = u64::MAX;
+            return (i, false);
+        }
+        conns.push(u64::MAX);
+        (conns.len() - 1, true)
+    }
+
+    /// Ends the use of connection `i` of `node`, borrowed as `fresh`, whose exchange got
+    /// `reply` (`None`: an answer): a connection made counts once (a refused connect makes
+    /// none); a broken one is destroyed, else it goes back to the pool now (`return_at`).
+    fn settle(&mut self, node: NodeIdx, i: usize, fresh: bool, reply: Option<&Reply>) -> bool {
+        let reached = !matches!(reply, Some(Reply::ConnectionError));
+        if reached && fresh {
+            self.state.new_connections += 1;
+        }
+        let broken = matches!(reply, Some(Reply::ConnectionError | Reply::Timeout));
+        let conns = &mut self.nodes.get_mut(node).conns;
+        if broken && i < conns.len() {
+            conns.remove(i);
+        }
+        !broken
+    }
+
+    /// Returns connection `i` of `node` to its pool at the current time.
+    fn give_back(&mut self, node: NodeIdx, i: usize, net: &dyn Transport) {
+        let now = net.now_us();
+        if let Some(c) = self.nodes.get_mut(node).conns.get_mut(i) {
+            *c = now;
+        }
+    }
+
+    /// Returns the running command's connection, if it holds one.
+    fn release(&mut self, net: &dyn Transport) {
+        if let Some((node, i)) = self.held.take() {
+            self.give_back(node, i, net);
+        }
+    }
+
+    /// `CLUSTER SLOTS` to `node` over the connection `over` says. A timeout adds `soTimeout` to
+    /// `elapsed`.
     fn cluster_slots(
         &mut self,
         node: NodeIdx,
-        pooled: bool,
+        over: Over,
         elapsed: &mut u64,
         net: &mut dyn Transport,
     ) -> Option<Vec<(SlotRange, NodeAddr)>> {
+        let addr = self.dial(node)?;
+        let borrowed = match over {
+            Over::Pool => Some(self.borrow(node, net)),
+            Over::Held | Over::Fresh => None,
+        };
         self.state.cluster_slots_calls += 1;
-        let answer = net.cluster_slots(&self.dial(node)?);
-        let reached = !matches!(answer, Err(Reply::ConnectionError));
-        if reached && !(pooled && self.nodes.get(node).open) {
-            self.state.new_connections += 1;
+        let answer = net.cluster_slots(&addr);
+        let reply = answer.as_ref().err();
+        match (over, borrowed) {
+            (Over::Pool, Some((i, fresh))) => {
+                if self.settle(node, i, fresh, reply) {
+                    self.give_back(node, i, net);
+                }
+            }
+            (Over::Held, _) => {
+                if let Some((n, i)) = self.held {
+                    if !self.settle(n, i, false, reply) {
+                        self.held = None;
+                    }
+                }
+            }
+            _ => {
+                if !matches!(reply, Some(Reply::ConnectionError)) {
+                    self.state.new_connections += 1;
+                }
+            }
         }
         if matches!(answer, Err(Reply::Timeout)) {
             *elapsed = elapsed.saturating_add(self.cfg.so_timeout_ms);
-        }
-        if pooled {
-            self.nodes.get_mut(node).open = answer.is_ok();
         }
         let ranges = answer.ok()?;
         // checkClusterSlotSequence(): every slot exactly once, or the answer is refused.
@@ -390,7 +475,13 @@ impl Client {
             .fill_table(&mut self.table, ranges, |nodes, a| nodes.intern(a));
         for (n, node) in self.nodes.states_mut() {
             node.known = named.contains(&n);
-            node.open &= node.known;
+            if !node.known {
+                // Its pool is destroyed (the held connection too: it is closed when returned).
+                node.conns.clear();
+            }
+        }
+        if self.held.is_some_and(|(n, _)| !self.nodes.get(n).known) {
+            self.held = None;
         }
         self.state.full_reinits += 1;
     }
@@ -412,14 +503,19 @@ impl Client {
     /// The body of `renewClusterSlots`, the lock held.
     fn renew_locked(&mut self, via: Option<NodeIdx>, elapsed: &mut u64, net: &mut dyn Transport) {
         if let Some(v) = via {
-            if let Some(ranges) = self.cluster_slots(v, true, elapsed, net) {
+            let over = if self.held.is_some_and(|(n, _)| n == v) {
+                Over::Held
+            } else {
+                Over::Pool
+            };
+            if let Some(ranges) = self.cluster_slots(v, over, elapsed, net) {
                 self.apply(ranges, net);
                 return;
             }
         }
         for k in 0..self.seeds.len() {
             let s = self.seeds[k];
-            if let Some(ranges) = self.cluster_slots(s, false, elapsed, net) {
+            if let Some(ranges) = self.cluster_slots(s, Over::Fresh, elapsed, net) {
                 self.apply(ranges, net);
                 return;
             }
@@ -430,7 +526,7 @@ impl Client {
             if self.seeds.contains(&p) {
                 continue;
             }
-            if let Some(ranges) = self.cluster_slots(p, true, elapsed, net) {
+            if let Some(ranges) = self.cluster_slots(p, Over::Pool, elapsed, net) {
                 self.apply(ranges, net);
                 return;
             }
@@ -443,7 +539,7 @@ impl Client {
         self.rng.shuffle(&mut order);
         let mut elapsed = 0;
         for s in order {
-            if let Some(ranges) = self.cluster_slots(s, false, &mut elapsed, net) {
+            if let Some(ranges) = self.cluster_slots(s, Over::Fresh, &mut elapsed, net) {
                 // discoverClusterNodesAndSlots(): reset() first, every pool destroyed.
                 self.nodes
                     .states_mut()
@@ -490,10 +586,12 @@ impl Client {
         let Some(addr) = self.dial(node) else {
             return Err(Attempt::Connection);
         };
+        // The attempt's connection, held until the attempt is over (a MOVED's renewal included:
+        // `ClusterCommandExecutor.executeCommand` closes it in its `finally`).
+        let (i, fresh) = self.borrow(node, net);
         let reply = net.send(&addr, cmd, asking);
-        if reply != Reply::ConnectionError && !self.nodes.get(node).open {
-            self.nodes.get_mut(node).open = true;
-            self.state.new_connections += 1;
+        if self.settle(node, i, fresh, Some(&reply)) {
+            self.held = Some((node, i));
         }
         match reply {
             Reply::Ok => Ok(()),
@@ -513,13 +611,9 @@ impl Client {
                 }),
                 None => Err(Attempt::Connection),
             },
-            Reply::ConnectionError => {
-                self.nodes.get_mut(node).open = false;
-                Err(Attempt::Connection)
-            }
+            Reply::ConnectionError => Err(Attempt::Connection),
             Reply::Timeout => {
-                // The broken connection is destroyed when it goes back to the pool.
-                self.nodes.get_mut(node).open = false;
+                // The broken connection was destroyed (`settle`).
                 *elapsed = elapsed.saturating_add(self.cfg.so_timeout_ms);
                 Err(Attempt::Connection)
             }
@@ -588,10 +682,18 @@ impl Client {
         let mut redirect: Option<(NodeIdx, bool)> = None;
         let mut failures = 0u32;
         for attempts_left in (1..=self.cfg.max_attempts).rev() {
-            match self.attempt(cmd, redirect, &mut elapsed, net) {
-                Ok(()) => return Ok(()),
-                Err(Attempt::Raise(class)) => return Err(class),
+            let attempt = self.attempt(cmd, redirect, &mut elapsed, net);
+            match attempt {
+                Ok(()) => {
+                    self.release(net);
+                    return Ok(());
+                }
+                Err(Attempt::Raise(class)) => {
+                    self.release(net);
+                    return Err(class);
+                }
                 Err(Attempt::Connection) => {
+                    self.release(net);
                     failures += 1;
                     if self.connection_problem(attempts_left - 1, failures, &mut elapsed, net)? {
                         failures = 0;
@@ -604,6 +706,7 @@ impl Client {
                     if moved {
                         self.renew(Some(via), &mut elapsed, net);
                     }
+                    self.release(net);
                 }
             }
             if elapsed > self.cfg.max_total_ms {
@@ -640,7 +743,13 @@ impl SyncModel for Client {
     }
 
     fn snapshot(&self) -> ClientSnapshot {
-        ClientSnapshot::of_table(&self.table, self.nodes.count(|n| n.open))
+        let open: usize = self
+            .nodes
+            .filter(|_| true)
+            .iter()
+            .map(|&n| self.nodes.get(n).conns.len())
+            .sum();
+        ClientSnapshot::of_table(&self.table, u64::try_from(open).unwrap_or(u64::MAX))
     }
 
     fn socket_timeout_ms(&self) -> Option<u64> {
