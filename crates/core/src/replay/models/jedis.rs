@@ -65,7 +65,10 @@
 //!   pool grows to the most attempts on its node at once, as the live runs' connection counts do
 //!   (the pool is never the limit: `apps/java` sizes it to the commands in flight). A connection
 //!   that fails is broken and destroyed, the next use opens a new one; `new_connections` counts
-//!   each connection established (a refused one is not).
+//!   each connection established (a refused one is not). A new connection sends its handshake
+//!   first (`CLIENT SETINFO`, `CLIENT SETNAME`) and waits for the replies
+//!   (`Connection.java:390-440`): over a new connection to a silent node, `CLUSTER SLOTS` is
+//!   never written and not counted.
 //!
 //! - **`hostAndPortMapper`** (`DefaultJedisClientConfig.Builder.hostAndPortMapper`, default
 //!   none; read from `jedis-5.1.0-sources.jar`, paths under `redis/clients/jedis/`): Jedis asks
@@ -435,9 +438,16 @@ impl Client {
             Over::Pool => Some(self.borrow(node, net)),
             Over::Held | Over::Fresh => None,
         };
-        self.state.cluster_slots_calls += 1;
         let answer = net.cluster_slots(&addr);
         let reply = answer.as_ref().err();
+        // A new connection first sends its handshake (`CLIENT SETINFO`, and `CLIENT SETNAME` with
+        // a client name) and waits for its replies (`Connection.initializeFromClientConfig`,
+        // `Connection.java:390-440`): to a refused or silent node, `CLUSTER SLOTS` is never
+        // written. On a connection already made it is.
+        let new_conn = over == Over::Fresh || borrowed.is_some_and(|(_, fresh)| fresh);
+        if !(new_conn && matches!(reply, Some(Reply::ConnectionError | Reply::Timeout))) {
+            self.state.cluster_slots_calls += 1;
+        }
         match (over, borrowed) {
             (Over::Pool, Some((i, fresh))) => {
                 if self.settle(node, i, fresh, reply) {
