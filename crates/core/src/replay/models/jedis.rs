@@ -48,7 +48,8 @@
 //!   by another command's renewal returns at once, sending nothing. Commands run one after
 //!   another here, each from its own start time, so the lock is held on the virtual clock from a
 //!   renewal's start to its end (a renewal waiting on a silent node holds it for the socket
-//!   timeout): with many commands in flight in a stall, most of their renewals are dropped, as
+//!   timeout), kept as a set of spans (an earlier command's late renewal does not block a later
+//!   command's earlier one): with many commands in flight in a stall, most of their renewals are dropped, as
 //!   live runs show (7 `CLUSTER SLOTS` for 929 in flight through a 2.4 s stall). Then: the
 //!   given connection first, then every start node over a new connection — the start nodes are
 //!   never dropped, so the client can always recover — then the other known nodes, shuffled,
@@ -334,8 +335,12 @@ struct Client {
     table: SlotTable,
     initialized: bool,
     next_refresh: Option<Timestamp>,
-    /// Until when a renewal holds `rediscoverLock` (a renewal started before then is dropped).
-    lock_until: Timestamp,
+    /// When renewals held `rediscoverLock`, `[start, end)` in µs of the virtual clock: a renewal
+    /// that starts inside one is dropped. Commands run one after another by their start time
+    /// but each runs on to its own end, so a renewal late in an earlier command can lie after one
+    /// early in a later command: the lock is a set of spans, not one time. Spans that ended
+    /// before the running command started are forgotten.
+    locked: Vec<(u64, u64)>,
     /// The pooled connection the running command holds: its node and its place in the pool.
     held: Option<(NodeIdx, usize)>,
     state: ClientState,
@@ -353,7 +358,7 @@ impl Client {
             table: SlotTable::new(),
             initialized: false,
             next_refresh: None,
-            lock_until: Timestamp(0),
+            locked: Vec::new(),
             held: None,
             state: ClientState::default(),
         };
@@ -502,12 +507,12 @@ impl Client {
         // rediscoverLock.tryLock() (`JedisClusterInfoCache.java:151-153`): a renewal that finds
         // the lock taken returns at once. Commands run one after another here, each at its own
         // time, so the lock is held from a renewal's start to its end on the virtual clock.
-        let start = net.now();
-        if start < self.lock_until {
+        let start = net.now_us();
+        if self.locked.iter().any(|&(s, e)| s <= start && start < e) {
             return;
         }
         self.renew_locked(via, elapsed, net);
-        self.lock_until = net.now();
+        self.locked.push((start, net.now_us()));
     }
 
     /// The body of `renewClusterSlots`, the lock held.
@@ -735,6 +740,8 @@ impl SyncModel for Client {
     }
 
     fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
+        let now = net.now_us();
+        self.locked.retain(|&(_, end)| end > now);
         if !self.initialized {
             if !self.initialize(net) {
                 return Outcome::Failed(NO_SLOTS_CACHE);
