@@ -2,7 +2,8 @@
 
 use slotscope_core::float;
 use slotscope_core::replay::{
-    model, ModelOptions, ReplayReport, SimCluster, SimClusterBuilder, Workload,
+    model, Failure, FaultKind, ModelOptions, ReplayReport, SimCluster, SimClusterBuilder, Timing,
+    Workload,
 };
 
 mod sim;
@@ -145,4 +146,132 @@ fn jedis_options_are_checked() {
 /// Replays `w` on `cluster` through JEDIS with the options `set`.
 fn run_model(cluster: &SimCluster, w: &Workload, set: &[(&str, &str)]) -> ReplayReport {
     run(cluster, w, JEDIS, set)
+}
+
+#[test]
+fn host_and_port_mapper_onto_one_address_fails_the_other_half_after_max_attempts_moved() {
+    // Every socket connects to A; the slot cache and the pools keep B's announced address. B's
+    // half meets MOVED (to B) on A at each of the 5 attempts, each MOVED renews the slot cache
+    // through A (the same table), and the command fails; A's half is served.
+    let (cluster, w) = (incident2(), workload_of(10, 100, "zadd"));
+    let r = run_model(&cluster, &w, &[("hostAndPortMapper", A)]);
+    let b_half = float::from_u64(r.failed) / float::from_u64(r.commands);
+    assert!((0.4..0.6).contains(&b_half), "failed share {b_half}");
+    assert_eq!(r.errors["JedisClusterOperationException"], r.failed);
+    assert_eq!(r.failures[&Failure::TooManyRedirects], r.failed);
+    assert_eq!(r.moved, 5 * r.failed);
+    // Start-up, then one renewal per MOVED, all answered by A.
+    assert_eq!(r.full_reinits, 1 + r.moved);
+    assert_eq!(r.cluster_slots_calls, 1 + r.moved);
+    assert_eq!(r.nodes.get(B).map_or(0, |n| n.calls), 0);
+    assert_eq!(r.nodes[A].cluster_slots, r.cluster_slots_calls);
+    // The seed's own connection, then one per pool (A's and B's, both dialled to A): the
+    // renewals go through the connection that got the MOVED.
+    assert_eq!(r.new_connections, 3);
+    // The table is the announced one: two nodes, half each.
+    assert_eq!(r.held.table_nodes, 2);
+    assert!(!r.wedged);
+    // Without a mapper nothing fails.
+    let plain = run_model(&cluster, &w, &[]);
+    assert_eq!((plain.failed, plain.moved), (0, 0));
+    // A mapper that names the address met changes nothing.
+    let same = run_model(&cluster, &w, &[("hostAndPortMapper", "none")]);
+    assert_eq!((same.failed, same.moved), (0, 0));
+}
+
+#[test]
+fn concurrent_renewals_are_dropped_while_one_holds_the_rediscover_lock() {
+    // A is silent for 2 s; 64 commands in flight, 0.5 s socket timeout. Every command for A's
+    // half gives up its attempts with a renewal, and each renewal asks A first (the start node,
+    // 0.5 s) then B. Renewals that start while another runs find the lock taken and do nothing,
+    // so the CLUSTER SLOTS sent are bounded by the renewals that fit one after another.
+    let cluster = incident2_with_fault(A, 10, 12, FaultKind::Timeout);
+    let w = workload_of(20, 200, "zadd")
+        .with_in_flight(64)
+        .with_timing(Timing {
+            rtt_us: 1000,
+            service_us: Vec::new(),
+            default_us: 0,
+        });
+    let r = run_model(&cluster, &w, &[("socket_timeout", "0.5")]);
+    let stalled = commands_within(&w, at(10), at(12));
+    // Each renewal that runs costs at least A's 0.5 s timeout: at most ~2 s / 0.5 s of them
+    // back to back in the stall (and its tail), two CLUSTER SLOTS each, after start-up's one.
+    assert!(
+        r.cluster_slots_calls <= 1 + 2 * 8,
+        "{} CLUSTER SLOTS for {stalled} stalled commands",
+        r.cluster_slots_calls
+    );
+    assert!(r.cluster_slots_calls >= 3, "{}", r.cluster_slots_calls);
+    // A renewal's new connection to the silent start node times out in its handshake (CLIENT
+    // SETINFO): CLUSTER SLOTS is never written to A then, though the exchange was tried.
+    let tried = r.nodes[A].cluster_slots + r.nodes[B].cluster_slots;
+    assert!(
+        r.cluster_slots_calls < tried,
+        "{} of {tried}",
+        r.cluster_slots_calls
+    );
+}
+
+#[test]
+fn renewals_cost_the_client_time_and_concurrent_ones_meet_the_lock() {
+    // Every node mapped to A: each command for B's half renews after each MOVED. With 16 in
+    // flight and 0.1 ms exchanges, a renewal's own 0.5 ms (renew_cpu_ms) makes other commands'
+    // renewals find the lock taken; without that cost they rarely overlap.
+    let cluster = incident2();
+    let w = workload_of(2, 1000, "zadd")
+        .with_in_flight(16)
+        .with_timing(Timing {
+            rtt_us: 100,
+            service_us: Vec::new(),
+            default_us: 0,
+        });
+    let r = run_model(&cluster, &w, &[("hostAndPortMapper", A)]);
+    let free = run_model(
+        &cluster,
+        &w,
+        &[("hostAndPortMapper", A), ("renew_cpu_ms", "0")],
+    );
+    assert_eq!(r.failed, free.failed);
+    assert_eq!(r.moved, 5 * r.failed);
+    // Without the cost: start-up, then one renewal per MOVED.
+    assert_eq!(free.cluster_slots_calls, 1 + free.moved);
+    // With it: a large share of the renewals is dropped (live remap runs with 2-16 in flight:
+    // 1389 CLUSTER SLOTS for 2013 MOVED, 5667 for 10595).
+    assert!(
+        r.cluster_slots_calls * 10 < r.moved * 8,
+        "{} CLUSTER SLOTS, {} MOVED",
+        r.cluster_slots_calls,
+        r.moved
+    );
+}
+
+#[test]
+fn pools_grow_to_the_commands_in_flight_at_once() {
+    // 1000 commands/s of 5 ms each: about 5 in flight, spread over A and B. Each attempt holds a
+    // pooled connection of its node; a command that finds none idle makes one.
+    let cluster = incident2();
+    let timed = |n: u32| {
+        workload_of(5, 1000, "zadd")
+            .with_in_flight(n)
+            .with_timing(Timing {
+                rtt_us: 5000,
+                service_us: Vec::new(),
+                default_us: 0,
+            })
+    };
+    let one = run_model(&cluster, &timed(1), &[]);
+    let many = run_model(&cluster, &timed(64), &[]);
+    // One at a time: the start-up's connection, then one per node.
+    assert_eq!(one.new_connections, 3);
+    // Each node's pool grows to the most commands on it at once: more than one, at most the
+    // peak in flight per node (plus the start-up's connection).
+    let peak = u64::from(many.peak_in_flight.unwrap());
+    assert!(
+        many.new_connections > one.new_connections + 4 && many.new_connections <= 1 + 2 * peak,
+        "{} connections for a peak of {peak} in flight",
+        many.new_connections
+    );
+    assert_eq!(many.failed, 0);
+    assert!(many.held.open_connections + 1 == many.new_connections);
 }

@@ -186,6 +186,25 @@ fn with_common(specific: String, common: &[String]) -> Option<String> {
     Some(s)
 }
 
+/// How long every command must have failed before the schedule ended for an application to
+/// call itself wedged (`WEDGE_MIN_MS` of `apps/java`, `WEDGED_MIN_MS` of `apps/node`,
+/// `wedgedMinMS` of `apps/go-redis`).
+pub const WEDGED_MIN_MS: u64 = 1000;
+
+/// The contract's outcome rule applied to a replay: the start of the second from which every
+/// command the model issued failed (none succeeded in it or after it, one failed), when that is
+/// at least [`WEDGED_MIN_MS`] before `ended_ms` (the schedule's end, epoch ms). The replay's
+/// timeline counts outcomes by the second a command was issued, the applications by when it
+/// ended, in 250 ms buckets: the moment can differ by up to a second.
+pub fn failing_since(replay: &Value, ended_ms: u64) -> Option<u64> {
+    let seconds = replay["timeline"].as_array()?;
+    let last_ok = seconds.iter().rposition(|s| u(&s["ok"]) > 0);
+    let from = last_ok.map_or(0, |i| i + 1);
+    let first_failed = seconds[from..].iter().find(|s| u(&s["errors"]) > 0)?;
+    let since = first_failed["t"].as_u64()?;
+    (since.saturating_add(WEDGED_MIN_MS) <= ended_ms).then_some(since)
+}
+
 /// Compares every metric of one case.
 pub fn compare(
     case: &Case,
@@ -197,9 +216,17 @@ pub fn compare(
     let cmd = case.command;
     let mut out = Vec::new();
 
-    // Wedged.
-    let model_wedged = replay["wedged"].as_bool().unwrap_or(false);
-    let model_since = replay["wedged_since"].as_u64();
+    // Wedged, by the rule the application applies: the model's own state for redis-py (whose
+    // app reports "no startup node left"), the outcomes for the others.
+    let (model_wedged, model_since) = if case.library.wedged_by_outcomes() {
+        let since = failing_since(replay, app.issuing_ended_ms);
+        (since.is_some(), since)
+    } else {
+        (
+            replay["wedged"].as_bool().unwrap_or(false),
+            replay["wedged_since"].as_u64(),
+        )
+    };
     let real_text = match app.wedged_since_ms {
         Some(t) if app.wedged => format!("yes, at {}", secs_after(t, app.started_ms)),
         _ if app.wedged => "yes".to_owned(),
@@ -335,6 +362,28 @@ mod tests {
         assert!(c[2].met, "{:?}", c[2]);
         assert!(!c[3].met, "{:?}", c[3]);
         assert!(c[3].cause.as_deref().unwrap().contains("+50 %"));
+    }
+
+    #[test]
+    fn the_outcome_rule_finds_the_second_after_the_last_success() {
+        let second = |t: u64, ok: u64, errors: u64| json!({"t": t, "ok": ok, "errors": errors});
+        let replay = json!({"timeline": [
+            second(10_000, 5, 1), second(11_000, 0, 3), second(12_000, 2, 0),
+            second(13_000, 0, 0), second(14_000, 0, 4), second(15_000, 0, 4)
+        ]});
+        // The last success is in 12 s; the first failure after it in 14 s.
+        assert_eq!(failing_since(&replay, 16_000), Some(14_000));
+        assert_eq!(failing_since(&replay, 15_000), Some(14_000));
+        // Less than a second of failures before the end: not wedged.
+        assert_eq!(failing_since(&replay, 14_999), None);
+        // A success in the last second: not wedged.
+        let mut ok_at_end = replay.clone();
+        ok_at_end["timeline"][5]["ok"] = json!(1);
+        assert_eq!(failing_since(&ok_at_end, 16_000), None);
+        // Nothing ever succeeded: from the first failure.
+        let never = json!({"timeline": [second(10_000, 0, 0), second(11_000, 0, 2)]});
+        assert_eq!(failing_since(&never, 20_000), Some(11_000));
+        assert_eq!(failing_since(&json!({}), 20_000), None);
     }
 
     #[test]

@@ -194,8 +194,39 @@ impl Library {
     /// every node (its `node_address_map` maps given addresses one by one at connect time, and
     /// its model does not replay a remap; the app maps through an `AsyncDNSResolver`), so the
     /// remap axis does not apply to them.
+    ///
+    /// go-redis v9.8.0: `ClusterOptions.Dialer` (`osscluster.go:65`, handed to every node's
+    /// `Options`, :292) and `ClusterOptions.NewClient` (:40, :350) are functions that could dial
+    /// another address than the one named (its app does so for a remap), but they are code, not an
+    /// address the model can be given.
     pub fn has_address_translation(self) -> bool {
         !matches!(self, Library::GoRedis | Library::RedisRs)
+    }
+
+    /// The option of its replay model that translates every address to one (what the matrix's
+    /// `address_remap` sets), by the library's own name: redis-py `address_remap`, ioredis
+    /// `natMap`, node-redis `nodeAddressMap`, Jedis `hostAndPortMapper`, Lettuce
+    /// `socketAddressResolver`, GLIDE `addressResolver`; `None` for a library without address
+    /// translation.
+    pub fn address_option(self) -> Option<&'static str> {
+        match self {
+            Library::RedisPy(_) => Some("address_remap"),
+            Library::Ioredis => Some("natMap"),
+            Library::Jedis => Some("hostAndPortMapper"),
+            Library::Lettuce => Some("socketAddressResolver"),
+            Library::NodeRedis => Some("nodeAddressMap"),
+            Library::Glide => Some("addressResolver"),
+            Library::GoRedis | Library::RedisRs => None,
+        }
+    }
+
+    /// Whether its application reports `wedged` from its outcomes (every command that ended
+    /// since a moment at least 1 s before the schedule's end failed: `apps/java`, `apps/node`,
+    /// `apps/go-redis`, whose libraries never drop their seeds) rather than from the client's
+    /// state (redis-py's `app.py`: no startup node left). The comparison applies the same rule
+    /// to the replay's outcomes.
+    pub fn wedged_by_outcomes(self) -> bool {
+        !matches!(self, Library::RedisPy(_))
     }
 
     /// The replay model that stands for it (`--model`): its label, which the replay resolves to
@@ -256,5 +287,22 @@ mod tests {
         assert_eq!(Library::parse("glide").unwrap(), vec![Library::Glide]);
         assert!(Library::Glide.has_address_translation());
         assert_eq!(Library::Glide.model().as_deref(), Some("glide@2.5.2"));
+    }
+
+    #[test]
+    fn every_library_with_a_model_and_address_translation_names_its_remap_option() {
+        for l in ALL {
+            if l.has_address_translation() && l.model().is_some() {
+                assert!(l.address_option().is_some(), "{}", l.label());
+            }
+            if !l.has_address_translation() {
+                assert_eq!(l.address_option(), None, "{}", l.label());
+            }
+        }
+        assert_eq!(Library::Jedis.address_option(), Some("hostAndPortMapper"));
+        assert_eq!(
+            Library::Lettuce.address_option(),
+            Some("socketAddressResolver")
+        );
     }
 }

@@ -123,8 +123,10 @@ fn args_for(
         format!("socket_timeout={SOCKET_TIMEOUT_S}"),
     ];
     if let Some(remap) = &live.settings.address_remap {
+        // The model's own option for it, by the library's name (`hostAndPortMapper`, …).
+        let option = case.library.address_option().unwrap_or("address_remap");
         a.push("--set".into());
-        a.push(format!("address_remap={remap}"));
+        a.push(format!("{option}={remap}"));
     }
     if caps.in_flight {
         a.push("--in-flight".into());

@@ -21,16 +21,15 @@ pub trait Transport {
     /// The virtual time of the current command (for models with timers: periodic refresh, rate
     /// limits on refreshes).
     fn now(&self) -> Timestamp;
+    /// The same in microseconds (for a model that tells apart exchanges within a millisecond:
+    /// which of its pooled connections are still in use).
+    fn now_us(&self) -> u64;
     /// Waits `ms` (a backoff, a lock held by another task): later exchanges happen that much
     /// later, and the application's lane stays busy. A timeout reply has already cost the
     /// model's `socket_timeout` this way.
     fn sleep(&mut self, ms: u64);
-    /// The virtual time in microseconds, for a model that compares moments closer than a
-    /// millisecond (exchanges take less); by default [`now`](Self::now)'s millisecond.
-    fn now_us(&self) -> u64 {
-        self.now().0.saturating_mul(1000)
-    }
-    /// Waits `us` microseconds (see [`sleep`](Self::sleep)); by default whole milliseconds,
+    /// Waits `us` microseconds (see [`sleep`](Self::sleep)), or spends them on the client's own
+    /// work (parsing an answer, rebuilding its slot cache); by default whole milliseconds,
     /// rounded up.
     fn sleep_us(&mut self, us: u64) {
         self.sleep(us.div_ceil(1000));
@@ -51,6 +50,10 @@ pub trait Transport {
     /// workload: `Ok` when the node took it, else how it failed (a library that reconnects in
     /// the background, or connects eagerly, without a command to send).
     fn handshake(&mut self, to: &NodeAddr) -> Result<(), Reply>;
+    /// The nodes the cluster lists now (`CLUSTER NODES`: masters without slots and replicas
+    /// included), for a model whose topology query is `CLUSTER NODES`; it reads them with the
+    /// answer of a [`cluster_slots`](Self::cluster_slots) exchange, which stands for that query.
+    fn cluster_members(&self) -> Vec<NodeAddr>;
 }
 
 /// The numbers `number` gives `addrs`, in order, each once: a model's seed list. An address it

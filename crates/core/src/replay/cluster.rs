@@ -104,9 +104,22 @@ pub struct SimCluster {
     ask: AskPolicy,
     span: Option<TimeSpan>,
     seed: Option<NodeAddr>,
+    /// When each node (by number) was first known: discovered in the recording, named by a
+    /// layout, or added without a time (from the start).
+    joined: Vec<Timestamp>,
 }
 
 impl SimCluster {
+    /// The nodes the cluster lists at `t`, as `CLUSTER NODES` does: every node known by then
+    /// (masters without slots and replicas included), in order of first appearance.
+    pub fn members(&self, t: Timestamp) -> impl Iterator<Item = &NodeAddr> + '_ {
+        self.addrs
+            .iter()
+            .zip(&self.joined)
+            .filter(move |(_, &j)| j <= t)
+            .map(|(a, _)| a)
+    }
+
     /// Every node address, in order of first appearance.
     pub fn nodes(&self) -> &[NodeAddr] {
         &self.addrs
@@ -331,6 +344,8 @@ pub struct SimClusterBuilder {
     timeout_ms: u64,
     span: Option<TimeSpan>,
     seed: Option<NodeAddr>,
+    /// When each node of the timeline was first known (see [`SimCluster::members`]).
+    joined: Vec<Timestamp>,
 }
 
 impl Default for SimClusterBuilder {
@@ -350,6 +365,15 @@ impl SimClusterBuilder {
             timeout_ms: 800,
             span: None,
             seed: None,
+            joined: Vec::new(),
+        }
+    }
+
+    /// Records `t` as the time the nodes numbered since the last call were first known.
+    fn stamp(&mut self, t: Timestamp) {
+        let n = self.timeline.nodes().len();
+        if self.joined.len() < n {
+            self.joined.resize(n, t);
         }
     }
 
@@ -378,6 +402,7 @@ impl SimClusterBuilder {
             None => TimeSpan::new(t, t),
         });
         self.timeline.push(line);
+        self.stamp(t);
         if let Line::PollFailed(e) = line {
             let kind = match e.kind {
                 FailureKind::Timeout => FaultKind::Timeout,
@@ -417,6 +442,7 @@ impl SimClusterBuilder {
             }
         }
         self.timeline.set_state(t, table, mig);
+        self.stamp(t);
         self
     }
 
@@ -448,6 +474,7 @@ impl SimClusterBuilder {
         // A full table (65,535 nodes) leaves the node out: it then answers as an address no node
         // has (a connection error).
         let _ = self.timeline.nodes_mut().intern_addr(addr);
+        self.stamp(Timestamp(0));
         self
     }
 
@@ -456,6 +483,7 @@ impl SimClusterBuilder {
         if let Ok((n, _)) = self.timeline.nodes_mut().intern_addr(&window.node) {
             self.failures.push((n, window.span, window.kind));
         }
+        self.stamp(Timestamp(0));
         self
     }
 
@@ -482,7 +510,10 @@ impl SimClusterBuilder {
             }
         }
         let table = self.timeline.nodes().clone();
+        let mut joined = self.joined.clone();
+        joined.resize(table.len(), Timestamp(0));
         SimCluster {
+            joined,
             addrs: table.addrs(),
             table,
             states: self.timeline.states().to_vec(),

@@ -160,6 +160,13 @@ impl<'a> Net<'a> {
         ms(self.now.get())
     }
 
+    /// The nodes the cluster lists now, as `CLUSTER NODES` would (see
+    /// [`SimCluster::members`]): a model that reads that answer takes them with the exchange that
+    /// stands for it.
+    pub fn cluster_members(&self) -> Vec<NodeAddr> {
+        self.cluster.members(self.now()).cloned().collect()
+    }
+
     /// The virtual time now, in microseconds.
     pub fn now_us(&self) -> u64 {
         self.now.get()

@@ -67,12 +67,12 @@ impl Transport for Local<'_, '_> {
         Timestamp(self.now_us / 1000)
     }
 
-    fn sleep(&mut self, ms: u64) {
-        self.now_us = self.now_us.saturating_add(ms.saturating_mul(1000));
-    }
-
     fn now_us(&self) -> u64 {
         self.now_us
+    }
+
+    fn sleep(&mut self, ms: u64) {
+        self.now_us = self.now_us.saturating_add(ms.saturating_mul(1000));
     }
 
     fn sleep_us(&mut self, us: u64) {
@@ -112,6 +112,11 @@ impl Transport for Local<'_, '_> {
         let (at, answer) = self.net.keyless_to(node, true).into_parts();
         self.now_us = at;
         answer
+    }
+
+    fn cluster_members(&self) -> Vec<NodeAddr> {
+        self.net.set_now(self.now_us);
+        self.net.cluster_members()
     }
 }
 

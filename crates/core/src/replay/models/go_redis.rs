@@ -326,11 +326,20 @@ impl Client {
         }
     }
 
-    /// Uses the node's pooled connection, opening one if there is none.
+    /// Uses the node's client: its pooled connection, or a new one if there is none.
     fn connect(&mut self, i: NodeIdx) {
+        self.nodes.get_mut(i).has_node = true;
+    }
+
+    /// After an exchange with node `i` that got `reply` (`None`: an answer): a new connection
+    /// counts once its handshake was answered. go-redis's pool dials, then `initConn` sends
+    /// `HELLO`/`CLIENT SETNAME` and only then is the connection made (`OnConnect`, `redis.go`
+    /// line 369, what the application counts): a refused dial or a silent node (the handshake
+    /// times out) opens nothing, and the next use dials again.
+    fn answered(&mut self, i: NodeIdx, reply: Option<&Reply>) {
+        let reached = !matches!(reply, Some(Reply::ConnectionError | Reply::Timeout));
         let node = self.nodes.get_mut(i);
-        node.has_node = true;
-        if !node.open {
+        if reached && !node.open {
             node.open = true;
             self.stats.new_connections += 1;
         }
@@ -349,7 +358,9 @@ impl Client {
             self.get_or_create(&addr);
             self.connect(i);
             self.stats.cluster_slots_calls += 1;
-            match net.cluster_slots(&addr) {
+            let answer = net.cluster_slots(&addr);
+            self.answered(i, answer.as_ref().err());
+            match answer {
                 Ok(ranges) => {
                     self.generation = self.generation.wrapping_add(1);
                     let gen = self.generation;
@@ -432,6 +443,7 @@ impl Client {
                 return Reply::ConnectionError;
             };
             reply = net.send(addr, cmd, asking);
+            self.answered(node, Some(&reply));
             match reply {
                 Reply::ConnectionError | Reply::Timeout => {
                     // isBadConn: the connection is removed from the pool.

@@ -43,18 +43,50 @@
 //!     A backoff with the deadline already passed raises at once.
 //!   - After each failed attempt past the deadline, and when attempts run out:
 //!     `JedisClusterOperationException`. A `CLUSTERDOWN` reply raises `JedisClusterException`.
-//! - **`renewClusterSlots`** (the rediscover lock is always free here: commands run one at a
-//!   time): the given connection first, then every start node over a new connection — the start
-//!   nodes are never dropped, so the client can always recover — then the other known nodes,
-//!   shuffled, through their pools. The first complete answer replaces the slot table; nodes
-//!   not in it are removed and their pools destroyed (`discoverClusterSlots`). A failed refresh
-//!   changes nothing and raises nothing.
+//! - **`renewClusterSlots`**: only under `rediscoverLock.tryLock()`
+//!   (`JedisClusterInfoCache.java:151-153` at tag `v5.1.0`): a renewal that finds the lock held
+//!   by another command's renewal returns at once, sending nothing. Commands run one after
+//!   another here, each from its own start time, so the lock is held on the virtual clock from a
+//!   renewal's start to its end (a renewal waiting on a silent node holds it for the socket
+//!   timeout), kept as a set of spans (an earlier command's late renewal does not block a later
+//!   command's earlier one): with many commands in flight in a stall, most of their renewals are dropped, as
+//!   live runs show (7 `CLUSTER SLOTS` for 929 in flight through a 2.4 s stall). Then: the
+//!   given connection first, then every start node over a new connection — the start nodes are
+//!   never dropped, so the client can always recover — then the other known nodes, shuffled,
+//!   through their pools. The first complete answer replaces the slot table; nodes not in it
+//!   are removed and their pools destroyed (`discoverClusterSlots`). A failed refresh changes
+//!   nothing and raises nothing.
 //! - **`topologyRefreshPeriod`** (default none: off): `renewClusterSlots(null)` every period,
 //!   first one period after the client was built.
 //! - **Connections**: one pool per known node; a redirect to an unknown node creates its pool
-//!   (`setupNodeIfNotExist`). A connection that fails is broken and destroyed, the next use opens
-//!   a new one; `new_connections` counts each connection established (a refused one is not).
+//!   (`setupNodeIfNotExist`). Each attempt borrows a connection of its node's pool
+//!   (`ClusterConnectionProvider.getConnection*`, commons-pool `borrowObject`: an idle one, else
+//!   a new one) and holds it until the attempt is over, a `MOVED`'s renewal through it included
+//!   (`executors/ClusterCommandExecutor.java:80-122`, closed in its `finally` at :120-121); so a
+//!   pool grows to the most attempts on its node at once, as the live runs' connection counts do
+//!   (the pool is never the limit: `apps/java` sizes it to the commands in flight). A connection
+//!   that fails is broken and destroyed, the next use opens a new one; `new_connections` counts
+//!   each connection established (a refused one is not). A new connection sends its handshake
+//!   first (`CLIENT SETINFO`, `CLIENT SETNAME`) and waits for the replies
+//!   (`Connection.java:390-440`): over a new connection to a silent node, `CLUSTER SLOTS` is
+//!   never written and not counted.
 //!
+//! - **`hostAndPortMapper`** (`DefaultJedisClientConfig.Builder.hostAndPortMapper`, default
+//!   none; read from `jedis-5.1.0-sources.jar`, paths under `redis/clients/jedis/`): Jedis asks
+//!   the mapper for the address of **every socket it opens**, in
+//!   `DefaultJedisSocketFactory.getSocketHostAndPort` (`DefaultJedisSocketFactory.java:131-139`,
+//!   called by `createSocket`, :88; a `null` answer keeps the address met): the seed connections
+//!   of `initializeSlotsCache` (`providers/ClusterConnectionProvider.java:54`), the start-node
+//!   connections of a renewal (`JedisClusterInfoCache.java:169`) and every pooled connection
+//!   (`ConnectionFactory.java:30`). It is never applied to addresses Jedis *holds*: the slot
+//!   cache takes the `CLUSTER SLOTS` answer's addresses as announced (`generateHostAndPort`,
+//!   `JedisClusterInfoCache.java:260-264`), pools are keyed by them (`setupNodeIfNotExist`,
+//!   :266-279), and a `MOVED`/`ASK` is followed to its target as named
+//!   (`executors/ClusterCommandExecutor.java:84`). The model maps one address (the replay's
+//!   remap: every node to one `HOST:PORT`, as `apps/java` sets it) at each connect and keeps the
+//!   announced addresses in its table and pools. So with every node mapped to one node, a command
+//!   for another node's slot meets `MOVED` on each attempt, each `MOVED` renews the slot cache
+//!   (to the same table), and the command fails after `maxAttempts` `MOVED`s.
 //! - **State**: `startup_nodes` is the number of start nodes (never dropped, so the client is
 //!   never `wedged`); `full_reinits` counts applied `CLUSTER SLOTS` answers (start-up included).
 //!
@@ -65,6 +97,10 @@
 //!   `socket_timeout` set the replay also waits them out: later attempts of the command are
 //!   answered that much later (a node back from a stall answers), and the application's lane
 //!   stays busy meanwhile.
+//! - Applying a `CLUSTER SLOTS` answer costs the client `renew_cpu_ms` (default 0.5 ms, measured
+//!   on Jedis 5.1.0: see [`RENEW_CPU_US`]) on the command's thread, inside the renewal and so
+//!   under the rediscover lock: with commands in flight and every command renewing (a remap),
+//!   about half of the renewals find the lock taken, as in the live runs.
 //! - The background refresh runs before the next command after it is due, once however many
 //!   periods passed (the fixed-delay schedule restarts from then).
 //! - Shuffles and backoff draw from a [`SimRng`] seeded with a constant: replays are
@@ -125,12 +161,48 @@ const OPTIONS: &[ModelOption] = &[
         ..ModelOption::PLAIN
     },
     ModelOption {
+        name: "hostAndPortMapper",
+        doc:
+            "HOST:PORT: every socket Jedis opens connects here (seeds, pools, renewals); the slot \
+              cache, the pools and MOVED/ASK targets keep the announced addresses (default none)",
+        default: "none",
+        aliases: &[],
+        check: Some(|v| host_and_port(v).map(drop)),
+    },
+    ModelOption {
+        name: "renew_cpu_ms",
+        doc: "the client's own time to rebuild its slot cache from a CLUSTER SLOTS answer, on \
+              the command's thread and under the rediscover lock (default 0.5, measured on 5.1.0)",
+        default: "0.5",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
         name: "topologyRefreshPeriod",
         doc: "seconds between background CLUSTER SLOTS refreshes (default none: off)",
         default: "none",
         ..ModelOption::PLAIN
     },
 ];
+
+/// `hostAndPortMapper`: an address, or none (the mapper returns `null`: the address met).
+fn host_and_port(v: &str) -> Result<Option<NodeAddr>, String> {
+    match v {
+        "" | "none" | "None" | "null" => Ok(None),
+        v => v
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|e: crate::node::AddrError| e.to_string()),
+    }
+}
+
+/// The client's own time to apply a `CLUSTER SLOTS` answer, in microseconds: Jedis 5.1.0's
+/// `ClusterConnectionProvider.renewSlotCache(Connection)` against a 3-master Redis 7.0 cluster on
+/// loopback took 0.48–0.66 ms a call once the JIT was warm (3,000 calls a round, 6 rounds, on
+/// the project's 2-core machine under load), against 0.03–0.10 ms for a `ZADD` exchange on the
+/// same connection: about 0.5 ms of the client's own work (`discoverClusterSlots` rebuilds the
+/// whole slot array under the cache's write lock, `JedisClusterInfoCache.java:198-258`).
+const RENEW_CPU_US: u64 = 500;
 
 /// Jedis's `Protocol.DEFAULT_TIMEOUT` in milliseconds (`soTimeout`).
 const DEFAULT_SO_TIMEOUT_MS: u64 = 2000;
@@ -163,9 +235,23 @@ fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientMode
         },
         "a positive number of seconds, or none",
     )?;
+    let mapper = options.parsed_value("hostAndPortMapper", None, host_and_port)?;
+    let renew_cpu_us = options.library_value(
+        "renew_cpu_ms",
+        RENEW_CPU_US,
+        |v| {
+            let ms: f64 = v.trim().parse().ok()?;
+            // In [0, 10000] ms: the conversion cannot truncate.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            (ms.is_finite() && (0.0..=10_000.0).contains(&ms)).then(|| (ms * 1000.0).round() as u64)
+        },
+        "milliseconds in [0, 10000]",
+    )?;
     Ok(boxed(Client::new(
         name,
         Settings {
+            mapper,
+            renew_cpu_us,
             max_attempts,
             max_total_ms,
             so_timeout_ms,
@@ -175,8 +261,12 @@ fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientMode
     )))
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Settings {
+    /// `hostAndPortMapper`: where every socket connects, whatever node it is for.
+    mapper: Option<NodeAddr>,
+    /// `renew_cpu_ms`, in microseconds.
+    renew_cpu_us: u64,
     max_attempts: u32,
     max_total_ms: u64,
     so_timeout_ms: u64,
@@ -212,12 +302,24 @@ enum Attempt {
 }
 
 /// What the client holds for one node.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Node {
-    /// Whether the node's pool holds a live connection.
-    open: bool,
+    /// The node's pool: each live connection with the virtual time (µs) until which a command
+    /// holds it (idle once that has passed).
+    conns: Vec<u64>,
     /// `nodes`: the node has a pool.
     known: bool,
+}
+
+/// Which connection a `CLUSTER SLOTS` goes over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Over {
+    /// The connection the command holds (`renewSlotCache(connection)`).
+    Held,
+    /// One borrowed from the node's pool and returned after.
+    Pool,
+    /// A new connection, closed after (`new Connection(hostAndPort, clientConfig)`).
+    Fresh,
 }
 
 struct Client {
@@ -233,6 +335,14 @@ struct Client {
     table: SlotTable,
     initialized: bool,
     next_refresh: Option<Timestamp>,
+    /// When renewals held `rediscoverLock`, `[start, end)` in µs of the virtual clock: a renewal
+    /// that starts inside one is dropped. Commands run one after another by their start time
+    /// but each runs on to its own end, so a renewal late in an earlier command can lie after one
+    /// early in a later command: the lock is a set of spans, not one time. Spans that ended
+    /// before the running command started are forgotten.
+    locked: Vec<(u64, u64)>,
+    /// The pooled connection the running command holds: its node and its place in the pool.
+    held: Option<(NodeIdx, usize)>,
     state: ClientState,
 }
 
@@ -248,6 +358,8 @@ impl Client {
             table: SlotTable::new(),
             initialized: false,
             next_refresh: None,
+            locked: Vec::new(),
+            held: None,
             state: ClientState::default(),
         };
         c.seeds = numbered_once(&opts.startup_nodes, |a| c.intern(a));
@@ -260,31 +372,108 @@ impl Client {
         self.nodes.intern(addr)
     }
 
+    /// The address a socket for `node` connects to: `getSocketHostAndPort` asks the
+    /// `hostAndPortMapper` (`DefaultJedisSocketFactory.java:131-139`).
+    fn dial(&self, node: NodeIdx) -> Option<NodeAddr> {
+        let announced = self.nodes.addr(node)?;
+        Some(self.cfg.mapper.clone().unwrap_or_else(|| announced.clone()))
+    }
+
     /// The nodes that have a pool.
     fn pools(&self) -> Vec<NodeIdx> {
         self.nodes.filter(|n| n.known)
     }
 
-    /// `CLUSTER SLOTS` to `node`; `pooled`: through the node's pool (else over a new connection,
-    /// closed after). A timeout adds `soTimeout` to `elapsed`.
+    /// Borrows a connection of `node`'s pool (`GenericObjectPool.borrowObject`): an idle one,
+    /// else a new one (the pool is never the limit: `apps/java` sizes it to the commands in
+    /// flight). Returns its place and whether it is new.
+    fn borrow(&mut self, node: NodeIdx, net: &dyn Transport) -> (usize, bool) {
+        let now = net.now_us();
+        let conns = &mut self.nodes.get_mut(node).conns;
+        if let Some(i) = conns.iter().position(|&busy| busy <= now) {
+            conns[i] = u64::MAX;
+            return (i, false);
+        }
+        conns.push(u64::MAX);
+        (conns.len() - 1, true)
+    }
+
+    /// Ends the use of connection `i` of `node`, borrowed as `fresh`, whose exchange got
+    /// `reply` (`None`: an answer): a connection made counts once (a refused connect makes
+    /// none); a broken one is destroyed, else it goes back to the pool now (`return_at`).
+    fn settle(&mut self, node: NodeIdx, i: usize, fresh: bool, reply: Option<&Reply>) -> bool {
+        let reached = !matches!(reply, Some(Reply::ConnectionError));
+        if reached && fresh {
+            self.state.new_connections += 1;
+        }
+        let broken = matches!(reply, Some(Reply::ConnectionError | Reply::Timeout));
+        let conns = &mut self.nodes.get_mut(node).conns;
+        if broken && i < conns.len() {
+            conns.remove(i);
+        }
+        !broken
+    }
+
+    /// Returns connection `i` of `node` to its pool at the current time.
+    fn give_back(&mut self, node: NodeIdx, i: usize, net: &dyn Transport) {
+        let now = net.now_us();
+        if let Some(c) = self.nodes.get_mut(node).conns.get_mut(i) {
+            *c = now;
+        }
+    }
+
+    /// Returns the running command's connection, if it holds one.
+    fn release(&mut self, net: &dyn Transport) {
+        if let Some((node, i)) = self.held.take() {
+            self.give_back(node, i, net);
+        }
+    }
+
+    /// `CLUSTER SLOTS` to `node` over the connection `over` says. A timeout adds `soTimeout` to
+    /// `elapsed`.
     fn cluster_slots(
         &mut self,
         node: NodeIdx,
-        pooled: bool,
+        over: Over,
         elapsed: &mut u64,
         net: &mut dyn Transport,
     ) -> Option<Vec<(SlotRange, NodeAddr)>> {
-        self.state.cluster_slots_calls += 1;
-        let answer = net.cluster_slots(self.nodes.addr(node)?);
-        let reached = !matches!(answer, Err(Reply::ConnectionError));
-        if reached && !(pooled && self.nodes.get(node).open) {
-            self.state.new_connections += 1;
+        let addr = self.dial(node)?;
+        let borrowed = match over {
+            Over::Pool => Some(self.borrow(node, net)),
+            Over::Held | Over::Fresh => None,
+        };
+        let answer = net.cluster_slots(&addr);
+        let reply = answer.as_ref().err();
+        // A new connection first sends its handshake (`CLIENT SETINFO`, and `CLIENT SETNAME` with
+        // a client name) and waits for its replies (`Connection.initializeFromClientConfig`,
+        // `Connection.java:390-440`): to a refused or silent node, `CLUSTER SLOTS` is never
+        // written. On a connection already made it is.
+        let new_conn = over == Over::Fresh || borrowed.is_some_and(|(_, fresh)| fresh);
+        if !(new_conn && matches!(reply, Some(Reply::ConnectionError | Reply::Timeout))) {
+            self.state.cluster_slots_calls += 1;
+        }
+        match (over, borrowed) {
+            (Over::Pool, Some((i, fresh))) => {
+                if self.settle(node, i, fresh, reply) {
+                    self.give_back(node, i, net);
+                }
+            }
+            (Over::Held, _) => {
+                if let Some((n, i)) = self.held {
+                    if !self.settle(n, i, false, reply) {
+                        self.held = None;
+                    }
+                }
+            }
+            _ => {
+                if !matches!(reply, Some(Reply::ConnectionError)) {
+                    self.state.new_connections += 1;
+                }
+            }
         }
         if matches!(answer, Err(Reply::Timeout)) {
             *elapsed = elapsed.saturating_add(self.cfg.so_timeout_ms);
-        }
-        if pooled {
-            self.nodes.get_mut(node).open = answer.is_ok();
         }
         let ranges = answer.ok()?;
         // checkClusterSlotSequence(): every slot exactly once, or the answer is refused.
@@ -293,29 +482,56 @@ impl Client {
     }
 
     /// `discoverClusterSlots`: the slot table from `ranges`; nodes not in it lose their pools.
-    fn apply(&mut self, ranges: Vec<(SlotRange, NodeAddr)>) {
+    /// It costs the client `renew_cpu_ms` on the command's thread.
+    fn apply(&mut self, ranges: Vec<(SlotRange, NodeAddr)>, net: &mut dyn Transport) {
+        net.sleep_us(self.cfg.renew_cpu_us);
         let named = self
             .nodes
             .fill_table(&mut self.table, ranges, |nodes, a| nodes.intern(a));
         for (n, node) in self.nodes.states_mut() {
             node.known = named.contains(&n);
-            node.open &= node.known;
+            if !node.known {
+                // Its pool is destroyed (the held connection too: it is closed when returned).
+                node.conns.clear();
+            }
+        }
+        if self.held.is_some_and(|(n, _)| !self.nodes.get(n).known) {
+            self.held = None;
         }
         self.state.full_reinits += 1;
     }
 
-    /// `renewClusterSlots(jedis)`: `via` first, then the start nodes, then the other known nodes.
+    /// `renewClusterSlots(jedis)`: `via` first, then the start nodes, then the other known nodes;
+    /// nothing while another command's renewal holds the rediscover lock.
     fn renew(&mut self, via: Option<NodeIdx>, elapsed: &mut u64, net: &mut dyn Transport) {
+        // rediscoverLock.tryLock() (`JedisClusterInfoCache.java:151-153`): a renewal that finds
+        // the lock taken returns at once. Commands run one after another here, each at its own
+        // time, so the lock is held from a renewal's start to its end on the virtual clock.
+        let start = net.now_us();
+        if self.locked.iter().any(|&(s, e)| s <= start && start < e) {
+            return;
+        }
+        self.renew_locked(via, elapsed, net);
+        self.locked.push((start, net.now_us()));
+    }
+
+    /// The body of `renewClusterSlots`, the lock held.
+    fn renew_locked(&mut self, via: Option<NodeIdx>, elapsed: &mut u64, net: &mut dyn Transport) {
         if let Some(v) = via {
-            if let Some(ranges) = self.cluster_slots(v, true, elapsed, net) {
-                self.apply(ranges);
+            let over = if self.held.is_some_and(|(n, _)| n == v) {
+                Over::Held
+            } else {
+                Over::Pool
+            };
+            if let Some(ranges) = self.cluster_slots(v, over, elapsed, net) {
+                self.apply(ranges, net);
                 return;
             }
         }
         for k in 0..self.seeds.len() {
             let s = self.seeds[k];
-            if let Some(ranges) = self.cluster_slots(s, false, elapsed, net) {
-                self.apply(ranges);
+            if let Some(ranges) = self.cluster_slots(s, Over::Fresh, elapsed, net) {
+                self.apply(ranges, net);
                 return;
             }
         }
@@ -325,8 +541,8 @@ impl Client {
             if self.seeds.contains(&p) {
                 continue;
             }
-            if let Some(ranges) = self.cluster_slots(p, true, elapsed, net) {
-                self.apply(ranges);
+            if let Some(ranges) = self.cluster_slots(p, Over::Pool, elapsed, net) {
+                self.apply(ranges, net);
                 return;
             }
         }
@@ -338,12 +554,12 @@ impl Client {
         self.rng.shuffle(&mut order);
         let mut elapsed = 0;
         for s in order {
-            if let Some(ranges) = self.cluster_slots(s, false, &mut elapsed, net) {
+            if let Some(ranges) = self.cluster_slots(s, Over::Fresh, &mut elapsed, net) {
                 // discoverClusterNodesAndSlots(): reset() first, every pool destroyed.
                 self.nodes
                     .states_mut()
                     .for_each(|(_, node)| *node = Node::default());
-                self.apply(ranges);
+                self.apply(ranges, net);
                 return true;
             }
         }
@@ -382,13 +598,15 @@ impl Client {
             }
             None => (self.slot_node(cmd, elapsed, net)?, false),
         };
-        let Some(addr) = self.nodes.addr(node) else {
+        let Some(addr) = self.dial(node) else {
             return Err(Attempt::Connection);
         };
-        let reply = net.send(addr, cmd, asking);
-        if reply != Reply::ConnectionError && !self.nodes.get(node).open {
-            self.nodes.get_mut(node).open = true;
-            self.state.new_connections += 1;
+        // The attempt's connection, held until the attempt is over (a MOVED's renewal included:
+        // `ClusterCommandExecutor.executeCommand` closes it in its `finally`).
+        let (i, fresh) = self.borrow(node, net);
+        let reply = net.send(&addr, cmd, asking);
+        if self.settle(node, i, fresh, Some(&reply)) {
+            self.held = Some((node, i));
         }
         match reply {
             Reply::Ok => Ok(()),
@@ -408,13 +626,9 @@ impl Client {
                 }),
                 None => Err(Attempt::Connection),
             },
-            Reply::ConnectionError => {
-                self.nodes.get_mut(node).open = false;
-                Err(Attempt::Connection)
-            }
+            Reply::ConnectionError => Err(Attempt::Connection),
             Reply::Timeout => {
-                // The broken connection is destroyed when it goes back to the pool.
-                self.nodes.get_mut(node).open = false;
+                // The broken connection was destroyed (`settle`).
                 *elapsed = elapsed.saturating_add(self.cfg.so_timeout_ms);
                 Err(Attempt::Connection)
             }
@@ -483,10 +697,18 @@ impl Client {
         let mut redirect: Option<(NodeIdx, bool)> = None;
         let mut failures = 0u32;
         for attempts_left in (1..=self.cfg.max_attempts).rev() {
-            match self.attempt(cmd, redirect, &mut elapsed, net) {
-                Ok(()) => return Ok(()),
-                Err(Attempt::Raise(class)) => return Err(class),
+            let attempt = self.attempt(cmd, redirect, &mut elapsed, net);
+            match attempt {
+                Ok(()) => {
+                    self.release(net);
+                    return Ok(());
+                }
+                Err(Attempt::Raise(class)) => {
+                    self.release(net);
+                    return Err(class);
+                }
                 Err(Attempt::Connection) => {
+                    self.release(net);
                     failures += 1;
                     if self.connection_problem(attempts_left - 1, failures, &mut elapsed, net)? {
                         failures = 0;
@@ -499,6 +721,7 @@ impl Client {
                     if moved {
                         self.renew(Some(via), &mut elapsed, net);
                     }
+                    self.release(net);
                 }
             }
             if elapsed > self.cfg.max_total_ms {
@@ -517,6 +740,8 @@ impl SyncModel for Client {
     }
 
     fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
+        let now = net.now_us();
+        self.locked.retain(|&(_, end)| end > now);
         if !self.initialized {
             if !self.initialize(net) {
                 return Outcome::Failed(NO_SLOTS_CACHE);
@@ -535,7 +760,13 @@ impl SyncModel for Client {
     }
 
     fn snapshot(&self) -> ClientSnapshot {
-        ClientSnapshot::of_table(&self.table, self.nodes.count(|n| n.open))
+        let open: usize = self
+            .nodes
+            .filter(|_| true)
+            .iter()
+            .map(|&n| self.nodes.get(n).conns.len())
+            .sum();
+        ClientSnapshot::of_table(&self.table, u64::try_from(open).unwrap_or(u64::MAX))
     }
 
     fn socket_timeout_ms(&self) -> Option<u64> {

@@ -51,15 +51,44 @@
 //!   connections to nodes that left the table are closed (`closeStaleConnections`, default true).
 //!   Lettuce asks each node for `CLUSTER NODES` and `CLIENT LIST`/`INFO` over a dedicated
 //!   connection opened for the refresh and closed after: here each node asked is one
-//!   [`Transport::cluster_slots`] call, counted in `cluster_slots_calls`, and one connection
-//!   opened (`new_connections`) unless it was refused. A view is a `CLUSTER SLOTS` answer, so a
-//!   master without slots (which `CLUSTER NODES` would list) is not known to the model.
-//! - **Connections**: one per node, opened on first use (a refused connect fails the command with
+//!   [`Transport::cluster_slots`] exchange; a node reached counts one query
+//!   (`cluster_slots_calls`, what `apps/java` counts: `CLUSTER NODES` started) and one connection
+//!   (`new_connections`), a refused one neither (nothing is sent on a connection never opened,
+//!   `cluster/topology/Connections.java:104-113`). A view is that answer's slot owners with every
+//!   node the cluster lists at that moment ([`Transport::cluster_members`]: `CLUSTER NODES` lists
+//!   masters without slots and replicas too): those are the partitions (redirects to them are
+//!   admitted) and, with discovery, the nodes asked next. So a cluster of three masters with
+//!   slots, an empty fourth and a replica costs five queries at start-up, as live runs show.
+//! - **Connections**: the cluster connection's own channel, opened by `connect()` once the
+//!   partitions are loaded (`connectClusterAsync`, `cluster/RedisClusterClient.java:636-689`: a
+//!   `DefaultEndpoint` connected through `getSocketAddressSupplier` to a node of the partitions,
+//!   :673-682, :1124-1143; it carries commands without a slot, never the application's keyed
+//!   ones); then one per node, opened on first use (a refused connect fails the command with
 //!   `RedisConnectionException`). A connection that breaks (`ConnectionError`) is reconnected by
 //!   the watchdog with Lettuce's default exponential delay (1, 2, 4, … ms, at most 30 s; reconnect
 //!   attempt `n` at `2^n - 1` ms after the break, taken from `Delay.exponential()` and not re-read);
 //!   commands written meanwhile are buffered. A silent node (`Timeout`) keeps its connection.
 //!
+//! - **`socketAddressResolver`** (`ClientResources.Builder.socketAddressResolver` with
+//!   `MappingSocketAddressResolver.create(dnsResolver, mapping)`, default none; read from
+//!   `lettuce-core-6.3.2.RELEASE-sources.jar`, paths under `io/lettuce/core/`): the resolver maps
+//!   the `HostAndPort` of a `RedisURI` **each time a socket address is needed**, i.e. at every
+//!   connect (`resource/MappingSocketAddressResolver.java:91-110`): node connections
+//!   (`cluster/AbstractClusterNodeConnectionFactory.java:72-87`, `resolve` :108-110, by node id
+//!   or by the host and port asked for), the topology queries' own connections
+//!   (`cluster/topology/DefaultClusterTopologyRefresh.java:312`), and the seed for the first
+//!   connection while no partitions are known (`cluster/RedisClusterClient.java:1136`). It is
+//!   never applied to the addresses Lettuce holds: the partitions keep the addresses the nodes
+//!   announce in `CLUSTER NODES` (`cluster/models/partitions/ClusterPartitionParser.java:231-234`),
+//!   and a `MOVED`/`ASK` is followed to the target as named (`getMoveTarget` / `getAskTarget`,
+//!   `cluster/ClusterDistributionChannelWriter.java:366-409`; `getConnectionAsync(intent, host,
+//!   port)`, `cluster/PooledClusterConnectionProvider.java:471`, whose connection resolves the
+//!   host and port through the resolver). The model maps one address (the replay's remap: every
+//!   node to one `HOST:PORT`, as `apps/java` sets it) at each connect and keeps the announced
+//!   addresses in its table. So with every node mapped to one node, a command for another node's
+//!   slot meets `MOVED` on every write, follows it `maxRedirects` times to the same place and
+//!   fails with the last `MOVED` (`maxRedirects + 1` of them); no topology refresh unless a
+//!   trigger is on.
 //! - **An incomplete topology answer**: a view with nodes but no slots (what a node answers
 //!   before the slots are assigned) is applied like any other; only no answer at all fails the
 //!   load (`RedisClusterClient.fetchPartitions`, "Cannot retrieve initial cluster partitions",
@@ -70,9 +99,13 @@
 //!   defaults nothing refreshes the table, so a client started before slot assignment fails every
 //!   command for good (`wedged`); the `UNCOVERED_SLOT` trigger or a periodic refresh recovers it.
 //! - **State**: `startup_nodes` is the number of seeds (`initialUris`, never dropped);
-//!   `full_reinits` counts applied views (the initial load included); `wedged` is true when the
-//!   table is known stale (a `MOVED`, an unknown node or an uncovered slot since the last refresh)
-//!   and neither periodic refresh nor the matching trigger is on, so nothing will ever refresh it.
+//!   `full_reinits` counts applied views (the initial load included); `wedged` (every later
+//!   command fails, for ever) is true when the applied view maps no slot at all and neither
+//!   periodic refresh nor the `UNCOVERED_SLOT` trigger is on, so nothing will ever reload it. A
+//!   table that is only stale (commands meet `MOVED`, or a redirect to a node it lacks is
+//!   refused) is not wedged: commands on the other slots still succeed, as the live runs of
+//!   `apps/java` show (a remap onto one node: a third of the commands succeed for the whole run,
+//!   and the application never reports itself wedged).
 //!
 //! # Choices of the model
 //!
@@ -184,6 +217,15 @@ const OPTIONS: &[ModelOption] = &[
         ..ModelOption::PLAIN
     },
     ModelOption {
+        name: "socketAddressResolver",
+        doc: "HOST:PORT: a MappingSocketAddressResolver that maps every address to this one; \
+              every connection (commands, topology queries, seeds) goes there, the partitions and \
+              MOVED/ASK targets keep the announced addresses (default none)",
+        default: "none",
+        aliases: &[],
+        check: Some(|v| mapped_address(v).map(drop)),
+    },
+    ModelOption {
         name: "closeStaleConnections",
         doc: "close connections to nodes that left the topology after a refresh (default true)",
         default: "true",
@@ -226,9 +268,24 @@ impl Trigger {
     }
 }
 
+/// `socketAddressResolver`: the address a `MappingSocketAddressResolver` maps every address to,
+/// or none (the default resolver: the address itself).
+fn mapped_address(v: &str) -> Result<Option<NodeAddr>, String> {
+    match v {
+        "" | "none" | "None" | "null" => Ok(None),
+        v => v
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|e: crate::node::AddrError| e.to_string()),
+    }
+}
+
 /// Lettuce's options, read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Settings {
+    /// `socketAddressResolver`: where every connection goes, whatever node it is for.
+    resolver: Option<NodeAddr>,
     max_redirects: u32,
     validate_membership: bool,
     periodic_ms: Option<u64>,
@@ -296,7 +353,9 @@ impl Settings {
             options.library_value("dynamicRefreshSources", true, parse_bool, "true or false")?;
         let close_stale =
             options.library_value("closeStaleConnections", true, parse_bool, "true or false")?;
+        let resolver = options.parsed_value("socketAddressResolver", None, mapped_address)?;
         Ok(Settings {
+            resolver,
             max_redirects,
             validate_membership,
             periodic_ms: periodic.then_some(period),
@@ -359,6 +418,12 @@ const REDIRECTS_EXHAUSTED: ClientError =
 const CLUSTER_DOWN: ClientError =
     ClientError::new("RedisCommandExecutionException", Failure::ClusterDown);
 
+/// One node's topology view: the slot owners and every node it lists.
+struct View {
+    ranges: Vec<(SlotRange, NodeAddr)>,
+    listed: Vec<NodeAddr>,
+}
+
 /// Why a command failed inside the routing loop.
 struct Fail(ClientError);
 
@@ -379,8 +444,8 @@ struct Client {
     adaptive_expires: Option<Timestamp>,
     refresh_scheduled: bool,
     next_periodic: Option<Timestamp>,
-    /// Triggers that would have fixed the table since the last refresh (for `wedged`).
-    stale: u8,
+    /// Slots the partition table maps to a node (for `wedged`).
+    mapped_slots: usize,
     state: ClientState,
 }
 
@@ -398,7 +463,7 @@ impl Client {
             adaptive_expires: None,
             refresh_scheduled: false,
             next_periodic: None,
-            stale: 0,
+            mapped_slots: 0,
             state: ClientState::default(),
         };
         c.seeds = numbered_once(&opts.startup_nodes, |a| c.intern(a));
@@ -409,6 +474,19 @@ impl Client {
     /// The number of `addr` (`None` only past 65,535 addresses: the address is then unusable).
     fn intern(&mut self, addr: &NodeAddr) -> Option<NodeIdx> {
         self.nodes.intern(addr)
+    }
+
+    /// The socket address a connection for `node` goes to: `SocketAddressResolver.resolve` of
+    /// the client resources, a `MappingSocketAddressResolver` when `socketAddressResolver` is set
+    /// (`resource/MappingSocketAddressResolver.java:91-110`).
+    fn resolve(&self, node: NodeIdx) -> Option<NodeAddr> {
+        let announced = self.nodes.addr(node)?;
+        Some(
+            self.cfg
+                .resolver
+                .clone()
+                .unwrap_or_else(|| announced.clone()),
+        )
     }
 
     /// `ClusterTopologyRefreshScheduler`: a trigger signal, taken when the trigger is enabled
@@ -427,28 +505,32 @@ impl Client {
         self.refresh_scheduled = true;
     }
 
-    /// One node asked for its view over a dedicated connection.
-    fn view_of(
-        &mut self,
-        node: NodeIdx,
-        net: &mut dyn Transport,
-    ) -> Option<Vec<(SlotRange, NodeAddr)>> {
-        self.state.cluster_slots_calls += 1;
-        let answer = net.cluster_slots(self.nodes.addr(node)?);
+    /// One node asked for its view over a dedicated connection: `CLUSTER NODES`, its slot
+    /// owners and every node it lists. A refused connection sends nothing (the topology refresh
+    /// queries only the connections it opened, `cluster/topology/Connections.java:104-113`), so
+    /// only a reached node counts a query.
+    fn view_of(&mut self, node: NodeIdx, net: &mut dyn Transport) -> Option<View> {
+        let answer = net.cluster_slots(&self.resolve(node)?);
         if !matches!(answer, Err(Reply::ConnectionError)) {
+            self.state.cluster_slots_calls += 1;
             self.state.new_connections += 1;
         }
-        answer.ok()
+        let ranges = answer.ok()?;
+        // `CLUSTER NODES` lists every node the cluster knows: masters without slots and replicas
+        // too (`cluster/models/partitions/ClusterPartitionParser.java`), with the slot owners.
+        let mut listed: Vec<NodeAddr> = ranges.iter().map(|(_, a)| a.clone()).collect();
+        for m in net.cluster_members() {
+            if !listed.contains(&m) {
+                listed.push(m);
+            }
+        }
+        Some(View { ranges, listed })
     }
 
     /// `DefaultClusterTopologyRefresh.loadViews`: every source, then (with discovery) every node
-    /// the views name that was not a source. The first view obtained is the one used.
-    fn load_views(
-        &mut self,
-        sources: &[NodeIdx],
-        net: &mut dyn Transport,
-    ) -> Option<Vec<(SlotRange, NodeAddr)>> {
-        let mut views = Vec::new();
+    /// the views list that was not a source. The first view obtained is the one used.
+    fn load_views(&mut self, sources: &[NodeIdx], net: &mut dyn Transport) -> Option<View> {
+        let mut views: Vec<View> = Vec::new();
         for &s in sources {
             if let Some(v) = self.view_of(s, net) {
                 views.push(v);
@@ -456,7 +538,8 @@ impl Client {
         }
         if self.cfg.dynamic_sources {
             let mut discovered = Vec::new();
-            for (_, a) in views.iter().flatten() {
+            let listed: Vec<NodeAddr> = views.iter().flat_map(|v| v.listed.clone()).collect();
+            for a in &listed {
                 let Some(i) = self.intern(a) else {
                     continue;
                 };
@@ -492,9 +575,17 @@ impl Client {
         let Some(view) = view else {
             return false;
         };
-        self.members = self
-            .nodes
-            .fill_table(&mut self.table, view, |nodes, a| nodes.intern(a));
+        self.nodes
+            .fill_table(&mut self.table, view.ranges, |nodes, a| nodes.intern(a));
+        // The partitions: every node the view lists.
+        self.members = Vec::new();
+        for a in &view.listed {
+            if let Some(i) = self.nodes.intern(a) {
+                if !self.members.contains(&i) {
+                    self.members.push(i);
+                }
+            }
+        }
         if self.cfg.close_stale {
             for (n, c) in self.nodes.states_mut() {
                 if !self.members.contains(&n) {
@@ -502,7 +593,7 @@ impl Client {
                 }
             }
         }
-        self.stale = 0;
+        self.mapped_slots = self.table.covered();
         self.state.full_reinits += 1;
         true
     }
@@ -518,6 +609,10 @@ impl Client {
                 return Err(Fail(CONNECTION));
             }
             self.initialized = true;
+            // connectClusterAsync(): the cluster connection's own channel (its DefaultEndpoint,
+            // for commands without a slot), connected to a node of the partitions
+            // (`RoundRobinSocketAddressSupplier`), besides the per-node connections.
+            self.state.new_connections += 1;
             self.refresh_scheduled = false;
             // activateTopologyRefreshIfNeeded(): scheduleAtFixedRate(period, period).
             self.next_periodic = self
@@ -566,10 +661,10 @@ impl Client {
                 }
             }
         }
-        let Some(addr) = self.nodes.addr(node) else {
+        let Some(addr) = self.resolve(node) else {
             return Err(Fail(CONNECTION));
         };
-        let reply = net.send(addr, cmd, asking);
+        let reply = net.send(&addr, cmd, asking);
         match (*self.nodes.get(node), reply) {
             (Conn::Closed, Reply::ConnectionError) => Err(Fail(CONNECTION)),
             (Conn::Closed, Reply::Timeout) => Err(Fail(COMMAND_TIMEOUT)),
@@ -599,7 +694,6 @@ impl Client {
             return Ok(());
         }
         self.signal(Trigger::UnknownNode, now);
-        self.stale |= Trigger::UnknownNode.bit();
         if self.cfg.validate_membership {
             return Err(Fail(UNKNOWN_PARTITION));
         }
@@ -611,7 +705,6 @@ impl Client {
         let now = net.now();
         let Some(mut target) = self.table.get(cmd.slot) else {
             self.signal(Trigger::UncoveredSlot, now);
-            self.stale |= Trigger::UncoveredSlot.bit();
             return Err(Fail(PARTITION_SELECTOR));
         };
         let mut asking = false;
@@ -625,7 +718,6 @@ impl Client {
                     }
                     redirections += 1;
                     self.signal(Trigger::MovedRedirect, now);
-                    self.stale |= Trigger::MovedRedirect.bit();
                     target = self.intern(&to).ok_or(Fail(CONNECTION))?;
                     asking = false;
                     self.admit(target, now)?;
@@ -646,9 +738,11 @@ impl Client {
         }
     }
 
+    /// `wedged`: a table without any slot, and nothing that would ever reload it.
     fn refresh_state(&mut self) {
-        let can_fix = self.cfg.periodic_ms.is_some() || self.stale & self.cfg.triggers != 0;
-        self.state.wedged = self.initialized && self.stale != 0 && !can_fix;
+        let can_fix =
+            self.cfg.periodic_ms.is_some() || self.cfg.triggers & Trigger::UncoveredSlot.bit() != 0;
+        self.state.wedged = self.initialized && self.mapped_slots == 0 && !can_fix;
     }
 }
 
