@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::matrix::app::AppReport;
 use crate::matrix::case::{Case, RecordStart};
+use crate::matrix::timing;
 
 /// MOVED share target, percentage points.
 pub const MOVED_POINTS: f64 = 5.0;
@@ -29,15 +30,22 @@ pub enum Metric {
     Reinits,
     /// Connections opened.
     NewConnections,
+    /// From the fault (or, without one, the schedule's start) to the first failed command.
+    FirstFailure,
+    /// From the fault (or the schedule's start) to recovery: after the last failed command, with
+    /// successes after it ([`timing`](super::timing)).
+    Recovery,
 }
 
 impl Metric {
     /// Every metric, in table order.
-    pub const ALL: [Metric; 4] = [
+    pub const ALL: [Metric; 6] = [
         Metric::Wedged,
         Metric::MovedShare,
         Metric::Reinits,
         Metric::NewConnections,
+        Metric::FirstFailure,
+        Metric::Recovery,
     ];
 
     /// Its name in the tables.
@@ -47,6 +55,8 @@ impl Metric {
             Metric::MovedShare => "MOVED share",
             Metric::Reinits => "re-initialisations (CLUSTER SLOTS)",
             Metric::NewConnections => "new connections",
+            Metric::FirstFailure => "to first failure",
+            Metric::Recovery => "to recovery",
         }
     }
 
@@ -56,6 +66,7 @@ impl Metric {
             Metric::Wedged => "identical",
             Metric::MovedShare => "within 5 points",
             Metric::Reinits | Metric::NewConnections => "within 25 %",
+            Metric::FirstFailure | Metric::Recovery => "within 1 s or 25 %",
         }
     }
 
@@ -64,7 +75,9 @@ impl Metric {
         match self {
             Metric::Wedged => 0.95,
             Metric::MovedShare => 0.90,
-            Metric::Reinits | Metric::NewConnections => 0.80,
+            Metric::Reinits | Metric::NewConnections | Metric::FirstFailure | Metric::Recovery => {
+                0.80
+            }
         }
     }
 }
@@ -205,12 +218,14 @@ pub fn failing_since(replay: &Value, ended_ms: u64) -> Option<u64> {
     (since.saturating_add(WEDGED_MIN_MS) <= ended_ms).then_some(since)
 }
 
-/// Compares every metric of one case.
+/// Compares every metric of one case; `fault_ms` is when its fault began (epoch ms, none
+/// without one).
 pub fn compare(
     case: &Case,
     app: &AppReport,
     replay: &Value,
     fallbacks: &[String],
+    fault_ms: Option<u64>,
 ) -> Vec<Comparison> {
     let common = common_causes(case, app, replay, fallbacks);
     let cmd = case.command;
@@ -318,6 +333,45 @@ pub fn compare(
             },
         });
     }
+
+    // When failures began and ended, after the fault.
+    let from = fault_ms.unwrap_or(app.started_ms);
+    let real = timing::app_onset(app, from).unwrap_or_default();
+    let model = timing::model_onset(replay, from).unwrap_or_default();
+    let after = |t: Option<u64>| t.map(|t| t.saturating_sub(from));
+    for (metric, r, m) in [
+        (
+            Metric::FirstFailure,
+            after(real.first_failure_ms),
+            after(model.first_failure_ms),
+        ),
+        (
+            Metric::Recovery,
+            after(real.recovered_ms),
+            after(model.recovered_ms),
+        ),
+    ] {
+        let met = timing::delay_within(r, m);
+        let mut specific = format!(
+            "real {}, model {}",
+            timing::delay_text(r),
+            timing::delay_text(m)
+        );
+        if app.wedged != model_wedged {
+            let _ = write!(specific, "; wedged differs");
+        }
+        out.push(Comparison {
+            metric,
+            real: timing::delay_text(r),
+            model: timing::delay_text(m),
+            met,
+            cause: if met {
+                None
+            } else {
+                with_common(specific, &common)
+            },
+        });
+    }
     out
 }
 
@@ -346,7 +400,7 @@ mod tests {
             "new_connections": 60, "errors": {},
             "per_command": {"zadd": {"moved": 30, "calls": 1000}}
         });
-        let c = compare(&case, &app(Some(11_400)), &replay, &[]);
+        let c = compare(&case, &app(Some(11_400)), &replay, &[], None);
         let w = &c[0];
         assert_eq!(w.metric, Metric::Wedged);
         assert!(!w.met);
@@ -394,7 +448,7 @@ mod tests {
             "cluster_slots_calls": 10, "new_connections": 40, "errors": {},
             "per_command": {"zadd": {"moved": 0, "calls": 0}}
         });
-        let c = compare(&case, &app(Some(11_400)), &replay, &[]);
+        let c = compare(&case, &app(Some(11_400)), &replay, &[], None);
         assert!(c[0].met, "both wedged");
         assert_eq!(c[0].model, "yes, at -1.0 s");
         assert!(!c[1].met, "{:?}", c[1]);

@@ -93,7 +93,13 @@ pub fn run_case(case: &Case, say: &dyn Fn(&str), keep: Option<&Path>) -> CaseRes
     }
     match catch_unwind(AssertUnwindSafe(|| replay(case, &live))) {
         Ok(Ok(r)) => {
-            result.comparisons = compare(case, &live.app, &r.report, &r.fallbacks);
+            result.comparisons = compare(
+                case,
+                &live.app,
+                &r.report,
+                &r.fallbacks,
+                live.fault_started_ms,
+            );
             result.replay_args = r.args;
             result.fallbacks = r.fallbacks;
             result.model = Some(r.report);

@@ -184,7 +184,7 @@ pub fn markdown(results: &[CaseResult], seed: u64, libraries: &[Library]) -> Str
     for m in Metric::ALL {
         let _ = write!(s, " {} |", m.name());
     }
-    let _ = writeln!(s, "\n|---|---|---|---|---|---|");
+    let _ = writeln!(s, "\n|---|---|{}", "---|".repeat(Metric::ALL.len()));
     for (axis, value_of) in AXES {
         let mut values: Vec<String> = results.iter().map(value_of).collect();
         values.sort_by_key(|v| (leading_number(v), v.clone()));
@@ -204,7 +204,7 @@ pub fn markdown(results: &[CaseResult], seed: u64, libraries: &[Library]) -> Str
     for m in Metric::ALL {
         let _ = write!(s, " {} |", m.name());
     }
-    let _ = writeln!(s, "\n|---|---|---|---|---|---|");
+    let _ = writeln!(s, "\n|---|---|{}", "---|".repeat(Metric::ALL.len()));
     for r in results {
         let _ = write!(s, "| {} | {} |", r.case.seed, r.case);
         for m in Metric::ALL {
