@@ -4,7 +4,8 @@
 //! real cluster on 127.0.0.1 with the real instrumented application, replays it through the model
 //! and prints, per case, its seed, settings and real against model per metric; then writes the
 //! Markdown report (per metric and per axis value the share of cases within target, every case,
-//! every miss with its likely cause) to `--out` (default `target/fidelity.md`) and prints it.
+//! every miss with its likely cause) to `--out` (default `target/fidelity.md`; rewritten after
+//! every case, so a draw stopped early keeps what ran) and prints it.
 //! `--case-seed X` runs the one case drawn from X (as printed); `--keep DIR` keeps each case's
 //! recording and application report there.
 //!
@@ -19,6 +20,16 @@ use slotscope_tests::matrix::draw::{usage, DrawOptions};
 use slotscope_tests::matrix::replay::capabilities;
 use slotscope_tests::matrix::runner::run_case;
 use slotscope_tests::matrix::table::{markdown, progress};
+
+/// Writes `doc` to `out` (its directory made first); a failure is reported, not fatal.
+fn write_report(out: &std::path::Path, doc: &str) {
+    if let Some(dir) = out.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    if let Err(e) = std::fs::write(out, doc) {
+        eprintln!("fidelity: cannot write {}: {e}", out.display());
+    }
+}
 
 fn main() -> ExitCode {
     let Some(o) = DrawOptions::parse(std::env::args().skip(1), 10, "fidelity.md") else {
@@ -44,14 +55,10 @@ fn main() -> ExitCode {
         let r = run_case(&case, &|line| eprintln!("   {line}"), o.keep.as_deref());
         eprint!("{}", progress(&r));
         results.push(r);
+        // The report so far, after every case: a long draw stopped early keeps what ran.
+        write_report(&o.out, &markdown(&results, o.seed, &o.libraries));
     }
     let doc = markdown(&results, o.seed, &o.libraries);
-    if let Some(dir) = o.out.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    if let Err(e) = std::fs::write(&o.out, &doc) {
-        eprintln!("fidelity: cannot write {}: {e}", o.out.display());
-    }
     println!("{doc}");
     eprintln!(
         "fidelity: {} case(s) in {:.0} s; report written to {}",
