@@ -131,6 +131,25 @@ describe('what-if on the demos', () => {
     await page.context().close();
   });
 
+  test('every model of the menu replays incident 1 in the browser (every library slotscope models)', TEST, async () => {
+    const page = await newPage(v.browser);
+    await page.goto(v.server.url);
+    await waitLoaded(page, 'incident1');
+    await openWhatif(page);
+    const models = await page.locator('#whatif-model option').evaluateAll((os) => os.map((o) => o.value));
+    for (const lib of ['redis-py', 'redis-rs', 'go-redis', 'ioredis', 'node-redis', 'lettuce', 'jedis', 'glide']) {
+      assert.ok(models.some((m) => m.startsWith(`${lib}@`)), `${lib} in ${JSON.stringify(models)}`);
+    }
+    for (const m of models) {
+      const r = await runModel(page, m);
+      assert.equal(r.error, null, `${m}: ${JSON.stringify(r)}`);
+      assert.ok(r.summary.startsWith(m), `${m}: ${r.summary}`);
+      assert.match(r.status, /Replayed \d+ commands in \d+ ms/, `${m}: ${r.status}`);
+    }
+    assert.deepEqual(page.consoleErrors, []);
+    await page.context().close();
+  });
+
   test('incident 2: address_remap to the seed predicts a MOVED share above 30 %; a bad option is reported', TEST, async () => {
     const page = await newPage(v.browser);
     await page.goto(v.server.url);
