@@ -33,7 +33,7 @@ pub enum Metric {
     /// From the fault (or, without one, the schedule's start) to the first failed command.
     FirstFailure,
     /// From the fault (or the schedule's start) to recovery: after the last failed command, with
-    /// successes after it ([`timing`](super::timing)).
+    /// successes after it ([`timing`]).
     Recovery,
 }
 
