@@ -53,6 +53,24 @@ pub fn parse_bool(v: &str) -> Option<bool> {
     }
 }
 
+/// The value of a library's address-translation option (redis-py `address_remap`, ioredis
+/// `natMap`, node-redis `nodeAddressMap`, Jedis `hostAndPortMapper`, Lettuce
+/// `socketAddressResolver`, GLIDE `addressResolver`): the address every address becomes, or none
+/// (empty, `none`, `None`, `null`).
+///
+/// # Errors
+///
+/// The address error, in words, for anything else that is not an address.
+pub fn parse_mapped_addr(v: &str) -> Result<Option<NodeAddr>, String> {
+    match v.trim() {
+        "" | "none" | "None" | "null" => Ok(None),
+        v => v
+            .parse()
+            .map(Some)
+            .map_err(|e: crate::node::AddrError| e.to_string()),
+    }
+}
+
 /// A count from 0 to `max` (`100`: retries, redirects).
 pub fn parse_count(v: &str, max: u32) -> Option<u32> {
     v.parse().ok().filter(|&n| n <= max)

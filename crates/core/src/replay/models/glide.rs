@@ -117,7 +117,7 @@ use crate::replay::client_state::{ClientSnapshot, ClientState};
 use crate::replay::cluster::Reply;
 use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
 use crate::replay::known_nodes::KnownNodes;
-use crate::replay::options::{ModelOption, ModelOptions};
+use crate::replay::options::{parse_mapped_addr, ModelOption, ModelOptions};
 use crate::replay::outcome::{ClientError, Failure, Outcome};
 use crate::replay::release::{Coverage, Version};
 use crate::replay::sequential::{boxed, SyncModel};
@@ -173,7 +173,7 @@ const OPTIONS: &[ModelOption] = &[
               becomes this one, not a MOVED's (default none; address_remap is read as it)",
         default: "none",
         aliases: &[],
-        check: Some(|v| resolver(v).map(drop)),
+        check: Some(|v| parse_mapped_addr(v).map(drop)),
     },
     ModelOption {
         name: "readFrom",
@@ -195,17 +195,6 @@ fn periodic_checks(v: &str) -> Result<Option<u64>, String> {
             Ok(secs) if (1..=86_400).contains(&secs) => Ok(Some(secs * 1000)),
             _ => Err("enabledDefaultConfigs, disabled, or seconds in 1..=86400".to_owned()),
         },
-    }
-}
-
-/// `addressResolver`: an address, or none.
-fn resolver(v: &str) -> Result<Option<NodeAddr>, String> {
-    match v.trim() {
-        "" | "none" | "None" | "null" => Ok(None),
-        v => v
-            .parse()
-            .map(Some)
-            .map_err(|e: crate::node::AddrError| e.to_string()),
     }
 }
 
@@ -302,8 +291,8 @@ fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientMode
         });
     }
     let resolver = match (
-        options.parsed_value("addressResolver", None, resolver)?,
-        options.parsed_value(ADDRESS_REMAP, None, resolver)?,
+        options.parsed_value("addressResolver", None, parse_mapped_addr)?,
+        options.parsed_value(ADDRESS_REMAP, None, parse_mapped_addr)?,
     ) {
         (Some(_), Some(_)) => {
             return Err(ReplayError::Unsupported {

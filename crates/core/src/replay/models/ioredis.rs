@@ -103,7 +103,7 @@ use crate::replay::client_state::{ClientSnapshot, ClientState};
 use crate::replay::cluster::Reply;
 use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
 use crate::replay::known_nodes::KnownNodes;
-use crate::replay::options::{parse_count, ModelOption, ModelOptions};
+use crate::replay::options::{parse_count, parse_mapped_addr, ModelOption, ModelOptions};
 use crate::replay::outcome::{ClientError, Failure, Outcome};
 use crate::replay::release::{Coverage, Version};
 use crate::replay::sequential::{boxed, SyncModel};
@@ -137,7 +137,7 @@ const OPTIONS: &[ModelOption] = &[
               (default none; address_remap is read as natMap)",
         default: "none",
         aliases: &[],
-        check: Some(|v| nat_map(v).map(drop)),
+        check: Some(|v| parse_mapped_addr(v).map(drop)),
     },
     ModelOption {
         name: "scaleReads",
@@ -201,18 +201,6 @@ const OPTIONS: &[ModelOption] = &[
 
 /// The replay's common name for a remap, read as `natMap`.
 const ADDRESS_REMAP: &str = "address_remap";
-
-/// `natMap`: an address, or none.
-fn nat_map(v: &str) -> Result<Option<NodeAddr>, String> {
-    match v {
-        "" | "none" | "None" | "null" => Ok(None),
-        v => v
-            .trim()
-            .parse()
-            .map(Some)
-            .map_err(|e: crate::node::AddrError| e.to_string()),
-    }
-}
 
 // The errors are named as the application sees them: the class of the error the command is
 // rejected with (`constructor.name`, what `apps/node/ioredis.mjs` counts). ioredis rejects most
@@ -292,8 +280,8 @@ fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientMode
         });
     }
     let nat_map = match (
-        options.parsed_value("natMap", None, nat_map)?,
-        options.parsed_value(ADDRESS_REMAP, None, nat_map)?,
+        options.parsed_value("natMap", None, parse_mapped_addr)?,
+        options.parsed_value(ADDRESS_REMAP, None, parse_mapped_addr)?,
     ) {
         (Some(_), Some(_)) => {
             return Err(ReplayError::Unsupported {

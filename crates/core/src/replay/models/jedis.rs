@@ -120,7 +120,7 @@ use crate::replay::client_state::{ClientSnapshot, ClientState};
 use crate::replay::cluster::Reply;
 use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
 use crate::replay::known_nodes::KnownNodes;
-use crate::replay::options::{parse_secs_ms, ModelOption, ModelOptions};
+use crate::replay::options::{parse_mapped_addr, parse_secs_ms, ModelOption, ModelOptions};
 use crate::replay::outcome::{ClientError, Failure, Outcome};
 use crate::replay::release::{Coverage, Version};
 use crate::replay::sequential::{boxed, SyncModel};
@@ -167,7 +167,7 @@ const OPTIONS: &[ModelOption] = &[
               cache, the pools and MOVED/ASK targets keep the announced addresses (default none)",
         default: "none",
         aliases: &[],
-        check: Some(|v| host_and_port(v).map(drop)),
+        check: Some(|v| parse_mapped_addr(v).map(drop)),
     },
     ModelOption {
         name: "renew_cpu_ms",
@@ -183,18 +183,6 @@ const OPTIONS: &[ModelOption] = &[
         ..ModelOption::PLAIN
     },
 ];
-
-/// `hostAndPortMapper`: an address, or none (the mapper returns `null`: the address met).
-fn host_and_port(v: &str) -> Result<Option<NodeAddr>, String> {
-    match v {
-        "" | "none" | "None" | "null" => Ok(None),
-        v => v
-            .trim()
-            .parse()
-            .map(Some)
-            .map_err(|e: crate::node::AddrError| e.to_string()),
-    }
-}
 
 /// The client's own time to apply a `CLUSTER SLOTS` answer, in microseconds: Jedis 5.1.0's
 /// `ClusterConnectionProvider.renewSlotCache(Connection)` against a 3-master Redis 7.0 cluster on
@@ -235,7 +223,7 @@ fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientMode
         },
         "a positive number of seconds, or none",
     )?;
-    let mapper = options.parsed_value("hostAndPortMapper", None, host_and_port)?;
+    let mapper = options.parsed_value("hostAndPortMapper", None, parse_mapped_addr)?;
     let renew_cpu_us = options.library_value(
         "renew_cpu_ms",
         RENEW_CPU_US,

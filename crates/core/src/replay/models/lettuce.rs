@@ -132,7 +132,9 @@ use crate::replay::client_state::{ClientSnapshot, ClientState};
 use crate::replay::cluster::Reply;
 use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
 use crate::replay::known_nodes::KnownNodes;
-use crate::replay::options::{parse_bool, parse_count, parse_secs_ms, ModelOption, ModelOptions};
+use crate::replay::options::{
+    parse_bool, parse_count, parse_mapped_addr, parse_secs_ms, ModelOption, ModelOptions,
+};
 use crate::replay::outcome::{ClientError, Failure, Outcome};
 use crate::replay::release::{Coverage, Version};
 use crate::replay::sequential::{boxed, SyncModel};
@@ -223,7 +225,7 @@ const OPTIONS: &[ModelOption] = &[
               MOVED/ASK targets keep the announced addresses (default none)",
         default: "none",
         aliases: &[],
-        check: Some(|v| mapped_address(v).map(drop)),
+        check: Some(|v| parse_mapped_addr(v).map(drop)),
     },
     ModelOption {
         name: "closeStaleConnections",
@@ -265,19 +267,6 @@ impl Trigger {
             "UNKNOWN_NODE" => Some(Trigger::UnknownNode),
             _ => None,
         }
-    }
-}
-
-/// `socketAddressResolver`: the address a `MappingSocketAddressResolver` maps every address to,
-/// or none (the default resolver: the address itself).
-fn mapped_address(v: &str) -> Result<Option<NodeAddr>, String> {
-    match v {
-        "" | "none" | "None" | "null" => Ok(None),
-        v => v
-            .trim()
-            .parse()
-            .map(Some)
-            .map_err(|e: crate::node::AddrError| e.to_string()),
     }
 }
 
@@ -353,7 +342,7 @@ impl Settings {
             options.library_value("dynamicRefreshSources", true, parse_bool, "true or false")?;
         let close_stale =
             options.library_value("closeStaleConnections", true, parse_bool, "true or false")?;
-        let resolver = options.parsed_value("socketAddressResolver", None, mapped_address)?;
+        let resolver = options.parsed_value("socketAddressResolver", None, parse_mapped_addr)?;
         Ok(Settings {
             resolver,
             max_redirects,

@@ -111,7 +111,9 @@ use crate::replay::client_state::{ClientSnapshot, ClientState};
 use crate::replay::cluster::Reply;
 use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
 use crate::replay::known_nodes::KnownNodes;
-use crate::replay::options::{parse_bool, parse_count, ModelOption, ModelOptions};
+use crate::replay::options::{
+    parse_bool, parse_count, parse_mapped_addr, ModelOption, ModelOptions,
+};
 use crate::replay::outcome::{ClientError, Failure, Outcome};
 use crate::replay::release::{Coverage, Version};
 use crate::replay::sequential::{boxed, SyncModel};
@@ -145,7 +147,7 @@ const OPTIONS: &[ModelOption] = &[
               default none; address_remap is read as nodeAddressMap)",
         default: "none",
         aliases: &[],
-        check: Some(|v| address_map(v).map(drop)),
+        check: Some(|v| parse_mapped_addr(v).map(drop)),
     },
     ModelOption {
         name: "maxCommandRedirections",
@@ -207,18 +209,6 @@ const OPTIONS: &[ModelOption] = &[
 
 /// The replay's common name for a remap, read as `nodeAddressMap`.
 const ADDRESS_REMAP: &str = "address_remap";
-
-/// `nodeAddressMap`: an address, or none.
-fn address_map(v: &str) -> Result<Option<NodeAddr>, String> {
-    match v {
-        "" | "none" | "None" | "null" => Ok(None),
-        v => v
-            .trim()
-            .parse()
-            .map(Some)
-            .map_err(|e: crate::node::AddrError| e.to_string()),
-    }
-}
 
 // The errors are named as the application counts them: the class of the error the command is
 // rejected with (`constructor.name`, `apps/node/node-redis.mjs`; classes of `errors.js`).
@@ -319,8 +309,8 @@ fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientMode
         });
     }
     let address_map = match (
-        options.parsed_value("nodeAddressMap", None, address_map)?,
-        options.parsed_value(ADDRESS_REMAP, None, address_map)?,
+        options.parsed_value("nodeAddressMap", None, parse_mapped_addr)?,
+        options.parsed_value(ADDRESS_REMAP, None, parse_mapped_addr)?,
     ) {
         (Some(_), Some(_)) => {
             return Err(ReplayError::Unsupported {

@@ -2,7 +2,9 @@
 //! redis-py's constructor makes as they are given) and the [`Settings`] a client is built with.
 
 use crate::node::NodeAddr;
-use crate::replay::options::{parse_bool, parse_count, ModelOption, ModelOptions};
+use crate::replay::options::{
+    parse_bool, parse_count, parse_mapped_addr, ModelOption, ModelOptions,
+};
 use crate::replay::ReplayError;
 
 /// The redis-py models' own options (besides `startup_nodes` and `socket_timeout`).
@@ -26,7 +28,7 @@ pub(super) const OPTIONS: &[ModelOption] = &[
         doc: "HOST:PORT: every address of a CLUSTER SLOTS answer becomes this one",
         default: "none",
         aliases: &[],
-        check: Some(|v| remap(v).map(drop)),
+        check: Some(|v| parse_mapped_addr(v).map(drop)),
     },
     ModelOption {
         name: "cluster_error_retry_attempts",
@@ -71,18 +73,6 @@ fn attempts(v: &str) -> Result<u32, String> {
 /// `dynamic_startup_nodes`.
 fn flag(v: &str) -> Result<bool, String> {
     parse_bool(v).ok_or_else(|| "expected true or false".to_owned())
-}
-
-/// `address_remap`: an address, or none.
-fn remap(v: &str) -> Result<Option<NodeAddr>, String> {
-    match v {
-        "" | "none" | "None" => Ok(None),
-        v => v
-            .trim()
-            .parse()
-            .map(Some)
-            .map_err(|e: crate::node::AddrError| e.to_string()),
-    }
 }
 
 /// Milliseconds in [0, 10 s], as microseconds.
@@ -130,7 +120,7 @@ impl Settings {
         Ok(Settings {
             reinitialize_steps: o.parsed_value("reinitialize_steps", 5, steps)?,
             dynamic_startup_nodes: Settings::dynamic_startup_nodes(o)?,
-            address_remap: o.parsed_value("address_remap", None, remap)?,
+            address_remap: o.parsed_value("address_remap", None, parse_mapped_addr)?,
             retry_attempts: o.parsed_value("cluster_error_retry_attempts", 3, attempts)?,
             max_connections: o.library_value(
                 "max_connections",
