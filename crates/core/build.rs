@@ -23,7 +23,11 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 fn main() {
     println!("cargo:rerun-if-changed=src");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Read when the script runs, not when it was compiled: a build script compiled in another
+    // checkout (a moved or copied target directory) must still hash this one's sources.
+    let manifest_dir =
+        std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let root = Path::new(&manifest_dir);
     let mut all = Vec::new();
     files(&root.join("src"), &mut all);
     all.sort();
