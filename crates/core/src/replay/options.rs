@@ -256,4 +256,23 @@ impl ModelOptions {
             }),
         }
     }
+    /// The address `model`'s own translation option `own` (`natMap`, `nodeAddressMap`,
+    /// `addressResolver`) or `address_remap`, which names the same setting, maps every address
+    /// to ([`parse_mapped_addr`]); an error when both are given.
+    ///
+    /// # Errors
+    ///
+    /// A value that is not an address, or both options given.
+    pub fn mapped_addr(&self, model: &str, own: &str) -> Result<Option<NodeAddr>, ReplayError> {
+        match (
+            self.parsed_value(own, None, parse_mapped_addr)?,
+            self.parsed_value("address_remap", None, parse_mapped_addr)?,
+        ) {
+            (Some(_), Some(_)) => Err(ReplayError::Unsupported {
+                model: model.to_owned(),
+                what: format!("both {own} and address_remap (they are the same setting)"),
+            }),
+            (own, remap) => Ok(own.or(remap)),
+        }
+    }
 }

@@ -290,19 +290,7 @@ fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientMode
             what: format!("readFrom={read_from} (only primary is modelled: no replicas)"),
         });
     }
-    let resolver = match (
-        options.parsed_value("addressResolver", None, parse_mapped_addr)?,
-        options.parsed_value(ADDRESS_REMAP, None, parse_mapped_addr)?,
-    ) {
-        (Some(_), Some(_)) => {
-            return Err(ReplayError::Unsupported {
-                model: name.to_owned(),
-                what: "both addressResolver and address_remap (they are the same setting)"
-                    .to_owned(),
-            })
-        }
-        (own, remap) => own.or(remap),
-    };
+    let resolver = options.mapped_addr(name, "addressResolver")?;
     let periodic_ms = options.parsed_value(
         "periodicChecks",
         Some(DEFAULT_PERIODIC_CHECKS_MS),

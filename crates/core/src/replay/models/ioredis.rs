@@ -279,18 +279,7 @@ fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientMode
             what: format!("scaleReads={scale} (only master is modelled: no replicas)"),
         });
     }
-    let nat_map = match (
-        options.parsed_value("natMap", None, parse_mapped_addr)?,
-        options.parsed_value(ADDRESS_REMAP, None, parse_mapped_addr)?,
-    ) {
-        (Some(_), Some(_)) => {
-            return Err(ReplayError::Unsupported {
-                model: name.to_owned(),
-                what: "both natMap and address_remap (they are the same setting)".to_owned(),
-            })
-        }
-        (own, remap) => own.or(remap),
-    };
+    let nat_map = options.mapped_addr(name, "natMap")?;
     let max_redirections = options.library_value(
         "maxRedirections",
         16,

@@ -308,19 +308,7 @@ fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientMode
             what: "useReplicas=true (only masters are modelled)".to_owned(),
         });
     }
-    let address_map = match (
-        options.parsed_value("nodeAddressMap", None, parse_mapped_addr)?,
-        options.parsed_value(ADDRESS_REMAP, None, parse_mapped_addr)?,
-    ) {
-        (Some(_), Some(_)) => {
-            return Err(ReplayError::Unsupported {
-                model: name.to_owned(),
-                what: "both nodeAddressMap and address_remap (they are the same setting)"
-                    .to_owned(),
-            })
-        }
-        (own, remap) => own.or(remap),
-    };
+    let address_map = options.mapped_addr(name, "nodeAddressMap")?;
     let max_redirections = options.library_value(
         "maxCommandRedirections",
         16,
