@@ -258,7 +258,7 @@ impl ModelOptions {
     }
     /// The address `model`'s own translation option `own` (`natMap`, `nodeAddressMap`,
     /// `addressResolver`) or `address_remap`, which names the same setting, maps every address
-    /// to ([`parse_mapped_addr`]); an error when both are given.
+    /// to (`host:port`, or empty for none); an error when both are given.
     ///
     /// # Errors
     ///
