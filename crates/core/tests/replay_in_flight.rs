@@ -230,3 +230,44 @@ fn the_clients_own_initialisation_work_holds_every_command_in_flight() {
     };
     assert_eq!(lanes("0"), lanes("20"));
 }
+
+#[test]
+fn redis_py_8_spends_ten_retries_on_a_dead_node_and_fails_few_commands() {
+    // A (the startup node, the owner of slot 0, first in every answer) refuses connections from
+    // 10 s to 14 s; one command in flight, 100/s. From 8.0.0 a command retries 10 times, each
+    // after an initialisation whose COMMAND goes to the default node, which is B once A failed
+    // (moved to the end of nodes_cache): ~0.3 s a command, so few of them fail and the
+    // application skips the rest. 7.4.x retries 3 times.
+    let cluster = incident2_with_fault(A, 10, 14, FaultKind::ConnectionError);
+    let w = in_flight(workload(20), 1, 500, 10);
+    let cpu = [("command_cpu_ms", "27")];
+    let v8 = run_with(&cluster, &w, "redis-py@8.1.0", &cpu);
+    let v7 = run_with(&cluster, &w, "redis-py@7.4.0", &cpu);
+    let failed = |r: &ReplayReport| r.errors.get("ConnectionError").copied().unwrap_or(0);
+    // 4 s of A's half of the keys at 0.3 s a failing command: about 13.
+    assert!((5..=25).contains(&failed(&v8)), "8.1.0: {:?}", v8.errors);
+    assert!(
+        v8.skipped_while_waiting > 150,
+        "{}",
+        v8.skipped_while_waiting
+    );
+    // Four attempts a command instead of eleven: more failures, fewer skipped.
+    assert!(
+        failed(&v7) > failed(&v8) * 2,
+        "7.4.0 {:?}, 8.1.0 {:?}",
+        v7.errors,
+        v8.errors
+    );
+    assert!(v7.skipped_while_waiting < v8.skipped_while_waiting);
+    // Given, the option wins over the release's default.
+    let three = run_with(
+        &cluster,
+        &w,
+        "redis-py@8.1.0",
+        &[
+            ("command_cpu_ms", "27"),
+            ("cluster_error_retry_attempts", "3"),
+        ],
+    );
+    assert_eq!(failed(&three), failed(&v7));
+}

@@ -32,8 +32,9 @@ pub(super) const OPTIONS: &[ModelOption] = &[
     },
     ModelOption {
         name: "cluster_error_retry_attempts",
-        doc: "retries after a connection error or timeout (default 3; alias retry_attempts)",
-        default: "3",
+        doc: "retries after a connection error or timeout (default 3 before 8.0.0, 10 from 8.0.0; \
+              alias retry_attempts)",
+        default: "10",
         aliases: &["retry_attempts"],
         check: Some(|v| attempts(v).map(drop)),
     },
@@ -108,10 +109,11 @@ impl Settings {
         o.parsed_value("dynamic_startup_nodes", true, flag)
     }
 
-    /// The settings `o` gives, with the model's defaults `max_connections`, `init_cpu_us` and
-    /// `command_cpu_us`.
+    /// The settings `o` gives, with the release's defaults `retry_attempts`, `max_connections`,
+    /// `init_cpu_us` and `command_cpu_us`.
     pub(super) fn read(
         o: &ModelOptions,
+        retry_attempts: u32,
         max_connections: usize,
         init_cpu_us: u64,
         command_cpu_us: u64,
@@ -121,7 +123,11 @@ impl Settings {
             reinitialize_steps: o.parsed_value("reinitialize_steps", 5, steps)?,
             dynamic_startup_nodes: Settings::dynamic_startup_nodes(o)?,
             address_remap: o.parsed_value("address_remap", None, parse_mapped_addr)?,
-            retry_attempts: o.parsed_value("cluster_error_retry_attempts", 3, attempts)?,
+            retry_attempts: o.parsed_value(
+                "cluster_error_retry_attempts",
+                retry_attempts,
+                attempts,
+            )?,
             max_connections: o.library_value(
                 "max_connections",
                 max_connections,

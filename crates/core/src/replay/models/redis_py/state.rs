@@ -44,6 +44,10 @@ pub(super) struct Shared {
     pub(super) patched: Vec<(Slot, Option<NodeIdx>)>,
     /// `startup_nodes`.
     pub(super) startup: Vec<NodeIdx>,
+    /// `nodes_cache`, in its order: the nodes of the last answer as the client first met them
+    /// (`set_nodes` keeps a known node in its place and appends a new one); 7.2+ moves a failing
+    /// node to its end. Its first is the default node, which `COMMAND` goes to.
+    pub(super) cache: Vec<NodeIdx>,
     /// The simulated cluster's number of each of this client's nodes (looked up once).
     pub(super) cluster_of: Vec<Option<Option<NodeIdx>>>,
     /// This client's number of each of the cluster's nodes a redirect named.
@@ -115,6 +119,31 @@ impl Shared {
         if !self.needs_init {
             self.pools.disconnect_all();
             self.needs_init = true;
+        }
+    }
+
+    /// `set_nodes(nodes_cache, tmp_nodes_cache, remove_old=True)` with the nodes an answer
+    /// named, then the default node: `get_nodes_by_server_type(PRIMARY)[0]` (5.0.0 l. 1322,
+    /// 8.1.0 l. 2409), the first node of `nodes_cache`.
+    pub(super) fn set_nodes(&mut self, discovered: &[NodeIdx]) -> Option<NodeIdx> {
+        self.cache.retain(|n| discovered.contains(n));
+        for &d in discovered {
+            if !self.cache.contains(&d) {
+                self.cache.push(d);
+            }
+        }
+        self.cache.first().copied()
+    }
+
+    /// `move_node_to_end_of_cached_nodes` (7.2+; 8.1.0 l. 2108–2123): a failing node goes last
+    /// in `startup_nodes` and in `nodes_cache`, so it is tried last and is not the default node
+    /// while another is known.
+    pub(super) fn move_to_end(&mut self, node: NodeIdx) {
+        for list in [&mut self.startup, &mut self.cache] {
+            if let Some(p) = list.iter().position(|&s| s == node) {
+                let n = list.remove(p);
+                list.push(n);
+            }
         }
     }
 
