@@ -1,0 +1,237 @@
+//! node-redis's topology discovery: `#discover` through a new client, the root nodes and
+//! the known nodes as candidates, and the rediscovery a MOVED or a lost node starts
+//! (`cluster/cluster-slots.js`).
+
+use super::{Client, Conn, Dropped, Node, Rediscovery, DROPS_KEPT, REDISCOVERIES_KEPT};
+use crate::node::NodeAddr;
+use crate::replay::client::Transport;
+use crate::replay::cluster::Reply;
+use crate::time::Timestamp;
+use crate::timeline::NodeIdx;
+
+impl Client {
+    /// `#discover` (`cluster-slots.js:185-245`) through a new client to `addr`: whether it
+    /// answered.
+    pub(super) fn discover(&mut self, addr: &NodeAddr, net: &mut dyn Transport) -> bool {
+        // The new client connects (its handshake, `HELLO`), then sends CLUSTER SLOTS. A refused
+        // connect or a silent handshake: no connection, no CLUSTER SLOTS sent.
+        if self.connect_to(addr, net).is_err() {
+            return false;
+        }
+        self.stats.new_connections += 1;
+        self.stats.cluster_slots_calls += 1;
+        let sent = net.now();
+        let answer = net.cluster_slots(addr);
+        if let Some(s) = self.cfg.socket_timeout_ms {
+            if net.now().millis_since(sent) > s {
+                // The discovery client's idle timer fires first (SocketTimeoutError).
+                net.resume_at(Timestamp(sent.0.saturating_add(s)));
+                return false;
+            }
+        }
+        let Ok(ranges) = answer else {
+            return false;
+        };
+        self.stats.full_reinits += 1;
+        // The slots of the reconnecting clients, before the answer replaces the table: their
+        // queued commands are rejected if the answer drops them.
+        let reconnecting: Vec<(NodeIdx, Timestamp)> = self
+            .masters
+            .iter()
+            .filter_map(|&m| match self.nodes.get(m).conn {
+                Conn::Reconnecting { since, .. } => Some((m, since)),
+                _ => None,
+            })
+            .collect();
+        let before = if reconnecting.is_empty() {
+            Vec::new()
+        } else {
+            self.slots.ranges()
+        };
+        let named = self
+            .nodes
+            .fill_table(&mut self.slots, ranges, |nodes, a| nodes.intern(a));
+        let start = net.now();
+        let mut end = start;
+        for &n in &named {
+            if self.nodes.get(n).in_use {
+                continue;
+            }
+            *self.nodes.get_mut(n) = Node {
+                in_use: true,
+                conn: Conn::None,
+                silent_until: None,
+            };
+            if !self.cfg.minimize_connections {
+                // The eager connects run side by side (`promises`, :189, :537-539, :237).
+                net.resume_at(start);
+                self.create_client(n, net);
+                end = end.max(net.now());
+            }
+        }
+        net.resume_at(end);
+        // The nodes the answer leaves out are destroyed and forgotten (:215-236).
+        let gone: Vec<NodeIdx> = self
+            .nodes
+            .filter(|x| x.in_use)
+            .into_iter()
+            .filter(|n| !named.contains(n))
+            .collect();
+        let at = net.now();
+        for n in gone {
+            if let Some(&(_, since)) = reconnecting.iter().find(|(m, _)| *m == n) {
+                // `node.client.destroy()` (:225-229): its queue is flushed with
+                // DisconnectsClientError (`client/index.js:1530`).
+                if self.dropped.len() == DROPS_KEPT {
+                    self.dropped.pop_front();
+                }
+                self.dropped.push_back(Dropped {
+                    since,
+                    at,
+                    ranges: before
+                        .iter()
+                        .filter(|(_, o)| *o == n)
+                        .map(|(r, _)| *r)
+                        .collect(),
+                });
+            }
+            *self.nodes.get_mut(n) = Node::default();
+        }
+        self.tracker_forget();
+        self.masters = named;
+        true
+    }
+
+    /// `#createNodeClient` (:591-606): a client for node `n`, connecting now.
+    pub(super) fn create_client(&mut self, n: NodeIdx, net: &mut dyn Transport) {
+        let Some(addr) = self.socket_addr(n) else {
+            return;
+        };
+        let at = net.now();
+        let answer = self.connect_to(&addr, net);
+        if answer == Err(Reply::Timeout) && !self.reconnects_after_timeout() {
+            // A terminal connect failure (SocketTimeoutError) drops the client (:594-604).
+            self.nodes.get_mut(n).conn = Conn::None;
+            return;
+        }
+        let conn = if answer.is_ok() {
+            self.stats.new_connections += 1;
+            let now = net.now();
+            Conn::Ready {
+                since: now,
+                last: now,
+                revived: false,
+            }
+        } else {
+            Conn::Reconnecting {
+                since: at,
+                next: at,
+                retries: 0,
+                was_ready: false,
+            }
+        };
+        self.nodes.get_mut(n).conn = conn;
+        if let Conn::Reconnecting { .. } = conn {
+            // The first attempt (`#connect()`, retries 0) failed: the next after the strategy's
+            // delay for 0.
+            match self.retry_delay(0) {
+                Some(d) => {
+                    self.nodes.get_mut(n).conn = Conn::Reconnecting {
+                        since: at,
+                        next: Timestamp(net.now().0.saturating_add(d)),
+                        retries: 0,
+                        was_ready: false,
+                    }
+                }
+                // A terminal connect failure drops the client (:594-604).
+                None => self.nodes.get_mut(n).conn = Conn::None,
+            }
+        }
+    }
+
+    /// `#discoverWithRootNodes` (:161-178): from a random root node on.
+    pub(super) fn discover_with_roots(&mut self, net: &mut dyn Transport) -> bool {
+        let len = self.roots.len();
+        let start = self.rng.index_below(len);
+        for k in 0..len {
+            let addr = self.roots[(start + k) % len].clone();
+            if self.discover(&addr, net) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// `#discoverWithKnownNodeCandidates` (:652-667): from a random one on.
+    pub(super) fn discover_with_candidates(
+        &mut self,
+        candidates: &[NodeIdx],
+        net: &mut dyn Transport,
+    ) -> bool {
+        if candidates.is_empty() {
+            return false;
+        }
+        let start = self.rng.index_below(candidates.len());
+        for k in 0..candidates.len() {
+            let n = candidates[(start + k) % candidates.len()];
+            let Some(addr) = self.socket_addr(n) else {
+                continue;
+            };
+            if self.discover(&addr, net) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// `rediscover` (:618-631): joins the running one, else runs one; `false` when no node
+    /// answered (`RootNodesUnavailableError`).
+    pub(super) fn rediscover(
+        &mut self,
+        start_with: Option<NodeIdx>,
+        excluded: &[NodeIdx],
+        net: &mut dyn Transport,
+    ) -> bool {
+        let now_us = net.now_us();
+        if let Some(r) = self
+            .rediscoveries
+            .iter()
+            .find(|r| r.start_us <= now_us && now_us < r.end_us)
+        {
+            let (end_us, ok) = (r.end_us, r.ok);
+            net.sleep_us(end_us - now_us);
+            return ok;
+        }
+        let mut ok = false;
+        if let Some(addr) = start_with.and_then(|n| self.socket_addr(n)) {
+            ok = self.discover(&addr, net);
+        }
+        if !ok {
+            // `#discoverWithKnownNodes` (:632-651): ready clients first.
+            let now = net.now();
+            let known: Vec<NodeIdx> = self
+                .masters
+                .iter()
+                .copied()
+                .filter(|n| !excluded.contains(n))
+                .collect();
+            let (ready, deferred): (Vec<NodeIdx>, Vec<NodeIdx>) =
+                known.into_iter().partition(|&n| {
+                    matches!(self.nodes.get(n).conn, Conn::Ready { since, .. } if since <= now)
+                        && !self.down_at(n, now)
+                });
+            ok = self.discover_with_candidates(&ready, net)
+                || self.discover_with_candidates(&deferred, net)
+                || self.discover_with_roots(net);
+        }
+        if self.rediscoveries.len() == REDISCOVERIES_KEPT {
+            self.rediscoveries.pop_front();
+        }
+        self.rediscoveries.push_back(Rediscovery {
+            start_us: now_us,
+            end_us: net.now_us(),
+            ok,
+        });
+        ok
+    }
+}
