@@ -1,6 +1,8 @@
 //! Every client model, in the order `--help` lists them: [`MODELS`]. A model is one file here
 //! that exports its [`ModelDescriptor`], its `mod` line and its entry in the list; the registry,
-//! the version ranges, the hypotheses and the viewer's model list all read the list.
+//! the version ranges, the hypotheses and the viewer's model list all read the list. A model
+//! that outgrows one file keeps its descriptor, options and client there and moves parts of the
+//! client into a folder of the same name (`node_redis/discovery.rs`, `jedis/topology.rs`).
 
 mod glide;
 mod go_redis;

@@ -1,0 +1,174 @@
+//! Jedis's slot cache: `CLUSTER SLOTS` from a node, the answer applied, and the renewal under\n//! the rediscover lock (`JedisClusterInfoCache`).
+
+use super::{Client, Node, Over};
+use crate::node::NodeAddr;
+use crate::replay::client::Transport;
+use crate::replay::cluster::Reply;
+use crate::slot::{SlotRange, SLOT_COUNT};
+use crate::time::Timestamp;
+use crate::timeline::NodeIdx;
+
+impl Client {
+    /// `CLUSTER SLOTS` to `node` over the connection `over` says. A timeout adds `soTimeout` to
+    /// `elapsed`.
+    pub(super) fn cluster_slots(
+        &mut self,
+        node: NodeIdx,
+        over: Over,
+        elapsed: &mut u64,
+        net: &mut dyn Transport,
+    ) -> Option<Vec<(SlotRange, NodeAddr)>> {
+        let addr = self.dial(node)?;
+        let borrowed = match over {
+            Over::Pool => Some(self.borrow(node, net)),
+            Over::Held | Over::Fresh => None,
+        };
+        let answer = net.cluster_slots(&addr);
+        let reply = answer.as_ref().err();
+        // A new connection first sends its handshake (`CLIENT SETINFO`, and `CLIENT SETNAME` with
+        // a client name) and waits for its replies (`Connection.initializeFromClientConfig`,
+        // `Connection.java:390-440`): to a refused or silent node, `CLUSTER SLOTS` is never
+        // written. On a connection already made it is.
+        let new_conn = over == Over::Fresh || borrowed.is_some_and(|(_, fresh)| fresh);
+        if !(new_conn && matches!(reply, Some(Reply::ConnectionError | Reply::Timeout))) {
+            self.state.cluster_slots_calls += 1;
+        }
+        match (over, borrowed) {
+            (Over::Pool, Some((i, fresh))) => {
+                if self.settle(node, i, fresh, reply) {
+                    self.give_back(node, i, net);
+                }
+            }
+            (Over::Held, _) => {
+                if let Some((n, i)) = self.held {
+                    if !self.settle(n, i, false, reply) {
+                        self.held = None;
+                    }
+                }
+            }
+            _ => {
+                if !matches!(reply, Some(Reply::ConnectionError)) {
+                    self.state.new_connections += 1;
+                }
+            }
+        }
+        if matches!(answer, Err(Reply::Timeout)) {
+            *elapsed = elapsed.saturating_add(self.cfg.so_timeout_ms);
+        }
+        let ranges = answer.ok()?;
+        // checkClusterSlotSequence(): every slot exactly once, or the answer is refused.
+        let covered: usize = ranges.iter().map(|(r, _)| r.slots().count()).sum();
+        (covered == usize::from(SLOT_COUNT)).then_some(ranges)
+    }
+
+    /// `discoverClusterSlots`: the slot table from `ranges`; nodes not in it lose their pools.
+    /// It costs the client `renew_cpu_ms` on the command's thread.
+    pub(super) fn apply(&mut self, ranges: Vec<(SlotRange, NodeAddr)>, net: &mut dyn Transport) {
+        net.sleep_us(self.cfg.renew_cpu_us);
+        let named = self
+            .nodes
+            .fill_table(&mut self.table, ranges, |nodes, a| nodes.intern(a));
+        for (n, node) in self.nodes.states_mut() {
+            node.known = named.contains(&n);
+            if !node.known {
+                // Its pool is destroyed (the held connection too: it is closed when returned).
+                node.conns.clear();
+            }
+        }
+        if self.held.is_some_and(|(n, _)| !self.nodes.get(n).known) {
+            self.held = None;
+        }
+        self.state.full_reinits += 1;
+    }
+
+    /// `renewClusterSlots(jedis)`: `via` first, then the start nodes, then the other known nodes;
+    /// nothing while another command's renewal holds the rediscover lock.
+    pub(super) fn renew(
+        &mut self,
+        via: Option<NodeIdx>,
+        elapsed: &mut u64,
+        net: &mut dyn Transport,
+    ) {
+        // rediscoverLock.tryLock() (`JedisClusterInfoCache.java:151-153`): a renewal that finds
+        // the lock taken returns at once. Commands run one after another here, each at its own
+        // time, so the lock is held from a renewal's start to its end on the virtual clock.
+        let start = net.now_us();
+        if self.locked.iter().any(|&(s, e)| s <= start && start < e) {
+            return;
+        }
+        self.renew_locked(via, elapsed, net);
+        self.locked.push((start, net.now_us()));
+    }
+
+    /// The body of `renewClusterSlots`, the lock held.
+    pub(super) fn renew_locked(
+        &mut self,
+        via: Option<NodeIdx>,
+        elapsed: &mut u64,
+        net: &mut dyn Transport,
+    ) {
+        if let Some(v) = via {
+            let over = if self.held.is_some_and(|(n, _)| n == v) {
+                Over::Held
+            } else {
+                Over::Pool
+            };
+            if let Some(ranges) = self.cluster_slots(v, over, elapsed, net) {
+                self.apply(ranges, net);
+                return;
+            }
+        }
+        for k in 0..self.seeds.len() {
+            let s = self.seeds[k];
+            if let Some(ranges) = self.cluster_slots(s, Over::Fresh, elapsed, net) {
+                self.apply(ranges, net);
+                return;
+            }
+        }
+        let mut pools = self.pools();
+        self.rng.shuffle(&mut pools);
+        for p in pools {
+            if self.seeds.contains(&p) {
+                continue;
+            }
+            if let Some(ranges) = self.cluster_slots(p, Over::Pool, elapsed, net) {
+                self.apply(ranges, net);
+                return;
+            }
+        }
+    }
+
+    /// `initializeSlotsCache`: the shuffled start nodes until one gives a complete answer.
+    pub(super) fn initialize(&mut self, net: &mut dyn Transport) -> bool {
+        let mut order = self.seeds.clone();
+        self.rng.shuffle(&mut order);
+        let mut elapsed = 0;
+        for s in order {
+            if let Some(ranges) = self.cluster_slots(s, Over::Fresh, &mut elapsed, net) {
+                // discoverClusterNodesAndSlots(): reset() first, every pool destroyed.
+                self.nodes
+                    .states_mut()
+                    .for_each(|(_, node)| *node = Node::default());
+                self.apply(ranges, net);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The background `TopologyRefreshTask`, when due.
+    pub(super) fn background(&mut self, net: &mut dyn Transport) {
+        let now = net.now();
+        let Some(period) = self.cfg.refresh_period_ms else {
+            return;
+        };
+        let next = *self
+            .next_refresh
+            .get_or_insert(Timestamp(now.0.saturating_add(period)));
+        if now >= next {
+            let mut elapsed = 0;
+            self.renew(None, &mut elapsed, net);
+            self.next_refresh = Some(Timestamp(now.0.saturating_add(period)));
+        }
+    }
+}
