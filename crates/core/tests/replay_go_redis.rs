@@ -1,7 +1,9 @@
 //! Replay of synthetic incidents through the go-redis v9 ClusterClient model.
 
 use slotscope_core::float;
-use slotscope_core::replay::{model, FaultKind, ModelOptions, ReplayReport, SimCluster, Workload};
+use slotscope_core::replay::{
+    model, FaultKind, ModelOptions, ReplayReport, SimCluster, Timing, Workload,
+};
 
 mod sim;
 use sim::*;
@@ -114,6 +116,41 @@ fn refused_connections_reopen_a_connection_and_keep_the_seeds() {
     assert_eq!(r.new_connections, 3, "A, A again after the outage, then B");
     assert_eq!(r.new_connections, stalled.new_connections);
     assert_eq!(r.timeline[15].errors, 0);
+}
+
+#[test]
+fn a_nodes_pool_grows_to_the_commands_it_serves_at_once() {
+    // A and B own half the slots each. 2 ms exchanges at 2000 commands/s: ~4 in flight, so each
+    // node's pool dials a connection for each command it serves at once (pool.Get finds none
+    // idle). At 100/s, one at a time: one connection a node (the first load's on the seed is
+    // idle again when the first command comes).
+    let in_flight = |w: Workload, rtt_us| {
+        w.with_in_flight(64).with_timing(Timing {
+            rtt_us,
+            service_us: Vec::new(),
+            default_us: 0,
+        })
+    };
+    let cluster = incident2();
+    let busy = run_model(
+        &cluster,
+        &in_flight(workload_of(10, 2000, "zadd"), 2000),
+        &[],
+    );
+    let calm = run_model(&cluster, &in_flight(workload_of(10, 100, "zadd"), 500), &[]);
+    assert_eq!(calm.new_connections, 2, "one a node");
+    assert!(
+        busy.peak_in_flight.unwrap() >= 4,
+        "{:?}",
+        busy.peak_in_flight
+    );
+    assert!(
+        (6..=20).contains(&busy.new_connections),
+        "{} new connections at ~4 in flight",
+        busy.new_connections
+    );
+    // Every connection made stays pooled: none is dropped without an error.
+    assert_eq!(busy.held.open_connections, busy.new_connections);
 }
 
 #[test]

@@ -35,6 +35,10 @@
 //! - Per-node client (`redis.go`, `baseClient.process`): `MaxRetries` (the cluster default of 0
 //!   becomes -1: no per-node retry); a network error or timeout removes the pooled connection
 //!   (`isBadConn`), so the next command to that node opens a new one.
+//! - Per-node pool (`internal/pool/pool.go`): `Get` takes an idle connection or dials a new one
+//!   (l. 267-301), `Put` makes it idle again when the reply is read (l. 374), `Remove` drops a
+//!   bad one (l. 407): a node's pool grows to the commands it serves at once. Not modelled:
+//!   `PoolSize` (10 per CPU, `options.go` l. 188), whose wait the replay's overlaps never reach.
 //!
 //! - **An incomplete `CLUSTER SLOTS` answer** (empty before the slots are assigned, or with
 //!   holes) is a state like any other: `loadState` returns `newClusterState` of the first
@@ -200,12 +204,13 @@ struct State {
 }
 
 /// What the client holds for one address.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Node {
     /// Whether `clusterNodes.nodes` holds a client for the address.
     has_node: bool,
-    /// Whether that client's pool holds an open connection.
-    open: bool,
+    /// That client's pool: each connection with the virtual time (µs) until which a command
+    /// holds it (idle once that has passed).
+    conns: Vec<u64>,
     /// `clusterNode.generation`.
     gen: u32,
 }
@@ -217,7 +222,7 @@ fn create(nodes: &mut KnownNodes<Node>, addr: &NodeAddr) -> Option<NodeIdx> {
     let node = nodes.get_mut(i);
     if !node.has_node {
         node.has_node = true;
-        node.open = false;
+        node.conns.clear();
     }
     Some(i)
 }
@@ -320,28 +325,44 @@ impl Client {
                     self.active.push(n);
                 } else {
                     node.has_node = false;
-                    node.open = false;
+                    node.conns.clear();
                 }
             }
         }
     }
 
-    /// Uses the node's client: its pooled connection, or a new one if there is none.
-    fn connect(&mut self, i: NodeIdx) {
-        self.nodes.get_mut(i).has_node = true;
+    /// `pool.Get` on the node's client: an idle connection, or a new one (dialled) when every
+    /// connection is in use; which one, and whether it is new.
+    fn connect(&mut self, i: NodeIdx, now_us: u64) -> (usize, bool) {
+        let node = self.nodes.get_mut(i);
+        node.has_node = true;
+        if let Some(c) = node.conns.iter().position(|&busy| busy <= now_us) {
+            node.conns[c] = u64::MAX;
+            return (c, false);
+        }
+        node.conns.push(u64::MAX);
+        (node.conns.len() - 1, true)
     }
 
-    /// After an exchange with node `i` that got `reply` (`None`: an answer): a new connection
-    /// counts once its handshake was answered. go-redis's pool dials, then `initConn` sends
-    /// `HELLO`/`CLIENT SETNAME` and only then is the connection made (`OnConnect`, `redis.go`
-    /// line 369, what the application counts): a refused dial or a silent node (the handshake
-    /// times out) opens nothing, and the next use dials again.
-    fn answered(&mut self, i: NodeIdx, reply: Option<&Reply>) {
-        let reached = !matches!(reply, Some(Reply::ConnectionError | Reply::Timeout));
-        let node = self.nodes.get_mut(i);
-        if reached && !node.open {
-            node.open = true;
+    /// After an exchange with node `i` on connection `c` (`fresh`: dialled for it) that got
+    /// `reply` (`None`: an answer), its reply read at `now_us`: a new connection counts once its
+    /// handshake was answered. go-redis's pool dials, then `initConn` sends `HELLO`/`CLIENT
+    /// SETNAME` and only then is the connection made (`OnConnect`, `redis.go` line 369, what the
+    /// application counts): a refused dial or a silent node (the handshake times out) opens
+    /// nothing, and the next use dials again. A network error or timeout removes the connection
+    /// (`isBadConn`); otherwise it is idle again (`Put`).
+    fn answered(&mut self, i: NodeIdx, c: usize, fresh: bool, reply: Option<&Reply>, now_us: u64) {
+        let bad = matches!(reply, Some(Reply::ConnectionError | Reply::Timeout));
+        if !bad && fresh {
             self.stats.new_connections += 1;
+        }
+        let conns = &mut self.nodes.get_mut(i).conns;
+        if c < conns.len() {
+            if bad {
+                conns.remove(c);
+            } else {
+                conns[c] = now_us;
+            }
         }
     }
 
@@ -356,10 +377,10 @@ impl Client {
                 continue;
             };
             self.get_or_create(&addr);
-            self.connect(i);
+            let (c, fresh) = self.connect(i, net.now_us());
             self.stats.cluster_slots_calls += 1;
             let answer = net.cluster_slots(&addr);
-            self.answered(i, answer.as_ref().err());
+            self.answered(i, c, fresh, answer.as_ref().err(), net.now_us());
             match answer {
                 Ok(ranges) => {
                     self.generation = self.generation.wrapping_add(1);
@@ -388,9 +409,6 @@ impl Client {
                 }
                 Err(reply) => {
                     self.timeouts += u64::from(reply == Reply::Timeout);
-                    if matches!(reply, Reply::ConnectionError | Reply::Timeout) {
-                        self.nodes.get_mut(i).open = false;
-                    }
                     first_err.get_or_insert(ERRORS.of_reply(&reply));
                 }
             }
@@ -438,18 +456,15 @@ impl Client {
     ) -> Reply {
         let mut reply = Reply::ConnectionError;
         for _ in 0..=self.max_retries {
-            self.connect(node);
-            let Some(addr) = self.nodes.addr(node) else {
+            let Some(addr) = self.nodes.addr(node).cloned() else {
                 return Reply::ConnectionError;
             };
-            reply = net.send(addr, cmd, asking);
-            self.answered(node, Some(&reply));
+            let (c, fresh) = self.connect(node, net.now_us());
+            reply = net.send(&addr, cmd, asking);
+            self.answered(node, c, fresh, Some(&reply), net.now_us());
             match reply {
-                Reply::ConnectionError | Reply::Timeout => {
-                    // isBadConn: the connection is removed from the pool.
-                    self.nodes.get_mut(node).open = false;
-                }
-                Reply::ClusterDown => {}
+                // isBadConn: `answered` removed the connection from the pool.
+                Reply::ConnectionError | Reply::Timeout | Reply::ClusterDown => {}
                 _ => return reply,
             }
         }
@@ -539,7 +554,12 @@ impl SyncModel for Client {
     }
 
     fn snapshot(&self) -> ClientSnapshot {
-        let open = self.nodes.count(|n| n.open);
+        let open: usize = self
+            .nodes
+            .ids()
+            .map(|n| self.nodes.get(n).conns.len())
+            .sum();
+        let open = u64::try_from(open).unwrap_or(u64::MAX);
         match &self.state {
             Some(st) => ClientSnapshot::of_table(&st.table, open),
             None => ClientSnapshot {
