@@ -3,11 +3,12 @@
 
 #![allow(dead_code)] // each test binary uses a part
 
+use slotscope_core::replay::Failure;
 use slotscope_core::replay::{
     model, replay, FaultKind, FaultWindow, ModelOptions, ReplayReport, SimCluster,
     SimClusterBuilder, Workload, WorkloadSpec,
 };
-use slotscope_core::{NodeAddr, SlotRange, TimeSpan, Timestamp};
+use slotscope_core::{float, NodeAddr, SlotRange, TimeSpan, Timestamp};
 
 /// Time 0 of every synthetic incident.
 pub const T0: u64 = 1_700_000_000_000;
@@ -73,24 +74,41 @@ pub fn incident2() -> SimCluster {
     builder.build()
 }
 
-/// A reshard between known nodes: B owns only slot 16383 until 20 s, then 8192-16383 at once.
-pub fn reshard() -> SimCluster {
-    let (a, b) = (addr(A), addr(B));
+/// A builder whose layout from 0 s gives A slots 0-16382 and B slot 16383 only: B is known and
+/// owns almost nothing, the start of every reshard below.
+pub fn b_owns_one_slot() -> SimClusterBuilder {
     let mut builder = SimClusterBuilder::new();
     builder.layout(
         at(0),
-        &[
-            (range(0, 16382), a.clone()),
-            (range(16383, 16383), b.clone()),
-        ],
+        &[(range(0, 16382), addr(A)), (range(16383, 16383), addr(B))],
         &[],
     );
+    builder
+}
+
+/// B owns slot 16383 only until `secs`, then 8192-16383 at once.
+pub fn reshard_at(secs: u64) -> SimCluster {
+    let mut builder = b_owns_one_slot();
     builder.layout(
-        at(20),
-        &[(range(0, 8191), a.clone()), (range(8192, 16383), b.clone())],
+        at(secs),
+        &[(range(0, 8191), addr(A)), (range(8192, 16383), addr(B))],
         &[],
     );
     builder.build()
+}
+
+/// A reshard between known nodes: B owns only slot 16383 until 20 s, then 8192-16383 at once.
+pub fn reshard() -> SimCluster {
+    reshard_at(20)
+}
+
+/// Asserts that about half of `r`'s commands (B's half of incident 2's keys) failed, every one
+/// with `error` after too many redirects: a translation that sends every node's traffic to A.
+pub fn assert_other_half_fails(r: &ReplayReport, error: &str) {
+    let b_half = float::from_u64(r.failed) / float::from_u64(r.commands);
+    assert!((0.4..0.6).contains(&b_half), "failed share {b_half}");
+    assert_eq!(r.errors[error], r.failed, "{:?}", r.errors);
+    assert_eq!(r.failures[&Failure::TooManyRedirects], r.failed);
 }
 
 /// Incident 2's layout with B refusing connections from 10 s to 12 s.
