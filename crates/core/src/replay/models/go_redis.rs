@@ -66,6 +66,7 @@ use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
 use crate::replay::known_nodes::KnownNodes;
 use crate::replay::options::{ModelOption, ModelOptions};
 use crate::replay::outcome::{ClientError, Failure, Outcome, ReplyErrors};
+use crate::replay::pool::take_idle;
 use crate::replay::release::{Coverage, Version};
 use crate::replay::sequential::{boxed, SyncModel};
 use crate::replay::{ReplayError, Routed, SimRng};
@@ -336,12 +337,7 @@ impl Client {
     fn connect(&mut self, i: NodeIdx, now_us: u64) -> (usize, bool) {
         let node = self.nodes.get_mut(i);
         node.has_node = true;
-        if let Some(c) = node.conns.iter().position(|&busy| busy <= now_us) {
-            node.conns[c] = u64::MAX;
-            return (c, false);
-        }
-        node.conns.push(u64::MAX);
-        (node.conns.len() - 1, true)
+        take_idle(&mut node.conns, now_us)
     }
 
     /// After an exchange with node `i` on connection `c` (`fresh`: dialled for it) that got

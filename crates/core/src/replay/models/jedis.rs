@@ -124,6 +124,7 @@ use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
 use crate::replay::known_nodes::KnownNodes;
 use crate::replay::options::{parse_mapped_addr, parse_secs_ms, ModelOption, ModelOptions};
 use crate::replay::outcome::{ClientError, Failure, Outcome};
+use crate::replay::pool::take_idle;
 use crate::replay::release::{Coverage, Version};
 use crate::replay::sequential::{boxed, SyncModel};
 use crate::replay::{ReplayError, Routed, SimRng};
@@ -377,14 +378,7 @@ impl Client {
     /// else a new one (the pool is never the limit: `apps/java` sizes it to the commands in
     /// flight). Returns its place and whether it is new.
     fn borrow(&mut self, node: NodeIdx, net: &dyn Transport) -> (usize, bool) {
-        let now = net.now_us();
-        let conns = &mut self.nodes.get_mut(node).conns;
-        if let Some(i) = conns.iter().position(|&busy| busy <= now) {
-            conns[i] = u64::MAX;
-            return (i, false);
-        }
-        conns.push(u64::MAX);
-        (conns.len() - 1, true)
+        take_idle(&mut self.nodes.get_mut(node).conns, net.now_us())
     }
 
     /// Ends the use of connection `i` of `node`, borrowed as `fresh`, whose exchange got
