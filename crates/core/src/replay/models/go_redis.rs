@@ -452,11 +452,12 @@ impl Client {
     ) -> Reply {
         let mut reply = Reply::ConnectionError;
         for _ in 0..=self.max_retries {
-            let Some(addr) = self.nodes.addr(node).cloned() else {
+            let (c, fresh) = self.connect(node, net.now_us());
+            // `node` is a number of this table: its address is there.
+            let Some(addr) = self.nodes.addr(node) else {
                 return Reply::ConnectionError;
             };
-            let (c, fresh) = self.connect(node, net.now_us());
-            reply = net.send(&addr, cmd, asking);
+            reply = net.send(addr, cmd, asking);
             self.answered(node, c, fresh, Some(&reply), net.now_us());
             match reply {
                 // isBadConn: `answered` removed the connection from the pool.
