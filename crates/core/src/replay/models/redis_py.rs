@@ -416,16 +416,7 @@ impl Client {
                         }
                     }
                 } else if self.opts.dynamic_startup_nodes {
-                    // set_nodes(startup_nodes, nodes_cache, remove_old=True) (5.0.0 l. 1319,
-                    // 8.1.0 l. 2406): a known node keeps its place (7.2+: a failed one stays
-                    // last), a new one is appended.
-                    let Shared { startup, cache, .. } = &mut *sh;
-                    startup.retain(|n| cache.contains(n));
-                    for &n in cache.iter() {
-                        if !startup.contains(&n) {
-                            startup.push(n);
-                        }
-                    }
+                    sh.startup_from_cache();
                 }
                 sh.state.full_reinits += 1;
                 default_node

@@ -126,13 +126,15 @@ impl Shared {
     /// named, then the default node: `get_nodes_by_server_type(PRIMARY)[0]` (5.0.0 l. 1322,
     /// 8.1.0 l. 2409), the first node of `nodes_cache`.
     pub(super) fn set_nodes(&mut self, discovered: &[NodeIdx]) -> Option<NodeIdx> {
-        self.cache.retain(|n| discovered.contains(n));
-        for &d in discovered {
-            if !self.cache.contains(&d) {
-                self.cache.push(d);
-            }
-        }
+        keep_in_order(&mut self.cache, discovered);
         self.cache.first().copied()
+    }
+
+    /// `set_nodes(startup_nodes, nodes_cache, remove_old=True)` (5.0.0 l. 1319, 8.1.0 l. 2406):
+    /// the startup nodes become those of `nodes_cache`, a known one in its place (7.2+: a failed
+    /// one stays last).
+    pub(super) fn startup_from_cache(&mut self) {
+        keep_in_order(&mut self.startup, &self.cache);
     }
 
     /// `move_node_to_end_of_cached_nodes` (7.2+; 8.1.0 l. 2108–2123): a failing node goes last
@@ -200,6 +202,17 @@ impl Shared {
             owners.push((r, i));
         }
         Topology::Covered(owners, discovered)
+    }
+}
+
+/// `set_nodes(old, new, remove_old=True)` on a list in dict order: the nodes of `old` not in
+/// `new` go, those left keep their places, the others of `new` are appended in its order.
+fn keep_in_order(old: &mut Vec<NodeIdx>, new: &[NodeIdx]) {
+    old.retain(|n| new.contains(n));
+    for &n in new {
+        if !old.contains(&n) {
+            old.push(n);
+        }
     }
 }
 
