@@ -37,8 +37,9 @@
 //!   (`isBadConn`), so the next command to that node opens a new one.
 //! - Per-node pool (`internal/pool/pool.go`): `Get` takes an idle connection or dials a new one
 //!   (l. 267-301), `Put` makes it idle again when the reply is read (l. 374), `Remove` drops a
-//!   bad one (l. 407): a node's pool grows to the commands it serves at once. Not modelled:
-//!   `PoolSize` (10 per CPU, `options.go` l. 188), whose wait the replay's overlaps never reach.
+//!   bad one (l. 407): a node's pool grows to the commands it serves at once. Not modelled yet:
+//!   `PoolSize` (10 per CPU, `options.go` l. 188) and the wait for a free connection at it, so
+//!   a node that stalls under many commands makes the model dial one per command.
 //!
 //! - **An incomplete `CLUSTER SLOTS` answer** (empty before the slots are assigned, or with
 //!   holes) is a state like any other: `loadState` returns `newClusterState` of the first
