@@ -389,6 +389,7 @@ func main() {
 		"latency_p50_ms":        quantileMS(out.latencies, 0.5),
 		"latency_p90_ms":        quantileMS(out.latencies, 0.9),
 		"exchange_p50_ms":       quantileMS(counts.exchanges, 0.5),
+		"model_options":         map[string]string{"PoolSize": fmt.Sprint(rdb.Options().PoolSize)},
 		"started_ms":            out.startedMS,
 		"issuing_ended_ms":      issuingEnded,
 		"ended_ms":              nowMS(),

@@ -154,17 +154,64 @@ fn a_nodes_pool_grows_to_the_commands_it_serves_at_once() {
 }
 
 #[test]
+fn a_nodes_pool_stops_at_pool_size_and_commands_wait_for_a_free_connection() {
+    // 20 ms exchanges at 2000 commands/s: ~40 in flight, ~20 a node. Without a limit each node's
+    // pool grows to them; at PoolSize 10 (the default) it stops at 10 a node and the others wait
+    // for a connection to come back (well within PoolTimeout), so nothing fails. At PoolSize 2
+    // with a 1 ms PoolTimeout most commands get no connection: ErrPoolTimeout, retried like a
+    // network error (MaxRedirects + 1 tries), then returned.
+    let w = workload_of(5, 2000, "zadd")
+        .with_in_flight(256)
+        .with_timing(Timing {
+            rtt_us: 20_000,
+            service_us: Vec::new(),
+            default_us: 0,
+        });
+    let cluster = incident2();
+    let wide = run_model(&cluster, &w, &[("PoolSize", "1000")]);
+    let capped = run_model(&cluster, &w, &[]);
+    assert!(
+        wide.new_connections >= 30,
+        "{} new connections without a limit",
+        wide.new_connections
+    );
+    assert!(
+        (11..=20).contains(&capped.new_connections),
+        "{} new connections at 10 a node",
+        capped.new_connections
+    );
+    assert_eq!(capped.failed, 0);
+    // The waits keep commands in flight longer.
+    assert!(capped.peak_in_flight > wide.peak_in_flight);
+    let starved = run_model(&cluster, &w, &[("PoolSize", "2"), ("PoolTimeout", "1ms")]);
+    assert!(starved.new_connections <= 4, "{}", starved.new_connections);
+    let timeouts = starved.errors["redis: connection pool timeout"];
+    assert!(
+        timeouts > starved.succeeded,
+        "{timeouts} pool timeouts, {} succeeded",
+        starved.succeeded
+    );
+}
+
+#[test]
 fn options_are_checked_by_their_go_redis_names() {
     let mut o = ModelOptions::new(addr("10.0.0.1:6379"));
     o.set("MaxRedirects", "8").unwrap();
     o.set("MaxRetries", "2").unwrap();
     o.set("ReadTimeout", "500ms").unwrap();
+    o.set("PoolSize", "40").unwrap();
+    o.set("PoolTimeout", "2s").unwrap();
     assert!(model(MODEL, o.clone()).is_ok());
     o.set("socket_timeout", "0.5").unwrap();
     assert!(model(MODEL, o).is_err(), "the same setting twice");
     let mut o = ModelOptions::new(addr("10.0.0.1:6379"));
     o.set("MaxRedirects", "many").unwrap();
     assert!(model(MODEL, o).is_err());
+    for (k, v) in [("PoolSize", "0"), ("PoolTimeout", "-1s")] {
+        let mut o = ModelOptions::new(addr("10.0.0.1:6379"));
+        o.set(k, v).unwrap();
+        assert!(model(MODEL, o).is_err(), "{k}={v}");
+    }
     let mut o = ModelOptions::new(addr("10.0.0.1:6379"));
     o.set("retries", "3").unwrap();
     assert!(model(MODEL, o).is_err(), "a redis-rs option");

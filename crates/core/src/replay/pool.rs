@@ -23,6 +23,45 @@ pub(super) fn take_idle(conns: &mut Vec<u64>, now_us: u64) -> (usize, bool) {
     (conns.len() - 1, true)
 }
 
+/// A turn a command waits for at a pool's size limit ([`next_turn`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Turn {
+    /// When it comes free (µs).
+    pub at_us: u64,
+    /// The place in `leaving` of the removed connection whose turn it is (the waiter dials a
+    /// new one); `None`: a held connection is given back (the waiter takes it).
+    pub leaving: Option<usize>,
+}
+
+/// The turn a command at `now_us` waits for in a pool of one node kept as [`take_idle`] keeps
+/// it, at its size limit `cap`: `None` when one is free now (an idle connection, or room to
+/// dial), else the first to come free. `leaving` holds the times until which connections already
+/// removed (a broken one, given back at its reply) still hold their turn. go-redis's `waitTurn`
+/// at `PoolSize`: the turn is taken before the connection and given back by `Put` or `Remove`
+/// (`internal/pool/pool.go` l. 310-348).
+pub(super) fn next_turn(conns: &[u64], leaving: &[u64], now_us: u64, cap: usize) -> Option<Turn> {
+    let gone = leaving.iter().filter(|&&t| t > now_us).count();
+    if conns.len() + gone < cap || conns.iter().any(|&busy| busy <= now_us) {
+        return None;
+    }
+    let held = conns.iter().copied().min().map(|at_us| Turn {
+        at_us,
+        leaving: None,
+    });
+    let left = (leaving.iter().enumerate())
+        .filter(|&(_, &t)| t > now_us)
+        .min_by_key(|&(_, &t)| t)
+        .map(|(k, &at_us)| Turn {
+            at_us,
+            leaving: Some(k),
+        });
+    match (held, left) {
+        (Some(h), Some(l)) if l.at_us < h.at_us => Some(l),
+        (Some(h), _) => Some(h),
+        (None, l) => l,
+    }
+}
+
 /// One connection object of a pool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Conn {

@@ -37,9 +37,13 @@
 //!   (`isBadConn`), so the next command to that node opens a new one.
 //! - Per-node pool (`internal/pool/pool.go`): `Get` takes an idle connection or dials a new one
 //!   (l. 267-301), `Put` makes it idle again when the reply is read (l. 374), `Remove` drops a
-//!   bad one (l. 407): a node's pool grows to the commands it serves at once. Not modelled yet:
-//!   `PoolSize` (10 per CPU, `options.go` l. 188) and the wait for a free connection at it, so
-//!   a node that stalls under many commands makes the model dial one per command.
+//!   bad one (l. 407): a node's pool grows to the commands it serves at once, up to `PoolSize`
+//!   (`ClusterOptions.init`: 5 per CPU, `osscluster.go` l. 125-127; the replay cannot know the
+//!   CPUs, its default is 10, two CPUs). At that size `Get` first waits for a turn
+//!   (`waitTurn`, l. 310-344; a turn is given back by `Put` or `Remove`, so a broken connection
+//!   holds its turn until its reply): here, for the first turn another command gives back, at
+//!   most `PoolTimeout` (`options.go` l. 206-212: `ReadTimeout` + 1 s, 30 s without one), then
+//!   `ErrPoolTimeout`, which `shouldRetry` retries (`error.go` l. 56-58) like a network error.
 //!
 //! - **An incomplete `CLUSTER SLOTS` answer** (empty before the slots are assigned, or with
 //!   holes) is a state like any other: `loadState` returns `newClusterState` of the first
@@ -67,7 +71,7 @@ use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
 use crate::replay::known_nodes::KnownNodes;
 use crate::replay::options::{ModelOption, ModelOptions};
 use crate::replay::outcome::{ClientError, Failure, Outcome, ReplyErrors};
-use crate::replay::pool::take_idle;
+use crate::replay::pool::{next_turn, take_idle};
 use crate::replay::release::{Coverage, Version};
 use crate::replay::sequential::{boxed, SyncModel};
 use crate::replay::{ReplayError, Routed, SimRng};
@@ -107,6 +111,19 @@ const OPTIONS: &[ModelOption] = &[
         ..ModelOption::PLAIN
     },
     ModelOption {
+        name: "PoolSize",
+        doc: "connections a node's pool holds at most (default 5 per CPU: 10, two CPUs)",
+        default: "10",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "PoolTimeout",
+        doc: "wait for a free connection at PoolSize, e.g. 4s (default ReadTimeout + 1s, 30s \
+              without one)",
+        default: "",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
         name: "ReadTimeout",
         doc: "wait on a silent node, e.g. 3s or 500ms (default 3s; -1 waits are not modelled); \
          same as socket_timeout",
@@ -122,6 +139,9 @@ const ERRORS: ReplyErrors = ReplyErrors::named([
     "CLUSTERDOWN",
     "MOVED (MaxRedirects exhausted)",
 ]);
+/// `pool.ErrPoolTimeout`: no connection of the node's pool came free within `PoolTimeout`.
+const POOL_TIMEOUT: ClientError =
+    ClientError::new("redis: connection pool timeout", Failure::PoolExhausted);
 /// `errClusterNoNodes`: no address to ask for the topology or to send to.
 const NO_NODES: ClientError = ClientError::new("redis: cluster has no nodes", Failure::NoTopology);
 
@@ -133,6 +153,10 @@ const STATE_MAX_AGE_MS: u64 = 10_000;
 const GC_DELAY_MS: u64 = 60_000;
 /// `ClusterOptions.init`: default `ReadTimeout`.
 const DEFAULT_READ_TIMEOUT_MS: u64 = 3_000;
+/// `Options.init`: `PoolTimeout` is `ReadTimeout` plus this, or [`NO_READ_TIMEOUT_POOL_MS`].
+const POOL_TIMEOUT_OVER_READ_MS: u64 = 1_000;
+/// `Options.init`: `PoolTimeout` without a `ReadTimeout`.
+const NO_READ_TIMEOUT_POOL_MS: u64 = 30_000;
 /// Seed of the generator behind `rand.Perm` and `clusterNodes.Random`.
 const RNG_SEED: u64 = 0x676f_2d72_6564_6973;
 
@@ -168,13 +192,51 @@ fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientMode
     let timeout_ms = options
         .timeout_alias(name, "ReadTimeout", read_timeout, Some)?
         .unwrap_or(Some(DEFAULT_READ_TIMEOUT_MS));
+    let pool_size = options.library_value(
+        "PoolSize",
+        10,
+        |v| v.parse().ok().filter(|n| (1..=10_000).contains(n)),
+        "an integer from 1 to 10000",
+    )?;
+    let pool_timeout_ms = options.library_value(
+        "PoolTimeout",
+        None,
+        |v| match v.trim() {
+            "0" => Some(None),
+            v if v.starts_with('-') => None,
+            v => parse_go_duration(v).flatten().map(Some),
+        },
+        "a duration such as 4s or 500ms (0: the default)",
+    )?;
+    let pool_timeout_ms = pool_timeout_ms.unwrap_or(match timeout_ms {
+        Some(ms) => ms + POOL_TIMEOUT_OVER_READ_MS,
+        None => NO_READ_TIMEOUT_POOL_MS,
+    });
     Ok(boxed(Client::new(
         name,
         &options.startup_nodes,
-        max_redirects,
-        max_retries,
-        timeout_ms,
+        Limits {
+            max_redirects,
+            max_retries,
+            timeout_ms,
+            pool_size,
+            pool_timeout_us: pool_timeout_ms.saturating_mul(1000),
+        },
     )))
+}
+
+/// The client's settings the model reads.
+struct Limits {
+    /// `MaxRedirects`: attempts after the first.
+    max_redirects: u32,
+    /// `MaxRetries`: per-node retries.
+    max_retries: u32,
+    /// `ReadTimeout` (`None`: waits not modelled).
+    timeout_ms: Option<u64>,
+    /// `PoolSize`: connections a node's pool holds at most.
+    pool_size: usize,
+    /// `PoolTimeout`, in µs.
+    pool_timeout_us: u64,
 }
 
 /// A Go duration as `ClusterOptions` takes it (`3s`, `500ms`, `1m`, a plain number of seconds as
@@ -213,6 +275,8 @@ struct Node {
     /// That client's pool: each connection with the virtual time (µs) until which a command
     /// holds it (idle once that has passed).
     conns: Vec<u64>,
+    /// Connections removed as broken: until when each still holds its turn (its reply).
+    leaving: Vec<u64>,
     /// `clusterNode.generation`.
     gen: u32,
 }
@@ -225,15 +289,14 @@ fn create(nodes: &mut KnownNodes<Node>, addr: &NodeAddr) -> Option<NodeIdx> {
     if !node.has_node {
         node.has_node = true;
         node.conns.clear();
+        node.leaving.clear();
     }
     Some(i)
 }
 
 struct Client {
     name: String,
-    max_redirects: u32,
-    max_retries: u32,
-    timeout_ms: Option<u64>,
+    limits: Limits,
     rng: SimRng,
     /// The addresses the client knows, numbered, with each one's node client.
     nodes: KnownNodes<Node>,
@@ -256,18 +319,10 @@ struct Client {
 }
 
 impl Client {
-    fn new(
-        name: &str,
-        seeds: &[NodeAddr],
-        max_redirects: u32,
-        max_retries: u32,
-        timeout_ms: Option<u64>,
-    ) -> Client {
+    fn new(name: &str, seeds: &[NodeAddr], limits: Limits) -> Client {
         let mut c = Client {
             name: name.to_owned(),
-            max_redirects,
-            max_retries,
-            timeout_ms,
+            limits,
             rng: SimRng::new(RNG_SEED),
             nodes: KnownNodes::new(Node::default()),
             known: Vec::new(),
@@ -328,17 +383,38 @@ impl Client {
                 } else {
                     node.has_node = false;
                     node.conns.clear();
+                    node.leaving.clear();
                 }
             }
         }
     }
 
     /// `pool.Get` on the node's client: an idle connection, or a new one (dialled) when every
-    /// connection is in use; which one, and whether it is new.
-    fn connect(&mut self, i: NodeIdx, now_us: u64) -> (usize, bool) {
+    /// connection is in use and the pool holds fewer than `PoolSize` turns, else the first turn
+    /// another command gives back if that is within `PoolTimeout` (the command waits for it);
+    /// which connection, and whether it is new.
+    fn connect(
+        &mut self,
+        i: NodeIdx,
+        net: &mut dyn Transport,
+    ) -> Result<(usize, bool), ClientError> {
+        let now_us = net.now_us();
         let node = self.nodes.get_mut(i);
         node.has_node = true;
-        take_idle(&mut node.conns, now_us)
+        node.leaving.retain(|&t| t > now_us);
+        if let Some(turn) = next_turn(&node.conns, &node.leaving, now_us, self.limits.pool_size) {
+            let wait = turn.at_us.saturating_sub(now_us);
+            if wait > self.limits.pool_timeout_us {
+                net.sleep_us(self.limits.pool_timeout_us);
+                return Err(POOL_TIMEOUT);
+            }
+            net.sleep_us(wait);
+            if let Some(k) = turn.leaving {
+                // The turn of a removed connection: this command takes it and dials.
+                node.leaving.swap_remove(k);
+            }
+        }
+        Ok(take_idle(&mut node.conns, net.now_us()))
     }
 
     /// After an exchange with node `i` on connection `c` (`fresh`: dialled for it) that got
@@ -353,12 +429,13 @@ impl Client {
         if !bad && fresh {
             self.stats.new_connections += 1;
         }
-        let conns = &mut self.nodes.get_mut(i).conns;
-        if c < conns.len() {
+        let node = self.nodes.get_mut(i);
+        if c < node.conns.len() {
             if bad {
-                conns.remove(c);
+                node.conns.remove(c);
+                node.leaving.push(now_us);
             } else {
-                conns[c] = now_us;
+                node.conns[c] = now_us;
             }
         }
     }
@@ -374,7 +451,13 @@ impl Client {
                 continue;
             };
             self.get_or_create(&addr);
-            let (c, fresh) = self.connect(i, net.now_us());
+            let (c, fresh) = match self.connect(i, net) {
+                Ok(taken) => taken,
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                    continue;
+                }
+            };
             self.stats.cluster_slots_calls += 1;
             let answer = net.cluster_slots(&addr);
             self.answered(i, c, fresh, answer.as_ref().err(), net.now_us());
@@ -443,30 +526,38 @@ impl Client {
         addr.and_then(|a| self.get_or_create(&a)).ok_or(NO_NODES)
     }
 
-    /// `node.Client.Process`: the per-node `MaxRetries` loop of `baseClient.process`.
+    /// `node.Client.Process`: the per-node `MaxRetries` loop of `baseClient.process`; the
+    /// node's reply, or the pool's timeout when the last try got no connection.
     fn node_send(
         &mut self,
         node: NodeIdx,
         cmd: Routed,
         asking: bool,
         net: &mut dyn Transport,
-    ) -> Reply {
-        let mut reply = Reply::ConnectionError;
-        for _ in 0..=self.max_retries {
-            let (c, fresh) = self.connect(node, net.now_us());
+    ) -> Result<Reply, ClientError> {
+        let mut last = Ok(Reply::ConnectionError);
+        for _ in 0..=self.limits.max_retries {
+            let (c, fresh) = match self.connect(node, net) {
+                Ok(taken) => taken,
+                Err(e) => {
+                    // shouldRetry: ErrPoolTimeout is retried.
+                    last = Err(e);
+                    continue;
+                }
+            };
             // `node` is a number of this table: its address is there.
             let Some(addr) = self.nodes.addr(node) else {
-                return Reply::ConnectionError;
+                return Ok(Reply::ConnectionError);
             };
-            reply = net.send(addr, cmd, asking);
+            let reply = net.send(addr, cmd, asking);
             self.answered(node, c, fresh, Some(&reply), net.now_us());
             match reply {
                 // isBadConn: `answered` removed the connection from the pool.
-                Reply::ConnectionError | Reply::Timeout | Reply::ClusterDown => {}
-                _ => return reply,
+                Reply::ConnectionError | Reply::Timeout | Reply::ClusterDown => last = Ok(reply),
+                _ => return Ok(reply),
             }
         }
-        reply
+        last
     }
 
     fn process(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
@@ -474,7 +565,7 @@ impl Client {
         let mut node: Option<NodeIdx> = None;
         let mut ask = false;
         let mut last = ERRORS.connection;
-        for attempt in 0..=self.max_redirects {
+        for attempt in 0..=self.limits.max_redirects {
             let n = match node {
                 Some(n) => n,
                 None => match self.cmd_node(cmd, net) {
@@ -485,6 +576,16 @@ impl Client {
             node = Some(n);
             let reply = self.node_send(n, cmd, ask, net);
             ask = false;
+            let reply = match reply {
+                Ok(reply) => reply,
+                Err(e) => {
+                    last = e;
+                    if attempt > 0 {
+                        node = None;
+                    }
+                    continue;
+                }
+            };
             match reply {
                 Reply::Ok => return Outcome::Ok,
                 Reply::Redirect(Redirect::Moved { to, .. }) => {
@@ -517,7 +618,7 @@ impl SyncModel for Client {
     }
 
     fn socket_timeout_ms(&self) -> Option<u64> {
-        self.timeout_ms
+        self.limits.timeout_ms
     }
 
     fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
@@ -537,6 +638,7 @@ impl SyncModel for Client {
                 // Failed: no sleep, but the goroutine held the flag while it waited on silent
                 // nodes (ReadTimeout each).
                 Err(_) => self
+                    .limits
                     .timeout_ms
                     .unwrap_or(0)
                     .saturating_mul(self.timeouts - before),
