@@ -95,6 +95,30 @@ fn a_silent_node_costs_read_timeouts_and_the_retry_after_the_stall_succeeds() {
 }
 
 #[test]
+fn a_command_that_times_out_is_counted_when_it_ended_as_well_as_when_it_was_issued() {
+    // A is silent from 10 s to 12 s. With a 400 ms ReadTimeout a command sent to it at 10.0 s
+    // tries four times (1.6 s) and raises in second 11: `errors` counts it in second 10 (issued),
+    // `ended_errors` in second 11, as an application's own outcome counts do.
+    let (cluster, w) = (
+        incident1_with(FaultKind::Timeout),
+        workload_of(20, 100, "zadd"),
+    );
+    let r = run_model(&cluster, &w, &[("ReadTimeout", "400ms")]);
+    let first = |f: fn(&slotscope_core::replay::Second) -> u64| {
+        r.timeline.iter().position(|s| f(s) > 0).unwrap()
+    };
+    assert_eq!(first(|s| s.errors), 10);
+    assert_eq!(first(|s| s.ended_errors), 11);
+    let ended: u64 = r.timeline.iter().map(|s| s.ended_ok + s.ended_errors).sum();
+    let issued: u64 = r.timeline.iter().map(|s| s.ok + s.errors).sum();
+    assert_eq!(ended, issued, "every command ended within the timeline");
+    assert_eq!(
+        r.timeline.iter().map(|s| s.ended_errors).sum::<u64>(),
+        r.failed
+    );
+}
+
+#[test]
 fn refused_connections_reopen_a_connection_and_keep_the_seeds() {
     let (cluster, w) = (
         incident1_with(FaultKind::ConnectionError),

@@ -3,9 +3,10 @@
 //! no command failed and some succeeded, up to the schedule's end).
 //!
 //! The application counts outcomes by when each command ended, in `outcomes.bucket_ms` buckets
-//! (250 ms); the replay's timeline counts them by the second each command was issued. A moment is
-//! a bucket's start, so the two differ by up to a second on their own: the target is within 1 s
-//! or 25 % of the real delay, whichever is larger.
+//! (250 ms); the replay's timeline by the second each command ended too (`ended_ok`,
+//! `ended_errors`; a binary without them: by the second it was issued, `ok`, `errors`). A moment
+//! is a bucket's start, so the two differ by up to a second on their own: the target is within
+//! 1 s or 25 % of the real delay, whichever is larger.
 
 use serde_json::Value;
 
@@ -73,16 +74,23 @@ pub fn app_onset(app: &AppReport, from_ms: u64) -> Option<Onset> {
     Some(onset(&buckets, width, from_ms))
 }
 
-/// The replay's onset after `from_ms`, from its per-second `timeline` (none without one).
+/// The replay's onset after `from_ms`, from its per-second `timeline` (none without one): by
+/// when each command ended, as the application counts, where the replay reports it.
 pub fn model_onset(replay: &Value, from_ms: u64) -> Option<Onset> {
     let seconds = replay["timeline"].as_array()?;
+    let by_end = seconds.iter().all(|s| s["ended_ok"].is_u64());
+    let (ok, errors) = if by_end {
+        ("ended_ok", "ended_errors")
+    } else {
+        ("ok", "errors")
+    };
     let buckets: Buckets = seconds
         .iter()
         .filter_map(|s| {
             Some((
                 s["t"].as_u64()?,
-                s["ok"].as_u64().unwrap_or(0),
-                s["errors"].as_u64().unwrap_or(0),
+                s[ok].as_u64().unwrap_or(0),
+                s[errors].as_u64().unwrap_or(0),
             ))
         })
         .collect();
@@ -153,6 +161,17 @@ mod tests {
         assert_eq!(o.first_failure_ms, Some(11_000));
         assert_eq!(o.recovered_ms, Some(12_000));
         assert!(model_onset(&json!({}), 0).is_none());
+        // With the seconds commands ended in, those are read: the failures issued in 11 s
+        // raised in 12 s.
+        let by_end = json!({"timeline": [
+            {"t": 10_000, "ok": 9, "errors": 0, "ended_ok": 9, "ended_errors": 0},
+            {"t": 11_000, "ok": 2, "errors": 7, "ended_ok": 2, "ended_errors": 0},
+            {"t": 12_000, "ok": 9, "errors": 0, "ended_ok": 9, "ended_errors": 7},
+            {"t": 13_000, "ok": 9, "errors": 0, "ended_ok": 9, "ended_errors": 0}
+        ]});
+        let o = model_onset(&by_end, 10_500).unwrap();
+        assert_eq!(o.first_failure_ms, Some(12_000));
+        assert_eq!(o.recovered_ms, Some(13_000));
     }
 
     #[test]

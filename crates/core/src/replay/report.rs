@@ -58,6 +58,13 @@ pub struct Second {
     pub ok: u64,
     /// Commands that raised.
     pub errors: u64,
+    /// Commands that ended in this second and succeeded, whenever they were issued (an
+    /// application's own outcome counts go by when each command ended; `ok` goes by when it was
+    /// issued). A command that ended after the last second of the timeline is in none.
+    pub ended_ok: u64,
+    /// Commands that ended in this second and raised, whenever they were issued (see
+    /// `ended_ok`).
+    pub ended_errors: u64,
     /// `MOVED` replies.
     pub moved: u64,
     /// `ASK` replies.

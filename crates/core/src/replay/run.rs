@@ -39,6 +39,8 @@ struct Recorder<'w> {
     snapped: usize,
     /// Issued, succeeded per command name.
     issued: Vec<(u64, u64)>,
+    /// Commands that succeeded, raised, per second of their end.
+    ended: Vec<(u64, u64)>,
 }
 
 impl<'w> Recorder<'w> {
@@ -56,6 +58,7 @@ impl<'w> Recorder<'w> {
             prev: client.state(),
             wedged_since: None,
             snapped: 0,
+            ended: Vec::new(),
             issued: vec![(0, 0); names],
         }
     }
@@ -94,13 +97,14 @@ impl<'w> Recorder<'w> {
         }
     }
 
-    /// A command of `name` issued in `second` ended with `outcome` at `t`.
+    /// A command of `name` issued in `second` ended with `outcome` at `ended`; `t` is the
+    /// moment the client's state is read as of (the issue time in lanes, else `ended`).
     fn done(
         &mut self,
         name: usize,
         second: usize,
         outcome: Outcome,
-        t: Timestamp,
+        (t, ended): (Timestamp, Timestamp),
         client: &dyn ClientModel,
     ) {
         let state = client.state();
@@ -115,6 +119,14 @@ impl<'w> Recorder<'w> {
                 *self.errors.entry(class).or_default() += 1;
                 *self.cmd_errors[name].entry(class).or_default() += 1;
             }
+        }
+        let end = usize::try_from(ended.millis_since(self.start) / 1000).unwrap_or(usize::MAX);
+        if end < MAX_SECONDS {
+            if self.ended.len() <= end {
+                self.ended.resize(end + 1, (0, 0));
+            }
+            self.ended[end].0 += u64::from(ok);
+            self.ended[end].1 += u64::from(!ok);
         }
         if let Some(s) = self.report.timeline.get_mut(second) {
             s.ok += u64::from(ok);
@@ -142,6 +154,10 @@ impl<'w> Recorder<'w> {
         let snap = client.snapshot();
         for s in &mut self.report.timeline[self.snapped..] {
             s.set_snapshot(snap);
+        }
+        for (s, &(ok, errors)) in self.report.timeline.iter_mut().zip(&self.ended) {
+            s.ended_ok = ok;
+            s.ended_errors = errors;
         }
         let Counts { tally, seconds } = net.counts.take();
         for (second, counts) in seconds.into_iter().enumerate() {
@@ -271,7 +287,7 @@ fn run_lanes(net: &Net<'_>, workload: &Workload, client: &dyn ClientModel, rec: 
         let outcome = client.execute_instant(routed, net);
         // The command took the time the client waited (timeouts, sleeps): its lane is busy.
         busy_until[lane] = net.now_us();
-        rec.done(name, second, outcome, t, client);
+        rec.done(name, second, outcome, (t, net.now()), client);
     }
 }
 
@@ -338,7 +354,7 @@ fn run_in_flight<'a>(
                     }
                     in_flight -= 1;
                     free.push(id);
-                    rec.done(name, second, outcome, net.now(), client);
+                    rec.done(name, second, outcome, (net.now(), net.now()), client);
                 }
                 Poll::Pending => tasks[id] = Some((task, name, second)),
             }
@@ -363,7 +379,7 @@ fn run_in_flight<'a>(
             }
             in_flight -= 1;
             free.push(id);
-            rec.done(name, second, outcome, net.now(), client);
+            rec.done(name, second, outcome, (net.now(), net.now()), client);
         }
     }
     u32::try_from(peak).unwrap_or(u32::MAX)
