@@ -66,7 +66,8 @@ fn recovers_from_incident1_and_sends_half_to_the_new_node() {
 fn a_silent_node_costs_read_timeouts_and_the_retry_after_the_stall_succeeds() {
     // shouldRetry(timeout) is true: up to MaxRedirects + 1 = 4 attempts on the same master, each
     // after waiting ReadTimeout (default 3 s). The stall lasts 2 s, so the first command's
-    // retry, 3 s later, is answered; the 3 s wait skips everything scheduled meanwhile.
+    // retry, 3 s later and after a backoff of 8-24 ms (RetryBackoff(1, 8ms, 512ms)), is
+    // answered; the wait skips everything scheduled meanwhile.
     let (cluster, w) = (
         incident1_with(FaultKind::Timeout),
         workload_of(20, 100, "zadd"),
@@ -74,19 +75,28 @@ fn a_silent_node_costs_read_timeouts_and_the_retry_after_the_stall_succeeds() {
     let r = run_model(&cluster, &w, &[]);
     assert_eq!(r.failed, 0);
     assert_eq!(r.nodes["10.0.0.1:6379"].failed, 1);
-    assert_eq!(
-        r.skipped_while_waiting,
-        commands_from(&w, at(10)) - commands_from(&w, at(13)) - 1
+    let three_s = commands_from(&w, at(10)) - commands_from(&w, at(13)) - 1;
+    assert!(
+        (three_s..=three_s + 3).contains(&r.skipped_while_waiting),
+        "{} skipped",
+        r.skipped_while_waiting
     );
+    // Without a backoff, exactly the 3 s.
+    let no_backoff = run_model(&cluster, &w, &[("MinRetryBackoff", "-1")]);
+    assert_eq!(no_backoff.skipped_while_waiting, three_s);
     // With a 100 ms ReadTimeout a command waits at most 4 x 100 ms: those that meet the stall
     // early fail after 4 attempts, the last ones are answered once the node is back.
     let w1 = run_model(&cluster, &w, &[("ReadTimeout", "100ms")]);
     assert!(w1.failed >= 1);
     assert!(w1.nodes["10.0.0.1:6379"].failed >= 4 * w1.failed);
     assert!(w1.skipped_while_waiting > 0);
-    // Without a read deadline (-1) every attempt is tried at once: each command of the stall
-    // fails.
-    let open = run_model(&cluster, &w, &[("ReadTimeout", "-1")]);
+    // Without a read deadline (-1) or a backoff every attempt is tried at once: each command of
+    // the stall fails.
+    let open = run_model(
+        &cluster,
+        &w,
+        &[("ReadTimeout", "-1"), ("MinRetryBackoff", "-1")],
+    );
     assert_eq!(
         open.failed,
         commands_from(&w, at(10)) - commands_from(&w, at(12))
@@ -116,6 +126,29 @@ fn a_command_that_times_out_is_counted_when_it_ended_as_well_as_when_it_was_issu
         r.timeline.iter().map(|s| s.ended_errors).sum::<u64>(),
         r.failed
     );
+}
+
+#[test]
+fn a_retry_after_a_refused_connection_sleeps_its_backoff_and_a_redirect_does_not() {
+    // A refuses connections from 10 s to 12 s: each command's four attempts there sleep 8-24,
+    // 8-40 and 8-72 ms between them (RetryBackoff), so a command holds its lane ≥ 24 ms and
+    // commands due meanwhile are skipped; with the backoff off none are. The MOVED of the
+    // migration (20-22 s) are followed at once either way.
+    let (cluster, w) = (
+        incident1_with(FaultKind::ConnectionError),
+        workload_of(30, 1000, "zadd"),
+    );
+    let slept = run_model(&cluster, &w, &[]);
+    let at_once = run_model(&cluster, &w, &[("MinRetryBackoff", "-1")]);
+    assert_eq!(at_once.skipped_while_waiting, 0);
+    let stall = commands_within(&w, at(10), at(12));
+    assert!(
+        slept.skipped_while_waiting > stall / 2,
+        "{} skipped of {stall}",
+        slept.skipped_while_waiting
+    );
+    assert!(slept.failed < at_once.failed / 10);
+    assert_eq!(slept.moved, at_once.moved);
 }
 
 #[test]
@@ -225,6 +258,8 @@ fn options_are_checked_by_their_go_redis_names() {
     o.set("ReadTimeout", "500ms").unwrap();
     o.set("PoolSize", "40").unwrap();
     o.set("PoolTimeout", "2s").unwrap();
+    o.set("MinRetryBackoff", "-1").unwrap();
+    o.set("MaxRetryBackoff", "1s").unwrap();
     assert!(model(MODEL, o.clone()).is_ok());
     o.set("socket_timeout", "0.5").unwrap();
     assert!(model(MODEL, o).is_err(), "the same setting twice");

@@ -14,8 +14,10 @@
 //!   for `ASK`); the slot table is *not* patched. A retryable error (network error, timeout,
 //!   `CLUSTERDOWN`, per `shouldRetry`): the first retry goes to the same node, later ones re-pick
 //!   the slot's master (`MarkAsFailing` only matters for replica reads, so for a master it is
-//!   the same node again). The retry backoff (`MinRetryBackoff` 8 ms … `MaxRetryBackoff` 512 ms)
-//!   is not waited out in the replay.
+//!   the same node again). Before a retry that does not follow a redirect the command sleeps
+//!   `RetryBackoff(attempt, MinRetryBackoff, MaxRetryBackoff)` (l. 992-996; `internal.go`
+//!   l. 9-29: `min + rand(min << attempt)`, at most `max`; defaults 8 ms and 512 ms,
+//!   `osscluster.go` l. 145-156), drawn here from a seeded [`SimRng`].
 //! - `clusterStateHolder.Get`: no state → a synchronous `Reload`; a state older than 10 s →
 //!   `LazyReload`. `LazyReload`: if no reload is running, a goroutine runs `Reload` and then sleeps
 //!   200 ms before clearing the flag, so at most one reload per ~200 ms whatever the number of
@@ -111,6 +113,18 @@ const OPTIONS: &[ModelOption] = &[
         ..ModelOption::PLAIN
     },
     ModelOption {
+        name: "MinRetryBackoff",
+        doc: "least sleep before a retry that follows no redirect, e.g. 8ms (default 8ms; -1 none)",
+        default: "8ms",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "MaxRetryBackoff",
+        doc: "most sleep before such a retry, e.g. 512ms (default 512ms; -1 none)",
+        default: "512ms",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
         name: "PoolSize",
         doc: "connections a node's pool holds at most (default 5 per CPU: 10, two CPUs)",
         default: "10",
@@ -153,6 +167,10 @@ const STATE_MAX_AGE_MS: u64 = 10_000;
 const GC_DELAY_MS: u64 = 60_000;
 /// `ClusterOptions.init`: default `ReadTimeout`.
 const DEFAULT_READ_TIMEOUT_MS: u64 = 3_000;
+/// `ClusterOptions.init`: default `MinRetryBackoff`, ms.
+const DEFAULT_MIN_BACKOFF_MS: u64 = 8;
+/// `ClusterOptions.init`: default `MaxRetryBackoff`, ms.
+const DEFAULT_MAX_BACKOFF_MS: u64 = 512;
 /// `Options.init`: `PoolTimeout` is `ReadTimeout` plus this, or [`NO_READ_TIMEOUT_POOL_MS`].
 const POOL_TIMEOUT_OVER_READ_MS: u64 = 1_000;
 /// `Options.init`: `PoolTimeout` without a `ReadTimeout`.
@@ -192,6 +210,20 @@ fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientMode
     let timeout_ms = options
         .timeout_alias(name, "ReadTimeout", read_timeout, Some)?
         .unwrap_or(Some(DEFAULT_READ_TIMEOUT_MS));
+    let backoff = |key, default_ms: u64| {
+        options.library_value(
+            key,
+            default_ms,
+            |v| match v.trim() {
+                "0" => Some(default_ms),
+                v if v.starts_with('-') => Some(0),
+                v => parse_go_duration(v).flatten(),
+            },
+            "a duration such as 8ms, or -1 for none",
+        )
+    };
+    let min_backoff_ms = backoff("MinRetryBackoff", DEFAULT_MIN_BACKOFF_MS)?;
+    let max_backoff_ms = backoff("MaxRetryBackoff", DEFAULT_MAX_BACKOFF_MS)?;
     let pool_size = options.library_value(
         "PoolSize",
         10,
@@ -221,6 +253,8 @@ fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientMode
             timeout_ms,
             pool_size,
             pool_timeout_us: pool_timeout_ms.saturating_mul(1000),
+            min_backoff_us: min_backoff_ms.saturating_mul(1000),
+            max_backoff_us: max_backoff_ms.saturating_mul(1000),
         },
     )))
 }
@@ -237,6 +271,30 @@ struct Limits {
     pool_size: usize,
     /// `PoolTimeout`, in µs.
     pool_timeout_us: u64,
+    /// `MinRetryBackoff`, in µs (0: no sleep).
+    min_backoff_us: u64,
+    /// `MaxRetryBackoff`, in µs.
+    max_backoff_us: u64,
+}
+
+impl Limits {
+    /// `internal.RetryBackoff(attempt, MinRetryBackoff, MaxRetryBackoff)`, in µs, with `rng`
+    /// for Go's `rand.Int63n`.
+    fn retry_backoff_us(&self, attempt: u32, rng: &mut SimRng) -> u64 {
+        let (min, max) = (self.min_backoff_us, self.max_backoff_us);
+        if min == 0 {
+            return 0;
+        }
+        let Some(d) = min.checked_shl(attempt).filter(|&d| d >= min) else {
+            return max;
+        };
+        let d = min.saturating_add(rng.below(d));
+        if d > max || d < min {
+            max
+        } else {
+            d
+        }
+    }
 }
 
 /// A Go duration as `ClusterOptions` takes it (`3s`, `500ms`, `1m`, a plain number of seconds as
@@ -565,7 +623,14 @@ impl Client {
         let mut node: Option<NodeIdx> = None;
         let mut ask = false;
         let mut last = ERRORS.connection;
+        // Whether the last attempt met MOVED or ASK: the next is sent at once.
+        let mut redirected = false;
         for attempt in 0..=self.limits.max_redirects {
+            if attempt > 0 && !redirected {
+                let sleep = self.limits.retry_backoff_us(attempt, &mut self.rng);
+                net.sleep_us(sleep);
+            }
+            redirected = false;
             let n = match node {
                 Some(n) => n,
                 None => match self.cmd_node(cmd, net) {
@@ -589,11 +654,13 @@ impl Client {
             match reply {
                 Reply::Ok => return Outcome::Ok,
                 Reply::Redirect(Redirect::Moved { to, .. }) => {
+                    redirected = true;
                     self.lazy_reload(now);
                     node = self.get_or_create(&to);
                     last = ERRORS.too_many_redirects;
                 }
                 Reply::Redirect(Redirect::Ask { to, .. }) => {
+                    redirected = true;
                     self.lazy_reload(now);
                     node = self.get_or_create(&to);
                     ask = true;
