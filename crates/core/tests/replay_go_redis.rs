@@ -149,6 +149,16 @@ fn a_retry_after_a_refused_connection_sleeps_its_backoff_and_a_redirect_does_not
     );
     assert!(slept.failed < at_once.failed / 10);
     assert_eq!(slept.moved, at_once.moved);
+    // The node client's own retries (MaxRetries) sleep the same backoff.
+    let per_node = [("MaxRedirects", "-1"), ("MaxRetries", "2")];
+    let node_slept = run_model(&cluster, &w, &per_node);
+    let node_at_once = run_model(
+        &cluster,
+        &w,
+        &[per_node[0], per_node[1], ("MinRetryBackoff", "-1")],
+    );
+    assert_eq!(node_at_once.skipped_while_waiting, 0);
+    assert!(node_slept.skipped_while_waiting > stall / 2);
 }
 
 #[test]

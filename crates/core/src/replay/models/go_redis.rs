@@ -594,7 +594,13 @@ impl Client {
         net: &mut dyn Transport,
     ) -> Result<Reply, ClientError> {
         let mut last = Ok(Reply::ConnectionError);
-        for _ in 0..=self.limits.max_retries {
+        for attempt in 0..=self.limits.max_retries {
+            if attempt > 0 {
+                // `baseClient._process` sleeps the node client's backoff (the cluster's
+                // MinRetryBackoff and MaxRetryBackoff, `redis.go` l. 437-442).
+                let sleep = self.limits.retry_backoff_us(attempt, &mut self.rng);
+                net.sleep_us(sleep);
+            }
             let (c, fresh) = match self.connect(node, net) {
                 Ok(taken) => taken,
                 Err(e) => {
