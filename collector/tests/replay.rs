@@ -39,6 +39,58 @@ fn redis_py_8_replay_of_incident1_recovers_and_uses_the_new_node() {
 }
 
 #[test]
+fn poisson_arrivals_are_chosen_named_and_keep_the_commands() {
+    // The same commands, issued or skipped, at other times (their bunching is checked in the
+    // core's workload tests); the report names the arrivals; an unknown kind is refused.
+    let run = |arrivals: &str| {
+        let o = slotscope(&[
+            "replay",
+            FIXTURE,
+            "--model",
+            "ideal",
+            "--rate",
+            "200",
+            "--in-flight",
+            "40",
+            "--arrivals",
+            arrivals,
+            "--format",
+            "json",
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
+    };
+    let (even, poisson) = (run("even"), run("poisson"));
+    assert_eq!(even["workload"]["arrivals"], "even");
+    assert_eq!(poisson["workload"]["arrivals"], "poisson");
+    let scheduled = |r: &serde_json::Value| {
+        r["commands"].as_u64().unwrap() + r["skipped_while_waiting"].as_u64().unwrap()
+    };
+    assert_eq!(scheduled(&even), scheduled(&poisson));
+    assert_ne!(even["timeline"], poisson["timeline"]);
+    let o = slotscope(&[
+        "replay",
+        FIXTURE,
+        "--model",
+        "ideal",
+        "--in-flight",
+        "4",
+        "--arrivals",
+        "poisson",
+    ]);
+    assert!(text(&o).contains("Poisson arrivals"), "{}", text(&o));
+    let o = slotscope(&[
+        "replay",
+        FIXTURE,
+        "--model",
+        "ideal",
+        "--arrivals",
+        "bursty",
+    ]);
+    assert!(!o.status.success());
+}
+
+#[test]
 fn replay_text_names_the_model_and_refuses_unknown_models_and_options() {
     let o = slotscope(&["replay", FIXTURE, "--model", "ideal"]);
     assert!(o.status.success(), "{}", text(&o));

@@ -24,7 +24,8 @@ a release resolves to the model that covers it, and the report names the model w
 (\"redis-py@8.0.0 (covers 7.2.0–8.x)\"); a release no model covers is an error. The ranges are
 listed below.
 
-The workload is --rate evenly spaced commands per second (default: the business command rate the
+The workload is --rate evenly spaced commands per second (--arrivals poisson: at the times of a
+Poisson process of that rate) (default: the business command rate the
 recording's INFO samples show, per node the median over the intervals with any, summed; 100 if
 none), each on one of --keys keys (key:{0}, key:{1}, …) drawn with --seed. It runs over a window
 of the recording: from the first moment every one of the 16384 slots has an owner (a client
@@ -53,6 +54,15 @@ fn after_help() -> String {
         }
     }
     s
+}
+
+/// When the replayed application's commands come.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Arrivals {
+    /// Evenly spaced at the rate.
+    Even,
+    /// At the times of a Poisson process of the rate.
+    Poisson,
 }
 
 /// Replay a workload against the recorded cluster through a client library model.
@@ -85,6 +95,10 @@ pub struct Args {
     /// Seed of the workload's key choice and of the migration coin.
     #[arg(long, value_name = "N", default_value_t = 1)]
     seed: u64,
+    /// When the commands come: evenly spaced at --rate, or at the times of a Poisson process of
+    /// that rate (independent requests; several may come at once), drawn with --seed.
+    #[arg(long, value_enum, default_value = "even")]
+    arrivals: Arrivals,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: ReportFormat,
@@ -101,6 +115,7 @@ pub fn run(args: Args) -> ExitCode {
         command: args.command.as_deref(),
         shaping: args.shaping.shaping(),
         seed: args.seed,
+        poisson: args.arrivals == Arrivals::Poisson,
     };
     match replay::run(&req) {
         Ok(report) => {

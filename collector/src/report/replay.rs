@@ -42,6 +42,8 @@ pub struct Request<'a> {
     pub shaping: Shaping,
     /// Seed of the workload and of the migration coin.
     pub seed: u64,
+    /// Commands at the times of a Poisson process of the rate instead of evenly spaced.
+    pub poisson: bool,
 }
 
 /// How the replayed application issues its commands and over which window (what `replay` and
@@ -203,6 +205,11 @@ pub fn run(req: &Request<'_>) -> Result<Replayed, RunError> {
     })?
     .with_mix(&mix, req.seed)
     .with_concurrency(shaping.concurrency);
+    let workload = if req.poisson {
+        workload.with_poisson_arrivals(req.seed)
+    } else {
+        workload
+    };
     let workload = match shaping.in_flight {
         Some(n) => workload.with_in_flight(n),
         None => workload,
@@ -218,6 +225,7 @@ pub fn run(req: &Request<'_>) -> Result<Replayed, RunError> {
     let mut report = replay(&cluster, &workload, client.as_mut());
     report.model = resolved.label();
     Ok(Replayed {
+        poisson: req.poisson,
         report,
         window,
         shape: workload.shape,
@@ -241,7 +249,7 @@ pub(crate) fn shape_json(shape: Shape, lanes: u32) -> serde_json::Value {
 }
 
 /// The report as pretty JSON, with a `workload` object (`rate_per_sec`, `rate_source`, `mix`,
-/// `shape`, `timing`) and a `window` object (`from`, `to` as RFC 3339 and `from_ms`, `to_ms`,
+/// `shape`, `arrivals` (`even` or `poisson`), `timing`) and a `window` object (`from`, `to` as RFC 3339 and `from_ms`, `to_ms`,
 /// `start_reason`, `end_reason`).
 pub fn render_json(r: &Replayed) -> String {
     let mut v = serde_json::to_value(&r.report).unwrap_or_default();
@@ -253,6 +261,7 @@ pub fn render_json(r: &Replayed) -> String {
                 "rate_source": r.rate_source.name(),
                 "mix": r.mix.iter().map(|(c, s)| serde_json::json!({"command": c, "share": s})).collect::<Vec<_>>(),
                 "shape": shape_json(r.shape, r.report.concurrency),
+                "arrivals": if r.poisson { "poisson" } else { "even" },
                 "timing": r.timing.json(),
             }),
         );

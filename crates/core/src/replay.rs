@@ -337,6 +337,31 @@ impl Workload {
         self
     }
 
+    /// The same commands at the times of a Poisson process of the same rate (independent
+    /// arrivals, exponential gaps drawn with a [`SimRng`] seeded by `seed`), from the same start:
+    /// an application whose commands come from many independent requests rather than a timer.
+    /// Several commands may then fall in the same millisecond and go out together.
+    #[must_use]
+    pub fn with_poisson_arrivals(mut self, seed: u64) -> Workload {
+        let (Some(first), Some(last)) = (self.commands.first(), self.commands.last()) else {
+            return self;
+        };
+        let start = first.t.0;
+        let n = self.commands.len();
+        // The even schedule's mean gap, in µs: its span over its gaps.
+        let span_us = (last.t.0 - start).saturating_mul(1000) as f64;
+        let mean_gap_us = if n > 1 { span_us / (n - 1) as f64 } else { 0.0 };
+        let mut rng = SimRng::new(seed ^ 0x6172_7269_7661_6C73);
+        let mut at_us = 0.0_f64;
+        for c in &mut self.commands {
+            c.t = Timestamp(start.saturating_add((at_us / 1000.0) as u64));
+            // 1 - u is in (0, 1]: its logarithm is finite.
+            let u = (rng.next_u64() >> 11) as f64 / (1_u64 << 53) as f64;
+            at_us += -(1.0 - u).ln() * mean_gap_us;
+        }
+        self
+    }
+
     /// The same workload with exchanges taking `timing`.
     #[must_use]
     pub fn with_timing(mut self, timing: Timing) -> Workload {

@@ -177,6 +177,30 @@ fn unknown_model_and_option_are_refused() {
 }
 
 #[test]
+fn poisson_arrivals_keep_the_commands_start_and_rate_and_bunch_some() {
+    // 100 s at 500/s: the same 50,000 commands (keys, order) from the same start, their gaps
+    // exponential with the even schedule's mean (2 ms): many a command falls in the same
+    // millisecond as the one before, where the even schedule has none.
+    let even = workload_of(100, 500, "zadd");
+    let p = even.clone().with_poisson_arrivals(7);
+    assert_eq!(p.commands.len(), even.commands.len());
+    assert_eq!(p.commands[0].t, even.commands[0].t);
+    assert!(p
+        .commands
+        .iter()
+        .zip(&even.commands)
+        .all(|(a, b)| a.key == b.key));
+    assert!(p.commands.windows(2).all(|w| w[0].t <= w[1].t));
+    let span = p.commands.last().unwrap().t.millis_since(at(0));
+    assert!((95_000..=105_000).contains(&span), "span {span} ms");
+    let same_ms = |w: &Workload| w.commands.windows(2).filter(|c| c[0].t == c[1].t).count();
+    assert_eq!(same_ms(&even), 0);
+    assert!(same_ms(&p) > 5_000, "{}", same_ms(&p));
+    assert_eq!(p, even.clone().with_poisson_arrivals(7), "seeded");
+    assert_ne!(p.commands, even.with_poisson_arrivals(8).commands);
+}
+
+#[test]
 fn workload_is_seeded_and_evenly_spaced() {
     let w = workload_of(10, 100, "zadd");
     assert_eq!(w.commands.len(), 1000);

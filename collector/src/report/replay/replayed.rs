@@ -36,6 +36,8 @@ pub struct Replayed {
     pub window: Window,
     /// How the application issued its commands.
     pub shape: Shape,
+    /// Whether the commands came at the times of a Poisson process (else evenly spaced).
+    pub poisson: bool,
     /// How long exchanges take.
     pub timing: TimingChoice,
     /// Commands per second of the workload.

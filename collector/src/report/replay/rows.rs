@@ -334,7 +334,11 @@ impl Rows {
                         .iter()
                         .map(|(c, share)| (c.as_str(), share * 100.0)))
                 },
-                shape: shape(replayed.shape, r.concurrency),
+                shape: if replayed.poisson {
+                    format!("{}, Poisson arrivals", shape(replayed.shape, r.concurrency))
+                } else {
+                    shape(replayed.shape, r.concurrency)
+                },
                 window: replayed.window.text(),
                 timing: matches!(replayed.shape, Shape::InFlight(_))
                     .then(|| replayed.timing.text()),
