@@ -22,9 +22,10 @@
 //!   5.0.0 as a `ConnectionError`, which pops its node from `startup_nodes` and closes again
 //!   (l. 762–772), so a reset under load drains the startup nodes; in 7.2+ as the
 //!   `AttributeError` of redis-py #4028 (the closing task set the connection's reader and writer
-//!   to `None` under it), raised to the application, not retried. The fidelity matrix's live
-//!   runs of 8.1.0 agree: `AttributeError` under resets, `ConnectionError` next to none
-//!   (docs/FIDELITY.md).
+//!   to `None` under it), raised to the application, not retried. Live, 8.1.0 raises it far less
+//!   often: a lost reply is mostly a `ConnectionError` that 7.2+ retries, and only some
+//!   handshakes of new connections meet the `None` writer (measured: docs/FIDELITY.md, "redis-py
+//!   8.1.0 `AttributeError` under `address_remap`"); the model overstates it under resets.
 //! - **Routing while a reset is pending** (7.2+ and 5.0.0 alike): `aclose()` keeps the slot cache,
 //!   so the command that triggered it and every command already past its `initialize()` check go
 //!   on to the stale owners and meet MOVED again until an initialisation lands (8.1.0 l. 1359–1377;
