@@ -24,10 +24,10 @@ a release resolves to the model that covers it, and the report names the model w
 (\"redis-py@8.0.0 (covers 7.2.0–8.x)\"); a release no model covers is an error. The ranges are
 listed below.
 
-The workload is --rate evenly spaced commands per second (--arrivals poisson: at the times of a
-Poisson process of that rate) (default: the business command rate the
-recording's INFO samples show, per node the median over the intervals with any, summed; 100 if
-none), each on one of --keys keys (key:{0}, key:{1}, …) drawn with --seed. It runs over a window
+The workload is --rate commands per second (default: the business command rate the recording's
+INFO samples show, per node the median over the intervals with any, summed; 100 if none), evenly
+spaced (--arrivals poisson: at the times of a Poisson process of that rate), each on one of
+--keys keys (key:{0}, key:{1}, …) drawn with --seed. It runs over a window
 of the recording: from the first moment every one of the 16384 slots has an owner (a client
 started on a cluster whose slots are not yet assigned fails until they are; the replay starts
 where a working client could) to the recording's end; --from and --to choose the window (a

@@ -249,8 +249,8 @@ pub(crate) fn shape_json(shape: Shape, lanes: u32) -> serde_json::Value {
 }
 
 /// The report as pretty JSON, with a `workload` object (`rate_per_sec`, `rate_source`, `mix`,
-/// `shape`, `arrivals` (`even` or `poisson`), `timing`) and a `window` object (`from`, `to` as RFC 3339 and `from_ms`, `to_ms`,
-/// `start_reason`, `end_reason`).
+/// `shape`, `arrivals` (`even` or `poisson`), `timing`) and a `window` object (`from`, `to` as
+/// RFC 3339 and `from_ms`, `to_ms`, `start_reason`, `end_reason`).
 pub fn render_json(r: &Replayed) -> String {
     let mut v = serde_json::to_value(&r.report).unwrap_or_default();
     if let Some(obj) = v.as_object_mut() {

@@ -349,14 +349,15 @@ impl Workload {
         let start = first.t.0;
         let n = self.commands.len();
         // The even schedule's mean gap, in µs: its span over its gaps.
-        let span_us = (last.t.0 - start).saturating_mul(1000) as f64;
-        let mean_gap_us = if n > 1 { span_us / (n - 1) as f64 } else { 0.0 };
+        let span_us = crate::float::from_u64((last.t.0 - start).saturating_mul(1000));
+        let gaps = crate::float::from_u64(u64::try_from(n - 1).unwrap_or(u64::MAX));
+        let mean_gap_us = if n > 1 { span_us / gaps } else { 0.0 };
         let mut rng = SimRng::new(seed ^ 0x6172_7269_7661_6C73);
         let mut at_us = 0.0_f64;
         for c in &mut self.commands {
             c.t = Timestamp(start.saturating_add((at_us / 1000.0) as u64));
             // 1 - u is in (0, 1]: its logarithm is finite.
-            let u = (rng.next_u64() >> 11) as f64 / (1_u64 << 53) as f64;
+            let u = crate::float::from_u64(rng.next_u64() >> 11) / crate::float::from_u64(1 << 53);
             at_us += -(1.0 - u).ln() * mean_gap_us;
         }
         self
