@@ -53,7 +53,11 @@ The instrumentation wraps redis-py (5.0.0 and 8.x alike):
   and per bucket when the earliest-issued of the commands that failed in it was issued),
   and each successful command's time from its start to its reply
   (`latency_p50_ms`, `latency_p90_ms`; redirections and re-initialisations included), and the
-  median exchange with one node that got a reply (`exchange_p50_ms`).
+  median exchange with one node that got a reply (`exchange_p50_ms`), and before the client
+  starts, the round trip to the startup node on a quiet socket (`rtt_ms`: the median of 20
+  `PING`s on a plain socket, no library, no load): the replay's network round trip, where
+  `exchange_p50_ms` also holds the time each reply waited for the busy event loop, which
+  redis-py's model charges itself.
 
 At the end it prints ONE JSON line to stdout (the contract's shape; logs go to stderr):
 
@@ -66,7 +70,7 @@ At the end it prints ONE JSON line to stdout (the contract's shape; logs go to s
      "first_error_ms": epoch ms or null, "first_error_issued_ms": epoch ms or null,
      "outcomes": {"bucket_ms": 250, "ok": [n, ...], "failed": [n, ...],
                   "failed_issued": [epoch ms or null, ...]},
-     "latency_p50_ms": 0.8, "latency_p90_ms": 2.1, "exchange_p50_ms": 0.6,
+     "latency_p50_ms": 0.8, "latency_p90_ms": 2.1, "exchange_p50_ms": 0.6, "rtt_ms": 0.1,
      "started_ms": epoch ms, "ended_ms": epoch ms}
 
 Only standard-library modules and redis-py; it connects to the given addresses only.
@@ -78,6 +82,7 @@ import json
 import math
 import random
 import signal
+import socket
 import sys
 import time
 
@@ -326,6 +331,27 @@ def make_call(client, command, key, i):
     return client.incr(key)
 
 
+def quiet_rtt_ms(host, port, n=20):
+    """The median round trip of `n` PINGs to host:port on a plain blocking socket, milliseconds
+    (None when the node cannot be reached): the network and the server, no client library."""
+    try:
+        with socket.create_connection((host, port), timeout=1.0) as sock:
+            times = []
+            for _ in range(n):
+                t0 = time.monotonic()
+                sock.sendall(b"PING\r\n")
+                reply = b""
+                while not reply.endswith(b"\r\n"):
+                    chunk = sock.recv(64)
+                    if not chunk:
+                        return None
+                    reply += chunk
+                times.append(time.monotonic() - t0)
+            return quantile_ms(times, 0.5)
+    except OSError:
+        return None
+
+
 async def main():
     s = settings_from(sys.argv)
     counts = Counts().install()
@@ -341,6 +367,7 @@ async def main():
     if s["address_remap"]:
         to = parse_addr(s["address_remap"])
         kwargs["address_remap"] = lambda _addr: to
+    rtt_ms = quiet_rtt_ms(host, port)
     client = RedisCluster(**kwargs)
 
     stop = asyncio.Event()
@@ -456,6 +483,7 @@ async def main():
         "latency_p50_ms": out.latency_ms(0.5),
         "latency_p90_ms": out.latency_ms(0.9),
         "exchange_p50_ms": quantile_ms(counts.exchanges, 0.5),
+        "rtt_ms": rtt_ms,
         "started_ms": started_ms,
         "issuing_ended_ms": issuing_ended_ms,
         "ended_ms": now_ms(),

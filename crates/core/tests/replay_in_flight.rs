@@ -1,6 +1,7 @@
 //! The event-driven engine: commands in flight, replies landing in time order, resets under
 //! commands in flight, topology answers that do not cover the slots.
 
+use slotscope_core::float;
 use slotscope_core::replay::{
     model, replay, FaultKind, ModelOptions, ReplayReport, SimCluster, SimClusterBuilder, Timing,
     Workload,
@@ -18,14 +19,16 @@ fn in_flight(w: Workload, n: u32, rtt_us: u32, service_us: u32) -> Workload {
     })
 }
 
-/// Replays `w` through `name` with the options `set`. The redis-py models' own CPU time per
-/// initialisation is 0 unless `set` gives it: the tests below are about other things
+/// Replays `w` through `name` with the options `set`. The redis-py models' own CPU time (per
+/// initialisation, connection and reply) is 0 unless `set` gives it: the tests below are about other things
 /// (`the_clients_own_initialisation_work_…` is about that one).
 fn run_with(cluster: &SimCluster, w: &Workload, name: &str, set: &[(&str, &str)]) -> ReplayReport {
     let mut opts = ModelOptions::new(addr(A));
     if name.starts_with("redis-py") || name == "ideal" {
         opts.set("initialize_cpu_ms", "0").unwrap();
         opts.set("command_cpu_ms", "0").unwrap();
+        opts.set("connect_cpu_ms", "0").unwrap();
+        opts.set("reply_cpu_ms", "0").unwrap();
     }
     for (k, v) in set {
         opts.set(k, v).unwrap();
@@ -129,18 +132,40 @@ fn redis_py_5_with_address_remap_wedges_within_two_seconds_under_load() {
 }
 
 #[test]
-fn redis_py_8_loses_replies_to_its_own_resets_as_attribute_errors() {
+fn redis_py_8_retries_replies_its_resets_lose_and_raises_attribute_error_from_a_waiting_handshake()
+{
+    // Remapped to A: a reset every fifth MOVED under 64 commands in flight.
     let cluster = incident2();
     let w = in_flight(workload_of(30, 500, "zrevrange"), 64, 2000, 50);
-    let r = run_with(&cluster, &w, "redis-py@8.0.0", &[("address_remap", A)]);
-    assert!(!r.wedged);
-    assert!(
-        r.errors.get("AttributeError").copied().unwrap_or(0) > 0,
-        "{:?}",
-        r.errors
-    );
+    let remapped = |set: &[(&str, &str)]| {
+        let mut opts = vec![("address_remap", A)];
+        opts.extend_from_slice(set);
+        run_with(&cluster, &w, "redis-py@8.0.0", &opts)
+    };
+    let attribute = |r: &ReplayReport| r.errors.get("AttributeError").copied().unwrap_or(0);
+    // With the client's own work free, no reply waits for the loop: every lost reply is a
+    // ConnectionError, retried after an initialisation, and no AttributeError is raised.
+    let free = remapped(&[]);
+    assert!(!free.wedged);
+    assert_eq!(attribute(&free), 0, "{:?}", free.errors);
     // Commands that were past their initialize() check go on to the stale owners.
-    assert!(r.moved_share["zrevrange"] > 0.3);
+    assert!(free.moved_share["zrevrange"] > 0.3);
+    // With the release's own costs the loop is held: a new connection's handshake reply waits
+    // for it, and a reset in that wait leaves the writer None (redis-py #4028).
+    let busy = remapped(&[
+        ("initialize_cpu_ms", "3"),
+        ("command_cpu_ms", "27"),
+        ("connect_cpu_ms", "1.3"),
+        ("reply_cpu_ms", "0.15"),
+    ]);
+    assert!(attribute(&busy) > 0, "{:?}", busy.errors);
+    // The lost replies themselves are retried: what the application sees of them without the
+    // loop's wait is only the ConnectionError of a command that lost all eleven attempts.
+    assert!(
+        free.errors.keys().all(|k| k == "ConnectionError"),
+        "{:?}",
+        free.errors
+    );
 }
 
 /// A cluster whose slots are assigned at 5 s (none before), then stay.
@@ -229,6 +254,38 @@ fn the_clients_own_initialisation_work_holds_every_command_in_flight() {
         )
     };
     assert_eq!(lanes("0"), lanes("20"));
+}
+
+#[test]
+fn the_clients_own_work_per_reply_and_per_connection_holds_its_loop() {
+    // No topology change, 2000 commands/s with 8 in flight. At 1 ms of the client's own work per
+    // reply its loop serves at most 1000/s: the application falls behind and skips about half;
+    // with none it skips nothing.
+    let cluster = incident2();
+    let w = in_flight(workload_of(10, 2000, "zadd"), 8, 500, 10);
+    let free = run_with(&cluster, &w, "redis-py@8.1.0", &[]);
+    let busy = run_with(&cluster, &w, "redis-py@8.1.0", &[("reply_cpu_ms", "1")]);
+    assert_eq!(free.skipped_while_waiting, 0);
+    let half = float::from_u64(busy.skipped_while_waiting) / 20_000.0;
+    assert!((0.35..0.65).contains(&half), "skipped share {half}");
+    // Remapped, every fifth MOVED closes every connection; each reopened one runs its handshake
+    // on the loop.
+    let w = in_flight(workload_of(20, 500, "zrevrange"), 4, 500, 10);
+    let remapped = |cpu: &str| {
+        run_with(
+            &cluster,
+            &w,
+            "redis-py@8.1.0",
+            &[("address_remap", A), ("connect_cpu_ms", cpu)],
+        )
+    };
+    let (free, held) = (remapped("0"), remapped("5"));
+    assert!(
+        held.skipped_while_waiting > free.skipped_while_waiting + 100,
+        "skipped: {} with 5 ms a connection, {} with none",
+        held.skipped_while_waiting,
+        free.skipped_while_waiting
+    );
 }
 
 #[test]

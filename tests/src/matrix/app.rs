@@ -206,6 +206,17 @@ impl AppReport {
         self.raw["calls"][command].as_u64().unwrap_or(0)
     }
 
+    /// The round trip the replay is given (`--rtt-ms`): the quiet one the application measured
+    /// before it started (`rtt_ms`, reported by an app whose model charges its client's own
+    /// loop, redis-py's), else its median exchange with a node (the loop's waits included), else
+    /// its median command latency, as a user gives what they observe.
+    pub fn round_trip_ms(&self) -> Option<f64> {
+        self.raw["rtt_ms"]
+            .as_f64()
+            .or(self.exchange_p50_ms)
+            .or(self.latency_p50_ms)
+    }
+
     /// MOVED replies to `command`.
     pub fn moved(&self, command: &str) -> u64 {
         self.raw["moved"][command].as_u64().unwrap_or(0)
@@ -282,5 +293,41 @@ impl AppReport {
         let per_s = (self.issued + self.skipped) as f64 * 1000.0 / ms as f64;
         // A rate is at least 1 and far below u32::MAX.
         (per_s.round().max(1.0)) as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn report(extra: &[(&str, Value)]) -> AppReport {
+        let mut v = json!({
+            "client": "redis-py", "version": "8.1.0", "issued": 10, "succeeded": 10,
+            "failed": 0, "skipped": 0, "initializations": 1, "cluster_slots_calls": 1,
+            "new_connections": 3, "wedged": false, "started_ms": 1, "issuing_ended_ms": 2,
+            "ended_ms": 3
+        });
+        for (k, x) in extra {
+            v[*k] = x.clone();
+        }
+        AppReport::from_json(v).expect("a report in the contract's shape")
+    }
+
+    #[test]
+    fn the_replay_gets_the_quiet_round_trip_when_the_app_measured_one() {
+        let loaded = [
+            ("exchange_p50_ms", json!(5.4)),
+            ("latency_p50_ms", json!(47.0)),
+        ];
+        assert_eq!(report(&loaded).round_trip_ms(), Some(5.4));
+        let mut quiet = loaded.to_vec();
+        quiet.push(("rtt_ms", json!(0.06)));
+        assert_eq!(report(&quiet).round_trip_ms(), Some(0.06));
+        assert_eq!(
+            report(&[("latency_p50_ms", json!(0.9))]).round_trip_ms(),
+            Some(0.9)
+        );
+        assert_eq!(report(&[]).round_trip_ms(), None);
     }
 }

@@ -141,9 +141,7 @@ fn args_for(
     if caps.in_flight {
         a.push("--in-flight".into());
         a.push(case.in_flight.to_string());
-        // The round trip the application saw: its median exchange with a node (client overhead
-        // included), else its median command latency, as a user would give what they observe.
-        let rtt = live.app.exchange_p50_ms.or(live.app.latency_p50_ms);
+        let rtt = live.app.round_trip_ms();
         if let (true, Some(ms)) = (caps.rtt, rtt) {
             a.push("--rtt-ms".into());
             a.push(format!("{:.3}", ms.clamp(0.0, 60_000.0)));

@@ -612,6 +612,11 @@ pub struct Delivery<'n, 'a, T> {
 }
 
 impl<T> Delivery<'_, '_, T> {
+    /// When the reply arrives (virtual µs).
+    pub(super) fn arrives_us(&self) -> u64 {
+        self.until.at_us
+    }
+
     /// When the reply arrives and the reply, without waiting for it.
     pub(super) fn into_parts(self) -> (u64, T) {
         let value = self

@@ -71,8 +71,9 @@ struct Conn {
     busy_until: Timestamp,
     /// Whether a command holds it now (between [`Pools::acquire`] and [`Pools::finish`]).
     held: bool,
-    /// Closed by a reset while held: the command on it does not get its reply.
-    closed_under: bool,
+    /// When a reset closed it while held (virtual µs, the first such reset): the command on it
+    /// does not get its reply.
+    closed_under: Option<u64>,
     /// Marked for reconnect while held: disconnected when given back.
     reconnect: bool,
 }
@@ -83,15 +84,17 @@ impl Conn {
             connected: false,
             busy_until: now,
             held: false,
-            closed_under: false,
+            closed_under: None,
             reconnect: false,
         }
     }
 
-    /// Closed (`ClusterNode.disconnect()`): a command on it loses its reply.
-    fn close(&mut self) {
+    /// Closed (`ClusterNode.disconnect()`) at `now_us`: a command on it loses its reply.
+    fn close(&mut self, now_us: u64) {
         self.connected = false;
-        self.closed_under |= self.held;
+        if self.held && self.closed_under.is_none() {
+            self.closed_under = Some(now_us);
+        }
     }
 
     /// Marked for reconnect (`mark_for_reconnect()`): closed now when free, when given back when
@@ -221,7 +224,7 @@ impl Pools {
         pool.next = (index + 1) % pool.conns.len().max(1);
         let conn = &mut pool.conns[index];
         conn.held = true;
-        conn.closed_under = false;
+        conn.closed_under = None;
         conn.reconnect = false;
         Ok(Lease {
             node,
@@ -232,19 +235,18 @@ impl Pools {
 
     /// Gives the lease back: the exchange ended with `link`, and the connection is busy until
     /// `until`. A connection that was not open and reached the node counts as opened. Returns
-    /// whether a reset closed the connection while it was held (the command lost its reply).
+    /// when a reset closed the connection while it was held (virtual µs; the command lost its
+    /// reply), `None` when none did.
     #[inline]
-    pub(super) fn finish(&mut self, lease: Lease, link: Link, until: Timestamp) -> bool {
+    pub(super) fn finish(&mut self, lease: Lease, link: Link, until: Timestamp) -> Option<u64> {
         let opened = link == Link::Answered && !lease.was_connected;
         self.opened += u64::from(opened);
-        let Some(c) = self.pool(lease.node).conns.get_mut(lease.index) else {
-            return false;
-        };
+        let c = self.pool(lease.node).conns.get_mut(lease.index)?;
         let closed = c.closed_under;
-        c.connected = link == Link::Answered && !closed && !c.reconnect;
+        c.connected = link == Link::Answered && closed.is_none() && !c.reconnect;
         c.busy_until = until;
         c.held = false;
-        c.closed_under = false;
+        c.closed_under = None;
         c.reconnect = false;
         closed
     }
@@ -260,18 +262,21 @@ impl Pools {
         u64::try_from(n).unwrap_or(u64::MAX)
     }
 
-    /// Closes every connection to `node` (each reconnects on its next use; a command on one loses
-    /// its reply).
-    pub(super) fn disconnect(&mut self, node: NodeIdx) {
-        self.pool(node).conns.iter_mut().for_each(Conn::close);
+    /// Closes every connection to `node` at `now_us` (each reconnects on its next use; a command
+    /// on one loses its reply).
+    pub(super) fn disconnect(&mut self, node: NodeIdx, now_us: u64) {
+        self.pool(node)
+            .conns
+            .iter_mut()
+            .for_each(|c| c.close(now_us));
     }
 
-    /// Closes every connection of every pool (as [`disconnect`](Self::disconnect)).
-    pub(super) fn disconnect_all(&mut self) {
+    /// Closes every connection of every pool at `now_us` (as [`disconnect`](Self::disconnect)).
+    pub(super) fn disconnect_all(&mut self, now_us: u64) {
         self.nodes
             .iter_mut()
             .flat_map(|p| p.conns.iter_mut())
-            .for_each(Conn::close);
+            .for_each(|c| c.close(now_us));
     }
 
     /// Marks every connection to `node` for reconnect: free ones close now, held ones when given
@@ -332,7 +337,7 @@ mod tests {
         assert_eq!(used, [0, 1, 2, 0, 1, 2]);
         assert_eq!(p.opened(), 3);
         // A drop of the node's connections costs one reconnect per connection of the pool.
-        p.disconnect(node(0));
+        p.disconnect(node(0), 10_000);
         for t in 10..16 {
             let l = p.acquire(node(0), Timestamp(t)).expect("lenient");
             p.finish(l, Link::Answered, Timestamp(t));
@@ -348,7 +353,7 @@ mod tests {
         assert_eq!(p.opened(), 0);
         let l = p.acquire(node(3), Timestamp(1)).expect("lenient");
         p.finish(l, Link::Answered, Timestamp(1));
-        p.disconnect_all();
+        p.disconnect_all(1_000);
         let l = p.acquire(node(3), Timestamp(2)).expect("lenient");
         p.finish(l, Link::Answered, Timestamp(2));
         assert_eq!(p.opened(), 2);

@@ -18,14 +18,21 @@
 //!   waits on `_lock` and is served by it when it succeeded (l. 671–689).
 //! - **A reset under commands in flight.** `close()` / `aclose()` (5.0.0 l. 403, 8.1.0 l. 691,
 //!   after every `reinitialize_steps`-th MOVED or, in 5.0.0, a connection error) disconnects every
-//!   connection, the ones commands are waiting on included. Such a command loses its reply: in
-//!   5.0.0 as a `ConnectionError`, which pops its node from `startup_nodes` and closes again
-//!   (l. 762–772), so a reset under load drains the startup nodes; in 7.2+ as the
-//!   `AttributeError` of redis-py #4028 (the closing task set the connection's reader and writer
-//!   to `None` under it), raised to the application, not retried. Live, 8.1.0 raises it far less
-//!   often: a lost reply is mostly a `ConnectionError` that 7.2+ retries, and only some
-//!   handshakes of new connections meet the `None` writer (measured: docs/FIDELITY.md, "redis-py
-//!   8.1.0 `AttributeError` under `address_remap`"); the model overstates it under resets.
+//!   connection, the ones commands are waiting on included. Such a command loses its reply as a
+//!   `ConnectionError`: in 5.0.0 it pops its node from `startup_nodes` and closes again
+//!   (l. 762–772), so a reset under load drains the startup nodes; in 7.2+ it marks the node for
+//!   reconnect and is retried after an initialisation (l. 1315–1330), unseen by the application.
+//!   Only a new connection whose handshake reply had arrived and was waiting for the busy event
+//!   loop when the reset came writes next to the `None` writer the closing task left: the
+//!   `AttributeError` of redis-py #4028, raised to the application, not retried. The model
+//!   takes that wait to be as long as the command's own reply waited for the loop (measured
+//!   live: 2 % of the handshakes a reset ended at 6 in flight, 13 % at 64, docs/FIDELITY.md,
+//!   "redis-py 8.1.0 `AttributeError` under `address_remap`").
+//! - **The client's own work holds its event loop** (the timed clock only): building the slot
+//!   cache, the `COMMAND` table of every initialisation, each connection opened (its handshake)
+//!   and each reply read, with the release's measured costs ([`CPU_PY5`], [`CPU_PY8`]; options
+//!   `initialize_cpu_ms`, `command_cpu_ms`, `connect_cpu_ms`, `reply_cpu_ms`). Under a storm of
+//!   reconnects this is what makes the application fall behind and skip.
 //! - **Routing while a reset is pending** (7.2+ and 5.0.0 alike): `aclose()` keeps the slot cache,
 //!   so the command that triggered it and every command already past its `initialize()` check go
 //!   on to the stale owners and meet MOVED again until an initialisation lands (8.1.0 l. 1359–1377;
@@ -70,7 +77,7 @@ use crate::slot::{Slot, SLOT_COUNT};
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};
 use exception::Exception;
-use settings::{Settings, OPTIONS};
+use settings::{Cpu, Settings, OPTIONS};
 use state::{InitLock, Shared, Topology};
 
 /// `redis-py@5.0.0`: covers **4.4.0–7.1.x**. The asyncio `RedisCluster._execute_command` pops a
@@ -182,17 +189,11 @@ fn build(
                 .to_owned(),
         });
     }
-    let (max_connections, init_cpu_us) = match flavor {
-        Flavor::Py5 => (MAX_CONNECTIONS_PY5, INITIALIZE_CPU_US_PY5),
-        Flavor::Py8 | Flavor::Ideal => (MAX_CONNECTIONS_PY8, INITIALIZE_CPU_US_PY8),
+    let (max_connections, cpu) = match flavor {
+        Flavor::Py5 => (MAX_CONNECTIONS_PY5, CPU_PY5),
+        Flavor::Py8 | Flavor::Ideal => (MAX_CONNECTIONS_PY8, CPU_PY8),
     };
-    let settings = Settings::read(
-        &options,
-        retries,
-        max_connections,
-        init_cpu_us,
-        COMMAND_CPU_US,
-    )?;
+    let settings = Settings::read(&options, retries, max_connections, cpu)?;
     Ok(Box::new(Client::new(name, flavor, settings, &options)))
 }
 
@@ -212,16 +213,33 @@ const RETRY_ATTEMPTS_PY8: u32 = 10;
 /// `max_connections` per node: 2**31 in 5.0.0 (no practical limit), 100 from 8.0.0.
 const MAX_CONNECTIONS_PY5: usize = 1 << 31;
 const MAX_CONNECTIONS_PY8: usize = 100;
-/// The CPU time of one `NodesManager.initialize()` on an answer that covers the slots (a Python
-/// loop over the 16384 slots, twice in 7.2+, with a list per slot in 5.0.0), measured on the
-/// real releases by timing `initialize()` against a canned 3-shard answer: 5.0.0 7.0 ms, 8.0.0 and
-/// 8.1.0 2.9 ms (median of 200, CPython 3.11, the 2-core machine the fidelity matrix runs on).
-const INITIALIZE_CPU_US_PY5: u64 = 7_000;
-const INITIALIZE_CPU_US_PY8: u64 = 3_000;
-/// The time of `commands_parser.initialize()`: `COMMAND` on loopback and the parsing of its reply
-/// into the command table, measured on the real releases against Redis 7.0 and Valkey 8.1 (median
-/// of 50): 5.0.0 25.7 and 26.1 ms, 8.1.0 27.3 and 28.6 ms.
-const COMMAND_CPU_US: u64 = 27_000;
+/// The client's own CPU time per step, measured on the real releases (CPython 3.11, the 2-core
+/// machine the fidelity matrix runs on):
+///
+/// - `init_us`, one `NodesManager.initialize()` on an answer that covers the slots (a Python loop
+///   over the 16384 slots, twice in 7.2+, with a list per slot in 5.0.0), timed against a canned
+///   3-shard answer: 5.0.0 7.0 ms, 8.0.0 and 8.1.0 2.9 ms (median of 200);
+/// - `command_us`, `commands_parser.initialize()`: `COMMAND` on loopback and the parsing of its
+///   reply into the command table, against Redis 7.0 and Valkey 8.1 (median of 50): 5.0.0 25.7
+///   and 26.1 ms, 8.1.0 27.3 and 28.6 ms;
+/// - `connect_us`, `Connection.connect()` and `disconnect()` to a Redis 7.0 node, its handshake
+///   included, process CPU time over 300 in a row: 5.0.0 0.47 ms, 7.4.0 1.15 ms, 8.0.0 1.43 ms,
+///   8.1.0 1.27 ms (2026-12-03);
+/// - `reply_us`, one `ZADD` through `RedisCluster` awaited in a row, process CPU time over 4000:
+///   5.0.0 0.093 ms, 7.4.0 0.125 ms, 8.1.0 0.154 ms (2026-12-03).
+const CPU_PY5: Cpu = Cpu {
+    init_us: 7_000,
+    command_us: 27_000,
+    connect_us: 500,
+    reply_us: 90,
+};
+/// [`CPU_PY5`]'s figures for 7.2+.
+const CPU_PY8: Cpu = Cpu {
+    init_us: 3_000,
+    command_us: 27_000,
+    connect_us: 1_300,
+    reply_us: 150,
+};
 /// redis-py's `RedisClusterRequestTTL`.
 const REQUEST_TTL: u32 = 16;
 
@@ -237,7 +255,7 @@ enum Fail {
 struct Client {
     name: String,
     flavor: Flavor,
-    /// Its settings (with [`INITIALIZE_CPU_US_PY5`] or [`COMMAND_CPU_US`] when not given).
+    /// Its settings (with [`CPU_PY5`] or [`CPU_PY8`] when not given).
     opts: Settings,
     /// `socket_timeout` in milliseconds.
     socket_timeout_ms: Option<u64>,
@@ -337,29 +355,34 @@ impl Client {
         let Some(node) = node.filter(|_| net.timed()) else {
             return Ok(());
         };
-        let (lease, delivery) = {
+        let (lease, c, connect) = {
             let mut sh = self.shared.borrow_mut();
             let lease = sh
                 .pools
                 .acquire(node, net.now())
                 .map_err(|_| Exception::MaxConnectionsError)?;
             let c = sh.cluster_idx(node, net);
-            (lease, net.keyless_to(c, !lease.was_connected()))
+            (lease, c, !lease.was_connected())
         };
-        let reply = delivery.await;
+        self.open_cost(connect, net).await;
+        let reply = net.keyless_to(c, connect).await;
         let link = match reply {
             Err(Reply::ConnectionError) => Link::Refused,
             Err(Reply::Timeout) => Link::TimedOut,
             _ => Link::Answered,
         };
-        let closed = self.shared.borrow_mut().give_back(lease, link, net.now());
+        let closed = self
+            .shared
+            .borrow_mut()
+            .give_back(lease, link, net.now())
+            .is_some();
         match reply {
             Err(Reply::Timeout) => return Err(Exception::TimeoutError),
             Err(_) => return Err(Exception::ConnectionError),
             Ok(()) if closed => return Err(Exception::ConnectionError),
             Ok(()) => {}
         }
-        net.cpu(self.opts.command_cpu_us).await;
+        hold(net, self.opts.cpu.command_us).await;
         Ok(())
     }
 
@@ -368,7 +391,7 @@ impl Client {
     async fn initialize_now(&self, net: &Net<'_>) -> Result<(), Exception> {
         let mut k = 0;
         loop {
-            let (lease, delivery) = {
+            let (lease, node, connect) = {
                 let mut sh = self.shared.borrow_mut();
                 let Some(&s) = sh.startup.get(k) else {
                     break;
@@ -379,10 +402,10 @@ impl Client {
                     continue;
                 };
                 let node = sh.cluster_idx(s, net);
-                let connect = !lease.was_connected();
-                (lease, net.cluster_slots_to(node, connect))
+                (lease, node, !lease.was_connected())
             };
-            let answer = delivery.await;
+            self.open_cost(connect, net).await;
+            let answer = net.cluster_slots_to(node, connect).await;
             let topology = {
                 let mut sh = self.shared.borrow_mut();
                 let link = match &answer {
@@ -390,14 +413,14 @@ impl Client {
                     Err(Reply::Timeout) => Link::TimedOut,
                     _ => Link::Answered,
                 };
-                if sh.give_back(lease, link, net.now()) {
+                if sh.give_back(lease, link, net.now()).is_some() {
                     continue;
                 }
                 sh.read_answer(answer, self.opts.address_remap.as_ref(), net)
             };
             if let Topology::Covered(..) = topology {
                 // Building the slot cache holds the client's event loop.
-                net.cpu(self.opts.init_cpu_us).await;
+                hold(net, self.opts.cpu.init_us).await;
             }
             let default_node = {
                 let mut sh = self.shared.borrow_mut();
@@ -424,7 +447,7 @@ impl Client {
             };
             if let Err(class) = self.command_table(default_node, net).await {
                 // Raised out of RedisCluster.initialize(), its connections closed.
-                self.shared.borrow_mut().pools.disconnect_all();
+                self.shared.borrow_mut().pools.disconnect_all(net.now_us());
                 return Err(class);
             }
             self.shared.borrow_mut().needs_init = false;
@@ -432,16 +455,40 @@ impl Client {
         }
         let mut sh = self.shared.borrow_mut();
         // `except BaseException`: nodes_manager.aclose() and aclose("startup_nodes").
-        sh.pools.disconnect_all();
+        sh.pools.disconnect_all(net.now_us());
         Err(Exception::RedisClusterException)
     }
 
-    fn on_node_error(&self, node: NodeIdx) {
+    /// What a command whose connection a reset closed under it (at `closed`, µs) raises: in
+    /// 4.4-7.1 a `ConnectionError`, which pops the node. In 7.2+ mostly a `ConnectionError` too
+    /// (the parser reads the end of the stream, `_parsers/base.py` l. 577-590), retried; but a
+    /// new connection whose handshake reply had arrived and waited for the event loop, when the
+    /// reset came in that wait, next writes to the `None` writer the closing task left: the
+    /// `AttributeError` of redis-py #4028, raised to the application. The handshake's reply
+    /// arrived at `written` (the command's own write); the loop held it about as long as it
+    /// held the command's reply (`waited`), so that is the window.
+    fn lost(&self, target: NodeIdx, connect: bool, closed: u64, written: u64, waited: u64) -> Fail {
+        let in_the_wait = connect && closed >= written && closed < written.saturating_add(waited);
+        if self.flavor == Flavor::Py8 && in_the_wait {
+            Fail::Raise(Exception::AttributeError)
+        } else {
+            Fail::Node(Exception::ConnectionError, target)
+        }
+    }
+
+    /// The client's own work to open a connection and run its handshake, when `connect`.
+    async fn open_cost(&self, connect: bool, net: &Net<'_>) {
+        if connect {
+            hold(net, self.opts.cpu.connect_us).await;
+        }
+    }
+
+    fn on_node_error(&self, node: NodeIdx, now_us: u64) {
         let mut sh = self.shared.borrow_mut();
         match self.flavor {
             Flavor::Py5 => {
                 sh.startup.retain(|&s| s != node);
-                sh.close();
+                sh.close(now_us);
             }
             Flavor::Py8 => {
                 // update_active_connections_for_reconnect + disconnect_free_connections.
@@ -449,7 +496,7 @@ impl Client {
                 sh.move_to_end(node);
                 sh.needs_init = true;
             }
-            Flavor::Ideal => sh.pools.disconnect(node),
+            Flavor::Ideal => sh.pools.disconnect(node, now_us),
         }
     }
 
@@ -464,7 +511,7 @@ impl Client {
         let mut asking = false;
         let mut moved = false;
         for _ in 0..REQUEST_TTL {
-            let (lease, delivery) = {
+            let (lease, node, connect) = {
                 let mut sh = self.shared.borrow_mut();
                 if moved {
                     // The slot cache as it is now: patched, or stale while a reset is pending.
@@ -479,24 +526,25 @@ impl Client {
                     Err(_) => return Err(Fail::Raise(Exception::MaxConnectionsError)),
                 };
                 let node = sh.cluster_idx(target, net);
-                let connect = !lease.was_connected();
-                (lease, net.send_to(node, cmd, asking, connect))
+                (lease, node, !lease.was_connected())
             };
+            self.open_cost(connect, net).await;
+            // The command goes out once the handshake of a new connection is done.
+            let written = net.now_us() + if connect { net.connect_us() } else { 0 };
+            let delivery = net.send_to(node, cmd, asking, connect);
+            let arrives = delivery.arrives_us();
             let answer = delivery.await;
+            // How long the reply waited for the event loop: other tasks' work held it.
+            let waited = net.now_us().saturating_sub(arrives);
+            hold(net, self.opts.cpu.reply_us).await;
             let mut sh = self.shared.borrow_mut();
             let link = match answer {
                 Answer::ConnectionError => Link::Refused,
                 Answer::Timeout => Link::TimedOut,
                 _ => Link::Answered,
             };
-            if sh.give_back(lease, link, net.now()) {
-                // 7.2+: the closing task set the connection's reader and writer to None under
-                // this one (redis-py #4028); 4.4-7.1: a ConnectionError, which pops the node.
-                return Err(if self.flavor == Flavor::Py8 {
-                    Fail::Raise(Exception::AttributeError)
-                } else {
-                    Fail::Node(Exception::ConnectionError, target)
-                });
+            if let Some(closed) = sh.give_back(lease, link, net.now()) {
+                return Err(self.lost(target, connect, closed, written, waited));
             }
             match answer {
                 Answer::Ok => return Ok(()),
@@ -508,7 +556,7 @@ impl Client {
                     if self.flavor != Flavor::Ideal && steps > 0 && sh.moved_counter % steps == 0 {
                         // Full close(); the slot table is kept until the next initialize(),
                         // so this command is retried on the stale owner.
-                        sh.close();
+                        sh.close(net.now_us());
                         sh.moved_counter = 0;
                     } else {
                         let Some(i) = sh.own_idx(to, net) else {
@@ -561,7 +609,7 @@ impl Client {
                     break;
                 }
                 Err(Fail::Node(class, node)) => {
-                    self.on_node_error(node);
+                    self.on_node_error(node, net.now_us());
                     last = class;
                 }
                 Err(Fail::Raise(class)) => {
@@ -572,6 +620,14 @@ impl Client {
         }
         self.shared.borrow_mut().refresh_state();
         outcome.unwrap_or(Outcome::Failed(last.into()))
+    }
+}
+
+/// Holds the client's event loop `us` microseconds of its own work (nothing when 0: a task that
+/// does no work does not wait for the loop).
+async fn hold(net: &Net<'_>, us: u64) {
+    if us > 0 {
+        net.cpu(us).await;
     }
 }
 

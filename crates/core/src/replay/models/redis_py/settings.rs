@@ -59,7 +59,34 @@ pub(super) const OPTIONS: &[ModelOption] = &[
         default: "27",
         ..ModelOption::PLAIN
     },
+    ModelOption {
+        name: "connect_cpu_ms",
+        doc: "the client's own time to open a connection and run its handshake, holding the \
+              event loop (default 0.5 for 5.0.0, 1.3 for 7.2+)",
+        default: "1.3",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "reply_cpu_ms",
+        doc: "the client's own time to send a command and read its reply, holding the event \
+              loop (default 0.09 for 5.0.0, 0.15 for 7.2+)",
+        default: "0.15",
+        ..ModelOption::PLAIN
+    },
 ];
+
+/// The client's own CPU time per step (microseconds), the release's defaults or as given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Cpu {
+    /// `initialize_cpu_ms`: building the slot cache from an answer.
+    pub(super) init_us: u64,
+    /// `command_cpu_ms`: the `COMMAND` table of an initialisation.
+    pub(super) command_us: u64,
+    /// `connect_cpu_ms`: opening a connection and its handshake.
+    pub(super) connect_us: u64,
+    /// `reply_cpu_ms`: sending one command and reading its reply.
+    pub(super) reply_us: u64,
+}
 
 /// `reinitialize_steps`.
 fn steps(v: &str) -> Result<u32, String> {
@@ -97,10 +124,8 @@ pub(super) struct Settings {
     pub(super) retry_attempts: u32,
     /// `max_connections` per node.
     pub(super) max_connections: usize,
-    /// `initialize_cpu_ms`, in microseconds.
-    pub(super) init_cpu_us: u64,
-    /// `command_cpu_ms`, in microseconds.
-    pub(super) command_cpu_us: u64,
+    /// The client's own CPU time per step.
+    pub(super) cpu: Cpu,
 }
 
 impl Settings {
@@ -109,14 +134,13 @@ impl Settings {
         o.parsed_value("dynamic_startup_nodes", true, flag)
     }
 
-    /// The settings `o` gives, with the release's defaults `retry_attempts`, `max_connections`,
-    /// `init_cpu_us` and `command_cpu_us`.
+    /// The settings `o` gives, with the release's defaults `retry_attempts`, `max_connections`
+    /// and `cpu`.
     pub(super) fn read(
         o: &ModelOptions,
         retry_attempts: u32,
         max_connections: usize,
-        init_cpu_us: u64,
-        command_cpu_us: u64,
+        cpu: Cpu,
     ) -> Result<Settings, ReplayError> {
         let us = "milliseconds in [0, 10000]";
         Ok(Settings {
@@ -134,8 +158,12 @@ impl Settings {
                 |v| v.parse::<usize>().ok().filter(|&n| n > 0),
                 "a positive number",
             )?,
-            init_cpu_us: o.library_value("initialize_cpu_ms", init_cpu_us, millis, us)?,
-            command_cpu_us: o.library_value("command_cpu_ms", command_cpu_us, millis, us)?,
+            cpu: Cpu {
+                init_us: o.library_value("initialize_cpu_ms", cpu.init_us, millis, us)?,
+                command_us: o.library_value("command_cpu_ms", cpu.command_us, millis, us)?,
+                connect_us: o.library_value("connect_cpu_ms", cpu.connect_us, millis, us)?,
+                reply_us: o.library_value("reply_cpu_ms", cpu.reply_us, millis, us)?,
+            },
         })
     }
 }

@@ -78,7 +78,7 @@ impl Shared {
 
     /// Gives the connection back after an exchange that ended with `link` (a timeout drops it,
     /// so does a refusal); when (µs) a reset closed it under the command, if one did.
-    pub(super) fn give_back(&mut self, lease: Lease, link: Link, now: Timestamp) -> bool {
+    pub(super) fn give_back(&mut self, lease: Lease, link: Link, now: Timestamp) -> Option<u64> {
         let closed = self.pools.finish(lease, link, now);
         self.state.new_connections = self.pools.opened();
         closed
@@ -113,11 +113,11 @@ impl Shared {
         Some(n)
     }
 
-    /// `close()` / `aclose()`: when no initialisation is pending, every connection dropped (the
-    /// ones in use too) and one is due.
-    pub(super) fn close(&mut self) {
+    /// `close()` / `aclose()` at `now_us`: when no initialisation is pending, every connection
+    /// dropped (the ones in use too) and one is due.
+    pub(super) fn close(&mut self, now_us: u64) {
         if !self.needs_init {
-            self.pools.disconnect_all();
+            self.pools.disconnect_all(now_us);
             self.needs_init = true;
         }
     }
