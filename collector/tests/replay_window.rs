@@ -15,6 +15,11 @@ const FIXTURE: &str = concat!(
     "/../tests/fixtures/incident1-redis-py-5.0.0-valkey.jsonl.zst"
 );
 
+const INCIDENT2: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../tests/fixtures/incident2-valkey.jsonl.zst"
+);
+
 /// Start of the hand-made recordings.
 const T0: u64 = 1_700_000_000_000;
 const A: &str = "127.0.0.1:7000";
@@ -81,6 +86,28 @@ fn a_library_release_runs_the_model_that_covers_it_and_says_so() {
     ] {
         assert_eq!(asked[k], named[k], "{k}");
     }
+    // In flight the release's own behaviour shows: 8.1.0 fetches a COMMAND table per command
+    // issued while the first one loads, so its start piles up (the model is built from the
+    // release asked, not from the model's name).
+    let timed = |m: &str| {
+        json_of(&[
+            "replay",
+            INCIDENT2,
+            "--model",
+            m,
+            "--in-flight",
+            "64",
+            "--rate",
+            "2000",
+        ])
+    };
+    let (v81, v80) = (timed("redis-py@8.1.0"), timed("redis-py@8.0.0"));
+    assert!(
+        v81["skipped_while_waiting"].as_u64() > v80["skipped_while_waiting"].as_u64(),
+        "{} {}",
+        v81["skipped_while_waiting"],
+        v80["skipped_while_waiting"]
+    );
     let old = json_of(&["replay", FIXTURE, "--model", "redis-py@4.5.5"]);
     assert_eq!(old["model"], "redis-py@5.0.0 (covers 4.4.0–7.1.x)");
     assert_eq!(old["wedged"], true);

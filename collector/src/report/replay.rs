@@ -184,7 +184,8 @@ pub fn run(req: &Request<'_>) -> Result<Replayed, RunError> {
     let resolved = resolve(req.model)
         .map_err(ReplayError::from)?
         .ok_or_else(|| ReplayError::UnknownModel(req.model.to_owned()))?;
-    let mut client = model(resolved.model, opts)?;
+    // Built from what was asked (a release keeps its own defaults), named by the model.
+    let mut client = model(req.model, opts)?;
     let (rate, rate_source) = match (req.rate, metrics.observed_business_rate()) {
         (Some(r), _) => (r, RateSource::Option),
         (None, Some(r)) => (r, RateSource::Observed),

@@ -289,6 +289,34 @@ fn the_clients_own_work_per_reply_and_per_connection_holds_its_loop() {
 }
 
 #[test]
+fn redis_py_8_1_commands_issued_while_the_first_command_table_loads_fetch_their_own() {
+    // 8.1.0 determines a command's slot before its initialisation: a command issued while the
+    // first COMMAND table is on its way finds the table empty and fetches its own, each holding
+    // the loop. 8.0.0 determines the slot after the initialisation and waits for it.
+    let cluster = incident2();
+    let w = in_flight(workload_of(10, 2000, "zadd"), 64, 500, 10);
+    let cpu = [("command_cpu_ms", "27")];
+    let v81 = run_with(&cluster, &w, "redis-py@8.1.0", &cpu);
+    let v80 = run_with(&cluster, &w, "redis-py@8.0.0", &cpu);
+    assert!(
+        v81.skipped_while_waiting > v80.skipped_while_waiting + 500,
+        "skipped: 8.1.0 {}, 8.0.0 {}",
+        v81.skipped_while_waiting,
+        v80.skipped_while_waiting
+    );
+    // The start's pile-up opens a connection per command waiting.
+    assert!(
+        v81.new_connections > v80.new_connections,
+        "new connections: 8.1.0 {}, 8.0.0 {}",
+        v81.new_connections,
+        v80.new_connections
+    );
+    // Only at the start: the same failures (none) and initialisations.
+    assert_eq!((v81.failed, v80.failed), (0, 0));
+    assert_eq!(v81.full_reinits, v80.full_reinits);
+}
+
+#[test]
 fn redis_py_8_spends_ten_retries_on_a_dead_node_and_fails_few_commands() {
     // A (the startup node, the owner of slot 0, first in every answer) refuses connections from
     // 10 s to 14 s; one command in flight, 100/s. From 8.0.0 a command retries 10 times, each

@@ -33,6 +33,11 @@
 //!   and each reply read, with the release's measured costs ([`CPU_PY5`], [`CPU_PY8`]; options
 //!   `initialize_cpu_ms`, `command_cpu_ms`, `connect_cpu_ms`, `reply_cpu_ms`). Under a storm of
 //!   reconnects this is what makes the application fall behind and skip.
+//! - **8.1.0's start.** 8.1.0 determines a command's slot before its initialisation
+//!   (`execute_command` l. 1136-1139), so a command issued while the first `COMMAND` table is
+//!   on its way finds it empty and fetches its own (`get_keys`, `_parsers/commands.py` l. 456):
+//!   measured, 15 `COMMAND`s in the first half second of an application at 300/s, its first
+//!   commands served after 0.14 s. 8.0.0 determines it after the initialisation (l. 762).
 //! - **Routing while a reset is pending** (7.2+ and 5.0.0 alike): `aclose()` keeps the slot cache,
 //!   so the command that triggered it and every command already past its `initialize()` check go
 //!   on to the stale owners and meet MOVED again until an initialisation lands (8.1.0 l. 1359–1377;
@@ -77,7 +82,7 @@ use crate::slot::{Slot, SLOT_COUNT};
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};
 use exception::Exception;
-use settings::{Cpu, Settings, OPTIONS};
+use settings::{Settings, CPU_PY5, CPU_PY8, OPTIONS};
 use state::{InitLock, Shared, Topology};
 
 /// `redis-py@5.0.0`: covers **4.4.0–7.1.x**. The asyncio `RedisCluster._execute_command` pops a
@@ -138,7 +143,7 @@ fn build_v5(
     _: Option<Version>,
     options: ModelOptions,
 ) -> Result<Box<dyn ClientModel>, ReplayError> {
-    build(V5.name, Flavor::Py5, RETRY_ATTEMPTS_PY5, options)
+    build(V5.name, Flavor::Py5, RETRY_ATTEMPTS_PY5, false, options)
 }
 
 /// Builds `redis-py@8.0.0`. redis-py 7.2.0-7.4.x share 8.0.0's routing but not its defaults:
@@ -161,7 +166,10 @@ fn build_v8(
     } else {
         RETRY_ATTEMPTS_PY8
     };
-    build(V8.name, Flavor::Py8, retries, options)
+    // From 8.1.0 the slot is determined before the initialisation (see `Client::run`); 8.0.0
+    // determines it in the retry loop, after it (`get_nodes_from_slot`, l. 762).
+    let slot_first = asked.is_some_and(|v| v >= Version::new(8, 1, 0));
+    build(V8.name, Flavor::Py8, retries, slot_first, options)
 }
 
 /// Builds `ideal`.
@@ -169,15 +177,23 @@ fn build_ideal(
     _: Option<Version>,
     options: ModelOptions,
 ) -> Result<Box<dyn ClientModel>, ReplayError> {
-    build(IDEAL.name, Flavor::Ideal, RETRY_ATTEMPTS_PY8, options)
+    build(
+        IDEAL.name,
+        Flavor::Ideal,
+        RETRY_ATTEMPTS_PY8,
+        false,
+        options,
+    )
 }
 
 /// Builds the client of `flavor`, named `name`, whose `cluster_error_retry_attempts` is
-/// `retries` unless given.
+/// `retries` unless given; `slot_first`: a release that determines a command's slot before its
+/// initialisation (8.1.0).
 fn build(
     name: &str,
     flavor: Flavor,
     retries: u32,
+    slot_first: bool,
     options: ModelOptions,
 ) -> Result<Box<dyn ClientModel>, ReplayError> {
     options.check_for_model(name, OPTIONS)?;
@@ -194,7 +210,9 @@ fn build(
         Flavor::Py8 | Flavor::Ideal => (MAX_CONNECTIONS_PY8, CPU_PY8),
     };
     let settings = Settings::read(&options, retries, max_connections, cpu)?;
-    Ok(Box::new(Client::new(name, flavor, settings, &options)))
+    let mut client = Client::new(name, flavor, settings, &options);
+    client.slot_first = slot_first;
+    Ok(Box::new(client))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -213,33 +231,6 @@ const RETRY_ATTEMPTS_PY8: u32 = 10;
 /// `max_connections` per node: 2**31 in 5.0.0 (no practical limit), 100 from 8.0.0.
 const MAX_CONNECTIONS_PY5: usize = 1 << 31;
 const MAX_CONNECTIONS_PY8: usize = 100;
-/// The client's own CPU time per step, measured on the real releases (CPython 3.11, the 2-core
-/// machine the fidelity matrix runs on):
-///
-/// - `init_us`, one `NodesManager.initialize()` on an answer that covers the slots (a Python loop
-///   over the 16384 slots, twice in 7.2+, with a list per slot in 5.0.0), timed against a canned
-///   3-shard answer: 5.0.0 7.0 ms, 8.0.0 and 8.1.0 2.9 ms (median of 200);
-/// - `command_us`, `commands_parser.initialize()`: `COMMAND` on loopback and the parsing of its
-///   reply into the command table, against Redis 7.0 and Valkey 8.1 (median of 50): 5.0.0 25.7
-///   and 26.1 ms, 8.1.0 27.3 and 28.6 ms;
-/// - `connect_us`, `Connection.connect()` and `disconnect()` to a Redis 7.0 node, its handshake
-///   included, process CPU time over 300 in a row: 5.0.0 0.47 ms, 7.4.0 1.15 ms, 8.0.0 1.43 ms,
-///   8.1.0 1.27 ms (2026-12-03);
-/// - `reply_us`, one `ZADD` through `RedisCluster` awaited in a row, process CPU time over 4000:
-///   5.0.0 0.093 ms, 7.4.0 0.125 ms, 8.1.0 0.154 ms (2026-12-03).
-const CPU_PY5: Cpu = Cpu {
-    init_us: 7_000,
-    command_us: 27_000,
-    connect_us: 500,
-    reply_us: 90,
-};
-/// [`CPU_PY5`]'s figures for 7.2+.
-const CPU_PY8: Cpu = Cpu {
-    init_us: 3_000,
-    command_us: 27_000,
-    connect_us: 1_300,
-    reply_us: 150,
-};
 /// redis-py's `RedisClusterRequestTTL`.
 const REQUEST_TTL: u32 = 16;
 
@@ -259,6 +250,9 @@ struct Client {
     opts: Settings,
     /// `socket_timeout` in milliseconds.
     socket_timeout_ms: Option<u64>,
+    /// Determines a command's slot before its initialisation (8.1.0), so each command issued
+    /// while the first `COMMAND` table is on its way fetches its own.
+    slot_first: bool,
     shared: RefCell<Shared>,
 }
 
@@ -279,6 +273,7 @@ impl Client {
             from_cluster: Vec::new(),
             needs_init: true,
             moved_counter: 0,
+            commands_loaded: false,
             state: ClientState::default(),
         };
         shared.startup = numbered_once(&opts.startup_nodes, |a| shared.intern(a));
@@ -287,6 +282,7 @@ impl Client {
             name: name.to_owned(),
             flavor,
             socket_timeout_ms: opts.socket_timeout_ms,
+            slot_first: false,
             opts: settings,
             shared: RefCell::new(shared),
         }
@@ -450,7 +446,10 @@ impl Client {
                 self.shared.borrow_mut().pools.disconnect_all(net.now_us());
                 return Err(class);
             }
-            self.shared.borrow_mut().needs_init = false;
+            let mut sh = self.shared.borrow_mut();
+            sh.needs_init = false;
+            sh.commands_loaded = true;
+            drop(sh);
             return Ok(());
         }
         let mut sh = self.shared.borrow_mut();
@@ -592,6 +591,22 @@ impl Client {
     /// `RedisCluster.execute_command`: initialise when due, then attempt, retrying after a
     /// connection error or timeout.
     async fn run(&self, cmd: Routed, net: &Net<'_>) -> Outcome {
+        if self.slot_first {
+            // 8.1.0 `execute_command` (l. 1136-1139): with a default node known, the slot is
+            // determined before the retry loop's initialize(); `get_keys` finds the command
+            // table still empty while the first initialisation fetches it and fetches its own
+            // (`_parsers/commands.py` l. 445-456), raised to the application if it fails.
+            let default = {
+                let sh = self.shared.borrow();
+                sh.cache.first().copied().filter(|_| !sh.commands_loaded)
+            };
+            if let Some(node) = default {
+                if let Err(e) = self.command_table(Some(node), net).await {
+                    return Outcome::Failed(e.into());
+                }
+                self.shared.borrow_mut().commands_loaded = true;
+            }
+        }
         let attempts = 1 + self.opts.retry_attempts;
         let mut last = Exception::ConnectionError;
         let mut outcome = None;

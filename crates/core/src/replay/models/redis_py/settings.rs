@@ -167,3 +167,31 @@ impl Settings {
         })
     }
 }
+
+/// The client's own CPU time per step, measured on the real releases (CPython 3.11, the 2-core
+/// machine the fidelity matrix runs on):
+///
+/// - `init_us`, one `NodesManager.initialize()` on an answer that covers the slots (a Python loop
+///   over the 16384 slots, twice in 7.2+, with a list per slot in 5.0.0), timed against a canned
+///   3-shard answer: 5.0.0 7.0 ms, 8.0.0 and 8.1.0 2.9 ms (median of 200);
+/// - `command_us`, `commands_parser.initialize()`: `COMMAND` on loopback and the parsing of its
+///   reply into the command table, against Redis 7.0 and Valkey 8.1 (median of 50): 5.0.0 25.7
+///   and 26.1 ms, 8.1.0 27.3 and 28.6 ms;
+/// - `connect_us`, `Connection.connect()` and `disconnect()` to a Redis 7.0 node, its handshake
+///   included, process CPU time over 300 in a row: 5.0.0 0.47 ms, 7.4.0 1.15 ms, 8.0.0 1.43 ms,
+///   8.1.0 1.27 ms (2026-12-03);
+/// - `reply_us`, one `ZADD` through `RedisCluster` awaited in a row, process CPU time over 4000:
+///   5.0.0 0.093 ms, 7.4.0 0.125 ms, 8.1.0 0.154 ms (2026-12-03).
+pub(super) const CPU_PY5: Cpu = Cpu {
+    init_us: 7_000,
+    command_us: 27_000,
+    connect_us: 500,
+    reply_us: 90,
+};
+/// [`CPU_PY5`]'s figures for 7.2+.
+pub(super) const CPU_PY8: Cpu = Cpu {
+    init_us: 3_000,
+    command_us: 27_000,
+    connect_us: 1_300,
+    reply_us: 150,
+};

@@ -56,6 +56,8 @@ pub(super) struct Shared {
     pub(super) needs_init: bool,
     /// `reinitialize_counter`.
     pub(super) moved_counter: u32,
+    /// Whether the `COMMAND` table has been loaded once (`commands_parser.commands` not empty).
+    pub(super) commands_loaded: bool,
     /// What the report reads.
     pub(super) state: ClientState,
 }
