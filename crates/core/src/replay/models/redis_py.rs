@@ -210,9 +210,9 @@ fn build(
         Flavor::Py8 | Flavor::Ideal => (MAX_CONNECTIONS_PY8, CPU_PY8),
     };
     let settings = Settings::read(&options, retries, max_connections, cpu)?;
-    let mut client = Client::new(name, flavor, settings, &options);
-    client.slot_first = slot_first;
-    Ok(Box::new(client))
+    Ok(Box::new(Client::new(
+        name, flavor, settings, slot_first, &options,
+    )))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -257,7 +257,13 @@ struct Client {
 }
 
 impl Client {
-    fn new(name: &str, flavor: Flavor, settings: Settings, opts: &ModelOptions) -> Client {
+    fn new(
+        name: &str,
+        flavor: Flavor,
+        settings: Settings,
+        slot_first: bool,
+        opts: &ModelOptions,
+    ) -> Client {
         let mut shared = Shared {
             nodes: NodeTable::new(),
             pools: Pools::new(settings.max_connections),
@@ -282,7 +288,7 @@ impl Client {
             name: name.to_owned(),
             flavor,
             socket_timeout_ms: opts.socket_timeout_ms,
-            slot_first: false,
+            slot_first,
             opts: settings,
             shared: RefCell::new(shared),
         }
@@ -345,10 +351,12 @@ impl Client {
 
     /// `commands_parser.initialize(default_node)`, the end of every `RedisCluster.initialize()`
     /// (5.0.0 l. 393, 8.1.0 l. 680): `COMMAND` to the default node (the first one the answer
-    /// named) and the parsing of its reply, which holds the event loop. The timed clock only: the
-    /// lanes' instant clock keeps an initialisation to its `CLUSTER SLOTS`.
+    /// named) and the parsing of its reply, which holds the event loop; the table is loaded when
+    /// it returns `Ok`. The timed clock only: the lanes' instant clock keeps an initialisation to
+    /// its `CLUSTER SLOTS`.
     async fn command_table(&self, node: Option<NodeIdx>, net: &Net<'_>) -> Result<(), Exception> {
         let Some(node) = node.filter(|_| net.timed()) else {
+            self.shared.borrow_mut().commands_loaded = true;
             return Ok(());
         };
         let (lease, c, connect) = {
@@ -379,6 +387,7 @@ impl Client {
             Ok(()) => {}
         }
         hold(net, self.opts.cpu.command_us).await;
+        self.shared.borrow_mut().commands_loaded = true;
         Ok(())
     }
 
@@ -446,10 +455,7 @@ impl Client {
                 self.shared.borrow_mut().pools.disconnect_all(net.now_us());
                 return Err(class);
             }
-            let mut sh = self.shared.borrow_mut();
-            sh.needs_init = false;
-            sh.commands_loaded = true;
-            drop(sh);
+            self.shared.borrow_mut().needs_init = false;
             return Ok(());
         }
         let mut sh = self.shared.borrow_mut();
@@ -604,7 +610,6 @@ impl Client {
                 if let Err(e) = self.command_table(Some(node), net).await {
                     return Outcome::Failed(e.into());
                 }
-                self.shared.borrow_mut().commands_loaded = true;
             }
         }
         let attempts = 1 + self.opts.retry_attempts;
