@@ -168,6 +168,43 @@ fn redis_py_8_retries_replies_its_resets_lose_and_raises_attribute_error_from_a_
     );
 }
 
+#[test]
+fn redis_py_a_reset_waits_its_turn_behind_the_tasks_waiting_for_an_initialisation() {
+    // Remapped to A, 600/s with up to 300 in flight and the release's own costs: every fifth
+    // MOVED calls aclose(), which takes `_lock` after the tasks already waiting on it for an
+    // initialisation. When one ends, each of those finds it done and sends its command before
+    // the close comes, so every initialisation serves the whole queue and the application
+    // keeps up. (A close at once left each waiter to run an initialisation of its own, a
+    // handful of commands apart: 279 initialisations, 9339 of 12000 commands skipped.)
+    let cluster = incident2();
+    let w = in_flight(workload_of(20, 600, "zrevrange"), 300, 100, 10);
+    let r = run_with(
+        &cluster,
+        &w,
+        "redis-py@8.1.0",
+        &[
+            ("address_remap", A),
+            ("initialize_cpu_ms", "6.5"),
+            ("command_cpu_ms", "49"),
+            ("connect_cpu_ms", "1.3"),
+            ("reply_cpu_ms", "0.15"),
+        ],
+    );
+    assert!(
+        r.skipped_while_waiting * 10 < r.commands,
+        "{} skipped, {} sent",
+        r.skipped_while_waiting,
+        r.commands
+    );
+    assert!(r.full_reinits > 10, "{r:?}");
+    assert!(
+        r.full_reinits * 100 < r.commands,
+        "{} initialisations for {} commands",
+        r.full_reinits,
+        r.commands
+    );
+}
+
 /// A cluster whose slots are assigned at 5 s (none before), then stay.
 fn assigned_late() -> SimCluster {
     let mut b = SimClusterBuilder::new();

@@ -18,7 +18,9 @@
 //!   waits on `_lock` and is served by it when it succeeded (l. 671–689).
 //! - **A reset under commands in flight.** `close()` / `aclose()` (5.0.0 l. 403, 8.1.0 l. 691,
 //!   after every `reinitialize_steps`-th MOVED or, in 5.0.0, a connection error) disconnects every
-//!   connection, the ones commands are waiting on included. Such a command loses its reply as a
+//!   connection, the ones commands are waiting on included. It does so under `_lock`, after the
+//!   tasks already waiting on it for an initialisation: when that ends they go on first, so each
+//!   initialisation serves every command that waited for it (`lock.rs`). Such a command loses its reply as a
 //!   `ConnectionError`: in 5.0.0 it pops its node from `startup_nodes` and closes again
 //!   (l. 762–772), so a reset under load drains the startup nodes; in 7.2+ it marks the node for
 //!   reconnect and is retried after an initialisation (l. 1315–1330), unseen by the application.
@@ -62,6 +64,7 @@
 //! the same topology here), the `INFO` 5.0.0 sends before `CLUSTER SLOTS`, replicas.
 
 mod exception;
+mod lock;
 mod settings;
 mod state;
 
@@ -294,61 +297,6 @@ impl Client {
         }
     }
 
-    /// `RedisCluster.initialize()` under `_lock`: a task that finds another's initialisation
-    /// running waits for it to end; if it succeeded, that one served this task's request too
-    /// (it clears `_initialize`), else the task runs its own.
-    async fn initialize(&self, net: &Net<'_>) -> Result<(), Exception> {
-        if net.timed() {
-            let queued = {
-                let mut sh = self.shared.borrow_mut();
-                if sh.lock.held {
-                    sh.lock.waiters.push_back(net.task());
-                    true
-                } else {
-                    sh.lock.held = true;
-                    false
-                }
-            };
-            if queued {
-                // Woken by the holder, which handed the lock over.
-                net.parked().await;
-            }
-            if !self.shared.borrow().needs_init {
-                self.release(net);
-                return Ok(());
-            }
-            let result = self.initialize_now(net).await;
-            self.release(net);
-            return result;
-        }
-        let now = net.now();
-        let (until, ok) = {
-            let sh = self.shared.borrow();
-            (sh.init_until, sh.init_ok)
-        };
-        if now < until {
-            net.sleep(until.millis_since(now)).await;
-            if ok {
-                self.shared.borrow_mut().needs_init = false;
-                return Ok(());
-            }
-        }
-        let result = self.initialize_now(net).await;
-        let mut sh = self.shared.borrow_mut();
-        sh.init_until = net.now();
-        sh.init_ok = result.is_ok();
-        result
-    }
-
-    /// Hands `_lock` to the first waiter, or frees it.
-    fn release(&self, net: &Net<'_>) {
-        let mut sh = self.shared.borrow_mut();
-        match sh.lock.waiters.pop_front() {
-            Some(next) => net.wake(next, net.now_us()),
-            None => sh.lock.held = false,
-        }
-    }
-
     /// `commands_parser.initialize(default_node)`, the end of every `RedisCluster.initialize()`
     /// (5.0.0 l. 393, 8.1.0 l. 680): `COMMAND` to the default node (the first one the answer
     /// named) and the parsing of its reply, which holds the event loop; the table is loaded when
@@ -488,20 +436,24 @@ impl Client {
         }
     }
 
-    fn on_node_error(&self, node: NodeIdx, now_us: u64) {
-        let mut sh = self.shared.borrow_mut();
+    async fn on_node_error(&self, node: NodeIdx, net: &Net<'_>) {
         match self.flavor {
             Flavor::Py5 => {
-                sh.startup.retain(|&s| s != node);
-                sh.close(now_us);
+                self.shared.borrow_mut().startup.retain(|&s| s != node);
+                self.aclose(net).await;
             }
             Flavor::Py8 => {
                 // update_active_connections_for_reconnect + disconnect_free_connections.
+                let mut sh = self.shared.borrow_mut();
                 sh.pools.mark(node);
                 sh.move_to_end(node);
                 sh.needs_init = true;
             }
-            Flavor::Ideal => sh.pools.disconnect(node, now_us),
+            Flavor::Ideal => self
+                .shared
+                .borrow_mut()
+                .pools
+                .disconnect(node, net.now_us()),
         }
     }
 
@@ -542,53 +494,64 @@ impl Client {
             // How long the reply waited for the event loop: other tasks' work held it.
             let waited = net.now_us().saturating_sub(arrives);
             hold(net, self.opts.cpu.reply_us).await;
-            let mut sh = self.shared.borrow_mut();
-            let link = match answer {
-                Answer::ConnectionError => Link::Refused,
-                Answer::Timeout => Link::TimedOut,
-                _ => Link::Answered,
-            };
-            if let Some(closed) = sh.give_back(lease, link, net.now()) {
-                return Err(self.lost(target, connect, closed, written, waited));
-            }
-            match answer {
-                Answer::Ok => return Ok(()),
-                Answer::Moved { slot, to } => {
-                    asking = false;
-                    moved = true;
-                    sh.moved_counter += 1;
-                    let steps = self.opts.reinitialize_steps;
-                    if self.flavor != Flavor::Ideal && steps > 0 && sh.moved_counter % steps == 0 {
-                        // Full close(); the slot table is kept until the next initialize(),
-                        // so this command is retried on the stale owner.
-                        sh.close(net.now_us());
-                        sh.moved_counter = 0;
-                    } else {
+            // Whether this reply's MOVED calls for aclose(), awaited once the state is let go.
+            let close = {
+                let mut sh = self.shared.borrow_mut();
+                let mut close = false;
+                let link = match answer {
+                    Answer::ConnectionError => Link::Refused,
+                    Answer::Timeout => Link::TimedOut,
+                    _ => Link::Answered,
+                };
+                if let Some(closed) = sh.give_back(lease, link, net.now()) {
+                    return Err(self.lost(target, connect, closed, written, waited));
+                }
+                match answer {
+                    Answer::Ok => return Ok(()),
+                    Answer::Moved { slot, to } => {
+                        asking = false;
+                        moved = true;
+                        sh.moved_counter += 1;
+                        let steps = self.opts.reinitialize_steps;
+                        if self.flavor != Flavor::Ideal
+                            && steps > 0
+                            && sh.moved_counter % steps == 0
+                        {
+                            // Full close(); the slot table is kept until the next initialize(),
+                            // so this command is retried on the stale owner.
+                            close = true;
+                            sh.moved_counter = 0;
+                        } else {
+                            let Some(i) = sh.own_idx(to, net) else {
+                                return Err(Fail::Raise(Exception::ConnectionError));
+                            };
+                            if sh.patched.len() < usize::from(SLOT_COUNT) {
+                                let was = sh.table.get(slot);
+                                sh.patched.push((slot, was));
+                            } else {
+                                // More patches than slots: the next initialisation rebuilds.
+                                sh.built_from.clear();
+                            }
+                            sh.table.set(slot, Some(i));
+                        }
+                    }
+                    Answer::Ask { to, .. } => {
                         let Some(i) = sh.own_idx(to, net) else {
                             return Err(Fail::Raise(Exception::ConnectionError));
                         };
-                        if sh.patched.len() < usize::from(SLOT_COUNT) {
-                            let was = sh.table.get(slot);
-                            sh.patched.push((slot, was));
-                        } else {
-                            // More patches than slots: the next initialisation rebuilds.
-                            sh.built_from.clear();
-                        }
-                        sh.table.set(slot, Some(i));
+                        target = i;
+                        asking = true;
                     }
+                    Answer::ConnectionError => {
+                        return Err(Fail::Node(Exception::ConnectionError, target))
+                    }
+                    Answer::Timeout => return Err(Fail::Node(Exception::TimeoutError, target)),
+                    Answer::ClusterDown => return Err(Fail::Raise(Exception::ClusterDownError)),
                 }
-                Answer::Ask { to, .. } => {
-                    let Some(i) = sh.own_idx(to, net) else {
-                        return Err(Fail::Raise(Exception::ConnectionError));
-                    };
-                    target = i;
-                    asking = true;
-                }
-                Answer::ConnectionError => {
-                    return Err(Fail::Node(Exception::ConnectionError, target))
-                }
-                Answer::Timeout => return Err(Fail::Node(Exception::TimeoutError, target)),
-                Answer::ClusterDown => return Err(Fail::Raise(Exception::ClusterDownError)),
+                close
+            };
+            if close {
+                self.aclose(net).await;
             }
         }
         Err(Fail::Raise(Exception::ClusterError))
@@ -629,7 +592,7 @@ impl Client {
                     break;
                 }
                 Err(Fail::Node(class, node)) => {
-                    self.on_node_error(node, net.now_us());
+                    self.on_node_error(node, net).await;
                     last = class;
                 }
                 Err(Fail::Raise(class)) => {

@@ -171,27 +171,34 @@ impl Settings {
 /// The client's own CPU time per step, measured on the real releases (CPython 3.11, the 2-core
 /// machine the fidelity matrix runs on):
 ///
-/// - `init_us`, one `NodesManager.initialize()` on an answer that covers the slots (a Python loop
-///   over the 16384 slots, twice in 7.2+, with a list per slot in 5.0.0), timed against a canned
-///   3-shard answer: 5.0.0 7.0 ms, 8.0.0 and 8.1.0 2.9 ms (median of 200);
+/// - `init_us`, one `NodesManager.initialize()` against a live cluster on loopback (`INFO` and
+///   `CLUSTER SLOTS` in 5.0.0, `CLUSTER SLOTS` in 7.2+, then a Python loop over the 16384 slots,
+///   twice in 7.2+, with a list per slot in 5.0.0);
 /// - `command_us`, `commands_parser.initialize()`: `COMMAND` on loopback and the parsing of its
-///   reply into the command table, against Redis 7.0 and Valkey 8.1 (median of 50): 5.0.0 25.7
-///   and 26.1 ms, 8.1.0 27.3 and 28.6 ms;
+///   reply (about 240 commands) into the command table.
+///
+///   Both were timed (process CPU time) on a live 3-shard cluster with one replica, Redis 7.0 and
+///   Valkey 8.1, in 11 runs of 25-150 calls each over one afternoon (2026-12-03,
+///   `tests/scenarios/init_cost.py`); this machine's speed drifts by a third from one run to the
+///   next, so the figures are the medians of the runs' medians: `init_us` 5.0.0 20.2 ms (runs
+///   10.3-27.5), 7.4.0-8.1.0 6.5 ms (4.5-8.7); `command_us` 5.0.0 40.6 ms (30.6-50.0), 7.4.0-8.1.0
+///   49.2 ms (32.2-55.7). (An earlier timing against a canned 3-shard answer, 7.0 / 2.9 ms and
+///   26-29 ms, left out the exchanges and the node objects built on a live answer.)
 /// - `connect_us`, `Connection.connect()` and `disconnect()` to a Redis 7.0 node, its handshake
 ///   included, process CPU time over 300 in a row: 5.0.0 0.47 ms, 7.4.0 1.15 ms, 8.0.0 1.43 ms,
 ///   8.1.0 1.27 ms (2026-12-03);
 /// - `reply_us`, one `ZADD` through `RedisCluster` awaited in a row, process CPU time over 4000:
 ///   5.0.0 0.093 ms, 7.4.0 0.125 ms, 8.1.0 0.154 ms (2026-12-03).
 pub(super) const CPU_PY5: Cpu = Cpu {
-    init_us: 7_000,
-    command_us: 27_000,
+    init_us: 20_000,
+    command_us: 41_000,
     connect_us: 500,
     reply_us: 90,
 };
 /// [`CPU_PY5`]'s figures for 7.2+.
 pub(super) const CPU_PY8: Cpu = Cpu {
-    init_us: 3_000,
-    command_us: 27_000,
+    init_us: 6_500,
+    command_us: 49_000,
     connect_us: 1_300,
     reply_us: 150,
 };
