@@ -435,37 +435,51 @@ impl<'a> Net<'a> {
     }
 
     fn count(&self, node: Option<NodeIdx>, name: usize, answer: Answer) {
+        self.tally(node, name, answer, true);
+    }
+
+    /// Takes back the count of a reply the client never read: the connection it was coming on
+    /// was closed while the command waited (a reset under commands in flight). What the real
+    /// applications count are the replies their library reads, so an exchange whose reply was
+    /// lost is not one of their calls, MOVED or not. The running task's own command.
+    pub fn unread(&self, node: Option<NodeIdx>, answer: Answer) {
+        self.tally(node, self.name.get(), answer, false);
+    }
+
+    /// Adds (or, `add` false, takes back) one exchange's answer to the tallies.
+    fn tally(&self, node: Option<NodeIdx>, name: usize, answer: Answer, add: bool) {
+        let step = |x: &mut u64, by: bool| {
+            let by = u64::from(by);
+            *x = if add { *x + by } else { x.saturating_sub(by) };
+        };
         let reached = !matches!(answer, Answer::ConnectionError | Answer::Timeout);
         let moved = matches!(answer, Answer::Moved { .. });
         let ask = matches!(answer, Answer::Ask { .. });
         let mut counts = self.counts.borrow_mut();
         let Counts { tally, seconds } = &mut *counts;
         if let Some(n) = node.and_then(|n| tally.nodes.get_mut(n.index())) {
-            if reached {
-                n.calls += 1;
-            } else {
-                n.failed += 1;
-            }
-            n.ok += u64::from(answer == Answer::Ok);
-            n.moved += u64::from(moved);
-            n.ask += u64::from(ask);
+            step(&mut n.calls, reached);
+            step(&mut n.failed, !reached);
+            step(&mut n.ok, answer == Answer::Ok);
+            step(&mut n.moved, moved);
+            step(&mut n.ask, ask);
         }
         if let Some(c) = tally.commands.get_mut(name) {
-            c.calls += u64::from(reached);
-            c.moved += u64::from(moved);
-            c.ask += u64::from(ask);
+            step(&mut c.calls, reached);
+            step(&mut c.moved, moved);
+            step(&mut c.ask, ask);
         }
-        tally.moved += u64::from(moved);
-        tally.ask += u64::from(ask);
+        step(&mut tally.moved, moved);
+        step(&mut tally.ask, ask);
         let names = tally.commands.len();
         if let Some(s) = Self::second_mut(seconds, self.second.get(), names) {
-            s.moved += u64::from(moved);
-            s.ask += u64::from(ask);
+            step(&mut s.moved, moved);
+            step(&mut s.ask, ask);
             if let Some(c) = s.calls.get_mut(name) {
-                *c += u64::from(reached);
+                step(c, reached);
             }
             if let Some(m) = s.moved_by.get_mut(name) {
-                *m += u64::from(moved);
+                step(m, moved);
             }
         }
     }

@@ -20,8 +20,10 @@
 //!   after every `reinitialize_steps`-th MOVED or, in 5.0.0, a connection error) disconnects every
 //!   connection, the ones commands are waiting on included. It does so under `_lock`, after the
 //!   tasks already waiting on it for an initialisation: when that ends they go on first, so each
-//!   initialisation serves every command that waited for it (`lock.rs`). Such a command loses its reply as a
-//!   `ConnectionError`: in 5.0.0 it pops its node from `startup_nodes` and closes again
+//!   initialisation serves every command that waited for it (`lock.rs`). A command whose reply
+//!   had reached the client still reads it; one whose reply was on its way loses it as a
+//!   `ConnectionError` (`reset.rs`), which counts as no exchange of the application's: in
+//!   5.0.0 it pops its node from `startup_nodes` and closes again
 //!   (l. 762–772), so a reset under load drains the startup nodes; in 7.2+ it marks the node for
 //!   reconnect and is retried after an initialisation (l. 1315–1330), unseen by the application.
 //!   Only a new connection whose handshake reply had arrived and was waiting for the busy event
@@ -65,6 +67,7 @@
 
 mod exception;
 mod lock;
+mod reset;
 mod settings;
 mod state;
 
@@ -85,6 +88,7 @@ use crate::slot::{Slot, SLOT_COUNT};
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};
 use exception::Exception;
+use reset::{lost, Fail};
 use settings::{Settings, CPU_PY5, CPU_PY8, OPTIONS};
 use state::{InitLock, Shared, Topology};
 
@@ -236,14 +240,6 @@ const MAX_CONNECTIONS_PY5: usize = 1 << 31;
 const MAX_CONNECTIONS_PY8: usize = 100;
 /// redis-py's `RedisClusterRequestTTL`.
 const REQUEST_TTL: u32 = 16;
-
-/// How one attempt ended, when not with a reply.
-enum Fail {
-    /// A connection error or timeout on that node: retryable.
-    Node(Exception, NodeIdx),
-    /// Raised to the application at once.
-    Raise(Exception),
-}
 
 /// A redis-py client (or the ideal one): its settings and the state its tasks share.
 struct Client {
@@ -412,23 +408,6 @@ impl Client {
         Err(Exception::RedisClusterException)
     }
 
-    /// What a command whose connection a reset closed under it (at `closed`, µs) raises: in
-    /// 4.4-7.1 a `ConnectionError`, which pops the node. In 7.2+ mostly a `ConnectionError` too
-    /// (the parser reads the end of the stream, `_parsers/base.py` l. 577-590), retried; but a
-    /// new connection whose handshake reply had arrived and waited for the event loop, when the
-    /// reset came in that wait, next writes to the `None` writer the closing task left: the
-    /// `AttributeError` of redis-py #4028, raised to the application. The handshake's reply
-    /// arrived at `written` (the command's own write); the loop held it about as long as it
-    /// held the command's reply (`waited`), so that is the window.
-    fn lost(&self, target: NodeIdx, connect: bool, closed: u64, written: u64, waited: u64) -> Fail {
-        let in_the_wait = connect && closed >= written && closed < written.saturating_add(waited);
-        if self.flavor == Flavor::Py8 && in_the_wait {
-            Fail::Raise(Exception::AttributeError)
-        } else {
-            Fail::Node(Exception::ConnectionError, target)
-        }
-    }
-
     /// The client's own work to open a connection and run its handshake, when `connect`.
     async fn open_cost(&self, connect: bool, net: &Net<'_>) {
         if connect {
@@ -504,7 +483,18 @@ impl Client {
                     _ => Link::Answered,
                 };
                 if let Some(closed) = sh.give_back(lease, link, net.now()) {
-                    return Err(self.lost(target, connect, closed, written, waited));
+                    if let Some(fail) = lost(
+                        self.flavor,
+                        target,
+                        connect,
+                        closed,
+                        written,
+                        arrives,
+                        waited,
+                    ) {
+                        net.unread(node, answer);
+                        return Err(fail);
+                    }
                 }
                 match answer {
                     Answer::Ok => return Ok(()),

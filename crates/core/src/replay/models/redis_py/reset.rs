@@ -1,0 +1,90 @@
+//! What a reset (`close()` / `aclose()`, every connection dropped) does to a command whose reply
+//! it finds on a closed connection.
+
+use super::{Exception, Flavor};
+use crate::timeline::NodeIdx;
+
+/// How one attempt ended, when not with a reply.
+pub(super) enum Fail {
+    /// A connection error or timeout on that node: retryable.
+    Node(Exception, NodeIdx),
+    /// Raised to the application at once.
+    Raise(Exception),
+}
+
+/// What a command of `target` whose connection a reset closed under it (at `closed`, µs) meets;
+/// `connect`: the command opened that connection. A reply that had arrived (at `arrives`)
+/// before the reset is read all the same: it is in the stream's buffer, and the closed
+/// connection opens again on its next use (measured on 5.0.0 and 8.1.0: a reply in the buffer
+/// was read after `ClusterNode.disconnect()` in every trial, `tests/scenarios/buffered_probe.py`);
+/// `None` then. A reply still on its way is lost: in 4.4-7.1 a `ConnectionError`, which pops
+/// the node; in 7.2+ mostly a `ConnectionError` too (the parser reads the end of the stream,
+/// `_parsers/base.py` l. 577-590), retried. But a new connection whose handshake reply had
+/// arrived and waited for the event loop, when the reset came in that wait, next writes to the
+/// `None` writer the closing task left: the `AttributeError` of redis-py #4028, raised to the
+/// application. The handshake's reply arrived at `written` (the command's own write); the loop
+/// held it about as long as it held the command's reply (`waited`), so that is the window.
+pub(super) fn lost(
+    flavor: Flavor,
+    target: NodeIdx,
+    connect: bool,
+    closed: u64,
+    written: u64,
+    arrives: u64,
+    waited: u64,
+) -> Option<Fail> {
+    let in_the_wait = connect && closed >= written && closed < written.saturating_add(waited);
+    if flavor == Flavor::Py8 && in_the_wait {
+        Some(Fail::Raise(Exception::AttributeError))
+    } else if closed < arrives {
+        Some(Fail::Node(Exception::ConnectionError, target))
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::replay::outcome::ClientError;
+
+    fn n() -> NodeIdx {
+        NodeIdx::new(0).unwrap()
+    }
+
+    /// The exception's name, and whether it is retried on its node.
+    fn class(f: Option<Fail>) -> Option<(&'static str, bool)> {
+        f.map(|f| match f {
+            Fail::Node(e, _) => (ClientError::from(e).name, true),
+            Fail::Raise(e) => (ClientError::from(e).name, false),
+        })
+    }
+
+    #[test]
+    fn a_reply_in_the_buffer_before_the_reset_is_read() {
+        // Written at 100, the reply in at 200, read at 900: a reset at 500 finds it there.
+        for flavor in [Flavor::Py5, Flavor::Py8] {
+            assert!(lost(flavor, n(), false, 500, 100, 200, 700).is_none());
+            assert!(lost(flavor, n(), false, 200, 100, 200, 700).is_none());
+        }
+    }
+
+    #[test]
+    fn a_reply_still_on_its_way_is_a_connection_error_on_that_node() {
+        for flavor in [Flavor::Py5, Flavor::Py8] {
+            let f = lost(flavor, n(), false, 150, 100, 200, 700);
+            assert_eq!(class(f), Some(("ConnectionError", true)), "{flavor:?}");
+        }
+    }
+
+    #[test]
+    fn a_new_connection_reset_while_its_handshake_waited_raises_attribute_error_in_7_2_and_later() {
+        let f = lost(Flavor::Py8, n(), true, 500, 100, 200, 700);
+        assert_eq!(class(f), Some(("AttributeError", false)));
+        // 5.0.0 has no such window: the reply had arrived, and is read.
+        assert!(lost(Flavor::Py5, n(), true, 500, 100, 200, 700).is_none());
+        // After the window, the reply in the buffer is read.
+        assert!(lost(Flavor::Py8, n(), true, 850, 100, 200, 700).is_none());
+    }
+}
