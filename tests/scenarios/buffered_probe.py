@@ -6,9 +6,9 @@ Against the cluster node on 127.0.0.1:PORT, with the virtualenv of the redis-py 
 probe: a task sends `ZADD` and waits for its reply; the event loop is then held (a blocking
 sleep) until the reply is in the client's socket buffer, and `ClusterNode.disconnect()` closes
 every connection of the node before the task resumes, after 0-3 turns of the loop. Prints what
-the task got, five trials per case. On 5.0.0 and 8.1.0 every trial read its reply: a reset loses
-only the replies still on their way (the replay models' rule, crates/core/src/replay/models/
-redis_py/reset.rs).
+the task got, five trials per case. On 5.0.0 and 8.1.0 every trial read its reply: a reply the
+event loop has taken in survives a reset (the replay models' rule, with when a busy loop takes a
+reply in: crates/core/src/replay/models/redis_py/reset.rs).
 """
 
 import asyncio

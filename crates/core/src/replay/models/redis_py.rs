@@ -21,9 +21,10 @@
 //!   connection, the ones commands are waiting on included. It does so under `_lock`, after the
 //!   tasks already waiting on it for an initialisation: when that ends they go on first, so each
 //!   initialisation serves every command that waited for it (`lock.rs`). A command whose reply
-//!   had reached the client still reads it; one whose reply was on its way loses it as a
-//!   `ConnectionError` (`reset.rs`), which counts as no exchange of the application's: in
-//!   5.0.0 it pops its node from `startup_nodes` and closes again
+//!   the event loop had taken in still reads it; one whose reply was on its way, or waiting for
+//!   the busy loop's next turn, loses it as a `ConnectionError` (`reset.rs`), which counts as no
+//!   exchange of the application's: in 5.0.0 it pops its node from `startup_nodes` and closes
+//!   again
 //!   (l. 762–772), so a reset under load drains the startup nodes; in 7.2+ it marks the node for
 //!   reconnect and is retried after an initialisation (l. 1315–1330), unseen by the application.
 //!   Only a new connection whose handshake reply had arrived and was waiting for the busy event
@@ -377,9 +378,14 @@ impl Client {
                     continue;
                 };
                 sh.load_table(owners);
-                if self.flavor == Flavor::Py8 {
+                match self.flavor {
                     // set_nodes(): every connection of a node kept is marked for reconnect.
-                    sh.pools.mark_all();
+                    Flavor::Py8 => sh.pools.mark_all(),
+                    // The answer's nodes are new `ClusterNode`s (5.0.0 l. 1244-1249), and
+                    // set_nodes() disconnects each one they replace, in use or not (l. 1122-1127):
+                    // every connection closed, the startup node's included.
+                    Flavor::Py5 => sh.pools.disconnect_all(net.now_us()),
+                    Flavor::Ideal => {}
                 }
                 let default_node = sh.set_nodes(&discovered);
                 if self.flavor == Flavor::Ideal {
@@ -408,9 +414,16 @@ impl Client {
         Err(Exception::RedisClusterException)
     }
 
-    /// The client's own work to open a connection and run its handshake, when `connect`.
+    /// The client's own work to open a connection and run its handshake, when `connect`. The
+    /// connection was taken from the pool before (`acquire_connection` is synchronous, the
+    /// socket's connect its first wait): the event loop runs the other ready tasks, which take
+    /// connections of their own, before this one's handshake work, so a burst of commands
+    /// released together opens a connection each (a microsecond's turn of the loop here).
     async fn open_cost(&self, connect: bool, net: &Net<'_>) {
         if connect {
+            if net.timed() {
+                net.until(net.now_us() + 1).await;
+            }
             hold(net, self.opts.cpu.connect_us).await;
         }
     }
