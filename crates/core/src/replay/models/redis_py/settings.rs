@@ -171,26 +171,30 @@ impl Settings {
 /// The client's own CPU time per step, measured on the real releases (CPython 3.11, the 2-core
 /// machine the fidelity matrix runs on):
 ///
-/// - `init_us`, one `NodesManager.initialize()` against a live cluster on loopback (`INFO` and
-///   `CLUSTER SLOTS` in 5.0.0, `CLUSTER SLOTS` in 7.2+, then a Python loop over the 16384 slots,
-///   twice in 7.2+, with a list per slot in 5.0.0);
+/// - `init_us`, one `NodesManager.initialize()` on a live answer (`INFO` and `CLUSTER SLOTS` in
+///   5.0.0, `CLUSTER SLOTS` in 7.2+, then a Python loop over the 16384 slots, twice in 7.2+, with
+///   a list per slot in 5.0.0), and what the failed command that called for it costs;
 /// - `command_us`, `commands_parser.initialize()`: `COMMAND` on loopback and the parsing of its
 ///   reply (about 240 commands) into the command table.
 ///
-///   Both were timed (process CPU time) on a live 3-shard cluster with one replica, Redis 7.0 and
-///   Valkey 8.1, in 11 runs of 25-150 calls each over one afternoon (2026-12-03,
-///   `tests/scenarios/init_cost.py`); this machine's speed drifts by a third from one run to the
-///   next, so the figures are the medians of the runs' medians: `init_us` 5.0.0 20.2 ms (runs
-///   10.3-27.5), 7.4.0-8.1.0 6.5 ms (4.5-8.7); `command_us` 5.0.0 40.6 ms (30.6-50.0), 7.4.0-8.1.0
-///   49.2 ms (32.2-55.7). (An earlier timing against a canned 3-shard answer, 7.0 / 2.9 ms and
-///   26-29 ms, left out the exchanges and the node objects built on a live answer.)
+///   Two ways of timing them disagree on this machine, whose speed drifts by a third between
+///   runs. Timed alone (`tests/scenarios/init_cost.py`, 11 runs of 25-150 calls, a live 3-shard
+///   cluster with a replica, Redis 7.0 and Valkey 8.1, 2026-12-03; medians of the runs'
+///   medians): `init_us` 5.0.0 20.2 ms, 7.4.0-8.1.0 6.5 ms; `command_us` 5.0.0 40.6 ms,
+///   7.4.0-8.1.0 49.2 ms. Inside the application, on a dead node, where each failed command costs
+///   one initialisation (`tests/scenarios/cpu_budget.py`: the app's CPU time, less its measured
+///   costs per command, connection and start, over its initialisations): 5.0.0 13 ms an
+///   initialisation (282, its `COMMAND` refused by the dead default node), 8.1.0 37 ms an
+///   initialisation with its `COMMAND` table (91). The defaults take the application's figure
+///   where its own cycle gives one (5.0.0 `init_us` 13 ms; 7.2+ `command_us` 37 - 6.5 = 30 ms)
+///   and the timing alone otherwise (5.0.0 `command_us` 41 ms, 7.2+ `init_us` 6.5 ms).
 /// - `connect_us`, `Connection.connect()` and `disconnect()` to a Redis 7.0 node, its handshake
 ///   included, process CPU time over 300 in a row: 5.0.0 0.47 ms, 7.4.0 1.15 ms, 8.0.0 1.43 ms,
 ///   8.1.0 1.27 ms (2026-12-03);
 /// - `reply_us`, one `ZADD` through `RedisCluster` awaited in a row, process CPU time over 4000:
 ///   5.0.0 0.093 ms, 7.4.0 0.125 ms, 8.1.0 0.154 ms (2026-12-03).
 pub(super) const CPU_PY5: Cpu = Cpu {
-    init_us: 20_000,
+    init_us: 13_000,
     command_us: 41_000,
     connect_us: 500,
     reply_us: 90,
@@ -198,7 +202,7 @@ pub(super) const CPU_PY5: Cpu = Cpu {
 /// [`CPU_PY5`]'s figures for 7.2+.
 pub(super) const CPU_PY8: Cpu = Cpu {
     init_us: 6_500,
-    command_us: 49_000,
+    command_us: 30_000,
     connect_us: 1_300,
     reply_us: 150,
 };
