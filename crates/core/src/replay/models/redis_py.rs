@@ -414,16 +414,12 @@ impl Client {
         Err(Exception::RedisClusterException)
     }
 
-    /// The client's own work to open a connection and run its handshake, when `connect`. The
-    /// connection was taken from the pool before (`acquire_connection` is synchronous, the
-    /// socket's connect its first wait): the event loop runs the other ready tasks, which take
-    /// connections of their own, before this one's handshake work, so a burst of commands
-    /// released together opens a connection each (a microsecond's turn of the loop here).
+    /// The client's own work to open a connection and run its handshake, when `connect`.
+    /// (Letting the other ready tasks take their connections first, as asyncio does between the
+    /// socket's connect and the handshake, was tried: on fresh draws it opened far more
+    /// connections than the real 5.0.0 before it wedged; docs/FIDELITY.md.)
     async fn open_cost(&self, connect: bool, net: &Net<'_>) {
         if connect {
-            if net.timed() {
-                net.until(net.now_us() + 1).await;
-            }
             hold(net, self.opts.cpu.connect_us).await;
         }
     }
