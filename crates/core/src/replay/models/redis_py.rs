@@ -24,9 +24,9 @@
 //!   the event loop had taken in still reads it; one whose reply was on its way, or waiting for
 //!   the busy loop's next turn, loses it as a `ConnectionError` (`reset.rs`), which counts as no
 //!   exchange of the application's: in 5.0.0 it pops its node from `startup_nodes` and closes
-//!   again
-//!   (l. 762–772), so a reset under load drains the startup nodes; in 7.2+ it marks the node for
-//!   reconnect and is retried after an initialisation (l. 1315–1330), unseen by the application.
+//!   again (l. 762–772), so a reset under load drains the startup nodes; in 7.2+ it marks the
+//!   node for reconnect and is retried after an initialisation (l. 1315–1330), unseen by the
+//!   application.
 //!   Only a new connection whose handshake reply had arrived and was waiting for the busy event
 //!   loop when the reset came writes next to the `None` writer the closing task left: the
 //!   `AttributeError` of redis-py #4028, raised to the application, not retried. The model
