@@ -76,9 +76,26 @@ fn incident2_groups_recommendation_remapped_to_its_node_and_api_plain() {
         assert_eq!(rec["remap_target"], truth.as_str(), "{name}: {rec:#}");
         let best = &rec["ranked"][0];
         assert_eq!(best["remap"], truth.as_str(), "{name}: {best:#}");
-        assert_eq!(best["model"], "redis-py@8.0.0", "{name}: {best:#}");
-        assert_eq!(best["covers"], "7.2.0–8.x");
-        assert!(best["why"].as_str().unwrap().contains("beats"), "{best:#}");
+        if name == "incident2-redis" {
+            // Redis 7.0 keeps no library name, and the two redis-py models predict the same
+            // figures here: both reconnect every pooled connection at each initialisation
+            // (7.2+ marks them, 5.0.0's set_nodes() replaces every node). The release that ran
+            // ties for the top, and the ranking says nothing tells the two apart.
+            let ranked = rec["ranked"].as_array().unwrap();
+            let truth_row = ranked
+                .iter()
+                .find(|r| r["model"] == "redis-py@8.0.0" && r["remap"] == truth.as_str())
+                .unwrap_or_else(|| panic!("{name}: {rec:#}"));
+            assert_eq!(truth_row["score"], best["score"], "{name}: {rec:#}");
+            assert!(
+                best["why"].as_str().unwrap().contains("no metric"),
+                "{best:#}"
+            );
+        } else {
+            assert_eq!(best["model"], "redis-py@8.0.0", "{name}: {best:#}");
+            assert_eq!(best["covers"], "7.2.0–8.x");
+            assert!(best["why"].as_str().unwrap().contains("beats"), "{best:#}");
+        }
         let mut commands: Vec<&str> = rec["commands"]
             .as_array()
             .unwrap()
@@ -110,10 +127,17 @@ fn incident2_groups_recommendation_remapped_to_its_node_and_api_plain() {
         assert_eq!(best["config"], serde_json::json!({}), "{name}: {best:#}");
         assert_eq!(api["commands"], serde_json::json!(["zrevrangebyscore"]));
         let line = v["recommendation"].as_str().unwrap();
+        // On Redis 7.0 either redis-py release heads the tie (above).
+        let release = if name == "incident2-redis" {
+            ""
+        } else {
+            "8.0.0 (7.2.0–8.x)"
+        };
         assert!(
-            line.contains(&format!(
-                "recommendation: redis-py@8.0.0 (7.2.0–8.x), remap to {truth}"
-            )) && line.contains("api: redis-py@8.0.0 (7.2.0–8.x), plain"),
+            line.contains(&format!("recommendation: redis-py@{release}"))
+                && line.contains(&format!("remap to {truth}"))
+                && line.contains(&format!("api: redis-py@{release}"))
+                && line.contains("plain"),
             "{name}: {line}"
         );
         // The whole mix as one workload is still ranked, as before.
