@@ -1,11 +1,11 @@
 """The application's CPU time while a node is dead: what its initialisations cost inside it.
 
-Usage: python3 cpu_budget.py VERSION RATE IN_FLIGHT STARTUP_PORT KILL_PORT KILL_AT_S DURATION_S
+Usage: python3 cpu_budget.py VERSION RATE IN_FLIGHT STARTUP_PORT KILL_PID KILL_AT_S DURATION_S
 
 Runs the fidelity matrix's application (app.py) with the virtualenv of redis-py VERSION
-(.tools/py/redis-VERSION) against the cluster node on 127.0.0.1:STARTUP_PORT, kills the node on
-KILL_PORT (SIGKILL, by the PID in /tmp/exp/d<KILL_PORT>/pid, a cluster the caller started) after
-KILL_AT_S seconds, and prints the application's CPU time (user + system) beside its counts.
+(.tools/py/redis-VERSION) against the cluster node on 127.0.0.1:STARTUP_PORT, kills the node
+whose PID is KILL_PID (SIGKILL; a node of a cluster the caller started) after KILL_AT_S
+seconds, and prints the application's CPU time (user + system) beside its counts.
 On a dead node every failed command costs one initialisation, so the CPU time, less the
 application's start and its measured costs per command and per connection, over its
 initialisations is what one costs inside the application (crates/core/src/replay/models/
@@ -23,7 +23,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def main(version, rate, in_flight, startup, kill_port, kill_at, duration):
+def main(version, rate, in_flight, startup, kill_pid, kill_at, duration):
     settings = json.dumps(
         {
             "startup": f"127.0.0.1:{startup}",
@@ -39,8 +39,7 @@ def main(version, rate, in_flight, startup, kill_port, kill_at, duration):
         [python, app, settings], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     time.sleep(kill_at)
-    with open(f"/tmp/exp/d{kill_port}/pid") as f:
-        os.kill(int(f.read()), signal.SIGKILL)
+    os.kill(kill_pid, signal.SIGKILL)
     out, _ = child.communicate(timeout=duration + 60)
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     report = json.loads(out)

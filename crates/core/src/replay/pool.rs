@@ -7,6 +7,7 @@
 //! an initialisation go out together, each on a connection of its own. So after every drop of
 //! the node's connections the next `concurrency` commands to it each reconnect.
 
+use crate::replay::cluster::{Answer, Reply};
 use crate::time::Timestamp;
 use crate::timeline::NodeIdx;
 
@@ -121,6 +122,26 @@ pub(super) enum Link {
     Refused,
     /// The node did not answer within the timeout: the connection is dropped after the wait.
     TimedOut,
+}
+
+impl Link {
+    /// How an exchange that ended in `answer` left its connection.
+    pub(super) fn of(answer: Answer) -> Link {
+        match answer {
+            Answer::ConnectionError => Link::Refused,
+            Answer::Timeout => Link::TimedOut,
+            _ => Link::Answered,
+        }
+    }
+
+    /// How an exchange whose reply is `reply` (a failure as `Err`) left its connection.
+    pub(super) fn of_reply<T>(reply: &Result<T, Reply>) -> Link {
+        match reply {
+            Err(Reply::ConnectionError) => Link::Refused,
+            Err(Reply::Timeout) => Link::TimedOut,
+            _ => Link::Answered,
+        }
+    }
 }
 
 /// A connection taken from a pool by [`Pools::acquire`], to be given back by [`Pools::finish`].

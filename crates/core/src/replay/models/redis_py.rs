@@ -315,11 +315,7 @@ impl Client {
         };
         self.open_cost(connect, net).await;
         let reply = net.keyless_to(c, connect).await;
-        let link = match reply {
-            Err(Reply::ConnectionError) => Link::Refused,
-            Err(Reply::Timeout) => Link::TimedOut,
-            _ => Link::Answered,
-        };
+        let link = Link::of_reply(&reply);
         let closed = self
             .shared
             .borrow_mut()
@@ -358,11 +354,7 @@ impl Client {
             let answer = net.cluster_slots_to(node, connect).await;
             let topology = {
                 let mut sh = self.shared.borrow_mut();
-                let link = match &answer {
-                    Err(Reply::ConnectionError) => Link::Refused,
-                    Err(Reply::Timeout) => Link::TimedOut,
-                    _ => Link::Answered,
-                };
+                let link = Link::of_reply(&answer);
                 if sh.give_back(lease, link, net.now()).is_some() {
                     continue;
                 }
@@ -486,11 +478,7 @@ impl Client {
             let close = {
                 let mut sh = self.shared.borrow_mut();
                 let mut close = false;
-                let link = match answer {
-                    Answer::ConnectionError => Link::Refused,
-                    Answer::Timeout => Link::TimedOut,
-                    _ => Link::Answered,
-                };
+                let link = Link::of(answer);
                 if let Some(closed) = sh.give_back(lease, link, net.now()) {
                     if let Some(fail) = lost(
                         self.flavor,
