@@ -7,7 +7,8 @@
 //! every miss with its likely cause) to `--out` (default `target/fidelity.md`; rewritten after
 //! every case, so a draw stopped early keeps what ran) and prints it.
 //! `--case-seed X` runs the one case drawn from X (as printed); `--keep DIR` keeps each case's
-//! recording and application report there.
+//! recording and application report there; `--twice` runs each case live a second time and
+//! judges it against the first by the same targets (how far the real library repeats itself).
 //!
 //! Exits 0 when every case ran (whatever the figures), 1 when a case hit a harness error, 2 on bad
 //! arguments.
@@ -18,7 +19,7 @@ use std::time::Instant;
 use slotscope_tests::matrix::case::Case;
 use slotscope_tests::matrix::draw::{usage, DrawOptions};
 use slotscope_tests::matrix::replay::capabilities;
-use slotscope_tests::matrix::runner::run_case;
+use slotscope_tests::matrix::runner::{run_case, run_case_twice};
 use slotscope_tests::matrix::table::{markdown, progress};
 
 /// Writes `doc` to `out` (its directory made first); a failure is reported, not fatal.
@@ -52,7 +53,8 @@ fn main() -> ExitCode {
             seeds.len(),
             started.elapsed().as_secs_f64()
         );
-        let r = run_case(&case, &|line| eprintln!("   {line}"), o.keep.as_deref());
+        let run = if o.twice { run_case_twice } else { run_case };
+        let r = run(&case, &|line| eprintln!("   {line}"), o.keep.as_deref());
         eprint!("{}", progress(&r));
         results.push(r);
         // The report so far, after every case: a long draw stopped early keeps what ran.

@@ -22,6 +22,10 @@ fn main() -> ExitCode {
     let Some(o) = DrawOptions::parse(std::env::args().skip(1), 8, "story.md") else {
         return usage("scripts/story");
     };
+    if o.twice {
+        eprintln!("scripts/story: --twice is an option of scripts/fidelity only");
+        return usage("scripts/story");
+    }
     let seeds = o.case_seeds();
     eprintln!("story: seed {}, {} case(s)", o.seed, seeds.len());
     let started = Instant::now();

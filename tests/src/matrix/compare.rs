@@ -101,12 +101,20 @@ fn u(v: &Value) -> u64 {
     v.as_u64().unwrap_or(0)
 }
 
-fn share(moved: u64, calls: u64) -> f64 {
+/// MOVED ÷ replies, percent (0 without replies).
+pub fn share(moved: u64, calls: u64) -> f64 {
     if calls == 0 {
         0.0
     } else {
         100.0 * moved as f64 / calls as f64
     }
+}
+
+/// Whether the MOVED share of `other` (MOVED, replies) is within [`MOVED_POINTS`] of `real`'s; a
+/// share of no replies is no share, so one side without a reply is a miss.
+pub fn moved_within(real: (u64, u64), other: (u64, u64)) -> bool {
+    let one_sided = (real.1 == 0) != (other.1 == 0);
+    !one_sided && (share(real.0, real.1) - share(other.0, other.1)).abs() <= MOVED_POINTS
 }
 
 /// Whether `model` is within [`COUNT_REL`] of `real`.
@@ -280,9 +288,8 @@ pub fn compare(
     let st = &replay["per_command"][cmd];
     let (mm, mc) = (u(&st["moved"]), u(&st["calls"]));
     let (rs, ms) = (share(rm, rc), share(mm, mc));
-    // A share of no calls is no share: one side without a reply is a miss.
     let one_sided = (rc == 0) != (mc == 0);
-    let met = !one_sided && (rs - ms).abs() <= MOVED_POINTS;
+    let met = moved_within((rm, rc), (mm, mc));
     let specific = if one_sided {
         format!(
             "{} no reply to {cmd}",

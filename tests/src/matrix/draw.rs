@@ -45,6 +45,9 @@ pub struct DrawOptions {
     pub libraries: Vec<Library>,
     /// Where each case's recording and reports are kept, if anywhere.
     pub keep: Option<PathBuf>,
+    /// Run each case live a second time (`--twice`, `scripts/fidelity` only): how far the real
+    /// library repeats itself ([`crate::matrix::repeat`]).
+    pub twice: bool,
 }
 
 impl DrawOptions {
@@ -65,6 +68,7 @@ impl DrawOptions {
                 .join(report),
             keep: None,
             libraries: REDIS_PY.to_vec(),
+            twice: false,
         };
         let mut args = args.into_iter();
         while let Some(a) = args.next() {
@@ -75,6 +79,7 @@ impl DrawOptions {
                 "--case-seed" => o.case_seed = Some(value()?.parse().ok()?),
                 "--out" => o.out = PathBuf::from(value()?),
                 "--keep" => o.keep = Some(PathBuf::from(value()?)),
+                "--twice" => o.twice = true,
                 "--libs" => {
                     let mut libraries = Vec::new();
                     for name in value()?.split(',').filter(|n| !n.trim().is_empty()) {
@@ -111,8 +116,8 @@ impl DrawOptions {
 pub fn usage(script: &str) -> ExitCode {
     eprintln!(
         "usage: {script} [--cases N] [--seed S] [--case-seed X] [--libs LIB[,LIB...]] [--out FILE] \
-         [--keep DIR]\n  LIB: a library (`redis-py`, `ioredis`, ...) or a release (`redis-py@8.1.0`); \
-         default: redis-py"
+         [--keep DIR] [--twice]\n  LIB: a library (`redis-py`, `ioredis`, ...) or a release (`redis-py@8.1.0`); \
+         default: redis-py\n  --twice (scripts/fidelity): each case live a second time, judged against the first"
     );
     ExitCode::from(2)
 }
@@ -141,6 +146,12 @@ mod tests {
         );
         assert!(DrawOptions::parse(args("--libs nosuch"), 8, "x.md").is_none());
         assert!(DrawOptions::parse(args("--libs ,"), 8, "x.md").is_none());
+        assert!(!o.twice);
+        assert!(
+            DrawOptions::parse(args("--twice"), 8, "x.md")
+                .unwrap()
+                .twice
+        );
         let one = DrawOptions::parse(args("--case-seed 42"), 8, "x.md").unwrap();
         assert_eq!(one.case_seeds(), [42]);
         assert_eq!(DrawOptions::parse(args("--cases 0"), 8, "x.md"), None);

@@ -7,7 +7,8 @@
 //! - [`app`]: the application program and the JSON line it reports (the plug-in contract);
 //! - [`fault`], [`migration`]: what a case does to the cluster; [`live`]: the live run;
 //! - [`replay`]: `slotscope replay` of the recording, with fallbacks for options the binary lacks;
-//! - [`compare`]: real against model; [`runner`]: one case end to end;
+//! - [`compare`]: real against model; [`runner`]: one case end to end; [`repeat`]: the same case
+//!   live twice (how far the real library repeats itself);
 //! - [`table`]: progress lines and the Markdown report.
 //!
 //! Entry points: `scripts/fidelity` (the `fidelity` binary of this crate, a long draw) and
@@ -35,6 +36,7 @@ pub mod fault;
 pub mod library;
 pub mod live;
 pub mod migration;
+pub mod repeat;
 pub mod replay;
 pub mod rng;
 pub mod runner;

@@ -12,6 +12,7 @@ use crate::matrix::app::AppReport;
 use crate::matrix::case::Case;
 use crate::matrix::compare::{compare, Comparison, Metric};
 use crate::matrix::live::{self, Event};
+use crate::matrix::repeat::compare_live;
 use crate::matrix::replay::replay;
 
 /// What one case came to.
@@ -35,6 +36,13 @@ pub struct CaseResult {
     pub comparisons: Vec<Comparison>,
     /// Why the case did not get that far.
     pub error: Option<String>,
+    /// Run twice ([`run_case_twice`]): the second live run against the first, by the same
+    /// targets ([`repeat::compare_live`]); empty when the case ran once.
+    pub again: Vec<Comparison>,
+    /// Run twice: the model (replaying the first run's recording) against the second live run.
+    pub model_again: Vec<Comparison>,
+    /// Run twice: why the second run did not get that far.
+    pub again_error: Option<String>,
 }
 
 impl CaseResult {
@@ -55,6 +63,28 @@ pub fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
 /// Runs `case`; `say` receives progress lines. With `keep`, the recording and the application's
 /// report are copied there as `<seed>.jsonl.zst` and `<seed>.app.json`.
 pub fn run_case(case: &Case, say: &dyn Fn(&str), keep: Option<&Path>) -> CaseResult {
+    run(case, say, keep, false)
+}
+
+/// [`run_case`], then the same case live once more (not replayed; kept as `<seed>.again.*`),
+/// judged against the first run ([`CaseResult::again`]) and the model against it
+/// ([`CaseResult::model_again`]).
+pub fn run_case_twice(case: &Case, say: &dyn Fn(&str), keep: Option<&Path>) -> CaseResult {
+    run(case, say, keep, true)
+}
+
+/// Keeps `live`'s recording and application report in `dir` as `<stem>.jsonl.zst` and
+/// `<stem>.app.json`.
+fn keep_run(dir: &Path, stem: &str, live: &live::LiveRun) {
+    let _ = std::fs::create_dir_all(dir);
+    let _ = std::fs::copy(&live.recording, dir.join(format!("{stem}.jsonl.zst")));
+    let _ = std::fs::write(
+        dir.join(format!("{stem}.app.json")),
+        live.app.raw.to_string(),
+    );
+}
+
+fn run(case: &Case, say: &dyn Fn(&str), keep: Option<&Path>, twice: bool) -> CaseResult {
     let mut result = CaseResult {
         case: case.clone(),
         app: None,
@@ -65,6 +95,9 @@ pub fn run_case(case: &Case, say: &dyn Fn(&str), keep: Option<&Path>) -> CaseRes
         fallbacks: Vec::new(),
         comparisons: Vec::new(),
         error: None,
+        again: Vec::new(),
+        model_again: Vec::new(),
+        again_error: None,
     };
     let live = match catch_unwind(AssertUnwindSafe(|| live::run(case, say))) {
         Ok(Ok(live)) => live,
@@ -81,15 +114,7 @@ pub fn run_case(case: &Case, say: &dyn Fn(&str), keep: Option<&Path>) -> CaseRes
     result.recording_started_ms = live.recording_started_ms;
     result.events = live.events.clone();
     if let Some(dir) = keep {
-        let _ = std::fs::create_dir_all(dir);
-        let _ = std::fs::copy(
-            &live.recording,
-            dir.join(format!("{}.jsonl.zst", case.seed)),
-        );
-        let _ = std::fs::write(
-            dir.join(format!("{}.app.json", case.seed)),
-            live.app.raw.to_string(),
-        );
+        keep_run(dir, &case.seed.to_string(), &live);
     }
     match catch_unwind(AssertUnwindSafe(|| replay(case, &live))) {
         Ok(Ok(r)) => {
@@ -106,6 +131,39 @@ pub fn run_case(case: &Case, say: &dyn Fn(&str), keep: Option<&Path>) -> CaseRes
         }
         Ok(Err(e)) => result.error = Some(format!("replay: {e}")),
         Err(p) => result.error = Some(format!("replay panicked: {}", panic_text(p.as_ref()))),
+    }
+    if twice && result.error.is_none() {
+        say("the same case live again");
+        match catch_unwind(AssertUnwindSafe(|| live::run(case, say))) {
+            Ok(Ok(second)) => {
+                if let Some(dir) = keep {
+                    keep_run(dir, &format!("{}.again", case.seed), &second);
+                }
+                result.again = compare_live(
+                    case,
+                    &live.app,
+                    live.fault_started_ms,
+                    &second.app,
+                    second.fault_started_ms,
+                );
+                if let Some(model) = &result.model {
+                    result.model_again = compare(
+                        case,
+                        &second.app,
+                        model,
+                        &result.fallbacks,
+                        second.fault_started_ms,
+                    );
+                }
+            }
+            Ok(Err(e)) => result.again_error = Some(format!("second live run: {e}")),
+            Err(p) => {
+                result.again_error = Some(format!(
+                    "second live run panicked: {}",
+                    panic_text(p.as_ref())
+                ));
+            }
+        }
     }
     result
 }

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use crate::matrix::case::{Fault, REDIS_PY};
 use crate::matrix::compare::Metric;
 use crate::matrix::library::Library;
+use crate::matrix::repeat::floor;
 use crate::matrix::runner::CaseResult;
 
 /// The progress block of one case: its seed and settings, then real against model per metric.
@@ -37,6 +38,19 @@ pub fn progress(r: &CaseResult) -> String {
             c.real,
             c.model,
             if c.met { "met" } else { "MISS" }
+        );
+    }
+    if let Some(e) = &r.again_error {
+        let _ = writeln!(s, "  again: ERROR: {}", first_lines(e, 3));
+    }
+    for c in &r.again {
+        let _ = writeln!(
+            s,
+            "  again: {:<29} first {:<23} second {:<23} {}",
+            c.metric.name(),
+            c.real,
+            c.model,
+            if c.met { "repeated" } else { "NOT REPEATED" }
         );
     }
     s
@@ -259,5 +273,62 @@ pub fn markdown(results: &[CaseResult], seed: u64, libraries: &[Library]) -> Str
     if !any {
         let _ = writeln!(s, "| — | — | none | | | |");
     }
+    repeat_section(&mut s, results);
     s
+}
+
+/// The cases run twice (`--twice`): per library and metric, how often the real library repeated
+/// itself within target, and the model on the cases where it did and did not; then every case's
+/// two live figures.
+fn repeat_section(s: &mut String, results: &[CaseResult]) {
+    let twice: Vec<&CaseResult> = results.iter().filter(|r| !r.again.is_empty()).collect();
+    if twice.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "\nThe real library against itself: {} cases run live twice (`--twice`), the second run \
+         judged against the first by the same targets. A metric the library does not repeat is \
+         one no model can meet on that case.\n",
+        twice.len()
+    );
+    let _ = writeln!(
+        s,
+        "| library | metric | live repeated | model within target, where live repeated | \
+         model within target, where it did not | model within target of either run |"
+    );
+    let _ = writeln!(s, "|---|---|---|---|---|---|");
+    let (_, library_of) = AXES[0];
+    let mut libraries: Vec<String> = twice.iter().map(|r| library_of(r)).collect();
+    libraries.sort();
+    libraries.dedup();
+    for lib in &libraries {
+        for m in Metric::ALL {
+            let f = floor(
+                twice.iter().filter(|r| &library_of(r) == lib).map(|r| {
+                    (
+                        r.comparisons.as_slice(),
+                        r.again.as_slice(),
+                        r.model_again.as_slice(),
+                    )
+                }),
+                m,
+            );
+            let _ = writeln!(s, "| {lib} | {} | {} |", m.name(), f.cells());
+        }
+    }
+    let _ = writeln!(s, "\nEvery case run twice (first / second live run):\n");
+    let _ = write!(s, "| case seed | case |");
+    for m in Metric::ALL {
+        let _ = write!(s, " {} |", m.name());
+    }
+    let _ = writeln!(s, "\n|---|---|{}", "---|".repeat(Metric::ALL.len()));
+    for r in twice {
+        let _ = write!(s, "| {} | {} |", r.case.seed, r.case);
+        for c in &r.again {
+            let mark = if c.met { "" } else { " **differs**" };
+            let _ = write!(s, " {} / {}{mark} |", c.real, c.model);
+        }
+        let _ = writeln!(s);
+    }
 }
