@@ -73,6 +73,13 @@ At the end it prints ONE JSON line to stdout (the contract's shape; logs go to s
      "latency_p50_ms": 0.8, "latency_p90_ms": 2.1, "exchange_p50_ms": 0.6, "rtt_ms": 0.1,
      "started_ms": epoch ms, "ended_ms": epoch ms}
 
+With `SLOTSCOPE_APP_TRACE=FILE` in its environment it also appends one JSON line per library
+event to FILE (`t_ms`, `event`): `init` / `init_ok` (with the slot cache built, as runs `[first,
+last, node]`), `moved` (the node asked, the slot, the redirect, the node the slot cache named
+then, the command's first arguments), `close` (`aclose()`/`close()` called), `connect` and
+`failed` (the exception class the application caught). Off by default; the matrix never sets it.
+It is how the default-node loss of redis-py 7.1+ was found (docs/FIDELITY.md).
+
 Only standard-library modules and redis-py; it connects to the given addresses only.
 """
 
@@ -80,6 +87,7 @@ import asyncio
 import collections
 import json
 import math
+import os
 import random
 import signal
 import socket
@@ -92,6 +100,18 @@ from redis.asyncio.connection import AbstractConnection
 from redis.exceptions import AskError, MovedError, ResponseError
 
 from scenario_common import command_name
+
+CLIENT = None  # the client, for the trace
+TRACE = None  # a file object when SLOTSCOPE_APP_TRACE names a file
+
+
+def trace(event, **fields):
+    """One JSON line per library event to $SLOTSCOPE_APP_TRACE (off without it)."""
+    if TRACE is not None:
+        fields["t_ms"] = round(time.time() * 1000, 1)
+        fields["event"] = event
+        TRACE.write(json.dumps(fields) + "\n")
+
 
 WATCH_PERIOD_S = 0.02
 DRAIN_LIMIT_S = 15.0
@@ -171,7 +191,18 @@ class Counts:
 
         async def initialize(manager, *args, **kwargs):
             counts.initializations += 1
+            trace("init")
             result = await original_init(manager, *args, **kwargs)
+            if TRACE is not None:
+                runs = []
+                for slot in range(16384):
+                    nodes = manager.slots_cache.get(slot)
+                    name = nodes[0].name if nodes else None
+                    if runs and runs[-1][2] == name:
+                        runs[-1][1] = slot
+                    else:
+                        runs.append([slot, slot, name])
+                trace("init_ok", table=runs)
             counts.initializations_ok += 1
             return result
 
@@ -189,7 +220,11 @@ class Counts:
             t0 = time.monotonic()
             try:
                 reply = await original_exec(node, *args, **kwargs)
-            except MovedError:
+            except MovedError as e:
+                cached = CLIENT.nodes_manager.slots_cache.get(e.slot_id) if CLIENT else None
+                trace("moved", node=node.name, slot=e.slot_id, to=f"{e.host}:{e.port}",
+                      cached=cached[0].name if cached else None, args=[str(a) for a in args[:2]],
+                      waited_ms=round((time.monotonic() - t0) * 1000, 1))
                 counts.exchanges.append(time.monotonic() - t0)
                 counts.calls[cmd] += 1
                 counts.moved[cmd] += 1
@@ -210,6 +245,15 @@ class Counts:
 
         ClusterNode.execute_command = execute_command
 
+        closing = "aclose" if hasattr(RedisCluster, "aclose") else "close"
+        original_close = getattr(RedisCluster, closing)
+
+        async def close(client, *args, **kwargs):
+            trace("close", initialize=client._initialize)
+            return await original_close(client, *args, **kwargs)
+
+        setattr(RedisCluster, closing, close)
+
         name = (
             "connect_check_health"
             if hasattr(AbstractConnection, "connect_check_health")
@@ -222,6 +266,7 @@ class Counts:
             result = await original_connect(conn, *args, **kwargs)
             if not was and conn.is_connected:
                 counts.new_connections += 1
+                trace("connect", node=f"{conn.host}:{conn.port}")
             return result
 
         setattr(AbstractConnection, name, connect)
@@ -353,6 +398,9 @@ def quiet_rtt_ms(host, port, n=20):
 
 
 async def main():
+    global TRACE, CLIENT
+    if os.environ.get("SLOTSCOPE_APP_TRACE"):
+        TRACE = open(os.environ["SLOTSCOPE_APP_TRACE"], "a", encoding="utf-8")
     s = settings_from(sys.argv)
     counts = Counts().install()
     out = Outcomes()
@@ -369,6 +417,7 @@ async def main():
         kwargs["address_remap"] = lambda _addr: to
     rtt_ms = quiet_rtt_ms(host, port)
     client = RedisCluster(**kwargs)
+    CLIENT = client
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -397,6 +446,7 @@ async def main():
             out.latencies.append(time.monotonic() - t0)
             out.ok()
         except Exception as e:  # noqa: BLE001 - the service counts its failures and goes on
+            trace("failed", error=type(e).__name__, key=key)
             out.failed(e, issued_ms=now_ms() - round((time.monotonic() - t0) * 1000))
         except asyncio.CancelledError as e:
             # Still in flight when the drain ran out: counted as failed, so issued adds up, with

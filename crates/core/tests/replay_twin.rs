@@ -140,9 +140,12 @@ pub(crate) fn check_incident1_redis_py_8() {
             skipped_while_waiting: 0,
             succeeded: 5800,
             failed: 200,
-            moved: 6,
+            // One MOVED more since the default node is modelled (keyless.rs): a command that
+            // starts while the client has none (before its first initialisation, after a
+            // failed one) goes to a random primary.
+            moved: 7,
             ask: 52,
-            moved_share: map(&[("zadd", 0.001_024_240_355_069_989_7)]),
+            moved_share: map(&[("zadd", 0.001_194_743_130_227_001_1)]),
             errors: map(&[("RedisClusterException", 200)]),
             full_reinits: 3,
             cluster_slots_calls: 203,
@@ -167,9 +170,12 @@ pub(crate) fn check_incident1_redis_py_8_socket_timeout() {
             skipped_while_waiting: 197,
             succeeded: 5800,
             failed: 3,
-            moved: 6,
+            // One MOVED more since the default node is modelled (keyless.rs): a command that
+            // starts while the client has none (before its first initialisation, after a
+            // failed one) goes to a random primary.
+            moved: 7,
             ask: 52,
-            moved_share: map(&[("zadd", 0.001_024_240_355_069_989_7)]),
+            moved_share: map(&[("zadd", 0.001_194_743_130_227_001_1)]),
             errors: map(&[("RedisClusterException", 3)]),
             full_reinits: 3,
             cluster_slots_calls: 6,

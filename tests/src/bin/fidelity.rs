@@ -8,7 +8,8 @@
 //! every case, so a draw stopped early keeps what ran) and prints it.
 //! `--case-seed X` runs the one case drawn from X (as printed); `--keep DIR` keeps each case's
 //! recording and application report there; `--twice` runs each case live a second time and
-//! judges it against the first by the same targets (how far the real library repeats itself).
+//! judges it against the first by the same targets (how far the real library repeats itself);
+//! `--rescore DIR` replays the cases kept in DIR again through the current model, no live run.
 //!
 //! Exits 0 when every case ran (whatever the figures), 1 when a case hit a harness error, 2 on bad
 //! arguments.
@@ -19,6 +20,7 @@ use std::time::Instant;
 use slotscope_tests::matrix::case::Case;
 use slotscope_tests::matrix::draw::{usage, DrawOptions};
 use slotscope_tests::matrix::replay::capabilities;
+use slotscope_tests::matrix::rescore::{kept_seeds, rescore};
 use slotscope_tests::matrix::runner::{run_case, run_case_twice};
 use slotscope_tests::matrix::table::{markdown, progress};
 
@@ -36,7 +38,17 @@ fn main() -> ExitCode {
     let Some(o) = DrawOptions::parse(std::env::args().skip(1), 10, "fidelity.md") else {
         return usage("scripts/fidelity");
     };
-    let seeds = o.case_seeds();
+    let seeds = match &o.rescore {
+        Some(dir) => kept_seeds(dir),
+        None => o.case_seeds(),
+    };
+    if seeds.is_empty() {
+        eprintln!(
+            "fidelity: no kept case (<seed>.live.json) in {:?}",
+            o.rescore
+        );
+        return ExitCode::from(2);
+    }
     eprintln!(
         "fidelity: seed {}, {} case(s); replay options: {:?}",
         o.seed,
@@ -46,6 +58,14 @@ fn main() -> ExitCode {
     let started = Instant::now();
     let mut results = Vec::new();
     for (i, &s) in seeds.iter().enumerate() {
+        if let Some(dir) = &o.rescore {
+            let r = rescore(dir, s);
+            eprintln!("== kept case {}/{}", i + 1, seeds.len());
+            eprint!("{}", progress(&r));
+            results.push(r);
+            write_report(&o.out, &markdown(&results, o.seed, &o.libraries));
+            continue;
+        }
         let case = Case::draw_over(s, &o.libraries);
         eprintln!(
             "== case {}/{} (seed {s}, {:.0} s so far): {case}",

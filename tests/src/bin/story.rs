@@ -22,8 +22,8 @@ fn main() -> ExitCode {
     let Some(o) = DrawOptions::parse(std::env::args().skip(1), 8, "story.md") else {
         return usage("scripts/story");
     };
-    if o.twice {
-        eprintln!("scripts/story: --twice is an option of scripts/fidelity only");
+    if o.twice || o.rescore.is_some() {
+        eprintln!("scripts/story: --twice and --rescore are options of scripts/fidelity only");
         return usage("scripts/story");
     }
     let seeds = o.case_seeds();

@@ -42,6 +42,25 @@ pub struct AppSettings {
 }
 
 impl AppSettings {
+    /// The settings [`to_json`](Self::to_json) wrote (none when a field is missing).
+    pub fn from_json(v: &Value) -> Option<AppSettings> {
+        let n = |k: &str| v[k].as_u64().and_then(|x| u32::try_from(x).ok());
+        Some(AppSettings {
+            startup: v["startup"].as_str()?.to_owned(),
+            rate: n("rate")?,
+            in_flight: n("in_flight")?,
+            duration_s: n("duration_s")?,
+            keys: n("keys")?,
+            key_prefix: v["key_prefix"].as_str().map(str::to_owned),
+            command: v["command"].as_str()?.to_owned(),
+            address_remap: v["address_remap"].as_str().map(str::to_owned),
+            socket_timeout_s: v["socket_timeout_s"].as_f64()?,
+            connect_timeout_s: v["connect_timeout_s"].as_f64()?,
+            client_name: v["client_name"].as_str()?.to_owned(),
+            seed: v["seed"].as_u64()?,
+        })
+    }
+
     /// The settings as the one JSON argument the application takes.
     pub fn to_json(&self) -> Value {
         let mut v = json!({

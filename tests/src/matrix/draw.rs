@@ -48,6 +48,9 @@ pub struct DrawOptions {
     /// Run each case live a second time (`--twice`, `scripts/fidelity` only): how far the real
     /// library repeats itself ([`crate::matrix::repeat`]).
     pub twice: bool,
+    /// Replay the cases kept in this directory again, no live run (`--rescore DIR`,
+    /// `scripts/fidelity` only; [`crate::matrix::rescore`]).
+    pub rescore: Option<PathBuf>,
 }
 
 impl DrawOptions {
@@ -69,6 +72,7 @@ impl DrawOptions {
             keep: None,
             libraries: REDIS_PY.to_vec(),
             twice: false,
+            rescore: None,
         };
         let mut args = args.into_iter();
         while let Some(a) = args.next() {
@@ -80,6 +84,7 @@ impl DrawOptions {
                 "--out" => o.out = PathBuf::from(value()?),
                 "--keep" => o.keep = Some(PathBuf::from(value()?)),
                 "--twice" => o.twice = true,
+                "--rescore" => o.rescore = Some(PathBuf::from(value()?)),
                 "--libs" => {
                     let mut libraries = Vec::new();
                     for name in value()?.split(',').filter(|n| !n.trim().is_empty()) {
@@ -116,8 +121,8 @@ impl DrawOptions {
 pub fn usage(script: &str) -> ExitCode {
     eprintln!(
         "usage: {script} [--cases N] [--seed S] [--case-seed X] [--libs LIB[,LIB...]] [--out FILE] \
-         [--keep DIR] [--twice]\n  LIB: a library (`redis-py`, `ioredis`, ...) or a release (`redis-py@8.1.0`); \
-         default: redis-py\n  --twice (scripts/fidelity): each case live a second time, judged against the first"
+         [--keep DIR] [--twice] [--rescore DIR]\n  LIB: a library (`redis-py`, `ioredis`, ...) or a release (`redis-py@8.1.0`); \
+         default: redis-py\n  --twice (scripts/fidelity): each case live a second time, judged against the first\n  --rescore DIR (scripts/fidelity): the cases kept there (--keep) replayed again, no live run"
     );
     ExitCode::from(2)
 }

@@ -8,7 +8,7 @@
 //! - [`fault`], [`migration`]: what a case does to the cluster; [`live`]: the live run;
 //! - [`replay`]: `slotscope replay` of the recording, with fallbacks for options the binary lacks;
 //! - [`compare`]: real against model; [`runner`]: one case end to end; [`repeat`]: the same case
-//!   live twice (how far the real library repeats itself);
+//!   live twice (how far the real library repeats itself); [`rescore`]: kept cases replayed again;
 //! - [`table`]: progress lines and the Markdown report.
 //!
 //! Entry points: `scripts/fidelity` (the `fidelity` binary of this crate, a long draw) and
@@ -38,6 +38,7 @@ pub mod live;
 pub mod migration;
 pub mod repeat;
 pub mod replay;
+pub mod rescore;
 pub mod rng;
 pub mod runner;
 pub mod story;

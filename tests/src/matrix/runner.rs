@@ -14,6 +14,7 @@ use crate::matrix::compare::{compare, Comparison, Metric};
 use crate::matrix::live::{self, Event};
 use crate::matrix::repeat::compare_live;
 use crate::matrix::replay::replay;
+use crate::matrix::rescore::live_json;
 
 /// What one case came to.
 #[derive(Clone, Debug)]
@@ -46,6 +47,24 @@ pub struct CaseResult {
 }
 
 impl CaseResult {
+    /// `case` before anything ran.
+    pub fn new(case: Case) -> CaseResult {
+        CaseResult {
+            case,
+            app: None,
+            recording_started_ms: 0,
+            events: Vec::new(),
+            replay_args: Vec::new(),
+            model: None,
+            fallbacks: Vec::new(),
+            comparisons: Vec::new(),
+            error: None,
+            again: Vec::new(),
+            model_again: Vec::new(),
+            again_error: None,
+        }
+    }
+
     /// The comparison of `metric`, if made.
     pub fn get(&self, metric: Metric) -> Option<&Comparison> {
         self.comparisons.iter().find(|c| c.metric == metric)
@@ -73,10 +92,14 @@ pub fn run_case_twice(case: &Case, say: &dyn Fn(&str), keep: Option<&Path>) -> C
     run(case, say, keep, true)
 }
 
-/// Keeps `live`'s recording and application report in `dir` as `<stem>.jsonl.zst` and
-/// `<stem>.app.json`.
-fn keep_run(dir: &Path, stem: &str, live: &live::LiveRun) {
+/// Keeps `live`'s recording, application report and what the harness knew in `dir` as
+/// `<stem>.jsonl.zst`, `<stem>.app.json` and `<stem>.live.json` (what `--rescore` reads).
+fn keep_run(dir: &Path, stem: &str, case: &Case, live: &live::LiveRun) {
     let _ = std::fs::create_dir_all(dir);
+    let _ = std::fs::write(
+        dir.join(format!("{stem}.live.json")),
+        live_json(case, live).to_string(),
+    );
     let _ = std::fs::copy(&live.recording, dir.join(format!("{stem}.jsonl.zst")));
     let _ = std::fs::write(
         dir.join(format!("{stem}.app.json")),
@@ -85,20 +108,7 @@ fn keep_run(dir: &Path, stem: &str, live: &live::LiveRun) {
 }
 
 fn run(case: &Case, say: &dyn Fn(&str), keep: Option<&Path>, twice: bool) -> CaseResult {
-    let mut result = CaseResult {
-        case: case.clone(),
-        app: None,
-        recording_started_ms: 0,
-        events: Vec::new(),
-        replay_args: Vec::new(),
-        model: None,
-        fallbacks: Vec::new(),
-        comparisons: Vec::new(),
-        error: None,
-        again: Vec::new(),
-        model_again: Vec::new(),
-        again_error: None,
-    };
+    let mut result = CaseResult::new(case.clone());
     let live = match catch_unwind(AssertUnwindSafe(|| live::run(case, say))) {
         Ok(Ok(live)) => live,
         Ok(Err(e)) => {
@@ -114,7 +124,7 @@ fn run(case: &Case, say: &dyn Fn(&str), keep: Option<&Path>, twice: bool) -> Cas
     result.recording_started_ms = live.recording_started_ms;
     result.events = live.events.clone();
     if let Some(dir) = keep {
-        keep_run(dir, &case.seed.to_string(), &live);
+        keep_run(dir, &case.seed.to_string(), case, &live);
     }
     match catch_unwind(AssertUnwindSafe(|| replay(case, &live))) {
         Ok(Ok(r)) => {
@@ -137,7 +147,7 @@ fn run(case: &Case, say: &dyn Fn(&str), keep: Option<&Path>, twice: bool) -> Cas
         match catch_unwind(AssertUnwindSafe(|| live::run(case, say))) {
             Ok(Ok(second)) => {
                 if let Some(dir) = keep {
-                    keep_run(dir, &format!("{}.again", case.seed), &second);
+                    keep_run(dir, &format!("{}.again", case.seed), case, &second);
                 }
                 result.again = compare_live(
                     case,

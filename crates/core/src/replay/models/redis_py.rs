@@ -47,6 +47,8 @@
 //!   so the command that triggered it and every command already past its `initialize()` check go
 //!   on to the stale owners and meet MOVED again until an initialisation lands (8.1.0 l. 1359–1377;
 //!   `aclose()` does nothing while `_initialize` is set, l. 693).
+//! - **No default node, no key** (7.1.0+, `keyless.rs`): a reset drops the default node until
+//!   the next initialisation, and a command that starts meanwhile goes to a random primary.
 //! - **Connections** (`ClusterNode.acquire_connection`, 8.1.0 l. 1715–1740): a command takes a
 //!   free connection or opens one; at `max_connections` (100 from 8.0.0, 2**31 before) 7.2+
 //!   raises `MaxConnectionsError`, not retried (l. 1302). A connection error marks the node's
@@ -67,6 +69,7 @@
 //! the same topology here), the `INFO` 5.0.0 sends before `CLUSTER SLOTS`, replicas.
 
 mod exception;
+mod keyless;
 mod lock;
 mod reset;
 mod settings;
@@ -84,11 +87,12 @@ use crate::replay::options::ModelOptions;
 use crate::replay::outcome::Outcome;
 use crate::replay::pool::{Link, Pools};
 use crate::replay::release::{Coverage, Version};
-use crate::replay::{ReplayError, Routed};
+use crate::replay::{ReplayError, Routed, SimRng};
 use crate::slot::{Slot, SLOT_COUNT};
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};
 use exception::Exception;
+use keyless::Keyless;
 use reset::{lost, Fail};
 use settings::{Settings, CPU_PY5, CPU_PY8, OPTIONS};
 use state::{InitLock, Shared, Topology};
@@ -148,10 +152,20 @@ const SUSPECT: Hypotheses = Hypotheses::Suspect {
 
 /// Builds `redis-py@5.0.0`.
 fn build_v5(
-    _: Option<Version>,
+    asked: Option<Version>,
     options: ModelOptions,
 ) -> Result<Box<dyn ClientModel>, ReplayError> {
-    build(V5.name, Flavor::Py5, RETRY_ATTEMPTS_PY5, false, options)
+    // 7.1.x looks for a request policy first (`keyless.rs`); 4.4.0-7.0.x route by key.
+    let keyless = if asked.is_some_and(|v| v >= Version::new(7, 1, 0)) {
+        Keyless::NoDefaultOrSlotZero
+    } else {
+        Keyless::Never
+    };
+    let routing = Routing {
+        slot_first: false,
+        keyless,
+    };
+    build(V5.name, Flavor::Py5, RETRY_ATTEMPTS_PY5, routing, options)
 }
 
 /// Builds `redis-py@8.0.0`. redis-py 7.2.0-7.4.x share 8.0.0's routing but not its defaults:
@@ -176,8 +190,11 @@ fn build_v8(
     };
     // From 8.1.0 the slot is determined before the initialisation (see `Client::run`); 8.0.0
     // determines it in the retry loop, after it (`get_nodes_from_slot`, l. 762).
-    let slot_first = asked.is_some_and(|v| v >= Version::new(8, 1, 0));
-    build(V8.name, Flavor::Py8, retries, slot_first, options)
+    let routing = Routing {
+        slot_first: asked.is_some_and(|v| v >= Version::new(8, 1, 0)),
+        keyless: Keyless::NoDefault,
+    };
+    build(V8.name, Flavor::Py8, retries, routing, options)
 }
 
 /// Builds `ideal`.
@@ -185,23 +202,36 @@ fn build_ideal(
     _: Option<Version>,
     options: ModelOptions,
 ) -> Result<Box<dyn ClientModel>, ReplayError> {
+    let routing = Routing {
+        slot_first: false,
+        keyless: Keyless::Never,
+    };
     build(
         IDEAL.name,
         Flavor::Ideal,
         RETRY_ATTEMPTS_PY8,
-        false,
+        routing,
         options,
     )
 }
 
+/// How a release routes a command before its first exchange.
+#[derive(Clone, Copy, Debug)]
+struct Routing {
+    /// Determines a command's slot before its initialisation (8.1.0), so each command issued
+    /// while the first `COMMAND` table is on its way fetches its own.
+    slot_first: bool,
+    /// When a keyed command goes to a random primary (`keyless.rs`).
+    keyless: Keyless,
+}
+
 /// Builds the client of `flavor`, named `name`, whose `cluster_error_retry_attempts` is
-/// `retries` unless given; `slot_first`: a release that determines a command's slot before its
-/// initialisation (8.1.0).
+/// `retries` unless given, routing as `routing` says.
 fn build(
     name: &str,
     flavor: Flavor,
     retries: u32,
-    slot_first: bool,
+    routing: Routing,
     options: ModelOptions,
 ) -> Result<Box<dyn ClientModel>, ReplayError> {
     options.check_for_model(name, OPTIONS)?;
@@ -219,7 +249,7 @@ fn build(
     };
     let settings = Settings::read(&options, retries, max_connections, cpu)?;
     Ok(Box::new(Client::new(
-        name, flavor, settings, slot_first, &options,
+        name, flavor, settings, routing, &options,
     )))
 }
 
@@ -239,6 +269,8 @@ const RETRY_ATTEMPTS_PY8: u32 = 10;
 /// `max_connections` per node: 2**31 in 5.0.0 (no practical limit), 100 from 8.0.0.
 const MAX_CONNECTIONS_PY5: usize = 1 << 31;
 const MAX_CONNECTIONS_PY8: usize = 100;
+/// Seed of the generator behind Python's `random` (`get_random_primary_node`).
+const RNG_SEED: u64 = 0x7265_6469_732d_7079;
 /// redis-py's `RedisClusterRequestTTL`.
 const REQUEST_TTL: u32 = 16;
 
@@ -250,9 +282,8 @@ struct Client {
     opts: Settings,
     /// `socket_timeout` in milliseconds.
     socket_timeout_ms: Option<u64>,
-    /// Determines a command's slot before its initialisation (8.1.0), so each command issued
-    /// while the first `COMMAND` table is on its way fetches its own.
-    slot_first: bool,
+    /// How it routes a command before its first exchange.
+    routing: Routing,
     shared: RefCell<Shared>,
 }
 
@@ -261,7 +292,7 @@ impl Client {
         name: &str,
         flavor: Flavor,
         settings: Settings,
-        slot_first: bool,
+        routing: Routing,
         opts: &ModelOptions,
     ) -> Client {
         let mut shared = Shared {
@@ -280,6 +311,8 @@ impl Client {
             needs_init: true,
             moved_counter: 0,
             commands_loaded: false,
+            default_known: false,
+            rng: SimRng::new(RNG_SEED),
             state: ClientState::default(),
         };
         shared.startup = numbered_once(&opts.startup_nodes, |a| shared.intern(a));
@@ -288,7 +321,7 @@ impl Client {
             name: name.to_owned(),
             flavor,
             socket_timeout_ms: opts.socket_timeout_ms,
-            slot_first,
+            routing,
             opts: settings,
             shared: RefCell::new(shared),
         }
@@ -390,11 +423,14 @@ impl Client {
                     sh.startup_from_cache();
                 }
                 sh.state.full_reinits += 1;
+                sh.default_known = default_node.is_some();
                 default_node
             };
             if let Err(class) = self.command_table(default_node, net).await {
-                // Raised out of RedisCluster.initialize(), its connections closed.
-                self.shared.borrow_mut().pools.disconnect_all(net.now_us());
+                // Raised out of RedisCluster.initialize(): nodes_manager.aclose().
+                let mut sh = self.shared.borrow_mut();
+                sh.pools.disconnect_all(net.now_us());
+                sh.default_known = false;
                 return Err(class);
             }
             self.shared.borrow_mut().needs_init = false;
@@ -403,6 +439,7 @@ impl Client {
         let mut sh = self.shared.borrow_mut();
         // `except BaseException`: nodes_manager.aclose() and aclose("startup_nodes").
         sh.pools.disconnect_all(net.now_us());
+        sh.default_known = false;
         Err(Exception::RedisClusterException)
     }
 
@@ -437,10 +474,18 @@ impl Client {
         }
     }
 
-    /// `_execute_command`: up to `RedisClusterRequestTTL` exchanges following redirects.
-    async fn attempt(&self, cmd: Routed, net: &Net<'_>) -> Result<(), Fail> {
+    /// `_determine_nodes`, then `_execute_command`: up to `RedisClusterRequestTTL` exchanges
+    /// following redirects; `keyless`: the first goes to a random primary (`keyless.rs`).
+    async fn attempt(&self, cmd: Routed, keyless: bool, net: &Net<'_>) -> Result<(), Fail> {
         let slot: Slot = cmd.slot;
-        let owner = self.shared.borrow().table.get(slot);
+        let owner = {
+            let mut sh = self.shared.borrow_mut();
+            if keyless {
+                sh.random_primary()
+            } else {
+                sh.table.get(slot)
+            }
+        };
         let Some(mut target) = owner else {
             self.shared.borrow_mut().needs_init = true;
             return Err(Fail::Raise(Exception::RedisClusterException));
@@ -547,7 +592,12 @@ impl Client {
     /// `RedisCluster.execute_command`: initialise when due, then attempt, retrying after a
     /// connection error or timeout.
     async fn run(&self, cmd: Routed, net: &Net<'_>) -> Outcome {
-        if self.slot_first {
+        // The request policy, taken once before the retry loop (`keyless.rs`).
+        let keyless = {
+            let sh = self.shared.borrow();
+            self.routing.keyless.applies(sh.default_known, cmd.slot)
+        };
+        if self.routing.slot_first && !keyless {
             // 8.1.0 `execute_command` (l. 1136-1139): with a default node known, the slot is
             // determined before the retry loop's initialize(); `get_keys` finds the command
             // table still empty while the first initialisation fetches it and fetches its own
@@ -573,7 +623,7 @@ impl Client {
                     break;
                 }
             }
-            match self.attempt(cmd, net).await {
+            match self.attempt(cmd, keyless, net).await {
                 Ok(()) => {
                     outcome = Some(Outcome::Ok);
                     break;

@@ -48,15 +48,15 @@ pub(super) const OPTIONS: &[ModelOption] = &[
         name: "initialize_cpu_ms",
         doc:
             "the client's own time to build its slot cache from an answer, holding its event loop, \
-              with commands in flight (default 7 for 5.0.0, 3 for 7.2+)",
-        default: "3",
+              with commands in flight (default 13 for 5.0.0, 6.5 for 7.2+)",
+        default: "6.5",
         ..ModelOption::PLAIN
     },
     ModelOption {
         name: "command_cpu_ms",
         doc: "the time of the COMMAND table every initialisation fetches and parses, holding the \
-              event loop, with commands in flight (default 27)",
-        default: "27",
+              event loop, with commands in flight (default 41 for 5.0.0, 30 for 7.2+)",
+        default: "30",
         ..ModelOption::PLAIN
     },
     ModelOption {

@@ -9,6 +9,7 @@ use crate::replay::client_state::ClientState;
 use crate::replay::cluster::Reply;
 use crate::replay::net::{Net, TaskId};
 use crate::replay::pool::{Lease, Link, Pools};
+use crate::replay::SimRng;
 use crate::slot::{Slot, SlotRange, SLOT_COUNT};
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, NodeTable, SlotTable};
@@ -58,6 +59,11 @@ pub(super) struct Shared {
     pub(super) moved_counter: u32,
     /// Whether the `COMMAND` table has been loaded once (`commands_parser.commands` not empty).
     pub(super) commands_loaded: bool,
+    /// `nodes_manager.default_node` is set: by a successful initialisation, unset by
+    /// `NodesManager.aclose()` (see `keyless.rs`).
+    pub(super) default_known: bool,
+    /// `random` for `get_random_primary_node` (seeded, see `keyless.rs`).
+    pub(super) rng: SimRng,
     /// What the report reads.
     pub(super) state: ClientState,
 }
@@ -121,6 +127,8 @@ impl Shared {
         if !self.needs_init {
             self.pools.disconnect_all(now_us);
             self.needs_init = true;
+            // NodesManager.aclose(): `self.default_node = None`.
+            self.default_known = false;
         }
     }
 
@@ -137,6 +145,12 @@ impl Shared {
     /// one stays last).
     pub(super) fn startup_from_cache(&mut self) {
         keep_in_order(&mut self.startup, &self.cache);
+    }
+
+    /// `get_random_primary_node()`: a random node of `nodes_cache` (none when it is empty).
+    pub(super) fn random_primary(&mut self) -> Option<NodeIdx> {
+        let i = self.rng.index_below(self.cache.len());
+        self.cache.get(i).copied()
     }
 
     /// `move_node_to_end_of_cached_nodes` (7.2+; 8.1.0 l. 2108–2123): a failing node goes last
