@@ -38,7 +38,7 @@ pub struct CaseResult {
     /// Why the case did not get that far.
     pub error: Option<String>,
     /// Run twice ([`run_case_twice`]): the second live run against the first, by the same
-    /// targets ([`repeat::compare_live`]); empty when the case ran once.
+    /// targets ([`compare_live`]); empty when the case ran once.
     pub again: Vec<Comparison>,
     /// Run twice: the model (replaying the first run's recording) against the second live run.
     pub model_again: Vec<Comparison>,
