@@ -21,7 +21,7 @@ use slotscope_tests::matrix::case::Case;
 use slotscope_tests::matrix::draw::{usage, DrawOptions};
 use slotscope_tests::matrix::replay::capabilities;
 use slotscope_tests::matrix::rescore::{kept_seeds, rescore};
-use slotscope_tests::matrix::runner::{run_case, run_case_twice};
+use slotscope_tests::matrix::runner::{run_case, run_case_twice, CaseResult};
 use slotscope_tests::matrix::table::{markdown, progress};
 
 /// Writes `doc` to `out` (its directory made first); a failure is reported, not fatal.
@@ -31,6 +31,19 @@ fn write_report(out: &std::path::Path, doc: &str) {
     }
     if let Err(e) = std::fs::write(out, doc) {
         eprintln!("fidelity: cannot write {}: {e}", out.display());
+    }
+}
+
+/// The report of `results`: a draw's, or the kept cases' replayed again (`--rescore`).
+fn report(o: &DrawOptions, results: &[CaseResult]) -> String {
+    let doc = markdown(results, o.seed, &o.libraries);
+    match &o.rescore {
+        Some(dir) => format!(
+            "Kept cases of `{}` replayed again (`scripts/fidelity --rescore`), no live run; the \
+             draw's seed and command below are not theirs.\n\n{doc}",
+            dir.display()
+        ),
+        None => doc,
     }
 }
 
@@ -63,7 +76,7 @@ fn main() -> ExitCode {
             eprintln!("== kept case {}/{}", i + 1, seeds.len());
             eprint!("{}", progress(&r));
             results.push(r);
-            write_report(&o.out, &markdown(&results, o.seed, &o.libraries));
+            write_report(&o.out, &report(&o, &results));
             continue;
         }
         let case = Case::draw_over(s, &o.libraries);
@@ -78,9 +91,9 @@ fn main() -> ExitCode {
         eprint!("{}", progress(&r));
         results.push(r);
         // The report so far, after every case: a long draw stopped early keeps what ran.
-        write_report(&o.out, &markdown(&results, o.seed, &o.libraries));
+        write_report(&o.out, &report(&o, &results));
     }
-    let doc = markdown(&results, o.seed, &o.libraries);
+    let doc = report(&o, &results);
     println!("{doc}");
     eprintln!(
         "fidelity: {} case(s) in {:.0} s; report written to {}",

@@ -11,10 +11,8 @@ use serde_json::{json, Value};
 
 use crate::matrix::app::{AppReport, AppSettings};
 use crate::matrix::case::Case;
-use crate::matrix::compare::compare;
 use crate::matrix::library::Library;
 use crate::matrix::live::LiveRun;
-use crate::matrix::repeat::compare_live;
 use crate::matrix::replay::replay;
 use crate::matrix::runner::CaseResult;
 
@@ -87,37 +85,9 @@ pub fn rescore(dir: &Path, seed: u64) -> CaseResult {
     let mut result = CaseResult::new(case.clone());
     result.app = Some(live.app.clone());
     result.recording_started_ms = live.recording_started_ms;
-    match replay(&case, &live) {
-        Ok(r) => {
-            result.comparisons = compare(
-                &case,
-                &live.app,
-                &r.report,
-                &r.fallbacks,
-                live.fault_started_ms,
-            );
-            result.replay_args = r.args;
-            result.fallbacks = r.fallbacks;
-            result.model = Some(r.report);
-        }
-        Err(e) => result.error = Some(format!("replay: {e}")),
-    }
-    let again = format!("{stem}.again");
-    if let (Ok((second, _)), Some(model)) = (kept_run(dir, &again), &result.model) {
-        result.again = compare_live(
-            &case,
-            &live.app,
-            live.fault_started_ms,
-            &second.app,
-            second.fault_started_ms,
-        );
-        result.model_again = compare(
-            &case,
-            &second.app,
-            model,
-            &result.fallbacks,
-            second.fault_started_ms,
-        );
+    result.take_replay(replay(&case, &live), &live);
+    if let Ok((second, _)) = kept_run(dir, &format!("{stem}.again")) {
+        result.judge_again(&live, &second);
     }
     result
 }

@@ -11,9 +11,9 @@ use serde_json::Value;
 use crate::matrix::app::AppReport;
 use crate::matrix::case::Case;
 use crate::matrix::compare::{compare, Comparison, Metric};
-use crate::matrix::live::{self, Event};
+use crate::matrix::live::{self, Event, LiveRun};
 use crate::matrix::repeat::compare_live;
-use crate::matrix::replay::replay;
+use crate::matrix::replay::{replay, Replayed};
 use crate::matrix::rescore::live_json;
 
 /// What one case came to.
@@ -62,6 +62,46 @@ impl CaseResult {
             again: Vec::new(),
             model_again: Vec::new(),
             again_error: None,
+        }
+    }
+
+    /// The replay of `live` (the case's first run), compared with it; or why it failed.
+    pub fn take_replay(&mut self, replayed: Result<Replayed, String>, live: &LiveRun) {
+        match replayed {
+            Ok(r) => {
+                self.comparisons = compare(
+                    &self.case,
+                    &live.app,
+                    &r.report,
+                    &r.fallbacks,
+                    live.fault_started_ms,
+                );
+                self.replay_args = r.args;
+                self.fallbacks = r.fallbacks;
+                self.model = Some(r.report);
+            }
+            Err(e) => self.error = Some(format!("replay: {e}")),
+        }
+    }
+
+    /// The case's `second` live run judged against its `first` ([`compare_live`]), and the
+    /// model (replaying the first) against it.
+    pub fn judge_again(&mut self, first: &LiveRun, second: &LiveRun) {
+        self.again = compare_live(
+            &self.case,
+            &first.app,
+            first.fault_started_ms,
+            &second.app,
+            second.fault_started_ms,
+        );
+        if let Some(model) = &self.model {
+            self.model_again = compare(
+                &self.case,
+                &second.app,
+                model,
+                &self.fallbacks,
+                second.fault_started_ms,
+            );
         }
     }
 
@@ -127,19 +167,7 @@ fn run(case: &Case, say: &dyn Fn(&str), keep: Option<&Path>, twice: bool) -> Cas
         keep_run(dir, &case.seed.to_string(), case, &live);
     }
     match catch_unwind(AssertUnwindSafe(|| replay(case, &live))) {
-        Ok(Ok(r)) => {
-            result.comparisons = compare(
-                case,
-                &live.app,
-                &r.report,
-                &r.fallbacks,
-                live.fault_started_ms,
-            );
-            result.replay_args = r.args;
-            result.fallbacks = r.fallbacks;
-            result.model = Some(r.report);
-        }
-        Ok(Err(e)) => result.error = Some(format!("replay: {e}")),
+        Ok(replayed) => result.take_replay(replayed, &live),
         Err(p) => result.error = Some(format!("replay panicked: {}", panic_text(p.as_ref()))),
     }
     if twice && result.error.is_none() {
@@ -149,22 +177,7 @@ fn run(case: &Case, say: &dyn Fn(&str), keep: Option<&Path>, twice: bool) -> Cas
                 if let Some(dir) = keep {
                     keep_run(dir, &format!("{}.again", case.seed), case, &second);
                 }
-                result.again = compare_live(
-                    case,
-                    &live.app,
-                    live.fault_started_ms,
-                    &second.app,
-                    second.fault_started_ms,
-                );
-                if let Some(model) = &result.model {
-                    result.model_again = compare(
-                        case,
-                        &second.app,
-                        model,
-                        &result.fallbacks,
-                        second.fault_started_ms,
-                    );
-                }
+                result.judge_again(&live, &second);
             }
             Ok(Err(e)) => result.again_error = Some(format!("second live run: {e}")),
             Err(p) => {
