@@ -153,10 +153,13 @@ fn address_remap_replay_of_incident2_shows_sustained_moved_and_a_reinit_every_fi
         "{moved} MOVED, {reinits} re-inits"
     );
 
+    // Without the remap nothing sends a command to the wrong node but the first one, which
+    // starts before the client has a default node and goes to a random primary (redis-py 7.1+,
+    // `keyless.rs`): at most one MOVED, one initialisation.
     let o = slotscope(&args);
     assert!(o.status.success(), "{}", text(&o));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(r["moved"], 0);
+    assert!(r["moved"].as_u64().unwrap() <= 1, "{}", r["moved"]);
     assert_eq!(r["full_reinits"], 1);
 }
 

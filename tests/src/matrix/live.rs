@@ -92,6 +92,19 @@ pub struct LiveRun {
     pub fault_started_ms: Option<u64>,
 }
 
+impl LiveRun {
+    /// What the harness knew of `case`'s run, kept beside its recording as `<seed>.live.json`
+    /// (what `scripts/fidelity --rescore` reads, [`crate::matrix::rescore`]).
+    pub fn kept_json(&self, case: &Case) -> serde_json::Value {
+        serde_json::json!({
+            "settings": self.settings.to_json(),
+            "fault_started_ms": self.fault_started_ms,
+            "recording_started_ms": self.recording_started_ms,
+            "library": case.library.label(),
+        })
+    }
+}
+
 /// Runs `case` live; `say` receives a line per step.
 ///
 /// # Errors

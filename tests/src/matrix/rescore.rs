@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::matrix::app::{AppReport, AppSettings};
 use crate::matrix::case::Case;
@@ -15,16 +15,6 @@ use crate::matrix::library::Library;
 use crate::matrix::live::LiveRun;
 use crate::matrix::replay::replay;
 use crate::matrix::runner::CaseResult;
-
-/// What the harness knew of `case`'s live run, kept beside its recording as `<stem>.live.json`.
-pub fn live_json(case: &Case, live: &LiveRun) -> Value {
-    json!({
-        "settings": live.settings.to_json(),
-        "fault_started_ms": live.fault_started_ms,
-        "recording_started_ms": live.recording_started_ms,
-        "library": case.library.label(),
-    })
-}
 
 fn read_json(path: &Path) -> Result<Value, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -98,6 +88,7 @@ mod tests {
 
     #[test]
     fn kept_settings_read_back_and_only_kept_cases_are_listed() {
+        use serde_json::json;
         let case = Case::draw(11);
         let settings = AppSettings {
             startup: "127.0.0.1:7000".into(),

@@ -14,7 +14,6 @@ use crate::matrix::compare::{compare, Comparison, Metric};
 use crate::matrix::live::{self, Event, LiveRun};
 use crate::matrix::repeat::compare_live;
 use crate::matrix::replay::{replay, Replayed};
-use crate::matrix::rescore::live_json;
 
 /// What one case came to.
 #[derive(Clone, Debug)]
@@ -138,7 +137,7 @@ fn keep_run(dir: &Path, stem: &str, case: &Case, live: &live::LiveRun) {
     let _ = std::fs::create_dir_all(dir);
     let _ = std::fs::write(
         dir.join(format!("{stem}.live.json")),
-        live_json(case, live).to_string(),
+        live.kept_json(case).to_string(),
     );
     let _ = std::fs::copy(&live.recording, dir.join(format!("{stem}.jsonl.zst")));
     let _ = std::fs::write(
