@@ -319,7 +319,22 @@ fn each_group_gets_its_own_best_variant_on_random_clusters() {
             &grouped.groups[b].ranked[..3]
         );
         assert_eq!(best(a).remap, None, "{what}: {:#?}", best(a));
-        assert!(best(a).config.is_empty(), "{what}: {:#?}", best(a));
+        // The healthy group's own configuration scores as well as the best: redis-py 7.1+ sends
+        // the commands that start before its first initialisation to random primaries
+        // (keyless.rs), a MOVED or two the synthetic recording does not hold, which a variant
+        // that resets at each MOVED can match as closely.
+        let plain = grouped.groups[a]
+            .ranked
+            .iter()
+            .find(|r| r.remap.is_none() && r.config.is_empty())
+            .unwrap_or_else(|| panic!("{what}: no plain variant"));
+        assert!(
+            plain.score + 0.05 >= best(a).score,
+            "{what}: plain {} against {} {}",
+            plain.score,
+            best(a).label,
+            best(a).score
+        );
         // The variants of the model of the release the group reports come first, then the
         // other models of its library, then the rest; within each, the remap the traffic shows
         // first, then by score.
