@@ -38,11 +38,12 @@
 //!   and each reply read, with the release's measured costs ([`CPU_PY5`], [`CPU_PY8`]; options
 //!   `initialize_cpu_ms`, `command_cpu_ms`, `connect_cpu_ms`, `reply_cpu_ms`). Under a storm of
 //!   reconnects this is what makes the application fall behind and skip.
-//! - **8.1.0's start.** 8.1.0 determines a command's slot before its initialisation
-//!   (`execute_command` l. 1136-1139), so a command issued while the first `COMMAND` table is
-//!   on its way finds it empty and fetches its own (`get_keys`, `_parsers/commands.py` l. 456):
-//!   measured, 15 `COMMAND`s in the first half second of an application at 300/s, its first
-//!   commands served after 0.14 s. 8.0.0 determines it after the initialisation (l. 762).
+//! - **The start, from 7.1.0.** With a default node known, a command's slot is determined before
+//!   the retry loop's initialisation (8.1.0 `execute_command` l. 1136-1139; 8.0.0 l. 987-990,
+//!   7.2.0 l. 855-858, 7.1.0 alike), so a command issued while the first `COMMAND` table is on
+//!   its way finds it empty and fetches its own (`get_keys`, `_parsers/commands.py` l. 456):
+//!   measured (8.1.0), 15 `COMMAND`s in the first half second of an application at 300/s, its
+//!   first commands served after 0.14 s. 4.4.0-7.0.x determine it after the initialisation.
 //! - **Routing while a reset is pending** (7.2+ and 5.0.0 alike): `aclose()` keeps the slot cache,
 //!   so the command that triggered it and every command already past its `initialize()` check go
 //!   on to the stale owners and meet MOVED again until an initialisation lands (8.1.0 l. 1359–1377;
@@ -155,15 +156,16 @@ fn build_v5(
     asked: Option<Version>,
     options: ModelOptions,
 ) -> Result<Box<dyn ClientModel>, ReplayError> {
-    // 7.1.x looks for a request policy first (`keyless.rs`); 4.4.0-7.0.x route by key.
-    let keyless = if asked.is_some_and(|v| v >= Version::new(7, 1, 0)) {
-        Keyless::NoDefaultOrSlotZero
-    } else {
-        Keyless::Never
-    };
+    // 7.1.x looks for a request policy first (`keyless.rs`), determining the slot before the
+    // retry loop (7.1.0 `redis/asyncio/cluster.py` l. 855-858); 4.4.0-7.0.x route by key.
+    let from_7_1 = asked.is_some_and(|v| v >= Version::new(7, 1, 0));
     let routing = Routing {
-        slot_first: false,
-        keyless,
+        slot_first: from_7_1,
+        keyless: if from_7_1 {
+            Keyless::NoDefaultOrSlotZero
+        } else {
+            Keyless::Never
+        },
     };
     build(V5.name, Flavor::Py5, RETRY_ATTEMPTS_PY5, routing, options)
 }
@@ -188,10 +190,11 @@ fn build_v8(
     } else {
         RETRY_ATTEMPTS_PY8
     };
-    // From 8.1.0 the slot is determined before the initialisation (see `Client::run`); 8.0.0
-    // determines it in the retry loop, after it (`get_nodes_from_slot`, l. 762).
+    // Every release from 7.1.0 determines the slot before the retry loop's initialisation when
+    // it has a default node (see `Client::run`; 7.2.0 l. 855-858, 7.4.0 l. 905-908, 8.0.0
+    // l. 987-990, 8.1.0 l. 1135-1139).
     let routing = Routing {
-        slot_first: asked.is_some_and(|v| v >= Version::new(8, 1, 0)),
+        slot_first: true,
         keyless: Keyless::NoDefault,
     };
     build(V8.name, Flavor::Py8, retries, routing, options)
@@ -218,7 +221,7 @@ fn build_ideal(
 /// How a release routes a command before its first exchange.
 #[derive(Clone, Copy, Debug)]
 struct Routing {
-    /// Determines a command's slot before its initialisation (8.1.0), so each command issued
+    /// Determines a command's slot before its initialisation (7.1.0+), so each command issued
     /// while the first `COMMAND` table is on its way fetches its own.
     slot_first: bool,
     /// When a keyed command goes to a random primary (`keyless.rs`).
@@ -598,7 +601,7 @@ impl Client {
             self.routing.keyless.applies(sh.default_known, cmd.slot)
         };
         if self.routing.slot_first && !keyless {
-            // 8.1.0 `execute_command` (l. 1136-1139): with a default node known, the slot is
+            // 7.1.0+ `execute_command` (8.1.0 l. 1136-1139): with a default node known, the slot is
             // determined before the retry loop's initialize(); `get_keys` finds the command
             // table still empty while the first initialisation fetches it and fetches its own
             // (`_parsers/commands.py` l. 445-456), raised to the application if it fails.
