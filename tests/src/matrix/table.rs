@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::matrix::case::{Fault, REDIS_PY};
-use crate::matrix::compare::Metric;
+use crate::matrix::compare::{Comparison, Metric};
 use crate::matrix::library::Library;
 use crate::matrix::repeat::floor;
 use crate::matrix::runner::CaseResult;
@@ -31,29 +31,31 @@ pub fn progress(r: &CaseResult) -> String {
         let _ = writeln!(s, "  fallbacks: {}", r.fallbacks.join("; "));
     }
     for c in &r.comparisons {
-        let _ = writeln!(
-            s,
-            "  {:<36} real {:<24} model {:<24} {}",
-            c.metric.name(),
-            c.real,
-            c.model,
-            if c.met { "met" } else { "MISS" }
-        );
+        line(&mut s, "", c, ["real", "model"], ["met", "MISS"]);
     }
     if let Some(e) = &r.again_error {
         let _ = writeln!(s, "  again: ERROR: {}", first_lines(e, 3));
     }
     for c in &r.again {
-        let _ = writeln!(
-            s,
-            "  again: {:<29} first {:<23} second {:<23} {}",
-            c.metric.name(),
-            c.real,
-            c.model,
-            if c.met { "repeated" } else { "NOT REPEATED" }
+        line(
+            &mut s,
+            "again: ",
+            c,
+            ["first", "second"],
+            ["repeated", "NOT REPEATED"],
         );
     }
     s
+}
+
+/// One comparison's progress line: `lead` and the metric, its two figures named `names`, and
+/// the verdict (`verdicts[0]` when met).
+fn line(s: &mut String, lead: &str, c: &Comparison, names: [&str; 2], verdicts: [&str; 2]) {
+    let metric = format!("{lead}{}", c.metric.name());
+    let a = format!("{} {}", names[0], c.real);
+    let b = format!("{} {}", names[1], c.model);
+    let verdict = verdicts[usize::from(!c.met)];
+    let _ = writeln!(s, "  {metric:<36} {a:<29} {b:<30} {verdict}");
 }
 
 fn first_lines(text: &str, n: usize) -> String {
