@@ -55,7 +55,7 @@ fn line(s: &mut String, lead: &str, c: &Comparison, names: [&str; 2], verdicts: 
     let a = format!("{} {}", names[0], c.real);
     let b = format!("{} {}", names[1], c.model);
     let verdict = verdicts[usize::from(!c.met)];
-    let _ = writeln!(s, "  {metric:<36} {a:<29} {b:<30} {verdict}");
+    let _ = writeln!(s, "  {metric:<48} {a:<29} {b:<30} {verdict}");
 }
 
 fn first_lines(text: &str, n: usize) -> String {
