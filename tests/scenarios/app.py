@@ -76,8 +76,10 @@ At the end it prints ONE JSON line to stdout (the contract's shape; logs go to s
 With `SLOTSCOPE_APP_TRACE=FILE` in its environment it also appends one JSON line per library
 event to FILE (`t_ms`, `event`): `init` / `init_ok` (with the slot cache built, as runs `[first,
 last, node]`), `moved` (the node asked, the slot, the redirect, the node the slot cache named
-then, the command's first arguments), `close` (`aclose()`/`close()` called), `connect` and
-`failed` (the exception class the application caught). Off by default; the matrix never sets it.
+then, the command's first arguments), `slots` (a `CLUSTER SLOTS` sent, the node, its error if
+any), `conn_error` (a connection error or timeout of a command, the node), `close`
+(`aclose()`/`close()` called), `connect` and `failed` (the exception class the application
+caught). Off by default; the matrix never sets it.
 It is how the default-node loss of redis-py 7.1+ was found (docs/FIDELITY.md).
 
 Only standard-library modules and redis-py; it connects to the given addresses only.
@@ -98,6 +100,8 @@ import redis
 from redis.asyncio.cluster import ClusterNode, NodesManager, RedisCluster
 from redis.asyncio.connection import AbstractConnection
 from redis.exceptions import AskError, MovedError, ResponseError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from scenario_common import command_name
 
@@ -216,10 +220,19 @@ class Counts:
                 cmd == "cluster" and len(args) > 1 and command_name(args[1:]) == "slots"
             ):
                 counts.cluster_slots_calls += 1
-                return await original_exec(node, *args, **kwargs)
+                try:
+                    reply = await original_exec(node, *args, **kwargs)
+                except Exception as e:
+                    trace("slots", node=node.name, error=type(e).__name__)
+                    raise
+                trace("slots", node=node.name)
+                return reply
             t0 = time.monotonic()
             try:
                 reply = await original_exec(node, *args, **kwargs)
+            except (RedisConnectionError, RedisTimeoutError) as e:
+                trace("conn_error", node=node.name, error=type(e).__name__, cmd=cmd)
+                raise
             except MovedError as e:
                 cached = CLIENT.nodes_manager.slots_cache.get(e.slot_id) if CLIENT else None
                 trace("moved", node=node.name, slot=e.slot_id, to=f"{e.host}:{e.port}",

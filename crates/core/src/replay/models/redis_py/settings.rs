@@ -48,15 +48,15 @@ pub(super) const OPTIONS: &[ModelOption] = &[
         name: "initialize_cpu_ms",
         doc:
             "the client's own time to build its slot cache from an answer, holding its event loop, \
-              with commands in flight (default 13 for 5.0.0, 6.5 for 7.2+)",
+              with commands in flight (default 21 for 5.0.0, 6.5 for 7.2+)",
         default: "6.5",
         ..ModelOption::PLAIN
     },
     ModelOption {
         name: "command_cpu_ms",
         doc: "the time of the COMMAND table every initialisation fetches and parses, holding the \
-              event loop, with commands in flight (default 41 for 5.0.0, 30 for 7.2+)",
-        default: "30",
+              event loop, with commands in flight (default 50 for 5.0.0, 53 for 7.2+)",
+        default: "53",
         ..ModelOption::PLAIN
     },
     ModelOption {
@@ -177,32 +177,33 @@ impl Settings {
 /// - `command_us`, `commands_parser.initialize()`: `COMMAND` on loopback and the parsing of its
 ///   reply (about 240 commands) into the command table.
 ///
-///   Two ways of timing them disagree on this machine, whose speed drifts by a third between
-///   runs. Timed alone (`tests/scenarios/init_cost.py`, 11 runs of 25-150 calls, a live 3-shard
-///   cluster with a replica, Redis 7.0 and Valkey 8.1, 2026-12-03; medians of the runs'
-///   medians): `init_us` 5.0.0 20.2 ms, 7.4.0-8.1.0 6.5 ms; `command_us` 5.0.0 40.6 ms,
-///   7.4.0-8.1.0 49.2 ms. Inside the application, on a dead node, where each failed command costs
-///   one initialisation (`tests/scenarios/cpu_budget.py`: the app's CPU time, less its measured
-///   costs per command, connection and start, over its initialisations): 5.0.0 13 ms an
-///   initialisation (282, its `COMMAND` refused by the dead default node), 8.1.0 37 ms an
-///   initialisation with its `COMMAND` table (91). The defaults take the application's figure
-///   where its own cycle gives one (5.0.0 `init_us` 13 ms; 7.2+ `command_us` 37 - 6.5 = 30 ms)
-///   and the timing alone otherwise (5.0.0 `command_us` 41 ms, 7.2+ `init_us` 6.5 ms).
+///   Timed alone (`tests/scenarios/init_cost.py`, 3 runs of 100 calls per release and server, a
+///   live 3-master cluster of Redis 7.0 and of Valkey 8.1, 2026-12-04; the median of the six
+///   medians, the reconnect each call makes taken off as `connect_us`): `init_us` 5.0.0 21 ms
+///   (22.1 - 0.5), 8.1.0 6.5 ms (7.8 - 1.3); `command_us` 5.0.0 50 ms (50.5 - 0.5), 8.1.0 53 ms
+///   (54.5 - 1.3). The machine's speed drifts by a sixth between runs. Inside the application
+///   (`SLOTSCOPE_APP_TRACE` of `tests/scenarios/app.py`, the same day), the same figures: 8.1.0
+///   retrying on a dead node, 75 cycles, `CLUSTER SLOTS` answer to slot cache 4.5 ms (the trace's
+///   own 4.4 ms taken off), slot cache to the next retry 61 ms (`COMMAND`, its connection, the
+///   retry); 5.0.0 on a dead default node, 120 cycles, answer to slot cache 20.3 ms; 5.0.0's first
+///   `COMMAND` tables, 59 and 69 ms to the next command. (An earlier estimate from the
+///   application's CPU time over its initialisations, 13 and 41 ms for 5.0.0, 37 ms for 8.1.0's
+///   pair, made the modelled client cycle about twice as fast as the real one on a dead node.)
 /// - `connect_us`, `Connection.connect()` and `disconnect()` to a Redis 7.0 node, its handshake
 ///   included, process CPU time over 300 in a row: 5.0.0 0.47 ms, 7.4.0 1.15 ms, 8.0.0 1.43 ms,
 ///   8.1.0 1.27 ms (2026-12-03);
 /// - `reply_us`, one `ZADD` through `RedisCluster` awaited in a row, process CPU time over 4000:
 ///   5.0.0 0.093 ms, 7.4.0 0.125 ms, 8.1.0 0.154 ms (2026-12-03).
 pub(super) const CPU_PY5: Cpu = Cpu {
-    init_us: 13_000,
-    command_us: 41_000,
+    init_us: 21_000,
+    command_us: 50_000,
     connect_us: 500,
     reply_us: 90,
 };
 /// [`CPU_PY5`]'s figures for 7.2+.
 pub(super) const CPU_PY8: Cpu = Cpu {
     init_us: 6_500,
-    command_us: 30_000,
+    command_us: 53_000,
     connect_us: 1_300,
     reply_us: 150,
 };
