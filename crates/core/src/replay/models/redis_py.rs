@@ -34,10 +34,14 @@
 //!   live: 2 % of the handshakes a reset ended at 6 in flight, 13 % at 64, docs/FIDELITY.md,
 //!   "redis-py 8.1.0 `AttributeError` under `address_remap`").
 //! - **The client's own work holds its event loop** (the timed clock only): building the slot
-//!   cache, the `COMMAND` table of every initialisation, each connection opened (its handshake)
-//!   and each reply read, with the release's measured costs ([`CPU_PY5`], [`CPU_PY8`]; options
-//!   `initialize_cpu_ms`, `command_cpu_ms`, `connect_cpu_ms`, `reply_cpu_ms`). Under a storm of
-//!   reconnects this is what makes the application fall behind and skip.
+//!   cache, the `COMMAND` table of every initialisation, each connection opened (its handshake),
+//!   each reply read and each attempt failed by a connection error, with the release's measured
+//!   costs ([`CPU_PY5`], [`CPU_PY8`]; options `initialize_cpu_ms`, `command_cpu_ms`,
+//!   `connect_cpu_ms`, `reply_cpu_ms`, `error_cpu_ms`). Under a storm of reconnects this is what
+//!   makes the application fall behind and skip. The slot cache an initialisation builds is in
+//!   place before its hold (one synchronous piece of Python: what runs next sees it); the
+//!   `COMMAND` table only after its hold (its large reply is read a buffer at a time, other
+//!   tasks running between the reads).
 //! - **The start, from 7.1.0.** With a default node known, a command's slot is determined before
 //!   the retry loop's initialisation (8.1.0 `execute_command` l. 1136-1139; 8.0.0 l. 987-990,
 //!   7.2.0 l. 855-858, 7.1.0 alike), so a command issued while the first `COMMAND` table is on
@@ -363,6 +367,9 @@ impl Client {
             Ok(()) if closed => return Err(Exception::ConnectionError),
             Ok(()) => {}
         }
+        // Not one synchronous step: the reply (hundreds of kB) is read and parsed a buffer at a
+        // time, the loop running other tasks between the reads, so a command issued meanwhile
+        // still finds the table empty (unlike the slot cache, see `initialize_now`).
         hold(net, self.opts.cpu.command_us).await;
         self.shared.borrow_mut().commands_loaded = true;
         Ok(())
@@ -396,10 +403,9 @@ impl Client {
                 }
                 sh.read_answer(answer, self.opts.address_remap.as_ref(), net)
             };
-            if let Topology::Covered(..) = topology {
-                // Building the slot cache holds the client's event loop.
-                hold(net, self.opts.cpu.init_us).await;
-            }
+            // Building the slot cache holds the client's event loop, and what it builds is in
+            // place when anything else of the client runs again: the state changes first, then
+            // the hold (nothing else of the client runs before its end).
             let default_node = {
                 let mut sh = self.shared.borrow_mut();
                 let Topology::Covered(owners, discovered) = topology else {
@@ -429,6 +435,7 @@ impl Client {
                 sh.default_known = default_node.is_some();
                 default_node
             };
+            hold(net, self.opts.cpu.init_us).await;
             if let Err(class) = self.command_table(default_node, net).await {
                 // Raised out of RedisCluster.initialize(): nodes_manager.aclose().
                 let mut sh = self.shared.borrow_mut();
@@ -632,6 +639,8 @@ impl Client {
                     break;
                 }
                 Err(Fail::Node(class, node)) => {
+                    // The exception raised and handled holds the loop.
+                    hold(net, self.opts.cpu.error_us).await;
                     self.on_node_error(node, net).await;
                     last = class;
                 }
