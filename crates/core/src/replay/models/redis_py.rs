@@ -406,6 +406,7 @@ impl Client {
             // Building the slot cache holds the client's event loop, and what it builds is in
             // place when anything else of the client runs again: the state changes first, then
             // the hold (nothing else of the client runs before its end).
+            let mut closed = 0;
             let default_node = {
                 let mut sh = self.shared.borrow_mut();
                 let Topology::Covered(owners, discovered) = topology else {
@@ -418,7 +419,10 @@ impl Client {
                     // The answer's nodes are new `ClusterNode`s (5.0.0 l. 1244-1249), and
                     // set_nodes() disconnects each one they replace, in use or not (l. 1122-1127):
                     // every connection closed, the startup node's included.
-                    Flavor::Py5 => sh.pools.disconnect_all(net.now_us()),
+                    Flavor::Py5 => {
+                        closed = sh.pools.open();
+                        sh.pools.disconnect_all(net.now_us());
+                    }
                     Flavor::Ideal => {}
                 }
                 let default_node = sh.set_nodes(&discovered);
@@ -436,6 +440,7 @@ impl Client {
                 default_node
             };
             hold(net, self.opts.cpu.init_us).await;
+            self.disconnect_cost(closed, net).await;
             if let Err(class) = self.command_table(default_node, net).await {
                 // Raised out of RedisCluster.initialize(): nodes_manager.aclose().
                 let mut sh = self.shared.borrow_mut();
@@ -451,6 +456,11 @@ impl Client {
         sh.pools.disconnect_all(net.now_us());
         sh.default_known = false;
         Err(Exception::RedisClusterException)
+    }
+
+    /// The client's own work to close `n` open connections.
+    async fn disconnect_cost(&self, n: u64, net: &Net<'_>) {
+        hold(net, n.saturating_mul(self.opts.cpu.disconnect_us)).await;
     }
 
     /// The client's own work to open a connection and run its handshake, when `connect`.

@@ -42,7 +42,10 @@ impl Client {
     /// initialisation is due; else, under `_lock`, every connection dropped and one due. The
     /// lock is the one `initialize()` holds, handed on in turn: a close waits behind every task
     /// already waiting for an initialisation, and those go on once it is done, before the
-    /// close comes. The lanes' instant clock closes at once.
+    /// close comes. Closing the connections (`NodesManager.aclose()`'s tasks, one
+    /// `disconnect()` each) holds the loop `disconnect_cpu_ms` each, the lock held until they
+    /// are done; the tasks whose replies the close lost run meanwhile. The lanes' instant clock
+    /// closes at once.
     pub(super) async fn aclose(&self, net: &Net<'_>) {
         if !net.timed() {
             self.shared.borrow_mut().close(net.now_us());
@@ -52,7 +55,8 @@ impl Client {
             return;
         }
         self.lock(net).await;
-        self.shared.borrow_mut().close(net.now_us());
+        let closed = self.shared.borrow_mut().close(net.now_us());
+        self.disconnect_cost(closed, net).await;
         self.release(net);
     }
 

@@ -74,6 +74,13 @@ pub(super) const OPTIONS: &[ModelOption] = &[
         ..ModelOption::PLAIN
     },
     ModelOption {
+        name: "disconnect_cpu_ms",
+        doc: "the client's own time to close one open connection at a reset, holding the event \
+              loop (default 0.04 for 5.0.0, 0.057 for 7.2+)",
+        default: "0.057",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
         name: "error_cpu_ms",
         doc: "the client's own time for an attempt that fails with a connection error or \
               timeout (the exception raised and handled), holding the event loop (default 0.3)",
@@ -95,6 +102,8 @@ pub(super) struct Cpu {
     pub(super) reply_us: u64,
     /// `error_cpu_ms`: an attempt that failed with a connection error or timeout.
     pub(super) error_us: u64,
+    /// `disconnect_cpu_ms`: closing one open connection at a reset.
+    pub(super) disconnect_us: u64,
 }
 
 /// `reinitialize_steps`.
@@ -173,6 +182,12 @@ impl Settings {
                 connect_us: o.library_value("connect_cpu_ms", cpu.connect_us, millis, us)?,
                 reply_us: o.library_value("reply_cpu_ms", cpu.reply_us, millis, us)?,
                 error_us: o.library_value("error_cpu_ms", cpu.error_us, millis, us)?,
+                disconnect_us: o.library_value(
+                    "disconnect_cpu_ms",
+                    cpu.disconnect_us,
+                    millis,
+                    us,
+                )?,
             },
         })
     }
@@ -208,13 +223,17 @@ impl Settings {
 ///   closed stream, the exception through `_execute_command`'s handler and the retry loop): 8.1.0
 ///   retrying on a dead node with 6 in flight, the application's trace, 203 failures one after
 ///   the other in the same loop turn: median 0.30 ms apart (quartiles 0.30-0.40; 2026-12-04). Not
-///   timed on 5.0.0, whose every failure closes the client: the same figure.
+///   timed on 5.0.0, whose every failure closes the client: the same figure;
+/// - `disconnect_us`, one open connection closed by `NodesManager.aclose()` (`close()` in
+///   5.0.0), process CPU time over 10 closes of 150 connections each, Valkey 8.1 and Redis 7.0:
+///   5.0.0 0.038-0.041 ms, 8.1.0 0.055-0.059 ms (2026-12-04). `connect_us` includes it.
 pub(super) const CPU_PY5: Cpu = Cpu {
     init_us: 21_000,
     command_us: 50_000,
     connect_us: 500,
     reply_us: 90,
     error_us: 300,
+    disconnect_us: 40,
 };
 /// [`CPU_PY5`]'s figures for 7.2+.
 pub(super) const CPU_PY8: Cpu = Cpu {
@@ -223,4 +242,5 @@ pub(super) const CPU_PY8: Cpu = Cpu {
     connect_us: 1_300,
     reply_us: 150,
     error_us: 300,
+    disconnect_us: 57,
 };

@@ -122,14 +122,18 @@ impl Shared {
     }
 
     /// `close()` / `aclose()` at `now_us`: when no initialisation is pending, every connection
-    /// dropped (the ones in use too) and one is due.
-    pub(super) fn close(&mut self, now_us: u64) {
-        if !self.needs_init {
-            self.pools.disconnect_all(now_us);
-            self.needs_init = true;
-            // NodesManager.aclose(): `self.default_node = None`.
-            self.default_known = false;
+    /// dropped (the ones in use too) and one is due. Returns how many open connections it
+    /// closed.
+    pub(super) fn close(&mut self, now_us: u64) -> u64 {
+        if self.needs_init {
+            return 0;
         }
+        let open = self.pools.open();
+        self.pools.disconnect_all(now_us);
+        self.needs_init = true;
+        // NodesManager.aclose(): `self.default_node = None`.
+        self.default_known = false;
+        open
     }
 
     /// `set_nodes(nodes_cache, tmp_nodes_cache, remove_old=True)` with the nodes an answer
