@@ -367,7 +367,7 @@ impl Client {
             Ok(()) if closed => return Err(Exception::ConnectionError),
             Ok(()) => {}
         }
-        // Not one synchronous step: the reply (hundreds of kB) is read and parsed a buffer at a
+        // Not one synchronous step: the reply (about 90 kB) is read and parsed a buffer at a
         // time, the loop running other tasks between the reads, so a command issued meanwhile
         // still finds the table empty (unlike the slot cache, see `initialize_now`).
         hold(net, self.opts.cpu.command_us).await;
