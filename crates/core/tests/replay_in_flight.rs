@@ -354,9 +354,8 @@ fn the_clients_own_work_per_reply_and_per_connection_holds_its_loop() {
 #[test]
 fn redis_py_7_1_and_later_commands_issued_while_the_first_command_table_loads_fetch_their_own() {
     // From 7.1.0 a command's slot is determined before its initialisation once the client has a
-    // default node: a command issued while the first COMMAND table is on its way (not while it
-    // is parsed: the table is in place once the parse's hold ends) finds the table empty and
-    // fetches its own, each holding the loop. 7.0.x determines the slot after the
+    // default node: a command issued while the first COMMAND table is on its way finds the table
+    // empty and fetches its own, each holding the loop. 7.0.x determines the slot after the
     // initialisation and waits for it (both asked of the redis-py@5.0.0 model).
     let cluster = incident2();
     let w = in_flight(workload_of(10, 2000, "zadd"), 64, 500, 10);
@@ -364,7 +363,7 @@ fn redis_py_7_1_and_later_commands_issued_while_the_first_command_table_loads_fe
     let v71 = run_with(&cluster, &w, "redis-py@7.1.0", &cpu);
     let v70 = run_with(&cluster, &w, "redis-py@7.0.1", &cpu);
     assert!(
-        v71.skipped_while_waiting > v70.skipped_while_waiting + 100,
+        v71.skipped_while_waiting > v70.skipped_while_waiting + 500,
         "skipped: 7.1.0 {}, 7.0.1 {}",
         v71.skipped_while_waiting,
         v70.skipped_while_waiting
@@ -376,17 +375,9 @@ fn redis_py_7_1_and_later_commands_issued_while_the_first_command_table_loads_fe
         v71.new_connections,
         v70.new_connections
     );
-    // Only at the start: no failures, and at most the one more initialisation that the MOVEDs
-    // of 7.1.0's first commands (sent to random primaries before it had a default node,
-    // keyless.rs) call for, one close every fifth.
+    // Only at the start: the same failures (none) and initialisations.
     assert_eq!((v71.failed, v70.failed), (0, 0));
-    assert!(
-        v71.full_reinits <= v70.full_reinits + 1,
-        "initialisations: 7.1.0 {} (moved {}), 7.0.1 {}",
-        v71.full_reinits,
-        v71.moved,
-        v70.full_reinits
-    );
+    assert_eq!(v71.full_reinits, v70.full_reinits);
     // 8.0.0 routes its start as 8.1.0 does (8.0.0 `redis/asyncio/cluster.py` l. 987-990).
     let v81 = run_with(&cluster, &w, "redis-py@8.1.0", &cpu);
     let v80 = run_with(&cluster, &w, "redis-py@8.0.0", &cpu);
@@ -413,24 +404,6 @@ fn redis_py_the_slot_cache_is_in_place_for_the_commands_due_while_it_was_built()
     );
     assert!(slow.skipped_while_waiting > 300, "{slow:?}");
     assert!(slow.moved <= 3, "moved {}", slow.moved);
-    assert_eq!(slow.failed, 0);
-}
-
-#[test]
-fn redis_py_the_command_table_is_in_place_for_the_commands_due_while_it_was_parsed() {
-    // The COMMAND table is built in one synchronous step once its reply is in, and the
-    // initialisation ends right after it: the commands due meanwhile start after it, need no
-    // initialisation and find the table loaded. Only the few issued while COMMAND was on the
-    // wire fetch their own (7.1.0+): a handful of 0.2 s parses, not one per command in flight
-    // (built after its hold instead: 19935 of 20000 skipped).
-    let cluster = incident2();
-    let w = in_flight(workload_of(10, 2000, "zadd"), 64, 500, 10);
-    let slow = run_with(&cluster, &w, "redis-py@8.1.0", &[("command_cpu_ms", "200")]);
-    assert!(
-        slow.skipped_while_waiting < 2_000,
-        "skipped {} of 20000: the commands due during the parse fetched tables of their own",
-        slow.skipped_while_waiting
-    );
     assert_eq!(slow.failed, 0);
 }
 

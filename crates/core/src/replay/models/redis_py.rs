@@ -38,9 +38,10 @@
 //!   each reply read and each attempt failed by a connection error, with the release's measured
 //!   costs ([`CPU_PY5`], [`CPU_PY8`]; options `initialize_cpu_ms`, `command_cpu_ms`,
 //!   `connect_cpu_ms`, `reply_cpu_ms`, `error_cpu_ms`). Under a storm of reconnects this is what
-//!   makes the application fall behind and skip. What a step builds (the slot cache, the
-//!   `COMMAND` table, the end of an initialisation) is in place before its hold: it is one
-//!   synchronous piece of Python, and what runs next sees it.
+//!   makes the application fall behind and skip. The slot cache an initialisation builds is in
+//!   place before its hold (one synchronous piece of Python: what runs next sees it); the
+//!   `COMMAND` table only after its hold (its large reply is read a buffer at a time, other
+//!   tasks running between the reads).
 //! - **The start, from 7.1.0.** With a default node known, a command's slot is determined before
 //!   the retry loop's initialisation (8.1.0 `execute_command` l. 1136-1139; 8.0.0 l. 987-990,
 //!   7.2.0 l. 855-858, 7.1.0 alike), so a command issued while the first `COMMAND` table is on
@@ -336,19 +337,11 @@ impl Client {
     /// `commands_parser.initialize(default_node)`, the end of every `RedisCluster.initialize()`
     /// (5.0.0 l. 393, 8.1.0 l. 680): `COMMAND` to the default node (the first one the answer
     /// named) and the parsing of its reply, which holds the event loop; the table is loaded when
-    /// it returns `Ok`, and with `ends_init` the initialisation is done (`_initialize` cleared).
-    /// The timed clock only: the lanes' instant clock keeps an initialisation to its `CLUSTER
-    /// SLOTS`.
-    async fn command_table(
-        &self,
-        node: Option<NodeIdx>,
-        ends_init: bool,
-        net: &Net<'_>,
-    ) -> Result<(), Exception> {
+    /// it returns `Ok`. The timed clock only: the lanes' instant clock keeps an initialisation to
+    /// its `CLUSTER SLOTS`.
+    async fn command_table(&self, node: Option<NodeIdx>, net: &Net<'_>) -> Result<(), Exception> {
         let Some(node) = node.filter(|_| net.timed()) else {
-            let mut sh = self.shared.borrow_mut();
-            sh.commands_loaded = true;
-            sh.needs_init &= !ends_init;
+            self.shared.borrow_mut().commands_loaded = true;
             return Ok(());
         };
         let (lease, c, connect) = {
@@ -374,16 +367,11 @@ impl Client {
             Ok(()) if closed => return Err(Exception::ConnectionError),
             Ok(()) => {}
         }
-        // The reply read, the table is built in one synchronous step (and, at the end of an
-        // initialisation, `_initialize` cleared right after it): in place before the hold, as
-        // the slot cache is (see `initialize_now`). Commands due meanwhile start after it
-        // with neither an initialisation to wait for nor a table to fetch.
-        {
-            let mut sh = self.shared.borrow_mut();
-            sh.commands_loaded = true;
-            sh.needs_init &= !ends_init;
-        }
+        // Not one synchronous step: the reply (about 90 kB) is read and parsed a buffer at a
+        // time, the loop running other tasks between the reads, so a command issued meanwhile
+        // still finds the table empty (unlike the slot cache, see `initialize_now`).
         hold(net, self.opts.cpu.command_us).await;
+        self.shared.borrow_mut().commands_loaded = true;
         Ok(())
     }
 
@@ -453,13 +441,14 @@ impl Client {
             };
             hold(net, self.opts.cpu.init_us).await;
             self.disconnect_cost(closed, net).await;
-            if let Err(class) = self.command_table(default_node, true, net).await {
+            if let Err(class) = self.command_table(default_node, net).await {
                 // Raised out of RedisCluster.initialize(): nodes_manager.aclose().
                 let mut sh = self.shared.borrow_mut();
                 sh.pools.disconnect_all(net.now_us());
                 sh.default_known = false;
                 return Err(class);
             }
+            self.shared.borrow_mut().needs_init = false;
             return Ok(());
         }
         let mut sh = self.shared.borrow_mut();
@@ -638,7 +627,7 @@ impl Client {
                 sh.cache.first().copied().filter(|_| !sh.commands_loaded)
             };
             if let Some(node) = default {
-                if let Err(e) = self.command_table(Some(node), false, net).await {
+                if let Err(e) = self.command_table(Some(node), net).await {
                     return Outcome::Failed(e.into());
                 }
             }
