@@ -37,11 +37,11 @@
 //!   cache, the `COMMAND` table of every initialisation, each connection opened (its handshake),
 //!   each reply read and each attempt failed by a connection error, with the release's measured
 //!   costs ([`CPU_PY5`], [`CPU_PY8`]; options `initialize_cpu_ms`, `command_cpu_ms`,
-//!   `connect_cpu_ms`, `reply_cpu_ms`, `error_cpu_ms`). Under a storm of reconnects this is what
-//!   makes the application fall behind and skip. The slot cache an initialisation builds is in
-//!   place before its hold (one synchronous piece of Python: what runs next sees it); the
-//!   `COMMAND` table only after its hold (its large reply is read a buffer at a time, other
-//!   tasks running between the reads).
+//!   `connect_cpu_ms`, `reply_cpu_ms`, `error_cpu_ms`, `disconnect_cpu_ms`). Under a storm of
+//!   reconnects this is what makes the application fall behind and skip. The slot cache an
+//!   initialisation builds is in place before its hold (one synchronous piece of Python: what
+//!   runs next sees it); the `COMMAND` table only after its hold (built before it, the model
+//!   wedged 5.0.0 cases the real client rode out: docs/FIDELITY.md, "Tried and taken back").
 //! - **The start, from 7.1.0.** With a default node known, a command's slot is determined before
 //!   the retry loop's initialisation (8.1.0 `execute_command` l. 1136-1139; 8.0.0 l. 987-990,
 //!   7.2.0 l. 855-858, 7.1.0 alike), so a command issued while the first `COMMAND` table is on
@@ -367,9 +367,10 @@ impl Client {
             Ok(()) if closed => return Err(Exception::ConnectionError),
             Ok(()) => {}
         }
-        // Not one synchronous step: the reply (about 90 kB) is read and parsed a buffer at a
-        // time, the loop running other tasks between the reads, so a command issued meanwhile
-        // still finds the table empty (unlike the slot cache, see `initialize_now`).
+        // In place after the hold, unlike the slot cache (`initialize_now`): a command issued
+        // meanwhile still finds the table empty, as the measured 8.1.0 start needs; built before
+        // the hold, the model wedged 5.0.0 cases the real client rode out (docs/FIDELITY.md,
+        // "Tried and taken back").
         hold(net, self.opts.cpu.command_us).await;
         self.shared.borrow_mut().commands_loaded = true;
         Ok(())
