@@ -292,12 +292,15 @@ impl Pools {
             .for_each(|c| c.close(now_us));
     }
 
-    /// Closes every connection of every pool at `now_us` (as [`disconnect`](Self::disconnect)).
-    pub(super) fn disconnect_all(&mut self, now_us: u64) {
-        self.nodes
-            .iter_mut()
-            .flat_map(|p| p.conns.iter_mut())
-            .for_each(|c| c.close(now_us));
+    /// Closes every connection of every pool at `now_us` (as [`disconnect`](Self::disconnect));
+    /// returns how many of them were open.
+    pub(super) fn disconnect_all(&mut self, now_us: u64) -> u64 {
+        let mut open = 0;
+        for c in self.nodes.iter_mut().flat_map(|p| p.conns.iter_mut()) {
+            open += u64::from(c.connected);
+            c.close(now_us);
+        }
+        open
     }
 
     /// Marks every connection to `node` for reconnect: free ones close now, held ones when given

@@ -128,12 +128,11 @@ impl Shared {
         if self.needs_init {
             return 0;
         }
-        let open = self.pools.open();
-        self.pools.disconnect_all(now_us);
+        let closed = self.pools.disconnect_all(now_us);
         self.needs_init = true;
         // NodesManager.aclose(): `self.default_node = None`.
         self.default_known = false;
-        open
+        closed
     }
 
     /// `set_nodes(nodes_cache, tmp_nodes_cache, remove_old=True)` with the nodes an answer

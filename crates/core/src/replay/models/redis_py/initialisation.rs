@@ -1,0 +1,143 @@
+//! `RedisCluster.initialize()`'s work once it holds `_lock`: `NodesManager.initialize()` (the
+//! slot cache from a `CLUSTER SLOTS` answer) and `commands_parser.initialize()` (the `COMMAND`
+//! table), each holding the client's event loop for its cost.
+
+use super::state::Topology;
+use super::{hold, Client, Exception, Flavor};
+use crate::replay::cluster::Reply;
+use crate::replay::net::Net;
+use crate::replay::pool::Link;
+use crate::timeline::NodeIdx;
+
+impl Client {
+    /// `commands_parser.initialize(default_node)`, the end of every `RedisCluster.initialize()`
+    /// (5.0.0 l. 393, 8.1.0 l. 680): `COMMAND` to the default node (the first one the answer
+    /// named) and the parsing of its reply, which holds the event loop; the table is loaded when
+    /// it returns `Ok`. The timed clock only: the lanes' instant clock keeps an initialisation to
+    /// its `CLUSTER SLOTS`.
+    pub(super) async fn command_table(
+        &self,
+        node: Option<NodeIdx>,
+        net: &Net<'_>,
+    ) -> Result<(), Exception> {
+        let Some(node) = node.filter(|_| net.timed()) else {
+            self.shared.borrow_mut().commands_loaded = true;
+            return Ok(());
+        };
+        let (lease, c, connect) = {
+            let mut sh = self.shared.borrow_mut();
+            let lease = sh
+                .pools
+                .acquire(node, net.now())
+                .map_err(|_| Exception::MaxConnectionsError)?;
+            let c = sh.cluster_idx(node, net);
+            (lease, c, !lease.was_connected())
+        };
+        self.open_cost(connect, net).await;
+        let reply = net.keyless_to(c, connect).await;
+        let link = Link::of_reply(&reply);
+        let closed = self
+            .shared
+            .borrow_mut()
+            .give_back(lease, link, net.now())
+            .is_some();
+        match reply {
+            Err(Reply::Timeout) => return Err(Exception::TimeoutError),
+            Err(_) => return Err(Exception::ConnectionError),
+            Ok(()) if closed => return Err(Exception::ConnectionError),
+            Ok(()) => {}
+        }
+        // In place after the hold, unlike the slot cache (`initialize_now`): a command issued
+        // meanwhile still finds the table empty, as the measured 8.1.0 start needs; built before
+        // the hold, the model wedged 5.0.0 cases the real client rode out (docs/FIDELITY.md,
+        // "Tried and taken back").
+        hold(net, self.opts.cpu.command_us).await;
+        self.shared.borrow_mut().commands_loaded = true;
+        Ok(())
+    }
+
+    /// `NodesManager.initialize()`: `CLUSTER SLOTS` from each startup node in turn until an
+    /// answer covers every slot. A failure closes every connection and keeps `startup_nodes`.
+    pub(super) async fn initialize_now(&self, net: &Net<'_>) -> Result<(), Exception> {
+        let mut k = 0;
+        loop {
+            let (lease, node, connect) = {
+                let mut sh = self.shared.borrow_mut();
+                let Some(&s) = sh.startup.get(k) else {
+                    break;
+                };
+                k += 1;
+                sh.state.cluster_slots_calls += 1;
+                let Ok(lease) = sh.pools.acquire(s, net.now()) else {
+                    continue;
+                };
+                let node = sh.cluster_idx(s, net);
+                (lease, node, !lease.was_connected())
+            };
+            self.open_cost(connect, net).await;
+            let answer = net.cluster_slots_to(node, connect).await;
+            let topology = {
+                let mut sh = self.shared.borrow_mut();
+                let link = Link::of_reply(&answer);
+                if sh.give_back(lease, link, net.now()).is_some() {
+                    continue;
+                }
+                sh.read_answer(answer, self.opts.address_remap.as_ref(), net)
+            };
+            // Building the slot cache holds the client's event loop, and what it builds is in
+            // place when anything else of the client runs again: the state changes first, then
+            // the hold (nothing else of the client runs before its end).
+            let mut closed = 0;
+            let default_node = {
+                let mut sh = self.shared.borrow_mut();
+                let Topology::Covered(owners, discovered) = topology else {
+                    continue;
+                };
+                sh.load_table(owners);
+                match self.flavor {
+                    // set_nodes(): every connection of a node kept is marked for reconnect.
+                    Flavor::Py8 => sh.pools.mark_all(),
+                    // The answer's nodes are new `ClusterNode`s (5.0.0 l. 1244-1249), and
+                    // set_nodes() disconnects each one they replace, in use or not (l. 1122-1127):
+                    // every connection closed, the startup node's included.
+                    Flavor::Py5 => closed = sh.pools.disconnect_all(net.now_us()),
+                    Flavor::Ideal => {}
+                }
+                let default_node = sh.set_nodes(&discovered);
+                if self.flavor == Flavor::Ideal {
+                    for d in discovered {
+                        if !sh.startup.contains(&d) {
+                            sh.startup.push(d);
+                        }
+                    }
+                } else if self.opts.dynamic_startup_nodes {
+                    sh.startup_from_cache();
+                }
+                sh.state.full_reinits += 1;
+                sh.default_known = default_node.is_some();
+                default_node
+            };
+            hold(net, self.opts.cpu.init_us).await;
+            self.disconnect_cost(closed, net).await;
+            if let Err(class) = self.command_table(default_node, net).await {
+                // Raised out of RedisCluster.initialize(): nodes_manager.aclose().
+                let mut sh = self.shared.borrow_mut();
+                sh.pools.disconnect_all(net.now_us());
+                sh.default_known = false;
+                return Err(class);
+            }
+            self.shared.borrow_mut().needs_init = false;
+            return Ok(());
+        }
+        let mut sh = self.shared.borrow_mut();
+        // `except BaseException`: nodes_manager.aclose() and aclose("startup_nodes").
+        sh.pools.disconnect_all(net.now_us());
+        sh.default_known = false;
+        Err(Exception::RedisClusterException)
+    }
+
+    /// The client's own work to close `n` open connections.
+    pub(super) async fn disconnect_cost(&self, n: u64, net: &Net<'_>) {
+        hold(net, n.saturating_mul(self.opts.cpu.disconnect_us)).await;
+    }
+}
