@@ -21,6 +21,7 @@ mod client_state;
 mod cluster;
 mod descriptor;
 mod key_layout;
+mod kills;
 mod known_nodes;
 mod models;
 mod net;

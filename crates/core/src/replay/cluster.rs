@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::kills::{first_kill, KillTrack, KILL_COMMAND};
 use super::{mix64, Routed};
 use crate::metrics::Metrics;
 use crate::node::NodeAddr;
@@ -101,6 +102,8 @@ pub struct SimCluster {
     addrs: Vec<NodeAddr>,
     states: Vec<ClusterState>,
     faults: Vec<(NodeIdx, TimeSpan, FaultKind)>,
+    /// When someone closed the clients' connections of a node (`kills.rs`), by node then time.
+    kills: Vec<(NodeIdx, Timestamp)>,
     ask: AskPolicy,
     span: Option<TimeSpan>,
     seed: Option<NodeAddr>,
@@ -196,6 +199,20 @@ impl SimCluster {
             .iter()
             .find(|(n, span, _)| *n == node && span.contains(t))
             .map(|(_, span, k)| (*k, span.end))
+    }
+
+    /// The first moment after `after` and at or before `until` someone closed the clients'
+    /// connections of `node` (`kills.rs`): a connection to it opened at `after` is closed then.
+    pub fn killed(&self, node: NodeIdx, after: Timestamp, until: Timestamp) -> Option<Timestamp> {
+        first_kill(&self.kills, node, after, until)
+    }
+
+    /// Every moment someone closed the clients' connections of a node, by node then time.
+    pub fn kills(&self) -> Vec<(NodeAddr, Timestamp)> {
+        self.kills
+            .iter()
+            .map(|&(n, t)| (self.addrs[n.index()].clone(), t))
+            .collect()
     }
 
     fn fault(&self, t: Timestamp, node: NodeIdx) -> Option<FaultKind> {
@@ -334,11 +351,13 @@ impl SimCluster {
 /// ([`layout`](Self::layout)) and fault windows ([`fault`](Self::fault)).
 ///
 /// `poll_failed` timeouts and connection failures become fault windows `[t - timeout, t]` of that
-/// node, merged when less than one poll interval apart.
+/// node, merged when less than one poll interval apart; a rise of a node's `CLIENT KILL` count
+/// between two `INFO` samples, a kill of its clients' connections (`kills.rs`).
 #[derive(Clone, Debug)]
 pub struct SimClusterBuilder {
     timeline: ClusterTimeline,
     failures: Vec<(NodeIdx, TimeSpan, FaultKind)>,
+    kills: KillTrack,
     ask: AskPolicy,
     interval_ms: u64,
     timeout_ms: u64,
@@ -360,6 +379,7 @@ impl SimClusterBuilder {
         SimClusterBuilder {
             timeline: ClusterTimeline::new(),
             failures: Vec::new(),
+            kills: KillTrack::default(),
             ask: AskPolicy::KeyCoin { seed: 0 },
             interval_ms: 1000,
             timeout_ms: 800,
@@ -394,7 +414,8 @@ impl SimClusterBuilder {
         self
     }
 
-    /// Folds one recording line (topology samples, discoveries and poll failures matter).
+    /// Folds one recording line (topology samples, discoveries, poll failures and the
+    /// `CLIENT KILL` counts of `INFO` samples matter).
     pub fn push(&mut self, line: &Line) {
         let t = line.time();
         self.span = Some(match self.span {
@@ -403,6 +424,12 @@ impl SimClusterBuilder {
         });
         self.timeline.push(line);
         self.stamp(t);
+        if let Line::Info(s) = line {
+            if let Some(n) = self.timeline.nodes().find_addr(&s.node.addr) {
+                let count = s.info.commandstats.get(KILL_COMMAND).map_or(0, |c| c.calls);
+                self.kills.sample(n, s.t, count);
+            }
+        }
         if let Line::PollFailed(e) = line {
             let kind = match e.kind {
                 FailureKind::Timeout => FaultKind::Timeout,
@@ -487,6 +514,16 @@ impl SimClusterBuilder {
         self
     }
 
+    /// Adds a kill of the clients' connections of the node at `node` at `t` (as a `CLIENT KILL`
+    /// a recording shows).
+    pub fn kill(&mut self, node: &NodeAddr, t: Timestamp) -> &mut Self {
+        if let Ok((n, _)) = self.timeline.nodes_mut().intern_addr(node) {
+            self.kills.add(n, t);
+        }
+        self.stamp(Timestamp(0));
+        self
+    }
+
     /// The timeline folded so far.
     pub fn timeline(&self) -> &ClusterTimeline {
         &self.timeline
@@ -518,6 +555,7 @@ impl SimClusterBuilder {
             table,
             states: self.timeline.states().to_vec(),
             faults,
+            kills: self.kills.moments(),
             ask: self.ask,
             span: self.span,
             seed: self.seed.clone(),

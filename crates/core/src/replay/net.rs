@@ -372,6 +372,13 @@ impl<'a> Net<'a> {
         self.cluster.addr(n)
     }
 
+    /// Whether someone closed the clients' connections of the cluster's node `n` after `since`
+    /// (µs) and by `until` (µs): a connection to it open since then is closed
+    /// ([`SimCluster::killed`]).
+    pub fn killed(&self, n: NodeIdx, since_us: u64, until_us: u64) -> bool {
+        ms(since_us) < ms(until_us) && self.cluster.killed(n, ms(since_us), ms(until_us)).is_some()
+    }
+
     /// How long opening a connection takes before its first command: the TCP handshake and the
     /// client's `CLIENT SETINFO` round trip (0 in the instant clock).
     pub fn connect_us(&self) -> u64 {

@@ -77,6 +77,8 @@ struct Conn {
     closed_under: Option<u64>,
     /// Marked for reconnect while held: disconnected when given back.
     reconnect: bool,
+    /// When (virtual µs) it was last taken unconnected: its socket is open since then.
+    opened_us: u64,
 }
 
 impl Conn {
@@ -87,6 +89,7 @@ impl Conn {
             held: false,
             closed_under: None,
             reconnect: false,
+            opened_us: 0,
         }
     }
 
@@ -150,12 +153,19 @@ pub(super) struct Lease {
     node: NodeIdx,
     index: usize,
     was_connected: bool,
+    opened_us: u64,
 }
 
 impl Lease {
     /// Whether the connection was open when taken (else the exchange connects first).
     pub(super) fn was_connected(&self) -> bool {
         self.was_connected
+    }
+
+    /// When (virtual µs) the connection's socket was opened: when it was taken, if it was not
+    /// open then.
+    pub(super) fn opened_us(&self) -> u64 {
+        self.opened_us
     }
 }
 
@@ -219,7 +229,9 @@ impl Pools {
     /// Takes a connection to `node` that is free at `now`: a new object while the pool is below
     /// its burst size, else the next free one in turn, else a new object while below the maximum,
     /// else (the pool full) the one that frees first, or [`Full`] when the pools are strict.
-    pub(super) fn acquire(&mut self, node: NodeIdx, now: Timestamp) -> Result<Lease, Full> {
+    /// (`now_us`: virtual µs.)
+    pub(super) fn acquire(&mut self, node: NodeIdx, now_us: u64) -> Result<Lease, Full> {
+        let now = Timestamp(now_us / 1000);
         let (max, burst, strict) = (self.max_per_node, self.burst, self.strict);
         let pool = self.pool(node);
         let n = pool.conns.len();
@@ -247,10 +259,14 @@ impl Pools {
         conn.held = true;
         conn.closed_under = None;
         conn.reconnect = false;
+        if !conn.connected {
+            conn.opened_us = now_us;
+        }
         Ok(Lease {
             node,
             index,
             was_connected: conn.connected,
+            opened_us: conn.opened_us,
         })
     }
 
@@ -329,20 +345,20 @@ mod tests {
     #[test]
     fn a_held_connection_makes_the_next_command_open_another() {
         let mut p = Pools::new(100);
-        let l = p.acquire(node(0), Timestamp(0)).expect("lenient");
+        let l = p.acquire(node(0), 0).expect("lenient");
         p.finish(l, Link::Answered, Timestamp(0));
         assert_eq!(p.opened(), 1);
         // Reused while free.
-        let l = p.acquire(node(0), Timestamp(5)).expect("lenient");
+        let l = p.acquire(node(0), 5000).expect("lenient");
         p.finish(l, Link::TimedOut, Timestamp(505));
         assert_eq!(p.opened(), 1);
         // Held until 505: a second connection object.
-        let l = p.acquire(node(0), Timestamp(10)).expect("lenient");
+        let l = p.acquire(node(0), 10000).expect("lenient");
         assert_eq!(l.index, 1);
         p.finish(l, Link::Answered, Timestamp(10));
         assert_eq!(p.opened(), 2);
         // After the wait the timed-out one is free again, and its turn: it must reconnect.
-        let l = p.acquire(node(0), Timestamp(600)).expect("lenient");
+        let l = p.acquire(node(0), 600000).expect("lenient");
         assert_eq!(l.index, 0);
         p.finish(l, Link::Answered, Timestamp(600));
         assert_eq!(p.opened(), 3);
@@ -354,7 +370,7 @@ mod tests {
         p.set_burst(3);
         let mut used = Vec::new();
         for t in 0..6 {
-            let l = p.acquire(node(0), Timestamp(t)).expect("lenient");
+            let l = p.acquire(node(0), t * 1000).expect("lenient");
             used.push(l.index);
             p.finish(l, Link::Answered, Timestamp(t));
         }
@@ -363,7 +379,7 @@ mod tests {
         // A drop of the node's connections costs one reconnect per connection of the pool.
         p.disconnect(node(0), 10_000);
         for t in 10..16 {
-            let l = p.acquire(node(0), Timestamp(t)).expect("lenient");
+            let l = p.acquire(node(0), t * 1000).expect("lenient");
             p.finish(l, Link::Answered, Timestamp(t));
         }
         assert_eq!(p.opened(), 6);
@@ -372,18 +388,18 @@ mod tests {
     #[test]
     fn refused_connects_are_not_counted_and_disconnect_drops_all() {
         let mut p = Pools::new(1);
-        let l = p.acquire(node(3), Timestamp(0)).expect("lenient");
+        let l = p.acquire(node(3), 0).expect("lenient");
         p.finish(l, Link::Refused, Timestamp(0));
         assert_eq!(p.opened(), 0);
-        let l = p.acquire(node(3), Timestamp(1)).expect("lenient");
+        let l = p.acquire(node(3), 1000).expect("lenient");
         p.finish(l, Link::Answered, Timestamp(1));
         p.disconnect_all(1_000);
-        let l = p.acquire(node(3), Timestamp(2)).expect("lenient");
+        let l = p.acquire(node(3), 2000).expect("lenient");
         p.finish(l, Link::Answered, Timestamp(2));
         assert_eq!(p.opened(), 2);
         // A full pool of one hands out its only connection even while busy.
-        let l = p.acquire(node(3), Timestamp(3)).expect("lenient");
+        let l = p.acquire(node(3), 3000).expect("lenient");
         p.finish(l, Link::TimedOut, Timestamp(1000));
-        assert_eq!(p.acquire(node(3), Timestamp(4)).expect("lenient").index, 0);
+        assert_eq!(p.acquire(node(3), 4000).expect("lenient").index, 0);
     }
 }

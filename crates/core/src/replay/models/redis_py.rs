@@ -54,6 +54,11 @@
 //!   `aclose()` does nothing while `_initialize` is set, l. 693).
 //! - **No default node, no key** (7.1.0+, `keyless.rs`): a reset drops the default node until
 //!   the next initialisation, and a command that starts meanwhile goes to a random primary.
+//! - **Connections someone closed** (`CLIENT KILL`, the recording's `INFO commandstats`,
+//!   `replay/kills.rs`): the next command on a connection open at the kill writes to a closed
+//!   socket and reads end-of-file at once, a `ConnectionError` (5.0.0 `redis/_parsers/base.py`
+//!   l. 226-228) handled as any other (5.0.0 closes everything, 7.2+ marks the node for
+//!   reconnect, both initialise again); a command in flight at the kill loses its reply.
 //! - **Connections** (`ClusterNode.acquire_connection`, 8.1.0 l. 1715–1740): a command takes a
 //!   free connection or opens one; at `max_connections` (100 from 8.0.0, 2**31 before) 7.2+
 //!   raises `MaxConnectionsError`, not retried (l. 1302). A connection error marks the node's
@@ -395,11 +400,14 @@ impl Client {
                     };
                     moved = false;
                 }
-                let lease = match sh.pools.acquire(target, net.now()) {
+                let lease = match sh.pools.acquire(target, net.now_us()) {
                     Ok(l) => l,
                     Err(_) => return Err(Fail::Raise(Exception::MaxConnectionsError)),
                 };
                 let node = sh.cluster_idx(target, net);
+                if sh.killed(lease, node, net) {
+                    return Err(Fail::Node(Exception::ConnectionError, target));
+                }
                 (lease, node, !lease.was_connected())
             };
             self.open_cost(connect, net).await;
@@ -415,7 +423,13 @@ impl Client {
             let close = {
                 let mut sh = self.shared.borrow_mut();
                 let mut close = false;
-                let link = Link::of(answer);
+                // Someone closed the connection while the command was out: its reply is lost.
+                let killed_out = node.is_some_and(|c| net.killed(c, written, arrives));
+                let link = if killed_out {
+                    Link::Refused
+                } else {
+                    Link::of(answer)
+                };
                 if let Some(closed) = sh.give_back(lease, link, net.now()) {
                     if let Some(fail) = lost(
                         self.flavor,
@@ -429,6 +443,10 @@ impl Client {
                         net.unread(node, answer);
                         return Err(fail);
                     }
+                }
+                if killed_out {
+                    net.unread(node, answer);
+                    return Err(Fail::Node(Exception::ConnectionError, target));
                 }
                 match answer {
                     Answer::Ok => return Ok(()),

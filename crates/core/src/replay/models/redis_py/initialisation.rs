@@ -28,9 +28,12 @@ impl Client {
             let mut sh = self.shared.borrow_mut();
             let lease = sh
                 .pools
-                .acquire(node, net.now())
+                .acquire(node, net.now_us())
                 .map_err(|_| Exception::MaxConnectionsError)?;
             let c = sh.cluster_idx(node, net);
+            if sh.killed(lease, c, net) {
+                return Err(Exception::ConnectionError);
+            }
             (lease, c, !lease.was_connected())
         };
         self.open_cost(connect, net).await;
@@ -68,10 +71,13 @@ impl Client {
                 };
                 k += 1;
                 sh.state.cluster_slots_calls += 1;
-                let Ok(lease) = sh.pools.acquire(s, net.now()) else {
+                let Ok(lease) = sh.pools.acquire(s, net.now_us()) else {
                     continue;
                 };
                 let node = sh.cluster_idx(s, net);
+                if sh.killed(lease, node, net) {
+                    continue;
+                }
                 (lease, node, !lease.was_connected())
             };
             self.open_cost(connect, net).await;

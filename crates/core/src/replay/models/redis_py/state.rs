@@ -92,6 +92,20 @@ impl Shared {
         closed
     }
 
+    /// Whether the connection of `lease`, to the cluster's node `c`, was open and someone
+    /// closed it since (a `CLIENT KILL`, `kills.rs`): if so it is given back broken. The command
+    /// then goes out on the closed socket and its read meets end-of-file at once: a
+    /// `ConnectionError` ("Connection closed by server.", 5.0.0 `redis/_parsers/base.py`
+    /// l. 226-228) before anything reaches the node.
+    pub(super) fn killed(&mut self, lease: Lease, c: Option<NodeIdx>, net: &Net<'_>) -> bool {
+        let killed = lease.was_connected()
+            && c.is_some_and(|c| net.killed(c, lease.opened_us(), net.now_us()));
+        if killed {
+            self.give_back(lease, Link::Refused, net.now());
+        }
+        killed
+    }
+
     /// The simulated cluster's number of node `n` (`None`: no node at its address).
     pub(super) fn cluster_idx(&mut self, n: NodeIdx, net: &Net<'_>) -> Option<NodeIdx> {
         let i = n.index();
