@@ -78,8 +78,12 @@ event to FILE (`t_ms`, `event`): `init` / `init_ok` (with the slot cache built, 
 last, node]`), `moved` (the node asked, the slot, the redirect, the node the slot cache named
 then, the command's first arguments), `slots` (a `CLUSTER SLOTS` sent, the node, its error if
 any), `conn_error` (a connection error or timeout of a command, the node), `close`
-(`aclose()`/`close()` called), `connect` and `failed` (the exception class the application
-caught). Off by default; the matrix never sets it.
+(`aclose()`/`close()` called), `connect`, `failed` (the exception class the application
+caught), `issue` (a command issued, whether a default node was known), `rc_init` /
+`rc_init_end` (`RedisCluster.initialize()` entered and left), `command_table` /
+`command_table_end` (the `COMMAND` table fetched and parsed) and `lock` / `unlock` (`_lock`
+taken, whether it was busy and how long the wait was; let go, how long it was held). Off by
+default; the matrix never sets it.
 It is how the default-node loss of redis-py 7.1+ was found (docs/FIDELITY.md).
 
 Only standard-library modules and redis-py; it connects to the given addresses only.
@@ -115,6 +119,22 @@ def trace(event, **fields):
         fields["t_ms"] = round(time.time() * 1000, 1)
         fields["event"] = event
         TRACE.write(json.dumps(fields) + "\n")
+
+
+class TracedLock(asyncio.Lock):
+    """`RedisCluster._lock` with its waits and holds in the trace (`lock`, `unlock`)."""
+
+    async def acquire(self):
+        t0 = time.monotonic()
+        busy = self.locked()
+        result = await super().acquire()
+        trace("lock", busy=busy, waited_ms=round((time.monotonic() - t0) * 1000, 1))
+        self.since = time.monotonic()
+        return result
+
+    def release(self):
+        trace("unlock", held_ms=round((time.monotonic() - self.since) * 1000, 1))
+        super().release()
 
 
 WATCH_PERIOD_S = 0.02
@@ -266,6 +286,31 @@ class Counts:
             return await original_close(client, *args, **kwargs)
 
         setattr(RedisCluster, closing, close)
+
+        if TRACE is not None:
+            original_rc_init = RedisCluster.initialize
+
+            async def rc_initialize(client, *args, **kwargs):
+                trace("rc_init", initialize=client._initialize)
+                try:
+                    return await original_rc_init(client, *args, **kwargs)
+                finally:
+                    trace("rc_init_end", initialize=client._initialize)
+
+            RedisCluster.initialize = rc_initialize
+
+            from redis._parsers import AsyncCommandsParser
+
+            original_table = AsyncCommandsParser.initialize
+
+            async def table(parser, *args, **kwargs):
+                trace("command_table")
+                try:
+                    return await original_table(parser, *args, **kwargs)
+                finally:
+                    trace("command_table_end")
+
+            AsyncCommandsParser.initialize = table
 
         name = (
             "connect_check_health"
@@ -431,6 +476,8 @@ async def main():
     rtt_ms = quiet_rtt_ms(host, port)
     client = RedisCluster(**kwargs)
     CLIENT = client
+    if TRACE is not None:
+        client._lock = TracedLock()
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -454,6 +501,8 @@ async def main():
 
     async def one(i, key):
         t0 = time.monotonic()
+        if TRACE is not None:
+            trace("issue", default=client.nodes_manager.default_node is not None)
         try:
             await make_call(client, s["command"], key, i)
             out.latencies.append(time.monotonic() - t0)
