@@ -356,14 +356,18 @@ fn redis_py_7_1_and_later_commands_issued_while_the_first_command_table_loads_fe
     // From 7.1.0 a command's slot is determined before its initialisation once the client has a
     // default node: a command issued while the first COMMAND table is on its way finds the table
     // empty and fetches its own, each holding the loop. 7.0.x determines the slot after the
-    // initialisation and waits for it (both asked of the redis-py@5.0.0 model).
+    // initialisation and waits for it (both asked of the redis-py@5.0.0 model). The table is in
+    // place before its parse's hold: the few issued during its round trip fetch their own, the
+    // ones due during the hold find it (kept after the hold, every command due during it fetched
+    // one: over 500 more skipped here).
     let cluster = incident2();
     let w = in_flight(workload_of(10, 2000, "zadd"), 64, 500, 10);
     let cpu = [("command_cpu_ms", "27")];
     let v71 = run_with(&cluster, &w, "redis-py@7.1.0", &cpu);
     let v70 = run_with(&cluster, &w, "redis-py@7.0.1", &cpu);
+    let extra = v71.skipped_while_waiting - v70.skipped_while_waiting;
     assert!(
-        v71.skipped_while_waiting > v70.skipped_while_waiting + 500,
+        (100..500).contains(&extra),
         "skipped: 7.1.0 {}, 7.0.1 {}",
         v71.skipped_while_waiting,
         v70.skipped_while_waiting
@@ -375,9 +379,16 @@ fn redis_py_7_1_and_later_commands_issued_while_the_first_command_table_loads_fe
         v71.new_connections,
         v70.new_connections
     );
-    // Only at the start: the same failures (none) and initialisations.
+    // Only at the start: no failures, and at most the one more initialisation that the
+    // start's commands sent to random primaries before the first default node can set off
+    // (keyless.rs).
     assert_eq!((v71.failed, v70.failed), (0, 0));
-    assert_eq!(v71.full_reinits, v70.full_reinits);
+    assert!(
+        v71.full_reinits <= v70.full_reinits + 1,
+        "{} {}",
+        v71.full_reinits,
+        v70.full_reinits
+    );
     // 8.0.0 routes its start as 8.1.0 does (8.0.0 `redis/asyncio/cluster.py` l. 987-990).
     let v81 = run_with(&cluster, &w, "redis-py@8.1.0", &cpu);
     let v80 = run_with(&cluster, &w, "redis-py@8.0.0", &cpu);

@@ -38,16 +38,15 @@
 //!   each reply read and each attempt failed by a connection error, with the release's measured
 //!   costs ([`CPU_PY5`], [`CPU_PY8`]; options `initialize_cpu_ms`, `command_cpu_ms`,
 //!   `connect_cpu_ms`, `reply_cpu_ms`, `error_cpu_ms`, `disconnect_cpu_ms`). Under a storm of
-//!   reconnects this is what makes the application fall behind and skip. The slot cache an
-//!   initialisation builds is in place before its hold (one synchronous piece of Python: what
-//!   runs next sees it); the `COMMAND` table only after its hold (built before it, the model
-//!   wedged 5.0.0 cases the real client rode out: docs/FIDELITY.md, "Tried and taken back").
+//!   reconnects this is what makes the application fall behind and skip. The slot cache and
+//!   the `COMMAND` table an initialisation builds are in place before its hold (what runs next
+//!   sees them).
 //! - **The start, from 7.1.0.** With a default node known, a command's slot is determined before
 //!   the retry loop's initialisation (8.1.0 `execute_command` l. 1136-1139; 8.0.0 l. 987-990,
 //!   7.2.0 l. 855-858, 7.1.0 alike), so a command issued while the first `COMMAND` table is on
 //!   its way finds it empty and fetches its own (`get_keys`, `_parsers/commands.py` l. 456):
-//!   measured (8.1.0), 15 `COMMAND`s in the first half second of an application at 300/s, its
-//!   first commands served after 0.14 s. 4.4.0-7.0.x determine it after the initialisation.
+//!   live (8.1.0), the initialisations' `COMMAND`s and 0-10 more at 60-570/s. 4.4.0-7.0.x
+//!   determine it after the initialisation.
 //! - **Routing while a reset is pending** (7.2+ and 5.0.0 alike): `aclose()` keeps the slot cache,
 //!   so the command that triggered it and every command already past its `initialize()` check go
 //!   on to the stale owners and meet MOVED again until an initialisation lands (8.1.0 l. 1359–1377;
