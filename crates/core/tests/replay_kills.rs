@@ -1,5 +1,5 @@
 //! Connections someone else closed (`CLIENT KILL`, as a recording's `INFO commandstats` shows
-//! it): what they cost a redis-py client with commands in flight.
+//! it): what they cost a redis-py client with commands in flight, and Lettuce.
 
 use slotscope_core::replay::{
     model, replay, ModelOptions, ReplayReport, SimCluster, SimClusterBuilder, Timing, Workload,
@@ -93,4 +93,14 @@ fn a_kill_before_the_client_connected_costs_nothing() {
         );
         assert_eq!(after.new_connections, calm.new_connections, "{name}");
     }
+}
+
+#[test]
+fn lettuce_s_watchdog_reopens_a_killed_connection_and_nothing_else_happens() {
+    let w = workload_of(20, 200, "zadd");
+    let calm = run(&halves(false), &w, "lettuce@6.3.2", &[]);
+    let killed = run(&halves(true), &w, "lettuce@6.3.2", &[]);
+    assert_eq!(killed.new_connections, calm.new_connections + 1);
+    assert_eq!(killed.cluster_slots_calls, calm.cluster_slots_calls);
+    assert_eq!((killed.failed, calm.failed), (0, 0));
 }

@@ -54,6 +54,12 @@ pub trait Transport {
     /// included), for a model whose topology query is `CLUSTER NODES`; it reads them with the
     /// answer of a [`cluster_slots`](Self::cluster_slots) exchange, which stands for that query.
     fn cluster_members(&self) -> Vec<NodeAddr>;
+    /// Whether someone closed the clients' connections of the node at `to` after `since` and by
+    /// now (a `CLIENT KILL` the recording shows, `kills.rs`): a connection to it open since
+    /// `since` was closed. None by default.
+    fn killed(&self, _to: &NodeAddr, _since: Timestamp) -> bool {
+        false
+    }
 }
 
 /// The numbers `number` gives `addrs`, in order, each once: a model's seed list. An address it

@@ -118,6 +118,13 @@ impl Transport for Local<'_, '_> {
         self.net.set_now(self.now_us);
         self.net.cluster_members()
     }
+
+    fn killed(&self, to: &NodeAddr, since: Timestamp) -> bool {
+        self.net.node_index(to).is_some_and(|n| {
+            self.net
+                .killed(n, since.0.saturating_mul(1000), self.now_us)
+        })
+    }
 }
 
 impl<M: SyncModel> ClientModel for Sequential<M> {

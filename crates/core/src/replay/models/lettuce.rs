@@ -68,6 +68,9 @@
 //!   the watchdog with Lettuce's default exponential delay (1, 2, 4, … ms, at most 30 s; reconnect
 //!   attempt `n` at `2^n - 1` ms after the break, taken from `Delay.exponential()` and not re-read);
 //!   commands written meanwhile are buffered. A silent node (`Timeout`) keeps its connection.
+//!   A connection someone closed (`CLIENT KILL`, `replay/kills.rs`) is reconnected by the
+//!   watchdog at once (`ConnectionWatchdog.channelInactive`): one new connection, no error, no
+//!   refresh.
 //!
 //! - **`socketAddressResolver`** (`ClientResources.Builder.socketAddressResolver` with
 //!   `MappingSocketAddressResolver.create(dnsResolver, mapping)`, default none; read from
@@ -372,8 +375,8 @@ fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientMode
 enum Conn {
     /// None opened (or closed as stale).
     Closed,
-    /// Connected.
-    Open,
+    /// Connected since then.
+    Open { since: Timestamp },
     /// Broken at `since`; the watchdog reconnects, `reported` attempts were signalled.
     Down { since: Timestamp, reported: u32 },
 }
@@ -520,11 +523,19 @@ impl Client {
         let Some(addr) = self.resolve(node) else {
             return Err(Fail(CONNECTION));
         };
+        if let Conn::Open { since } = *self.nodes.get(node) {
+            if net.killed(&addr, since) {
+                // Someone closed it (`CLIENT KILL`): the watchdog reconnected it at once
+                // (`ConnectionWatchdog.channelInactive`), the commands waiting in its buffer.
+                *self.nodes.get_mut(node) = Conn::Open { since: now };
+                self.state.new_connections += 1;
+            }
+        }
         let reply = net.send(&addr, cmd, asking);
         match (*self.nodes.get(node), reply) {
             (Conn::Closed, Reply::ConnectionError) => Err(Fail(CONNECTION)),
             (Conn::Closed, Reply::Timeout) => Err(Fail(COMMAND_TIMEOUT)),
-            (Conn::Open, Reply::ConnectionError) => {
+            (Conn::Open { .. }, Reply::ConnectionError) => {
                 // The watchdog takes over; the command is buffered until it times out.
                 *self.nodes.get_mut(node) = Conn::Down {
                     since: now,
@@ -535,9 +546,9 @@ impl Client {
             (Conn::Down { .. }, Reply::ConnectionError) | (_, Reply::Timeout) => {
                 Err(Fail(COMMAND_TIMEOUT))
             }
-            (Conn::Open, reply) => Ok(reply),
+            (Conn::Open { .. }, reply) => Ok(reply),
             (Conn::Closed | Conn::Down { .. }, reply) => {
-                *self.nodes.get_mut(node) = Conn::Open;
+                *self.nodes.get_mut(node) = Conn::Open { since: now };
                 self.state.new_connections += 1;
                 Ok(reply)
             }
@@ -621,7 +632,10 @@ impl SyncModel for Client {
     }
 
     fn snapshot(&self) -> ClientSnapshot {
-        ClientSnapshot::of_table(&self.table, self.nodes.count(|c| *c == Conn::Open))
+        ClientSnapshot::of_table(
+            &self.table,
+            self.nodes.count(|c| matches!(c, Conn::Open { .. })),
+        )
     }
 
     fn socket_timeout_ms(&self) -> Option<u64> {
