@@ -179,17 +179,25 @@ fn onset(r: &AppReport, from_ms: u64) -> Option<Onset> {
 
 /// The onset of the failure when the first error began none itself: its 250 ms bucket does not
 /// fail at [`HURT_SHARE`] (a few client-side exceptions at start-up among many successes), or
-/// it does but the burst is over within it, the next bucket failing under that share (a burst of
-/// client-side exceptions at start-up, all at once among many commands in flight).
+/// it does but the burst is over within it, the next bucket in which any command ended failing
+/// under that share (a burst of client-side exceptions at start-up, all at once among many
+/// commands in flight). A bucket in which no command ended says nothing: a client whose every
+/// permit waits on a dead node's retries ends nothing for a while, and is not over its failure.
 fn late_onset(r: &AppReport, first: u64) -> Option<Onset> {
     let width = r.outcome_bucket_ms()?;
     let bucket = r.started_ms + first.saturating_sub(r.started_ms) / width * width;
     let share = |from: u64| {
         let (ok, failed) = r.ended_between(from, from + width)?;
-        Some(failed as f64 / (ok + failed).max(1) as f64)
+        Some((ok + failed > 0).then(|| failed as f64 / (ok + failed) as f64))
     };
-    if share(bucket)? >= HURT_SHARE && share(bucket + width)? >= HURT_SHARE {
-        return None;
+    if share(bucket)?.is_some_and(|s| s >= HURT_SHARE) {
+        // The next bucket that ended anything within the window, if one did.
+        let next = (1..HURT_WINDOW_MS / width)
+            .map(|i| share(bucket + i * width))
+            .find_map(|s| s.flatten());
+        if next.map_or(true, |s| s >= HURT_SHARE) {
+            return None;
+        }
     }
     onset(r, bucket + width)
 }
@@ -419,6 +427,21 @@ mod tests {
         let hung = AppTruth::of(&s, &AppReport::from_json(raw).expect("a report"));
         assert_eq!(hung.first_error_ms, Some(12_500), "{hung:?}");
         assert_eq!(hung.first_error_issued_ms, Some(10_600), "{hung:?}");
+        // One permit, every command retried against a killed node for half a second: buckets in
+        // which nothing ended are no recovery, the first error began the failure (`scripts/story`
+        // case 15383694640158856829, whose companion was judged from a bucket 259 ms later).
+        let blocked = AppTruth::of(
+            &s,
+            &report(
+                4,
+                false,
+                &[60, 56, 0, 0, 0, 0, 0, 0, 2, 0],
+                &[0, 0, 1, 0, 1, 0, 1, 0, 1, 0],
+                0,
+            ),
+        );
+        assert!(blocked.is_hurt(), "{blocked:?}");
+        assert_eq!(blocked.first_error_ms, Some(10_500), "{blocked:?}");
         // A first error that began a failure is the moment itself.
         let at_once = AppTruth::of(
             &s,
