@@ -195,7 +195,7 @@ fn late_onset(r: &AppReport, first: u64) -> Option<Onset> {
         let next = (1..HURT_WINDOW_MS / width)
             .map(|i| share(bucket + i * width))
             .find_map(|s| s.flatten());
-        if next.map_or(true, |s| s >= HURT_SHARE) {
+        if next.is_none_or(|s| s >= HURT_SHARE) {
             return None;
         }
     }
