@@ -37,6 +37,13 @@
 //! the name in `CLIENT SETNAME`); ioredis 6.0 from either of those or from redis-py 8.1+ (its refreshes'
 //! connections add `ERR` without `HELLO`, so its ratio lies anywhere from 2 up); node-redis 6.3
 //! is told from all but itself only when the connections carry a name (it sends it in `HELLO`).
+//!
+//! Handshakes cut short: a client whose connections are closed (a reset storm, `CLIENT KILL`)
+//! between its `HELLO` and its `CLIENT SETINFO` replies leaves fewer `ERR` per `HELLO` than its
+//! whole handshake. Under a fixed ratio (down to half of it) a library that says `HELLO` first
+//! still fits, but only beside the others that fit and never alone against a whole fixed
+//! handshake: then the hypotheses rank them by replay (a redis-py 8.1.0 storm left 2.28 per
+//! `HELLO`, which alone named ioredis before).
 
 use serde::Serialize;
 
@@ -248,8 +255,8 @@ const TOLERANCE: f64 = 0.15;
 /// With about a `HELLO` per two `ERR` or more (at least half a `HELLO` per connection of two
 /// errors), the libraries that say `HELLO` first are weighed by their `ERR` per `HELLO`; without,
 /// those that leave two `ERR` per connection. A library whose ratio has a range (ioredis,
-/// node-redis) is named only when no library with a fixed ratio fits: a whole ratio is the mark
-/// of a fixed handshake. Connections that carry a name tell a library sending it in `CLIENT
+/// node-redis), or a fixed one above the measured (handshakes cut short), is named only when no
+/// library's fixed ratio fits whole: a whole ratio is the mark of a fixed handshake. Connections that carry a name tell a library sending it in `CLIENT
 /// SETNAME` (one per `HELLO`) from one sending it inside `HELLO` (none). `likely` when the server
 /// is known to reject the command, `possible` when its version is unknown.
 pub fn setinfo_rejection(
@@ -261,14 +268,16 @@ pub fn setinfo_rejection(
     }
     let err = crate::float::from_u64(counts.err);
     let hello_per_connection = crate::float::from_u64(counts.hello) / (err / 2.0);
-    let fitting: Vec<(Candidate, u64)> = SETINFO_SENDERS
+    let fitting: Vec<(Candidate, u64, Fit)> = SETINFO_SENDERS
         .iter()
-        .filter_map(|c| fit(c, counts, hello_per_connection).map(|n| (*c, n)))
+        .filter_map(|c| fit(c, counts, hello_per_connection).map(|(n, how)| (*c, n, how)))
         .collect();
-    let fixed = fitting.iter().any(|(c, _)| c.errors.0 == c.errors.1);
+    // A whole ratio is the mark of whole fixed handshakes: then nothing else is named.
+    let whole = fitting.iter().any(|(_, _, how)| *how == Fit::Whole);
     let fitting: Vec<(Candidate, u64)> = fitting
         .into_iter()
-        .filter(|(c, _)| !fixed || c.errors.0 == c.errors.1)
+        .filter(|(_, _, how)| !whole || *how == Fit::Whole)
+        .map(|(c, n, _)| (c, n))
         .collect();
     let (_, connections) = *fitting.first()?;
     Some(SetinfoRejection {
@@ -283,10 +292,28 @@ pub fn setinfo_rejection(
     })
 }
 
-/// The connections `counts` shows if `c` made them, when its pattern fits: its `HELLO` or its
-/// `ERR` ratio in `c`'s range, no more connections than were received, and its way of naming
-/// connections where they carry a name.
-fn fit(c: &Candidate, counts: &HandshakeCounts, hello_per_connection: f64) -> Option<u64> {
+/// How a library's pattern fits the counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fit {
+    /// A fixed handshake, whole: its ratio, give or take [`TOLERANCE`].
+    Whole,
+    /// A ratio in the library's range (ioredis, node-redis), or under its fixed one: handshakes
+    /// cut short. A client that says `HELLO` first and whose connections a reset or a kill
+    /// closes before their `CLIENT SETINFO` replies leaves fewer `ERR` per `HELLO` than its
+    /// handshake sends (live, redis-py 8.1.0 on Redis 7.0.15 in a reset storm with
+    /// `address_remap`: 15 945 `ERR` for 7 002 `HELLO`, 2.28 where whole ones leave 3).
+    Other,
+}
+
+/// The least share of its fixed handshake's `ERR` a library that says `HELLO` first must leave
+/// per `HELLO` to fit as handshakes cut short: half (fewer is no longer its mark).
+const CUT_LEAST_SHARE: f64 = 0.5;
+
+/// The connections `counts` shows if `c` made them, and how, when its pattern fits: its `HELLO`
+/// or its `ERR` ratio in `c`'s range (or, for a fixed handshake after `HELLO`, under it down to
+/// [`CUT_LEAST_SHARE`] of it: handshakes cut short), no more connections than were received,
+/// and its way of naming connections where they carry a name.
+fn fit(c: &Candidate, counts: &HandshakeCounts, hello_per_connection: f64) -> Option<(u64, Fit)> {
     let f = crate::float::from_u64;
     let (least, most) = (
         f64::from(c.errors.0),
@@ -296,14 +323,27 @@ fn fit(c: &Candidate, counts: &HandshakeCounts, hello_per_connection: f64) -> Op
             f64::from(c.errors.1)
         },
     );
-    let (connections, per) = if c.hello {
+    let fixed = c.errors.0 == c.errors.1;
+    let (connections, per, how) = if c.hello {
         if counts.hello == 0 {
             return None;
         }
         let ratio = f(counts.err) / f(counts.hello);
-        if ratio < least - TOLERANCE || ratio > most + TOLERANCE {
+        let how = if fixed && (ratio - least).abs() <= TOLERANCE {
+            Fit::Whole
+        } else if fixed
+            && ratio < least
+            && ratio >= CUT_LEAST_SHARE * least
+            && !(counts.named && counts.setname > counts.hello)
+        {
+            // Cut short: each of its connections says `HELLO` before it names itself, so named
+            // connections without one (ioredis's refreshes) are not its.
+            Fit::Other
+        } else if !fixed && ratio >= least - TOLERANCE && ratio <= most + TOLERANCE {
+            Fit::Other
+        } else {
             return None;
-        }
+        };
         // Errors beyond `least` per HELLO come from connections without one (two each).
         let extra = counts
             .err
@@ -314,13 +354,14 @@ fn fit(c: &Candidate, counts: &HandshakeCounts, hello_per_connection: f64) -> Op
         } else {
             counts.hello
         };
-        (connections, counts.hello)
+        (connections, counts.hello, how)
     } else {
         if hello_per_connection >= 0.5 {
             return None;
         }
         let connections = counts.err / u64::from(c.errors.0.max(1));
-        (connections, connections)
+        let how = if fixed { Fit::Whole } else { Fit::Other };
+        (connections, connections, how)
     };
     if connections == 0 || connections > counts.connections {
         return None;
@@ -335,7 +376,7 @@ fn fit(c: &Candidate, counts: &HandshakeCounts, hello_per_connection: f64) -> Op
             return None;
         }
     }
-    Some(connections)
+    Some((connections, how))
 }
 
 #[cfg(test)]
@@ -425,6 +466,42 @@ mod tests {
         let r = setinfo_rejection(&named, Some(true)).unwrap();
         let labels: Vec<String> = r.candidates.iter().map(Candidate::label).collect();
         assert_eq!(labels, ["node-redis 6.3"]);
+    }
+
+    #[test]
+    fn handshakes_cut_short_still_point_at_their_library() {
+        // A live run of the real redis-py 8.1.0 on Redis 7.0.15 in a reset storm with
+        // `address_remap` (story case 2062304212737200144, every node): connections closed
+        // between their `HELLO` and their `CLIENT SETINFO` replies, 2.28 `ERR` per `HELLO`.
+        let storm = HandshakeCounts {
+            connections: 8294,
+            err: 15_945,
+            hello: 7002,
+            setname: 5775,
+            named: true,
+            ..HandshakeCounts::default()
+        };
+        let r = setinfo_rejection(&storm, Some(true)).unwrap();
+        let labels: Vec<String> = r.candidates.iter().map(Candidate::label).collect();
+        assert_eq!(labels, ["redis-py 8.1+", "ioredis 6.0"]);
+        assert_eq!(r.connections, 7002);
+        // Under half of its handshake's errors is no longer its mark (those of two per `HELLO`,
+        // cut short, are left).
+        let few = HandshakeCounts {
+            err: 7002 * 3 / 2 - 2,
+            ..storm
+        };
+        let r = setinfo_rejection(&few, Some(true)).unwrap();
+        let labels: Vec<String> = r.candidates.iter().map(Candidate::label).collect();
+        assert_eq!(labels, ["redis-py 8.0", "go-redis v9", "glide 2.5"]);
+        // Named connections without a `HELLO` (ioredis's refreshes) are no cut handshakes.
+        let refreshes = HandshakeCounts {
+            setname: 7100,
+            ..storm
+        };
+        let r = setinfo_rejection(&refreshes, Some(true)).unwrap();
+        let labels: Vec<String> = r.candidates.iter().map(Candidate::label).collect();
+        assert_eq!(labels, ["ioredis 6.0"]);
     }
 
     #[test]
