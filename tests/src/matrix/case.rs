@@ -79,6 +79,16 @@ impl FailoverMode {
 }
 
 impl Fault {
+    /// Every fault's [`name`](Fault::name), in the order a case draws them.
+    pub const NAMES: [&'static str; 6] = [
+        "none",
+        "stall",
+        "kill-clients",
+        "kill-node",
+        "failover",
+        "manual-failover",
+    ];
+
     /// Whether node 0 needs a replica for it.
     pub fn needs_replica(self) -> bool {
         matches!(self, Fault::Failover | Fault::ManualFailover(_))

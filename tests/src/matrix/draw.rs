@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::kind::workspace_root;
-use crate::matrix::case::REDIS_PY;
+use crate::matrix::case::{Case, Fault, REDIS_PY};
 use crate::matrix::library::Library;
 use crate::matrix::rng::case_seed;
 
@@ -51,7 +51,13 @@ pub struct DrawOptions {
     /// Replay the cases kept in this directory again, no live run (`--rescore DIR`,
     /// `scripts/fidelity` only; [`crate::matrix::rescore`]).
     pub rescore: Option<PathBuf>,
+    /// Only cases of these faults ([`Fault::name`]; `--faults kill-clients,kill-node`; default:
+    /// every fault). The draw's other cases are passed over, so a case keeps its seed.
+    pub faults: Vec<&'static str>,
 }
+
+/// How many case seeds a draw with `--faults` tries for each case it wants, at most.
+const TRIES_PER_CASE: u64 = 200;
 
 impl DrawOptions {
     /// The options in `args` (without the program name): `default_cases` cases and the report
@@ -73,6 +79,7 @@ impl DrawOptions {
             libraries: REDIS_PY.to_vec(),
             twice: false,
             rescore: None,
+            faults: Vec::new(),
         };
         let mut args = args.into_iter();
         while let Some(a) = args.next() {
@@ -102,18 +109,46 @@ impl DrawOptions {
                     }
                     o.libraries = libraries;
                 }
+                "--faults" => {
+                    for name in value()?.split(',').filter(|n| !n.trim().is_empty()) {
+                        let Some(known) = Fault::NAMES.iter().find(|k| **k == name.trim()) else {
+                            eprintln!(
+                                "unknown fault {name:?}; the faults are {}",
+                                Fault::NAMES.join(", ")
+                            );
+                            return None;
+                        };
+                        if !o.faults.contains(known) {
+                            o.faults.push(known);
+                        }
+                    }
+                    if o.faults.is_empty() {
+                        return None;
+                    }
+                }
                 _ => return None,
             }
         }
         (1..=MAX_CASES).contains(&o.cases).then_some(o)
     }
 
-    /// The seeds of the cases to run: the one asked for, or the draw's.
+    /// The seeds of the cases to run: the one asked for, or the draw's (with `--faults`, the
+    /// first `cases` of the draw's seeds whose case has one of those faults).
     pub fn case_seeds(&self) -> Vec<u64> {
-        match self.case_seed {
-            Some(x) => vec![x],
-            None => (0..self.cases).map(|i| case_seed(self.seed, i)).collect(),
+        if let Some(x) = self.case_seed {
+            return vec![x];
         }
+        let wanted = |x: &u64| {
+            self.faults.is_empty()
+                || self
+                    .faults
+                    .contains(&Case::draw_over(*x, &self.libraries).fault.name())
+        };
+        (0..self.cases * TRIES_PER_CASE)
+            .map(|i| case_seed(self.seed, i))
+            .filter(wanted)
+            .take(usize::try_from(self.cases).unwrap_or(usize::MAX))
+            .collect()
     }
 }
 
@@ -121,8 +156,8 @@ impl DrawOptions {
 pub fn usage(script: &str) -> ExitCode {
     eprintln!(
         "usage: {script} [--cases N] [--seed S] [--case-seed X] [--libs LIB[,LIB...]] [--out FILE] \
-         [--keep DIR] [--twice] [--rescore DIR]\n  LIB: a library (`redis-py`, `ioredis`, ...) or a release (`redis-py@8.1.0`); \
-         default: redis-py\n  --twice (scripts/fidelity): each case live a second time, judged against the first\n  --rescore DIR (scripts/fidelity): the cases kept there (--keep) replayed again, no live run"
+         [--keep DIR] [--twice] [--rescore DIR] [--faults F[,F...]]\n  LIB: a library (`redis-py`, `ioredis`, ...) or a release (`redis-py@8.1.0`); \
+         default: redis-py\n  --twice (scripts/fidelity): each case live a second time, judged against the first\n  --rescore DIR (scripts/fidelity): the cases kept there (--keep) replayed again, no live run\n  --faults F,...: only cases of these faults (none, stall, kill-clients, kill-node, failover, manual-failover)"
     );
     ExitCode::from(2)
 }
@@ -157,6 +192,16 @@ mod tests {
                 .unwrap()
                 .twice
         );
+        let kills =
+            DrawOptions::parse(args("--cases 4 --faults kill-clients,stall"), 8, "x.md").unwrap();
+        assert_eq!(kills.faults, ["kill-clients", "stall"]);
+        let seeds = kills.case_seeds();
+        assert_eq!(seeds.len(), 4);
+        for x in seeds {
+            let f = Case::draw_over(x, &kills.libraries).fault.name();
+            assert!(f == "kill-clients" || f == "stall", "{f}");
+        }
+        assert!(DrawOptions::parse(args("--faults kill"), 8, "x.md").is_none());
         let one = DrawOptions::parse(args("--case-seed 42"), 8, "x.md").unwrap();
         assert_eq!(one.case_seeds(), [42]);
         assert_eq!(DrawOptions::parse(args("--cases 0"), 8, "x.md"), None);
