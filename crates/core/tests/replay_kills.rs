@@ -1,9 +1,10 @@
 //! Connections someone else closed (`CLIENT KILL`, as a recording's `INFO commandstats` shows
-//! it): what they cost a redis-py client with commands in flight, and Lettuce.
+//! it): what they cost a redis-py client with commands in flight, and each other library.
 
 use slotscope_core::replay::{
     model, replay, ModelOptions, ReplayReport, SimCluster, SimClusterBuilder, Timing, Workload,
 };
+use slotscope_core::time::Timestamp;
 
 mod sim;
 use sim::*;
@@ -102,5 +103,124 @@ fn lettuce_s_watchdog_reopens_a_killed_connection_and_nothing_else_happens() {
     let killed = run(&halves(true), &w, "lettuce@6.3.2", &[]);
     assert_eq!(killed.new_connections, calm.new_connections + 1);
     assert_eq!(killed.cluster_slots_calls, calm.cluster_slots_calls);
+    assert_eq!((killed.failed, calm.failed), (0, 0));
+}
+
+#[test]
+fn glide_reconnects_both_connections_of_a_killed_node_and_nothing_else_happens() {
+    let w = workload_of(20, 200, "zadd");
+    let calm = run(&halves(false), &w, "glide@2.5.2", &[]);
+    let killed = run(&halves(true), &w, "glide@2.5.2", &[]);
+    // Its user and its management connection to A (`connect_and_check_all_connections`).
+    assert_eq!(killed.new_connections, calm.new_connections + 2);
+    assert_eq!(killed.cluster_slots_calls, calm.cluster_slots_calls);
+    assert_eq!((killed.failed, calm.failed), (0, 0));
+}
+
+/// A alone, and with `kill` its clients' connections closed 1 ms after a command of
+/// [`busy`] went to it (one every 2.5 ms, each 2.2 ms long).
+fn alone(kill: bool) -> SimCluster {
+    let mut builder = SimClusterBuilder::new();
+    builder.layout(at(0), &[(range(0, 16383), addr(A))], &[]);
+    if kill {
+        builder.kill(&addr(A), Timestamp(at(10).0 + 1));
+    }
+    builder.build()
+}
+
+#[test]
+fn glide_fails_the_command_waiting_on_a_killed_connection() {
+    let calm = run_on(&alone(false), "glide@2.5.2");
+    let killed = run_on(&alone(true), "glide@2.5.2");
+    // Dropped with the connection (`FatalReceiveError`, not retried): `ConnectionError`; the
+    // next command reconnects both connections.
+    assert_eq!(calm.failed, 0);
+    assert_eq!(
+        killed.errors.get("ConnectionError"),
+        Some(&1),
+        "{:?}",
+        killed.errors
+    );
+    assert_eq!(killed.new_connections, calm.new_connections + 2);
+    assert_eq!(killed.cluster_slots_calls, calm.cluster_slots_calls);
+}
+
+#[test]
+fn node_redis_reconnects_a_killed_client_at_once_and_rejects_what_waited_on_it() {
+    let w = workload_of(20, 200, "zadd");
+    let calm = run(&halves(false), &w, "node-redis@6.3.1", &[]);
+    let killed = run(&halves(true), &w, "node-redis@6.3.1", &[]);
+    assert_eq!(killed.new_connections, calm.new_connections + 1);
+    assert_eq!(killed.cluster_slots_calls, calm.cluster_slots_calls);
+    assert_eq!((killed.failed, calm.failed), (0, 0));
+    let calm = run_on(&alone(false), "node-redis@6.3.1");
+    let killed = run_on(&alone(true), "node-redis@6.3.1");
+    assert_eq!(calm.failed, 0);
+    assert_eq!(
+        killed.errors.get("SocketClosedUnexpectedlyError"),
+        Some(&1),
+        "{:?}",
+        killed.errors
+    );
+    assert_eq!(killed.new_connections, calm.new_connections + 1);
+    assert_eq!(killed.cluster_slots_calls, calm.cluster_slots_calls);
+}
+
+#[test]
+fn go_redis_drops_killed_connections_quietly_and_retries_what_waited_on_one() {
+    let w = workload_of(20, 200, "zadd");
+    let calm = run(&halves(false), &w, "go-redis@9.8.0", &[]);
+    let killed = run(&halves(true), &w, "go-redis@9.8.0", &[]);
+    // `isHealthyConn` drops the dead idle connection, `Get` dials another: no error, no reload.
+    assert_eq!(killed.new_connections, calm.new_connections + 1);
+    assert_eq!(killed.cluster_slots_calls, calm.cluster_slots_calls);
+    assert_eq!((killed.failed, calm.failed), (0, 0));
+    // The command on the connection at the kill reads `io.EOF` and is retried on a new one.
+    let calm = run_on(&alone(false), "go-redis@9.8.0");
+    let killed = run_on(&alone(true), "go-redis@9.8.0");
+    assert_eq!((killed.failed, calm.failed), (0, 0));
+    assert!(killed.new_connections > calm.new_connections);
+    assert_eq!(killed.cluster_slots_calls, calm.cluster_slots_calls);
+}
+
+#[test]
+fn jedis_meets_each_killed_pooled_connection_once() {
+    let w = workload_of(20, 200, "zadd");
+    let calm = run(&halves(false), &w, "jedis@5.1.0", &[]);
+    let killed = run(&halves(true), &w, "jedis@5.1.0", &[]);
+    // The one pooled connection to A fails its next command's first attempt (end of stream);
+    // the second attempt borrows a new one. One failure in a row renews nothing.
+    assert_eq!(killed.new_connections, calm.new_connections + 1);
+    assert_eq!(killed.cluster_slots_calls, calm.cluster_slots_calls);
+    assert_eq!((killed.failed, calm.failed), (0, 0));
+    let calm = run_on(&alone(false), "jedis@5.1.0");
+    let killed = run_on(&alone(true), "jedis@5.1.0");
+    assert_eq!((killed.failed, calm.failed), (0, 0));
+    assert!(killed.new_connections > calm.new_connections);
+}
+
+#[test]
+fn redis_rs_meets_a_killed_connection_at_its_next_request_and_rebuilds_once() {
+    let w = workload_of(20, 200, "zadd");
+    let calm = run(&halves(false), &w, "redis-rs@1.8.1", &[]);
+    let killed = run(&halves(true), &w, "redis-rs@1.8.1", &[]);
+    // RESP2: nothing notices the close until a request meets it (`BrokenPipe`, `Reconnect`);
+    // the retry goes to B, whose `MOVED` rebuilds the slots, whose `PING` repairs A; before it,
+    // `reconnect_loop` and the redirected retry each made a connection to A, dropped after.
+    assert_eq!(killed.new_connections, calm.new_connections + 3);
+    assert_eq!(killed.cluster_slots_calls, calm.cluster_slots_calls + 1);
+    assert_eq!((killed.failed, calm.failed), (0, 0));
+}
+
+#[test]
+fn ioredis_drops_a_killed_node_from_its_pool_and_finds_it_again_by_moved() {
+    let w = workload_of(20, 200, "zadd");
+    let calm = run(&halves(false), &w, "ioredis@6.0.0", &[]);
+    let killed = run(&halves(true), &w, "ioredis@6.0.0", &[]);
+    // No reconnect (`clusterNodeRetryStrategy: null`): A leaves the pool; its next command
+    // goes to B, whose `MOVED` makes a new connection to A and refreshes the slots (one more
+    // `CLUSTER SLOTS`, on a duplicate connection of its own).
+    assert_eq!(killed.new_connections, calm.new_connections + 2);
+    assert_eq!(killed.cluster_slots_calls, calm.cluster_slots_calls + 1);
     assert_eq!((killed.failed, calm.failed), (0, 0));
 }

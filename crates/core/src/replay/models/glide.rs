@@ -99,7 +99,10 @@
 //! `primary` (refused), the connection validation every 3 s (`CONNECTION_CHECKS_INTERVAL`,
 //! `src/client/mod.rs:80`; `validate_all_user_connections`, :1806-1872: here a node of the slot
 //! map is connected when a command first needs it, and a broken one when its reconnect attempt
-//! is due), the reconnect attempts no command waits for (counted when one succeeds), the
+//! is due; a kill of its connections, `CLIENT KILL`, is seen when a command next needs the node,
+//! and it reconnects then, or fails the command that was waiting on the connection with
+//! `ConnectionError`, `mc:755-767`, `types.rs:1177`), the reconnect attempts no command waits
+//! for (counted when one succeeds), the
 //! recovery queue's bound (`recoveryRequestsQueueSize`, 1000), `inflightRequestsLimit` (1000),
 //! pub/sub, pipelines, the circuit breaker, DNS.
 //!
@@ -335,6 +338,8 @@ struct Reconnect {
 struct Node {
     /// In the connection map, with its two connections open.
     open: bool,
+    /// When they were opened.
+    since: Timestamp,
     /// A reconnect task runs for it.
     reconnect: Option<Reconnect>,
 }
@@ -439,9 +444,16 @@ impl Client {
         let Some(addr) = self.nodes.addr(i).map(|a| self.resolve(a)) else {
             return Reply::ConnectionError;
         };
-        let reply = net.send(&addr, cmd, asking);
+        let sent = net.now();
+        let was_open = self.nodes.get(i).open;
+        let mut reply = net.send(&addr, cmd, asking);
+        if was_open && net.killed(&addr, sent) {
+            // Someone closed the connection while the command waited on it (`CLIENT KILL`): the
+            // reading task ends and drops the reply (`FatalReceiveError`).
+            reply = Reply::ConnectionError;
+        }
         if !matches!(reply, Reply::ConnectionError | Reply::Timeout) {
-            self.open(i);
+            self.open(i, net.now());
         }
         reply
     }
@@ -507,6 +519,18 @@ impl Client {
                     }
                 }
             };
+            let n = *self.nodes.get(node);
+            if n.open
+                && self
+                    .nodes
+                    .addr(node)
+                    .is_some_and(|a| net.killed(&self.resolve(a), n.since))
+            {
+                // Someone closed its connections (`CLIENT KILL`) since they were opened: the
+                // reading task saw it and the disconnect notifier woke the validation, which
+                // reconnects both connections of each such node at once (no error, no refresh).
+                self.broken_with(node, now);
+            }
             let was_open = self.nodes.get(node).open;
             let reconnecting = self.nodes.get(node).reconnect.is_some();
             let reply = self.send(node, cmd, asking, net);

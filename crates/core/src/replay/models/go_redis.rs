@@ -55,6 +55,12 @@
 //!   slot is assigned and `MOVED` after (so a `LazyReload`); the state is also reloaded once it
 //!   is 10 s old. The seeds stay in `Addrs()`, so the client is never wedged.
 //!
+//! - **Connections someone closed** (`CLIENT KILL`, `replay/kills.rs`): `pool.Get` checks each
+//!   idle connection it takes (`isHealthyConn`, a non-blocking read that sees `io.EOF`,
+//!   `internal/pool/pool.go` l. 276-293, 510-523) and drops a dead one quietly, dialling when none
+//!   is left: no error, no reload. A command waiting on a connection at the kill reads `io.EOF`,
+//!   a bad connection retried once more (`shouldRetry`, `error.go` l. 52-66).
+//!
 //! `ReadTimeout` (default 3 s) is how long a command waits on a silent node; it is the replay's
 //! `socket_timeout`. Not modelled: replica routing (`ReadOnly`, `RouteByLatency`,
 //! `RouteRandomly`), pipelines and transactions, `replaceLoopbackHost`, the `ClusterSlots`
@@ -282,6 +288,9 @@ struct Node {
     leaving: Vec<u64>,
     /// `clusterNode.generation`.
     gen: u32,
+    /// Until when (µs) kills of the node's connections (`CLIENT KILL`) were looked for: every
+    /// connection the pool holds was opened or found alive since.
+    kills_seen_us: u64,
 }
 
 /// `clusterNodes.GetOrCreate` on the node table: the node client of `addr`, created (with no
@@ -402,9 +411,21 @@ impl Client {
         net: &mut dyn Transport,
     ) -> Result<(usize, bool), ClientError> {
         let now_us = net.now_us();
+        let killed = self.nodes.addr(i).is_some_and(|a| {
+            let seen = self.nodes.get(i).kills_seen_us;
+            net.killed(a, Timestamp(seen / 1000))
+        });
         let node = self.nodes.get_mut(i);
         node.has_node = true;
         node.leaving.retain(|&t| t > now_us);
+        if killed {
+            // Someone closed the idle connections (`CLIENT KILL`): `isHealthyConn`'s read sees
+            // `io.EOF` and `Get` closes each and takes the next, dialling when none is left
+            // (`internal/pool/pool.go` l. 276-301): no error, no reload. A held one fails its
+            // own command (`node_send`).
+            node.conns.retain(|&busy| busy > now_us);
+        }
+        node.kills_seen_us = now_us;
         if let Some(turn) = next_turn(&node.conns, &node.leaving, now_us, self.limits.pool_size) {
             let wait = turn.at_us.saturating_sub(now_us);
             if wait > self.limits.pool_timeout_us {
@@ -558,7 +579,13 @@ impl Client {
             let Some(addr) = self.nodes.addr(node) else {
                 return Ok(Reply::ConnectionError);
             };
-            let reply = net.send(addr, cmd, asking);
+            let sent = net.now();
+            let mut reply = net.send(addr, cmd, asking);
+            if net.killed(addr, sent) {
+                // Someone closed the connection while the command waited on it: `io.EOF`, a
+                // bad connection, retried (`shouldRetry`, `error.go` l. 52-66).
+                reply = Reply::ConnectionError;
+            }
             self.answered(node, c, fresh, Some(&reply), net.now_us());
             match reply {
                 // isBadConn: `answered` removed the connection from the pool.

@@ -80,6 +80,13 @@
 //! time (its answer applied then, not when it arrives), and `isRefreshing` holds until it ends:
 //! a later `MOVED`, of the same command or another, starts a new one once it has ended.
 //!
+//! - **Connections someone closed** (`CLIENT KILL`, `replay/kills.rs`): a pool node's `Redis` has
+//!   no reconnect (`clusterNodeRetryStrategy: null`, `ConnectionPool.js:61-63`): it `end`s and
+//!   leaves the pool (`removeNode`, :108-118; a drained pool reconnects the cluster); the slots
+//!   still name it, so its next command goes to a random master whose `MOVED` makes a new
+//!   connection and a refresh. A command waiting on it gets `Connection is closed.`, handled as
+//!   any closed connection (`handleError`'s failover path).
+//!
 //! Not modelled: replicas and `scaleReads` other than `master` (refused), `TRYAGAIN` (the
 //! replay's cluster never answers it; `retryDelayOnTryAgain` is checked only), `retryDelayOnMoved`
 //! grouping commands in one bucket timer (each command waits the whole delay), the
@@ -336,6 +343,8 @@ struct Node {
     connected: bool,
     /// Position in the pool's key order (`Object.keys` is insertion order).
     order: u64,
+    /// When that `Redis` connected.
+    since: Timestamp,
 }
 
 /// The cluster's status as routing sees it.
@@ -414,8 +423,8 @@ impl Client {
             self.next_order += 1;
             *self.nodes.get_mut(i) = Node {
                 in_pool: true,
-                connected: false,
                 order,
+                ..Node::default()
             };
         }
         Some(i)
@@ -477,12 +486,34 @@ impl Client {
         let Some(addr) = self.nodes.addr(i).cloned() else {
             return Reply::ConnectionError;
         };
-        let reply = net.send(&addr, cmd, asking);
+        let sent = net.now();
+        let mut reply = net.send(&addr, cmd, asking);
+        if self.nodes.get(i).connected && net.killed(&addr, sent) {
+            // Someone closed the connection while the command waited (`CLIENT KILL`): it
+            // `end`s and its commands get `Connection is closed.`.
+            reply = Reply::ConnectionError;
+        }
         if reply != Reply::ConnectionError && !self.nodes.get(i).connected {
-            self.nodes.get_mut(i).connected = true;
+            let n = self.nodes.get_mut(i);
+            n.connected = true;
+            n.since = sent;
             self.stats.new_connections += 1;
         }
         reply
+    }
+
+    /// The pool's connections someone closed since they connected (`CLIENT KILL`): each
+    /// `end`s at once, no reconnect (`clusterNodeRetryStrategy: null`, `ConnectionPool.js:61-63`),
+    /// and leaves the pool (`removeNode`, :108-118); nothing refreshes the slots, which still
+    /// name it, so its next command goes to a random master and its `MOVED` brings it back.
+    pub(super) fn reap_killed(&mut self, net: &mut dyn Transport) {
+        let now = net.now();
+        for i in self.pool() {
+            let n = *self.nodes.get(i);
+            if n.connected && self.nodes.addr(i).is_some_and(|a| net.killed(a, n.since)) {
+                self.remove(i, now);
+            }
+        }
     }
 
     /// A `DelayQueue` bucket (`DelayQueue.js:18-35`): the first command pushed starts its timer;
@@ -509,6 +540,7 @@ impl Client {
         let mut random = false;
         let mut asking: Option<NodeIdx> = None;
         loop {
+            self.reap_killed(net);
             if !self.wait_ready(net, since) {
                 return Outcome::Failed(NEVER_READY);
             }
@@ -562,8 +594,8 @@ impl Client {
                         let order = self.nodes.get(node).order;
                         *self.nodes.get_mut(node) = Node {
                             in_pool: true,
-                            connected: false,
                             order,
+                            ..Node::default()
                         };
                     } else {
                         self.find_or_create(&mapped);

@@ -107,6 +107,11 @@
 //!   deterministic. A start-node set is taken in the given order (Jedis's is a `HashSet`).
 //! - `getConnection()` (a random node, for a slot the table lacks even after a refresh) pings the
 //!   node first; the ping is not sent here, the node is only picked.
+//! - **Connections someone closed** (`CLIENT KILL`, `replay/kills.rs`) stay in the pool: nothing
+//!   tests a connection on borrow (`testOnBorrow` off, commons-pool2 2.12.0
+//!   `GenericObjectPool.java:343-347`), so each attempt that borrows one fails ("Unexpected end
+//!   of stream.", `RedisInputStream.java:242-251`) and counts as a connection problem (the second
+//!   in a row renews the slots); a command waiting on one at the kill fails its attempt too.
 //! - Exceptions: `JedisClusterOperationException` (common class no-topology when the slots
 //!   cache could not be initialised, connection when no node is reachable, too-many-redirects
 //!   when the attempts or their time ran out), `JedisClusterException` (cluster-down). A
@@ -299,6 +304,24 @@ struct Node {
     conns: Vec<u64>,
     /// `nodes`: the node has a pool.
     known: bool,
+    /// Until when (µs) kills of the node's connections (`CLIENT KILL`) were looked for: the
+    /// idle connections older than a kill found then hold [`DEAD`].
+    kills_seen_us: u64,
+}
+
+/// An idle pooled connection someone closed (`CLIENT KILL`): nothing checks it before use
+/// (`testOnBorrow` off), so the command borrowing it reads end of stream.
+const DEAD: u64 = 0;
+
+/// A connection borrowed from a node's pool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Borrowed {
+    /// Its place in the pool.
+    i: usize,
+    /// Made for the borrow.
+    fresh: bool,
+    /// Closed by someone while it was idle ([`DEAD`]).
+    dead: bool,
 }
 
 /// Which connection a `CLUSTER SLOTS` goes over.
@@ -376,9 +399,25 @@ impl Client {
 
     /// Borrows a connection of `node`'s pool (`GenericObjectPool.borrowObject`): an idle one,
     /// else a new one (the pool is never the limit: `apps/java` sizes it to the commands in
-    /// flight). Returns its place and whether it is new.
-    fn borrow(&mut self, node: NodeIdx, net: &dyn Transport) -> (usize, bool) {
-        take_idle(&mut self.nodes.get_mut(node).conns, net.now_us())
+    /// flight). Idle ones someone closed since the last borrow (`CLIENT KILL`) stay in the pool,
+    /// dead: nothing tests a connection on borrow (`testOnBorrow` off, commons-pool2
+    /// `GenericObjectPool.java:343-347`).
+    fn borrow(&mut self, node: NodeIdx, net: &dyn Transport) -> Borrowed {
+        let now_us = net.now_us();
+        let seen = self.nodes.get(node).kills_seen_us;
+        let killed = self
+            .dial(node)
+            .is_some_and(|a| net.killed(&a, Timestamp(seen / 1000)));
+        let n = self.nodes.get_mut(node);
+        if killed {
+            for c in n.conns.iter_mut().filter(|c| **c <= now_us) {
+                *c = DEAD;
+            }
+        }
+        n.kills_seen_us = now_us;
+        let dead = n.conns.iter().find(|&&c| c <= now_us) == Some(&DEAD);
+        let (i, fresh) = take_idle(&mut n.conns, now_us);
+        Borrowed { i, fresh, dead }
     }
 
     /// Ends the use of connection `i` of `node`, borrowed as `fresh`, whose exchange got
@@ -433,8 +472,19 @@ impl Client {
         };
         // The attempt's connection, held until the attempt is over (a MOVED's renewal included:
         // `ClusterCommandExecutor.executeCommand` closes it in its `finally`).
-        let (i, fresh) = self.borrow(node, net);
-        let reply = net.send(&addr, cmd, asking);
+        let Borrowed { i, fresh, dead } = self.borrow(node, net);
+        let sent = net.now();
+        let reply = if dead {
+            // Closed while idle (`CLIENT KILL`): the write or the read fails at once
+            // ("Unexpected end of stream.", `RedisInputStream.java:242-251`).
+            Reply::ConnectionError
+        } else {
+            match net.send(&addr, cmd, asking) {
+                // Closed while the command waited for its reply.
+                _ if net.killed(&addr, sent) => Reply::ConnectionError,
+                r => r,
+            }
+        };
         if self.settle(node, i, fresh, Some(&reply)) {
             self.held = Some((node, i));
         }

@@ -89,6 +89,11 @@
 //! the node's late answer, not as the `SocketTimeoutError` they get (at most the cap of them).
 //! On the instant clock (lanes) a silent node's request costs `socketTimeout` and fails.
 //!
+//! - **Connections someone closed** (`CLIENT KILL`, `replay/kills.rs`): the socket's `close`
+//!   (`client/socket.js:314-318`) reconnects the client at once (`#connect(1)`, :346-352): one
+//!   new connection, no rediscovery. A command waiting for its reply is rejected with
+//!   `SocketClosedUnexpectedlyError` (`client/index.js:637-645`, `errors.js:46-50`).
+//!
 //! Not modelled: node-redis's own work per rediscovery (a `RedisClient` created and destroyed,
 //! the 16384-slot table rebuilt): a rediscovery costs its round trips only, so in a `MOVED`
 //! storm the model cycles faster than the library. Nor: replicas (`useReplicas`, refused), pub/sub and `SMIGRATED`, pipelines and
@@ -231,6 +236,10 @@ const COMMAND_TIMEOUT: ClientError = ClientError::new("TimeoutError", Failure::T
 /// Node's own `Error` of a broken socket (`read ECONNRESET`), for the command in flight
 /// (`client/index.js:637-645`).
 const SOCKET_ERROR: ClientError = ClientError::new("Error", Failure::Connection);
+/// `SocketClosedUnexpectedlyError` (`errors.js:46-50`; `client/socket.js:314-318`): the server
+/// closed the connection (`CLIENT KILL`) while the command waited for its reply.
+const SOCKET_CLOSED: ClientError =
+    ClientError::new("SocketClosedUnexpectedlyError", Failure::Connection);
 /// `SimpleError` (`errors.js:77`, an `ErrorReply`): `CLUSTERDOWN`, which `_execute` does not
 /// retry (`cluster/index.js:457`).
 const CLUSTER_DOWN: ClientError = ClientError::new("SimpleError", Failure::ClusterDown);

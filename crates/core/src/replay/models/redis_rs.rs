@@ -75,6 +75,16 @@
 //!   client started before slot assignment fails its commands until the answer covers the slot,
 //!   and is never wedged.
 //!
+//! - **Connections someone closed** (`CLIENT KILL`, `replay/kills.rs`; RESP2, the default: with
+//!   RESP3 the disconnect push would reconnect at once, not modelled): the driver task ends and
+//!   nothing notices until a request meets the closed channel (`aio/multiplexed_connection.rs`
+//!   l. 240-248): `BrokenPipe`, `RetryMethod::Reconnect`. `reconnect_loop` starts, but the retry
+//!   goes out before its connection is made, to a random connected node whose `MOVED` starts a
+//!   rebuild, whose `PING` repairs the node (`refresh_connections_locked`); `reconnect_loop` and
+//!   the redirected retry (`connect_check_and_add`) each made a connection to it meanwhile,
+//!   dropped after: three connections, one kept. A `CLUSTER SLOTS` over a killed connection fails
+//!   at once.
+//!
 //! `node_address_map` (`ClusterClientBuilder::node_address_map`) maps announced addresses to
 //! others at connection time only; the slot map keeps the announced addresses, so it is not an
 //! `address_remap` and is not modelled. Not modelled either: replicas and read routing,
@@ -295,6 +305,8 @@ struct Node {
     backoff: u64,
     /// `reconnect_loop`'s attempts since the node last answered.
     attempts: u32,
+    /// When its connection was made (or found alive by a `PING`).
+    opened: Timestamp,
 }
 
 struct Client {
@@ -322,6 +334,7 @@ impl Client {
                 conn: None,
                 backoff: RECONNECT_BACKOFF_MS,
                 attempts: 0,
+                opened: Timestamp(0),
             }),
             initial: Vec::new(),
             table: SlotTable::new(),
@@ -343,11 +356,21 @@ impl Client {
         self.nodes.get(i).conn
     }
 
-    fn set_connected(&mut self, i: NodeIdx) {
+    fn set_connected(&mut self, i: NodeIdx, now: Timestamp) {
         if self.conn(i) != Some(Conn::Connected) {
             self.stats.new_connections += 1;
+            self.nodes.get_mut(i).opened = now;
         }
         self.nodes.get_mut(i).conn = Some(Conn::Connected);
+    }
+
+    /// Whether node `i`'s connection is one someone closed since it was made (`CLIENT KILL`):
+    /// with RESP2 (the default) the driver task ends and nothing else notices until a request
+    /// or a `PING` meets the closed channel (`aio/multiplexed_connection.rs` l. 240-248).
+    fn killed(&self, i: NodeIdx, net: &dyn Transport) -> bool {
+        let n = self.nodes.get(i);
+        n.conn == Some(Conn::Connected)
+            && self.nodes.addr(i).is_some_and(|a| net.killed(a, n.opened))
     }
 
     /// The nodes whose connection-map entry passes `keep`.
@@ -383,7 +406,10 @@ impl Client {
             return self.attempt(to, asking, None, cmd, net);
         }
         // connect_check_and_add: a new connection, kept (and counted) only if it works.
-        self.nodes.get_mut(to).conn = Some(Conn::Connected);
+        let now = net.now();
+        let n = self.nodes.get_mut(to);
+        n.conn = Some(Conn::Connected);
+        n.opened = now;
         self.attempt(to, asking, Some(prev), cmd, net)
     }
 
@@ -397,8 +423,20 @@ impl Client {
         net: &mut dyn Transport,
     ) -> Step {
         let now = net.now();
+        // A connection someone closed (`CLIENT KILL`) fails at once, before it was used
+        // (`BrokenPipe`, no byte written), or loses the reply it waited for.
+        let mut killed = fresh.is_none() && self.killed(node, net);
         let reply = match self.nodes.addr(node) {
-            Some(addr) => net.send(addr, cmd, asking),
+            _ if killed => Reply::ConnectionError,
+            Some(addr) => {
+                let reply = net.send(addr, cmd, asking);
+                if fresh.is_none() && net.killed(addr, now) {
+                    killed = true;
+                    Reply::ConnectionError
+                } else {
+                    reply
+                }
+            }
             None => Reply::ConnectionError,
         };
         let answered = !matches!(reply, Reply::ConnectionError | Reply::Timeout);
@@ -444,7 +482,25 @@ impl Client {
                         Step::Done(Outcome::Failed(class))
                     };
                 }
-                self.start_reconnect(node, now, net);
+                if killed {
+                    // `reconnect_loop` starts, but its connection needs round trips the retry
+                    // does not wait for: the retry goes to a random connected node (a `MOVED`
+                    // and a rebuild follow), the rebuild's `PING` repairs the node. Before the
+                    // rebuild, `reconnect_loop`'s connection and the redirected retry's own
+                    // (`connect_check_and_add`, polled once before the rebuild starts) are made
+                    // to the live node and dropped: three connections where one is kept.
+                    if !matches!(self.conn(node), Some(Conn::Reconnecting { .. })) {
+                        let answers = self.nodes.addr(node).cloned().map(|a| net.probe(&a));
+                        if matches!(answers, Some(Ok(()))) {
+                            self.stats.new_connections += 2;
+                        }
+                    }
+                    self.nodes.get_mut(node).conn = Some(Conn::Reconnecting {
+                        next: Timestamp(now.0.saturating_add(1)),
+                    });
+                } else {
+                    self.start_reconnect(node, now, net);
+                }
                 Step::Retry(class, None)
             }
         }

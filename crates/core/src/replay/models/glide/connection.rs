@@ -13,11 +13,12 @@ impl Client {
         self.nodes.filter(|n| n.open)
     }
 
-    /// Opens node `i`'s two connections (`connect_and_check_all_connections`).
-    pub(super) fn open(&mut self, i: NodeIdx) {
+    /// Opens node `i`'s two connections at `now` (`connect_and_check_all_connections`).
+    pub(super) fn open(&mut self, i: NodeIdx, now: Timestamp) {
         let n = self.nodes.get_mut(i);
         if !n.open {
             n.open = true;
+            n.since = now;
             n.reconnect = None;
             self.stats.new_connections += CONNECTIONS_PER_NODE;
         }

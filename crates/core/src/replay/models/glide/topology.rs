@@ -45,8 +45,11 @@ impl Client {
         if fresh.is_empty() && self.open_nodes().is_empty() {
             return false;
         }
+        let now = net.now();
         for &i in &fresh {
-            self.nodes.get_mut(i).open = true;
+            let n = self.nodes.get_mut(i);
+            n.open = true;
+            n.since = now;
         }
         let found = self.refresh(net, false);
         for &i in &fresh {

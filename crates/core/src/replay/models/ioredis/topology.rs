@@ -58,6 +58,7 @@ impl Client {
 
     /// `refreshSlotsCache` (`cluster/index.js:356`): whether a node answered.
     pub(super) fn refresh(&mut self, net: &mut dyn Transport) -> bool {
+        self.reap_killed(net);
         let mut order = self.pool();
         self.rng.shuffle(&mut order);
         for i in order {

@@ -20,7 +20,7 @@ impl Client {
     ) -> Option<Vec<(SlotRange, NodeAddr)>> {
         let addr = self.dial(node)?;
         let borrowed = match over {
-            Over::Pool => Some(self.borrow(node, net)),
+            Over::Pool => Some(self.borrow(node, net)).map(|b| (b.i, b.fresh)),
             Over::Held | Over::Fresh => None,
         };
         let answer = net.cluster_slots(&addr);

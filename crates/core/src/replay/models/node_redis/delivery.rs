@@ -3,7 +3,7 @@
 
 use super::{
     Client, Conn, ATTEMPTS_MAX, CLIENT_CLOSED, COMMAND_TIMEOUT, DISCONNECTS_CLIENT,
-    NEVER_CONNECTED, NO_REPLY, SOCKET_ERROR, SOCKET_TIMEOUT, UNBOUNDED_WAIT_MS,
+    NEVER_CONNECTED, NO_REPLY, SOCKET_CLOSED, SOCKET_ERROR, SOCKET_TIMEOUT, UNBOUNDED_WAIT_MS,
 };
 use crate::node::NodeAddr;
 use crate::replay::client::Transport;
@@ -154,6 +154,13 @@ impl Client {
         let reply = net.send(addr, cmd, asking);
         let at = net.now();
         let waited = at.millis_since(sent);
+        if ready && reply != Reply::ConnectionError && net.killed(addr, sent) {
+            // Someone closed the connection while the command waited for its reply (`CLIENT
+            // KILL`): `flushWaitingForReply` rejects it (`client/index.js:637-645`) and the
+            // client reconnects at once.
+            self.broke(n, sent);
+            return Err(SOCKET_CLOSED);
+        }
         match (reply, self.cfg.socket_timeout_ms) {
             (Reply::ConnectionError, _) => {
                 if ready {

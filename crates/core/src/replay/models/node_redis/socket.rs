@@ -203,8 +203,25 @@ impl Client {
 
     /// Runs the reconnection attempts due by now of every reconnecting client (in the
     /// background: the command goes on at its own time). An attempt due before now is made now.
+    /// A ready client whose connection someone closed since it connected (`CLIENT KILL`, the
+    /// socket's `close`, `client/socket.js:314-318`) reconnects at once (`#connect(1)`,
+    /// :346-352): one new connection, no rediscovery.
     pub(super) fn background(&mut self, net: &mut dyn Transport) {
         let now = net.now();
+        let killed: Vec<NodeIdx> = self
+            .nodes
+            .filter(|x| x.in_use)
+            .into_iter()
+            .filter(|&n| {
+                matches!(self.nodes.get(n).conn, Conn::Ready { since, .. } if since <= now
+                && self.socket_addr(n).is_some_and(|a| net.killed(&a, since)))
+            })
+            .collect();
+        for n in killed {
+            self.broke(n, now);
+            self.attempt(n, net);
+            net.resume_at(now);
+        }
         let due: Vec<NodeIdx> = self.nodes.filter(
             |x| matches!(x.conn, Conn::Reconnecting { since, next, .. } if since <= now && next <= now),
         );

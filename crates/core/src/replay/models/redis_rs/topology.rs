@@ -40,7 +40,7 @@ impl Client {
         self.nodes.get_mut(n).attempts = self.nodes.get(n).attempts.saturating_add(1);
         let answered = self.nodes.addr(n).cloned().map(|a| net.probe(&a));
         if matches!(answered, Some(Ok(()))) {
-            self.set_connected(n);
+            self.set_connected(n, now);
             self.reset_backoff(n);
         } else {
             let node = self.nodes.get_mut(n);
@@ -89,9 +89,13 @@ impl Client {
             }
         }
         for n in nodes {
+            if self.killed(n, net) {
+                // Its `PING` fails at once: a new connection is made (`get_or_create_conn`).
+                self.nodes.get_mut(n).conn = None;
+            }
             let answered = self.nodes.addr(n).cloned().map(|a| net.probe(&a));
             if matches!(answered, Some(Ok(()))) {
-                self.set_connected(n);
+                self.set_connected(n, net.now());
             } else if !matches!(self.conn(n), Some(Conn::Reconnecting { .. })) {
                 self.nodes.get_mut(n).conn = None;
             }
@@ -100,6 +104,10 @@ impl Client {
     }
 
     pub(super) fn query(&mut self, i: NodeIdx, net: &mut dyn Transport) -> Result<(), ClientError> {
+        if self.killed(i, net) {
+            // Closed by someone (`CLIENT KILL`): `query_slots` fails at once, nothing sent.
+            return Err(ERRORS.connection);
+        }
         self.stats.cluster_slots_calls += 1;
         let Some(addr) = self.nodes.addr(i) else {
             return Err(ERRORS.connection);
@@ -138,7 +146,10 @@ impl Client {
                     last = e;
                     if !matches!(e.class, Failure::Connection | Failure::Timeout) {
                         // Reachable: the repaired connection is kept.
-                        self.nodes.get_mut(i).conn = Some(Conn::Connected);
+                        let now = net.now();
+                        let n = self.nodes.get_mut(i);
+                        n.conn = Some(Conn::Connected);
+                        n.opened = now;
                     }
                     // Else connect_and_check failed and the entry stays `Connecting`.
                 }
@@ -164,7 +175,7 @@ impl Client {
             match net.cluster_slots(addr) {
                 Ok(ranges) => {
                     self.nodes.states_mut().for_each(|(_, n)| n.conn = None);
-                    self.set_connected(i);
+                    self.set_connected(i, net.now());
                     self.apply(ranges, net);
                     self.initialized = true;
                     return Ok(());
