@@ -386,20 +386,24 @@ fn finding(ctx: &Context<'_>, grid: Grid, s: &Stream, f: &Fall, outages: &[Outag
     // waited for a stalled node does not: the group's new connections in the census during the
     // pause and the two polls after it tell the two apart.
     let pause_end = f.recovered.map_or(ctx.span.end, |r| grid.time(r));
-    let reconnected = match &attribution {
-        Attribution::Group { group, .. } => ctx
-            .census
-            .groups
-            .iter()
-            .find(|g| &g.key.label() == group)
-            .is_some_and(|g| {
-                g.new_in(TimeSpan::new(
-                    t,
-                    Timestamp(pause_end.0 + 2 * ctx.interval_ms),
-                )) > 0
-            }),
-        _ => false,
+    // The groups the fall is attributed to (each of an ambiguous attribution: the stream's
+    // commands are theirs, whichever fell).
+    let named: Vec<&String> = match &attribution {
+        Attribution::Group { group, .. } => vec![group],
+        Attribution::Ambiguous { groups, .. } => groups.iter().collect(),
+        Attribution::Unknown { .. } => Vec::new(),
     };
+    let reconnected = ctx
+        .census
+        .groups
+        .iter()
+        .filter(|g| named.contains(&&g.key.label()))
+        .any(|g| {
+            g.new_in(TimeSpan::new(
+                t,
+                Timestamp(pause_end.0 + 2 * ctx.interval_ms),
+            )) > 0
+        });
     // A group whose commands were already rejected or failing before it fell was dying of its
     // errors (a cluster client meets MOVED only on a stale slot map).
     let failing_before = f.failing_before();

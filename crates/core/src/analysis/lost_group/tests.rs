@@ -371,6 +371,39 @@ fn a_pause_set_off_by_a_node_outage_is_critical_when_the_group_reconnected() {
     }
 }
 
+/// The same pause, the group's connections after it seen without their name (a client caught
+/// between its connect and its `CLIENT SETNAME`, or another process of the host): the fall is
+/// attributed to both groups that ran the command, and one of them reconnected: critical (a
+/// failover's pause, `scripts/story` cases 753845619075886304 and 10130563014774313942, was a
+/// warning).
+#[test]
+fn a_pause_of_an_ambiguous_attribution_is_critical_when_one_of_its_groups_reconnected() {
+    let interval = 500;
+    let mut r = Lcg(7);
+    let lines: Vec<Line> = drawn_lines(&mut r, interval, 40, 400, Shape::Pauses(6_000, 2_500))
+        .into_iter()
+        .filter(|l| !matches!(l, Line::Info(i) if (6_000..8_500).contains(&(i.t.0 - T0))))
+        .map(|l| match l {
+            Line::ClientList(c) if c.t.0 - T0 >= 8_500 => clients(
+                c.t.0,
+                7000,
+                A,
+                "id=8 addr=10.2.0.1:5001 fd=9 name= age=1 idle=0 flags=N cmd=set\n",
+            ),
+            other => other,
+        })
+        .collect();
+    let f = analysed(&lines, interval);
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(f[0].kind, FindingKind::ClientGroupPaused);
+    assert!(
+        matches!(f[0].attribution, Some(Attribution::Ambiguous { .. })),
+        "{:?}",
+        f[0].attribution
+    );
+    assert_eq!(f[0].severity, Severity::Critical, "{f:#?}");
+}
+
 /// A stop right after someone killed client connections (`CLIENT KILL` in the counters) is
 /// set off by it: critical, and the story marks the kill.
 #[test]
