@@ -222,6 +222,35 @@ fn first_fall(s: &Stream, grid: Grid, accept: &dyn Fn(&Fall) -> bool) -> Option<
                     return Some(fall);
                 }
                 base = c + 1;
+                continue;
+            }
+        }
+        // Neither a stop, a step nor a pause: a loss that lasts but is uneven (a node gone for
+        // good with a third of the slots: the group's commands to it fail from then on, on its
+        // retries' schedule, the others go on). On the mean the rest of the recording stays a
+        // fall, and hardly a point climbs back to the level before (at most a quarter reach
+        // halfway to the fall's threshold).
+        let back = low
+            .iter()
+            .filter(|&&v| v >= before * (1.0 - LOST_SHARE / 2.0))
+            .count();
+        if run < low.len() && low.len() >= min_after && back * 4 <= low.len() {
+            let during = mean(&low);
+            let fall = Fall {
+                moment: moment(during),
+                recovered: None,
+                before,
+                during,
+                errors_during: mean(&p[c + 1..].iter().map(|x| x.2).collect::<Vec<_>>()),
+                errors_before,
+                caught_up: 0.0,
+                step: None,
+            };
+            if fall.share() >= LOST_SHARE {
+                if accept(&fall) {
+                    return Some(fall);
+                }
+                base = c + 1;
             }
         }
     }

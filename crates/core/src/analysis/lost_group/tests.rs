@@ -162,6 +162,10 @@ enum Shape {
     /// Steps down to this many per cent of its level at the first time (its commands began
     /// failing client-side, where no server sees them) and stops at the second.
     StepsThenStops(u64, u64, u64),
+    /// Loses a third at this many milliseconds, unevenly: half its level and 85 % poll by poll
+    /// (a node gone for good with a third of the slots, the commands to it failing on the
+    /// client's retry schedule).
+    ZigZagsDown(u64),
 }
 
 /// One node polled every `interval` ms for `polls` polls, serving `rate` `set`/s (±`noise`
@@ -201,7 +205,7 @@ fn drawn_lines_killed(
                 let running = match shape {
                     Shape::Healthy => x + interval < end,
                     Shape::Stops(at) => x < at,
-                    Shape::LosesAThird(_) => true,
+                    Shape::LosesAThird(_) | Shape::ZigZagsDown(_) => true,
                     Shape::Pauses(at, len) | Shape::PausesAndCatchesUp(at, len) => {
                         x < at || x >= at + len
                     }
@@ -210,6 +214,13 @@ fn drawn_lines_killed(
                 let level = match shape {
                     Shape::LosesAThird(at) | Shape::SlowsThenStops(at, _) if x >= at => 2.0 / 3.0,
                     Shape::StepsThenStops(at, _, pct) if x >= at => pct as f64 / 100.0,
+                    Shape::ZigZagsDown(at) if x >= at => {
+                        if (x / interval) % 2 == 0 {
+                            0.5
+                        } else {
+                            0.85
+                        }
+                    }
                     _ => 1.0,
                 };
                 if running {
@@ -294,7 +305,8 @@ fn drawn_falls_are_found_at_the_right_poll_and_healthy_runs_give_nothing() {
             | Shape::Pauses(at, _)
             | Shape::PausesAndCatchesUp(at, _)
             | Shape::SlowsThenStops(at, _)
-            | Shape::StepsThenStops(at, _, _) => {
+            | Shape::StepsThenStops(at, _, _)
+            | Shape::ZigZagsDown(at) => {
                 assert_eq!(f.len(), 1, "{ctx}: {f:#?}");
                 let found = f[0].span.start.0 - T0;
                 assert!(
@@ -402,6 +414,34 @@ fn a_pause_of_an_ambiguous_attribution_is_critical_when_one_of_its_groups_reconn
         f[0].attribution
     );
     assert_eq!(f[0].severity, Severity::Critical, "{f:#?}");
+}
+
+/// A loss of a third that lasts but zig-zags (no point stays below the halfway line, none climbs
+/// back to the level) is a lasting loss: critical when something set it off (connections
+/// killed right before it), a warning when nothing did (`scripts/story` case
+/// 18101411914024198296: a node killed for good, its third of a redis-py 8.1.0 application's
+/// commands failing from then on, found only 8 s later as a pause).
+#[test]
+fn a_lasting_uneven_loss_is_found_where_it_began() {
+    let interval = 500;
+    for (kill, severity) in [(Some(7_800), Severity::Critical), (None, Severity::Warning)] {
+        let mut r = Lcg(17);
+        let lines = drawn_lines_killed(
+            &mut r,
+            interval,
+            40,
+            300,
+            Shape::ZigZagsDown(8_000),
+            kill,
+            0,
+        );
+        let f = analysed(&lines, interval);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].kind, FindingKind::ClientGroupLost, "{f:#?}");
+        assert_eq!(f[0].severity, severity, "kill: {kill:?}");
+        let found = f[0].span.start.0 - T0;
+        assert!((7_500..=8_500).contains(&found), "found at {found}");
+    }
 }
 
 /// A stop right after someone killed client connections (`CLIENT KILL` in the counters) is
