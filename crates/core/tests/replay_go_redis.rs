@@ -2,7 +2,7 @@
 
 use slotscope_core::float;
 use slotscope_core::replay::{
-    model, FaultKind, ModelOptions, ReplayReport, SimCluster, Timing, Workload,
+    model, Failure, FaultKind, ModelOptions, ReplayReport, SimCluster, Timing, Workload,
 };
 
 mod sim;
@@ -101,7 +101,7 @@ fn a_silent_node_costs_read_timeouts_and_the_retry_after_the_stall_succeeds() {
         open.failed,
         commands_from(&w, at(10)) - commands_from(&w, at(12))
     );
-    assert_eq!(open.errors["i/o timeout"], open.failed);
+    assert_eq!(open.errors["*net.OpError"], open.failed);
 }
 
 #[test]
@@ -169,9 +169,14 @@ fn refused_connections_reopen_a_connection_and_keep_the_seeds() {
     );
     let r = run_model(&cluster, &w, &[("MaxRedirects", "-1")]);
     assert!(!r.wedged);
-    assert!(r
-        .errors
-        .contains_key("dial tcp: connect: connection refused"));
+    // A refused dial: a `*net.OpError` of the connection class (not a timeout).
+    assert!(r.errors.contains_key("*net.OpError"), "{:?}", r.errors);
+    assert!(r.failures.get(&Failure::Connection).is_some_and(|&n| n > 0));
+    assert!(
+        !r.failures.contains_key(&Failure::Timeout),
+        "{:?}",
+        r.failures
+    );
     // Each failure drops the pooled connection (isBadConn) and the next command dials again,
     // but a refused dial opens nothing (no handshake, no OnConnect): one reopening after the
     // refusals, against the same cluster with a stall instead.
@@ -252,7 +257,7 @@ fn a_nodes_pool_stops_at_pool_size_and_commands_wait_for_a_free_connection() {
     assert!(capped.peak_in_flight > wide.peak_in_flight);
     let starved = run_model(&cluster, &w, &[("PoolSize", "2"), ("PoolTimeout", "1ms")]);
     assert!(starved.new_connections <= 4, "{}", starved.new_connections);
-    let timeouts = starved.errors["redis: connection pool timeout"];
+    let timeouts = starved.errors["pool.ErrPoolTimeout"];
     assert!(
         timeouts > starved.succeeded,
         "{timeouts} pool timeouts, {} succeeded",

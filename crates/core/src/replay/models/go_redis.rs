@@ -156,18 +156,23 @@ const OPTIONS: &[ModelOption] = &[
     },
 ];
 
-/// go-redis's errors, as the replay names them: the text of the error it returns.
+/// go-redis's errors, as an application tells them apart: by the exported sentinel's name, else
+/// by the error's Go type (`errors.As`), as the matrix's app does (`apps/go-redis/main.go`
+/// `errorClass`). A read timeout and a refused dial are both a `*net.OpError` (`net.go`; the
+/// class below tells them apart), a `CLUSTERDOWN` reply and the last `MOVED` of a command past
+/// `MaxRedirects` a `proto.RedisError` (`internal/proto/reader.go`).
 const ERRORS: ReplyErrors = ReplyErrors::named([
-    "i/o timeout",
-    "dial tcp: connect: connection refused",
-    "CLUSTERDOWN",
-    "MOVED (MaxRedirects exhausted)",
+    "*net.OpError",
+    "*net.OpError",
+    "proto.RedisError",
+    "proto.RedisError",
 ]);
-/// `pool.ErrPoolTimeout`: no connection of the node's pool came free within `PoolTimeout`.
-const POOL_TIMEOUT: ClientError =
-    ClientError::new("redis: connection pool timeout", Failure::PoolExhausted);
-/// `errClusterNoNodes`: no address to ask for the topology or to send to.
-const NO_NODES: ClientError = ClientError::new("redis: cluster has no nodes", Failure::NoTopology);
+/// `pool.ErrPoolTimeout` ("redis: connection pool timeout"): no connection of the node's pool
+/// came free within `PoolTimeout`.
+const POOL_TIMEOUT: ClientError = ClientError::new("pool.ErrPoolTimeout", Failure::PoolExhausted);
+/// `errClusterNoNodes` ("redis: cluster has no nodes"): no address to ask for the topology or
+/// to send to.
+const NO_NODES: ClientError = ClientError::new("redis.errClusterNoNodes", Failure::NoTopology);
 
 /// `LazyReload`: the goroutine sleeps this long after a successful reload.
 const LAZY_RELOAD_HOLD_MS: u64 = 200;
