@@ -174,25 +174,27 @@ fn first_fall(s: &Stream, grid: Grid, accept: &dyn Fn(&Fall) -> bool) -> Option<
         }
         let errors_before = mean(&p[from..c].iter().map(|x| x.2).collect::<Vec<_>>());
         let moment = |during: f64| moment(&p, c, grid, before, during);
+        // A fall that lasts to the end, placed where `placed_by` says, its level the mean of the
+        // rest of the recording.
+        let lasting = |placed_by: f64, step: Option<(f64, f64)>| Fall {
+            moment: moment(placed_by),
+            recovered: None,
+            before,
+            during: mean(&low),
+            errors_during: mean(&p[c + 1..].iter().map(|x| x.2).collect::<Vec<_>>()),
+            errors_before,
+            caught_up: 0.0,
+            step,
+        };
         if run == low.len() && run >= min_after {
-            let during = mean(&low);
             // A step is placed by its own level, the lower of its first two points (the first
             // may hold its beginning, part-way through the bucket), not by the stop after it.
-            let moment = moment(if step.is_some() {
+            let placed_by = if step.is_some() {
                 p[c].1.min(low[0])
             } else {
-                during
-            });
-            let fall = Fall {
-                moment,
-                recovered: None,
-                before,
-                during,
-                errors_during: mean(&p[c + 1..].iter().map(|x| x.2).collect::<Vec<_>>()),
-                errors_before,
-                caught_up: 0.0,
-                step,
+                mean(&low)
             };
+            let fall = lasting(placed_by, step);
             if fall.share() >= LOST_SHARE {
                 if accept(&fall) {
                     return Some(fall);
@@ -235,17 +237,7 @@ fn first_fall(s: &Stream, grid: Grid, accept: &dyn Fn(&Fall) -> bool) -> Option<
             .filter(|&&v| v >= before * (1.0 - LOST_SHARE / 2.0))
             .count();
         if run < low.len() && low.len() >= min_after && back * 4 <= low.len() {
-            let during = mean(&low);
-            let fall = Fall {
-                moment: moment(during),
-                recovered: None,
-                before,
-                during,
-                errors_during: mean(&p[c + 1..].iter().map(|x| x.2).collect::<Vec<_>>()),
-                errors_before,
-                caught_up: 0.0,
-                step: None,
-            };
+            let fall = lasting(mean(&low), None);
             if fall.share() >= LOST_SHARE {
                 if accept(&fall) {
                     return Some(fall);
