@@ -251,7 +251,7 @@ class Counts:
             try:
                 reply = await original_exec(node, *args, **kwargs)
             except (RedisConnectionError, RedisTimeoutError) as e:
-                trace("conn_error", node=node.name, error=type(e).__name__, cmd=cmd)
+                trace("conn_error", node=node.name, error=type(e).__name__, cmd=cmd, msg=str(e)[:100])
                 raise
             except MovedError as e:
                 cached = CLIENT.nodes_manager.slots_cache.get(e.slot_id) if CLIENT else None
