@@ -1,6 +1,6 @@
 //! Key → slot throughput: `Slot::for_key` on 27-byte keys shaped like the incident's
 //! (`device_imp:0000123456789012`) and on bulk data, against the `crc16` crate's table CRC as the
-//! baseline in the same run.
+//! baseline in the same run; and `Slot::for_keys`, the batch, on the same keys and on hash-tagged ones.
 #![allow(missing_docs)] // criterion's macros generate undocumented items
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -22,6 +22,36 @@ fn bench_keys(c: &mut Criterion) {
         b.iter(|| {
             let mut acc = 0u32;
             for k in &keys {
+                acc = acc.wrapping_add(u32::from(Slot::for_key(black_box(k)).get()));
+            }
+            acc
+        })
+    });
+    let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+    let mut out = vec![Slot::new(0).expect("slot 0"); keys.len()];
+    g.bench_function("slotscope Slot::for_keys (batch)", |b| {
+        b.iter(|| {
+            Slot::for_keys(black_box(&refs), &mut out);
+            out.iter()
+                .fold(0u32, |acc, s| acc.wrapping_add(u32::from(s.get())))
+        })
+    });
+    // Hash-tagged keys as the matrix's applications send them (`key:{123}`), in a batch.
+    let tagged: Vec<Vec<u8>> = (0..1024)
+        .map(|i| format!("key:{{{i}}}").into_bytes())
+        .collect();
+    let tagged_refs: Vec<&[u8]> = tagged.iter().map(Vec::as_slice).collect();
+    g.bench_function("slotscope Slot::for_keys (batch, key:{n})", |b| {
+        b.iter(|| {
+            Slot::for_keys(black_box(&tagged_refs), &mut out);
+            out.iter()
+                .fold(0u32, |acc, s| acc.wrapping_add(u32::from(s.get())))
+        })
+    });
+    g.bench_function("slotscope Slot::for_key (key:{n})", |b| {
+        b.iter(|| {
+            let mut acc = 0u32;
+            for k in &tagged {
                 acc = acc.wrapping_add(u32::from(Slot::for_key(black_box(k)).get()));
             }
             acc

@@ -10,6 +10,8 @@
 //! 127.0.0.1:7000> CLUSTER KEYSLOT device_imp:0000123456789012 -> 14564
 //! ```
 
+mod batch;
+
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -34,6 +36,18 @@ impl Slot {
     /// first `}` after it are hashed; otherwise the whole key is.
     pub fn for_key(key: &[u8]) -> Slot {
         Slot(crc16_xmodem(hash_tag(key)) & (SLOT_COUNT - 1))
+    }
+
+    /// The slots of many keys at once: `out[i]` becomes `Slot::for_key(keys[i])`. Faster per key
+    /// than one call each where the processor multiplies without carries (x86-64 with
+    /// `PCLMULQDQ`; see `slot/batch.rs`), the same elsewhere.
+    ///
+    /// # Panics
+    ///
+    /// If `keys` and `out` differ in length.
+    pub fn for_keys(keys: &[&[u8]], out: &mut [Slot]) {
+        assert_eq!(keys.len(), out.len(), "one slot per key");
+        batch::fill(keys, out);
     }
 
     /// The slot number, `0..16384`.
