@@ -431,3 +431,79 @@ fn the_report_text_of_each_recording() {
         );
     }
 }
+
+/// Failovers on clusters with replicas, as the story check recorded them (`scripts/story
+/// --keep`, 2026-12-04: a redis-py application, and in three of them a healthy companion): an
+/// automatic failover after the master of a third of the slots was killed, and a manual
+/// `CLUSTER FAILOVER` (`TAKEOVER` on Redis 7.0), on Valkey 8.1 and Redis 7.0 (case seeds
+/// 10130563014774313942, 5312003445669337548, 12630122564221972895, 14728680456811929374), each
+/// with a migration of a few hundred slots as well. The story names the promotion, automatic or
+/// manual, once, and tells the migration as a move; a dead master's last view does not make the
+/// nodes disagree at the end.
+#[test]
+fn a_failover_is_told_as_a_promotion() {
+    for (name, manual) in [
+        ("failover-redis-py-5.0.0-valkey", false),
+        ("failover-redis-py-8.1.0-redis", false),
+        ("manual-failover-redis-py-5.0.0-valkey", true),
+        ("manual-failover-redis-py-8.1.0-redis", true),
+    ] {
+        let a = analyze(name);
+        let steps = a["story"]["steps"].as_array().expect("story steps");
+        let kind = |k: &str| -> Vec<&Value> { steps.iter().filter(|s| s["kind"] == k).collect() };
+        let promotions = kind("promotion");
+        assert_eq!(promotions.len(), 1, "{name}: {promotions:?}");
+        let text = promotions[0]["text"].as_str().unwrap_or_default();
+        assert!(text.contains("5461 slots"), "{name}: {text}");
+        if manual {
+            assert!(text.contains("(a manual failover)"), "{name}: {text}");
+            // The old master answers throughout and comes back as the new one's replica.
+            assert!(
+                promotions[0]["evidence"].as_array().is_some_and(|e| e
+                    .iter()
+                    .any(|e| e.as_str().is_some_and(|e| e.contains("is listed as")))),
+                "{name}: {promotions:?}"
+            );
+        } else {
+            assert!(
+                text.contains("stopped answering (a failover)"),
+                "{name}: {text}"
+            );
+            assert_eq!(kind("node_stopped").len(), 1, "{name}");
+        }
+        // The migration stays a move; the promotion is not one.
+        let moves = kind("slots_moved");
+        assert_eq!(moves.len(), 1, "{name}: {moves:?}");
+        assert!(
+            !moves[0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("5461"),
+            "{name}: {moves:?}"
+        );
+        assert!(
+            findings(&a).iter().all(|f| f["kind"] != "slot_coverage"),
+            "{name}: the nodes agree at the end"
+        );
+    }
+}
+
+/// The story of each failover fixture, as `analyze` prints it (see the test above).
+#[test]
+fn the_report_text_of_each_failover() {
+    for name in [
+        "failover-redis-py-5.0.0-valkey",
+        "manual-failover-redis-py-8.1.0-redis",
+    ] {
+        let path = fixture(name);
+        let o = run_slotscope(&["analyze", path.to_str().unwrap()]);
+        assert!(o.status.success(), "{name}");
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        let from = text.find("WHAT HAPPENED").expect("the story");
+        let to = text.find("\nFINDINGS").unwrap_or(text.len());
+        insta::assert_snapshot!(
+            format!("text_{}", name.replace(['.', '-'], "_")),
+            &text[from..to]
+        );
+    }
+}

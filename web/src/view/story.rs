@@ -133,6 +133,7 @@ fn step_kind(s: &Step) -> &'static str {
         StepKind::NodeLeft => "node_left",
         StepKind::ConnectionsKilled => "connections_killed",
         StepKind::SlotsMoved => "slots_moved",
+        StepKind::Promotion => "promotion",
         StepKind::Finding => "finding",
         StepKind::RecordingCut => "recording_cut",
     }

@@ -37,6 +37,7 @@ use crate::node::NodeRef;
 use crate::recording::{Discovery, GoneReason, Line, TopologySample};
 use crate::slot::{Slot, SlotRange, SLOT_COUNT};
 use crate::time::{TimeSpan, Timestamp};
+use crate::topology::NodeRole;
 
 /// A slot being migrated from one node to another.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -121,6 +122,8 @@ pub struct ClusterTimeline {
     reporters: BTreeMap<NodeIdx, ReporterView>,
     log: ChangeLog,
     membership: Vec<MembershipEvent>,
+    /// `(replica, primary)` pairs as the views listed them, with when a view first and last did.
+    replicas: BTreeMap<(NodeIdx, NodeIdx), TimeSpan>,
 }
 
 impl ClusterTimeline {
@@ -144,10 +147,11 @@ impl ClusterTimeline {
             }
             Line::NodeGone(e) => {
                 if let Ok(node) = self.nodes.intern(Some(&e.node.addr), e.node.id.as_ref()) {
-                    if e.reason == GoneReason::LeftTopology {
-                        if let Some(v) = self.reporters.get_mut(&node) {
-                            v.left = true;
-                        }
+                    // Gone from the topology, or unreachable (its view is then the last it gave
+                    // before it died, and no one can ask it): its view votes no more, until it
+                    // gives a new one.
+                    if let Some(v) = self.reporters.get_mut(&node) {
+                        v.left = true;
                     }
                     self.membership.push(MembershipEvent {
                         t: e.t,
@@ -190,6 +194,14 @@ impl ClusterTimeline {
             let Some(p) = shard.primary().and_then(|p| self.nodes.find_id(&p.id)) else {
                 continue;
             };
+            for n in shard.nodes.iter().filter(|n| n.role == NodeRole::Replica) {
+                if let Some(r) = self.nodes.find_id(&n.id) {
+                    self.replicas
+                        .entry((r, p))
+                        .and_modify(|span| span.end = span.end.max(s.t))
+                        .or_insert(TimeSpan::new(s.t, s.t));
+                }
+            }
             for &r in &shard.slots {
                 owners.fill(r, Some(p));
             }
@@ -313,6 +325,12 @@ impl ClusterTimeline {
     /// Slots reported in migration, per pair of nodes, in time order.
     pub fn migrations(&self) -> Vec<MigrationSpan> {
         self.log.migrations()
+    }
+
+    /// When a topology view first and last listed `replica` as a replica of `primary` (`None`:
+    /// none did).
+    pub fn replica_of(&self, replica: NodeIdx, primary: NodeIdx) -> Option<TimeSpan> {
+        self.replicas.get(&(replica, primary)).copied()
     }
 
     /// Nodes discovered and gone, in order.

@@ -198,6 +198,59 @@ fn consensus_counts_the_latest_view_of_each_node() {
 }
 
 #[test]
+fn an_unreachable_node_s_last_view_votes_no_more_until_it_gives_a_new_one() {
+    let gone = Line::NodeGone(NodeGone {
+        t: Timestamp(3_000),
+        node: node(7001, B),
+        reason: GoneReason::Unreachable,
+    });
+    let lines = [
+        topology(1_000, A, view(A, "0-16383", "")),
+        topology(1_000, B, view(B, "0-16383", "")),
+        // A has seen 0-99 go to B; B's view stays as it was when it stopped answering.
+        topology(2_000, A, view(A, "100-16383", "0-99")),
+        gone,
+    ];
+    let tl = fold(&lines);
+    assert_eq!(tl.consensus().disagreements, 0);
+    // Back, with its own (still old) view: it votes again.
+    let mut back = lines.to_vec();
+    back.push(topology(4_000, B, view(B, "0-16383", "")));
+    assert_eq!(fold(&back).consensus().disagreements, 100);
+}
+
+/// `CLUSTER NODES` as seen by A: A the master of every slot, B its replica.
+fn replicated(me: &str) -> TopologyView {
+    let (fa, fb) = if me == A {
+        ("myself,master", "slave")
+    } else {
+        ("master", "myself,slave")
+    };
+    let text = format!(
+        "{A} 10.0.0.1:7000@17000 {fa} - 0 0 1 connected 0-16383\n{B} 10.0.0.1:7001@17001 {fb} {A} 0 0 1 connected\n"
+    );
+    TopologyView::from_nodes(&text).expect("valid CLUSTER NODES")
+}
+
+#[test]
+fn replicas_are_noted_with_when_the_views_listed_them() {
+    let tl = fold(&[
+        topology(1_000, A, replicated(A)),
+        topology(1_500, B, replicated(B)),
+        topology(2_000, A, replicated(A)),
+        // B promoted: both masters in the views, B with the slots.
+        topology(3_000, B, view(B, "", "0-16383")),
+    ]);
+    let a = tl.nodes().find_addr(&addr(7000)).expect("A");
+    let b = tl.nodes().find_addr(&addr(7001)).expect("B");
+    assert_eq!(
+        tl.replica_of(b, a),
+        Some(TimeSpan::new(Timestamp(1_000), Timestamp(2_000)))
+    );
+    assert_eq!(tl.replica_of(a, b), None);
+}
+
+#[test]
 fn explicit_states_replace_one_at_the_same_instant() {
     let mut tl = ClusterTimeline::new();
     let (a, _) = tl.nodes_mut().intern_addr(&addr(7000)).expect("numbered");

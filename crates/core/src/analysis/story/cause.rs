@@ -75,6 +75,7 @@ pub(super) fn mark(steps: &mut [Step], findings: &[Finding], interval_ms: u64) {
                 s.kind,
                 StepKind::NodeStopped
                     | StepKind::SlotsMoved
+                    | StepKind::Promotion
                     | StepKind::NodeAdded
                     | StepKind::NodeLeft
                     | StepKind::ConnectionsKilled

@@ -1,12 +1,13 @@
 //! What the collector saw the cluster do, as story steps: the creation, nodes that stopped
-//! answering, joined or left, and slots that moved.
+//! answering, joined or left, slots that moved and replicas that took over.
 
 use crate::moment::at;
 use crate::recording::{Discovery, GoneReason};
+use crate::summary::SlotMove;
 use crate::time::{format_millis, Timestamp};
 
 use super::super::context::Context;
-use super::super::outage::outages;
+use super::super::outage::{outages, Outage};
 use super::step::{Confidence, Role, Step, StepKind};
 
 /// A cluster step: seen directly, context until the cause is marked.
@@ -148,7 +149,12 @@ pub(super) fn cluster_steps(ctx: &Context<'_>) -> Vec<Step> {
         ));
         out.push(s);
     }
+    let outages = outages(ctx);
     for m in ctx.summary.changes() {
+        if let Some(s) = promotion(ctx, m, &outages) {
+            out.push(s);
+            continue;
+        }
         let mut s = step(
             m.span.start,
             Some(m.span.end),
@@ -166,4 +172,72 @@ pub(super) fn cluster_steps(ctx: &Context<'_>) -> Vec<Step> {
         out.push(s);
     }
     out
+}
+
+/// The step of a move that is a replica taking over its master's slots (a view listed the new
+/// owner as the old one's replica before the move): a failover when the old master had stopped
+/// answering by then, a manual failover when it still answered. `None`: a move between masters.
+fn promotion(ctx: &Context<'_>, m: &SlotMove, outages: &[Outage]) -> Option<Step> {
+    let nodes = ctx.timeline.nodes();
+    let (from_id, to_id) = (m.from.as_ref()?, m.to.as_ref()?);
+    let (from, to) = (nodes.find_id(from_id)?, nodes.find_id(to_id)?);
+    let listed = ctx.timeline.replica_of(to, from)?;
+    if listed.start >= m.span.start {
+        return None;
+    }
+    let start = ctx.span.start;
+    let (old, new) = (node_name(ctx, Some(from_id)), node_name(ctx, Some(to_id)));
+    // The old master's outage that was under way when the replica took over.
+    let old_addr = ctx
+        .summary
+        .nodes
+        .iter()
+        .find(|n| n.id.as_ref() == Some(from_id))
+        .map(|n| &n.addr);
+    let down = outages.iter().find(|o| {
+        Some(&o.node) == old_addr
+            && o.last_answer <= m.span.start
+            && o.answered_again.is_none_or(|b| b > m.span.start)
+    });
+    let (text, mut evidence) = match down {
+        Some(o) => (
+            format!(
+                "replica {new} takes over the {} slots of master {old}, {} after {old} stopped \
+                 answering (a failover)",
+                m.slots,
+                format_millis(m.span.start.millis_since(o.last_answer))
+            ),
+            vec![format!(
+                "{old}'s last INFO reply at {}",
+                at(o.last_answer, start)
+            )],
+        ),
+        None => (
+            format!(
+                "master {old} hands its {} slots to its replica {new}, still answering (a manual \
+                 failover)",
+                m.slots
+            ),
+            Vec::new(),
+        ),
+    };
+    evidence.insert(
+        0,
+        format!(
+            "the topology views listed {new} as {old}'s replica from {}, as their owner from {}",
+            at(listed.start, start),
+            at(m.span.start, start)
+        ),
+    );
+    if let Some(back) = ctx.timeline.replica_of(from, to) {
+        if back.end >= m.span.start {
+            evidence.push(format!(
+                "{old} is listed as {new}'s replica from {}",
+                at(back.start.max(m.span.start), start)
+            ));
+        }
+    }
+    let mut s = step(m.span.start, Some(m.span.end), StepKind::Promotion, text);
+    s.evidence = evidence;
+    Some(s)
 }

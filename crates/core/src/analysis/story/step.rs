@@ -23,6 +23,9 @@ pub enum StepKind {
     ConnectionsKilled,
     /// Slots moved from one node to another.
     SlotsMoved,
+    /// A replica took over its master's slots: a failover (the master had stopped answering) or
+    /// a manual one (`CLUSTER FAILOVER`, the master still answering).
+    Promotion,
     /// What a finding says happened (its kind is the finding's).
     Finding,
     /// The recording ends without an end line.
