@@ -2,7 +2,8 @@
 //! defect (see [`crate::defect`]). A group that reports its library (`lib-name`, `lib-ver`) is
 //! matched directly; one without a `lib-name` on a server that rejects `CLIENT SETINFO` is
 //! matched through the rejection fingerprint its connections leave (see [`crate::fingerprint`]),
-//! naming the candidate libraries and how sure that is.
+//! naming the candidate libraries and how sure that is, but only when every library that fits
+//! is the one with the defect (issue 28: a fingerprint several libraries share claims none).
 
 use std::collections::BTreeMap;
 
@@ -80,6 +81,12 @@ fn by_fingerprint(ctx: &Context<'_>, g: &ClientGroup, rejects: Option<bool>) -> 
     let Some(r) = fingerprint::setinfo_rejection(&counts, rejects) else {
         return Vec::new();
     };
+    // A defect is claimed only where the fingerprint singles out its library: a pattern other
+    // libraries leave as well (redis-py 8.0, go-redis v9 and GLIDE 2.5 each leave two `ERR` per
+    // `HELLO`) says which libraries fit (the census's candidates), not which one runs.
+    if r.library().is_none() {
+        return Vec::new();
+    }
     let mut defects: Vec<(&Candidate, &'static Defect)> = Vec::new();
     for c in &r.candidates {
         for d in defects_in_range(c.lib_name, c.from, c.to) {

@@ -240,8 +240,25 @@ pub struct SetinfoRejection {
     pub hello_per_connection: f64,
     /// The libraries that fit.
     pub candidates: Vec<Candidate>,
+    /// Libraries that fit too, but only as a ratio in their range or as handshakes cut short,
+    /// set aside because a library's fixed handshake fits whole.
+    pub set_aside: Vec<Candidate>,
     /// How sure.
     pub certainty: Certainty,
+}
+
+impl SetinfoRejection {
+    /// The one library every fitting pattern belongs to (the ones set aside included), if one:
+    /// only then does the fingerprint single out a library (its releases may still differ).
+    pub fn library(&self) -> Option<&'static str> {
+        let mut names = self
+            .candidates
+            .iter()
+            .chain(&self.set_aside)
+            .map(|c| c.lib_name);
+        let first = names.next()?;
+        names.all(|n| n == first).then_some(first)
+    }
 }
 
 /// How far a measured `ERR` ratio may lie from a library's whole number and still fit it.
@@ -274,16 +291,15 @@ pub fn setinfo_rejection(
         .collect();
     // A whole ratio is the mark of whole fixed handshakes: then nothing else is named.
     let whole = fitting.iter().any(|(_, _, how)| *how == Fit::Whole);
-    let fitting: Vec<(Candidate, u64)> = fitting
+    let (fitting, set_aside): (Vec<_>, Vec<_>) = fitting
         .into_iter()
-        .filter(|(_, _, how)| !whole || *how == Fit::Whole)
-        .map(|(c, n, _)| (c, n))
-        .collect();
-    let (_, connections) = *fitting.first()?;
+        .partition(|(_, _, how)| !whole || *how == Fit::Whole);
+    let (_, connections, _) = *fitting.first()?;
     Some(SetinfoRejection {
         connections,
         hello_per_connection,
-        candidates: fitting.into_iter().map(|(c, _)| c).collect(),
+        candidates: fitting.into_iter().map(|(c, _, _)| c).collect(),
+        set_aside: set_aside.into_iter().map(|(c, _, _)| c).collect(),
         certainty: if rejects == Some(true) {
             Certainty::Likely
         } else {
@@ -466,6 +482,38 @@ mod tests {
         let r = setinfo_rejection(&named, Some(true)).unwrap();
         let labels: Vec<String> = r.candidates.iter().map(Candidate::label).collect();
         assert_eq!(labels, ["node-redis 6.3"]);
+    }
+
+    #[test]
+    fn a_pattern_singles_out_a_library_only_when_no_other_leaves_it() {
+        // No HELLO, two ERR a connection: only redis-py 5.0–7.4 says nothing before CLIENT SETINFO.
+        let py5 = HandshakeCounts {
+            connections: 3,
+            err: 4,
+            ..HandshakeCounts::default()
+        };
+        assert_eq!(
+            setinfo_rejection(&py5, Some(true)).unwrap().library(),
+            Some("redis-py")
+        );
+        // HELLO, then two ERR: redis-py 8.0, go-redis v9 and GLIDE 2.5 alike.
+        let hello2 = HandshakeCounts {
+            connections: 23,
+            err: 46,
+            hello: 23,
+            ..HandshakeCounts::default()
+        };
+        let r = setinfo_rejection(&hello2, Some(true)).unwrap();
+        assert!(r.candidates.len() > 1);
+        assert_eq!(r.library(), None);
+        // HELLO, then three ERR: redis-py 8.1+ whole, but node-redis's and ioredis's ranges hold
+        // three as well (set aside, still fitting).
+        let hello3 = HandshakeCounts { err: 69, ..hello2 };
+        let r = setinfo_rejection(&hello3, Some(true)).unwrap();
+        let labels: Vec<String> = r.candidates.iter().map(Candidate::label).collect();
+        assert_eq!(labels, ["redis-py 8.1+"]);
+        assert!(!r.set_aside.is_empty());
+        assert_eq!(r.library(), None);
     }
 
     #[test]
