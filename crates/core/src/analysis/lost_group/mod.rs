@@ -437,6 +437,18 @@ fn finding(ctx: &Context<'_>, grid: Grid, s: &Stream, f: &Fall, outages: &[Outag
     } else {
         Severity::Critical
     };
+    // An application that ended: it stopped with nothing around it (nothing set it off, nothing
+    // failed, it was not failing before) and its connections closed within a few polls. Worth
+    // knowing, never a cause.
+    let settle = Timestamp(t.0 + 3 * ctx.interval_ms);
+    let closed = !named.is_empty()
+        && ctx
+            .census
+            .groups
+            .iter()
+            .filter(|g| named.contains(&&g.key.label()))
+            .all(|g| g.last_seen < settle);
+    let ended = f.recovered.is_none() && stopped && lasting == Severity::Warning && closed;
     let (kind, severity, title) = match (f.recovered, stopped) {
         // A pause loses the group's traffic while it lasts when its commands failed: the servers
         // failed them, or something the collector saw set it off (a node that stopped answering)
@@ -457,6 +469,16 @@ fn finding(ctx: &Context<'_>, grid: Grid, s: &Stream, f: &Fall, outages: &[Outag
                 f.before,
                 f.during,
                 format_millis(grid.time(r).millis_since(t))
+            ),
+        ),
+        (None, true) if ended => (
+            FindingKind::ClientGroupLost,
+            Severity::Info,
+            format!(
+                "{who} ended at {}: successful {cmds} fell from {:.1}/s to {:.1}/s and its connections closed",
+                at(t, start),
+                f.before,
+                f.during
             ),
         ),
         (None, true) => (
@@ -489,6 +511,11 @@ fn finding(ctx: &Context<'_>, grid: Grid, s: &Stream, f: &Fall, outages: &[Outag
         dying_text
     } else if dying {
         format!("Just before it: {}. {dying_text}", trig.join("; "))
+    } else if ended {
+        "Nothing the collector saw came around it: no node stopped answering, no slots moved, \
+         nothing failed, and its connections closed: an application that finished (a batch job, \
+         a load, the old instances of a deploy), not a cause of what followed."
+            .to_owned()
     } else if trig.is_empty() {
         "Nothing the collector saw came just before it: no node stopped answering and no slots \
          moved. An application that was stopped on purpose looks the same from the servers."

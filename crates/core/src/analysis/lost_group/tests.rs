@@ -323,8 +323,14 @@ fn drawn_falls_are_found_at_the_right_poll_and_healthy_runs_give_nothing() {
                     let lost = f[0].numbers["lost_share"];
                     assert!((0.2..0.5).contains(&lost), "{ctx}: lost {lost}");
                 }
-                // Nothing set it off and nothing failed at the servers: not critical.
-                assert_eq!(f[0].severity, Severity::Warning, "{ctx}");
+                // Nothing set it off and nothing failed at the servers: not critical; a group
+                // that stopped so and closed its connections is an application that ended.
+                let severity = if matches!(shape, Shape::Stops(_)) {
+                    Severity::Info
+                } else {
+                    Severity::Warning
+                };
+                assert_eq!(f[0].severity, severity, "{ctx}");
             }
         }
     }
@@ -606,4 +612,43 @@ fn a_step_down_that_a_stop_follows_is_where_the_loss_began() {
             );
         }
     }
+}
+
+/// A group that stopped with nothing around it and closed its connections is an application that
+/// ended (a load, a batch job): `info`, so it is never the root cause; one whose connection stays
+/// open but sends nothing more, or whose stop something set off, is a loss.
+#[test]
+fn a_group_that_ended_quietly_is_not_a_loss() {
+    let interval = 500;
+    let stop = Shape::Stops(6_000);
+    let ended = analysed(
+        &drawn_lines(&mut Lcg(11), interval, 40, 400, stop),
+        interval,
+    );
+    assert_eq!(ended.len(), 1, "{ended:#?}");
+    assert_eq!(ended[0].severity, Severity::Info, "{ended:#?}");
+    assert!(ended[0].title.contains("ended at"), "{}", ended[0].title);
+    assert!(ended[0]
+        .explanation
+        .contains("an application that finished"));
+    // Still connected, idle: not known to have ended.
+    let idle: Vec<Line> = drawn_lines(&mut Lcg(11), interval, 40, 400, stop)
+        .into_iter()
+        .map(|l| match l {
+            Line::ClientList(c) if c.clients.is_empty() => clients(
+                c.t.0,
+                7000,
+                A,
+                "id=7 addr=10.2.0.1:5000 fd=9 name=app age=9 idle=9 flags=N cmd=set lib-name=redis-py lib-ver=5.0.0\n",
+            ),
+            other => other,
+        })
+        .collect();
+    let idle = analysed(&idle, interval);
+    assert_eq!(idle.len(), 1, "{idle:#?}");
+    assert_eq!(idle[0].severity, Severity::Warning, "{idle:#?}");
+    // Set off by a kill of the clients' connections: critical.
+    let killed = drawn_lines_killed(&mut Lcg(11), interval, 40, 400, stop, Some(5_800), 0);
+    let killed = analysed(&killed, interval);
+    assert_eq!(killed[0].severity, Severity::Critical, "{killed:#?}");
 }

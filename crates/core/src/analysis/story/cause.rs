@@ -177,5 +177,7 @@ mod tests {
         assert_eq!(r(FindingKind::RedirectStorm, Severity::Critical), lost);
         assert!(idle < r(FindingKind::ClientGroupPaused, Severity::Warning));
         assert_eq!(churn, None, "churn is never the root cause");
+        // An application that ended (lost_group's `info`) is never the root cause either.
+        assert_eq!(r(FindingKind::ClientGroupLost, Severity::Info), None);
     }
 }
