@@ -439,7 +439,7 @@ fn the_report_text_of_each_recording() {
 /// 10130563014774313942, 5312003445669337548, 12630122564221972895, 14728680456811929374), each
 /// with a migration of a few hundred slots as well. The story names the promotion, automatic or
 /// manual, once, and tells the migration as a move; a dead master's last view does not make the
-/// nodes disagree at the end.
+/// nodes disagree at the end; the promotion's evidence gives each group's cost.
 #[test]
 fn a_failover_is_told_as_a_promotion() {
     for (name, manual) in [
@@ -471,6 +471,22 @@ fn a_failover_is_told_as_a_promotion() {
             );
             assert_eq!(kind("node_stopped").len(), 1, "{name}");
         }
+        // What it cost each group that used the old master: when its commands reached the new
+        // one, about how many went unserved, and the refreshes and connections meanwhile.
+        let evidence: Vec<&str> = promotions[0]["evidence"]
+            .as_array()
+            .map(|e| e.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        assert!(
+            evidence.iter().any(|e| e.contains("matrix-app")
+                && e.contains("reached")
+                && e.contains("went unserved")),
+            "{name}: {evidence:#?}"
+        );
+        assert!(
+            evidence.iter().any(|e| e.starts_with("meanwhile")),
+            "{name}: {evidence:#?}"
+        );
         // The migration stays a move; the promotion is not one.
         let moves = kind("slots_moved");
         assert_eq!(moves.len(), 1, "{name}: {moves:?}");

@@ -3,15 +3,14 @@
 
 use crate::moment::at;
 use crate::recording::{Discovery, GoneReason};
-use crate::summary::SlotMove;
 use crate::time::{format_millis, Timestamp};
 
 use super::super::context::Context;
-use super::super::outage::{outages, Outage};
+use super::super::outage::outages;
 use super::step::{Confidence, Role, Step, StepKind};
 
 /// A cluster step: seen directly, context until the cause is marked.
-fn step(at: Timestamp, until: Option<Timestamp>, kind: StepKind, text: String) -> Step {
+pub(super) fn step(at: Timestamp, until: Option<Timestamp>, kind: StepKind, text: String) -> Step {
     Step {
         at,
         until,
@@ -28,7 +27,7 @@ fn step(at: Timestamp, until: Option<Timestamp>, kind: StepKind, text: String) -
 }
 
 /// A node's id's short form, or its address when the id is unknown.
-fn node_name(ctx: &Context<'_>, id: Option<&crate::node::NodeId>) -> String {
+pub(super) fn node_name(ctx: &Context<'_>, id: Option<&crate::node::NodeId>) -> String {
     let Some(id) = id else {
         return "no node".to_owned();
     };
@@ -98,7 +97,8 @@ pub(super) fn cluster_steps(ctx: &Context<'_>) -> Vec<Step> {
             }
         }
     }
-    for o in outages(ctx) {
+    let outages = outages(ctx);
+    for o in &outages {
         let failed: u64 = ctx
             .summary
             .failures
@@ -149,9 +149,8 @@ pub(super) fn cluster_steps(ctx: &Context<'_>) -> Vec<Step> {
         ));
         out.push(s);
     }
-    let outages = outages(ctx);
     for m in ctx.summary.changes() {
-        if let Some(s) = promotion(ctx, m, &outages) {
+        if let Some(s) = super::failover::promotion(ctx, m, &outages) {
             out.push(s);
             continue;
         }
@@ -172,72 +171,4 @@ pub(super) fn cluster_steps(ctx: &Context<'_>) -> Vec<Step> {
         out.push(s);
     }
     out
-}
-
-/// The step of a move that is a replica taking over its master's slots (a view listed the new
-/// owner as the old one's replica before the move): a failover when the old master had stopped
-/// answering by then, a manual failover when it still answered. `None`: a move between masters.
-fn promotion(ctx: &Context<'_>, m: &SlotMove, outages: &[Outage]) -> Option<Step> {
-    let nodes = ctx.timeline.nodes();
-    let (from_id, to_id) = (m.from.as_ref()?, m.to.as_ref()?);
-    let (from, to) = (nodes.find_id(from_id)?, nodes.find_id(to_id)?);
-    let listed = ctx.timeline.replica_of(to, from)?;
-    if listed.start >= m.span.start {
-        return None;
-    }
-    let start = ctx.span.start;
-    let (old, new) = (node_name(ctx, Some(from_id)), node_name(ctx, Some(to_id)));
-    // The old master's outage that was under way when the replica took over.
-    let old_addr = ctx
-        .summary
-        .nodes
-        .iter()
-        .find(|n| n.id.as_ref() == Some(from_id))
-        .map(|n| &n.addr);
-    let down = outages.iter().find(|o| {
-        Some(&o.node) == old_addr
-            && o.last_answer <= m.span.start
-            && o.answered_again.is_none_or(|b| b > m.span.start)
-    });
-    let (text, mut evidence) = match down {
-        Some(o) => (
-            format!(
-                "replica {new} takes over the {} slots of master {old}, {} after {old} stopped \
-                 answering (a failover)",
-                m.slots,
-                format_millis(m.span.start.millis_since(o.last_answer))
-            ),
-            vec![format!(
-                "{old}'s last INFO reply at {}",
-                at(o.last_answer, start)
-            )],
-        ),
-        None => (
-            format!(
-                "master {old} hands its {} slots to its replica {new}, still answering (a manual \
-                 failover)",
-                m.slots
-            ),
-            Vec::new(),
-        ),
-    };
-    evidence.insert(
-        0,
-        format!(
-            "the topology views listed {new} as {old}'s replica from {}, as their owner from {}",
-            at(listed.start, start),
-            at(m.span.start, start)
-        ),
-    );
-    if let Some(back) = ctx.timeline.replica_of(from, to) {
-        if back.end >= m.span.start {
-            evidence.push(format!(
-                "{old} is listed as {new}'s replica from {}",
-                at(back.start.max(m.span.start), start)
-            ));
-        }
-    }
-    let mut s = step(m.span.start, Some(m.span.end), StepKind::Promotion, text);
-    s.evidence = evidence;
-    Some(s)
 }

@@ -7,6 +7,7 @@
 
 mod cause;
 mod events;
+mod failover;
 mod limits;
 mod of_finding;
 mod step;

@@ -1,0 +1,215 @@
+//! A failover in the story: the step of a replica that took over its master's slots, and what
+//! it cost each client group (how long the group's commands to those slots went unserved, about
+//! how many, when they reached the new master) with the refreshes and new connections meanwhile.
+
+use crate::metrics::{Interval, NodeMetrics};
+use crate::moment::at;
+use crate::node::NodeAddr;
+use crate::summary::SlotMove;
+use crate::time::{format_millis, Timestamp};
+
+use super::super::attribution::business_commands;
+use super::super::context::Context;
+use super::super::outage::Outage;
+use super::events::{node_name, step};
+use super::step::{Step, StepKind};
+
+/// How far back the rate of a group's commands on the old master is taken, milliseconds.
+const RATE_WINDOW_MS: u64 = 5_000;
+
+/// The commands that refresh a client's topology, as the servers count them.
+const REFRESHES: [&str; 3] = ["cluster|slots", "cluster|nodes", "cluster|shards"];
+
+/// The step of a move that is a replica taking over its master's slots (a view listed the new
+/// owner as the old one's replica before the move): a failover when the old master had stopped
+/// answering by then, a manual failover when it still answered. `None`: a move between masters.
+pub(super) fn promotion(ctx: &Context<'_>, m: &SlotMove, outages: &[Outage]) -> Option<Step> {
+    let nodes = ctx.timeline.nodes();
+    let (from_id, to_id) = (m.from.as_ref()?, m.to.as_ref()?);
+    let (from, to) = (nodes.find_id(from_id)?, nodes.find_id(to_id)?);
+    let listed = ctx.timeline.replica_of(to, from)?;
+    if listed.start >= m.span.start {
+        return None;
+    }
+    let start = ctx.span.start;
+    let (old, new) = (node_name(ctx, Some(from_id)), node_name(ctx, Some(to_id)));
+    let addr_of = |id| {
+        ctx.summary
+            .nodes
+            .iter()
+            .find(|n| n.id.as_ref() == Some(id))
+            .map(|n| &n.addr)
+    };
+    let (old_addr, new_addr) = (addr_of(from_id), addr_of(to_id));
+    // The old master's outage that was under way when the replica took over.
+    let down = outages.iter().find(|o| {
+        Some(&o.node) == old_addr
+            && o.last_answer <= m.span.start
+            && o.answered_again.is_none_or(|b| b > m.span.start)
+    });
+    let (text, mut evidence) = match down {
+        Some(o) => (
+            format!(
+                "replica {new} takes over the {} slots of master {old}, {} after {old} stopped \
+                 answering (a failover)",
+                m.slots,
+                format_millis(m.span.start.millis_since(o.last_answer))
+            ),
+            vec![format!(
+                "{old}'s last INFO reply at {}",
+                at(o.last_answer, start)
+            )],
+        ),
+        None => (
+            format!(
+                "master {old} hands its {} slots to its replica {new}, still answering (a manual \
+                 failover)",
+                m.slots
+            ),
+            Vec::new(),
+        ),
+    };
+    evidence.insert(
+        0,
+        format!(
+            "the topology views listed {new} as {old}'s replica from {}, as their owner from {}",
+            at(listed.start, start),
+            at(m.span.start, start)
+        ),
+    );
+    if let Some(back) = ctx.timeline.replica_of(from, to) {
+        if back.end >= m.span.start {
+            evidence.push(format!(
+                "{old} is listed as {new}'s replica from {}",
+                at(back.start.max(m.span.start), start)
+            ));
+        }
+    }
+    if let (Some(a), Some(b)) = (old_addr, new_addr) {
+        let (lost_from, since) = match down {
+            Some(o) => (o.last_answer, "the old master's last answer"),
+            None => (m.span.start, "the handover"),
+        };
+        evidence.extend(costs(ctx, (a, b), (lost_from, since), m.span.start, &new));
+    }
+    let mut s = step(m.span.start, Some(m.span.end), StepKind::Promotion, text);
+    s.evidence = evidence;
+    Some(s)
+}
+
+/// The metrics of the node at `addr`.
+fn metrics_of<'a>(ctx: &Context<'a>, addr: &NodeAddr) -> Option<&'a NodeMetrics> {
+    ctx.metrics.nodes.iter().find(|n| &n.addr == addr)
+}
+
+/// Calls of `commands` in an interval.
+fn calls(i: &Interval, commands: &[String]) -> u64 {
+    commands
+        .iter()
+        .filter_map(|c| i.commands.get(c))
+        .map(|d| d.calls)
+        .sum()
+}
+
+/// What the failover cost each client group that used the old master (`old`): from `lost_from`
+/// (its last answer, or the handover) to the first poll of the new master (`new`) that shows the
+/// group's commands served there, about how many of its commands went unserved at the rate they
+/// had on the old master; then the refreshes and new connections every client made meanwhile.
+fn costs(
+    ctx: &Context<'_>,
+    (old, new): (&NodeAddr, &NodeAddr),
+    (lost_from, since): (Timestamp, &str),
+    promoted: Timestamp,
+    new_name: &str,
+) -> Vec<String> {
+    let (Some(a), Some(b)) = (metrics_of(ctx, old), metrics_of(ctx, new)) else {
+        return Vec::new();
+    };
+    let start = ctx.span.start;
+    let mut out = Vec::new();
+    let mut last_reached = lost_from;
+    // The servers count by command: groups that send the same commands share one line.
+    let mut by_commands: Vec<(Vec<String>, Vec<String>)> = Vec::new();
+    for g in &ctx.census.groups {
+        let cmds = business_commands(g);
+        if cmds.is_empty() {
+            continue;
+        }
+        match by_commands.iter_mut().find(|(c, _)| *c == cmds) {
+            Some((_, labels)) => labels.push(g.key.label()),
+            None => by_commands.push((cmds, vec![g.key.label()])),
+        }
+    }
+    for (cmds, labels) in &by_commands {
+        let cmds = cmds.as_slice();
+        let window = Timestamp(lost_from.0.saturating_sub(RATE_WINDOW_MS));
+        let before: Vec<&Interval> = a
+            .intervals
+            .iter()
+            .filter(|i| i.span.start >= window && i.span.end <= lost_from)
+            .collect();
+        let served: u64 = before.iter().map(|i| calls(i, cmds)).sum();
+        let ms: u64 = before.iter().map(|i| i.span.millis()).sum();
+        if served == 0 || ms == 0 {
+            continue;
+        }
+        let rate = served as f64 * 1000.0 / ms as f64;
+        let (label, its) = match labels.as_slice() {
+            [one] => (one.clone(), "its"),
+            many => (
+                format!("{} (they share these commands)", many.join(" / ")),
+                "their",
+            ),
+        };
+        let what = cmds.join(", ");
+        let reached = b
+            .intervals
+            .iter()
+            .find(|i| i.span.end > promoted && calls(i, cmds) > 0)
+            .map(|i| i.span.end);
+        match reached {
+            Some(r) => {
+                last_reached = last_reached.max(r);
+                let gap = r.millis_since(lost_from);
+                out.push(format!(
+                    "{label}: {its} {what} reached {new_name} by {}, {} after {since}; about \
+                     {:.0} of them to those slots went unserved meanwhile (at the {rate:.1}/s they \
+                     had on the old master; the servers cannot tell failed from not sent)",
+                    at(r, start),
+                    format_millis(gap),
+                    rate * gap as f64 / 1000.0
+                ));
+            }
+            None => out.push(format!(
+                "{label}: {its} {what} never reached {new_name} before the recording ends \
+                 ({rate:.1}/s on the old master before)"
+            )),
+        }
+    }
+    if last_reached > lost_from {
+        let (mut refreshes, mut connections) = (0u64, 0u64);
+        for n in &ctx.metrics.nodes {
+            // The polls that overlap the gap (a poll's counters cannot be split).
+            for i in n
+                .intervals
+                .iter()
+                .filter(|i| i.span.end > lost_from && i.span.start < last_reached)
+            {
+                refreshes += REFRESHES
+                    .iter()
+                    .filter_map(|c| i.commands.get(*c))
+                    .map(|d| d.calls)
+                    .sum::<u64>();
+                connections += i.connections_received;
+            }
+        }
+        out.push(format!(
+            "meanwhile (the polls from {} to {}), every client together: {refreshes} topology \
+             refreshes (CLUSTER SLOTS, NODES, SHARDS) and {connections} new connections on the \
+             nodes that answered",
+            at(lost_from, start),
+            at(last_reached, start)
+        ));
+    }
+    out
+}
