@@ -405,6 +405,21 @@ fn rounding_keeps_two_significant_digits() {
     assert_eq!(round_sig(-1.26, 2), -1.3);
 }
 
+/// Compares the text `analyze` prints for fixture `name`, from the story up to `until` (or the
+/// end), with its snapshot.
+fn report_snapshot(name: &str, until: &str) {
+    let path = fixture(name);
+    let o = run_slotscope(&["analyze", path.to_str().unwrap()]);
+    assert!(o.status.success(), "{name}");
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let from = text.find("WHAT HAPPENED").expect("the story");
+    let to = text.find(until).unwrap_or(text.len());
+    insta::assert_snapshot!(
+        format!("text_{}", name.replace(['.', '-'], "_")),
+        &text[from..to]
+    );
+}
+
 /// The text `analyze` prints for each real recording: the story, then every finding's title,
 /// explanation and labelled figures (together the founding incidents give every kind but the
 /// short-lived clients and slot coverage, whose texts the core's unit tests hold). A change of
@@ -417,18 +432,9 @@ fn the_report_text_of_each_recording() {
         "incident1-redis-py-8.0.0-valkey",
         "incident2-valkey",
     ] {
-        let path = fixture(name);
-        let o = run_slotscope(&["analyze", path.to_str().unwrap()]);
-        assert!(o.status.success(), "{name}");
-        let text = String::from_utf8_lossy(&o.stdout).into_owned();
         // From the story to the end of the findings: the timeline, traffic and census tables
         // have tests of their own.
-        let from = text.find("WHAT HAPPENED").expect("the story");
-        let to = text.find("\nTIMELINE").unwrap_or(text.len());
-        insta::assert_snapshot!(
-            format!("text_{}", name.replace(['.', '-'], "_")),
-            &text[from..to]
-        );
+        report_snapshot(name, "\nTIMELINE");
     }
 }
 
@@ -511,15 +517,6 @@ fn the_report_text_of_each_failover() {
         "failover-redis-py-5.0.0-valkey",
         "manual-failover-redis-py-8.1.0-redis",
     ] {
-        let path = fixture(name);
-        let o = run_slotscope(&["analyze", path.to_str().unwrap()]);
-        assert!(o.status.success(), "{name}");
-        let text = String::from_utf8_lossy(&o.stdout).into_owned();
-        let from = text.find("WHAT HAPPENED").expect("the story");
-        let to = text.find("\nFINDINGS").unwrap_or(text.len());
-        insta::assert_snapshot!(
-            format!("text_{}", name.replace(['.', '-'], "_")),
-            &text[from..to]
-        );
+        report_snapshot(name, "\nFINDINGS");
     }
 }

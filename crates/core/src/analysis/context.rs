@@ -36,6 +36,18 @@ pub(super) struct Context<'a> {
 }
 
 impl<'a> Context<'a> {
+    /// A node's address, or its id's short form when the recording has no address for it.
+    pub(super) fn node_name(&self, id: Option<&NodeId>) -> String {
+        let Some(id) = id else {
+            return "no node".to_owned();
+        };
+        self.summary
+            .nodes
+            .iter()
+            .find(|n| n.id.as_ref() == Some(id))
+            .map_or_else(|| id.short().to_owned(), |n| n.addr.to_string())
+    }
+
     /// The context over these parts: works out the recording's span and the windows before the
     /// first and after the last slot move.
     pub(super) fn new(

@@ -7,36 +7,7 @@ use crate::time::{format_millis, Timestamp};
 
 use super::super::context::Context;
 use super::super::outage::outages;
-use super::step::{Confidence, Role, Step, StepKind};
-
-/// A cluster step: seen directly, context until the cause is marked.
-pub(super) fn step(at: Timestamp, until: Option<Timestamp>, kind: StepKind, text: String) -> Step {
-    Step {
-        at,
-        until,
-        kind,
-        finding_kind: None,
-        text,
-        evidence: Vec::new(),
-        confidence: Confidence::Certain,
-        role: Role::Context,
-        root_cause: false,
-        group: None,
-        finding: None,
-    }
-}
-
-/// A node's id's short form, or its address when the id is unknown.
-pub(super) fn node_name(ctx: &Context<'_>, id: Option<&crate::node::NodeId>) -> String {
-    let Some(id) = id else {
-        return "no node".to_owned();
-    };
-    ctx.summary
-        .nodes
-        .iter()
-        .find(|n| n.id.as_ref() == Some(id))
-        .map_or_else(|| id.short().to_owned(), |n| n.addr.to_string())
-}
+use super::step::{Step, StepKind};
 
 /// The steps of the cluster's own events, in no particular order.
 pub(super) fn cluster_steps(ctx: &Context<'_>) -> Vec<Step> {
@@ -58,7 +29,7 @@ pub(super) fn cluster_steps(ctx: &Context<'_>) -> Vec<Step> {
             .filter_map(|m| m.to.as_ref())
             .collect::<std::collections::BTreeSet<_>>()
             .len();
-        let mut s = step(
+        let mut s = Step::seen(
             first,
             Some(last),
             StepKind::Creation,
@@ -72,7 +43,7 @@ pub(super) fn cluster_steps(ctx: &Context<'_>) -> Vec<Step> {
     for n in &ctx.summary.nodes {
         if let Discovery::Topology { from } = &n.via {
             if n.discovered > first_round {
-                let mut s = step(
+                let mut s = Step::seen(
                     n.discovered,
                     None,
                     StepKind::NodeAdded,
@@ -85,7 +56,7 @@ pub(super) fn cluster_steps(ctx: &Context<'_>) -> Vec<Step> {
         }
         for (t, why) in &n.gone {
             if *why == GoneReason::LeftTopology {
-                let mut s = step(
+                let mut s = Step::seen(
                     *t,
                     None,
                     StepKind::NodeLeft,
@@ -123,7 +94,7 @@ pub(super) fn cluster_steps(ctx: &Context<'_>) -> Vec<Step> {
             ),
             None => format!("node {} stops answering and does not come back", o.node),
         };
-        let mut s = step(o.last_answer, o.answered_again, StepKind::NodeStopped, text);
+        let mut s = Step::seen(o.last_answer, o.answered_again, StepKind::NodeStopped, text);
         s.evidence.push(format!(
             "last INFO reply at {}{}",
             at(o.last_answer, start),
@@ -137,7 +108,7 @@ pub(super) fn cluster_steps(ctx: &Context<'_>) -> Vec<Step> {
         out.push(s);
     }
     for k in super::super::kills::kills(ctx) {
-        let mut s = step(
+        let mut s = Step::seen(
             k.at,
             None,
             StepKind::ConnectionsKilled,
@@ -154,15 +125,15 @@ pub(super) fn cluster_steps(ctx: &Context<'_>) -> Vec<Step> {
             out.push(s);
             continue;
         }
-        let mut s = step(
+        let mut s = Step::seen(
             m.span.start,
             Some(m.span.end),
             StepKind::SlotsMoved,
             format!(
                 "{} slots move from {} to {} (over {})",
                 m.slots,
-                node_name(ctx, m.from.as_ref()),
-                node_name(ctx, m.to.as_ref()),
+                ctx.node_name(m.from.as_ref()),
+                ctx.node_name(m.to.as_ref()),
                 format_millis(m.span.millis())
             ),
         );

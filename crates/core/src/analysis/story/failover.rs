@@ -11,7 +11,6 @@ use crate::time::{format_millis, Timestamp};
 use super::super::attribution::business_commands;
 use super::super::context::Context;
 use super::super::outage::Outage;
-use super::events::{node_name, step};
 use super::step::{Step, StepKind};
 
 /// How far back the rate of a group's commands on the old master is taken, milliseconds.
@@ -32,7 +31,7 @@ pub(super) fn promotion(ctx: &Context<'_>, m: &SlotMove, outages: &[Outage]) -> 
         return None;
     }
     let start = ctx.span.start;
-    let (old, new) = (node_name(ctx, Some(from_id)), node_name(ctx, Some(to_id)));
+    let (old, new) = (ctx.node_name(Some(from_id)), ctx.node_name(Some(to_id)));
     let addr_of = |id| {
         ctx.summary
             .nodes
@@ -92,7 +91,7 @@ pub(super) fn promotion(ctx: &Context<'_>, m: &SlotMove, outages: &[Outage]) -> 
         };
         evidence.extend(costs(ctx, (a, b), (lost_from, since), m.span.start, &new));
     }
-    let mut s = step(m.span.start, Some(m.span.end), StepKind::Promotion, text);
+    let mut s = Step::seen(m.span.start, Some(m.span.end), StepKind::Promotion, text);
     s.evidence = evidence;
     Some(s)
 }

@@ -96,3 +96,27 @@ pub struct Step {
     /// The finding it comes from (index into `Analysis::findings`), if one.
     pub finding: Option<usize>,
 }
+
+impl Step {
+    /// A cluster step: seen directly, context until the cause is marked.
+    pub(super) fn seen(
+        at: Timestamp,
+        until: Option<Timestamp>,
+        kind: StepKind,
+        text: String,
+    ) -> Step {
+        Step {
+            at,
+            until,
+            kind,
+            finding_kind: None,
+            text,
+            evidence: Vec::new(),
+            confidence: Confidence::Certain,
+            role: Role::Context,
+            root_cause: false,
+            group: None,
+            finding: None,
+        }
+    }
+}
