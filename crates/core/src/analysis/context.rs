@@ -4,7 +4,7 @@
 use crate::census::Census;
 use crate::float;
 use crate::metrics::Metrics;
-use crate::node::NodeId;
+use crate::node::{NodeAddr, NodeId};
 use crate::summary::Summary;
 use crate::time::{TimeSpan, Timestamp};
 use crate::timeline::{ClusterTimeline, Consensus};
@@ -36,16 +36,22 @@ pub(super) struct Context<'a> {
 }
 
 impl<'a> Context<'a> {
+    /// The address of the node with id `id`, if the recording has one.
+    pub(super) fn node_addr(&self, id: &NodeId) -> Option<&'a NodeAddr> {
+        self.summary
+            .nodes
+            .iter()
+            .find(|n| n.id.as_ref() == Some(id))
+            .map(|n| &n.addr)
+    }
+
     /// A node's address, or its id's short form when the recording has no address for it.
     pub(super) fn node_name(&self, id: Option<&NodeId>) -> String {
         let Some(id) = id else {
             return "no node".to_owned();
         };
-        self.summary
-            .nodes
-            .iter()
-            .find(|n| n.id.as_ref() == Some(id))
-            .map_or_else(|| id.short().to_owned(), |n| n.addr.to_string())
+        self.node_addr(id)
+            .map_or_else(|| id.short().to_owned(), NodeAddr::to_string)
     }
 
     /// The context over these parts: works out the recording's span and the windows before the

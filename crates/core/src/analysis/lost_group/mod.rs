@@ -341,6 +341,11 @@ fn triggers_within(
     out
 }
 
+/// Whether `g`'s connections were gone a few polls (three) after a fall at `t`.
+fn gone_by(ctx: &Context<'_>, g: &crate::census::ClientGroup, t: Timestamp) -> bool {
+    g.last_seen < Timestamp(t.0 + 3 * ctx.interval_ms)
+}
+
 /// The group a stream belongs to, as an attribution: its own group; for commands several groups
 /// share, the one of them whose connections were gone a few polls after the fall (at `t`), or
 /// all of them.
@@ -357,10 +362,9 @@ fn attribution_of(ctx: &Context<'_>, s: &Stream, t: Timestamp) -> Attribution {
                 .iter()
                 .filter(|g| business_commands(g).iter().any(|c| s.commands.contains(c)))
                 .collect();
-            let settle = Timestamp(t.0 + 3 * ctx.interval_ms);
             let gone: Vec<_> = using
                 .iter()
-                .filter(|g| g.first_seen <= t && g.last_seen < settle)
+                .filter(|g| g.first_seen <= t && gone_by(ctx, g, t))
                 .collect();
             if let [one] = gone.as_slice() {
                 return Attribution::Group {
@@ -440,14 +444,13 @@ fn finding(ctx: &Context<'_>, grid: Grid, s: &Stream, f: &Fall, outages: &[Outag
     // An application that ended: it stopped with nothing around it (nothing set it off, nothing
     // failed, it was not failing before) and its connections closed within a few polls. Worth
     // knowing, never a cause.
-    let settle = Timestamp(t.0 + 3 * ctx.interval_ms);
     let closed = !named.is_empty()
         && ctx
             .census
             .groups
             .iter()
             .filter(|g| named.contains(&&g.key.label()))
-            .all(|g| g.last_seen < settle);
+            .all(|g| gone_by(ctx, g, t));
     let ended = f.recovered.is_none() && stopped && lasting == Severity::Warning && closed;
     let (kind, severity, title) = match (f.recovered, stopped) {
         // A pause loses the group's traffic while it lasts when its commands failed: the servers

@@ -2,9 +2,10 @@
 //! it cost each client group (how long the group's commands to those slots went unserved, about
 //! how many, when they reached the new master) with the refreshes and new connections meanwhile.
 
-use crate::metrics::{Interval, NodeMetrics};
+use crate::metrics::Interval;
 use crate::moment::at;
 use crate::node::NodeAddr;
+use crate::signal::TOPOLOGY_COMMANDS;
 use crate::summary::SlotMove;
 use crate::time::{format_millis, Timestamp};
 
@@ -15,9 +16,6 @@ use super::step::{Step, StepKind};
 
 /// How far back the rate of a group's commands on the old master is taken, milliseconds.
 const RATE_WINDOW_MS: u64 = 5_000;
-
-/// The commands that refresh a client's topology, as the servers count them.
-const REFRESHES: [&str; 3] = ["cluster|slots", "cluster|nodes", "cluster|shards"];
 
 /// The step of a move that is a replica taking over its master's slots (a view listed the new
 /// owner as the old one's replica before the move): a failover when the old master had stopped
@@ -32,14 +30,7 @@ pub(super) fn promotion(ctx: &Context<'_>, m: &SlotMove, outages: &[Outage]) -> 
     }
     let start = ctx.span.start;
     let (old, new) = (ctx.node_name(Some(from_id)), ctx.node_name(Some(to_id)));
-    let addr_of = |id| {
-        ctx.summary
-            .nodes
-            .iter()
-            .find(|n| n.id.as_ref() == Some(id))
-            .map(|n| &n.addr)
-    };
-    let (old_addr, new_addr) = (addr_of(from_id), addr_of(to_id));
+    let (old_addr, new_addr) = (ctx.node_addr(from_id), ctx.node_addr(to_id));
     // The old master's outage that was under way when the replica took over.
     let down = outages.iter().find(|o| {
         Some(&o.node) == old_addr
@@ -96,18 +87,9 @@ pub(super) fn promotion(ctx: &Context<'_>, m: &SlotMove, outages: &[Outage]) -> 
     Some(s)
 }
 
-/// The metrics of the node at `addr`.
-fn metrics_of<'a>(ctx: &Context<'a>, addr: &NodeAddr) -> Option<&'a NodeMetrics> {
-    ctx.metrics.nodes.iter().find(|n| &n.addr == addr)
-}
-
 /// Calls of `commands` in an interval.
-fn calls(i: &Interval, commands: &[String]) -> u64 {
-    commands
-        .iter()
-        .filter_map(|c| i.commands.get(c))
-        .map(|d| d.calls)
-        .sum()
+fn calls<S: AsRef<str>>(i: &Interval, commands: &[S]) -> u64 {
+    commands.iter().map(|c| i.command(c.as_ref()).calls).sum()
 }
 
 /// What the failover cost each client group that used the old master (`old`): from `lost_from`
@@ -121,7 +103,7 @@ fn costs(
     promoted: Timestamp,
     new_name: &str,
 ) -> Vec<String> {
-    let (Some(a), Some(b)) = (metrics_of(ctx, old), metrics_of(ctx, new)) else {
+    let (Some(a), Some(b)) = (ctx.metrics.node(old), ctx.metrics.node(new)) else {
         return Vec::new();
     };
     let start = ctx.span.start;
@@ -139,16 +121,17 @@ fn costs(
             None => by_commands.push((cmds, vec![g.key.label()])),
         }
     }
+    // The old master's polls before the gap, the same for every group.
+    let window = Timestamp(lost_from.0.saturating_sub(RATE_WINDOW_MS));
+    let before: Vec<&Interval> = a
+        .intervals
+        .iter()
+        .filter(|i| i.span.start >= window && i.span.end <= lost_from)
+        .collect();
+    let ms: u64 = before.iter().map(|i| i.span.millis()).sum();
     for (cmds, labels) in &by_commands {
         let cmds = cmds.as_slice();
-        let window = Timestamp(lost_from.0.saturating_sub(RATE_WINDOW_MS));
-        let before: Vec<&Interval> = a
-            .intervals
-            .iter()
-            .filter(|i| i.span.start >= window && i.span.end <= lost_from)
-            .collect();
         let served: u64 = before.iter().map(|i| calls(i, cmds)).sum();
-        let ms: u64 = before.iter().map(|i| i.span.millis()).sum();
         if served == 0 || ms == 0 {
             continue;
         }
@@ -194,11 +177,7 @@ fn costs(
                 .iter()
                 .filter(|i| i.span.end > lost_from && i.span.start < last_reached)
             {
-                refreshes += REFRESHES
-                    .iter()
-                    .filter_map(|c| i.commands.get(*c))
-                    .map(|d| d.calls)
-                    .sum::<u64>();
+                refreshes += calls(i, TOPOLOGY_COMMANDS);
                 connections += i.connections_received;
             }
         }
