@@ -445,14 +445,23 @@ fn the_report_text_of_each_recording() {
 /// 10130563014774313942, 5312003445669337548, 12630122564221972895, 14728680456811929374), each
 /// with a migration of a few hundred slots as well. The story names the promotion, automatic or
 /// manual, once, and tells the migration as a move; a dead master's last view does not make the
-/// nodes disagree at the end; the promotion's evidence gives each group's cost.
+/// nodes disagree at the end; the promotion's evidence gives each group's cost and how the
+/// replica took over: the views' `fail?` and `fail` flags and the election's votes after a kill,
+/// and which `CLUSTER FAILOVER` it was by hand (the coordinated one's `MFSTART`, `TAKEOVER`'s
+/// missing election).
 #[test]
 fn a_failover_is_told_as_a_promotion() {
-    for (name, manual) in [
-        ("failover-redis-py-5.0.0-valkey", false),
-        ("failover-redis-py-8.1.0-redis", false),
-        ("manual-failover-redis-py-5.0.0-valkey", true),
-        ("manual-failover-redis-py-8.1.0-redis", true),
+    for (name, mode) in [
+        ("failover-redis-py-5.0.0-valkey", None),
+        ("failover-redis-py-8.1.0-redis", None),
+        (
+            "manual-failover-redis-py-5.0.0-valkey",
+            Some("(a manual failover: CLUSTER FAILOVER)"),
+        ),
+        (
+            "manual-failover-redis-py-8.1.0-redis",
+            Some("(a manual failover: CLUSTER FAILOVER TAKEOVER)"),
+        ),
     ] {
         let a = analyze(name);
         let steps = a["story"]["steps"].as_array().expect("story steps");
@@ -461,8 +470,14 @@ fn a_failover_is_told_as_a_promotion() {
         assert_eq!(promotions.len(), 1, "{name}: {promotions:?}");
         let text = promotions[0]["text"].as_str().unwrap_or_default();
         assert!(text.contains("5461 slots"), "{name}: {text}");
-        if manual {
-            assert!(text.contains("(a manual failover)"), "{name}: {text}");
+        let evidence: Vec<&str> = promotions[0]["evidence"]
+            .as_array()
+            .map(|e| e.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let has = |what: &str| evidence.iter().any(|e| e.contains(what));
+        if let Some(mode) = mode {
+            assert!(text.contains(mode), "{name}: {text}");
+            assert!(!has("flagged `fail"), "{name}: {evidence:#?}");
             // The old master answers throughout and comes back as the new one's replica.
             assert!(
                 promotions[0]["evidence"].as_array().is_some_and(|e| e
@@ -476,13 +491,12 @@ fn a_failover_is_told_as_a_promotion() {
                 "{name}: {text}"
             );
             assert_eq!(kind("node_stopped").len(), 1, "{name}");
+            for what in ["flagged `fail?`", "flagged `fail`", "ran for election"] {
+                assert!(has(what), "{name}: {what}: {evidence:#?}");
+            }
         }
         // What it cost each group that used the old master: when its commands reached the new
         // one, about how many went unserved, and the refreshes and connections meanwhile.
-        let evidence: Vec<&str> = promotions[0]["evidence"]
-            .as_array()
-            .map(|e| e.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
         assert!(
             evidence.iter().any(|e| e.contains("matrix-app")
                 && e.contains("reached")

@@ -21,7 +21,8 @@
 //! - [`timeline`]: the cluster over time: nodes numbered once, slot owners, migrations and
 //!   membership at every instant; the one place slot ownership is computed.
 //! - [`summary`]: what a recording holds (nodes, slot moves, failures), folded from its lines.
-//! - [`metrics`], [`census`]: counter deltas per node over time; client groups from `CLIENT LIST`.
+//! - [`metrics`], [`census`]: counter deltas per node over time; client groups from `CLIENT LIST`;
+//!   [`bus`]: the cluster bus messages a failover shows in.
 //! - [`finding`], [`analysis`], [`defect`]: findings derived from a recording, with their evidence.
 //! - [`evidence`]: cloud event logs and application error logs read into annotations.
 //! - [`replay`]: a workload replayed against a simulated cluster through client library models.
@@ -34,6 +35,7 @@
 #[cfg(test)]
 extern crate self as slotscope_core;
 pub mod analysis;
+pub mod bus;
 pub mod census;
 pub mod client_delta;
 pub mod client_list;

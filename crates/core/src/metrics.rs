@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::bus::BusMessages;
 use crate::float;
 use crate::info::InfoReport;
 use crate::node::{NodeAddr, NodeId};
@@ -141,6 +142,9 @@ pub struct Interval {
     pub used_memory: Option<u64>,
     /// The server restarted during the interval (uptime went back or the run id changed).
     pub restarted: bool,
+    /// Cluster bus messages of a failover (elections, manual failovers, `FAIL`).
+    #[serde(skip_serializing_if = "BusMessages::is_empty")]
+    pub bus: BusMessages,
 }
 
 impl Interval {
@@ -403,6 +407,7 @@ fn interval(span: TimeSpan, prev: &InfoReport, cur: &InfoReport) -> Interval {
         keys: cur.keyspace.values().map(|k| k.keys).sum(),
         used_memory: cur.get_u64("memory", "used_memory"),
         restarted,
+        bus: BusMessages::between(prev, cur, delta),
     }
 }
 

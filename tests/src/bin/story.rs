@@ -1,9 +1,10 @@
 //! `scripts/story`: the story check's long draw (issue 13).
 //!
-//! Draws `--cases N` cases from `--seed S` (default: the clock; printed): each a fidelity-matrix
-//! case with, in about half of them, a healthy companion application beside it. Each runs live
-//! against a real cluster on 127.0.0.1 with the real instrumented application(s); then `slotscope
-//! analyze` and `slotscope hypotheses` on the recording are judged on the four criteria of
+//! Draws `--cases N` cases from `--seed S` (default: the clock; printed) over `--libs` (default:
+//! every library whose app is built here): each a fidelity-matrix case with, in about half of
+//! them, a healthy companion application beside it. Each runs live against a real cluster on
+//! 127.0.0.1 with the real instrumented application(s); then `slotscope analyze` and `slotscope
+//! hypotheses` on the recording are judged on the five criteria of
 //! `slotscope_tests::matrix::criteria`. Prints each case's progress, then writes the Markdown report
 //! to `--out` (default `target/story.md`) and prints it. `--case-seed X` runs the one case drawn
 //! from X; `--keep DIR` keeps each case's recording, application reports and analysis answers.
@@ -15,11 +16,18 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use slotscope_tests::matrix::draw::{usage, DrawOptions};
+use slotscope_tests::matrix::library::{Library, ALL};
 use slotscope_tests::matrix::story::{run_story, StoryCase};
 use slotscope_tests::matrix::story_table::{markdown, progress};
 
 fn main() -> ExitCode {
-    let Some(o) = DrawOptions::parse(std::env::args().skip(1), 8, "story.md") else {
+    let built: Vec<Library> = ALL.into_iter().filter(|l| l.is_available()).collect();
+    let over = if built.is_empty() {
+        ALL.to_vec()
+    } else {
+        built
+    };
+    let Some(o) = DrawOptions::parse_over(std::env::args().skip(1), 8, "story.md", &over) else {
         return usage("scripts/story");
     };
     if o.twice || o.rescore.is_some() {
@@ -27,11 +35,17 @@ fn main() -> ExitCode {
         return usage("scripts/story");
     }
     let seeds = o.case_seeds();
-    eprintln!("story: seed {}, {} case(s)", o.seed, seeds.len());
+    let names: Vec<String> = o.libraries.iter().map(|l| l.label()).collect();
+    eprintln!(
+        "story: seed {}, {} case(s) over {}",
+        o.seed,
+        seeds.len(),
+        names.join(", ")
+    );
     let started = Instant::now();
     let mut results = Vec::new();
     for (i, &s) in seeds.iter().enumerate() {
-        let case = StoryCase::draw(s);
+        let case = StoryCase::draw_over(s, &o.libraries);
         eprintln!(
             "== case {}/{} (seed {s}, {:.0} s so far): {case}",
             i + 1,
@@ -42,7 +56,7 @@ fn main() -> ExitCode {
         eprint!("{}", progress(&r));
         results.push(r);
     }
-    let doc = markdown(&results, o.seed);
+    let doc = markdown(&results, o.seed, &o.libraries);
     if let Some(dir) = o.out.parent() {
         let _ = std::fs::create_dir_all(dir);
     }

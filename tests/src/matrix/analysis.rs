@@ -43,6 +43,8 @@ pub struct Finding {
     pub kind: String,
     /// `severity`: `info`, `warning` or `critical`.
     pub severity: Option<String>,
+    /// `title`.
+    pub title: String,
     /// `span.start`, epoch ms.
     pub start: Option<u64>,
     /// `span.end`, epoch ms.
@@ -125,6 +127,7 @@ impl Analysis {
                     index,
                     kind: f["kind"].as_str().unwrap_or("?").to_owned(),
                     severity: f["severity"].as_str().map(str::to_owned),
+                    title: f["title"].as_str().unwrap_or("").to_owned(),
                     start: f["span"]["start"].as_u64(),
                     end: f["span"]["end"].as_u64(),
                     attribution: attribution(&f["attribution"]),

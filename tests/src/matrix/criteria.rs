@@ -1,4 +1,4 @@
-//! The story check's four criteria (issue 13, "Checked by"), judged on one live case from the
+//! The story check's five criteria (issue 13, "Checked by"), judged on one live case from the
 //! applications' ground truth ([`AppTruth`]) and the analysis's answers ([`Analysis`],
 //! [`Hypotheses`]):
 //!
@@ -13,10 +13,13 @@
 //!   LIST` polls), a finding (any severity) names its group and not the other application's, or a
 //!   story step names its group.
 //! - **(d) true variant first**: the `hypotheses` group that sends the application's command
-//!   ranks first a redis-py variant whose remap target is its own (none when it has none). A calm
+//!   ranks first a variant of the application's library whose remap target is its own (none when it has none). A calm
 //!   application without a remap is judged on the remap alone (it must not be called remapped;
 //!   calm, every library's model replays it alike). Whether the model covers the release too is
 //!   in the figure.
+//! - **(e) no defect it lacks** (issue 28, part 3): no `known_client_defect` finding names an
+//!   application whose library release does not carry that defect
+//!   ([`crate::matrix::defect_claim`]).
 //!
 //! A finding **names** an application when its attribution's group label (or, for an ambiguous
 //! attribution, one of its groups) contains the application's client name, or when it is
@@ -40,15 +43,18 @@ pub enum Criterion {
     ShortLived,
     /// (d) `hypotheses` ranks the true variant first.
     TrueVariant,
+    /// (e) no known defect is claimed of an application whose release lacks it.
+    NoFalseDefect,
 }
 
 impl Criterion {
     /// Every criterion, in table order.
-    pub const ALL: [Criterion; 4] = [
+    pub const ALL: [Criterion; 5] = [
         Criterion::FirstCritical,
         Criterion::HealthyQuiet,
         Criterion::ShortLived,
         Criterion::TrueVariant,
+        Criterion::NoFalseDefect,
     ];
 
     /// Its name in the tables.
@@ -58,6 +64,7 @@ impl Criterion {
             Criterion::HealthyQuiet => "(b) healthy: no critical",
             Criterion::ShortLived => "(c) short-lived client found",
             Criterion::TrueVariant => "(d) true variant first",
+            Criterion::NoFalseDefect => "(e) no defect it lacks",
         }
     }
 }
@@ -157,7 +164,7 @@ pub fn names(att: &Attribution, app: &AppTruth, apps: &[AppTruth]) -> bool {
     by_label || by_commands
 }
 
-fn describe(f: &Finding) -> String {
+pub(crate) fn describe(f: &Finding) -> String {
     let who = match &f.attribution {
         None => "no attribution".to_owned(),
         Some(a) => {
@@ -180,7 +187,11 @@ fn signed(ms: u64) -> i64 {
     i64::try_from(ms).unwrap_or(i64::MAX)
 }
 
-fn judgement(criterion: Criterion, verdict: Verdict, figure: Option<String>) -> Judgement {
+pub(crate) fn judgement(
+    criterion: Criterion,
+    verdict: Verdict,
+    figure: Option<String>,
+) -> Judgement {
     Judgement {
         criterion,
         verdict,
@@ -351,7 +362,11 @@ fn healthy_quiet(s: &Subjects) -> Judgement {
 fn short_lived(s: &Subjects) -> Judgement {
     let c = Criterion::ShortLived;
     let app = &s.apps[0];
-    if !(app.version.starts_with("5.") && app.remap.is_some() && app.wedged) {
+    if !(app.library == "redis-py"
+        && app.version.starts_with("5.")
+        && app.remap.is_some()
+        && app.wedged)
+    {
         let v = Verdict::NotApplicable("not a wedged redis-py 5.0.0 with address_remap".into());
         return judgement(c, v, None);
     }
@@ -409,8 +424,13 @@ fn model_range(model: &str) -> Option<((u32, u32), (u32, u32))> {
     })
 }
 
-/// Whether `model` covers the redis-py `release`.
-pub fn model_covers(model: &str, release: &str) -> bool {
+/// Whether `model` covers `library`'s `release` (a redis-py model its range, another model its
+/// own release).
+pub fn model_covers(model: &str, library: &str, release: &str) -> bool {
+    let release = release.strip_suffix(".RELEASE").unwrap_or(release);
+    if library != "redis-py" {
+        return model.split_whitespace().next() == Some(&format!("{library}@{release}"));
+    }
     let mut parts = release.split('.').map(|p| p.parse::<u32>().ok());
     let (Some(Some(major)), Some(Some(minor))) = (parts.next(), parts.next()) else {
         return false;
@@ -468,7 +488,8 @@ fn true_variant(s: &Subjects) -> Judgement {
     // remapped): calm, every library's model replays it alike, and only its handshake names the
     // library (the figure says which is on top).
     let calm = !app.is_hurt() && app.remap.is_none();
-    let is_true = |v: &Variant| (calm || v.model.starts_with("redis-py@")) && v.remap == app.remap;
+    let library = format!("{}@", app.library);
+    let is_true = |v: &Variant| (calm || v.model.starts_with(&library)) && v.remap == app.remap;
     let rank = g.ranked.iter().position(is_true);
     let figure = Some(format!(
         "group {}: top {}{}; release {}",
@@ -479,7 +500,7 @@ fn true_variant(s: &Subjects) -> Judgement {
             Some(r) => format!("; true variant #{}", r + 1),
             None => "; true variant not ranked".to_owned(),
         },
-        if model_covers(&top.model, &app.version) {
+        if model_covers(&top.model, &app.library, &app.version) {
             "right too"
         } else {
             "not told apart"
@@ -489,8 +510,9 @@ fn true_variant(s: &Subjects) -> Judgement {
         Verdict::Pass
     } else {
         Verdict::Fail(format!(
-            "top is {}, the application runs redis-py {} remap {}",
+            "top is {}, the application runs {} {} remap {}",
             variant_text(top),
+            app.library,
             app.version,
             app.remap.as_deref().unwrap_or("none")
         ))
@@ -510,6 +532,7 @@ pub fn judge(s: &Subjects) -> Vec<Judgement> {
         healthy_quiet(s),
         short_lived(s),
         true_variant(s),
+        crate::matrix::defect_claim::no_false_defect(s),
     ]
 }
 
@@ -523,6 +546,7 @@ mod tests {
         AppTruth {
             name: name.into(),
             command: command.into(),
+            library: "redis-py".into(),
             version: version.into(),
             remap: None,
             wedged: matches!(health, Health::Hurt(_)),
@@ -707,12 +731,18 @@ mod tests {
 
     #[test]
     fn models_cover_their_release_ranges() {
-        assert!(model_covers("redis-py@5.0.0", "5.0.0"));
-        assert!(model_covers("redis-py@5.0.0 (covers 4.4.0–7.1.x)", "7.1.1"));
-        assert!(!model_covers("redis-py@5.0.0", "7.2.0"));
-        assert!(model_covers("redis-py@8.0.0", "8.1.0"));
-        assert!(model_covers("redis-py@8.0.0", "7.2.0"));
-        assert!(!model_covers("redis-py@8.0.0", "5.0.0"));
-        assert!(!model_covers("ideal", "8.1.0"));
+        assert!(model_covers("redis-py@5.0.0", "redis-py", "5.0.0"));
+        assert!(model_covers(
+            "redis-py@5.0.0 (covers 4.4.0–7.1.x)",
+            "redis-py",
+            "7.1.1"
+        ));
+        assert!(!model_covers("redis-py@5.0.0", "redis-py", "7.2.0"));
+        assert!(model_covers("redis-py@8.0.0", "redis-py", "8.1.0"));
+        assert!(model_covers("redis-py@8.0.0", "redis-py", "7.2.0"));
+        assert!(!model_covers("redis-py@8.0.0", "redis-py", "5.0.0"));
+        assert!(model_covers("go-redis@9.8.0", "go-redis", "9.8.0"));
+        assert!(!model_covers("go-redis@9.8.0", "jedis", "9.8.0"));
+        assert!(!model_covers("ideal", "redis-py", "8.1.0"));
     }
 }

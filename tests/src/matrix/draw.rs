@@ -41,7 +41,8 @@ pub struct DrawOptions {
     /// Where the Markdown report goes.
     pub out: PathBuf,
     /// The libraries cases are drawn over (`--libs ioredis,redis-py@8.1.0`; default: the redis-py
-    /// releases, [`REDIS_PY`]).
+    /// releases, [`REDIS_PY`], for `scripts/fidelity`; every library built here for
+    /// `scripts/story`).
     pub libraries: Vec<Library>,
     /// Where each case's recording and reports are kept, if anywhere.
     pub keep: Option<PathBuf>,
@@ -68,6 +69,16 @@ impl DrawOptions {
         default_cases: u64,
         report: &str,
     ) -> Option<DrawOptions> {
+        DrawOptions::parse_over(args, default_cases, report, &REDIS_PY)
+    }
+
+    /// As [`DrawOptions::parse`], the cases drawn over `libraries` unless `--libs` says otherwise.
+    pub fn parse_over(
+        args: impl IntoIterator<Item = String>,
+        default_cases: u64,
+        report: &str,
+        libraries: &[Library],
+    ) -> Option<DrawOptions> {
         let mut o = DrawOptions {
             cases: default_cases,
             seed: clock_seed(),
@@ -76,7 +87,7 @@ impl DrawOptions {
                 .map_or_else(|| workspace_root().join("target"), PathBuf::from)
                 .join(report),
             keep: None,
-            libraries: REDIS_PY.to_vec(),
+            libraries: libraries.to_vec(),
             twice: false,
             rescore: None,
             faults: Vec::new(),
@@ -157,7 +168,7 @@ pub fn usage(script: &str) -> ExitCode {
     eprintln!(
         "usage: {script} [--cases N] [--seed S] [--case-seed X] [--libs LIB[,LIB...]] [--out FILE] \
          [--keep DIR] [--twice] [--rescore DIR] [--faults F[,F...]]\n  LIB: a library (`redis-py`, `ioredis`, ...) or a release (`redis-py@8.1.0`); \
-         default: redis-py\n  --twice (scripts/fidelity): each case live a second time, judged against the first\n  --rescore DIR (scripts/fidelity): the cases kept there (--keep) replayed again, no live run\n  --faults F,...: only cases of these faults (none, stall, kill-clients, kill-node, failover, manual-failover)"
+         default: redis-py (scripts/fidelity), every library whose app is built (scripts/story)\n  --twice (scripts/fidelity): each case live a second time, judged against the first\n  --rescore DIR (scripts/fidelity): the cases kept there (--keep) replayed again, no live run\n  --faults F,...: only cases of these faults (none, stall, kill-clients, kill-node, failover, manual-failover)"
     );
     ExitCode::from(2)
 }
@@ -185,6 +196,8 @@ mod tests {
             vec![Library::GoRedis, REDIS_PY[1], Library::Jedis]
         );
         assert!(DrawOptions::parse(args("--libs nosuch"), 8, "x.md").is_none());
+        let over = DrawOptions::parse_over(args("--cases 2"), 8, "x.md", &[Library::Jedis]);
+        assert_eq!(over.unwrap().libraries, vec![Library::Jedis]);
         assert!(DrawOptions::parse(args("--libs ,"), 8, "x.md").is_none());
         assert!(!o.twice);
         assert!(

@@ -97,9 +97,11 @@ impl Library {
     pub fn named_on_redis_7_0(self) -> &'static [&'static str] {
         match self {
             Library::RedisPy(v) if v.starts_with("8.1") => &["redis-py"],
-            // Jedis 5 and redis-rs 1 leave redis-py 5.0–7.4's fingerprint, which names
-            // redis-py (crates/core/src/fingerprint/mod.rs): the census is wrong for them.
-            Library::RedisPy(_) | Library::Jedis | Library::RedisRs => &["redis-py"],
+            // redis-py 5.0–7.4, Jedis 5 and redis-rs 1 leave one fingerprint
+            // (crates/core/src/fingerprint/mod.rs): the three are named.
+            Library::RedisPy(_) | Library::Jedis | Library::RedisRs => {
+                &["redis-py", "jedis", "redis-rs"]
+            }
             Library::GoRedis | Library::Glide => &["redis-py", "go-redis", "glide"],
             Library::Ioredis => &["ioredis"],
             Library::NodeRedis => &["node-redis"],

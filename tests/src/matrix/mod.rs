@@ -20,7 +20,8 @@
 //!
 //! - [`truth`]: hurt, healthy or neither, from an application's report;
 //! - [`analysis`]: the analysis's two JSON answers, read tolerantly;
-//! - [`criteria`]: the four criteria and their verdicts; [`story`]: one case end to end;
+//! - [`criteria`]: the five criteria and their verdicts ([`defect_claim`]: the fifth); [`story`]:
+//!   one case end to end;
 //! - [`story_table`]: progress lines and the Markdown report.
 //!
 //! Entry points: `scripts/story` (the `story` binary) and `tests/tests/story_matrix.rs`.
@@ -31,6 +32,7 @@ pub mod case;
 pub mod companion;
 pub mod compare;
 pub mod criteria;
+pub mod defect_claim;
 pub mod draw;
 pub mod fault;
 pub mod library;

@@ -14,6 +14,7 @@ use crate::matrix::app::AppReport;
 use crate::matrix::case::Case;
 use crate::matrix::companion::Companion;
 use crate::matrix::criteria::{judge, Criterion, Judgement, Subjects};
+use crate::matrix::library::Library;
 use crate::matrix::live::{self, Event};
 use crate::matrix::runner::panic_text;
 use crate::matrix::truth::AppTruth;
@@ -33,8 +34,18 @@ pub struct StoryCase {
 impl StoryCase {
     /// The story case drawn from `seed` (its [`Case`] is the fidelity matrix's case of that seed).
     pub fn draw(seed: u64) -> StoryCase {
+        StoryCase::draw_over(seed, &crate::matrix::case::REDIS_PY)
+    }
+
+    /// The story case drawn from `seed`, its library one of `libraries` ([`Case::draw_over`]; the
+    /// companion is drawn as [`StoryCase::draw`] draws it).
+    ///
+    /// # Panics
+    ///
+    /// If `libraries` is empty.
+    pub fn draw_over(seed: u64, libraries: &[Library]) -> StoryCase {
         StoryCase {
-            case: Case::draw(seed),
+            case: Case::draw_over(seed, libraries),
             companion: Companion::draw(seed),
         }
     }

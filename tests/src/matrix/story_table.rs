@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::matrix::criteria::{Criterion, Verdict};
+use crate::matrix::library::Library;
 use crate::matrix::story::StoryResult;
 use crate::matrix::truth::{
     AppTruth, Health, HURT_MIN_FAILED, HURT_SHARE, HURT_WINDOW_MS, PAUSE_SKIP_SHARE, STORM_SHARE,
@@ -71,12 +72,52 @@ pub fn tally(results: &[StoryResult], c: Criterion) -> (usize, usize, usize, usi
     t
 }
 
+/// Per library, each criterion's passes out of the cases it applied to (`p/n`, misses being
+/// fails and fields not there).
+fn by_library(s: &mut String, results: &[StoryResult]) {
+    let mut libraries: Vec<String> = results
+        .iter()
+        .map(|r| r.case.case.library.label())
+        .collect();
+    libraries.sort();
+    libraries.dedup();
+    let _ = write!(
+        s,
+        "\nPer library (passes / cases it applied to):\n\n| library | cases |"
+    );
+    for c in Criterion::ALL {
+        let _ = write!(s, " {} |", c.name());
+    }
+    let _ = writeln!(s, "\n|---|---|{}", "---|".repeat(Criterion::ALL.len()));
+    for l in &libraries {
+        let of: Vec<&StoryResult> = results
+            .iter()
+            .filter(|r| r.error.is_none() && &r.case.case.library.label() == l)
+            .collect();
+        let _ = write!(s, "| {l} | {} |", of.len());
+        for c in Criterion::ALL {
+            let js: Vec<&Verdict> = of
+                .iter()
+                .filter_map(|r| r.get(c))
+                .map(|j| &j.verdict)
+                .collect();
+            let pass = js.iter().filter(|v| matches!(v, Verdict::Pass)).count();
+            let applied = js
+                .iter()
+                .filter(|v| !matches!(v, Verdict::NotApplicable(_)))
+                .count();
+            let _ = write!(s, " {pass}/{applied} |");
+        }
+        let _ = writeln!(s);
+    }
+}
+
 fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
-/// The Markdown document of a draw of `results` seeded with `seed`.
-pub fn markdown(results: &[StoryResult], seed: u64) -> String {
+/// The Markdown document of a draw of `results` seeded with `seed` over `libraries`.
+pub fn markdown(results: &[StoryResult], seed: u64, libraries: &[Library]) -> String {
     let mut s = String::new();
     let ran = results.iter().filter(|r| r.error.is_none()).count();
     let _ = writeln!(
@@ -85,10 +126,12 @@ pub fn markdown(results: &[StoryResult], seed: u64) -> String {
         results.len(),
         results.len() - ran
     );
+    let names: Vec<String> = libraries.iter().map(|l| l.label()).collect();
+    let libs = format!(" --libs {}", names.join(","));
     let _ = writeln!(
         s,
-        "Drawn and run with `scripts/story --cases {} --seed {seed}`; each case again alone with \
-         `scripts/story --case-seed <case seed>`. Hurt: wedged, or ≥ {HURT_MIN_FAILED} failed and \
+        "Drawn and run with `scripts/story --cases {} --seed {seed}{libs}`; each case again alone \
+         with `scripts/story --case-seed <case seed>{libs}`. Hurt: wedged, or ≥ {HURT_MIN_FAILED} failed and \
          ≥ {:.0} % of the commands that ended in the {} s from the first error (or from it to the \
          end; then (a) is judged from the failure onset, the first 250 ms failing at that share from \
          which the next {} s have these levels); healthy: no failure, MOVED < {:.0} % of replies \
@@ -107,13 +150,19 @@ pub fn markdown(results: &[StoryResult], seed: u64) -> String {
         let _ = writeln!(s, "| {} | {p} | {f} | {na} | {x} |", c.name());
     }
 
+    by_library(&mut s, results);
+
     let _ = writeln!(s, "\nEvery case:\n");
     let _ = write!(s, "| case seed | case | truth |");
     for c in Criterion::ALL {
         let _ = write!(s, " {} |", c.name());
     }
     let _ = writeln!(s, " first critical − first error (or onset) |");
-    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(
+        s,
+        "|---|---|---|{}---|",
+        "---|".repeat(Criterion::ALL.len())
+    );
     for r in results {
         let truth: Vec<String> = r.truths.iter().map(truth_text).collect();
         let _ = write!(
@@ -124,7 +173,7 @@ pub fn markdown(results: &[StoryResult], seed: u64) -> String {
             cell(&truth.join("; "))
         );
         if r.error.is_some() {
-            let _ = writeln!(s, " error | error | error | error | — |");
+            let _ = writeln!(s, "{} — |", " error |".repeat(Criterion::ALL.len()));
             continue;
         }
         for c in Criterion::ALL {

@@ -67,6 +67,8 @@ pub struct AppTruth {
     pub name: String,
     /// Its command.
     pub command: String,
+    /// Its library (`client` of the contract: `redis-py`, `go-redis`, …).
+    pub library: String,
     /// Its library release (as it reported it).
     pub version: String,
     /// Its `address_remap` target, if any.
@@ -119,6 +121,7 @@ impl AppTruth {
         AppTruth {
             name: settings.client_name.clone(),
             command: settings.command.clone(),
+            library: report.client.clone(),
             version: report.version.clone(),
             remap: settings.address_remap.clone(),
             health,

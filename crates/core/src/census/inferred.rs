@@ -385,6 +385,7 @@ mod tests {
             keys: 0,
             used_memory: None,
             restarted: false,
+            bus: crate::bus::BusMessages::default(),
         }
     }
 

@@ -30,10 +30,10 @@
 //! on Redis 7.0 it leaves no rejection, so this fingerprint cannot see it.
 //!
 //! What cannot be told apart on Redis 7.0 this way: redis-py 5.0–7.4, Jedis 5 and redis-rs 1
-//! (two `ERR` per connection without `HELLO`: the table names redis-py only, the most run of the
-//! three, because naming all three left the hypotheses to rank them by replay score alone, which
-//! put Jedis first for a real redis-py 5.0.0 application in the story matrix; the census is wrong
-//! for a Jedis 5 or redis-rs 1 group there, see docs/FIDELITY.md); redis-py 8.0, go-redis v9 and GLIDE 2.5 (two per `HELLO`,
+//! (two `ERR` per connection without `HELLO`: all three are named, and none is claimed, since
+//! issue 28: naming redis-py alone, the most run of the three, put redis-py's known defect on
+//! real Jedis and redis-rs applications; the replay ranks the three by what the group did);
+//! redis-py 8.0, go-redis v9 and GLIDE 2.5 (two per `HELLO`,
 //! the name in `CLIENT SETNAME`); ioredis 6.0 from either of those or from redis-py 8.1+ (its refreshes'
 //! connections add `ERR` without `HELLO`, so its ratio lies anywhere from 2 up); node-redis 6.3
 //! is told from all but itself only when the connections carry a name (it sends it in `HELLO`).
@@ -124,6 +124,26 @@ pub const SETINFO_SENDERS: &[Candidate] = &[
         errors: (2, 2),
         name: NameCommand::Setname,
         source: "redis-py 5.0.0 redis/connection.py:368-381 (on_connect), RESP2 default up to 7.4.x",
+    },
+    Candidate {
+        lib_name: "jedis",
+        from: (5, 0, 0),
+        to: (5, u32::MAX, u32::MAX),
+        versions: "5",
+        hello: false,
+        errors: (2, 2),
+        name: NameCommand::Setname,
+        source: "Jedis 5.1.0 redis/clients/jedis/Connection.java:410-437 (initializeFromClientConfig: CLIENT SETNAME, then CLIENT SETINFO LIB-NAME and LIB-VER, errors ignored; RESP2 unless told otherwise)",
+    },
+    Candidate {
+        lib_name: "redis-rs",
+        from: (1, 0, 0),
+        to: (1, u32::MAX, u32::MAX),
+        versions: "1",
+        hello: false,
+        errors: (2, 2),
+        name: NameCommand::Setname,
+        source: "redis-rs 1.8.1 src/connection.rs:1443-1462 (CLIENT SETINFO LIB-NAME and LIB-VER pipelined at connect, errors ignored; RESP2 by default)",
     },
     Candidate {
         lib_name: "redis-py",
@@ -424,7 +444,7 @@ mod tests {
     }
 
     #[test]
-    fn two_errors_per_connection_without_hello_is_redis_py_5_to_7_or_jedis_5() {
+    fn two_errors_per_connection_without_hello_is_redis_py_5_to_7_jedis_5_or_redis_rs_1() {
         let c = HandshakeCounts {
             connections: 3,
             err: 4,
@@ -436,7 +456,8 @@ mod tests {
         assert_eq!(r.connections, 2);
         assert_eq!(r.certainty, Certainty::Likely);
         let labels: Vec<String> = r.candidates.iter().map(Candidate::label).collect();
-        assert_eq!(labels, ["redis-py 5.0–7.4"]);
+        assert_eq!(labels, ["redis-py 5.0–7.4", "jedis 5", "redis-rs 1"]);
+        assert_eq!(r.library(), None);
     }
 
     #[test]
@@ -486,15 +507,26 @@ mod tests {
 
     #[test]
     fn a_pattern_singles_out_a_library_only_when_no_other_leaves_it() {
-        // No HELLO, two ERR a connection: only redis-py 5.0–7.4 says nothing before CLIENT SETINFO.
+        // No HELLO, two ERR a connection: redis-py 5.0–7.4, Jedis 5 and redis-rs 1 alike.
         let py5 = HandshakeCounts {
             connections: 3,
             err: 4,
             ..HandshakeCounts::default()
         };
+        assert_eq!(setinfo_rejection(&py5, Some(true)).unwrap().library(), None);
+        // Named connections, more CLIENT SETNAME than HELLO and between two and three ERR per
+        // HELLO: ioredis's refreshes, which no other library leaves (live, the module's table).
+        let ioredis = HandshakeCounts {
+            connections: 4,
+            err: 8,
+            hello: 3,
+            setname: 4,
+            named: true,
+            ..HandshakeCounts::default()
+        };
         assert_eq!(
-            setinfo_rejection(&py5, Some(true)).unwrap().library(),
-            Some("redis-py")
+            setinfo_rejection(&ioredis, Some(true)).unwrap().library(),
+            Some("ioredis")
         );
         // HELLO, then two ERR: redis-py 8.0, go-redis v9 and GLIDE 2.5 alike.
         let hello2 = HandshakeCounts {

@@ -22,16 +22,19 @@
 //!   departures of nodes.
 
 mod change;
+mod flags;
 mod node_table;
 mod slot_table;
 
 use std::collections::BTreeMap;
 
 pub use change::{MigrationSpan, OwnerMove, MOVE_GAP_MS};
+pub use flags::{FailFlag, FlagSighting};
 pub use node_table::{InternError, NodeIdx, NodeTable};
 pub use slot_table::{OwnerChange, SlotTable};
 
 use change::ChangeLog;
+use flags::FlagLog;
 
 use crate::node::NodeRef;
 use crate::recording::{Discovery, GoneReason, Line, TopologySample};
@@ -124,6 +127,8 @@ pub struct ClusterTimeline {
     membership: Vec<MembershipEvent>,
     /// `(replica, primary)` pairs as the views listed them, with when a view first and last did.
     replicas: BTreeMap<(NodeIdx, NodeIdx), TimeSpan>,
+    /// The failure flags the views put on other nodes.
+    flags: FlagLog,
 }
 
 impl ClusterTimeline {
@@ -189,7 +194,12 @@ impl ClusterTimeline {
                 };
                 // A node without address whose id is new cannot be numbered: it owns nothing
                 // here (it cannot be reached either).
-                let _ = self.nodes.intern(addr, Some(&n.id));
+                let Ok(node) = self.nodes.intern(addr, Some(&n.id)) else {
+                    continue;
+                };
+                if let Some(flag) = FailFlag::of(&n.flags).filter(|_| node != reporter) {
+                    self.flags.push(node, flag, s.t, reporter);
+                }
             }
             let Some(p) = shard.primary().and_then(|p| self.nodes.find_id(&p.id)) else {
                 continue;
@@ -331,6 +341,12 @@ impl ClusterTimeline {
     /// none did).
     pub fn replica_of(&self, replica: NodeIdx, primary: NodeIdx) -> Option<TimeSpan> {
         self.replicas.get(&(replica, primary)).copied()
+    }
+
+    /// The views within `within` (ends included) in which other nodes flagged `node` with `flag`
+    /// (`None`: none did).
+    pub fn flagged(&self, node: NodeIdx, flag: FailFlag, within: TimeSpan) -> Option<FlagSighting> {
+        self.flags.sighting(node, flag, within)
     }
 
     /// Nodes discovered and gone, in order.

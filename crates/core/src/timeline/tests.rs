@@ -250,6 +250,44 @@ fn replicas_are_noted_with_when_the_views_listed_them() {
     assert_eq!(tl.replica_of(a, b), None);
 }
 
+/// `CLUSTER NODES` as B sees A: flagged `flags` (`master,fail?`, `master,fail`).
+fn flagged_by_b(flags: &str) -> TopologyView {
+    let text = format!(
+        "{A} 10.0.0.1:7000@17000 {flags} - 0 0 1 disconnected 0-16383\n{B} 10.0.0.1:7001@17001 myself,master - 0 0 2 connected\n"
+    );
+    TopologyView::from_nodes(&text).expect("valid CLUSTER NODES")
+}
+
+#[test]
+fn failure_flags_are_kept_with_when_and_by_whom() {
+    let tl = fold(&[
+        topology(1_000, A, view(A, "0-16383", "")),
+        topology(2_000, B, flagged_by_b("master,fail?")),
+        topology(3_000, B, flagged_by_b("master,fail")),
+        topology(4_000, B, flagged_by_b("master,fail")),
+    ]);
+    let a = tl.nodes().find_addr(&addr(7000)).expect("A");
+    let all = TimeSpan::new(Timestamp(0), Timestamp(10_000));
+    let suspected = tl.flagged(a, FailFlag::Suspected, all).expect("fail?");
+    assert_eq!(
+        suspected.span,
+        TimeSpan::new(Timestamp(2_000), Timestamp(2_000))
+    );
+    assert_eq!(suspected.reporters, 1);
+    let failed = tl.flagged(a, FailFlag::Failed, all).expect("fail");
+    assert_eq!(
+        failed.span,
+        TimeSpan::new(Timestamp(3_000), Timestamp(4_000))
+    );
+    let early = TimeSpan::new(Timestamp(0), Timestamp(2_500));
+    assert_eq!(tl.flagged(a, FailFlag::Failed, early), None);
+    assert_eq!(
+        FailFlag::of(&["master".into(), "fail?".into()]),
+        Some(FailFlag::Suspected)
+    );
+    assert_eq!(FailFlag::Failed.text(), "fail");
+}
+
 #[test]
 fn explicit_states_replace_one_at_the_same_instant() {
     let mut tl = ClusterTimeline::new();

@@ -1,4 +1,5 @@
-//! A failover in the story: the step of a replica that took over its master's slots, and what
+//! A failover in the story: the step of a replica that took over its master's slots (how, from
+//! [`super::election`]), and what
 //! it cost each client group (how long the group's commands to those slots went unserved, about
 //! how many, when they reached the new master) with the refreshes and new connections meanwhile.
 
@@ -12,10 +13,14 @@ use crate::time::{format_millis, Timestamp};
 use super::super::attribution::business_commands;
 use super::super::context::Context;
 use super::super::outage::Outage;
+use super::election::election;
 use super::step::{Step, StepKind};
 
 /// How far back the rate of a group's commands on the old master is taken, milliseconds.
 const RATE_WINDOW_MS: u64 = 5_000;
+/// How long before a manual handover's first sighting its election is looked for, milliseconds
+/// (the views that show it are polled every few seconds).
+const HANDOVER_LEAD_MS: u64 = 10_000;
 
 /// The step of a move that is a replica taking over its master's slots (a view listed the new
 /// owner as the old one's replica before the move): a failover when the old master had stopped
@@ -23,8 +28,8 @@ const RATE_WINDOW_MS: u64 = 5_000;
 pub(super) fn promotion(ctx: &Context<'_>, m: &SlotMove, outages: &[Outage]) -> Option<Step> {
     let nodes = ctx.timeline.nodes();
     let (from_id, to_id) = (m.from.as_ref()?, m.to.as_ref()?);
-    let (from, to) = (nodes.find_id(from_id)?, nodes.find_id(to_id)?);
-    let listed = ctx.timeline.replica_of(to, from)?;
+    let (from_idx, to_idx) = (nodes.find_id(from_id)?, nodes.find_id(to_id)?);
+    let listed = ctx.timeline.replica_of(to_idx, from_idx)?;
     if listed.start >= m.span.start {
         return None;
     }
@@ -37,13 +42,33 @@ pub(super) fn promotion(ctx: &Context<'_>, m: &SlotMove, outages: &[Outage]) -> 
             && o.last_answer <= m.span.start
             && o.answered_again.is_none_or(|b| b > m.span.start)
     });
+    // The election is read from the old master's last answer, or for a handover from a while
+    // before the views showed it (they are polled less often than INFO).
+    let from = match down {
+        Some(o) => o.last_answer,
+        None => Timestamp(m.span.start.0.saturating_sub(HANDOVER_LEAD_MS)),
+    }
+    .max(listed.start);
+    let e = election(
+        ctx,
+        (from_idx, new_addr),
+        (&old, &new),
+        from,
+        m.span,
+        down.is_none(),
+    );
     let (text, mut evidence) = match down {
         Some(o) => (
             format!(
                 "replica {new} takes over the {} slots of master {old}, {} after {old} stopped \
-                 answering (a failover)",
+                 answering ({})",
                 m.slots,
-                format_millis(m.span.start.millis_since(o.last_answer))
+                format_millis(m.span.start.millis_since(o.last_answer)),
+                if e.without_election {
+                    "a failover without an election: CLUSTER FAILOVER TAKEOVER"
+                } else {
+                    "a failover"
+                }
             ),
             vec![format!(
                 "{old}'s last INFO reply at {}",
@@ -53,12 +78,14 @@ pub(super) fn promotion(ctx: &Context<'_>, m: &SlotMove, outages: &[Outage]) -> 
         None => (
             format!(
                 "master {old} hands its {} slots to its replica {new}, still answering (a manual \
-                 failover)",
-                m.slots
+                 failover{})",
+                m.slots,
+                e.manual_mode.map(|m| format!(": {m}")).unwrap_or_default()
             ),
             Vec::new(),
         ),
     };
+    evidence.extend(e.evidence);
     evidence.insert(
         0,
         format!(
@@ -67,7 +94,7 @@ pub(super) fn promotion(ctx: &Context<'_>, m: &SlotMove, outages: &[Outage]) -> 
             at(m.span.start, start)
         ),
     );
-    if let Some(back) = ctx.timeline.replica_of(from, to) {
+    if let Some(back) = ctx.timeline.replica_of(from_idx, to_idx) {
         if back.end >= m.span.start {
             evidence.push(format!(
                 "{old} is listed as {new}'s replica from {}",

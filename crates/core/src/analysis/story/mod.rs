@@ -6,6 +6,7 @@
 //! the recording cannot tell is said (see [`limits`]).
 
 mod cause;
+mod election;
 mod events;
 mod failover;
 mod limits;
