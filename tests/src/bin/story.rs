@@ -4,7 +4,7 @@
 //! every library whose app is built here): each a fidelity-matrix case with, in about half of
 //! them, a healthy companion application beside it. Each runs live against a real cluster on
 //! 127.0.0.1 with the real instrumented application(s); then `slotscope analyze` and `slotscope
-//! hypotheses` on the recording are judged on the five criteria of
+//! hypotheses` on the recording are judged on the six criteria of
 //! `slotscope_tests::matrix::criteria`. Prints each case's progress, then writes the Markdown report
 //! to `--out` (default `target/story.md`) and prints it. `--case-seed X` runs the one case drawn
 //! from X; `--keep DIR` keeps each case's recording, application reports and analysis answers.

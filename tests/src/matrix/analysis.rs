@@ -67,6 +67,10 @@ pub struct Step {
     pub at: Option<u64>,
     /// `kind`.
     pub kind: String,
+    /// `text`.
+    pub text: String,
+    /// `evidence`, each line.
+    pub evidence: Vec<String>,
     /// `group`, a label.
     pub group: Option<String>,
     /// `root_cause`.
@@ -139,6 +143,8 @@ impl Analysis {
                 .map(|s| Step {
                     at: s["at"].as_u64(),
                     kind: s["kind"].as_str().unwrap_or("?").to_owned(),
+                    text: s["text"].as_str().unwrap_or("").to_owned(),
+                    evidence: strings(&s["evidence"]),
                     group: label(&s["group"]),
                     root_cause: s["root_cause"].as_bool().unwrap_or(false),
                     finding: s["finding"].as_u64().and_then(|i| usize::try_from(i).ok()),

@@ -1,4 +1,4 @@
-//! The story check's five criteria (issue 13, "Checked by"), judged on one live case from the
+//! The story check's six criteria (issue 13, "Checked by"), judged on one live case from the
 //! applications' ground truth ([`AppTruth`]) and the analysis's answers ([`Analysis`],
 //! [`Hypotheses`]):
 //!
@@ -20,6 +20,9 @@
 //! - **(e) no defect it lacks** (issue 28, part 3): no `known_client_defect` finding names an
 //!   application whose library release does not carry that defect
 //!   ([`crate::matrix::defect_claim`]).
+//! - **(f) failover told** (issue 28, parts 1 and 2): where the case drew a failover, the story
+//!   has one promotion step, of the kind drawn (automatic; `CLUSTER FAILOVER`, `FORCE` or
+//!   `TAKEOVER`), whose evidence gives the application's cost ([`crate::matrix::failover_told`]).
 //!
 //! A finding **names** an application when its attribution's group label (or, for an ambiguous
 //! attribution, one of its groups) contains the application's client name, or when it is
@@ -30,6 +33,7 @@
 use std::fmt;
 
 use crate::matrix::analysis::{Analysis, Attribution, Finding, Hypotheses, Variant};
+use crate::matrix::case::Fault;
 use crate::matrix::truth::AppTruth;
 
 /// One criterion.
@@ -45,16 +49,19 @@ pub enum Criterion {
     TrueVariant,
     /// (e) no known defect is claimed of an application whose release lacks it.
     NoFalseDefect,
+    /// (f) a drawn failover is told as the promotion it was, with the application's cost.
+    FailoverTold,
 }
 
 impl Criterion {
     /// Every criterion, in table order.
-    pub const ALL: [Criterion; 5] = [
+    pub const ALL: [Criterion; 6] = [
         Criterion::FirstCritical,
         Criterion::HealthyQuiet,
         Criterion::ShortLived,
         Criterion::TrueVariant,
         Criterion::NoFalseDefect,
+        Criterion::FailoverTold,
     ];
 
     /// Its name in the tables.
@@ -65,6 +72,7 @@ impl Criterion {
             Criterion::ShortLived => "(c) short-lived client found",
             Criterion::TrueVariant => "(d) true variant first",
             Criterion::NoFalseDefect => "(e) no defect it lacks",
+            Criterion::FailoverTold => "(f) failover told",
         }
     }
 }
@@ -137,6 +145,8 @@ pub struct Subjects<'a> {
     pub hypotheses: &'a Result<Hypotheses, String>,
     /// The recorder's poll interval, ms: "the right moment" is within it.
     pub poll_ms: u64,
+    /// The case's fault.
+    pub fault: Fault,
 }
 
 /// Whether `att` names `app` among `apps` (see the module doc).
@@ -533,6 +543,7 @@ pub fn judge(s: &Subjects) -> Vec<Judgement> {
         short_lived(s),
         true_variant(s),
         crate::matrix::defect_claim::no_false_defect(s),
+        crate::matrix::failover_told::failover_told(s),
     ]
 }
 
@@ -574,6 +585,7 @@ mod tests {
             analysis: &a,
             hypotheses: &h,
             poll_ms: 500,
+            fault: Fault::None,
         })
         .into_iter()
         .map(|j| j.verdict)

@@ -107,6 +107,7 @@ mod tests {
             analysis: &analysis,
             hypotheses: &hypotheses,
             poll_ms: 500,
+            fault: crate::matrix::case::Fault::None,
         })
         .verdict
     }

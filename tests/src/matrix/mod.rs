@@ -20,7 +20,8 @@
 //!
 //! - [`truth`]: hurt, healthy or neither, from an application's report;
 //! - [`analysis`]: the analysis's two JSON answers, read tolerantly;
-//! - [`criteria`]: the five criteria and their verdicts ([`defect_claim`]: the fifth); [`story`]:
+//! - [`criteria`]: the six criteria and their verdicts ([`defect_claim`], [`failover_told`]:
+//!   the last two); [`story`]:
 //!   one case end to end;
 //! - [`story_table`]: progress lines and the Markdown report.
 //!
@@ -34,6 +35,7 @@ pub mod compare;
 pub mod criteria;
 pub mod defect_claim;
 pub mod draw;
+pub mod failover_told;
 pub mod fault;
 pub mod library;
 pub mod live;

@@ -160,6 +160,7 @@ pub fn run_story(case: &StoryCase, say: &dyn Fn(&str), keep: Option<&Path>) -> S
         analysis: &analysis,
         hypotheses: &hypotheses,
         poll_ms: POLL_MS,
+        fault: case.case.fault,
     });
     result.analysis = Some(analysis);
     result.hypotheses = Some(hypotheses);

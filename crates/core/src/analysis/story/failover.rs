@@ -3,12 +3,13 @@
 //! it cost each client group (how long the group's commands to those slots went unserved, about
 //! how many, when they reached the new master) with the refreshes and new connections meanwhile.
 
+use crate::census::ClientGroup;
 use crate::metrics::Interval;
 use crate::moment::at;
 use crate::node::NodeAddr;
 use crate::signal::TOPOLOGY_COMMANDS;
 use crate::summary::SlotMove;
-use crate::time::{format_millis, Timestamp};
+use crate::time::{format_millis, TimeSpan, Timestamp};
 
 use super::super::attribution::business_commands;
 use super::super::context::Context;
@@ -137,15 +138,15 @@ fn costs(
     let mut out = Vec::new();
     let mut last_reached = lost_from;
     // The servers count by command: groups that send the same commands share one line.
-    let mut by_commands: Vec<(Vec<String>, Vec<String>)> = Vec::new();
+    let mut by_commands: Vec<(Vec<String>, Vec<&ClientGroup>)> = Vec::new();
     for g in &ctx.census.groups {
         let cmds = business_commands(g);
         if cmds.is_empty() {
             continue;
         }
         match by_commands.iter_mut().find(|(c, _)| *c == cmds) {
-            Some((_, labels)) => labels.push(g.key.label()),
-            None => by_commands.push((cmds, vec![g.key.label()])),
+            Some((_, groups)) => groups.push(g),
+            None => by_commands.push((cmds, vec![g])),
         }
     }
     // The old master's polls before the gap, the same for every group.
@@ -156,8 +157,9 @@ fn costs(
         .filter(|i| i.span.start >= window && i.span.end <= lost_from)
         .collect();
     let ms: u64 = before.iter().map(|i| i.span.millis()).sum();
-    for (cmds, labels) in &by_commands {
+    for (cmds, groups) in &by_commands {
         let cmds = cmds.as_slice();
+        let labels: Vec<String> = groups.iter().map(|g| g.key.label()).collect();
         let served: u64 = before.iter().map(|i| calls(i, cmds)).sum();
         if served == 0 || ms == 0 {
             continue;
@@ -180,11 +182,18 @@ fn costs(
             Some(r) => {
                 last_reached = last_reached.max(r);
                 let gap = r.millis_since(lost_from);
+                let connections: u64 = groups
+                    .iter()
+                    .map(|g| g.new_in(TimeSpan::new(lost_from, r)))
+                    .sum();
                 out.push(format!(
-                    "{label}: {its} {what} reached {new_name} by {}, {} after {since}; about \
-                     {:.0} of them to those slots went unserved meanwhile (at the {rate:.1}/s they \
-                     had on the old master; the servers cannot tell failed from not sent)",
+                    "{label}: {its} {what} reached {new_name} by {} (the first poll that shows \
+                     them there, to within {}), {} after {since}; about {:.0} of them to those \
+                     slots went unserved meanwhile (at the {rate:.1}/s they had on the old master; \
+                     the servers cannot tell failed from not sent); {its} new connections seen \
+                     meanwhile: {connections} (CLIENT LIST, a lower bound)",
                     at(r, start),
+                    format_millis(ctx.interval_ms),
                     format_millis(gap),
                     rate * gap as f64 / 1000.0
                 ));
