@@ -14,6 +14,13 @@ use super::detector::Detector;
 
 /// Share of commands answered with a redirect above which an interval counts as redirected.
 pub const REDIRECT_SHARE: f64 = 0.05;
+/// A share of redirects that holds at this or more, over [`HELD_MS`], is a storm however short
+/// the episode: a client with a stale table corrects it with its first `MOVED` (a slot, or the
+/// whole table in one refresh), so half of all commands redirected for seconds on end is a
+/// client that cannot learn (an address remap's redirect loop, a table it never refreshes).
+const HELD_SHARE: f64 = 0.5;
+/// How long [`HELD_SHARE`] must hold, milliseconds (four polls of the default interval).
+const HELD_MS: u64 = 2_000;
 
 /// Finds episodes of redirects, sustained or decaying.
 pub(super) struct Redirects;
@@ -96,7 +103,8 @@ fn finding(ctx: &Context<'_>, run: &[Bucket]) -> Finding {
     let reaches_end = last.0 + 2 * ctx.interval_ms >= ctx.span.end.0;
     let long = span.millis() >= 30_000 || (reaches_end && run.len() >= 5);
     let decaying = late < 0.5 * early;
-    let sustained = long && !decaying;
+    let held = span.millis() >= HELD_MS && early >= HELD_SHARE && late >= HELD_SHARE;
+    let sustained = (long || held) && !decaying;
     // Per command shares over the run.
     let mut per_cmd: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     for b in run {
@@ -426,6 +434,23 @@ mod tests {
             "{:?}",
             f[0].numbers
         );
+    }
+
+    #[test]
+    fn half_of_all_commands_redirected_for_seconds_is_a_storm() {
+        // 150 of 200 redirected for 4 s, then none: short, but held at 75 %.
+        let held = lines(40, None, |k| if (5..9).contains(&k) { 150 } else { 0 });
+        let f = found(&Redirects, &held);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].kind, FindingKind::RedirectStorm);
+        // The same share for one second is a burst.
+        let burst = lines(40, None, |k| if k == 5 { 150 } else { 0 });
+        let f = found(&Redirects, &burst);
+        assert_eq!(f[0].kind, FindingKind::RedirectsDecayed, "{f:#?}");
+        // Under half, for 4 s: a reshard's redirects, not a storm.
+        let lower = lines(40, None, |k| if (5..9).contains(&k) { 80 } else { 0 });
+        let f = found(&Redirects, &lower);
+        assert_eq!(f[0].kind, FindingKind::RedirectsDecayed, "{f:#?}");
     }
 
     #[test]
