@@ -7,7 +7,8 @@
 //! hypotheses` on the recording are judged on the six criteria of
 //! `slotscope_tests::matrix::criteria`. Prints each case's progress, then writes the Markdown report
 //! to `--out` (default `target/story.md`) and prints it. `--case-seed X` runs the one case drawn
-//! from X; `--keep DIR` keeps each case's recording, application reports and analysis answers.
+//! from X; `--keep DIR` keeps each case's recording, application reports and analysis answers;
+//! `--rescore DIR` judges the cases kept there again by the current `slotscope`, no live run.
 //!
 //! Exits 0 when every case ran (whatever the verdicts), 1 when a case hit a harness error, 2 on bad
 //! arguments.
@@ -17,7 +18,9 @@ use std::time::Instant;
 
 use slotscope_tests::matrix::draw::{usage, DrawOptions};
 use slotscope_tests::matrix::library::{Library, ALL};
+use slotscope_tests::matrix::rescore::kept_seeds;
 use slotscope_tests::matrix::story::{run_story, StoryCase};
+use slotscope_tests::matrix::story_rescore::rescore_story;
 use slotscope_tests::matrix::story_table::{markdown, progress};
 
 fn main() -> ExitCode {
@@ -30,11 +33,18 @@ fn main() -> ExitCode {
     let Some(o) = DrawOptions::parse_over(std::env::args().skip(1), 8, "story.md", &over) else {
         return usage("scripts/story");
     };
-    if o.twice || o.rescore.is_some() {
-        eprintln!("scripts/story: --twice and --rescore are options of scripts/fidelity only");
+    if o.twice {
+        eprintln!("scripts/story: --twice is an option of scripts/fidelity only");
         return usage("scripts/story");
     }
-    let seeds = o.case_seeds();
+    let seeds = match &o.rescore {
+        Some(dir) => kept_seeds(dir),
+        None => o.case_seeds(),
+    };
+    if seeds.is_empty() {
+        eprintln!("story: no kept case (<seed>.live.json) in {:?}", o.rescore);
+        return ExitCode::from(2);
+    }
     let names: Vec<String> = o.libraries.iter().map(|l| l.label()).collect();
     eprintln!(
         "story: seed {}, {} case(s) over {}",
@@ -45,6 +55,13 @@ fn main() -> ExitCode {
     let started = Instant::now();
     let mut results = Vec::new();
     for (i, &s) in seeds.iter().enumerate() {
+        if let Some(dir) = &o.rescore {
+            eprintln!("== kept case {}/{} (seed {s})", i + 1, seeds.len());
+            let r = rescore_story(dir, s, &|line| eprintln!("   {line}"));
+            eprint!("{}", progress(&r));
+            results.push(r);
+            continue;
+        }
         let case = StoryCase::draw_over(s, &o.libraries);
         eprintln!(
             "== case {}/{} (seed {s}, {:.0} s so far): {case}",
@@ -56,7 +73,14 @@ fn main() -> ExitCode {
         eprint!("{}", progress(&r));
         results.push(r);
     }
-    let doc = markdown(&results, o.seed, &o.libraries);
+    let mut doc = markdown(&results, o.seed, &o.libraries);
+    if let Some(dir) = &o.rescore {
+        doc = format!(
+            "Kept cases of `{}` judged again (`scripts/story --rescore`), no live run; the draw's \
+             seed and command below are not theirs.\n\n{doc}",
+            dir.display()
+        );
+    }
     if let Some(dir) = o.out.parent() {
         let _ = std::fs::create_dir_all(dir);
     }

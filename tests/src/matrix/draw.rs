@@ -49,8 +49,9 @@ pub struct DrawOptions {
     /// Run each case live a second time (`--twice`, `scripts/fidelity` only): how far the real
     /// library repeats itself ([`crate::matrix::repeat`]).
     pub twice: bool,
-    /// Replay the cases kept in this directory again, no live run (`--rescore DIR`,
-    /// `scripts/fidelity` only; [`crate::matrix::rescore`]).
+    /// Replay (`scripts/fidelity`, [`crate::matrix::rescore`]) or judge (`scripts/story`,
+    /// [`crate::matrix::story_rescore`]) the cases kept in this directory again, no live run
+    /// (`--rescore DIR`).
     pub rescore: Option<PathBuf>,
     /// Only cases of these faults ([`Fault::name`]; `--faults kill-clients,kill-node`; default:
     /// every fault). The draw's other cases are passed over, so a case keeps its seed.
@@ -168,7 +169,7 @@ pub fn usage(script: &str) -> ExitCode {
     eprintln!(
         "usage: {script} [--cases N] [--seed S] [--case-seed X] [--libs LIB[,LIB...]] [--out FILE] \
          [--keep DIR] [--twice] [--rescore DIR] [--faults F[,F...]]\n  LIB: a library (`redis-py`, `ioredis`, ...) or a release (`redis-py@8.1.0`); \
-         default: redis-py (scripts/fidelity), every library whose app is built (scripts/story)\n  --twice (scripts/fidelity): each case live a second time, judged against the first\n  --rescore DIR (scripts/fidelity): the cases kept there (--keep) replayed again, no live run\n  --faults F,...: only cases of these faults (none, stall, kill-clients, kill-node, failover, manual-failover)"
+         default: redis-py (scripts/fidelity), every library whose app is built (scripts/story)\n  --twice (scripts/fidelity): each case live a second time, judged against the first\n  --rescore DIR: the cases kept there (--keep) replayed (scripts/fidelity) or judged (scripts/story) again, no live run\n  --faults F,...: only cases of these faults (none, stall, kill-clients, kill-node, failover, manual-failover)"
     );
     ExitCode::from(2)
 }

@@ -23,7 +23,8 @@
 //! - [`criteria`]: the six criteria and their verdicts ([`defect_claim`], [`failover_told`]:
 //!   the last two); [`story`]:
 //!   one case end to end;
-//! - [`story_table`]: progress lines and the Markdown report.
+//! - [`story_table`]: progress lines and the Markdown report; [`story_rescore`]: kept cases
+//!   judged again by the current analysis.
 //!
 //! Entry points: `scripts/story` (the `story` binary) and `tests/tests/story_matrix.rs`.
 
@@ -46,6 +47,7 @@ pub mod rescore;
 pub mod rng;
 pub mod runner;
 pub mod story;
+pub mod story_rescore;
 pub mod story_table;
 pub mod table;
 pub mod timing;

@@ -85,6 +85,21 @@ pub struct StoryResult {
 }
 
 impl StoryResult {
+    /// The result of `case` before anything ran.
+    pub fn new(case: StoryCase) -> StoryResult {
+        StoryResult {
+            case,
+            app: None,
+            companion: None,
+            truths: Vec::new(),
+            events: Vec::new(),
+            analysis: None,
+            hypotheses: None,
+            judgements: Vec::new(),
+            error: None,
+        }
+    }
+
     /// The judgement of `criterion`, if made.
     pub fn get(&self, criterion: Criterion) -> Option<&Judgement> {
         self.judgements.iter().find(|j| j.criterion == criterion)
@@ -92,19 +107,11 @@ impl StoryResult {
 }
 
 /// Runs `case`; `say` receives progress lines. With `keep`, the recording, the analysis's two
-/// answers and the applications' reports are copied there under the case's seed.
+/// answers, the applications' reports and what the harness told them (`<seed>.live.json`, with
+/// the companion's settings: what `scripts/story --rescore` reads) are kept there under the
+/// case's seed.
 pub fn run_story(case: &StoryCase, say: &dyn Fn(&str), keep: Option<&Path>) -> StoryResult {
-    let mut result = StoryResult {
-        case: case.clone(),
-        app: None,
-        companion: None,
-        truths: Vec::new(),
-        events: Vec::new(),
-        analysis: None,
-        hypotheses: None,
-        judgements: Vec::new(),
-        error: None,
-    };
+    let mut result = StoryResult::new(case.clone());
     let run = || live::run_with(&case.case, case.companion.as_ref(), say);
     let live = match catch_unwind(AssertUnwindSafe(run)) {
         Ok(Ok(live)) => live,
@@ -125,11 +132,6 @@ pub fn run_story(case: &StoryCase, say: &dyn Fn(&str), keep: Option<&Path>) -> S
     result.app = Some(live.app.clone());
     result.companion = live.companion.clone();
 
-    let file = live.recording.display().to_string();
-    say("slotscope analyze");
-    let analysis_json = run_json(&["analyze", &file]);
-    say("slotscope hypotheses");
-    let hypotheses_json = run_json(&["hypotheses", &file]);
     if let Some(dir) = keep {
         let seed = case.case.seed;
         let _ = std::fs::create_dir_all(dir);
@@ -138,12 +140,38 @@ pub fn run_story(case: &StoryCase, say: &dyn Fn(&str), keep: Option<&Path>) -> S
             dir.join(format!("{seed}.app.json")),
             live.app.raw.to_string(),
         );
+        let mut kept = live.kept_json(&case.case);
+        if let Some(s) = &live.companion_settings {
+            kept["companion_settings"] = s.to_json();
+        }
+        let _ = std::fs::write(dir.join(format!("{seed}.live.json")), kept.to_string());
         if let Some(c) = &live.companion {
             let _ = std::fs::write(
                 dir.join(format!("{seed}.companion.json")),
                 c.raw.to_string(),
             );
         }
+    }
+    judge_recording(&mut result, &live.recording, say, keep);
+    result
+}
+
+/// Runs `slotscope analyze` and `slotscope hypotheses` on `recording` (the current
+/// `SLOTSCOPE_BIN`) and judges their answers against `result`'s truths; with `keep`, the two
+/// answers are kept there under the case's seed.
+pub fn judge_recording(
+    result: &mut StoryResult,
+    recording: &Path,
+    say: &dyn Fn(&str),
+    keep: Option<&Path>,
+) {
+    let file = recording.display().to_string();
+    say("slotscope analyze");
+    let analysis_json = run_json(&["analyze", &file]);
+    say("slotscope hypotheses");
+    let hypotheses_json = run_json(&["hypotheses", &file]);
+    if let Some(dir) = keep {
+        let seed = result.case.case.seed;
         for (name, v) in [
             ("analyze", &analysis_json),
             ("hypotheses", &hypotheses_json),
@@ -160,11 +188,10 @@ pub fn run_story(case: &StoryCase, say: &dyn Fn(&str), keep: Option<&Path>) -> S
         analysis: &analysis,
         hypotheses: &hypotheses,
         poll_ms: POLL_MS,
-        fault: case.case.fault,
+        fault: result.case.case.fault,
     });
     result.analysis = Some(analysis);
     result.hypotheses = Some(hypotheses);
-    result
 }
 
 #[cfg(test)]
