@@ -210,6 +210,21 @@ pub(crate) fn judgement(
     }
 }
 
+/// `analyze`'s answer, or the judgement of `c` without one (`analyze` failed).
+pub(crate) fn analysis_of<'a>(s: &Subjects<'a>, c: Criterion) -> Result<&'a Analysis, Judgement> {
+    s.analysis
+        .as_ref()
+        .map_err(|e| judgement(c, Verdict::Fail(format!("analyze failed: {e}")), None))
+}
+
+/// `analyze`'s findings, or the judgement of `c` without them.
+pub(crate) fn findings_of<'a>(s: &Subjects<'a>, c: Criterion) -> Result<&'a [Finding], Judgement> {
+    analysis_of(s, c)?.findings.as_deref().ok_or_else(|| {
+        let v = Verdict::NotAvailable("the report has no findings[]".into());
+        judgement(c, v, None)
+    })
+}
+
 fn first_critical(s: &Subjects) -> Judgement {
     let c = Criterion::FirstCritical;
     let hurt: Vec<&AppTruth> = s.apps.iter().filter(|a| a.is_hurt()).collect();
@@ -220,13 +235,12 @@ fn first_critical(s: &Subjects) -> Judgement {
             None,
         );
     }
-    let a = match s.analysis {
-        Err(e) => return judgement(c, Verdict::Fail(format!("analyze failed: {e}")), None),
+    let a = match analysis_of(s, c) {
         Ok(a) => a,
+        Err(j) => return j,
     };
-    if a.findings.is_none() {
-        let v = Verdict::NotAvailable("the report has no findings[]".into());
-        return judgement(c, v, None);
+    if let Err(j) = findings_of(s, c) {
+        return j;
     }
     let Some(f) = a.first_critical() else {
         return judgement(c, Verdict::Fail("no critical finding".into()), None);
@@ -326,13 +340,9 @@ fn healthy_quiet(s: &Subjects) -> Judgement {
             None,
         );
     }
-    let a = match s.analysis {
-        Err(e) => return judgement(c, Verdict::Fail(format!("analyze failed: {e}")), None),
-        Ok(a) => a,
-    };
-    let Some(findings) = &a.findings else {
-        let v = Verdict::NotAvailable("the report has no findings[]".into());
-        return judgement(c, v, None);
+    let findings = match findings_of(s, c) {
+        Ok(f) => f,
+        Err(j) => return j,
     };
     let critical: Vec<&Finding> = findings.iter().filter(|f| f.is_critical()).collect();
     let all_healthy = healthy.len() == s.apps.len();
@@ -380,9 +390,9 @@ fn short_lived(s: &Subjects) -> Judgement {
         let v = Verdict::NotApplicable("not a wedged redis-py 5.0.0 with address_remap".into());
         return judgement(c, v, None);
     }
-    let a = match s.analysis {
-        Err(e) => return judgement(c, Verdict::Fail(format!("analyze failed: {e}")), None),
+    let a = match analysis_of(s, c) {
         Ok(a) => a,
+        Err(j) => return j,
     };
     let in_census = a.census.iter().any(|g| g.contains(&app.name));
     let census = if in_census {

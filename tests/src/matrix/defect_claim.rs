@@ -9,7 +9,7 @@
 use slotscope_core::defect::known_defects;
 
 use crate::matrix::criteria::{
-    describe, judgement, names, Criterion, Judgement, Subjects, Verdict,
+    describe, findings_of, judgement, names, Criterion, Judgement, Subjects, Verdict,
 };
 
 /// The `analyze` finding kind of a known-defect claim.
@@ -19,13 +19,9 @@ const KIND: &str = "known_client_defect";
 /// application of the case is true of that application's release (or none names one).
 pub fn no_false_defect(s: &Subjects) -> Judgement {
     let c = Criterion::NoFalseDefect;
-    let a = match s.analysis {
-        Err(e) => return judgement(c, Verdict::Fail(format!("analyze failed: {e}")), None),
-        Ok(a) => a,
-    };
-    let Some(findings) = &a.findings else {
-        let v = Verdict::NotAvailable("the report has no findings[]".into());
-        return judgement(c, v, None);
+    let findings = match findings_of(s, c) {
+        Ok(f) => f,
+        Err(j) => return j,
     };
     let mut claimed = Vec::new();
     for f in findings.iter().filter(|f| f.kind == KIND) {

@@ -8,7 +8,7 @@
 //! passes, said in the figure.
 
 use crate::matrix::case::{FailoverMode, Fault};
-use crate::matrix::criteria::{judgement, Criterion, Judgement, Subjects, Verdict};
+use crate::matrix::criteria::{analysis_of, judgement, Criterion, Judgement, Subjects, Verdict};
 
 /// How the story tells the kind of failover drawn (`None`: no failover drawn).
 fn told_as(fault: Fault) -> Option<&'static str> {
@@ -33,9 +33,9 @@ pub fn failover_told(s: &Subjects) -> Judgement {
     let Some(expected) = told_as(s.fault) else {
         return judgement(c, Verdict::NotApplicable("no failover drawn".into()), None);
     };
-    let a = match s.analysis {
-        Err(e) => return judgement(c, Verdict::Fail(format!("analyze failed: {e}")), None),
+    let a = match analysis_of(s, c) {
         Ok(a) => a,
+        Err(j) => return j,
     };
     let Some(steps) = &a.story else {
         let v = Verdict::NotAvailable("the report has no story.steps".into());
