@@ -30,6 +30,8 @@
 //!   classification, address rewriting, the summary of the tap's recording lines).
 //! - [`hypothesis`]: client variants replayed against one recording, ranked by how well each
 //!   reproduces the recorded evidence.
+//! - [`preflight`]: a planned change (add a master, move slots, a failover, …) checked and
+//!   written out on the cluster a recording ends with.
 
 // The shared test building blocks (`tests/common`) name the crate as its tests do.
 #[cfg(test)]
@@ -52,6 +54,7 @@ pub mod moment;
 pub mod node;
 pub mod overview;
 pub mod percent;
+pub mod preflight;
 pub mod quantity;
 pub mod reader;
 pub mod recording;

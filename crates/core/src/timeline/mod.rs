@@ -343,6 +343,11 @@ impl ClusterTimeline {
         self.replicas.get(&(replica, primary)).copied()
     }
 
+    /// Every `(replica, primary)` pair a view listed, with when a view first and last did.
+    pub fn replica_pairs(&self) -> impl Iterator<Item = (NodeIdx, NodeIdx, TimeSpan)> + '_ {
+        self.replicas.iter().map(|(&(r, p), &span)| (r, p, span))
+    }
+
     /// The views within `within` (ends included) in which other nodes flagged `node` with `flag`
     /// (`None`: none did).
     pub fn flagged(&self, node: NodeIdx, flag: FailFlag, within: TimeSpan) -> Option<FlagSighting> {
