@@ -20,8 +20,8 @@
 //!
 //! - [`truth`]: hurt, healthy or neither, from an application's report;
 //! - [`analysis`]: the analysis's two JSON answers, read tolerantly;
-//! - [`criteria`]: the six criteria and their verdicts ([`defect_claim`], [`failover_told`]:
-//!   the last two); [`story`]:
+//! - [`criteria`]: the criteria (a) to (d) and their verdicts ([`defect_claim`], [`failover_told`]:
+//!   (e) and (f); [`judge`]: all six); [`story`]:
 //!   one case end to end;
 //! - [`story_table`]: progress lines and the Markdown report; [`story_rescore`]: kept cases
 //!   judged again by the current analysis.
@@ -38,6 +38,7 @@ pub mod defect_claim;
 pub mod draw;
 pub mod failover_told;
 pub mod fault;
+pub mod judge;
 pub mod library;
 pub mod live;
 pub mod migration;
