@@ -74,23 +74,11 @@ pub fn no_false_defect(s: &Subjects) -> Judgement {
 mod tests {
     use super::*;
     use crate::matrix::analysis::{Analysis, Hypotheses};
-    use crate::matrix::truth::{AppTruth, Health};
+    use crate::matrix::truth::AppTruth;
     use serde_json::json;
 
     fn app(library: &str, version: &str) -> AppTruth {
-        AppTruth {
-            name: "matrix-app".into(),
-            command: "zadd".into(),
-            library: library.into(),
-            version: version.into(),
-            remap: None,
-            health: Health::Healthy,
-            first_error_ms: None,
-            first_error_issued_ms: None,
-            moment_name: "first error",
-            wedged: false,
-            moved_share: None,
-        }
+        AppTruth::healthy_for_test(library, version)
     }
 
     fn verdict(apps: &[AppTruth], title: &str) -> Verdict {

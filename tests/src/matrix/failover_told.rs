@@ -77,23 +77,11 @@ pub fn failover_told(s: &Subjects) -> Judgement {
 mod tests {
     use super::*;
     use crate::matrix::analysis::{Analysis, Hypotheses};
-    use crate::matrix::truth::{AppTruth, Health};
+    use crate::matrix::truth::AppTruth;
     use serde_json::json;
 
     fn verdict(fault: Fault, text: &str, evidence: &[&str]) -> Verdict {
-        let apps = [AppTruth {
-            name: "matrix-app".into(),
-            command: "zadd".into(),
-            library: "go-redis".into(),
-            version: "9.8.0".into(),
-            remap: None,
-            health: Health::Healthy,
-            first_error_ms: None,
-            first_error_issued_ms: None,
-            moment_name: "first error",
-            wedged: false,
-            moved_share: None,
-        }];
+        let apps = [AppTruth::healthy_for_test("go-redis", "9.8.0")];
         let analysis = Ok(Analysis::from_json(
             &json!({"findings": [], "story": {"steps": [
             {"kind": "promotion", "text": text, "evidence": evidence}]}}),

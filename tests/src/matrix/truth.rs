@@ -281,6 +281,27 @@ fn health(r: &AppReport, moved_share: Option<f64>) -> (Health, Option<Onset>) {
 }
 
 #[cfg(test)]
+impl AppTruth {
+    /// A healthy application `matrix-app` of `library` at `version` sending `zadd`: the tests'
+    /// subject.
+    pub(crate) fn healthy_for_test(library: &str, version: &str) -> AppTruth {
+        AppTruth {
+            name: "matrix-app".into(),
+            command: "zadd".into(),
+            library: library.into(),
+            version: version.into(),
+            remap: None,
+            health: Health::Healthy,
+            first_error_ms: None,
+            first_error_issued_ms: None,
+            moment_name: "first error",
+            wedged: false,
+            moved_share: None,
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;

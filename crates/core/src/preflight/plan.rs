@@ -256,29 +256,29 @@ fn action(v: &Value, step: usize) -> Result<Action, PlanError> {
         "add_master" => Action::AddMaster {
             name: text(body, step, "add_master")?,
         },
-        "move" => Action::Move {
-            slots: slots(field("slots"), step)?,
-            from: text(field("from"), step, "move.from").or_else(|e| {
-                if field("slots").as_str() == Some("rebalance") {
+        "move" => {
+            // A rebalance names no source or target.
+            let rebalance = field("slots").as_str() == Some("rebalance");
+            let node = |what: &str| {
+                let v = field(what);
+                if rebalance && v.is_null() {
                     Ok(String::new())
                 } else {
-                    Err(e)
+                    text(v, step, &format!("move.{what}"))
                 }
-            })?,
-            to: text(field("to"), step, "move.to").or_else(|e| {
-                if field("slots").as_str() == Some("rebalance") {
-                    Ok(String::new())
-                } else {
-                    Err(e)
-                }
-            })?,
-            rate: match body.get("rate") {
-                None => DEFAULT_MOVE_RATE,
-                Some(r) => parse_rate(r).ok_or_else(|| {
-                    PlanError::at(step, "move.rate must be slots a second (\"800/s\")")
-                })?,
-            },
-        },
+            };
+            Action::Move {
+                slots: slots(field("slots"), step)?,
+                from: node("from")?,
+                to: node("to")?,
+                rate: match body.get("rate") {
+                    None => DEFAULT_MOVE_RATE,
+                    Some(r) => parse_rate(r).ok_or_else(|| {
+                        PlanError::at(step, "move.rate must be slots a second (\"800/s\")")
+                    })?,
+                },
+            }
+        }
         "stall" => Action::Stall {
             node: text(field("node"), step, "stall.node")?,
             for_ms: parse_duration(field("for"))
