@@ -1,7 +1,7 @@
 //! A failover in the story: the step of a replica that took over its master's slots (how, from
-//! [`super::election`]), and what
-//! it cost each client group (how long the group's commands to those slots went unserved, about
-//! how many, when they reached the new master) with the refreshes and new connections meanwhile.
+//! [`super::election`]), and what it cost each client group (how long the group's commands to
+//! those slots went unserved, about how many, when they reached the new master) with the
+//! refreshes and new connections meanwhile.
 
 use crate::census::ClientGroup;
 use crate::metrics::Interval;
