@@ -34,18 +34,18 @@ pub struct BusMessages {
 impl BusMessages {
     /// The messages counted between two samples (`delta` takes a counter's two values).
     pub fn between(prev: &InfoReport, cur: &InfoReport, delta: impl Fn(u64, u64) -> u64) -> Self {
-        let d = |field: &str| {
-            let name = format!("cluster_stats_messages_{field}");
+        // Whole field names: this runs for every `INFO` sample a recording holds.
+        let d = |name: &str| {
             delta(
-                prev.get_u64(SECTION, &name).unwrap_or(0),
-                cur.get_u64(SECTION, &name).unwrap_or(0),
+                prev.get_u64(SECTION, name).unwrap_or(0),
+                cur.get_u64(SECTION, name).unwrap_or(0),
             )
         };
         BusMessages {
-            auth_req_sent: d("auth-req_sent"),
-            auth_ack_received: d("auth-ack_received"),
-            mfstart_sent: d("mfstart_sent"),
-            fail_sent: d("fail_sent"),
+            auth_req_sent: d("cluster_stats_messages_auth-req_sent"),
+            auth_ack_received: d("cluster_stats_messages_auth-ack_received"),
+            mfstart_sent: d("cluster_stats_messages_mfstart_sent"),
+            fail_sent: d("cluster_stats_messages_fail_sent"),
             counted: cur.get(SECTION, "cluster_stats_messages_sent").is_some(),
         }
     }

@@ -44,7 +44,7 @@ pub use descriptor::{Build, Hypotheses, ModelDescriptor};
 pub use key_layout::key_layout;
 pub use models::MODELS;
 pub use net::{Delivery, Net, Parked, TaskId, Until};
-pub use options::{ModelOption, ModelOptions};
+pub use options::{parse_secs_ms, ModelOption, ModelOptions};
 pub use outcome::{ClientError, Failure, Outcome, ReplyErrors};
 pub use registry::{descriptor, model, model_names};
 pub use release::{Coverage, Version};

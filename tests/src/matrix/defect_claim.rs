@@ -6,14 +6,21 @@
 //! and release the application itself reported: a claim is false when it names an application
 //! whose release has no known defect, or a defect other than its release's.
 
-use slotscope_core::defect::known_defects;
+use slotscope_core::defect::{known_defects, Defect};
 
 use crate::matrix::criteria::{
     describe, findings_of, judgement, names, Criterion, Judgement, Subjects, Verdict,
 };
+use crate::matrix::truth::AppTruth;
 
 /// The `analyze` finding kind of a known-defect claim.
 const KIND: &str = "known_client_defect";
+
+/// The known defects of `app`'s release (Lettuce reports `6.3.2.RELEASE`).
+fn carried(app: &AppTruth) -> Vec<&'static Defect> {
+    let release = app.version.strip_suffix(".RELEASE").unwrap_or(&app.version);
+    known_defects(&app.library, release)
+}
 
 /// Criterion (e) on `s`: passes when every `known_client_defect` finding that names an
 /// application of the case is true of that application's release (or none names one).
@@ -23,12 +30,12 @@ pub fn no_false_defect(s: &Subjects) -> Judgement {
         Ok(f) => f,
         Err(j) => return j,
     };
-    let mut claimed = Vec::new();
+    // (defect, application) of every true claim.
+    let mut claimed: Vec<(&str, &str)> = Vec::new();
     for f in findings.iter().filter(|f| f.kind == KIND) {
         let Some(att) = &f.attribution else { continue };
         for app in s.apps.iter().filter(|app| names(att, app, s.apps)) {
-            let release = app.version.strip_suffix(".RELEASE").unwrap_or(&app.version);
-            let carried = known_defects(&app.library, release);
+            let carried = carried(app);
             if !carried.iter().any(|d| f.title.contains(d.title)) {
                 let v = Verdict::Fail(format!(
                     "{} claimed of {} ({} {}), whose release has {}",
@@ -44,25 +51,21 @@ pub fn no_false_defect(s: &Subjects) -> Judgement {
                 ));
                 return judgement(c, v, Some(f.title.clone()));
             }
-            claimed.push(format!("{} of {}", carried[0].title, app.name));
+            claimed.push((carried[0].title, &app.name));
         }
     }
     let unclaimed: Vec<String> = s
         .apps
         .iter()
-        .filter(|app| !known_defects(&app.library, &app.version).is_empty())
-        .filter(|app| {
-            !claimed
-                .iter()
-                .any(|c| c.ends_with(&format!(" of {}", app.name)))
-        })
+        .filter(|app| !carried(app).is_empty())
+        .filter(|app| !claimed.iter().any(|(_, name)| *name == app.name))
         .map(|app| format!("{} {} {} (not claimed)", app.name, app.library, app.version))
         .collect();
     let figure = match (claimed.is_empty(), unclaimed.is_empty()) {
         (true, true) => "no claim, no application with a known defect".to_owned(),
         _ => claimed
             .iter()
-            .map(|c| format!("claimed: {c}"))
+            .map(|(d, name)| format!("claimed: {d} of {name}"))
             .chain(unclaimed)
             .collect::<Vec<_>>()
             .join("; "),
@@ -74,7 +77,6 @@ pub fn no_false_defect(s: &Subjects) -> Judgement {
 mod tests {
     use super::*;
     use crate::matrix::analysis::{Analysis, Hypotheses};
-    use crate::matrix::truth::AppTruth;
     use serde_json::json;
 
     fn app(library: &str, version: &str) -> AppTruth {

@@ -22,6 +22,7 @@
 
 use serde_json::Value;
 
+use crate::replay::parse_secs_ms;
 use crate::slot::{Slot, SlotRange, SLOT_COUNT};
 
 /// Slots a move carries per second unless told (a `redis-cli --cluster reshard` of small keys on
@@ -152,29 +153,23 @@ impl PlanError {
     }
 }
 
-/// A length of time: `"5s"`, `"2.5s"`, `"800ms"`, `"1m"`, or a number of seconds.
+/// A length of time, milliseconds: `"5s"`, `"2.5s"`, `"800ms"`, `"1m"`, or a number of seconds
+/// (seconds and minutes with up to three decimals, milliseconds whole).
 pub fn parse_duration(v: &Value) -> Option<u64> {
-    if let Some(n) = v.as_f64() {
-        return secs_to_ms(n);
-    }
-    let text = v.as_str()?.trim();
-    let (number, scale) = if let Some(n) = text.strip_suffix("ms") {
-        (n, 1.0)
-    } else if let Some(n) = text.strip_suffix('s') {
-        (n, 1000.0)
-    } else if let Some(n) = text.strip_suffix('m') {
-        (n, 60_000.0)
-    } else {
-        (text, 1000.0)
+    let text = match v {
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => s.trim().to_owned(),
+        _ => return None,
     };
-    let n: f64 = number.trim().parse().ok()?;
-    secs_to_ms(n * scale / 1000.0)
-}
-
-fn secs_to_ms(secs: f64) -> Option<u64> {
-    let ms = (secs * 1000.0).round();
-    // Exact: a finite, non-negative whole number of at most a thousand days' milliseconds.
-    (ms.is_finite() && (0.0..=86_400_000_000.0).contains(&ms)).then_some(ms as u64)
+    if let Some(n) = text.strip_suffix("ms") {
+        n.trim().parse().ok()
+    } else if let Some(n) = text.strip_suffix('s') {
+        parse_secs_ms(n.trim())
+    } else if let Some(n) = text.strip_suffix('m') {
+        parse_secs_ms(n.trim())?.checked_mul(60)
+    } else {
+        parse_secs_ms(&text)
+    }
 }
 
 /// A rate of slots a second: `"800/s"`, or a number.
@@ -198,6 +193,20 @@ pub fn parse_range(text: &str) -> Option<SlotRange> {
     match text.split_once('-') {
         Some((a, b)) => SlotRange::new(slot(a)?, slot(b)?),
         None => slot(text).map(SlotRange::single),
+    }
+}
+
+/// `body[key]` read by `parse`, or `default` when absent; `wrong` says what it must be.
+fn optional<T>(
+    body: &Value,
+    key: &str,
+    default: T,
+    parse: impl Fn(&Value) -> Option<T>,
+    (step, wrong): (usize, &str),
+) -> Result<T, PlanError> {
+    match body.get(key) {
+        None => Ok(default),
+        Some(v) => parse(v).ok_or_else(|| PlanError::at(step, wrong)),
     }
 }
 
@@ -271,12 +280,13 @@ fn action(v: &Value, step: usize) -> Result<Action, PlanError> {
                 slots: slots(field("slots"), step)?,
                 from: node("from")?,
                 to: node("to")?,
-                rate: match body.get("rate") {
-                    None => DEFAULT_MOVE_RATE,
-                    Some(r) => parse_rate(r).ok_or_else(|| {
-                        PlanError::at(step, "move.rate must be slots a second (\"800/s\")")
-                    })?,
-                },
+                rate: optional(
+                    body,
+                    "rate",
+                    DEFAULT_MOVE_RATE,
+                    parse_rate,
+                    (step, "move.rate must be slots a second (\"800/s\")"),
+                )?,
             }
         }
         "stall" => Action::Stall {
@@ -291,12 +301,13 @@ fn action(v: &Value, step: usize) -> Result<Action, PlanError> {
         "failover" => Action::Failover {
             replica_of: text(field("replica_of"), step, "failover.replica_of")?,
             after_kill: field("after_kill").as_bool().unwrap_or(false),
-            node_timeout_ms: match body.get("node_timeout") {
-                None => DEFAULT_NODE_TIMEOUT_MS,
-                Some(d) => parse_duration(d).ok_or_else(|| {
-                    PlanError::at(step, "failover.node_timeout must be a length (\"15s\")")
-                })?,
-            },
+            node_timeout_ms: optional(
+                body,
+                "node_timeout",
+                DEFAULT_NODE_TIMEOUT_MS,
+                parse_duration,
+                (step, "failover.node_timeout must be a length (\"15s\")"),
+            )?,
         },
         "remove" => Action::Remove {
             node: text(body, step, "remove")?,
@@ -404,6 +415,8 @@ mod tests {
         assert_eq!(parse_duration(&json!("2.5s")), Some(2_500));
         assert_eq!(parse_duration(&json!("1m")), Some(60_000));
         assert_eq!(parse_duration(&json!(3)), Some(3_000));
+        assert_eq!(parse_duration(&json!(2.5)), Some(2_500));
+        assert_eq!(parse_duration(&json!("1.5m")), Some(90_000));
         assert_eq!(parse_duration(&json!("-1s")), None);
         assert_eq!(parse_duration(&json!("soon")), None);
         assert_eq!(parse_rate(&json!("800/s")), Some(800));

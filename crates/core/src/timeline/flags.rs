@@ -70,17 +70,15 @@ impl FlagLog {
         within: TimeSpan,
     ) -> Option<FlagSighting> {
         let seen = self.seen.get(&(node, flag))?;
-        let inside = seen
+        let inside: Vec<&(Timestamp, NodeIdx)> = seen
             .iter()
-            .filter(|(t, _)| *t >= within.start && *t <= within.end);
-        let (mut first, mut last, mut by) = (None, None, BTreeSet::new());
-        for &(t, r) in inside {
-            first = Some(first.map_or(t, |f: Timestamp| f.min(t)));
-            last = Some(last.map_or(t, |l: Timestamp| l.max(t)));
-            by.insert(r);
-        }
+            .filter(|(t, _)| *t >= within.start && *t <= within.end)
+            .collect();
+        let first = inside.iter().map(|(t, _)| *t).min()?;
+        let last = inside.iter().map(|(t, _)| *t).max()?;
+        let by: BTreeSet<NodeIdx> = inside.iter().map(|(_, r)| *r).collect();
         Some(FlagSighting {
-            span: TimeSpan::new(first?, last?),
+            span: TimeSpan::new(first, last),
             reporters: by.len(),
         })
     }
