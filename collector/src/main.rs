@@ -36,6 +36,7 @@ enum Cmd {
     Index(cmd::index::Args),
     Replay(cmd::replay::Args),
     Hypotheses(cmd::hypotheses::Args),
+    Preflight(cmd::preflight::Args),
     Serve(cmd::serve::Args),
     Tap(cmd::tap::Args),
 }
@@ -51,6 +52,7 @@ fn main() -> ExitCode {
         Cmd::Index(args) => cmd::index::run(args),
         Cmd::Replay(args) => cmd::replay::run(args),
         Cmd::Hypotheses(args) => cmd::hypotheses::run(args),
+        Cmd::Preflight(args) => cmd::preflight::run(args),
         Cmd::Serve(args) => cmd::serve::run(args),
         Cmd::Tap(args) => cmd::tap::run(args),
     }

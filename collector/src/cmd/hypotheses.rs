@@ -32,7 +32,7 @@ pub struct Args {
 }
 
 /// Seconds in `(0, 3600]` to whole milliseconds (at least 1); `None` for 0 or anything else.
-fn secs_to_ms(secs: f64) -> Option<u64> {
+pub(crate) fn secs_to_ms(secs: f64) -> Option<u64> {
     if secs.is_finite() && secs > 0.0 && secs <= 3600.0 {
         // In (0, 3.6e6]: the conversion cannot truncate.
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]

@@ -11,6 +11,7 @@ pub mod hypotheses;
 pub mod import;
 pub mod import_metrics;
 pub mod index;
+pub mod preflight;
 pub mod record;
 pub mod replay;
 pub mod serve;

@@ -5,10 +5,12 @@
 //! - [`analysis`]: `slotscope analyze`.
 //! - [`replay`]: `slotscope replay`.
 //! - [`hypotheses`]: `slotscope hypotheses`.
+//! - [`preflight`]: `slotscope preflight`.
 //! - [`table`]: the tables they show, one model written as text or Markdown.
 
 pub mod analysis;
 pub mod hypotheses;
+pub mod preflight;
 pub mod replay;
 pub mod summary;
 pub mod table;

@@ -178,7 +178,7 @@ pub(super) fn mean(values: impl Iterator<Item = f64>) -> f64 {
 
 /// The workload of `spec` over `span` at `rate` commands per second: `command`, or `mix` drawn
 /// by weight when it has any.
-pub(super) fn workload(
+pub(crate) fn workload(
     span: TimeSpan,
     command: &str,
     mix: &[(String, u64)],

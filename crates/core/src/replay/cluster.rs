@@ -496,6 +496,14 @@ impl SimClusterBuilder {
         }
     }
 
+    /// Sets the span the cluster is simulated over and the address clients first contact (a
+    /// cluster built from layouts rather than a recording: a planned change's).
+    pub fn frame(&mut self, span: TimeSpan, seed: NodeAddr) -> &mut Self {
+        self.span = Some(span);
+        self.seed = Some(seed);
+        self
+    }
+
     /// Adds a node that owns nothing yet (it answers `MOVED` for every slot).
     pub fn add_node(&mut self, addr: &NodeAddr) -> &mut Self {
         // A full table (65,535 nodes) leaves the node out: it then answers as an address no node

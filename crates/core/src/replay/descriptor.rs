@@ -42,6 +42,8 @@ pub struct ModelDescriptor {
     pub name: &'static str,
     /// What it imitates, in one line.
     pub about: &'static str,
+    /// Where the release's source does what `about` says (file and lines; empty for no library).
+    pub source: &'static str,
     /// Its own options (`--help` lists them in this order).
     pub options: &'static [ModelOption],
     /// The releases of its library it covers (`None`: no library, e.g. `ideal`).

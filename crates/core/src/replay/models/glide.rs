@@ -137,6 +137,7 @@ pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
     name: "glide@2.5.2",
     about: "Valkey GLIDE GlideClusterClient: MOVED patches the slot, refreshes at most every \
             15-30 s, checks the topology every 60 s, 250 ms request timeout, 3 retries",
+    source: "GLIDE 2.5.2 `redis-rs/redis/src/cluster_async/mod.rs` :1520-1619 and `cluster_topology.rs` :33-36 (refresh timing)",
     options: OPTIONS,
     coverage: Some(Coverage {
         library: "glide",

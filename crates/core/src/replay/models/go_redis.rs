@@ -97,6 +97,7 @@ pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
     name: "go-redis@9.8.0",
     about:
         "go-redis v9 ClusterClient: MOVED follows and lazily reloads (200 ms hold), 10 s staleness",
+    source: "go-redis v9.8.0 `osscluster.go` l. 992-996 (retries) and l. 1259 (the reload's `CLUSTER SLOTS`)",
     options: OPTIONS,
     coverage: Some(Coverage {
         library: "go-redis",

@@ -126,6 +126,8 @@ pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
     name: "ioredis@6.0.0",
     about: "ioredis Redis.Cluster: MOVED patches the slot and refreshes, closed connections retry \
             a random master after 100 ms, 16 redirections",
+    source:
+        "ioredis 6.0.0 `built/cluster/index.js` :356 (`refreshSlotsCache`) and :676-682 (`MOVED`)",
     options: OPTIONS,
     coverage: Some(Coverage {
         library: "ioredis",

@@ -141,6 +141,7 @@ use crate::timeline::{NodeIdx, SlotTable};
 pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
     name: "jedis@5.1.0",
     about: "Jedis 5.x JedisCluster: every MOVED renews the slot cache, start nodes always retried",
+    source: "Jedis 5.1.0 `redis/clients/jedis/JedisClusterInfoCache.java` l. 112-117, 151-153 and 201-206 (the renewal)",
     options: OPTIONS,
     coverage: Some(Coverage {
         library: "jedis",

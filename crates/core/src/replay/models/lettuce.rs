@@ -153,6 +153,7 @@ use crate::timeline::{NodeIdx, SlotTable};
 pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
     name: "lettuce@6.3.2",
     about: "Lettuce 6.x RedisClusterClient: follows MOVED without refreshing unless refresh triggers are on",
+    source: "Lettuce 6.3 `io/lettuce/core/cluster/ClusterTopologyRefreshScheduler.java` and `ClusterDistributionChannelWriter.java` (`doWrite`)",
     options: OPTIONS,
     coverage: Some(Coverage {
         library: "lettuce",

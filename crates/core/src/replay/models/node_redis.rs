@@ -137,6 +137,7 @@ pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
     name: "node-redis@6.3.1",
     about: "node-redis createCluster: MOVED waits for a rediscovery, reconnecting nodes' commands \
             time out after 5 s, an idle socketTimeout closes a node's client for good",
+    source: "@redis/client 6.3.1 `dist/lib/cluster/index.js` :445-456 (`MOVED` waits for the rediscovery)",
     options: OPTIONS,
     coverage: Some(Coverage {
         library: "node-redis",

@@ -114,6 +114,7 @@ use state::{InitLock, Shared};
 pub const V5: ModelDescriptor = ModelDescriptor {
     name: "redis-py@5.0.0",
     about: "redis-py 4.4.0-7.1.1 asyncio RedisCluster: a node error pops it from startup_nodes",
+    source: "redis-py 5.0.0 `redis/asyncio/cluster.py` l. 762-772 (the node popped from `startup_nodes`; 4.4.0 l. 744, 7.1.1 l. 978)",
     options: OPTIONS,
     coverage: Some(Coverage {
         library: "redis-py",
@@ -131,6 +132,7 @@ pub const V5: ModelDescriptor = ModelDescriptor {
 pub const V8: ModelDescriptor = ModelDescriptor {
     name: "redis-py@8.0.0",
     about: "redis-py 7.2.0+ asyncio RedisCluster: a node error moves it last in startup_nodes",
+    source: "redis-py 8.1.0 `redis/asyncio/cluster.py` l. 1315-1330 (`move_node_to_end_of_cached_nodes`; 7.2.0 l. 983)",
     options: OPTIONS,
     coverage: Some(Coverage {
         library: "redis-py",
@@ -147,6 +149,7 @@ pub const V8: ModelDescriptor = ModelDescriptor {
 pub const IDEAL: ModelDescriptor = ModelDescriptor {
     name: "ideal",
     about: "patches its slot table on every MOVED, keeps its seeds, never rebuilds on its own",
+    source: "",
     options: &[],
     coverage: None,
     build: build_ideal,

@@ -114,6 +114,7 @@ pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
     name: "redis-rs@1.8.1",
     about:
         "redis-rs async ClusterConnection: every MOVED rebuilds the slot map, keeps initial_nodes",
+    source: "redis-rs 1.8.1 `async_connection/mod.rs` l. 1498-1508 (`handle_retries`) and l. 813 (`try_cmd_request`)",
     options: OPTIONS,
     coverage: Some(Coverage {
         library: "redis-rs",
