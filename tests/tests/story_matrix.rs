@@ -23,7 +23,7 @@ use slotscope_tests::matrix::app::AppReport;
 use slotscope_tests::matrix::case::Fault;
 use slotscope_tests::matrix::criteria::{Criterion, Judgement};
 use slotscope_tests::matrix::draw::run_seed;
-use slotscope_tests::matrix::library::{Library, ALL};
+use slotscope_tests::matrix::library::{built_libraries, Library};
 use slotscope_tests::matrix::rng::case_seed;
 use slotscope_tests::matrix::story::{run_story, StoryCase, StoryResult};
 use slotscope_tests::matrix::story_table::progress;
@@ -31,30 +31,6 @@ use slotscope_tests::matrix::story_table::progress;
 /// Cases a run draws.
 const CASES: u64 = 2;
 
-/// The libraries a run draws over: every one whose app is built here (all of them under
-/// `SLOTSCOPE_REQUIRE_APPS=1`, as `scripts/test` runs it, which fails on one not built).
-fn libraries() -> Vec<Library> {
-    let required = std::env::var("SLOTSCOPE_REQUIRE_APPS").is_ok_and(|v| v == "1");
-    let built: Vec<Library> = ALL.into_iter().filter(|l| l.is_available()).collect();
-    let missing: Vec<String> = ALL
-        .into_iter()
-        .filter(|l| !built.contains(l))
-        .map(Library::label)
-        .collect();
-    assert!(
-        !required || missing.is_empty(),
-        "SLOTSCOPE_REQUIRE_APPS=1 and not built: {} (run scripts/setup)",
-        missing.join(", ")
-    );
-    if !missing.is_empty() {
-        eprintln!("not built here, not drawn: {}", missing.join(", "));
-    }
-    assert!(
-        !built.is_empty(),
-        "no application is built (run scripts/setup)"
-    );
-    built
-}
 /// The variable that turns the analysis's assertions off (`0`, `false`, `off`, `no`).
 const STRICT_ENV: &str = "SLOTSCOPE_STORY_STRICT";
 
@@ -204,7 +180,7 @@ fn asserted(j: &Judgement, fault: Fault, library: Library) -> bool {
 fn two_random_live_cases_tell_the_story() {
     let seed = run_seed();
     let strict = strict();
-    let libraries = libraries();
+    let libraries = built_libraries();
     eprintln!(
         "story check: SLOTSCOPE_SEED={seed} ({CASES} cases; re-run with that variable set); \
          {STRICT_ENV}={}",

@@ -16,7 +16,7 @@ const LONG_ABOUT: &str = "\
 Replay a planned change (a shard added, slots moved, a node stalled, killed, failed over, removed
 or readdressed) against the clients a recording of the cluster as it is now shows, and say per
 client group what the change will do to it: unaffected, a MOVED burst of N s, a storm (a MOVED
-share of half or more, or a rebuild after another, for 2 s or more), errors for N s, or wedged
+share of half or more for 2 s or more), errors for N s, or wedged
 until restarted; when in the plan it starts, the figures behind it, why (the library behaviour,
 with where its source does it), and what would make the change safe, each replayed: a later
 release, a setting, the startup nodes, the plan at half speed.

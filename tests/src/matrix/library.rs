@@ -238,6 +238,37 @@ impl Library {
     }
 }
 
+/// The libraries a test draws over: every one whose app is built here; under
+/// `SLOTSCOPE_REQUIRE_APPS=1` (as `scripts/test` runs the tests) every one, failing on one not
+/// built.
+///
+/// # Panics
+///
+/// Under `SLOTSCOPE_REQUIRE_APPS=1` with an app not built, or with no app built at all (the
+/// message says to run `scripts/setup`).
+pub fn built_libraries() -> Vec<Library> {
+    let required = std::env::var("SLOTSCOPE_REQUIRE_APPS").is_ok_and(|v| v == "1");
+    let built: Vec<Library> = ALL.into_iter().filter(|l| l.is_available()).collect();
+    let missing: Vec<String> = ALL
+        .into_iter()
+        .filter(|l| !built.contains(l))
+        .map(Library::label)
+        .collect();
+    assert!(
+        !required || missing.is_empty(),
+        "SLOTSCOPE_REQUIRE_APPS=1 and not built: {} (run scripts/setup)",
+        missing.join(", ")
+    );
+    if !missing.is_empty() {
+        eprintln!("not built here, not drawn: {}", missing.join(", "));
+    }
+    assert!(
+        !built.is_empty(),
+        "no application is built (run scripts/setup)"
+    );
+    built
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

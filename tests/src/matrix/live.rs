@@ -62,6 +62,8 @@ pub fn now_ms() -> u64 {
 /// Something the harness did, and when (epoch ms).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {
+    /// When it began (its start for a stall or a migration).
+    pub began_ms: u64,
     /// When it was done (its end for a stall or a migration).
     pub at_ms: u64,
     /// What.
@@ -90,6 +92,8 @@ pub struct LiveRun {
     /// When the fault began, epoch ms (none for [`Fault::None`]): its event is noted when it is
     /// done (after a stall, after the promotion), this when it was started.
     pub fault_started_ms: Option<u64>,
+    /// Every node's address, by node number (empty for a kept run read back).
+    pub nodes: Vec<String>,
 }
 
 impl LiveRun {
@@ -129,9 +133,10 @@ pub fn run_with(
     let t0 = Instant::now();
     let step = |what: &str| say(&format!("[{:>6.2}s] {what}", t0.elapsed().as_secs_f64()));
     let mut events = Vec::new();
-    let note = |what: String, events: &mut Vec<Event>| {
+    let note = |what: String, began_ms: u64, events: &mut Vec<Event>| {
         step(&what);
         events.push(Event {
+            began_ms,
             at_ms: now_ms(),
             what,
         });
@@ -169,10 +174,12 @@ pub fn run_with(
     ));
     let (first, second) = halves(case.slots_moved);
     if case.record_start == RecordStart::MidMigration {
+        let began = now_ms();
         migrate(&cluster, first);
         open_first_slot(&cluster, second);
         note(
             format!("first half {first} moved, slot {} open", second.start()),
+            began,
             &mut events,
         );
     }
@@ -190,8 +197,9 @@ pub fn run_with(
     // The recorder's first round comes before anything it must see.
     sleep(Duration::from_millis(1200));
     if case.record_start == RecordStart::BeforeSlots {
+        let began = now_ms();
         cluster.assign_slots(&[0, 1, SOURCE]);
-        note("slots assigned to nodes 0-2".to_owned(), &mut events);
+        note("slots assigned to nodes 0-2".to_owned(), began, &mut events);
         sleep(Duration::from_millis(500));
     }
 
@@ -224,11 +232,15 @@ pub fn run_with(
         App::start(Library::RedisPy(COMPANION_VERSION), &bounded)
     });
     if let Some(c) = companion {
-        note(format!("companion started: {c}"), &mut events);
+        note(format!("companion started: {c}"), now_ms(), &mut events);
     }
     let app = App::start(case.library, &bounded);
     let app_start = Instant::now();
-    note(format!("application started: {case}"), &mut events);
+    note(
+        format!("application started: {case}"),
+        now_ms(),
+        &mut events,
+    );
     let until = |ms: u64| {
         let at = app_start + Duration::from_millis(ms);
         if let Some(d) = at.checked_duration_since(Instant::now()) {
@@ -239,13 +251,16 @@ pub fn run_with(
     let gap = Duration::from_millis(case.gap_ms);
     let fault_started = std::cell::Cell::new(None);
     let fault = |cluster: &mut Cluster, events: &mut Vec<Event>| {
-        fault_started.set(Some(now_ms()));
+        let began = now_ms();
+        fault_started.set(Some(began));
         let what = inject(cluster, case.fault, APP_NAME);
-        note(what, events);
+        note(what, began, events);
     };
     let part = |cluster: &Cluster, range, events: &mut Vec<Event>| {
+        let began_ms = now_ms();
         migrate(cluster, range);
         events.push(Event {
+            began_ms,
             at_ms: now_ms(),
             what: format!("slots {range} moved from node {SOURCE} to node {TARGET}"),
         });
@@ -320,6 +335,9 @@ pub fn run_with(
         ));
     }
     step("recording stopped");
+    let nodes = (0..cluster.len())
+        .map(|i| cluster.addr(i).to_string())
+        .collect();
     drop(cluster);
     Ok(LiveRun {
         dir,
@@ -331,5 +349,6 @@ pub fn run_with(
         companion_settings,
         companion: companion_report,
         fault_started_ms: fault_started.get(),
+        nodes,
     })
 }

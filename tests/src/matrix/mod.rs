@@ -27,6 +27,12 @@
 //!   judged again by the current analysis.
 //!
 //! Entry points: `scripts/story` (the `story` binary) and `tests/tests/story_matrix.rs`.
+//!
+//! The pre-flight check (issue 25) runs the same cases, cuts each recording where the change
+//! began and asks `slotscope preflight` what the change will do, then judges that against what it
+//! did: [`preflight_input`] (the cut and the plan), [`preflight_truth`] (the real verdict),
+//! [`preflight_check`] (one case end to end), [`preflight_table`] (the report). Entry points:
+//! `scripts/preflight` (the `preflight` binary) and `tests/tests/preflight_matrix.rs`.
 
 pub mod analysis;
 pub mod app;
@@ -42,6 +48,10 @@ pub mod judge;
 pub mod library;
 pub mod live;
 pub mod migration;
+pub mod preflight_check;
+pub mod preflight_input;
+pub mod preflight_table;
+pub mod preflight_truth;
 pub mod repeat;
 pub mod replay;
 pub mod rescore;

@@ -16,13 +16,13 @@ use crate::matrix::live::LiveRun;
 use crate::matrix::replay::replay;
 use crate::matrix::runner::CaseResult;
 
-fn read_json(path: &Path) -> Result<Value, String> {
+pub(crate) fn read_json(path: &Path) -> Result<Value, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// The kept run `<dir>/<stem>.*` as a [`LiveRun`], and its case's library.
-fn kept_run(dir: &Path, stem: &str) -> Result<(LiveRun, Vec<Library>), String> {
+pub(crate) fn kept_run(dir: &Path, stem: &str) -> Result<(LiveRun, Vec<Library>), String> {
     let live = read_json(&dir.join(format!("{stem}.live.json")))?;
     let app = AppReport::from_json(read_json(&dir.join(format!("{stem}.app.json")))?)?;
     let settings = AppSettings::from_json(&live["settings"])
@@ -40,6 +40,7 @@ fn kept_run(dir: &Path, stem: &str) -> Result<(LiveRun, Vec<Library>), String> {
         companion_settings: None,
         companion: None,
         fault_started_ms: live["fault_started_ms"].as_u64(),
+        nodes: Vec::new(),
     };
     Ok((run, libraries))
 }

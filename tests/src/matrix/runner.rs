@@ -133,7 +133,7 @@ pub fn run_case_twice(case: &Case, say: &dyn Fn(&str), keep: Option<&Path>) -> C
 
 /// Keeps `live`'s recording, application report and what the harness knew in `dir` as
 /// `<stem>.jsonl.zst`, `<stem>.app.json` and `<stem>.live.json` (what `--rescore` reads).
-fn keep_run(dir: &Path, stem: &str, case: &Case, live: &live::LiveRun) {
+pub(crate) fn keep_run(dir: &Path, stem: &str, case: &Case, live: &live::LiveRun) {
     let _ = std::fs::create_dir_all(dir);
     let _ = std::fs::write(
         dir.join(format!("{stem}.live.json")),

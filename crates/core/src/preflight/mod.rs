@@ -31,4 +31,7 @@ pub use remedy::{candidates, half_speed, Candidate, RemedyKind};
 pub use schedule::{PlannedFault, PlannedFaultKind, PlannedLayout, Schedule};
 pub use simulation::{address_of, simulate, Frame, SimulationError, ADDED_NODE_PORT};
 pub use start::Start;
-pub use verdict::{Figures, Stretch, Verdict, VerdictKind};
+pub use verdict::{
+    is_blip, Figures, Stretch, Verdict, VerdictKind, BLIP_SHARE, STORM_MIN_SECS, STORM_SHARE,
+    WEDGED_MIN_MS,
+};

@@ -16,8 +16,9 @@ pub struct Start {
 }
 
 impl Start {
-    /// The cluster `timeline` ends with: the owners of its last state, and each node that is no
-    /// owner there as the replica of the primary the views listed it with last.
+    /// The cluster `timeline` ends with: the owners of its last state, each node that is no
+    /// owner there as the replica of the primary the views listed it with last, and every other
+    /// node the recorder still polls as a master owning no slot.
     pub fn at_end_of(timeline: &ClusterTimeline) -> Start {
         let nodes = timeline.nodes();
         let name = |n: NodeIdx| nodes.addr(n).map(ToString::to_string);
@@ -41,6 +42,16 @@ impl Start {
             }
             if latest.get(&r).is_none_or(|(_, t)| span.end > *t) {
                 latest.insert(r, (p, span.end));
+            }
+        }
+        // Members that own nothing and replicate nothing: masters that joined empty (a scale-out's
+        // target before its slots move).
+        for n in timeline.members_at(Timestamp(u64::MAX)) {
+            if owners.iter().any(|(_, o)| *o == n) || latest.contains_key(&n) {
+                continue;
+            }
+            if let Some(a) = name(n) {
+                masters.push((a, Vec::new()));
             }
         }
         let replicas = latest

@@ -13,11 +13,13 @@ use crate::time::Timestamp;
 
 /// A `MOVED` share at least this high in a second is a storm's second.
 pub const STORM_SHARE: f64 = 0.5;
-/// Full initialisations a second that make a storm's second (a client rebuilding its whole view
-/// over and over).
-pub const STORM_REINITS: u64 = 5;
 /// Consecutive storm seconds that make a storm (as the analysis' `redirect_storm`: 2 s).
 pub const STORM_MIN_SECS: usize = 2;
+/// Failures at most this share of the commands, within one second, are a blip: counted in the
+/// figures, not the verdict (a failover's one unlucky command is beyond what a replay can
+/// promise, and a verdict that flips on it says nothing of the change).
+pub const BLIP_SHARE: f64 = 0.005;
+
 /// How long every command must have failed before the run ended for a client that does not say
 /// so itself to be wedged (the fidelity matrix's outcome rule: 1 s).
 pub const WEDGED_MIN_MS: u64 = 1_000;
@@ -30,7 +32,7 @@ pub enum VerdictKind {
     Unaffected,
     /// Some `MOVED` replies, followed, nothing failed.
     MovedBurst,
-    /// A `MOVED` share of half or more, or a full initialisation after another, held 2 s or more.
+    /// A `MOVED` share of half or more held 2 s or more (the analysis' `redirect_storm`).
     Storm,
     /// Commands failed.
     Errors,
@@ -115,11 +117,10 @@ impl Verdict {
         };
         let errors: Vec<usize> = indices(&seconds, |s| s.errors > 0);
         let moved: Vec<usize> = indices(&seconds, |s| s.moved > 0);
-        let stormy = indices(&seconds, |s| {
-            share(s.moved, calls(s)) >= STORM_SHARE || s.full_reinits >= STORM_REINITS
-        });
-        let storm = longest_run_span(&stormy);
+        let stormy = indices(&seconds, |s| share(s.moved, calls(s)) >= STORM_SHARE);
+        let storm = storm_span(&stormy);
         let figures = figures(report, &seconds);
+        let (figures_failed, figures_commands) = (figures.failed, figures.commands);
         let wedged = wedged_since(report, &seconds);
         let errors = stretch(&errors);
         let storm = storm.and_then(|run| stretch(&run));
@@ -134,7 +135,8 @@ impl Verdict {
                     to_end: true,
                 }),
             )
-        } else if errors.is_some() {
+        } else if errors.is_some_and(|e| !is_blip(figures_failed, figures_commands, e.secs * 1000))
+        {
             (VerdictKind::Errors, errors)
         } else if storm.is_some() {
             (VerdictKind::Storm, storm)
@@ -165,6 +167,11 @@ impl Verdict {
     }
 }
 
+/// Whether `failed` of `commands` over `ms` are a blip ([`BLIP_SHARE`], at most a second).
+pub fn is_blip(failed: u64, commands: u64, ms: u64) -> bool {
+    ms <= 1_000 && float::from_u64(failed) <= BLIP_SHARE * float::from_u64(commands)
+}
+
 /// The moment every command the client issued from then on failed (none succeeded then or
 /// after), when the client itself says it is wedged or that lasted at least [`WEDGED_MIN_MS`]
 /// before the run's end.
@@ -176,8 +183,7 @@ fn wedged_since(report: &ReplayReport, seconds: &[&Second]) -> Option<Timestamp>
     let from = last_ok.map_or(0, |i| i + 1);
     let first_failed = seconds.get(from..)?.iter().find(|s| s.errors > 0)?;
     let end = seconds.last()?.t.0 + 1_000;
-    (first_failed.t.0 + WEDGED_MIN_MS <= end && last_ok.is_none_or(|i| i + 1 < seconds.len()))
-        .then_some(first_failed.t)
+    (first_failed.t.0 + WEDGED_MIN_MS <= end).then_some(first_failed.t)
 }
 
 fn figures(report: &ReplayReport, seconds: &[&Second]) -> Figures {
@@ -224,7 +230,7 @@ fn indices(seconds: &[&Second], f: impl Fn(&Second) -> bool) -> Vec<usize> {
 
 /// The first and last index of every run of at least [`STORM_MIN_SECS`] consecutive indices,
 /// from the first such run's start to the last one's end.
-fn longest_run_span(idx: &[usize]) -> Option<Vec<usize>> {
+fn storm_span(idx: &[usize]) -> Option<Vec<usize>> {
     let mut runs: Vec<(usize, usize)> = Vec::new();
     for &i in idx {
         match runs.last_mut() {
@@ -331,6 +337,13 @@ mod tests {
         let v = Verdict::of(&wedged, Timestamp(0));
         assert_eq!(v.kind, VerdictKind::Wedged);
         assert_eq!(v.stretch.unwrap().from_ms, 2_000);
+        // One failure among a thousand commands in one second: a blip, the MOVED decide.
+        let mut seconds: Vec<Second> = (0..10).map(|k| second(k * 1_000, 100, 0, 0, 100)).collect();
+        seconds[4] = second(4_000, 99, 1, 3, 103);
+        let v = Verdict::of(&report(seconds), Timestamp(0));
+        assert_eq!(v.kind, VerdictKind::MovedBurst);
+        assert_eq!(v.figures.failed, 1);
+        assert!(v.errors.is_some());
         // Some slots unserved to the end while others are served: errors to the end.
         let partial = report(vec![second(0, 10, 0, 0, 10), second(1_000, 5, 5, 0, 5)]);
         let v = Verdict::of(&partial, Timestamp(0));

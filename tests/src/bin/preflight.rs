@@ -1,0 +1,112 @@
+//! `scripts/preflight`: the pre-flight check's long draw (issue 25).
+//!
+//! Draws `--cases N` cases from `--seed S` (default: the clock; printed) over `--libs` (default:
+//! every library whose app is built here), only of the faults a plan can state (every one but
+//! `kill-clients`, or `--faults`). Each runs live; its recording is cut where the change began and
+//! `slotscope preflight` is given it with the plan the case carried out; the verdict for the
+//! application is judged against what the change did
+//! (`slotscope_tests::matrix::preflight_check`). Prints each case's progress, then writes the
+//! Markdown report to `--out` (default `target/preflight.md`) and prints it. `--case-seed X` runs
+//! the one case drawn from X; `--keep DIR` keeps each case's recording, report, plan and answer;
+//! `--rescore DIR` asks `preflight` again of the cases kept there and judges them, no live run.
+//!
+//! Exits 0 when every case ran (whatever the verdicts), 1 when a case hit a harness error, 2 on bad
+//! arguments.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use slotscope_tests::matrix::case::{Case, Fault};
+use slotscope_tests::matrix::draw::{usage, DrawOptions};
+use slotscope_tests::matrix::library::{Library, ALL};
+use slotscope_tests::matrix::preflight_check::{rescore_preflight, run_preflight_case};
+use slotscope_tests::matrix::preflight_table::{markdown, progress};
+use slotscope_tests::matrix::rescore::kept_seeds;
+
+fn main() -> ExitCode {
+    let built: Vec<Library> = ALL.into_iter().filter(|l| l.is_available()).collect();
+    let over = if built.is_empty() {
+        ALL.to_vec()
+    } else {
+        built
+    };
+    let Some(mut o) = DrawOptions::parse_over(std::env::args().skip(1), 8, "preflight.md", &over)
+    else {
+        return usage("scripts/preflight");
+    };
+    if o.twice {
+        eprintln!("scripts/preflight: --twice is an option of scripts/fidelity only");
+        return usage("scripts/preflight");
+    }
+    if o.faults.is_empty() {
+        o.faults = Fault::NAMES
+            .into_iter()
+            .filter(|f| *f != "kill-clients")
+            .collect();
+    }
+    let seeds = match &o.rescore {
+        Some(dir) => kept_seeds(dir),
+        None => o.case_seeds(),
+    };
+    if seeds.is_empty() {
+        eprintln!(
+            "preflight: no kept case (<seed>.live.json) in {:?}",
+            o.rescore
+        );
+        return ExitCode::from(2);
+    }
+    let names: Vec<String> = o.libraries.iter().map(|l| l.label()).collect();
+    eprintln!(
+        "preflight: seed {}, {} case(s) over {}",
+        o.seed,
+        seeds.len(),
+        names.join(", ")
+    );
+    let started = Instant::now();
+    let mut results = Vec::new();
+    for (i, &s) in seeds.iter().enumerate() {
+        if let Some(dir) = &o.rescore {
+            eprintln!("== kept case {}/{} (seed {s})", i + 1, seeds.len());
+            let r = rescore_preflight(dir, s);
+            eprint!("{}", progress(&r));
+            results.push(r);
+            continue;
+        }
+        let case = Case::draw_over(s, &o.libraries);
+        eprintln!(
+            "== case {}/{} (seed {s}, {:.0} s so far): {case}",
+            i + 1,
+            seeds.len(),
+            started.elapsed().as_secs_f64()
+        );
+        let r = run_preflight_case(&case, &|line| eprintln!("   {line}"), o.keep.as_deref());
+        eprint!("{}", progress(&r));
+        results.push(r);
+    }
+    let mut doc = markdown(&results, o.seed, &o.libraries);
+    if let Some(dir) = &o.rescore {
+        doc = format!(
+            "Kept cases of `{}` asked of `preflight` and judged again (`scripts/preflight \
+             --rescore`), no live run; the draw's seed and command below are not theirs.\n\n{doc}",
+            dir.display()
+        );
+    }
+    if let Some(dir) = o.out.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    if let Err(e) = std::fs::write(&o.out, &doc) {
+        eprintln!("preflight: cannot write {}: {e}", o.out.display());
+    }
+    println!("{doc}");
+    eprintln!(
+        "preflight: {} case(s) in {:.0} s; report written to {}",
+        results.len(),
+        started.elapsed().as_secs_f64(),
+        o.out.display()
+    );
+    if results.iter().any(|r| r.error.is_some()) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
