@@ -143,6 +143,9 @@ pub struct ViewState {
     pub restored: bool,
     /// The loaded data is a preview: the first part of a recording still loading.
     pub partial: bool,
+    /// Where a pre-flight's predicted tracks end, past the recording's end: the window may go
+    /// there (epoch milliseconds; `None`: the recording's span bounds it).
+    pub beyond: Option<u64>,
 }
 
 impl Default for ViewState {
@@ -162,6 +165,7 @@ impl Default for ViewState {
             utc: true,
             restored: false,
             partial: false,
+            beyond: None,
         }
     }
 }
@@ -230,6 +234,9 @@ pub enum Action {
     ToggleSeries(String),
     /// Restore what a URL hash held.
     Restore(HashState),
+    /// A pre-flight's predicted tracks go on to this moment past the recording's end (`None`:
+    /// they are gone): the window may go there, and shows the recording's end and all of them.
+    Beyond(Option<u64>),
 }
 
 /// `x` rounded to whole milliseconds, clamped to `u64`.
@@ -255,16 +262,22 @@ impl ViewState {
         self.window.1.saturating_sub(self.window.0)
     }
 
+    /// What the window may show: the recording's span, past its end to [`ViewState::beyond`].
+    fn bounds(&self) -> Option<(u64, u64)> {
+        self.data
+            .map(|(lo, hi)| (lo, self.beyond.map_or(hi, |b| b.max(hi))))
+    }
+
     fn min_width(&self) -> u64 {
         let span = self
-            .data
+            .bounds()
             .map_or(MIN_WINDOW_MS, |(a, b)| b.saturating_sub(a));
         MIN_WINDOW_MS.min(span.max(1))
     }
 
     /// `window` moved (not resized) to lie inside the data, or narrowed to it when wider.
     fn clamp_window(&self, (start, end): (u64, u64)) -> (u64, u64) {
-        let Some((lo, hi)) = self.data else {
+        let Some((lo, hi)) = self.bounds() else {
             return (start, end);
         };
         let width = end.saturating_sub(start).min(hi - lo).max(self.min_width());
@@ -273,7 +286,7 @@ impl ViewState {
     }
 
     fn clamp_time(&self, t: u64) -> u64 {
-        match self.data {
+        match self.bounds() {
             Some((lo, hi)) => t.clamp(lo, hi),
             None => t,
         }
@@ -325,6 +338,7 @@ impl ViewState {
             } => {
                 let (lo, hi) = (span.0.min(span.1), span.0.max(span.1));
                 self.data = Some((lo, hi));
+                self.beyond = None;
                 self.loaded = Some(name);
                 self.source = source;
                 self.findings = findings;
@@ -353,6 +367,7 @@ impl ViewState {
                     .is_some_and(|d| self.window == self.clamp_window(d));
                 self.partial = false;
                 self.data = Some((lo, hi));
+                self.beyond = None;
                 self.loaded = Some(name);
                 self.source = source;
                 self.findings = findings;
@@ -439,6 +454,18 @@ impl ViewState {
                 if i < self.notes.len() {
                     self.notes.remove(i);
                 }
+            }
+            Action::Beyond(end) => {
+                let Some((lo, hi)) = self.data else {
+                    return self;
+                };
+                self.beyond = end.filter(|&b| b > hi);
+                self.window = match self.beyond {
+                    // As much of the recording before its end as the prediction after it.
+                    Some(b) => self.clamp_window((lo.max(hi.saturating_sub(b - hi)), b)),
+                    None => self.clamp_window(self.window),
+                };
+                self.cursor = self.cursor.map(|c| self.clamp_time(c));
             }
             Action::Restore(h) => {
                 // A load follows when nothing is loaded yet or the hash names another recording:
@@ -687,6 +714,32 @@ mod tests {
             span: (10_000, 20_000),
             findings: 3,
         })
+    }
+
+    #[test]
+    fn a_preflight_lets_the_window_go_past_the_recordings_end_until_cleared() {
+        let s = loaded();
+        // Panning stops at the recording's end…
+        assert_eq!(
+            s.clone().reduce(Action::PanBy(50_000)).window,
+            (10_000, 20_000)
+        );
+        // …until a pre-flight's tracks go on to 26 s: the window shows the last 6 s of the
+        // recording and all of the prediction, and may pan there.
+        let s = s.reduce(Action::Beyond(Some(26_000)));
+        assert_eq!(s.window, (14_000, 26_000));
+        let s = s.reduce(Action::ZoomIn).reduce(Action::PanBy(50_000));
+        assert_eq!(s.window.1, 26_000);
+        // Cleared: back inside the recording, the cursor too.
+        let s = s
+            .reduce(Action::SetCursor(25_000))
+            .reduce(Action::Beyond(None));
+        assert!(s.window.1 <= 20_000 && s.cursor == Some(20_000), "{s:?}");
+        // An end inside the recording, or a new recording, changes nothing past its end.
+        let s = loaded().reduce(Action::Beyond(Some(15_000)));
+        assert_eq!((s.beyond, s.window), (None, (10_000, 20_000)));
+        let s = loaded().reduce(Action::Beyond(Some(30_000)));
+        assert_eq!(rest_loaded(s).beyond, None);
     }
 
     #[test]

@@ -8,7 +8,9 @@
 
 use std::rc::Rc;
 
-pub use slotscope_whatif::{parse_options, Overlay, Prediction, Request, DEFAULT_RATE};
+pub use slotscope_whatif::{
+    parse_options, Overlay, PlanPrediction, PlanRequest, Prediction, Request, DEFAULT_RATE,
+};
 
 use crate::clock;
 use crate::dataset::Dataset;
@@ -48,6 +50,40 @@ pub async fn run_in_module(data: &Dataset, req: &Request) -> Result<Prediction, 
     // From bytes, as every JSON the viewer reads: one instance of serde_json's parser.
     serde_json::from_slice(json.as_bytes())
         .map_err(|e| format!("bad prediction from the what-if module: {e}"))
+}
+
+/// Pre-flights `req` against the recording `data` holds, in the what-if module.
+pub async fn plan_in_module(data: &Dataset, req: &PlanRequest) -> Result<PlanPrediction, String> {
+    if data.bytes.is_empty() {
+        return Err(STILL_READING.to_owned());
+    }
+    let module = Module::load(MODULE_URL).await?;
+    let grid = serde_json::to_string(&data.tracks.grid).map_err(|e| e.to_string())?;
+    let request = serde_json::to_string(req).map_err(|e| e.to_string())?;
+    let bytes = js_sys::Uint8Array::from(&data.bytes[..]);
+    let out = module.call("preflight", &[bytes.into(), grid.into(), request.into()])?;
+    let json = out
+        .as_string()
+        .ok_or("the what-if module returned no text")?;
+    serde_json::from_slice(json.as_bytes())
+        .map_err(|e| format!("bad pre-flight from the what-if module: {e}"))
+}
+
+/// The predictions a pre-flight draws: its two most harmed groups (A and B), each as a
+/// prediction of its worst run.
+pub fn drawn(p: &PlanPrediction) -> Vec<Shared> {
+    p.groups
+        .iter()
+        .take(2)
+        .map(|g| {
+            Shared(Rc::new(Prediction {
+                report: g.report.clone(),
+                rate: g.rate,
+                observed_rate: true,
+                overlay: g.overlay.clone(),
+            }))
+        })
+        .collect()
 }
 
 /// Runs `req` against the recording `data` holds, in process (native builds: the tests).

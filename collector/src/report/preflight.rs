@@ -1,6 +1,6 @@
 //! `slotscope preflight`: a planned change replayed against the clients a recording shows, before
-//! it is made. Reads the recording once (its last cluster, its counters, its client census),
-//! makes each census group a client ([`clients`]), carries the plan out on the recording's last
+//! it is made. Reads the recording once into its [`BasisBuilder`] (its last cluster, its
+//! counters, its client census), makes each census group a client, carries the plan out on the recording's last
 //! cluster and replays every client through its models ([`predict`]); then writes the risk
 //! table, each group's verdict with why, and what would make the change safe.
 
@@ -8,18 +8,13 @@ use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::Path;
 
-use slotscope_core::census::CensusBuilder;
-use slotscope_core::hypothesis::{
-    group_workloads, layout_change_spans, ExchangeTimes, HypothesisSpec,
-};
-use slotscope_core::metrics::Metrics;
+use slotscope_core::hypothesis::{ExchangeTimes, HypothesisSpec};
 use slotscope_core::preflight::{
-    clients, predict, Assumption, Frame, Plan, Prediction, PreflightError, Setup, Start,
+    predict, Assumption, BasisBuilder, BasisError, Frame, Plan, Prediction, PreflightError, Setup,
 };
-use slotscope_core::recording::Line;
-use slotscope_core::replay::{AskPolicy, Shape, SimClusterBuilder};
+use slotscope_core::replay::Shape;
 use slotscope_core::time::format_millis;
-use slotscope_core::{NodeAddr, Timestamp};
+use slotscope_core::Timestamp;
 
 use crate::report::replay::timing;
 use crate::report::table::{Cell, Column, Table};
@@ -66,45 +61,22 @@ pub enum RunError {
     #[error("{0}")]
     Assume(String),
     /// The recording holds no cluster to start from.
-    #[error("the recording holds no slot layout to carry the plan out on")]
-    NoCluster,
+    #[error(transparent)]
+    Basis(#[from] BasisError),
 }
 
 /// Reads the recording and predicts what the plan does to each client group.
 pub fn run(req: &Request<'_>) -> Result<Prediction, RunError> {
-    let ((builder, metrics, census, samples, seed), _) = read_recording(
-        req.file,
-        |h| {
-            (
-                SimClusterBuilder::for_recording(h),
-                Metrics::default(),
-                CensusBuilder::default(),
-                Vec::new(),
-                h.seed.clone(),
-            )
-        },
-        |(b, m, c, samples, _): &mut (_, Metrics, CensusBuilder, Vec<Timestamp>, NodeAddr),
-         line| {
-            if let Line::Topology(t) = line {
-                samples.push(t.t);
-            }
-            b.push(line);
-            m.push(line);
-            c.push(line);
-        },
-    )?;
-    let start = Start::at_end_of(builder.timeline());
-    if start.masters.is_empty() {
-        return Err(RunError::NoCluster);
+    let (builder, _) = read_recording(req.file, BasisBuilder::new, |b, line| b.push(line))?;
+    let basis = builder.finish()?;
+    let mut clients = basis.clients(req.assumed).map_err(RunError::Assume)?;
+    for c in &mut clients {
+        c.in_flight = req
+            .in_flight
+            .or(c.in_flight)
+            .or(Some(req.default_in_flight));
     }
-    let mut builder = builder;
-    builder.ask_policy(AskPolicy::KeyCoin { seed: req.seed });
-    let recorded = builder.build();
-    let span = recorded.span().ok_or(RunError::NoCluster)?;
-    let census = census.finish();
-    let changes = layout_change_spans(&recorded.changes(), &samples);
-    let workloads = group_workloads(Some(&census), &metrics, span, &changes);
-    let clients = clients(&workloads, Some(&census), req.assumed).map_err(RunError::Assume)?;
+    let metrics = &basis.metrics;
     let names: Vec<String> = {
         let mut n: Vec<String> = clients
             .iter()
@@ -114,15 +86,15 @@ pub fn run(req: &Request<'_>) -> Result<Prediction, RunError> {
         n.dedup();
         n
     };
-    let timing = timing::choose(&names, &metrics, req.rtt_us, req.service_us);
+    let timing = timing::choose(&names, metrics, req.rtt_us, req.service_us);
     let setup = Setup {
         frame: Frame {
             // The plan starts a second after the recording ends.
-            origin: Timestamp(span.end.0 + 1_000),
+            origin: Timestamp(basis.end.0 + 1_000),
             lead_ms: req.lead_ms,
             tail_ms: req.tail_ms,
         },
-        seed,
+        seed: basis.seed.clone(),
         spec: HypothesisSpec {
             rate_per_sec: 0,
             keys: req.keys,
@@ -130,7 +102,7 @@ pub fn run(req: &Request<'_>) -> Result<Prediction, RunError> {
             concurrency: 1,
             redis_py_socket_timeout_ms: req.redis_py_socket_timeout_ms,
             window: None,
-            shape: Shape::InFlight(req.in_flight.unwrap_or(req.default_in_flight)),
+            shape: Shape::InFlight(req.default_in_flight),
             timing: ExchangeTimes {
                 rtt_us: Some(timing.timing.rtt_us),
                 service_us: timing
@@ -141,14 +113,19 @@ pub fn run(req: &Request<'_>) -> Result<Prediction, RunError> {
                 default_us: Some(timing.timing.default_us),
             },
         },
-        shape_fixed: req.in_flight.is_some(),
     };
     let terminal = std::io::stderr().is_terminal();
-    let prediction = predict(&req.plan, &start, &clients, &setup, &mut |group, what| {
-        if terminal {
-            eprint!("\r\x1b[2K{group}: replaying {what}");
-        }
-    });
+    let prediction = predict(
+        &req.plan,
+        &basis.start,
+        &clients,
+        &setup,
+        &mut |group, what| {
+            if terminal {
+                eprint!("\r\x1b[2K{group}: replaying {what}");
+            }
+        },
+    );
     if terminal {
         eprint!("\r\x1b[2K");
     }
@@ -208,14 +185,11 @@ fn groups_text(p: &Prediction, md: bool) -> String {
     for g in &p.groups {
         let c = &g.client;
         let head = format!(
-            "{} — {} ({:.1} commands/s, {}; models: {})",
+            "{} — {} ({:.1} commands/s, {} in flight; models: {})",
             c.short,
             g.range(),
             c.rate_per_sec,
-            c.in_flight
-                .map_or("in flight as --in-flight".to_owned(), |n| format!(
-                    "{n} in flight"
-                )),
+            c.in_flight.unwrap_or(1),
             c.chosen.text()
         );
         if md {

@@ -33,7 +33,7 @@ pub use group::{
     Landing, Source, REMAP_LANDING, SETTLED_LANDING, SPREAD_SERVED_SHARE,
 };
 pub use group_ranking::{GroupHypotheses, GroupRanked, Grouped};
-pub(crate) use grouped::replayed_rate;
+pub use grouped::replayed_rate;
 pub use grouped::{group_variants, rank_groups};
 pub(crate) use rank::workload;
 pub use rank::{rank, rank_with_progress, ExchangeTimes, Hypotheses, HypothesisSpec, Ranked};

@@ -41,7 +41,6 @@ fn setup(seed: u64, socket_timeout_ms: Option<u64>) -> Setup {
             shape: Shape::Lanes,
             timing: ExchangeTimes::default(),
         },
-        shape_fixed: false,
     }
 }
 

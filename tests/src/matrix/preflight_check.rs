@@ -23,6 +23,12 @@ use crate::matrix::preflight_truth::{real_verdict, RealVerdict};
 use crate::matrix::rescore::{kept_run, read_json};
 use crate::matrix::runner::{keep_run, panic_text};
 
+/// How much longer than drawn the application runs before the change: a recording of the
+/// cluster before a change holds its clients for a while (an always-on recorder, minutes), and an
+/// application whose runtime starts slowly (the JVM) would otherwise show no traffic before a
+/// change drawn 1.5 s after its start.
+pub const SETTLE_MS: u64 = 4_000;
+
 /// Durations agree within this share…
 pub const DURATION_SHARE: f64 = 0.25;
 /// …or this many milliseconds.
@@ -233,6 +239,7 @@ fn predict(case: &Case, live: &LiveRun, dir: &Path) -> Result<(Value, Value, u64
 /// matrix keeps it, with `<seed>.events.json` (what the harness did, the nodes' addresses: what
 /// [`rescore_preflight`] needs), `<seed>.plan.json` and `<seed>.preflight.json` beside it.
 pub fn run_preflight_case(case: &Case, say: &dyn Fn(&str), keep: Option<&Path>) -> PreflightCase {
+    let case = &settled(case);
     let live = match catch_unwind(AssertUnwindSafe(|| live::run(case, say))) {
         Ok(Ok(live)) => live,
         Ok(Err(e)) => return PreflightCase::failed(case, format!("live run: {e}")),
@@ -255,6 +262,16 @@ pub fn run_preflight_case(case: &Case, say: &dyn Fn(&str), keep: Option<&Path>) 
         let _ = std::fs::write(dir.join(format!("{stem}.events.json")), kept.to_string());
     }
     judge_run(case, &live, keep)
+}
+
+/// `case` with [`SETTLE_MS`] more before its first change (and as much more schedule).
+pub fn settled(case: &Case) -> Case {
+    let secs = u32::try_from(SETTLE_MS / 1000).unwrap_or(0);
+    Case {
+        first_event_ms: case.first_event_ms + SETTLE_MS,
+        duration_s: case.duration_s + secs,
+        ..case.clone()
+    }
 }
 
 /// The kept case `seed` of `dir` (kept by [`run_preflight_case`]) asked of `preflight` and
@@ -282,7 +299,9 @@ pub fn rescore_preflight(dir: &Path, seed: u64) -> PreflightCase {
         Ok((live, libraries))
     });
     match kept {
-        Ok((live, libraries)) => judge_run(&Case::draw_over(seed, &libraries), &live, None),
+        Ok((live, libraries)) => {
+            judge_run(&settled(&Case::draw_over(seed, &libraries)), &live, None)
+        }
         Err(e) => PreflightCase::failed(&Case::draw(seed), format!("kept case: {e}")),
     }
 }

@@ -29,6 +29,7 @@ use crate::scale::TimeScale;
 #[cfg(test)]
 use crate::state::ViewState;
 use frame::{err, size};
+use slotscope_core::track::Grid;
 
 /// Draws track `kind` of `data` onto `area`: background, grid, the data, selection and cursor,
 /// with the what-if predictions in `predicted` (none, A, or A and B) drawn over the observed data
@@ -59,7 +60,7 @@ pub fn track<DB: DrawingBackend>(
             let grid = &data.tracks.grid;
             let peak = predicted
                 .iter()
-                .map(|p| overlay::peak(kind, p, grid, frame))
+                .map(|p| overlay::peak(kind, p, grid_of(p, grid), frame))
                 .fold(0.0f32, f32::max);
             // A long window is drawn from a reduced level: as many points as pixels, not buckets.
             let tracks = data
@@ -67,7 +68,16 @@ pub fn track<DB: DrawingBackend>(
                 .for_pixel(&data.tracks, frame.scale.ms_per_px());
             let top = series::draw(kind, area, frame, tracks, peak)?;
             for (slot, p) in predicted.iter().enumerate() {
-                overlay::draw(kind, area, frame, grid, p, top, slot, predicted.len())?;
+                overlay::draw(
+                    kind,
+                    area,
+                    frame,
+                    grid_of(p, grid),
+                    p,
+                    top,
+                    slot,
+                    predicted.len(),
+                )?;
             }
         }
     }
@@ -75,6 +85,12 @@ pub fn track<DB: DrawingBackend>(
     selection(area, frame)?;
     cursor(area, frame)?;
     Ok(())
+}
+
+/// The grid `p`'s series are on: its own (a pre-flight's, past the recording's end), else the
+/// recording's `grid`.
+fn grid_of<'a>(p: &'a crate::whatif::Overlay, grid: &'a Grid) -> &'a Grid {
+    p.grid.as_ref().unwrap_or(grid)
 }
 
 /// Shades the interval of the finding in focus, its edges drawn.

@@ -324,7 +324,8 @@ pub fn app() -> Html {
                         }
                         if state.panels.contains(&Panel::Whatif) {
                             <WhatifPanel data={d} offset={offset} predictions={(*predictions).clone()}
-                                on_predictions={let p = predictions.setter(); Callback::from(move |x| p.set(x))} />
+                                on_predictions={let p = predictions.setter(); Callback::from(move |x| p.set(x))}
+                                dispatch={dispatch.clone()} />
                         }
                     }
                 </aside>

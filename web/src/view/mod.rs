@@ -8,6 +8,7 @@ pub mod export;
 pub mod findings;
 pub mod loader;
 pub mod notes;
+pub mod preflight;
 pub mod selection;
 pub mod share;
 pub mod slotmap;

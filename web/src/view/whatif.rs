@@ -9,6 +9,8 @@ use slotscope_core::replay::MODELS;
 use yew::prelude::*;
 
 use crate::dataset::Shared;
+use crate::state::Action;
+use crate::view::preflight::PreflightForm;
 use crate::whatif::{self, Request};
 
 /// Properties of [`WhatifPanel`].
@@ -22,6 +24,8 @@ pub struct WhatifProps {
     pub predictions: Vec<whatif::Shared>,
     /// Called with new predictions, or none to clear them.
     pub on_predictions: Callback<Vec<whatif::Shared>>,
+    /// The view's actions (a pre-flight widens the window past the recording's end).
+    pub dispatch: Callback<Action>,
 }
 
 /// The value of an `<input>` or `<select>` an event came from.
@@ -104,10 +108,13 @@ pub fn whatif_panel(props: &WhatifProps) -> Html {
         let data = props.data.clone();
         let observed = default_rate(&props.data);
         let on_predictions = props.on_predictions.clone();
+        let dispatch = props.dispatch.clone();
         Callback::from(move |_: MouseEvent| {
             if *running {
                 return;
             }
+            // A model's replay is drawn on the recording: a pre-flight's span goes.
+            dispatch.emit(Action::Beyond(None));
             let rate = if rate.trim().is_empty() || rate.trim() == observed {
                 Ok(None)
             } else {
@@ -188,8 +195,10 @@ pub fn whatif_panel(props: &WhatifProps) -> Html {
     let on_clear = {
         let on_predictions = props.on_predictions.clone();
         let status = status.clone();
+        let dispatch = props.dispatch.clone();
         Callback::from(move |_: MouseEvent| {
             on_predictions.emit(Vec::new());
+            dispatch.emit(Action::Beyond(None));
             status.set(String::new());
         })
     };
@@ -298,6 +307,8 @@ pub fn whatif_panel(props: &WhatifProps) -> Html {
                         }) }
                     </div>
                 }
+                <PreflightForm data={props.data.clone()} on_predictions={props.on_predictions.clone()}
+                    dispatch={props.dispatch.clone()} />
             </div>
         </section>
     }

@@ -3,6 +3,7 @@
 use slotscope_core::track::Grid;
 use wasm_bindgen::prelude::wasm_bindgen;
 
+use crate::preflight::{preflight as plan, PlanRequest};
 use crate::run::{run, Request};
 
 /// Replays `request` (a JSON [`Request`]) against the recording in `bytes` on `grid` (a JSON
@@ -13,5 +14,16 @@ pub fn replay(bytes: &[u8], grid: &str, request: &str) -> Result<String, String>
     let request: Request =
         serde_json::from_str(request).map_err(|e| format!("bad request: {e}"))?;
     let prediction = run(bytes, &grid, &request)?;
+    serde_json::to_string(&prediction).map_err(|e| e.to_string())
+}
+
+/// Pre-flights `request` (a JSON [`PlanRequest`]) against the recording in `bytes` on `grid` (a
+/// JSON [`Grid`], made longer); returns the JSON [`crate::PlanPrediction`], or throws the reason.
+#[wasm_bindgen]
+pub fn preflight(bytes: &[u8], grid: &str, request: &str) -> Result<String, String> {
+    let grid: Grid = serde_json::from_str(grid).map_err(|e| format!("bad grid: {e}"))?;
+    let request: PlanRequest =
+        serde_json::from_str(request).map_err(|e| format!("bad request: {e}"))?;
+    let prediction = plan(bytes, &grid, &request)?;
     serde_json::to_string(&prediction).map_err(|e| e.to_string())
 }

@@ -20,6 +20,10 @@ pub struct Overlay {
     pub ok_rate: Series,
     /// When the client was wedged: `[start, end]` in epoch milliseconds.
     pub wedged: Vec<(u64, u64)>,
+    /// The grid the series are on when it is not the recording's (a pre-flight's, which goes on
+    /// after the recording's end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grid: Option<Grid>,
 }
 
 fn ratio(part: u64, whole: u64) -> f32 {
@@ -113,5 +117,6 @@ pub(crate) fn overlay(report: &ReplayReport, names: &[String], grid: &Grid) -> O
         refreshes,
         ok_rate,
         wedged,
+        grid: None,
     }
 }

@@ -341,7 +341,7 @@ fn weight(x: f64) -> u64 {
 
 /// The rate replayed: rounded, at least 1 per second.
 /// A group's rate as the replay takes it: whole commands a second, at least 1.
-pub(crate) fn replayed_rate(rate: f64) -> u32 {
+pub fn replayed_rate(rate: f64) -> u32 {
     // Clamped into u32's range first.
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let n = rate.round().clamp(1.0, f64::from(u32::MAX)) as u32;

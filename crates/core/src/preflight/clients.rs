@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::census::Census;
 use crate::hypothesis::{GroupWorkload, Source};
@@ -14,7 +14,7 @@ use crate::node::NodeAddr;
 use crate::replay::{resolve, ReplayError, MODELS};
 
 /// How a client's models were chosen.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Chosen {
     /// The user said (`--assume`).
@@ -43,7 +43,7 @@ impl Chosen {
 pub type ModelChoice = (String, BTreeMap<String, String>);
 
 /// One client to replay.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Client {
     /// The census group's label.
     pub group: String,

@@ -9,6 +9,7 @@
 //! ([`simulate`]), a [`Verdict`] per model, why, and the changes that, replayed, help
 //! ([`remedy`](candidates)).
 
+mod basis;
 mod clients;
 mod inline;
 mod plan;
@@ -19,6 +20,7 @@ mod simulation;
 mod start;
 mod verdict;
 
+pub use basis::{Basis, BasisBuilder, BasisError};
 pub use clients::{clients, Assumption, Chosen, Client, ModelChoice, MAX_IN_FLIGHT};
 
 pub use inline::short_form;

@@ -5,12 +5,12 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::hypothesis::{replayed_rate, workload, HypothesisSpec};
 use crate::node::NodeAddr;
 use crate::replay::{
-    descriptor, model, replay, resolve, ModelOptions, ReplayError, Shape, SimCluster,
+    descriptor, model, replay, resolve, ModelOptions, ReplayError, ReplayReport, Shape, SimCluster,
 };
 use crate::time::{format_millis, TimeSpan};
 
@@ -29,19 +29,17 @@ pub struct Setup {
     pub frame: Frame,
     /// Where the clients start (the recording's seed).
     pub seed: NodeAddr,
-    /// Keys, seed, lanes or commands in flight, exchange times and redis-py's socket timeout
-    /// (its rate and window are each client's and the frame's).
+    /// Keys, seed, the shape of a client whose commands in flight the census does not tell
+    /// ([`Client::in_flight`]), exchange times and redis-py's socket timeout (its rate and window
+    /// are each client's and the frame's).
     pub spec: HypothesisSpec,
-    /// Whether `spec.shape` holds for every client; otherwise a client whose commands in flight
-    /// the census tells ([`Client::in_flight`]) is replayed with those.
-    pub shape_fixed: bool,
 }
 
 impl Setup {
     /// The workload parameters of `client`.
     fn spec_of(&self, client: &Client) -> HypothesisSpec {
         let mut spec = self.spec.clone();
-        if let (false, Some(n)) = (self.shape_fixed, client.in_flight) {
+        if let Some(n) = client.in_flight {
             spec.shape = Shape::InFlight(n);
         }
         spec
@@ -49,7 +47,7 @@ impl Setup {
 }
 
 /// One model's replay of a client.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Run {
     /// The model (as asked: a release it covers).
     pub model: String,
@@ -60,10 +58,16 @@ pub struct Run {
     /// What the same run shows without the change (a client already failing before it is not
     /// harmed by it).
     pub baseline: Verdict,
+    /// The replay itself (what the viewer draws; not written out).
+    #[serde(skip)]
+    pub report: ReplayReport,
+    /// The workload's command names, in the order of the report's per-command counts.
+    #[serde(skip)]
+    pub names: Vec<String>,
 }
 
 /// A change that, replayed, makes the plan less harmful to a client.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Remedy {
     /// What kind of change.
     pub kind: RemedyKind,
@@ -74,7 +78,7 @@ pub struct Remedy {
 }
 
 /// What the plan does to one client group.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GroupPrediction {
     /// The client replayed.
     pub client: Client,
@@ -115,7 +119,7 @@ impl GroupPrediction {
 }
 
 /// The plan's prediction.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Prediction {
     /// The plan's steps written out.
     pub steps: Vec<String>,
@@ -166,7 +170,7 @@ fn run(
     name: &str,
     config: &BTreeMap<String, String>,
     setup: &Setup,
-) -> Result<Verdict, ReplayError> {
+) -> Result<(Verdict, ReplayReport, Vec<String>), ReplayError> {
     let command = client.mix.first().map_or("get", |(c, _)| c.as_str());
     let rate = replayed_rate(client.rate_per_sec);
     let w = workload(span, command, &client.mix, rate, &setup.spec_of(client))?;
@@ -185,10 +189,8 @@ fn run(
         opts.set(k, v)?;
     }
     let mut m = model(name, opts)?;
-    Ok(Verdict::of(
-        &replay(cluster, &w, m.as_mut()),
-        setup.frame.origin,
-    ))
+    let report = replay(cluster, &w, m.as_mut());
+    Ok((Verdict::of(&report, setup.frame.origin), report, w.names))
 }
 
 /// Replays every client of `clients` through its models against `plan` carried out on
@@ -212,13 +214,15 @@ pub fn predict(
         let mut runs = Vec::with_capacity(client.models.len());
         for (name, config) in &client.models {
             progress(&client.short, name);
-            let verdict = run(&cluster, span, client, name, config, setup)?;
-            let baseline = run(&unchanged, span, client, name, config, setup)?;
+            let (verdict, report, names) = run(&cluster, span, client, name, config, setup)?;
+            let (baseline, _, _) = run(&unchanged, span, client, name, config, setup)?;
             runs.push(Run {
                 model: name.clone(),
                 config: config.clone(),
                 verdict,
                 baseline,
+                report,
+                names,
             });
         }
         let worst = (0..runs.len())
@@ -230,7 +234,7 @@ pub fn predict(
         if w.verdict.kind > VerdictKind::MovedBurst {
             for c in candidates(&w.model, &w.config, plan, &masters) {
                 progress(&client.short, &c.change);
-                let verdict = match &c.plan {
+                let (verdict, _, _) = match &c.plan {
                     None => run(&cluster, span, client, &c.model, &c.config, setup)?,
                     Some(p) => {
                         // The slower plan may not fit the same cluster (a step past a kill);

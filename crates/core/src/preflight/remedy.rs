@@ -5,14 +5,14 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::replay::{descriptor, resolve, Hypotheses, MODELS};
 
 use super::plan::{Action, Plan};
 
 /// What kind of change a remedy is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RemedyKind {
     /// Another release of the library.

@@ -57,6 +57,8 @@ pub struct PlannedLayout {
 pub struct Schedule {
     /// Every node: the start's masters and replicas (by address), then the added ones (by name).
     pub nodes: Vec<String>,
+    /// How many of `nodes` are the start's.
+    pub start_nodes: usize,
     /// The layouts, in time order (the first at 0 ms, the start).
     pub layouts: Vec<PlannedLayout>,
     /// The faults.
@@ -233,6 +235,7 @@ impl Schedule {
             addresses: Vec::new(),
             end_ms: 0,
         };
+        let start_nodes = p.nodes.len();
         let mut written = Vec::new();
         for (i, step) in plan.steps.iter().enumerate() {
             let at = step.at_ms;
@@ -409,6 +412,7 @@ impl Schedule {
             written.push(format!("at {}: {line}", secs(at)));
         }
         Ok(Schedule {
+            start_nodes,
             layouts: layouts(&p),
             nodes: p.nodes,
             faults: p.faults,

@@ -93,15 +93,20 @@ pub fn simulate(
     let at = |ms: u64| Timestamp(frame.origin.0 + ms);
     let mut b = SimClusterBuilder::new();
     b.ask_policy(AskPolicy::KeyCoin { seed: coin });
-    // Every moment the owners' addresses can change: each layout and each address change.
-    let mut moments: Vec<u64> = schedule.layouts.iter().map(|l| l.at_ms).collect();
-    moments.extend(changes.iter().map(|(t, _, _)| *t));
-    moments.sort_unstable();
-    moments.dedup();
-    for &ms in &moments {
-        let Some(layout) = schedule.layouts.iter().rev().find(|l| l.at_ms <= ms) else {
-            continue;
-        };
+    // The start's layout from the clients' first command; each later layout at its moment; and
+    // the layout in force again at each address change.
+    let mut points: Vec<(Timestamp, usize, u64)> = vec![(frame.start(), 0, 0)];
+    for (i, l) in schedule.layouts.iter().enumerate().skip(1) {
+        points.push((at(l.at_ms), i, l.at_ms));
+    }
+    for (ms, _, _) in &changes {
+        if let Some(i) = schedule.layouts.iter().rposition(|l| l.at_ms <= *ms) {
+            points.push((at(*ms), i, *ms));
+        }
+    }
+    points.sort_by_key(|(t, i, _)| (*t, *i));
+    for (t, i, ms) in points {
+        let layout = &schedule.layouts[i];
         let owners: Vec<_> = layout
             .owners
             .iter()
@@ -112,9 +117,12 @@ pub fn simulate(
             .iter()
             .map(|(s, from, to)| (*s, addr_at(*from, ms), addr_at(*to, ms)))
             .collect();
-        // The start's layout holds from the clients' first command.
-        let t = if ms == 0 { frame.start() } else { at(ms) };
         b.layout(t, &owners, &migrating);
+    }
+    // The start's nodes are up from the first command, owners or not (a replica, an empty
+    // master answer MOVED); added ones are known once they own slots.
+    for n in 0..schedule.start_nodes.min(schedule.nodes.len()) {
+        b.add_node(&addr_at(n, 0));
     }
     for f in &schedule.faults {
         let until = f.until_ms.map_or(end, at);
@@ -229,6 +237,29 @@ mod tests {
             c.fault_until(Timestamp(103_500), old).map(|(k, _)| k),
             Some(FaultKind::ConnectionError)
         );
+    }
+
+    #[test]
+    fn a_change_at_the_plans_start_leaves_the_lead_in_as_it_was_and_the_old_master_up() {
+        let plan = Plan::from_json(
+            r#"{"steps": [{"at": "0s", "failover": {"replica_of": "127.0.0.1:7000"}}]}"#,
+        )
+        .unwrap();
+        let s = Schedule::of(&plan, &start()).unwrap();
+        let c = simulate(&s, &frame(), &addr("127.0.0.1:7000"), 1).unwrap();
+        let slot = Slot::new(5).unwrap();
+        // The lead-in: the old master still owns its slots.
+        assert_eq!(
+            c.owner(Timestamp(97_000), slot),
+            Some(&addr("127.0.0.1:7000"))
+        );
+        assert_eq!(
+            c.owner(Timestamp(100_000), slot),
+            Some(&addr("127.0.0.1:7001"))
+        );
+        // The old master, now a replica, is a node of the cluster (it answers, with MOVED).
+        let old = c.node_index(&addr("127.0.0.1:7000")).unwrap();
+        assert_eq!(c.fault_until(Timestamp(101_000), old), None);
     }
 
     #[test]

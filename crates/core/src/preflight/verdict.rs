@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::float;
 use crate::replay::{ReplayReport, Second};
@@ -25,7 +25,7 @@ pub const BLIP_SHARE: f64 = 0.005;
 pub const WEDGED_MIN_MS: u64 = 1_000;
 
 /// The kinds of verdict, from the least harm to the most.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum VerdictKind {
     /// No failed command and no `MOVED`.
@@ -54,7 +54,7 @@ impl VerdictKind {
 }
 
 /// A stretch of seconds of the run, milliseconds from the plan's start.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stretch {
     /// The start of its first second.
     pub from_ms: i64,
@@ -65,7 +65,7 @@ pub struct Stretch {
 }
 
 /// The figures behind a verdict, over the seconds from the plan's start.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Figures {
     /// Commands issued.
     pub commands: u64,
@@ -86,7 +86,7 @@ pub struct Figures {
 }
 
 /// What a planned change does to one client.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
     /// The most harmful kind seen.
     pub kind: VerdictKind,
