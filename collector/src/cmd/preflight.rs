@@ -91,9 +91,10 @@ pub struct Args {
     /// How long they run after the plan's last change (a wedge shows as failures to the end).
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
     tail: Duration,
-    /// Number of distinct keys.
-    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..))]
-    keys: u32,
+    /// Number of distinct keys [default: the keys the nodes hold at the recording's end, else
+    /// 10000].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    keys: Option<u32>,
     /// Seed of the keys and of the migration coin.
     #[arg(long, value_name = "N", default_value_t = 1)]
     seed: u64,

@@ -42,11 +42,14 @@ pub struct Request<'a> {
     pub lead_ms: u64,
     /// How long they run after its last change, milliseconds.
     pub tail_ms: u64,
-    /// Keys.
-    pub keys: u32,
+    /// Keys (`None`: the keys the nodes hold at the recording's end, else [`DEFAULT_KEYS`]).
+    pub keys: Option<u32>,
     /// Seed of the keys and the migration coin.
     pub seed: u64,
 }
+
+/// Keys of a recording whose nodes hold none.
+pub const DEFAULT_KEYS: u32 = 10_000;
 
 /// Why a prediction could not be made; every one is exit status 2.
 #[derive(Debug, thiserror::Error)]
@@ -97,7 +100,11 @@ pub fn run(req: &Request<'_>) -> Result<Prediction, RunError> {
         seed: basis.seed.clone(),
         spec: HypothesisSpec {
             rate_per_sec: 0,
-            keys: req.keys,
+            keys: req.keys.unwrap_or_else(|| {
+                basis
+                    .keys()
+                    .map_or(DEFAULT_KEYS, |k| u32::try_from(k).unwrap_or(u32::MAX))
+            }),
             seed: req.seed,
             concurrency: 1,
             redis_py_socket_timeout_ms: req.redis_py_socket_timeout_ms,

@@ -106,12 +106,12 @@ fn kind_of(text: &str) -> Option<VerdictKind> {
     })
 }
 
-/// The application's group's worst run in `report` (preflight's JSON).
-fn predicted_of(report: &Value) -> Result<Predicted, String> {
+/// The worst run of group `name` in `report` (preflight's JSON).
+fn predicted_of(report: &Value, name: &str) -> Result<Predicted, String> {
     let group = report["groups"]
         .as_array()
-        .and_then(|g| g.iter().find(|g| g["client"]["short"] == APP_NAME))
-        .ok_or_else(|| format!("preflight names no group {APP_NAME:?}"))?;
+        .and_then(|g| g.iter().find(|g| g["client"]["short"] == name))
+        .ok_or_else(|| format!("preflight names no group {name:?}"))?;
     let worst = usize::try_from(group["worst"].as_u64().unwrap_or(0)).unwrap_or(0);
     let v = &group["runs"][worst]["verdict"];
     let secs = |s: &Value| s["secs"].as_u64().map(|n| n * 1000);
@@ -166,9 +166,9 @@ pub fn judge(p: &Predicted, r: &RealVerdict) -> Option<String> {
 }
 
 /// The `--assume` of the application: its release and what its user knows of its settings.
-fn assumption(case: &Case, live: &LiveRun) -> String {
+fn assumption(case: &Case, live: &LiveRun, group: &str) -> String {
     let mut a = format!(
-        "{APP_NAME}={},socket_timeout={SOCKET_TIMEOUT_S},startup_nodes={}",
+        "{group}={},socket_timeout={SOCKET_TIMEOUT_S},startup_nodes={}",
         case.library.label(),
         live.settings.startup
     );
@@ -186,8 +186,28 @@ fn assumption(case: &Case, live: &LiveRun) -> String {
     a
 }
 
-/// Runs `preflight` on the cut of `live` for `case`; its JSON report and the plan's origin.
-fn predict(case: &Case, live: &LiveRun, dir: &Path) -> Result<(Value, Value, u64), String> {
+/// What `preflight` answered for a case.
+struct Answer {
+    /// Its JSON report.
+    report: Value,
+    /// The plan given.
+    plan: Value,
+    /// When the plan started, epoch ms.
+    origin_ms: u64,
+    /// The census group that is the application: [`APP_NAME`], or the one group the recording
+    /// shows when the census did not see the name (connections seen before their `CLIENT
+    /// SETNAME` only).
+    group: String,
+}
+
+/// The one group `stderr` lists after an `--assume` that named none, if it lists one.
+fn only_group(stderr: &str) -> Option<String> {
+    let list = stderr.split("(groups: ").nth(1)?.strip_suffix(')')?;
+    (!list.is_empty() && !list.contains(", ") && !list.contains('(')).then(|| list.to_owned())
+}
+
+/// Runs `preflight` on the cut of `live` for `case`.
+fn predict(case: &Case, live: &LiveRun, dir: &Path) -> Result<Answer, String> {
     let plan = case_plan(case, live)?;
     let cut = dir.join("before.jsonl");
     cut_before(&live.recording, plan.origin_ms, &cut)?;
@@ -207,7 +227,7 @@ fn predict(case: &Case, live: &LiveRun, dir: &Path) -> Result<(Value, Value, u64
         "--format".into(),
         "json".into(),
         "--assume".into(),
-        assumption(case, live),
+        assumption(case, live, APP_NAME),
         "--in-flight".into(),
         case.in_flight.to_string(),
         "--keys".into(),
@@ -221,8 +241,20 @@ fn predict(case: &Case, live: &LiveRun, dir: &Path) -> Result<(Value, Value, u64
         args.push("--rtt-ms".into());
         args.push(format!("{:.3}", ms.clamp(0.001, 60_000.0)));
     }
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let o = run_slotscope(&refs);
+    let run = |args: &[String]| {
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        run_slotscope(&refs)
+    };
+    let mut group = APP_NAME.to_owned();
+    let mut o = run(&args);
+    let stderr = String::from_utf8_lossy(&o.stderr).trim().to_owned();
+    if let (false, Some(only)) = (o.status.success(), only_group(&stderr)) {
+        if let Some(i) = args.iter().position(|a| a == "--assume") {
+            args[i + 1] = assumption(case, live, &only);
+        }
+        group = only;
+        o = run(&args);
+    }
     if !o.status.success() {
         return Err(format!(
             "slotscope {}: {}",
@@ -232,7 +264,12 @@ fn predict(case: &Case, live: &LiveRun, dir: &Path) -> Result<(Value, Value, u64
     }
     let report: Value = serde_json::from_slice(&o.stdout)
         .map_err(|e| format!("preflight --format json is not JSON: {e}"))?;
-    Ok((report, plan.plan, plan.origin_ms))
+    Ok(Answer {
+        report,
+        plan: plan.plan,
+        origin_ms: plan.origin_ms,
+        group,
+    })
 }
 
 /// Runs `case`; `say` receives progress lines. With `keep`, the run is kept as the fidelity
@@ -311,7 +348,12 @@ fn judge_run(case: &Case, live: &LiveRun, keep: Option<&Path>) -> PreflightCase 
     let mut result = PreflightCase::new(case);
     let stem = case.seed.to_string();
     let dir: PathBuf = live.dir.path().to_path_buf();
-    let (report, plan, origin) = match predict(case, live, &dir) {
+    let Answer {
+        report,
+        plan,
+        origin_ms: origin,
+        group,
+    } = match predict(case, live, &dir) {
         Ok(x) => x,
         Err(e) => return PreflightCase::failed(case, format!("preflight: {e}")),
     };
@@ -323,7 +365,7 @@ fn judge_run(case: &Case, live: &LiveRun, keep: Option<&Path>) -> PreflightCase 
         );
     }
     result.plan = Some(plan);
-    let predicted = match predicted_of(&report) {
+    let predicted = match predicted_of(&report, &group) {
         Ok(p) => p,
         Err(e) => return PreflightCase::failed(case, e),
     };
@@ -362,6 +404,24 @@ mod tests {
             failed: 3,
             why: String::new(),
         }
+    }
+
+    #[test]
+    fn the_one_group_a_refusal_lists_is_read_off_it() {
+        let says = |groups: &str| {
+            format!("error: --assume names group `matrix-app`, which the recording does not hold (groups: {groups})")
+        };
+        assert_eq!(
+            only_group(&says("host 127.0.0.1")),
+            Some("host 127.0.0.1".into())
+        );
+        assert_eq!(only_group(&says("a, b")), None);
+        assert_eq!(only_group(&says("")), None);
+        assert_eq!(
+            only_group(&says("all business traffic (no client census)")),
+            None
+        );
+        assert_eq!(only_group("error: plan step 0: …"), None);
     }
 
     #[test]

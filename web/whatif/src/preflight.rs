@@ -5,6 +5,7 @@
 //! Set up as the CLI sets it up by default (collector/src/report/preflight.rs): the plan starts a
 //! second after the recording ends, the clients run 5 s before it and 30 s after its last change,
 //! each group with the commands in flight its connections show (8 when the census tells none),
+//! over as many keys as the nodes hold at the recording's end (10 000 when none),
 //! redis-py with a 1 s `socket_timeout`; the exchange times are the replay's defaults (the CLI
 //! takes the recording's service times).
 
@@ -106,7 +107,9 @@ pub fn preflight(bytes: &[u8], grid: &Grid, req: &PlanRequest) -> Result<PlanPre
         seed: basis.seed.clone(),
         spec: HypothesisSpec {
             rate_per_sec: 0,
-            keys: KEYS,
+            keys: basis
+                .keys()
+                .map_or(KEYS, |k| u32::try_from(k).unwrap_or(u32::MAX)),
             seed: SEED,
             concurrency: 1,
             redis_py_socket_timeout_ms: Some(1_000),

@@ -40,6 +40,20 @@ pub struct Basis {
 }
 
 impl Basis {
+    /// The keys the nodes hold at the recording's end (each node's last `INFO keyspace`,
+    /// summed): how far the clients' keys spread, when they are the cluster's only writers
+    /// (`None`: none recorded).
+    pub fn keys(&self) -> Option<u64> {
+        let keys: u64 = self
+            .metrics
+            .nodes
+            .iter()
+            .filter_map(|n| n.intervals.last())
+            .map(|i| i.keys)
+            .sum();
+        (keys > 0).then_some(keys)
+    }
+
     /// The clients to replay, with `assumed` applied (see [`clients`]).
     pub fn clients(&self, assumed: &[Assumption]) -> Result<Vec<Client>, String> {
         clients(&self.workloads, Some(&self.census), assumed)

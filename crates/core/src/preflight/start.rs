@@ -105,5 +105,15 @@ mod tests {
             s.replicas,
             vec![("10.0.0.1:7002".to_owned(), "10.0.0.1:7000".to_owned())]
         );
+        // A master that joined empty, polled by the recorder: a master owning no slot.
+        let empty: Line = serde_json::from_str(
+            r#"{"type":"node_discovered","t":1500,"node":{"addr":"10.0.0.1:7003"},"via":{"kind":"seed"}}"#,
+        )
+        .unwrap();
+        tl.push(&empty);
+        let s = Start::at_end_of(&tl);
+        assert_eq!(s.masters.len(), 3);
+        assert_eq!(s.masters[2], ("10.0.0.1:7003".to_owned(), Vec::new()));
+        assert_eq!(s.replicas.len(), 1);
     }
 }
