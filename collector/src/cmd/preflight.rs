@@ -48,7 +48,8 @@ Plans:
       {\"at\": \"60s\", \"address_change\": {\"node\": \"127.0.0.1:7003\", \"to\": \"10.0.0.9:7003\"}}
     ]}
   slots: a range (\"0-99\"), {\"count\": N} (the source's last N) or \"rebalance\"; a failover is
-  manual unless \"after_kill\": true (then after \"node_timeout\", default 15s, and the election).
+  manual unless \"after_kill\": true (then 1.5 \"node_timeout\" (default 15s) and 0.75 s later:
+  the failing flag, the FAIL reports and the election).
 
 Examples:
   slotscope preflight now.jsonl.zst --plan 'scale-out:+1'

@@ -25,8 +25,8 @@ pub use clients::{clients, Assumption, Chosen, Client, ModelChoice, MAX_IN_FLIGH
 
 pub use inline::short_form;
 pub use plan::{
-    parse_duration, parse_range, Action, Plan, PlanError, Slots, Step, DEFAULT_MOVE_RATE,
-    DEFAULT_NODE_TIMEOUT_MS, ELECTION_MS,
+    parse_duration, parse_range, promotion_ms, Action, Plan, PlanError, Slots, Step,
+    DEFAULT_MOVE_RATE, DEFAULT_NODE_TIMEOUT_MS, ELECTION_MS,
 };
 pub use prediction::{predict, GroupPrediction, Prediction, PreflightError, Remedy, Run, Setup};
 pub use remedy::{candidates, half_speed, Candidate, RemedyKind};

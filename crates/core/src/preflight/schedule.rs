@@ -16,7 +16,7 @@ const TICK_MS: u64 = 100;
 /// Slots in the keyspace, as an index bound.
 const SLOTS: usize = SLOT_COUNT as usize;
 
-use super::plan::{Action, Plan, PlanError, Slots, ELECTION_MS};
+use super::plan::{promotion_ms, Action, Plan, PlanError, Slots};
 use super::start::Start;
 
 /// How a planned fault shows.
@@ -346,7 +346,7 @@ impl Schedule {
                     };
                     let when = if *after_kill {
                         kill(&mut p, m, at);
-                        at + node_timeout_ms + ELECTION_MS
+                        at + promotion_ms(*node_timeout_ms)
                     } else {
                         at
                     };
@@ -366,7 +366,7 @@ impl Schedule {
                     if *after_kill {
                         format!(
                             "{replica_of} is killed; its replica {} takes over its {} slots at {} \
-                             (node timeout {} and the election)",
+                             (node timeout {}, the FAIL reports and the election)",
                             p.nodes[r],
                             theirs.len(),
                             secs(when),
@@ -598,8 +598,9 @@ mod tests {
             r#"{"steps": [{"at": "2s", "failover": {"replica_of": "a:1", "after_kill": true, "node_timeout": "5s"}}]}"#,
         )
         .unwrap();
-        assert_eq!(owner_of(&k, 100, 7_999).as_deref(), Some("a:1"));
-        assert_eq!(owner_of(&k, 100, 8_000).as_deref(), Some("ra:1"));
+        // The node timeout, half of it more for the FAIL reports, and the replica's wait.
+        assert_eq!(owner_of(&k, 100, 10_249).as_deref(), Some("a:1"));
+        assert_eq!(owner_of(&k, 100, 10_250).as_deref(), Some("ra:1"));
         assert_eq!(k.faults[0].kind, PlannedFaultKind::ConnectionError);
     }
 
