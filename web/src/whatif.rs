@@ -34,39 +34,38 @@ pub const MODULE_URL: &str = "whatif/slotscope_whatif.js";
 pub const STILL_READING: &str =
     "the recording is still being read (the overview shown holds no polls to replay): run it again when it is loaded";
 
-/// Runs `req` against the recording `data` holds, in the what-if module (fetched on first use).
-pub async fn run_in_module(data: &Dataset, req: &Request) -> Result<Prediction, String> {
+/// Calls `function` of the what-if module (fetched on first use) with the recording `data` holds,
+/// its grid and `request` as JSON; the JSON it answers, parsed (`what` names it in an error).
+async fn call_module<Req: serde::Serialize, Out: serde::de::DeserializeOwned>(
+    data: &Dataset,
+    function: &str,
+    request: &Req,
+    what: &str,
+) -> Result<Out, String> {
     if data.bytes.is_empty() {
         return Err(STILL_READING.to_owned());
     }
     let module = Module::load(MODULE_URL).await?;
     let grid = serde_json::to_string(&data.tracks.grid).map_err(|e| e.to_string())?;
-    let request = serde_json::to_string(req).map_err(|e| e.to_string())?;
+    let request = serde_json::to_string(request).map_err(|e| e.to_string())?;
     let bytes = js_sys::Uint8Array::from(&data.bytes[..]);
-    let out = module.call("replay", &[bytes.into(), grid.into(), request.into()])?;
+    let out = module.call(function, &[bytes.into(), grid.into(), request.into()])?;
     let json = out
         .as_string()
         .ok_or("the what-if module returned no text")?;
     // From bytes, as every JSON the viewer reads: one instance of serde_json's parser.
     serde_json::from_slice(json.as_bytes())
-        .map_err(|e| format!("bad prediction from the what-if module: {e}"))
+        .map_err(|e| format!("bad {what} from the what-if module: {e}"))
+}
+
+/// Runs `req` against the recording `data` holds, in the what-if module (fetched on first use).
+pub async fn run_in_module(data: &Dataset, req: &Request) -> Result<Prediction, String> {
+    call_module(data, "replay", req, "prediction").await
 }
 
 /// Pre-flights `req` against the recording `data` holds, in the what-if module.
 pub async fn plan_in_module(data: &Dataset, req: &PlanRequest) -> Result<PlanPrediction, String> {
-    if data.bytes.is_empty() {
-        return Err(STILL_READING.to_owned());
-    }
-    let module = Module::load(MODULE_URL).await?;
-    let grid = serde_json::to_string(&data.tracks.grid).map_err(|e| e.to_string())?;
-    let request = serde_json::to_string(req).map_err(|e| e.to_string())?;
-    let bytes = js_sys::Uint8Array::from(&data.bytes[..]);
-    let out = module.call("preflight", &[bytes.into(), grid.into(), request.into()])?;
-    let json = out
-        .as_string()
-        .ok_or("the what-if module returned no text")?;
-    serde_json::from_slice(json.as_bytes())
-        .map_err(|e| format!("bad pre-flight from the what-if module: {e}"))
+    call_module(data, "preflight", req, "pre-flight").await
 }
 
 /// The predictions a pre-flight draws: its two most harmed groups (A and B), each as a

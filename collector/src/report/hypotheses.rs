@@ -7,7 +7,7 @@ use std::path::Path;
 use slotscope_core::census::{Census, CensusBuilder};
 use slotscope_core::hypothesis::{
     group_workloads, layout_change_spans, rank_groups, rank_with_progress, standard_variants,
-    ClusterRates, Evidence, ExchangeTimes, Grouped, Hypotheses, HypothesisSpec,
+    ClusterRates, Evidence, Grouped, Hypotheses, HypothesisSpec,
 };
 use slotscope_core::recording::Line;
 use slotscope_core::replay::Shape;
@@ -114,15 +114,7 @@ pub fn run(req: &Request<'_>) -> Result<Ranking, RunError> {
         redis_py_socket_timeout_ms,
         window: Some(window.span),
         shape,
-        timing: ExchangeTimes {
-            rtt_us: Some(timing.timing.rtt_us),
-            service_us: timing
-                .service
-                .iter()
-                .map(|(n, us, _)| (n.clone(), *us))
-                .collect(),
-            default_us: Some(timing.timing.default_us),
-        },
+        timing: timing.exchange_times(),
     };
     let variants = standard_variants(&cluster);
     let origin = cluster.span().map_or(Timestamp(0), |s| s.start);

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::Path;
 
-use slotscope_core::hypothesis::{ExchangeTimes, HypothesisSpec};
+use slotscope_core::hypothesis::HypothesisSpec;
 use slotscope_core::preflight::{
     predict, Assumption, BasisBuilder, BasisError, Frame, Plan, Prediction, PreflightError, Setup,
 };
@@ -110,15 +110,7 @@ pub fn run(req: &Request<'_>) -> Result<Prediction, RunError> {
             redis_py_socket_timeout_ms: req.redis_py_socket_timeout_ms,
             window: None,
             shape: Shape::InFlight(req.default_in_flight),
-            timing: ExchangeTimes {
-                rtt_us: Some(timing.timing.rtt_us),
-                service_us: timing
-                    .service
-                    .iter()
-                    .map(|(n, us, _)| (n.clone(), *us))
-                    .collect(),
-                default_us: Some(timing.timing.default_us),
-            },
+            timing: timing.exchange_times(),
         },
     };
     let terminal = std::io::stderr().is_terminal();

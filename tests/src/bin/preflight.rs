@@ -17,7 +17,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use slotscope_tests::matrix::case::{Case, Fault};
-use slotscope_tests::matrix::draw::{usage, DrawOptions};
+use slotscope_tests::matrix::draw::{finish, usage, DrawOptions};
 use slotscope_tests::matrix::library::{Library, ALL};
 use slotscope_tests::matrix::preflight_check::{rescore_preflight, run_preflight_case};
 use slotscope_tests::matrix::preflight_table::{markdown, progress};
@@ -83,30 +83,13 @@ fn main() -> ExitCode {
         eprint!("{}", progress(&r));
         results.push(r);
     }
-    let mut doc = markdown(&results, o.seed, &o.libraries);
-    if let Some(dir) = &o.rescore {
-        doc = format!(
-            "Kept cases of `{}` asked of `preflight` and judged again (`scripts/preflight \
-             --rescore`), no live run; the draw's seed and command below are not theirs.\n\n{doc}",
-            dir.display()
-        );
-    }
-    if let Some(dir) = o.out.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    if let Err(e) = std::fs::write(&o.out, &doc) {
-        eprintln!("preflight: cannot write {}: {e}", o.out.display());
-    }
-    println!("{doc}");
-    eprintln!(
-        "preflight: {} case(s) in {:.0} s; report written to {}",
-        results.len(),
-        started.elapsed().as_secs_f64(),
-        o.out.display()
-    );
-    if results.iter().any(|r| r.error.is_some()) {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
+    let errors = results.iter().any(|r| r.error.is_some());
+    finish(
+        "preflight",
+        &o,
+        markdown(&results, o.seed, &o.libraries),
+        "asked of `preflight` and judged again (`scripts/preflight --rescore`)",
+        (results.len(), errors),
+        started,
+    )
 }

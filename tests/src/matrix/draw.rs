@@ -164,6 +164,44 @@ impl DrawOptions {
     }
 }
 
+/// Ends a long draw of `program`: the Markdown `doc` (said to be of the kept cases `done` again
+/// without a live run, under `--rescore`) written to `--out` and printed, a closing line, and
+/// the exit code (1 when a case hit a harness error).
+pub fn finish(
+    program: &str,
+    o: &DrawOptions,
+    doc: String,
+    done: &str,
+    (cases, errors): (usize, bool),
+    started: std::time::Instant,
+) -> ExitCode {
+    let doc = match &o.rescore {
+        Some(dir) => format!(
+            "Kept cases of `{}` {done}, no live run; the draw's seed and command below are not \
+             theirs.\n\n{doc}",
+            dir.display()
+        ),
+        None => doc,
+    };
+    if let Some(dir) = o.out.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    if let Err(e) = std::fs::write(&o.out, &doc) {
+        eprintln!("{program}: cannot write {}: {e}", o.out.display());
+    }
+    println!("{doc}");
+    eprintln!(
+        "{program}: {cases} case(s) in {:.0} s; report written to {}",
+        started.elapsed().as_secs_f64(),
+        o.out.display()
+    );
+    if errors {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
 /// Prints `script`'s usage and gives the exit code of bad arguments (2).
 pub fn usage(script: &str) -> ExitCode {
     eprintln!(

@@ -36,6 +36,21 @@ pub struct TimingChoice {
     pub service: Vec<(String, u32, ServiceSource)>,
 }
 
+impl TimingChoice {
+    /// The exchange times a hypothesis or a pre-flight gives its workloads.
+    pub fn exchange_times(&self) -> slotscope_core::hypothesis::ExchangeTimes {
+        slotscope_core::hypothesis::ExchangeTimes {
+            rtt_us: Some(self.timing.rtt_us),
+            service_us: self
+                .service
+                .iter()
+                .map(|(n, us, _)| (n.clone(), *us))
+                .collect(),
+            default_us: Some(self.timing.default_us),
+        }
+    }
+}
+
 /// The median over every node's `INFO` intervals of `usec / calls` for `cmd` (intervals where it
 /// ran), in whole microseconds (at least 1).
 pub fn median_usec_per_call(metrics: &Metrics, cmd: &str) -> Option<u32> {
