@@ -1,6 +1,8 @@
 //! What the change really did to the application, in the terms of a pre-flight verdict: wedged
-//! (the application says so), errors (its commands that ended failing, from its `outcomes`
-//! buckets, first to last; a blip of failures is not, as for the prediction), a storm (the servers' `MOVED` share of the business commands at half
+//! (the application says so, or every command that ended from some moment on failed, as the
+//! replay's rule has it), errors (its commands that ended failing, from its `outcomes` buckets,
+//! first to last, in whole seconds as the replay counts them; a blip of failures is not, as for
+//! the prediction), a storm (the servers' `MOVED` share of the business commands at half
 //! or more for 2 s or more, from the recording's `INFO commandstats`), a `MOVED` burst (the
 //! library received `MOVED`), or unaffected; all over the window from the plan's start to the end
 //! of the application's schedule.
@@ -11,7 +13,9 @@ use std::io::BufReader;
 use std::path::Path;
 
 use slotscope_core::metrics::Metrics;
-use slotscope_core::preflight::{is_blip, VerdictKind, STORM_MIN_SECS, STORM_SHARE};
+use slotscope_core::preflight::{
+    is_blip, VerdictKind, STORM_MIN_SECS, STORM_SHARE, WEDGED_MIN_MS,
+};
 use slotscope_core::reader::RecordingReader;
 
 use crate::matrix::app::AppReport;
@@ -24,7 +28,8 @@ const BUCKET_MS: u64 = 500;
 pub struct RealVerdict {
     /// The most harmful kind seen.
     pub kind: VerdictKind,
-    /// How long commands failed, first failed bucket to last, ms (none without a failure).
+    /// How long commands failed, the seconds from the first failed bucket's to the last's, ms
+    /// (none without a failure).
     pub errors_ms: Option<u64>,
     /// When they began, ms from the plan's start.
     pub errors_from_ms: Option<u64>,
@@ -77,8 +82,14 @@ pub fn real_verdict(
         .map(|(i, n)| (i as u64, *n))
         .filter(|(i, n)| *n > 0 && (first_bucket..=last_bucket).contains(i))
         .collect();
+    // In whole seconds of the application's run, as the replay counts them (its seconds start
+    // with the application's, the pre-flight's lead-in being the application's time before the
+    // change): a failure anywhere in a second counts the second.
     let errors_ms = match (in_window.first(), in_window.last()) {
-        (Some((a, _)), Some((b, _))) => Some((b - a + 1) * width),
+        (Some((a, _)), Some((b, _))) => {
+            let (first, last) = (a * width / 1000, (b * width + width - 1) / 1000);
+            Some((last - first + 1) * 1000)
+        }
         _ => None,
     };
     let errors_from_ms = in_window
@@ -87,15 +98,27 @@ pub fn real_verdict(
     let storm_ms = storm(full, origin_ms, app.issuing_ended_ms)?;
     let moved = app.moved(command);
     let failed_n: u64 = in_window.iter().map(|(_, n)| n).sum();
-    let ok: u64 = app.raw["outcomes"]["ok"]
+    let oks: Vec<u64> = app.raw["outcomes"]["ok"]
         .as_array()
         .ok_or("no outcomes.ok")?
         .iter()
+        .map(|v| v.as_u64().unwrap_or(0))
+        .collect();
+    let ok: u64 = oks
+        .iter()
         .enumerate()
         .filter(|(i, _)| (first_bucket..=last_bucket).contains(&(*i as u64)))
-        .map(|(_, v)| v.as_u64().unwrap_or(0))
+        .map(|(_, n)| n)
         .sum();
-    let kind = if app.wedged {
+    // The replay's rule too: every command that ended from some moment on failed, that moment at
+    // least [`WEDGED_MIN_MS`] before the schedule's end (what a library that keeps its seeds
+    // shows; redis-py's application says "wedged" only with no startup node left).
+    let last_ok = oks.iter().rposition(|&n| n > 0).map(|i| i as u64);
+    let failing_to_end = in_window
+        .iter()
+        .find(|(i, _)| last_ok.is_none_or(|k| *i > k))
+        .is_some_and(|(i, _)| app.started_ms + i * width + WEDGED_MIN_MS <= app.issuing_ended_ms);
+    let kind = if app.wedged || failing_to_end {
         VerdictKind::Wedged
     } else if errors_ms.is_some_and(|ms| !is_blip(failed_n, failed_n + ok, ms)) {
         VerdictKind::Errors
