@@ -392,6 +392,7 @@ mod tests {
             storm_ms: None,
             failed: 3,
             moved: 1,
+            app_wedged: kind == VerdictKind::Wedged,
         }
     }
 

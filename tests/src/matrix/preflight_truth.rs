@@ -39,6 +39,9 @@ pub struct RealVerdict {
     pub failed: u64,
     /// `MOVED` the library received (the whole run).
     pub moved: u64,
+    /// Whether the application said it ended wedged (by its own rule: redis-py's app, no startup
+    /// node left; the others, every command failing to the end).
+    pub app_wedged: bool,
 }
 
 impl RealVerdict {
@@ -136,6 +139,7 @@ pub fn real_verdict(
         storm_ms,
         failed: failed_n,
         moved,
+        app_wedged: app.wedged,
     })
 }
 
