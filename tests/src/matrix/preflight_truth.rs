@@ -13,9 +13,7 @@ use std::io::BufReader;
 use std::path::Path;
 
 use slotscope_core::metrics::Metrics;
-use slotscope_core::preflight::{
-    is_blip, VerdictKind, STORM_MIN_SECS, STORM_SHARE, WEDGED_MIN_MS,
-};
+use slotscope_core::preflight::{is_blip, VerdictKind, STORM_MIN_SECS, STORM_SHARE, WEDGED_MIN_MS};
 use slotscope_core::reader::RecordingReader;
 
 use crate::matrix::app::AppReport;

@@ -1,7 +1,9 @@
 //! What a planned change does to one client, read off its replay: the [`Verdict`] (unaffected, a
 //! `MOVED` burst, a storm, errors, wedged until restarted), how long, from when in the plan, and
 //! the figures behind it. Only the seconds from the plan's start count: the lead-in before it is
-//! the client settling (its first initialisation and connections).
+//! the client settling (its first initialisation and connections). Failures and successes count
+//! in the second they reach the application (a command that times out fails a timeout after it
+//! was issued), as an application sees them.
 
 use std::collections::BTreeMap;
 
@@ -115,7 +117,7 @@ impl Verdict {
                 to_end: end == last,
             })
         };
-        let errors: Vec<usize> = indices(&seconds, |s| s.errors > 0);
+        let errors: Vec<usize> = indices(&seconds, |s| s.ended_errors > 0);
         let moved: Vec<usize> = indices(&seconds, |s| s.moved > 0);
         let stormy = indices(&seconds, |s| share(s.moved, calls(s)) >= STORM_SHARE);
         let storm = storm_span(&stormy);
@@ -179,9 +181,9 @@ fn wedged_since(report: &ReplayReport, seconds: &[&Second]) -> Option<Timestamp>
     if report.wedged {
         return report.wedged_since.or_else(|| seconds.first().map(|s| s.t));
     }
-    let last_ok = seconds.iter().rposition(|s| s.ok > 0);
+    let last_ok = seconds.iter().rposition(|s| s.ended_ok > 0);
     let from = last_ok.map_or(0, |i| i + 1);
-    let first_failed = seconds.get(from..)?.iter().find(|s| s.errors > 0)?;
+    let first_failed = seconds.get(from..)?.iter().find(|s| s.ended_errors > 0)?;
     let end = seconds.last()?.t.0 + 1_000;
     (first_failed.t.0 + WEDGED_MIN_MS <= end).then_some(first_failed.t)
 }
@@ -196,7 +198,7 @@ fn figures(report: &ReplayReport, seconds: &[&Second]) -> Figures {
         .fold(0.0, f64::max);
     Figures {
         commands: sum(&|s| s.commands),
-        failed: sum(&|s| s.errors),
+        failed: sum(&|s| s.ended_errors),
         errors: report.errors.clone(),
         moved_share: share(moved, attempts),
         peak_moved_share,
@@ -259,6 +261,8 @@ mod tests {
             commands: ok + errors,
             ok,
             errors,
+            ended_ok: ok,
+            ended_errors: errors,
             moved,
             calls_by_command: vec![calls],
             ..Second::default()
