@@ -2,6 +2,8 @@
 //! cluster whose source stalls briefly) predicted for redis-py 5.0.0 and 8.x, and the plans and
 //! clients drawn at random (seed printed) keep the verdict's invariants.
 
+mod common;
+
 use std::collections::BTreeMap;
 
 use slotscope_core::hypothesis::{ExchangeTimes, HypothesisSpec};
@@ -156,14 +158,7 @@ fn without_the_stall_neither_redis_py_wedges() {
 
 #[test]
 fn drawn_plans_keep_the_verdicts_invariants() {
-    let seed = std::env::var("SLOTSCOPE_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(7, |d| d.as_secs())
-        });
+    let seed = common::seed();
     eprintln!("preflight: SLOTSCOPE_SEED={seed}");
     let mut rng = SimRng::new(seed);
     let models = [

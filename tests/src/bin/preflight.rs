@@ -17,7 +17,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use slotscope_tests::matrix::case::{Case, Fault};
-use slotscope_tests::matrix::draw::{finish, usage, DrawOptions};
+use slotscope_tests::matrix::draw::{each_case, finish, usage, DrawOptions};
 use slotscope_tests::matrix::library::{Library, ALL};
 use slotscope_tests::matrix::preflight_check::{rescore_preflight, run_preflight_case};
 use slotscope_tests::matrix::preflight_table::{markdown, progress};
@@ -63,26 +63,17 @@ fn main() -> ExitCode {
         names.join(", ")
     );
     let started = Instant::now();
-    let mut results = Vec::new();
-    for (i, &s) in seeds.iter().enumerate() {
-        if let Some(dir) = &o.rescore {
-            eprintln!("== kept case {}/{} (seed {s})", i + 1, seeds.len());
-            let r = rescore_preflight(dir, s);
-            eprint!("{}", progress(&r));
-            results.push(r);
-            continue;
-        }
-        let case = Case::draw_over(s, &o.libraries);
-        eprintln!(
-            "== case {}/{} (seed {s}, {:.0} s so far): {case}",
-            i + 1,
-            seeds.len(),
-            started.elapsed().as_secs_f64()
-        );
-        let r = run_preflight_case(&case, &|line| eprintln!("   {line}"), o.keep.as_deref());
-        eprint!("{}", progress(&r));
-        results.push(r);
-    }
+    let results = each_case(
+        &o,
+        &seeds,
+        started,
+        &rescore_preflight,
+        (&|s| Case::draw_over(s, &o.libraries).to_string(), &|s| {
+            let case = Case::draw_over(s, &o.libraries);
+            run_preflight_case(&case, &|line| eprintln!("   {line}"), o.keep.as_deref())
+        }),
+        &progress,
+    );
     let errors = results.iter().any(|r| r.error.is_some());
     finish(
         "preflight",

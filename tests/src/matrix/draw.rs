@@ -164,6 +164,41 @@ impl DrawOptions {
     }
 }
 
+/// Runs a long draw's cases one after the other: each kept case of `--rescore`'s directory
+/// judged again by `rescore`, or each case seed `described` and run live by `live`; each
+/// result's `progress` printed. `started` is when the draw began.
+pub fn each_case<R>(
+    o: &DrawOptions,
+    seeds: &[u64],
+    started: std::time::Instant,
+    rescore: &dyn Fn(&std::path::Path, u64) -> R,
+    (described, live): (&dyn Fn(u64) -> String, &dyn Fn(u64) -> R),
+    progress: &dyn Fn(&R) -> String,
+) -> Vec<R> {
+    let mut results = Vec::with_capacity(seeds.len());
+    for (i, &s) in seeds.iter().enumerate() {
+        let r = match &o.rescore {
+            Some(dir) => {
+                eprintln!("== kept case {}/{} (seed {s})", i + 1, seeds.len());
+                rescore(dir, s)
+            }
+            None => {
+                eprintln!(
+                    "== case {}/{} (seed {s}, {:.0} s so far): {}",
+                    i + 1,
+                    seeds.len(),
+                    started.elapsed().as_secs_f64(),
+                    described(s)
+                );
+                live(s)
+            }
+        };
+        eprint!("{}", progress(&r));
+        results.push(r);
+    }
+    results
+}
+
 /// Ends a long draw of `program`: the Markdown `doc` (said to be of the kept cases `done` again
 /// without a live run, under `--rescore`) written to `--out` and printed, a closing line, and
 /// the exit code (1 when a case hit a harness error).
