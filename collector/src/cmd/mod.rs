@@ -18,6 +18,7 @@ pub mod serve;
 pub mod summary;
 pub mod tap;
 
+mod exchange;
 mod format;
 mod output;
 mod recording_report;

@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use slotscope_core::preflight::{short_form, Assumption, Plan, PlanError};
 
+use crate::cmd::exchange::ExchangeArgs;
 use crate::cmd::format::ReportFormat;
 use crate::cmd::hypotheses::secs_to_ms;
-use crate::cmd::value_parser::{parse_duration, parse_rtt_ms};
+use crate::cmd::value_parser::parse_duration;
 use crate::report::preflight;
 
 /// `preflight --help`, above the options.
@@ -76,12 +77,9 @@ pub struct Args {
     /// else 8].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
     in_flight: Option<u32>,
-    /// Network round trip per exchange, milliseconds [default: 0.25].
-    #[arg(long = "rtt-ms", value_name = "MS", value_parser = parse_rtt_ms)]
-    rtt_us: Option<u32>,
-    /// Service time of every command, microseconds [default: the recording's medians].
-    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u32).range(0..=60_000_000))]
-    service_us: Option<u32>,
+    /// How long an exchange takes.
+    #[command(flatten)]
+    exchange: ExchangeArgs,
     /// socket_timeout of redis-py groups whose own is not assumed, seconds (redis-py sets none;
     /// the replay needs a finite wait). 0: waiting not modelled.
     #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
@@ -152,8 +150,8 @@ pub fn run(args: Args) -> ExitCode {
         assumed: &assumed,
         in_flight: args.in_flight,
         default_in_flight: DEFAULT_IN_FLIGHT,
-        rtt_us: args.rtt_us,
-        service_us: args.service_us,
+        rtt_us: args.exchange.rtt_us,
+        service_us: args.exchange.service_us,
         redis_py_socket_timeout_ms: secs_to_ms(args.redis_py_socket_timeout),
         lead_ms: millis(args.lead),
         tail_ms: millis(args.tail),

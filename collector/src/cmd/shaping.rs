@@ -1,7 +1,8 @@
 //! The options `replay` and `hypotheses` share: how the replayed application issues its commands
 //! and the window replayed.
 
-use crate::cmd::value_parser::{parse_rtt_ms, parse_time};
+use crate::cmd::exchange::ExchangeArgs;
+use crate::cmd::value_parser::parse_time;
 use crate::report::replay::Shaping;
 use slotscope_core::moment::Moment;
 
@@ -16,13 +17,9 @@ pub struct ShapingArgs {
     /// Issue commands as tasks with at most N in flight (instead of --concurrency lanes).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
     in_flight: Option<u32>,
-    /// Network round trip per exchange, milliseconds [default: 0.25].
-    #[arg(long = "rtt-ms", value_name = "MS", value_parser = parse_rtt_ms)]
-    rtt_us: Option<u32>,
-    /// Service time of every command, microseconds [default: each command's median usec_per_call
-    /// in the recording's INFO commandstats, else 10].
-    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u32).range(0..=60_000_000))]
-    service_us: Option<u32>,
+    /// How long an exchange takes.
+    #[command(flatten)]
+    exchange: ExchangeArgs,
     /// Start of the window replayed: +DURATION after the recording's start, epoch ms or RFC 3339
     /// [default: the first moment every slot is covered].
     #[arg(long, value_name = "TIME", value_parser = parse_time)]
@@ -38,8 +35,8 @@ impl ShapingArgs {
         Shaping {
             concurrency: self.concurrency,
             in_flight: self.in_flight,
-            rtt_us: self.rtt_us,
-            service_us: self.service_us,
+            rtt_us: self.exchange.rtt_us,
+            service_us: self.exchange.service_us,
             from: self.from,
             to: self.to,
         }

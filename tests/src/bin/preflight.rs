@@ -18,18 +18,12 @@ use std::time::Instant;
 
 use slotscope_tests::matrix::case::{Case, Fault};
 use slotscope_tests::matrix::draw::{each_case, finish, usage, DrawOptions};
-use slotscope_tests::matrix::library::{Library, ALL};
+use slotscope_tests::matrix::library::built_or_all;
 use slotscope_tests::matrix::preflight_check::{rescore_preflight, run_preflight_case};
 use slotscope_tests::matrix::preflight_table::{markdown, progress};
-use slotscope_tests::matrix::rescore::kept_seeds;
 
 fn main() -> ExitCode {
-    let built: Vec<Library> = ALL.into_iter().filter(|l| l.is_available()).collect();
-    let over = if built.is_empty() {
-        ALL.to_vec()
-    } else {
-        built
-    };
+    let over = built_or_all();
     let Some(mut o) = DrawOptions::parse_over(std::env::args().skip(1), 8, "preflight.md", &over)
     else {
         return usage("scripts/preflight");
@@ -44,24 +38,9 @@ fn main() -> ExitCode {
             .filter(|f| *f != "kill-clients")
             .collect();
     }
-    let seeds = match &o.rescore {
-        Some(dir) => kept_seeds(dir),
-        None => o.case_seeds(),
-    };
-    if seeds.is_empty() {
-        eprintln!(
-            "preflight: no kept case (<seed>.live.json) in {:?}",
-            o.rescore
-        );
+    let Some(seeds) = o.announced_seeds("preflight") else {
         return ExitCode::from(2);
-    }
-    let names: Vec<String> = o.libraries.iter().map(|l| l.label()).collect();
-    eprintln!(
-        "preflight: seed {}, {} case(s) over {}",
-        o.seed,
-        seeds.len(),
-        names.join(", ")
-    );
+    };
     let started = Instant::now();
     let results = each_case(
         &o,

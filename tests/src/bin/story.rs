@@ -17,19 +17,13 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use slotscope_tests::matrix::draw::{each_case, finish, usage, DrawOptions};
-use slotscope_tests::matrix::library::{Library, ALL};
-use slotscope_tests::matrix::rescore::kept_seeds;
+use slotscope_tests::matrix::library::built_or_all;
 use slotscope_tests::matrix::story::{run_story, StoryCase};
 use slotscope_tests::matrix::story_rescore::rescore_story;
 use slotscope_tests::matrix::story_table::{markdown, progress};
 
 fn main() -> ExitCode {
-    let built: Vec<Library> = ALL.into_iter().filter(|l| l.is_available()).collect();
-    let over = if built.is_empty() {
-        ALL.to_vec()
-    } else {
-        built
-    };
+    let over = built_or_all();
     let Some(o) = DrawOptions::parse_over(std::env::args().skip(1), 8, "story.md", &over) else {
         return usage("scripts/story");
     };
@@ -37,21 +31,9 @@ fn main() -> ExitCode {
         eprintln!("scripts/story: --twice is an option of scripts/fidelity only");
         return usage("scripts/story");
     }
-    let seeds = match &o.rescore {
-        Some(dir) => kept_seeds(dir),
-        None => o.case_seeds(),
-    };
-    if seeds.is_empty() {
-        eprintln!("story: no kept case (<seed>.live.json) in {:?}", o.rescore);
+    let Some(seeds) = o.announced_seeds("story") else {
         return ExitCode::from(2);
-    }
-    let names: Vec<String> = o.libraries.iter().map(|l| l.label()).collect();
-    eprintln!(
-        "story: seed {}, {} case(s) over {}",
-        o.seed,
-        seeds.len(),
-        names.join(", ")
-    );
+    };
     let started = Instant::now();
     let results = each_case(
         &o,

@@ -9,6 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::kind::workspace_root;
 use crate::matrix::case::{Case, Fault, REDIS_PY};
 use crate::matrix::library::Library;
+use crate::matrix::rescore::kept_seeds;
 use crate::matrix::rng::case_seed;
 
 /// Most cases one draw runs (each takes about half a minute).
@@ -142,6 +143,31 @@ impl DrawOptions {
             }
         }
         (1..=MAX_CASES).contains(&o.cases).then_some(o)
+    }
+
+    /// The seeds `program` runs: the cases kept in `--rescore`'s directory, else
+    /// [`case_seeds`](Self::case_seeds); announced on stderr with the draw's seed and libraries.
+    /// `None` (said) when `--rescore`'s directory keeps none.
+    pub fn announced_seeds(&self, program: &str) -> Option<Vec<u64>> {
+        let seeds = match &self.rescore {
+            Some(dir) => kept_seeds(dir),
+            None => self.case_seeds(),
+        };
+        if seeds.is_empty() {
+            eprintln!(
+                "{program}: no kept case (<seed>.live.json) in {:?}",
+                self.rescore
+            );
+            return None;
+        }
+        let names: Vec<String> = self.libraries.iter().map(|l| l.label()).collect();
+        eprintln!(
+            "{program}: seed {}, {} case(s) over {}",
+            self.seed,
+            seeds.len(),
+            names.join(", ")
+        );
+        Some(seeds)
     }
 
     /// The seeds of the cases to run: the one asked for, or the draw's (with `--faults`, the

@@ -238,6 +238,17 @@ impl Library {
     }
 }
 
+/// The libraries a long draw goes over by default: every one whose app is built here, else all
+/// of them (the draw then says which app is missing).
+pub fn built_or_all() -> Vec<Library> {
+    let built: Vec<Library> = ALL.into_iter().filter(|l| l.is_available()).collect();
+    if built.is_empty() {
+        ALL.to_vec()
+    } else {
+        built
+    }
+}
+
 /// The libraries a test draws over: every one whose app is built here; under
 /// `SLOTSCOPE_REQUIRE_APPS=1` (as `scripts/test` runs the tests) every one, failing on one not
 /// built.
