@@ -156,6 +156,52 @@ fn without_the_stall_neither_redis_py_wedges() {
     }
 }
 
+/// A lead that is no whole number of seconds: the `MOVED` a Jedis client meets 20 ms after the
+/// plan's start (two of its 101 keys, `key:{40}` and `key:{44}`, lie in the slots moved) is the
+/// plan's, not a second that began before it (found on a live pre-flight case, 2026-12-04).
+#[test]
+fn a_moved_just_after_the_start_counts_whatever_the_lead() {
+    let start = Start {
+        masters: vec![
+            (
+                "127.0.0.1:7000".to_owned(),
+                vec![parse_range("0-8191").unwrap()],
+            ),
+            (
+                "127.0.0.1:7001".to_owned(),
+                vec![parse_range("8192-16383").unwrap()],
+            ),
+        ],
+        replicas: Vec::new(),
+    };
+    let plan = Plan::from_json(
+        r#"{"steps": [{"at": "0s", "move": {"slots": "16112-16383", "from": "127.0.0.1:7001",
+                                            "to": "127.0.0.1:7000", "rate": "20000/s"}}]}"#,
+    )
+    .unwrap();
+    for lead_ms in [5_000, 7_010, 7_117, 7_990] {
+        let mut s = setup(3, None);
+        s.frame.lead_ms = lead_ms;
+        s.spec.keys = 101;
+        let p = predict(
+            &plan,
+            &start,
+            &[client("a", "jedis@5.1.0", 200.0)],
+            &s,
+            &mut |_, _| {},
+        )
+        .unwrap();
+        let v = &p.groups[0].worst_run().verdict;
+        assert_eq!(
+            v.kind,
+            VerdictKind::MovedBurst,
+            "lead {lead_ms} ms: {}",
+            p.groups[0].why
+        );
+        assert!(v.figures.moved_share > 0.0, "lead {lead_ms} ms");
+    }
+}
+
 #[test]
 fn drawn_plans_keep_the_verdicts_invariants() {
     let seed = common::seed();

@@ -147,3 +147,30 @@ fn a_silent_node_with_socket_timeout_closes_its_connection_and_the_cluster_recon
 fn run_model(cluster: &SimCluster, w: &Workload, set: &[(&str, &str)]) -> ReplayReport {
     run(cluster, w, MODEL, set)
 }
+
+#[test]
+fn commands_in_flight_at_a_dead_node_share_the_failover_batches() {
+    // B refuses from 10 s on, 100 commands in flight: each command for B's slots loops MOVED /
+    // `Connection is closed.` through the failover bucket until 17 errors (about a second),
+    // joining the batch whose timer runs when it is pushed. The commands do not queue behind
+    // each other's retries: A's half goes on being served, B's half fails at the rate it comes.
+    let cluster = incident2_with_fault(B, 10, 40, FaultKind::ConnectionError);
+    let w = workload_of(20, 100, "zadd").with_in_flight(100);
+    let r = run_model(&cluster, &w, &[]);
+    assert_eq!(r.failures[&Failure::TooManyRedirects], r.failed);
+    let after = commands_from(&w, at(11));
+    assert!(
+        r.skipped_while_waiting * 10 < after,
+        "{} of {after} skipped",
+        r.skipped_while_waiting
+    );
+    for s in &r.timeline[11..19] {
+        assert!(s.ok >= 30, "A's half served: {} ok at {:?}", s.ok, s.t);
+        assert!(
+            s.ended_errors >= 30,
+            "B's half fails as it comes: {}",
+            s.ended_errors
+        );
+    }
+    assert!(!r.wedged);
+}

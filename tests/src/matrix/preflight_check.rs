@@ -64,6 +64,8 @@ pub struct PreflightCase {
     pub real: Option<RealVerdict>,
     /// Whether they agree, and if not why.
     pub miss: Option<String>,
+    /// The `slotscope preflight` command asked (its cut and plan in a directory gone since).
+    pub asked: Option<String>,
     /// Why the case did not get that far.
     pub error: Option<String>,
 }
@@ -74,6 +76,7 @@ impl PreflightCase {
         PreflightCase {
             case: case.clone(),
             plan: None,
+            asked: None,
             predicted: None,
             real: None,
             miss: None,
@@ -198,6 +201,8 @@ struct Answer {
     /// shows when the census did not see the name (connections seen before their `CLIENT
     /// SETNAME` only).
     group: String,
+    /// The command line asked.
+    asked: String,
 }
 
 /// The one group `stderr` lists after an `--assume` that named none, if it lists one.
@@ -269,6 +274,7 @@ fn predict(case: &Case, live: &LiveRun, dir: &Path) -> Result<Answer, String> {
         plan: plan.plan,
         origin_ms: plan.origin_ms,
         group,
+        asked: format!("slotscope {}", args.join(" ")),
     })
 }
 
@@ -353,6 +359,7 @@ fn judge_run(case: &Case, live: &LiveRun, keep: Option<&Path>) -> PreflightCase 
         plan,
         origin_ms: origin,
         group,
+        asked,
     } = match predict(case, live, &dir) {
         Ok(x) => x,
         Err(e) => return PreflightCase::failed(case, format!("preflight: {e}")),
@@ -365,6 +372,7 @@ fn judge_run(case: &Case, live: &LiveRun, keep: Option<&Path>) -> PreflightCase 
         );
     }
     result.plan = Some(plan);
+    result.asked = Some(asked);
     let predicted = match predicted_of(&report, &group) {
         Ok(p) => p,
         Err(e) => return PreflightCase::failed(case, e),

@@ -28,6 +28,9 @@ pub fn progress(r: &PreflightCase) -> String {
             real.failed,
             r.miss.as_deref().unwrap_or("right")
         );
+        if let (Some(_), Some(asked)) = (&r.miss, &r.asked) {
+            let _ = writeln!(s, "  asked: {asked}");
+        }
     }
     s
 }

@@ -15,21 +15,32 @@ use super::schedule::{PlannedFaultKind, Schedule};
 /// The port a node added by name only is given.
 pub const ADDED_NODE_PORT: u16 = 6379;
 
+/// How long past the run a fault that does not end lasts (a day): longer than any command the
+/// replay still sends after the run's end.
+const FOREVER_MS: u64 = 86_400_000;
+
 /// When the simulated run begins and ends, against the plan's start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Frame {
     /// The plan's start (its `0s`), on the replay's clock.
     pub origin: Timestamp,
-    /// How long the clients run before the first step.
+    /// How long the clients run before the first step, at least: rounded up to whole seconds
+    /// ([`Frame::start`]).
     pub lead_ms: u64,
     /// How long they run after the plan's last change and the last fault that ends.
     pub tail_ms: u64,
 }
 
 impl Frame {
-    /// When the clients begin.
+    /// When the clients begin: the lead rounded up to whole seconds, so that the replay's
+    /// seconds (counted from the first command) begin at the plan's start and a second never
+    /// holds both what came before the change and what came after it.
     pub fn start(&self) -> Timestamp {
-        Timestamp(self.origin.0.saturating_sub(self.lead_ms))
+        Timestamp(
+            self.origin
+                .0
+                .saturating_sub(self.lead_ms.div_ceil(1000) * 1000),
+        )
     }
 
     /// When they stop for `schedule`: its end or the end of its last fault that ends, whichever
@@ -90,6 +101,9 @@ pub fn simulate(
             .map_or_else(|| address_of(&schedule.nodes[node]), |(_, _, a)| a.clone())
     };
     let end = frame.end(schedule);
+    // A fault that does not end lasts past the run: a command the replay sends after the last
+    // one was due (its retries, its wait for a permit) still meets it.
+    let never = Timestamp(end.0.saturating_add(FOREVER_MS));
     let at = |ms: u64| Timestamp(frame.origin.0 + ms);
     let mut b = SimClusterBuilder::new();
     b.ask_policy(AskPolicy::KeyCoin { seed: coin });
@@ -125,7 +139,7 @@ pub fn simulate(
         b.add_node(&addr_at(n, 0));
     }
     for f in &schedule.faults {
-        let until = f.until_ms.map_or(end, at);
+        let until = f.until_ms.map_or(never, at);
         b.fault(FaultWindow {
             node: addr_at(f.node, f.from_ms),
             span: TimeSpan::new(at(f.from_ms), until.max(at(f.from_ms))),
@@ -141,7 +155,7 @@ pub fn simulate(
         if *ms > 0 {
             b.fault(FaultWindow {
                 node: old,
-                span: TimeSpan::new(at(*ms), end),
+                span: TimeSpan::new(at(*ms), never),
                 kind: FaultKind::ConnectionError,
             });
         }
@@ -260,6 +274,45 @@ mod tests {
         // The old master, now a replica, is a node of the cluster (it answers, with MOVED).
         let old = c.node_index(&addr("127.0.0.1:7000")).unwrap();
         assert_eq!(c.fault_until(Timestamp(101_000), old), None);
+    }
+
+    #[test]
+    fn a_killed_node_and_an_old_address_stay_down_past_the_runs_end() {
+        let plan = Plan::from_json(
+            r#"{"steps": [{"at": "1s", "kill": "127.0.0.1:7000"},
+                          {"at": "2s", "address_change": {"node": "127.0.0.1:7001",
+                                                          "to": "127.0.0.1:7101"}}]}"#,
+        )
+        .unwrap();
+        let s = Schedule::of(&plan, &start()).unwrap();
+        let f = frame();
+        let c = simulate(&s, &f, &addr("127.0.0.1:7000"), 1).unwrap();
+        // A command still sent a minute after the run's end (its retries, its wait for a
+        // permit) meets the same dead node: it does not come back when the run ends.
+        let late = Timestamp(f.end(&s).0 + 60_000);
+        for old in ["127.0.0.1:7000", "127.0.0.1:7001"] {
+            let n = c.node_index(&addr(old)).unwrap();
+            assert_eq!(
+                c.fault_until(late, n).map(|(k, _)| k),
+                Some(FaultKind::ConnectionError),
+                "{old}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_lead_is_whole_seconds_so_the_replays_seconds_begin_at_the_plan() {
+        let f = Frame {
+            origin: Timestamp(100_000),
+            lead_ms: 7_117,
+            tail_ms: 1_000,
+        };
+        assert_eq!(f.start(), Timestamp(92_000));
+        let f = Frame {
+            lead_ms: 5_000,
+            ..f
+        };
+        assert_eq!(f.start(), Timestamp(95_000));
     }
 
     #[test]

@@ -176,14 +176,19 @@ pub fn is_blip(failed: u64, commands: u64, ms: u64) -> bool {
 
 /// The moment every command the client issued from then on failed (none succeeded then or
 /// after), when the client itself says it is wedged or that lasted at least [`WEDGED_MIN_MS`]
-/// before the run's end.
+/// before the run's end. A command counts in the second it ended and in the second it was
+/// issued: one that waits past the run's end (its permit held by the commands before it, each
+/// retrying a dead node) still says whether the client served it.
 fn wedged_since(report: &ReplayReport, seconds: &[&Second]) -> Option<Timestamp> {
     if report.wedged {
         return report.wedged_since.or_else(|| seconds.first().map(|s| s.t));
     }
-    let last_ok = seconds.iter().rposition(|s| s.ended_ok > 0);
+    let last_ok = seconds.iter().rposition(|s| s.ended_ok > 0 || s.ok > 0);
     let from = last_ok.map_or(0, |i| i + 1);
-    let first_failed = seconds.get(from..)?.iter().find(|s| s.ended_errors > 0)?;
+    let first_failed = seconds
+        .get(from..)?
+        .iter()
+        .find(|s| s.ended_errors > 0 || s.errors > 0)?;
     let end = seconds.last()?.t.0 + 1_000;
     (first_failed.t.0 + WEDGED_MIN_MS <= end).then_some(first_failed.t)
 }
@@ -360,5 +365,27 @@ mod tests {
         let v = Verdict::of(&said, Timestamp(0));
         assert_eq!(v.kind, VerdictKind::Wedged);
         assert_eq!(v.stretch.unwrap().from_ms, 1_200);
+    }
+
+    #[test]
+    fn commands_that_fail_only_after_the_run_still_wedge_it() {
+        // From 2 s every command issued fails, but each only after the run's end (its permit
+        // waited behind retries against a dead node): nothing ends in the run after 1 s.
+        let mut seconds = vec![second(0, 10, 0, 0, 10), second(1_000, 10, 0, 0, 10)];
+        for t in [2_000, 3_000, 4_000] {
+            seconds.push(Second {
+                t: Timestamp(t),
+                commands: 3,
+                errors: 3,
+                ..Second::default()
+            });
+        }
+        let v = Verdict::of(&report(seconds.clone()), Timestamp(0));
+        assert_eq!(v.kind, VerdictKind::Wedged);
+        assert_eq!(v.stretch.unwrap().from_ms, 2_000);
+        // One of them served late: the client is slow, not wedged.
+        seconds[4].ok = 1;
+        let v = Verdict::of(&report(seconds), Timestamp(0));
+        assert_ne!(v.kind, VerdictKind::Wedged);
     }
 }

@@ -54,8 +54,10 @@
 //!     starts the bucket's timer, after which one refresh runs and, when it ends (whatever its
 //!     outcome), every command of the bucket is retried on a *random* master
 //!     (`tryConnection(true)`, :439, :692-698, `DelayQueue.js:18-35`); a command pushed while the
-//!     timer is set waits for it, with no refresh of its own. With 0 the error reaches the
-//!     application.
+//!     timer is set waits for it, with no refresh of its own (the batch whose timer ran at the
+//!     push, kept per bucket: the driver runs each command whole when it is sent, so a command's
+//!     later retries have set timers before the next command is sent). With 0 the error reaches
+//!     the application.
 //!   - `Connection is closed.` (a refused connection, or a connection destroyed by
 //!     `socketTimeout`, `Redis.js:516-521`): with `retryDelayOnFailover` > 0 (default 100 ms,
 //!     `ClusterOptions.js:13`) the same as `CLUSTERDOWN` in the `failover` bucket (:699-706);
@@ -375,9 +377,12 @@ struct Client {
     next_order: u64,
     /// `isRefreshing` holds until then: the end of the last refresh a `MOVED` started.
     refreshing_until: Timestamp,
-    /// When each `DelayQueue` bucket's batch was retried (its timer cleared), by
-    /// [`FAILOVER_BUCKET`] and [`CLUSTERDOWN_BUCKET`].
-    buckets: [Option<Timestamp>; 2],
+    /// Each `DelayQueue` bucket's batches, by [`FAILOVER_BUCKET`] and [`CLUSTERDOWN_BUCKET`]:
+    /// when its timer started and when its commands were retried, in time order. The driver
+    /// runs a command whole when it is sent, so a command's retries set timers ahead of the
+    /// commands sent after it: each of those joins the batch whose timer ran when it was pushed,
+    /// not the last one set.
+    buckets: [Vec<(Timestamp, Timestamp)>; 2],
     /// The `slotsRefreshInterval` timer.
     periodic_at: Option<Timestamp>,
     stats: ClientState,
@@ -397,7 +402,7 @@ impl Client {
             next_order: 0,
             refreshing_until: Timestamp(0),
             periodic_at: None,
-            buckets: [None; 2],
+            buckets: [Vec::new(), Vec::new()],
             stats: ClientState::default(),
         };
         c.startup = numbered_once(seeds, |a| c.nodes.intern(a));
@@ -522,21 +527,39 @@ impl Client {
     /// when it fires, its callback `refreshSlotsCache` runs and, when that ends, the bucket's
     /// commands are retried and the timer cleared. A command pushed while the timer is set joins
     /// it: it is retried with the others, with no refresh of its own.
+    /// A batch whose timer a later command (run before this one) starts less than `ms` after
+    /// this push is joined too: in the library that command would have joined this one's.
     fn delay_and_refresh(&mut self, bucket: usize, ms: u64, net: &mut dyn Transport) {
         let now = net.now();
-        if let Some(end) = self.buckets[bucket].filter(|&end| now < end) {
-            net.sleep(end.0 - now.0);
+        let batches = &self.buckets[bucket];
+        let joined = batches
+            .iter()
+            .find(|&&(start, end)| now < end && start.0 < now.0.saturating_add(ms.max(1)))
+            .map(|&(_, end)| end);
+        if let Some(end) = joined {
+            net.sleep(end.0.saturating_sub(now.0));
             return;
         }
         net.sleep(ms);
         if self.status == Status::Ready {
             self.refresh(net);
         }
-        self.buckets[bucket] = Some(net.now());
+        let batch = (now, net.now());
+        let batches = &mut self.buckets[bucket];
+        let at = batches.partition_point(|b| b.0 <= now);
+        batches.insert(at, batch);
+    }
+
+    /// Forgets the batches retried before `now`: no command sent from now on can join them.
+    fn forget_batches(&mut self, now: Timestamp) {
+        for batches in &mut self.buckets {
+            batches.retain(|&(_, end)| end > now);
+        }
     }
 
     fn process(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
         let since = net.now();
+        self.forget_batches(since);
         // `ttl.value` of `handleError`.
         let mut ttl: Option<u32> = None;
         let mut random = false;
