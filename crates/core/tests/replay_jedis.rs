@@ -273,5 +273,46 @@ fn pools_grow_to_the_commands_in_flight_at_once() {
         many.new_connections
     );
     assert_eq!(many.failed, 0);
-    assert!(many.held.open_connections + 1 == many.new_connections);
+    assert_eq!(many.held.open_connections + 1, many.new_connections);
+}
+
+#[test]
+fn a_renewal_after_a_timeout_is_not_seen_by_the_commands_sent_before_it() {
+    // At 20 s B's upper part moves to C and A (most of the slots) stops answering. The commands sent to A then time
+    // out, and only their second timeout renews the slots (21 s); the commands meanwhile for the
+    // moved slots still go to B by the old table (other threads of the application) and meet
+    // MOVED, however the replay orders the commands' runs.
+    const C: &str = "10.0.0.3:6379";
+    let mut b = SimClusterBuilder::new();
+    b.layout(
+        at(0),
+        &[(range(0, 15000), addr(A)), (range(15001, 16383), addr(B))],
+        &[],
+    );
+    b.layout(
+        at(20),
+        &[
+            (range(0, 15000), addr(A)),
+            (range(15001, 15999), addr(B)),
+            (range(16000, 16383), addr(C)),
+        ],
+        &[],
+    );
+    b.fault(slotscope_core::replay::FaultWindow {
+        node: addr(A),
+        span: slotscope_core::TimeSpan::new(at(20), at(23)),
+        kind: FaultKind::Timeout,
+    });
+    let cluster = b.build();
+    let w = workload_of(30, 200, "zadd").with_in_flight(64);
+    let r = run_model(&cluster, &w, &[("socket_timeout", "0.5")]);
+    let before_renewal: u64 = r.timeline[20].moved;
+    assert!(
+        before_renewal >= 1,
+        "the moved slots' commands of 20 s met no MOVED: {:?}",
+        r.timeline[19..23]
+            .iter()
+            .map(|s| s.moved)
+            .collect::<Vec<_>>()
+    );
 }

@@ -345,8 +345,12 @@ struct Client {
     nodes: KnownNodes<Node>,
     /// `startNodes`.
     seeds: Vec<NodeIdx>,
-    /// `slots`: slot → node.
-    table: SlotTable,
+    /// `slots`: slot → node, each table with the moment a renewal made it, in time order
+    /// (never empty). A command runs on to its end when it is sent, so its renewal (after a
+    /// timeout, say) is made before the commands sent meanwhile run: each of those reads the
+    /// table in force when it was sent ([`Client::table_at`]), as the library's other threads
+    /// do. Tables replaced before the running command started are forgotten.
+    tables: Vec<(Timestamp, SlotTable)>,
     initialized: bool,
     next_refresh: Option<Timestamp>,
     /// When renewals held `rediscoverLock`, `[start, end)` in µs of the virtual clock: a renewal
@@ -369,7 +373,7 @@ impl Client {
             rng: SimRng::new(RNG_SEED),
             nodes: KnownNodes::new(Node::default()),
             seeds: Vec::new(),
-            table: SlotTable::new(),
+            tables: vec![(Timestamp(0), SlotTable::new())],
             initialized: false,
             next_refresh: None,
             locked: Vec::new(),
@@ -517,6 +521,12 @@ impl Client {
         }
     }
 
+    /// The slot table in force at `t`: the last one made at or before `t` (the first if none).
+    fn table_at(&self, t: Timestamp) -> &SlotTable {
+        let i = self.tables.partition_point(|(from, _)| *from <= t);
+        &self.tables[i.saturating_sub(1)].1
+    }
+
     /// `getConnectionFromSlot`: the slot's node; else a refresh and again; else a random node.
     fn slot_node(
         &mut self,
@@ -524,11 +534,11 @@ impl Client {
         elapsed: &mut u64,
         net: &mut dyn Transport,
     ) -> Result<NodeIdx, Attempt> {
-        if let Some(n) = self.table.get(cmd.slot) {
+        if let Some(n) = self.table_at(net.now()).get(cmd.slot) {
             return Ok(n);
         }
         self.renew(None, elapsed, net);
-        if let Some(n) = self.table.get(cmd.slot) {
+        if let Some(n) = self.table_at(net.now()).get(cmd.slot) {
             return Ok(n);
         }
         let pools = self.pools();
@@ -623,6 +633,9 @@ impl SyncModel for Client {
     fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
         let now = net.now_us();
         self.locked.retain(|&(_, end)| end > now);
+        let sent = net.now();
+        let before = self.tables.partition_point(|(from, _)| *from <= sent);
+        self.tables.drain(..before.saturating_sub(1));
         if !self.initialized {
             if !self.initialize(net) {
                 return Outcome::Failed(NO_SLOTS_CACHE);
@@ -647,7 +660,9 @@ impl SyncModel for Client {
             .iter()
             .map(|&n| self.nodes.get(n).conns.len())
             .sum();
-        ClientSnapshot::of_table(&self.table, u64::try_from(open).unwrap_or(u64::MAX))
+        // The latest table.
+        let table = self.table_at(Timestamp(u64::MAX));
+        ClientSnapshot::of_table(table, u64::try_from(open).unwrap_or(u64::MAX))
     }
 
     fn socket_timeout_ms(&self) -> Option<u64> {

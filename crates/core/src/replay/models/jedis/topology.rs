@@ -65,9 +65,13 @@ impl Client {
     /// It costs the client `renew_cpu_ms` on the command's thread.
     pub(super) fn apply(&mut self, ranges: Vec<(SlotRange, NodeAddr)>, net: &mut dyn Transport) {
         net.sleep_us(self.cfg.renew_cpu_us);
+        let now = net.now();
+        let mut table = self.table_at(now).clone();
         let named = self
             .nodes
-            .fill_table(&mut self.table, ranges, |nodes, a| nodes.intern(a));
+            .fill_table(&mut table, ranges, |nodes, a| nodes.intern(a));
+        let at = self.tables.partition_point(|(from, _)| *from <= now);
+        self.tables.insert(at, (now, table));
         for (n, node) in self.nodes.states_mut() {
             node.known = named.contains(&n);
             if !node.known {
@@ -150,6 +154,11 @@ impl Client {
                     .states_mut()
                     .for_each(|(_, node)| *node = Node::default());
                 self.apply(ranges, net);
+                // Made in the constructor, before the application's first command: in force
+                // for every command, those sent while its answer was on the way too.
+                if let Some((_, table)) = self.tables.pop() {
+                    self.tables = vec![(Timestamp(0), table)];
+                }
                 return true;
             }
         }
