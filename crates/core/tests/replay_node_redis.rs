@@ -142,14 +142,16 @@ fn an_idle_connection_past_socket_timeout_is_closed_for_good() {
 
 #[test]
 fn a_refusing_node_s_commands_wait_in_its_queue_and_time_out_after_5_s() {
-    // B refuses from 10 s to 20 s: the command that meets the broken connection gets the socket's
-    // error, B's client reconnects in the background and B's later commands wait in its queue
-    // until the 5000 ms command timeout (TimeoutError); the one lane is held meanwhile. After
-    // 5 s of reconnection attempts the tracker rediscovers without B (the table is unchanged).
+    // B refuses from 10 s to 20 s: B's client saw its socket close and reconnects in the
+    // background, and B's commands, the first one after the close too, wait in its queue until
+    // the 5000 ms command timeout (TimeoutError); the one lane is held meanwhile. None was
+    // awaiting a reply at the close, so none gets the socket's error (as live: no node-redis
+    // application reported Node's `Error` after a kill). After 5 s of reconnection attempts the
+    // tracker rediscovers without B (the table is unchanged).
     let cluster = incident2_with_fault(B, 10, 20, FaultKind::ConnectionError);
     let w = workload_of(30, 100, "zadd");
     let r = run_model(&cluster, &w, &[]);
-    assert_eq!(r.errors["Error"], 1, "{:?}", r.errors);
+    assert_eq!(r.errors.get("Error"), None, "{:?}", r.errors);
     assert!(r.errors["TimeoutError"] >= 1, "{:?}", r.errors);
     assert_eq!(r.failures[&Failure::Timeout], r.errors["TimeoutError"]);
     assert!(r.skipped_while_waiting > 0);
@@ -206,7 +208,7 @@ fn a_rediscovery_that_drops_a_reconnecting_node_rejects_its_queue() {
     assert!(r.errors["DisconnectsClientError"] >= 2, "{:?}", r.errors);
     assert_eq!(
         r.failures[&Failure::Connection],
-        r.errors["DisconnectsClientError"] + r.errors["Error"]
+        r.errors["DisconnectsClientError"]
     );
     assert!(r.nodes[c].ok > 500);
     assert_eq!(r.timeline[20].errors, 0);

@@ -107,6 +107,13 @@ pub fn simulate(
     let at = |ms: u64| Timestamp(frame.origin.0 + ms);
     let mut b = SimClusterBuilder::new();
     b.ask_policy(AskPolicy::KeyCoin { seed: coin });
+    // The start's nodes are members and up from the first command, owners or not (a replica,
+    // an empty master answer MOVED, and `CLUSTER NODES` lists them): added before the layouts,
+    // which would make a master that owns nothing yet join when its first slot comes. Added
+    // ones are known once they own slots.
+    for n in 0..schedule.start_nodes.min(schedule.nodes.len()) {
+        b.add_node(&addr_at(n, 0));
+    }
     // The start's layout from the clients' first command; each later layout at its moment; and
     // the layout in force again at each address change.
     let mut points: Vec<(Timestamp, usize, u64)> = vec![(frame.start(), 0, 0)];
@@ -132,11 +139,6 @@ pub fn simulate(
             .map(|(s, from, to)| (*s, addr_at(*from, ms), addr_at(*to, ms)))
             .collect();
         b.layout(t, &owners, &migrating);
-    }
-    // The start's nodes are up from the first command, owners or not (a replica, an empty
-    // master answer MOVED); added ones are known once they own slots.
-    for n in 0..schedule.start_nodes.min(schedule.nodes.len()) {
-        b.add_node(&addr_at(n, 0));
     }
     for f in &schedule.faults {
         let until = f.until_ms.map_or(never, at);
@@ -313,6 +315,24 @@ mod tests {
             ..f
         };
         assert_eq!(f.start(), Timestamp(95_000));
+    }
+
+    #[test]
+    fn an_empty_master_of_the_start_is_a_member_from_the_first_command() {
+        let mut st = start();
+        st.masters.push(("127.0.0.1:7002".to_owned(), Vec::new()));
+        let plan = Plan::from_json(
+            r#"{"steps": [{"at": "1s", "move": {"slots": "16000-16383", "from": "127.0.0.1:7000",
+                                                "to": "127.0.0.1:7002", "rate": "1000/s"}}]}"#,
+        )
+        .unwrap();
+        let s = Schedule::of(&plan, &st).unwrap();
+        let f = frame();
+        let c = simulate(&s, &f, &addr("127.0.0.1:7000"), 1).unwrap();
+        // `CLUSTER NODES` lists it before its first slot comes (Lettuce admits redirects to the
+        // nodes it lists: an empty master was an unknown partition).
+        let members: Vec<&NodeAddr> = c.members(f.start()).collect();
+        assert!(members.contains(&&addr("127.0.0.1:7002")), "{members:?}");
     }
 
     #[test]

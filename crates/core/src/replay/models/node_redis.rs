@@ -44,7 +44,10 @@
 //!   `cluster/index.js:198`), armed only while a command waits to be written
 //!   (`commands-queue.js:216-231`, removed once written, :428-431), then `TimeoutError`. The
 //!   commands in flight when it broke are rejected with the socket's error (`:644-645`;
-//!   Node's `Error`, `read ECONNRESET`). A rediscovery that leaves a reconnecting node out destroys its
+//!   Node's `Error`, `read ECONNRESET`); a command written after the node closed the connection
+//!   is queued like the others (`sendCommand`, :1126-1143: the client saw the close first; the
+//!   replay's node dies between two exchanges, and live no node-redis application reported
+//!   `Error` after a kill). A rediscovery that leaves a reconnecting node out destroys its
 //!   client (`cluster-slots.js:225-229`): its queued commands fail with
 //!   `DisconnectsClientError` (`client/index.js:1530`).
 //! - **`socketTimeout`** (`defaults.socket.socketTimeout`, unset by default): Node's

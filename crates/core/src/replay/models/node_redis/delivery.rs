@@ -93,7 +93,18 @@ impl Client {
                     let Some(addr) = self.socket_addr(n) else {
                         return Err(CLIENT_CLOSED);
                     };
-                    return self.exchange(n, &addr, cmd, asking, ready, net);
+                    let sent = net.now();
+                    let reply = self.exchange(n, &addr, cmd, asking, ready, net);
+                    if ready && reply == Err(SOCKET_ERROR) {
+                        // The node had closed the connection before this write (killed): the
+                        // client saw the socket close and reconnects, and a command sent then
+                        // is queued until it is ready (`sendCommand`, `client/index.js:
+                        // 1126-1143`, written by `#scheduleWrite` once ready, :1229-1236);
+                        // only the commands awaiting a reply are rejected (:637-650).
+                        net.resume_at(sent);
+                        continue;
+                    }
+                    return reply;
                 }
             }
         }
