@@ -83,12 +83,13 @@ pub fn real_verdict(
         .map(|(i, n)| (i as u64, *n))
         .filter(|(i, n)| *n > 0 && (first_bucket..=last_bucket).contains(i))
         .collect();
-    // In whole seconds of the application's run, as the replay counts them (its seconds start
-    // with the application's, the pre-flight's lead-in being the application's time before the
-    // change): a failure anywhere in a second counts the second.
+    // In whole seconds from the change's start, as the replay counts them (its seconds begin at
+    // the plan's start): a failure anywhere in a second counts the second.
+    let second_of =
+        |ms_into_run: u64| (app.started_ms + ms_into_run).saturating_sub(origin_ms) / 1000;
     let errors_ms = match (in_window.first(), in_window.last()) {
         (Some((a, _)), Some((b, _))) => {
-            let (first, last) = (a * width / 1000, (b * width + width - 1) / 1000);
+            let (first, last) = (second_of(a * width), second_of(b * width + width - 1));
             Some((last - first + 1) * 1000)
         }
         _ => None,

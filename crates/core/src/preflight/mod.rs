@@ -34,6 +34,6 @@ pub use schedule::{PlannedFault, PlannedFaultKind, PlannedLayout, Schedule};
 pub use simulation::{address_of, simulate, Frame, SimulationError, ADDED_NODE_PORT};
 pub use start::Start;
 pub use verdict::{
-    is_blip, Figures, Stretch, Verdict, VerdictKind, BLIP_SHARE, STORM_MIN_SECS, STORM_SHARE,
-    WEDGED_MIN_MS,
+    is_blip, Figures, Stretch, Verdict, VerdictKind, BLIP_MAX_MS, BLIP_SHARE, STORM_MIN_SECS,
+    STORM_SHARE, WEDGED_MIN_MS,
 };

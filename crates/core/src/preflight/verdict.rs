@@ -21,6 +21,9 @@ pub const STORM_MIN_SECS: usize = 2;
 /// figures, not the verdict (a failover's one unlucky command is beyond what a replay can
 /// promise, and a verdict that flips on it says nothing of the change).
 pub const BLIP_SHARE: f64 = 0.005;
+/// The most whole seconds a blip's failures may touch: a second of real time not aligned with
+/// the seconds counted touches two of them.
+pub const BLIP_MAX_MS: u64 = 2_000;
 
 /// How long every command must have failed before the run ended for a client that does not say
 /// so itself to be wedged (the fidelity matrix's outcome rule: 1 s).
@@ -169,9 +172,10 @@ impl Verdict {
     }
 }
 
-/// Whether `failed` of `commands` over `ms` are a blip ([`BLIP_SHARE`], at most a second).
+/// Whether `failed` of `commands`, in `ms` of whole seconds, are a blip ([`BLIP_SHARE`], within
+/// [`BLIP_MAX_MS`]).
 pub fn is_blip(failed: u64, commands: u64, ms: u64) -> bool {
-    ms <= 1_000 && float::from_u64(failed) <= BLIP_SHARE * float::from_u64(commands)
+    ms <= BLIP_MAX_MS && float::from_u64(failed) <= BLIP_SHARE * float::from_u64(commands)
 }
 
 /// The moment every command the client issued from then on failed (none succeeded then or
@@ -365,6 +369,21 @@ mod tests {
         let v = Verdict::of(&said, Timestamp(0));
         assert_eq!(v.kind, VerdictKind::Wedged);
         assert_eq!(v.stretch.unwrap().from_ms, 1_200);
+    }
+
+    #[test]
+    fn a_blip_split_by_a_seconds_edge_is_still_a_blip() {
+        // Four timeouts of a thousand commands, two before a second's edge and two after.
+        let mut seconds: Vec<Second> = (0..6).map(|k| second(k * 1_000, 500, 0, 0, 500)).collect();
+        seconds[2] = second(2_000, 498, 2, 0, 500);
+        seconds[3] = second(3_000, 498, 2, 3, 503);
+        let v = Verdict::of(&report(seconds.clone()), Timestamp(0));
+        assert_eq!(v.kind, VerdictKind::MovedBurst);
+        assert_eq!(v.figures.failed, 4);
+        // Over three seconds they are errors.
+        seconds[4] = second(4_000, 499, 1, 0, 500);
+        let v = Verdict::of(&report(seconds), Timestamp(0));
+        assert_eq!(v.kind, VerdictKind::Errors);
     }
 
     #[test]
