@@ -1,6 +1,8 @@
 //! The simulated cluster: the slot layouts of a [`ClusterTimeline`] and fault windows, answering
 //! routed commands at virtual times.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use super::kills::{first_kill, KillTrack, KILL_COMMAND};
@@ -346,6 +348,9 @@ impl SimCluster {
     }
 }
 
+/// How long past the recording a node whose last poll failed stays down (a day).
+const DOWN_PAST_END_MS: u64 = 86_400_000;
+
 /// Builds a [`SimCluster`]: from a recording's lines ([`push`](Self::push)), folded into a
 /// [`ClusterTimeline`] whose states are the cluster's layouts, or from explicit layouts
 /// ([`layout`](Self::layout)) and fault windows ([`fault`](Self::fault)).
@@ -357,6 +362,11 @@ impl SimCluster {
 pub struct SimClusterBuilder {
     timeline: ClusterTimeline,
     failures: Vec<(NodeIdx, TimeSpan, FaultKind)>,
+    /// The fault windows of the recording's `poll_failed` lines (kept apart from the explicit
+    /// ones: a node still failing at the recording's end stays down, see [`Self::build`]).
+    polled: Vec<(NodeIdx, TimeSpan, FaultKind)>,
+    /// When each node last answered a poll (an `INFO` or topology sample).
+    answered: BTreeMap<NodeIdx, Timestamp>,
     kills: KillTrack,
     ask: AskPolicy,
     interval_ms: u64,
@@ -379,6 +389,8 @@ impl SimClusterBuilder {
         SimClusterBuilder {
             timeline: ClusterTimeline::new(),
             failures: Vec::new(),
+            polled: Vec::new(),
+            answered: BTreeMap::new(),
             kills: KillTrack::default(),
             ask: AskPolicy::KeyCoin { seed: 0 },
             interval_ms: 1000,
@@ -428,6 +440,12 @@ impl SimClusterBuilder {
             if let Some(n) = self.timeline.nodes().find_addr(&s.node.addr) {
                 let count = s.info.commandstats.get(KILL_COMMAND).map_or(0, |c| c.calls);
                 self.kills.sample(n, s.t, count);
+                self.answered.insert(n, s.t);
+            }
+        }
+        if let Line::Topology(s) = line {
+            if let Some(n) = self.timeline.nodes().find_addr(&s.node.addr) {
+                self.answered.insert(n, s.t);
             }
         }
         if let Line::PollFailed(e) = line {
@@ -438,7 +456,7 @@ impl SimClusterBuilder {
             };
             if let Some(n) = self.timeline.nodes().find_addr(&e.node.addr) {
                 let start = Timestamp(e.t.0.saturating_sub(self.timeout_ms));
-                self.failures.push((n, TimeSpan::new(start, e.t), kind));
+                self.polled.push((n, TimeSpan::new(start, e.t), kind));
             }
         }
     }
@@ -537,9 +555,35 @@ impl SimClusterBuilder {
         &self.timeline
     }
 
-    /// The cluster. Fault windows of a node closer than one poll interval are merged.
+    /// The cluster. Fault windows of a node closer than one poll interval are merged. A node
+    /// whose last poll failed (no sample of it after its last failure) is down past the
+    /// recording's end: the last thing known of it is that it does not answer, and a command the
+    /// replay still sends after the end (its retries, its wait for a permit) meets it so.
     pub fn build(&self) -> SimCluster {
         let mut f = self.failures.clone();
+        let mut last: BTreeMap<NodeIdx, usize> = BTreeMap::new();
+        for (i, &(n, span, _)) in self.polled.iter().enumerate() {
+            if last
+                .get(&n)
+                .is_none_or(|&j| self.polled[j].1.end <= span.end)
+            {
+                last.insert(n, i);
+            }
+        }
+        let end = self.span.map_or(Timestamp(0), |s| s.end);
+        for (i, &(n, span, kind)) in self.polled.iter().enumerate() {
+            let still_down =
+                last.get(&n) == Some(&i) && self.answered.get(&n).is_none_or(|&t| t < span.start);
+            let span = if still_down {
+                TimeSpan::new(
+                    span.start,
+                    Timestamp(end.0.max(span.end.0).saturating_add(DOWN_PAST_END_MS)),
+                )
+            } else {
+                span
+            };
+            f.push((n, span, kind));
+        }
         f.sort_by_key(|&(n, span, _)| (n, span.start));
         let mut faults: Vec<(NodeIdx, TimeSpan, FaultKind)> = Vec::new();
         for (n, span, kind) in f {
