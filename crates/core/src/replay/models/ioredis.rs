@@ -527,6 +527,7 @@ impl Client {
     /// when it fires, its callback `refreshSlotsCache` runs and, when that ends, the bucket's
     /// commands are retried and the timer cleared. A command pushed while the timer is set joins
     /// it: it is retried with the others, with no refresh of its own.
+    ///
     /// A batch whose timer a later command (run before this one) starts less than `ms` after
     /// this push is joined too: in the library that command would have joined this one's.
     fn delay_and_refresh(&mut self, bucket: usize, ms: u64, net: &mut dyn Transport) {
