@@ -37,6 +37,7 @@ mod version;
 
 pub use client::{ClientModel, Execution, Transport};
 pub use client_state::{ClientSnapshot, ClientState};
+pub(crate) use cluster::DOWN_PAST_END_MS;
 pub use cluster::{
     Answer, AskPolicy, FaultKind, FaultWindow, Reply, SimCluster, SimClusterBuilder,
 };

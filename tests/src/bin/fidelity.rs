@@ -20,7 +20,7 @@ use std::time::Instant;
 use slotscope_tests::matrix::case::Case;
 use slotscope_tests::matrix::draw::{usage, DrawOptions};
 use slotscope_tests::matrix::replay::capabilities;
-use slotscope_tests::matrix::rescore::{kept_seeds, rescore};
+use slotscope_tests::matrix::rescore::rescore;
 use slotscope_tests::matrix::runner::{run_case, run_case_twice, CaseResult};
 use slotscope_tests::matrix::table::{markdown, progress};
 
@@ -51,23 +51,10 @@ fn main() -> ExitCode {
     let Some(o) = DrawOptions::parse(std::env::args().skip(1), 10, "fidelity.md") else {
         return usage("scripts/fidelity");
     };
-    let seeds = match &o.rescore {
-        Some(dir) => kept_seeds(dir),
-        None => o.case_seeds(),
-    };
-    if seeds.is_empty() {
-        eprintln!(
-            "fidelity: no kept case (<seed>.live.json) in {:?}",
-            o.rescore
-        );
+    let Some(seeds) = o.announced_seeds("fidelity") else {
         return ExitCode::from(2);
-    }
-    eprintln!(
-        "fidelity: seed {}, {} case(s); replay options: {:?}",
-        o.seed,
-        seeds.len(),
-        capabilities()
-    );
+    };
+    eprintln!("fidelity: replay options: {:?}", capabilities());
     let started = Instant::now();
     let mut results = Vec::new();
     for (i, &s) in seeds.iter().enumerate() {

@@ -146,7 +146,8 @@ impl DrawOptions {
     }
 
     /// The seeds `program` runs: the cases kept in `--rescore`'s directory, else
-    /// [`case_seeds`](Self::case_seeds); announced on stderr with the draw's seed and libraries.
+    /// [`case_seeds`](Self::case_seeds); announced on stderr (the draw's seed and libraries, or the
+    /// directory kept).
     /// `None` (said) when `--rescore`'s directory keeps none.
     pub fn announced_seeds(&self, program: &str) -> Option<Vec<u64>> {
         let seeds = match &self.rescore {
@@ -160,13 +161,22 @@ impl DrawOptions {
             );
             return None;
         }
-        let names: Vec<String> = self.libraries.iter().map(|l| l.label()).collect();
-        eprintln!(
-            "{program}: seed {}, {} case(s) over {}",
-            self.seed,
-            seeds.len(),
-            names.join(", ")
-        );
+        match &self.rescore {
+            Some(dir) => eprintln!(
+                "{program}: {} kept case(s) of {}",
+                seeds.len(),
+                dir.display()
+            ),
+            None => {
+                let names: Vec<String> = self.libraries.iter().map(|l| l.label()).collect();
+                eprintln!(
+                    "{program}: seed {}, {} case(s) over {}",
+                    self.seed,
+                    seeds.len(),
+                    names.join(", ")
+                );
+            }
+        }
         Some(seeds)
     }
 

@@ -7,6 +7,7 @@
 //! on and the layouts name the new one.
 
 use crate::node::NodeAddr;
+use crate::replay::DOWN_PAST_END_MS;
 use crate::replay::{AskPolicy, FaultKind, FaultWindow, SimCluster, SimClusterBuilder};
 use crate::time::{TimeSpan, Timestamp};
 
@@ -14,10 +15,6 @@ use super::schedule::{PlannedFaultKind, Schedule};
 
 /// The port a node added by name only is given.
 pub const ADDED_NODE_PORT: u16 = 6379;
-
-/// How long past the run a fault that does not end lasts (a day): longer than any command the
-/// replay still sends after the run's end.
-const FOREVER_MS: u64 = 86_400_000;
 
 /// When the simulated run begins and ends, against the plan's start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,7 +100,7 @@ pub fn simulate(
     let end = frame.end(schedule);
     // A fault that does not end lasts past the run: a command the replay sends after the last
     // one was due (its retries, its wait for a permit) still meets it.
-    let never = Timestamp(end.0.saturating_add(FOREVER_MS));
+    let never = Timestamp(end.0.saturating_add(DOWN_PAST_END_MS));
     let at = |ms: u64| Timestamp(frame.origin.0 + ms);
     let mut b = SimClusterBuilder::new();
     b.ask_policy(AskPolicy::KeyCoin { seed: coin });

@@ -348,8 +348,10 @@ impl SimCluster {
     }
 }
 
-/// How long past the recording a node whose last poll failed stays down (a day).
-const DOWN_PAST_END_MS: u64 = 86_400_000;
+/// How long past the end of what is known a fault that has not ended lasts (a day): a node whose
+/// last poll failed, a node a plan kills. Longer than any command the replay still sends after
+/// the end (its retries, its wait for a permit).
+pub(crate) const DOWN_PAST_END_MS: u64 = 86_400_000;
 
 /// Builds a [`SimCluster`]: from a recording's lines ([`push`](Self::push)), folded into a
 /// [`ClusterTimeline`] whose states are the cluster's layouts, or from explicit layouts
