@@ -33,7 +33,9 @@ mod release;
 mod report;
 mod run;
 mod sequential;
+mod slot_cache;
 mod version;
+mod wakes;
 
 pub use client::{ClientModel, Execution, Transport};
 pub use client_state::{ClientSnapshot, ClientState};

@@ -80,9 +80,25 @@ impl<T: Clone> KnownNodes<T> {
         &mut self,
         table: &mut SlotTable,
         ranges: Vec<(SlotRange, NodeAddr)>,
-        mut number: impl FnMut(&mut Self, &NodeAddr) -> Option<NodeIdx>,
+        number: impl FnMut(&mut Self, &NodeAddr) -> Option<NodeIdx>,
     ) -> Vec<NodeIdx> {
+        let (owners, named) = self.number_ranges(ranges, number);
         table.clear();
+        for (r, i) in owners {
+            table.fill(r, Some(i));
+        }
+        named
+    }
+
+    /// A `CLUSTER SLOTS` answer's ranges with their nodes numbered by `number` (as
+    /// [`fill_table`](Self::fill_table) numbers them), and the nodes it names, each once, in the
+    /// order first named.
+    pub(super) fn number_ranges(
+        &mut self,
+        ranges: Vec<(SlotRange, NodeAddr)>,
+        mut number: impl FnMut(&mut Self, &NodeAddr) -> Option<NodeIdx>,
+    ) -> (Vec<(SlotRange, NodeIdx)>, Vec<NodeIdx>) {
+        let mut owners = Vec::with_capacity(ranges.len());
         let mut named = Vec::new();
         for (r, a) in ranges {
             let Some(i) = number(self, &a) else {
@@ -91,8 +107,8 @@ impl<T: Clone> KnownNodes<T> {
             if !named.contains(&i) {
                 named.push(i);
             }
-            table.fill(r, Some(i));
+            owners.push((r, i));
         }
-        named
+        (owners, named)
     }
 }

@@ -19,14 +19,13 @@
 //! Time inside is in microseconds; the cluster is asked in milliseconds.
 
 use std::cell::{Cell, RefCell};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
 use super::cluster::{Answer, FaultKind, Reply, SimCluster};
 use super::report::{CommandStats, NodeStats};
+use super::wakes::Wakes;
 use super::{Routed, Timing};
 use crate::node::NodeAddr;
 use crate::slot::SlotRange;
@@ -98,9 +97,8 @@ pub struct Net<'a> {
     name: Cell<usize>,
     /// The running task's second of the timeline.
     second: Cell<usize>,
-    /// Tasks to resume: (time µs, order, task).
-    wakes: RefCell<BinaryHeap<Reverse<(u64, u64, TaskId)>>>,
-    order: Cell<u64>,
+    /// Tasks to resume.
+    wakes: RefCell<Wakes>,
     seen: RefCell<Vec<(NodeAddr, Option<NodeIdx>)>>,
     pub(super) counts: RefCell<Counts>,
 }
@@ -141,8 +139,7 @@ impl<'a> Net<'a> {
             tasks: RefCell::new(Vec::new()),
             name: Cell::new(0),
             second: Cell::new(0),
-            wakes: RefCell::new(BinaryHeap::new()),
-            order: Cell::new(0),
+            wakes: RefCell::new(Wakes::default()),
             seen: RefCell::new(Vec::new()),
             counts: RefCell::new(Counts {
                 tally: Tally {
@@ -236,22 +233,17 @@ impl<'a> Net<'a> {
 
     /// The next task to resume and when, removed from the queue.
     pub(super) fn next_wake(&self) -> Option<(u64, TaskId)> {
-        self.wakes
-            .borrow_mut()
-            .pop()
-            .map(|Reverse((t, _, id))| (t, id))
+        self.wakes.borrow_mut().pop()
     }
 
     /// When the next task resumes.
     pub(super) fn peek_wake(&self) -> Option<u64> {
-        self.wakes.borrow().peek().map(|Reverse((t, _, _))| *t)
+        self.wakes.borrow().peek()
     }
 
     /// Resumes `task` at `at_us` (a lock released, a delivery due).
     pub fn wake(&self, task: TaskId, at_us: u64) {
-        let order = self.order.get();
-        self.order.set(order + 1);
-        self.wakes.borrow_mut().push(Reverse((at_us, order, task)));
+        self.wakes.borrow_mut().push(at_us, task);
         if at_us < self.horizon.get() {
             self.horizon.set(at_us);
         }
@@ -441,8 +433,9 @@ impl<'a> Net<'a> {
         }
     }
 
+    /// Adds one exchange's answer to the tallies.
     fn count(&self, node: Option<NodeIdx>, name: usize, answer: Answer) {
-        self.tally(node, name, answer, true);
+        self.tally(node, name, answer, |x, by| *x += by);
     }
 
     /// Takes back the count of a reply the client never read: the connection it was coming on
@@ -450,24 +443,31 @@ impl<'a> Net<'a> {
     /// applications count are the replies their library reads, so an exchange whose reply was
     /// lost is not one of their calls, MOVED or not. The running task's own command.
     pub fn unread(&self, node: Option<NodeIdx>, answer: Answer) {
-        self.tally(node, self.name.get(), answer, false);
+        self.tally(node, self.name.get(), answer, |x, by| {
+            *x = x.saturating_sub(by);
+        });
     }
 
-    /// Adds (or, `add` false, takes back) one exchange's answer to the tallies.
-    fn tally(&self, node: Option<NodeIdx>, name: usize, answer: Answer, add: bool) {
-        let step = |x: &mut u64, by: bool| {
-            let by = u64::from(by);
-            *x = if add { *x + by } else { x.saturating_sub(by) };
-        };
-        let reached = !matches!(answer, Answer::ConnectionError | Answer::Timeout);
-        let moved = matches!(answer, Answer::Moved { .. });
-        let ask = matches!(answer, Answer::Ask { .. });
+    /// Applies `step` with each tally's share of one exchange's answer (0 or 1) to that tally;
+    /// generic, so that adding (every exchange) costs no branch on the direction.
+    #[inline]
+    fn tally(
+        &self,
+        node: Option<NodeIdx>,
+        name: usize,
+        answer: Answer,
+        step: impl Fn(&mut u64, u64),
+    ) {
+        let reached = u64::from(!matches!(answer, Answer::ConnectionError | Answer::Timeout));
+        let moved = u64::from(matches!(answer, Answer::Moved { .. }));
+        let ask = u64::from(matches!(answer, Answer::Ask { .. }));
+        let ok = u64::from(answer == Answer::Ok);
         let mut counts = self.counts.borrow_mut();
         let Counts { tally, seconds } = &mut *counts;
         if let Some(n) = node.and_then(|n| tally.nodes.get_mut(n.index())) {
             step(&mut n.calls, reached);
-            step(&mut n.failed, !reached);
-            step(&mut n.ok, answer == Answer::Ok);
+            step(&mut n.failed, 1 - reached);
+            step(&mut n.ok, ok);
             step(&mut n.moved, moved);
             step(&mut n.ask, ask);
         }

@@ -254,7 +254,12 @@ impl Pools {
                 .min_by_key(|(_, c)| c.busy_until)
                 .map_or(0, |(i, _)| i),
         };
-        pool.next = (index + 1) % pool.conns.len().max(1);
+        // The next in turn (a compare, not a division: this runs for every exchange).
+        pool.next = if index + 1 >= pool.conns.len() {
+            0
+        } else {
+            index + 1
+        };
         let conn = &mut pool.conns[index];
         conn.held = true;
         conn.closed_under = None;

@@ -118,9 +118,10 @@ use crate::replay::options::{parse_count, parse_mapped_addr, ModelOption, ModelO
 use crate::replay::outcome::{ClientError, Failure, Outcome};
 use crate::replay::release::{Coverage, Version};
 use crate::replay::sequential::{boxed, SyncModel};
+use crate::replay::slot_cache::SlotCache;
 use crate::replay::{ReplayError, Routed, SimRng};
 use crate::time::Timestamp;
-use crate::timeline::{NodeIdx, SlotTable};
+use crate::timeline::NodeIdx;
 
 /// `ioredis@6.0.0`: covers **6.0.x** (written from the 6.0.0 package; 5.4.1's `MOVED` handling
 /// differs, see the module doc).
@@ -369,7 +370,7 @@ struct Client {
     nodes: KnownNodes<Node>,
     startup: Vec<NodeIdx>,
     /// `this.slots`: slot → the first (master) key.
-    slots: SlotTable,
+    slots: SlotCache,
     status: Status,
     /// `this.retryAttempts` of `clusterRetryStrategy`.
     retry_attempts: u64,
@@ -396,7 +397,7 @@ impl Client {
             rng: SimRng::new(RNG_SEED),
             nodes: KnownNodes::new(Node::default()),
             startup: Vec::new(),
-            slots: SlotTable::new(),
+            slots: SlotCache::default(),
             status: Status::Initial,
             retry_attempts: 0,
             next_order: 0,
@@ -681,6 +682,6 @@ impl SyncModel for Client {
 
     fn snapshot(&self) -> ClientSnapshot {
         let open = self.nodes.count(|n| n.in_pool && n.connected);
-        ClientSnapshot::of_table(&self.slots, open)
+        ClientSnapshot::of_table(self.slots.table(), open)
     }
 }

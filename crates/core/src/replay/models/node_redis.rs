@@ -129,10 +129,11 @@ use crate::replay::options::{
 use crate::replay::outcome::{ClientError, Failure, Outcome};
 use crate::replay::release::{Coverage, Version};
 use crate::replay::sequential::{boxed, SyncModel};
+use crate::replay::slot_cache::SlotCache;
 use crate::replay::{ReplayError, Routed, SimRng};
 use crate::slot::SlotRange;
 use crate::time::Timestamp;
-use crate::timeline::{NodeIdx, SlotTable};
+use crate::timeline::NodeIdx;
 
 /// `node-redis@6.3.1`: covers **6.3.x** (written from `@redis/client` 6.3.1; 6.3.0 is the same
 /// in what is modelled, 6.2.x differs, see the module doc).
@@ -458,7 +459,7 @@ struct Client {
     /// `rootNodes`, unmapped.
     roots: Vec<NodeAddr>,
     /// `this.slots`: slot → its master.
-    slots: SlotTable,
+    slots: SlotCache,
     /// `this.masters`, in the order of the last answer.
     masters: Vec<NodeIdx>,
     status: Status,
@@ -497,7 +498,7 @@ impl Client {
                 ..ClientState::default()
             },
             roots,
-            slots: SlotTable::new(),
+            slots: SlotCache::default(),
             masters: Vec::new(),
             status: Status::Initial,
             rediscoveries: VecDeque::new(),
@@ -650,6 +651,6 @@ impl SyncModel for Client {
                 matches!(self.nodes.get(n).conn, Conn::Ready { .. }) && !self.down_at(n, t)
             })
             .count();
-        ClientSnapshot::of_table(&self.slots, u64::try_from(open).unwrap_or(u64::MAX))
+        ClientSnapshot::of_table(self.slots.table(), u64::try_from(open).unwrap_or(u64::MAX))
     }
 }

@@ -97,10 +97,11 @@ use crate::replay::options::ModelOptions;
 use crate::replay::outcome::Outcome;
 use crate::replay::pool::{Link, Pools};
 use crate::replay::release::{Coverage, Version};
+use crate::replay::slot_cache::SlotCache;
 use crate::replay::{ReplayError, Routed, SimRng};
-use crate::slot::{Slot, SLOT_COUNT};
+use crate::slot::Slot;
 use crate::time::Timestamp;
-use crate::timeline::{NodeIdx, NodeTable, SlotTable};
+use crate::timeline::{NodeIdx, NodeTable};
 use exception::Exception;
 use keyless::Keyless;
 use reset::{lost, Fail};
@@ -316,9 +317,7 @@ impl Client {
             init_until: Timestamp(0),
             init_ok: false,
             lock: InitLock::default(),
-            table: SlotTable::new(),
-            built_from: Vec::new(),
-            patched: Vec::new(),
+            table: SlotCache::default(),
             startup: Vec::new(),
             cache: Vec::new(),
             cluster_of: Vec::new(),
@@ -469,13 +468,6 @@ impl Client {
                             let Some(i) = sh.own_idx(to, net) else {
                                 return Err(Fail::Raise(Exception::ConnectionError));
                             };
-                            if sh.patched.len() < usize::from(SLOT_COUNT) {
-                                let was = sh.table.get(slot);
-                                sh.patched.push((slot, was));
-                            } else {
-                                // More patches than slots: the next initialisation rebuilds.
-                                sh.built_from.clear();
-                            }
                             sh.table.set(slot, Some(i));
                         }
                     }
@@ -597,6 +589,6 @@ impl ClientModel for Client {
 
     fn snapshot(&self) -> ClientSnapshot {
         let sh = self.shared.borrow();
-        ClientSnapshot::of_table(&sh.table, sh.pools.open())
+        ClientSnapshot::of_table(sh.table.table(), sh.pools.open())
     }
 }

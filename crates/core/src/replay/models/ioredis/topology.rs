@@ -4,6 +4,7 @@ use super::{Client, Status, OFFLINE_WAIT_MAX_MS};
 use crate::node::NodeAddr;
 use crate::replay::client::Transport;
 use crate::replay::cluster::Reply;
+use crate::replay::slot_cache::Unlisted;
 use crate::slot::SlotRange;
 use crate::time::Timestamp;
 
@@ -93,6 +94,7 @@ impl Client {
     /// A `CLUSTER SLOTS` answer (`getInfoFromNode`, :842-880).
     pub(super) fn apply(&mut self, ranges: Vec<(SlotRange, NodeAddr)>) {
         let mut named = Vec::new();
+        let mut owners = Vec::with_capacity(ranges.len());
         for (r, a) in ranges {
             let mapped = self.nat(&a);
             let Some(i) = self.nodes.intern(&mapped) else {
@@ -101,8 +103,10 @@ impl Client {
             if !named.contains(&i) {
                 named.push(i);
             }
-            self.slots.fill(r, Some(i));
+            owners.push((r, i));
         }
+        // `this.slots` is written over, never cleared.
+        self.slots.load(owners, Unlisted::Kept);
         self.reset(&named);
     }
 

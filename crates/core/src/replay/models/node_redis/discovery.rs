@@ -6,6 +6,7 @@ use super::{Client, Conn, Dropped, Node, Rediscovery, DROPS_KEPT, REDISCOVERIES_
 use crate::node::NodeAddr;
 use crate::replay::client::Transport;
 use crate::replay::cluster::Reply;
+use crate::replay::slot_cache::Unlisted;
 use crate::time::Timestamp;
 use crate::timeline::NodeIdx;
 
@@ -46,11 +47,10 @@ impl Client {
         let before = if reconnecting.is_empty() {
             Vec::new()
         } else {
-            self.slots.ranges()
+            self.slots.table().ranges()
         };
-        let named = self
-            .nodes
-            .fill_table(&mut self.slots, ranges, |nodes, a| nodes.intern(a));
+        let (owners, named) = self.nodes.number_ranges(ranges, |nodes, a| nodes.intern(a));
+        self.slots.load(owners, Unlisted::Cleared);
         let start = net.now();
         let mut end = start;
         for &n in &named {

@@ -9,10 +9,11 @@ use crate::replay::client_state::ClientState;
 use crate::replay::cluster::Reply;
 use crate::replay::net::{Net, TaskId};
 use crate::replay::pool::{Lease, Link, Pools};
+use crate::replay::slot_cache::{SlotCache, Unlisted};
 use crate::replay::SimRng;
-use crate::slot::{Slot, SlotRange, SLOT_COUNT};
+use crate::slot::{SlotRange, SLOT_COUNT};
 use crate::time::Timestamp;
-use crate::timeline::{NodeIdx, NodeTable, SlotTable};
+use crate::timeline::{NodeIdx, NodeTable};
 
 /// `RedisCluster._lock` around `initialize()`: held by one task, the others queued in order.
 #[derive(Debug, Default)]
@@ -36,13 +37,8 @@ pub(super) struct Shared {
     pub(super) init_ok: bool,
     /// `_lock`.
     pub(super) lock: InitLock,
-    /// Slot → node.
-    pub(super) table: SlotTable,
-    /// The owner ranges `table` was last built from (numbered, remapped): a re-initialisation
-    /// that gets the same answer only undoes the MOVED patches since.
-    pub(super) built_from: Vec<(SlotRange, NodeIdx)>,
-    /// Slots patched after a MOVED since the table was built, with the owner they had then.
-    pub(super) patched: Vec<(Slot, Option<NodeIdx>)>,
+    /// Slot → node: built by each initialisation, patched after a MOVED.
+    pub(super) table: SlotCache,
     /// `startup_nodes`.
     pub(super) startup: Vec<NodeIdx>,
     /// `nodes_cache`, in its order: the nodes of the last answer as the client first met them
@@ -187,21 +183,9 @@ impl Shared {
         self.state.wedged = self.needs_init && self.startup.is_empty();
     }
 
-    /// Makes `owners` the slot table. The same answer as last time only undoes the patches since
-    /// (a replay-speed shortcut with the same result as a rebuild).
+    /// Makes `owners` the slot table (`slots_cache` rebuilt: unlisted slots have no owner).
     pub(super) fn load_table(&mut self, owners: Vec<(SlotRange, NodeIdx)>) {
-        if owners == self.built_from {
-            for &(slot, was) in self.patched.iter().rev() {
-                self.table.set(slot, was);
-            }
-        } else {
-            self.table.clear();
-            for &(r, i) in &owners {
-                self.table.fill(r, Some(i));
-            }
-            self.built_from = owners;
-        }
-        self.patched.clear();
+        self.table.load(owners, Unlisted::Cleared);
     }
 
     /// Reads a `CLUSTER SLOTS` answer (owners by the cluster's numbers) as
