@@ -11,7 +11,8 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::net::TaskId;
+/// A task's number (the network's `TaskId`; named here without importing it back).
+type TaskId = usize;
 
 /// Runs kept beside the heap.
 const RUNS: usize = 4;
