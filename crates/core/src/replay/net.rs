@@ -32,8 +32,7 @@ use crate::slot::SlotRange;
 use crate::time::Timestamp;
 use crate::timeline::NodeIdx;
 
-/// A task of the replay: one application command in flight.
-pub type TaskId = usize;
+pub use super::wakes::TaskId;
 
 /// Addresses the network remembers; beyond, it looks them up every time.
 const SEEN_MAX: usize = 64;

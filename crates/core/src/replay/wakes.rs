@@ -11,8 +11,8 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// A task's number (the network's `TaskId`; named here without importing it back).
-type TaskId = usize;
+/// A task of the replay: one application command in flight (the network names tasks by it).
+pub type TaskId = usize;
 
 /// Runs kept beside the heap.
 const RUNS: usize = 4;
@@ -106,7 +106,8 @@ impl Wakes {
         let mut min = self.rest.peek().map(|&Reverse(w)| (RUNS, w));
         for (i, run) in self.runs.iter().enumerate() {
             if let Some(&w) = run.front() {
-                if min.is_none_or(|(_, m)| (w.0, w.1) < (m.0, m.1)) {
+                // Orders are unique: the tuples compare as `(time, order)`.
+                if min.is_none_or(|(_, m)| w < m) {
                     min = Some((i, w));
                 }
             }
