@@ -57,7 +57,8 @@ The instrumentation wraps redis-py (5.0.0 and 8.x alike):
   starts, the round trip to the startup node on a quiet socket (`rtt_ms`: the median of 20
   `PING`s on a plain socket, no library, no load): the replay's network round trip, where
   `exchange_p50_ms` also holds the time each reply waited for the busy event loop, which
-  redis-py's model charges itself.
+  redis-py's model charges itself; and the process CPU time from the first command to the end
+  of issuing (`cpu_ms`), beside the model's `client_cpu_ms`.
 
 At the end it prints ONE JSON line to stdout (the contract's shape; logs go to stderr):
 
@@ -71,7 +72,7 @@ At the end it prints ONE JSON line to stdout (the contract's shape; logs go to s
      "outcomes": {"bucket_ms": 250, "ok": [n, ...], "failed": [n, ...],
                   "failed_issued": [epoch ms or null, ...]},
      "latency_p50_ms": 0.8, "latency_p90_ms": 2.1, "exchange_p50_ms": 0.6, "rtt_ms": 0.1,
-     "started_ms": epoch ms, "ended_ms": epoch ms}
+     "cpu_ms": 9120.5, "started_ms": epoch ms, "ended_ms": epoch ms}
 
 With `SLOTSCOPE_APP_TRACE=FILE` in its environment it also appends one JSON line per library
 event to FILE (`t_ms`, `event`): `init` / `init_ok` (with the slot cache built, as runs `[first,
@@ -496,6 +497,7 @@ async def main():
     period = 1.0 / s["rate"]
     started_ms = now_ms()
     out.started_ms = started_ms
+    cpu_started = time.process_time()
     start = time.monotonic()
     scheduled = math.ceil(s["duration_s"] * s["rate"])
 
@@ -555,6 +557,7 @@ async def main():
         i += 1
 
     issuing_ended_ms = now_ms()
+    cpu_ms = round(1000 * (time.process_time() - cpu_started), 1)
     if tasks:
         done, pending = await asyncio.wait(set(tasks), timeout=DRAIN_LIMIT_S)
         for t in pending:
@@ -596,6 +599,7 @@ async def main():
         "latency_p90_ms": out.latency_ms(0.9),
         "exchange_p50_ms": quantile_ms(counts.exchanges, 0.5),
         "rtt_ms": rtt_ms,
+        "cpu_ms": cpu_ms,
         "started_ms": started_ms,
         "issuing_ended_ms": issuing_ended_ms,
         "ended_ms": now_ms(),

@@ -18,6 +18,8 @@
 //! Lettuce, ... each with its real app from `apps/` and its model) and asserts the harness only:
 //! their magnitudes are measured by `scripts/fidelity --libs` and stated in docs/FIDELITY.md.
 
+use slotscope_tests::kind::ServerKind;
+use slotscope_tests::matrix::calibration::machine_options;
 use slotscope_tests::matrix::case::{Case, Fault};
 use slotscope_tests::matrix::compare::Metric;
 use slotscope_tests::matrix::draw::run_seed;
@@ -25,6 +27,35 @@ use slotscope_tests::matrix::library::{Library, ALL};
 use slotscope_tests::matrix::rng::case_seed;
 use slotscope_tests::matrix::runner::{run_case, CaseResult};
 use slotscope_tests::matrix::table::progress;
+use slotscope_tests::python::{REDIS_PY_5_0_0, REDIS_PY_8_1_0};
+
+#[test]
+fn redis_py_costs_timed_on_this_machine_are_plausible() {
+    // Against a throwaway cluster of each server, one release each: every figure the model takes
+    // is there, within what any machine that runs the tests gives (tenths of a millisecond to a
+    // tenth of a second for the COMMAND table, microseconds to a millisecond for a reply).
+    let cases = [
+        (Library::RedisPy(REDIS_PY_5_0_0), ServerKind::Valkey),
+        (Library::RedisPy(REDIS_PY_8_1_0), ServerKind::Redis),
+    ];
+    for (library, server) in cases {
+        let options = machine_options(library, server)
+            .unwrap_or_else(|e| panic!("{} on {server:?}: {e}", library.label()));
+        let get = |name: &str| -> f64 {
+            let v = options
+                .iter()
+                .find(|(k, _)| k == name)
+                .unwrap_or_else(|| panic!("{name} missing: {options:?}"));
+            v.1.parse().unwrap()
+        };
+        let ctx = format!("{} on {server:?}: {options:?}", library.label());
+        assert!((0.5..1000.0).contains(&get("command_cpu_ms")), "{ctx}");
+        assert!((0.1..1000.0).contains(&get("initialize_cpu_ms")), "{ctx}");
+        assert!((0.01..50.0).contains(&get("connect_cpu_ms")), "{ctx}");
+        assert!((0.001..5.0).contains(&get("reply_cpu_ms")), "{ctx}");
+        assert!(get("command_cpu_ms") > get("reply_cpu_ms"), "{ctx}");
+    }
+}
 
 /// Cases a run draws over redis-py's releases.
 const CASES: u64 = 2;
@@ -136,6 +167,29 @@ fn check_harness(seed: u64, r: &CaseResult) {
         "{ctx}: the replay says nothing of wedged: {model}"
     );
     assert_eq!(r.comparisons.len(), Metric::ALL.len(), "{ctx}");
+    if let Library::RedisPy(_) = r.case.library {
+        // The CPU costs timed on this machine before the case reached the replay, and the model
+        // charged its client work.
+        for name in [
+            "command_cpu_ms",
+            "initialize_cpu_ms",
+            "connect_cpu_ms",
+            "reply_cpu_ms",
+        ] {
+            assert!(
+                r.replay_args
+                    .iter()
+                    .any(|a| a.starts_with(&format!("{name}="))),
+                "{ctx}: {name} not given to the replay: {:?}",
+                r.replay_args
+            );
+        }
+        assert!(
+            model["client_cpu_ms"].as_f64().is_some_and(|ms| ms > 0.0),
+            "{ctx}: the model charged no client work: {}",
+            model["client_cpu_ms"]
+        );
+    }
 }
 
 #[test]

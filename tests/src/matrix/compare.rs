@@ -190,6 +190,20 @@ fn common_causes(
             app.issued, app.skipped
         ));
     }
+    // The application's CPU time (the library's work and its own) beside the client work the
+    // model charged, where both are known: a model whose client is idler than the real one
+    // reacts faster to what it meets.
+    if let (Some(real), Some(model)) =
+        (app.raw["cpu_ms"].as_f64(), replay["client_cpu_ms"].as_f64())
+    {
+        if model > 0.0 && (model - real).abs() > COUNT_REL * real {
+            out.push(format!(
+                "client CPU: real {:.1} s, model {:.1} s",
+                real / 1000.0,
+                model / 1000.0
+            ));
+        }
+    }
     if fallbacks.iter().any(|f| f.contains("--concurrency")) && case.in_flight > 1 {
         out.push("replayed as lanes (no --in-flight)".to_owned());
     }

@@ -33,6 +33,7 @@ use crate::cluster::{Cluster, ClusterOptions};
 use crate::collector::Recorder;
 use crate::matrix::app::SOCKET_TIMEOUT_S;
 use crate::matrix::app::{App, AppReport, AppSettings};
+use crate::matrix::calibration::{self, MachineOptions};
 use crate::matrix::case::{Case, Fault, RecordStart, When};
 use crate::matrix::companion::{Companion, COMPANION_NODE, COMPANION_VERSION};
 use crate::matrix::fault::{inject, FAULT_NODE, FAULT_REPLICA, RECORDER_SEED};
@@ -94,6 +95,8 @@ pub struct LiveRun {
     pub fault_started_ms: Option<u64>,
     /// Every node's address, by node number (empty for a kept run read back).
     pub nodes: Vec<String>,
+    /// The library's model options timed on this machine before the case ([`calibration`]).
+    pub machine_options: MachineOptions,
 }
 
 impl LiveRun {
@@ -105,7 +108,22 @@ impl LiveRun {
             "fault_started_ms": self.fault_started_ms,
             "recording_started_ms": self.recording_started_ms,
             "library": case.library.label(),
+            "machine_options": calibration::to_json(&self.machine_options),
         })
+    }
+
+    /// The options the replay of this run is given as `--set NAME=VALUE` besides the case's:
+    /// what the library resolved on the application's machine (its report's `model_options`)
+    /// and what was timed on it ([`LiveRun::machine_options`]).
+    pub fn model_options(&self) -> Vec<(String, String)> {
+        let mut options: Vec<(String, String)> = self.app.raw["model_options"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+            .collect();
+        options.extend(self.machine_options.iter().cloned());
+        options
     }
 }
 
@@ -143,6 +161,28 @@ pub fn run_with(
     };
 
     let kind = case.server;
+    // Timed before the case's cluster starts: nothing of it reaches the recording.
+    let machine_options = match calibration::machine_options(case.library, kind) {
+        Ok(o) => {
+            if !o.is_empty() {
+                let list: Vec<String> = o.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                note(
+                    format!("timed on this machine: {}", list.join(", ")),
+                    now_ms(),
+                    &mut events,
+                );
+            }
+            o
+        }
+        Err(e) => {
+            note(
+                format!("CPU costs not timed ({e}): the model's defaults"),
+                now_ms(),
+                &mut events,
+            );
+            Vec::new()
+        }
+    };
     let mut cluster = if case.record_start == RecordStart::BeforeSlots {
         Cluster::start_unassigned(kind, 4, ClusterOptions::default())
     } else {
@@ -350,5 +390,6 @@ pub fn run_with(
         companion: companion_report,
         fault_started_ms: fault_started.get(),
         nodes,
+        machine_options,
     })
 }

@@ -6,6 +6,7 @@
 //! - [`rng`]: the seeded generator; [`case`]: one drawn case;
 //! - [`app`]: the application program and the JSON line it reports (the plug-in contract);
 //! - [`fault`], [`migration`]: what a case does to the cluster; [`live`]: the live run;
+//! - [`calibration`]: the library's CPU costs timed on this machine, given to every replay;
 //! - [`replay`]: `slotscope replay` of the recording, with fallbacks for options the binary lacks;
 //! - [`compare`]: real against model; [`runner`]: one case end to end; [`repeat`]: the same case
 //!   live twice (how far the real library repeats itself); [`rescore`]: kept cases replayed again;
@@ -36,6 +37,7 @@
 
 pub mod analysis;
 pub mod app;
+pub mod calibration;
 pub mod case;
 pub mod companion;
 pub mod compare;

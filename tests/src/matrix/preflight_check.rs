@@ -175,12 +175,8 @@ fn assumption(case: &Case, live: &LiveRun, group: &str) -> String {
         case.library.label(),
         live.settings.startup
     );
-    if let Some(options) = live.app.raw["model_options"].as_object() {
-        for (k, v) in options {
-            if let Some(v) = v.as_str() {
-                a.push_str(&format!(",{k}={v}"));
-            }
-        }
+    for (k, v) in live.model_options() {
+        a.push_str(&format!(",{k}={v}"));
     }
     if let Some(remap) = &live.settings.address_remap {
         let option = case.library.address_option().unwrap_or("address_remap");

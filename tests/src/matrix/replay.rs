@@ -123,14 +123,11 @@ fn args_for(
         format!("socket_timeout={SOCKET_TIMEOUT_S}"),
     ];
     // What the library resolved that its model takes (go-redis's `PoolSize`, 5 per CPU of the
-    // application's machine): given as a user gives their configuration.
-    if let Some(options) = live.app.raw["model_options"].as_object() {
-        for (k, v) in options {
-            if let Some(v) = v.as_str() {
-                a.push("--set".into());
-                a.push(format!("{k}={v}"));
-            }
-        }
+    // application's machine) and its CPU costs timed on that machine before the case: given as
+    // a user gives their configuration.
+    for (k, v) in live.model_options() {
+        a.push("--set".into());
+        a.push(format!("{k}={v}"));
     }
     if let Some(remap) = &live.settings.address_remap {
         // The model's own option for it, by the library's name (`hostAndPortMapper`, …).

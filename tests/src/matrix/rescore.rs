@@ -2,7 +2,8 @@
 //! run (`scripts/fidelity --rescore DIR`): how a model change fares on live runs already made.
 //! Each kept case is `<seed>.jsonl.zst` (the recording), `<seed>.app.json` (the application's
 //! report) and `<seed>.live.json` (what the harness knew: the settings, when the fault began,
-//! the case's library, from which the seed draws the same case again); a second live run
+//! the case's library, from which the seed draws the same case again, and the CPU costs timed
+//! before it, [`crate::matrix::calibration`]); a second live run
 //! (`--twice`) is `<seed>.again.*`.
 
 use std::path::Path;
@@ -10,6 +11,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::matrix::app::{AppReport, AppSettings};
+use crate::matrix::calibration;
 use crate::matrix::case::Case;
 use crate::matrix::library::Library;
 use crate::matrix::live::LiveRun;
@@ -41,6 +43,7 @@ pub(crate) fn kept_run(dir: &Path, stem: &str) -> Result<(LiveRun, Vec<Library>)
         companion: None,
         fault_started_ms: live["fault_started_ms"].as_u64(),
         nodes: Vec::new(),
+        machine_options: calibration::from_json(&live["machine_options"]),
     };
     Ok((run, libraries))
 }

@@ -86,6 +86,8 @@ pub struct Net<'a> {
     /// Until when the client's own work holds its event loop (timed clock): nothing else of the
     /// client runs before.
     busy_until: Cell<u64>,
+    /// The client's own work so far, in microseconds (the sum of every [`Net::cpu`]).
+    cpu_total: Cell<u64>,
     /// The time of the next event of another task or of the application: a delivery before it
     /// completes without yielding.
     horizon: Cell<u64>,
@@ -133,6 +135,7 @@ impl<'a> Net<'a> {
             timeout_us: socket_timeout_ms.map(|t| t.saturating_mul(1000)),
             now: Cell::new(0),
             busy_until: Cell::new(0),
+            cpu_total: Cell::new(0),
             horizon: Cell::new(u64::MAX),
             task: Cell::new(0),
             tasks: RefCell::new(Vec::new()),
@@ -282,7 +285,13 @@ impl<'a> Net<'a> {
         }
         let end = self.now.get().max(self.busy_until.get()).saturating_add(us);
         self.busy_until.set(end);
+        self.cpu_total.set(self.cpu_total.get().saturating_add(us));
         self.until(end)
+    }
+
+    /// The client's own work so far ([`Net::cpu`]), in microseconds.
+    pub(super) fn cpu_total_us(&self) -> u64 {
+        self.cpu_total.get()
     }
 
     /// Until when the client's event loop is held by its own work.

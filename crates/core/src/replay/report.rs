@@ -156,6 +156,9 @@ pub struct ReplayReport {
     pub new_connections: u64,
     /// Startup nodes at the end.
     pub startup_nodes: usize,
+    /// The client's own CPU time the model charged over the run (initialisations, connects,
+    /// replies, errors: the costs of its options), in milliseconds; 0 in the instant clock.
+    pub client_cpu_ms: f64,
     /// What the client held at the end: open connections, its slot table's nodes.
     pub held: ClientSnapshot,
     /// Per node address.

@@ -180,6 +180,7 @@ impl<'w> Recorder<'w> {
         report.cluster_slots_calls = state.cluster_slots_calls;
         report.new_connections = state.new_connections;
         report.startup_nodes = state.startup_nodes;
+        report.client_cpu_ms = net.cpu_total_us() as f64 / 1000.0;
         report.errors = by_name(&self.errors);
         for (e, n) in &self.errors {
             *report.failures.entry(e.class).or_default() += n;

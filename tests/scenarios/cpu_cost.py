@@ -1,0 +1,98 @@
+"""redis-py's own CPU costs on this machine, as the replay model of redis-py takes them.
+
+Usage: <venv>/bin/python cpu_cost.py PORT [CYCLES]
+
+Against the cluster node 127.0.0.1:PORT (a cluster with every slot assigned), with the
+virtualenv of the redis-py release to time, measures process CPU time of:
+
+- CYCLES re-initialisations of one asyncio `RedisCluster`, each after `aclose()` (`close()` in
+  5.0.0) as a storm's are, split into `NodesManager.initialize()` (the slot cache) and
+  `AsyncCommandsParser.initialize()` (the `COMMAND` table); each opens one connection, whose
+  cost (below) is taken off, as the model charges it apart;
+- 100 `Connection.connect()` + `disconnect()` in a row, handshake included;
+- 1000 `ZADD` through the client, awaited in a row.
+
+Prints one JSON line of the model's option names (crates/core/src/replay/models/redis_py/
+settings.rs) and their medians in milliseconds: `initialize_cpu_ms`, `command_cpu_ms`,
+`connect_cpu_ms`, `reply_cpu_ms`. The fidelity matrix runs it before its redis-py cases and
+gives the figures to every replay (`--set NAME=VALUE`): the machine's speed changes between
+days by more than the matrix's targets allow. A user can run it on their application's host.
+"""
+
+import asyncio
+import json
+import statistics
+import sys
+import time
+
+from redis._parsers import AsyncCommandsParser
+from redis.asyncio.cluster import NodesManager, RedisCluster
+from redis.asyncio.connection import Connection
+
+CONNECTS = 100
+REPLIES = 1000
+
+
+def timed(cls, name, samples):
+    """Wraps `cls.name` (a coroutine method) to append its process CPU time to `samples`."""
+    inner = getattr(cls, name)
+
+    async def wrapper(*args, **kwargs):
+        start = time.process_time()
+        try:
+            return await inner(*args, **kwargs)
+        finally:
+            samples.append(time.process_time() - start)
+
+    setattr(cls, name, wrapper)
+
+
+async def close(client):
+    await (client.aclose() if hasattr(client, "aclose") else client.close())
+
+
+async def connect_cost(port):
+    start = time.process_time()
+    for _ in range(CONNECTS):
+        conn = Connection(host="127.0.0.1", port=port)
+        await conn.connect()
+        await conn.disconnect()
+    return (time.process_time() - start) / CONNECTS
+
+
+async def main(port, cycles):
+    connect = await connect_cost(port)
+    slots, command = [], []
+    client = RedisCluster(host="127.0.0.1", port=port)
+    await client.initialize()
+    start = time.process_time()
+    for i in range(REPLIES):
+        await client.zadd("cpu-cost", {str(i % 100): i})
+    reply = (time.process_time() - start) / REPLIES
+    await client.delete("cpu-cost")
+    timed(NodesManager, "initialize", slots)
+    timed(AsyncCommandsParser, "initialize", command)
+    for _ in range(cycles):
+        await close(client)
+        # The old connections' close finishes before the next initialisation, as in a storm's
+        # loop turns.
+        await asyncio.sleep(0.01)
+        await client.initialize()
+    await close(client)
+    ms = lambda s: round(1000 * s, 3)  # noqa: E731
+    print(
+        json.dumps(
+            {
+                "initialize_cpu_ms": ms(max(statistics.median(slots) - connect, 0.0)),
+                "command_cpu_ms": ms(max(statistics.median(command) - connect, 0.0)),
+                "connect_cpu_ms": ms(connect),
+                "reply_cpu_ms": ms(reply),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    asyncio.run(main(int(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 15))

@@ -1,0 +1,134 @@
+//! The library's own CPU costs, timed on the machine the cases run on and given to every replay
+//! of them (`--set NAME=VALUE`), as the measured round trip is (`--rtt-ms`).
+//!
+//! A model that charges its client's own work (redis-py's: the `COMMAND` table and the slot cache
+//! of each initialisation, a connection's handshake, a reply) carries costs timed on one machine
+//! on one day; the matrix's machine runs faster or slower by more than the targets allow between
+//! days, and within a day from one quarter of an hour to the next (the same script, the same
+//! cluster: redis-py 5.0.0's slot cache 13.7-15.6 ms, then 9.1-9.5 ms in six runs forty minutes
+//! later; docs/FIDELITY.md). So before each case of such a library the matrix starts a
+//! throwaway cluster of the case's server, runs the library's timing script against it
+//! (`tests/scenarios/cpu_cost.py` for redis-py, about 1.5 s) and gives the figures to the case's
+//! replays; nothing of it reaches the case's cluster or recording. A timing that fails leaves the
+//! model's own defaults, said in the case's events.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::cluster::{Cluster, ClusterOptions};
+use crate::kind::ServerKind;
+use crate::matrix::library::Library;
+use crate::matrix::runner::panic_text;
+
+/// The timing script's bound.
+const SCRIPT_LIMIT: Duration = Duration::from_secs(90);
+
+/// The model options timed on this machine, `(name, value)` in the model's own units.
+pub type MachineOptions = Vec<(String, String)>;
+
+/// The timing script of `library`, if its model takes CPU costs.
+fn script(library: Library) -> Option<&'static str> {
+    match library {
+        Library::RedisPy(_) => Some("cpu_cost.py"),
+        _ => None,
+    }
+}
+
+/// The options of `library`'s model timed now on this machine against a cluster of `server`;
+/// empty when its model takes none.
+///
+/// # Errors
+///
+/// If the timing failed (the throwaway cluster or the script): the model's defaults stand.
+pub fn machine_options(library: Library, server: ServerKind) -> Result<MachineOptions, String> {
+    let Some(script) = script(library) else {
+        return Ok(Vec::new());
+    };
+    catch_unwind(AssertUnwindSafe(|| time(library, server, script)))
+        .map_err(|p| panic_text(p.as_ref()))?
+}
+
+/// Runs `script` of `library` against a throwaway 3-master cluster of `server`.
+fn time(library: Library, server: ServerKind, script: &str) -> Result<MachineOptions, String> {
+    let Library::RedisPy(version) = library else {
+        return Err(format!("no timing script for {}", library.label()));
+    };
+    let cluster = Cluster::start(server, 3, ClusterOptions::default());
+    let port = cluster.addr(0).port().to_string();
+    let out = crate::python::start_script(version, script, &[port], SCRIPT_LIMIT).wait();
+    drop(cluster);
+    if !out.status.success() {
+        return Err(format!("{script}: {}", out.stderr.trim()));
+    }
+    parse(out.stdout.lines().last().unwrap_or_default())
+}
+
+/// The script's JSON line (`{"name": number, …}`) as options.
+fn parse(line: &str) -> Result<MachineOptions, String> {
+    let v: Value = serde_json::from_str(line).map_err(|e| format!("not JSON ({e}): {line:?}"))?;
+    let object = v
+        .as_object()
+        .ok_or_else(|| format!("not an object: {line:?}"))?;
+    object
+        .iter()
+        .map(|(k, v)| match v.as_f64() {
+            Some(x) if x.is_finite() && x >= 0.0 => Ok((k.clone(), x.to_string())),
+            _ => Err(format!("{k} is not a duration: {v}")),
+        })
+        .collect()
+}
+
+/// `options` as the JSON object kept beside a case (`<seed>.live.json`).
+pub fn to_json(options: &MachineOptions) -> Value {
+    Value::Object(
+        options
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect(),
+    )
+}
+
+/// The options kept beside a case, read back (none from a case kept before they were).
+pub fn from_json(v: &Value) -> MachineOptions {
+    v.as_object()
+        .map(|o| {
+            o.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timing_line_reads_as_options_and_keeps_through_json() {
+        let options = parse(r#"{"command_cpu_ms": 29.5, "reply_cpu_ms": 0.108}"#).unwrap();
+        assert_eq!(
+            options,
+            [
+                ("command_cpu_ms".to_owned(), "29.5".to_owned()),
+                ("reply_cpu_ms".to_owned(), "0.108".to_owned())
+            ]
+        );
+        assert_eq!(from_json(&to_json(&options)), options);
+        assert_eq!(from_json(&Value::Null), MachineOptions::new());
+        assert!(parse(r#"{"command_cpu_ms": -1}"#).is_err());
+        assert!(parse(r#"{"command_cpu_ms": "fast"}"#).is_err());
+        assert!(parse("COMMAND took 30 ms").is_err());
+    }
+
+    #[test]
+    fn only_a_library_whose_model_takes_costs_is_timed() {
+        assert_eq!(script(Library::Ioredis), None);
+        assert_eq!(
+            machine_options(Library::Jedis, ServerKind::Redis),
+            Ok(Vec::new())
+        );
+        assert!(script(Library::RedisPy("8.1.0")).is_some());
+    }
+}
