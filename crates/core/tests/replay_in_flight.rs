@@ -507,3 +507,25 @@ fn redis_py_7_2_sends_commands_to_random_primaries_while_it_has_no_default_node(
     assert!(random > 0, "{r8:?}");
     assert!(r8.moved > r5.moved, "{} vs {}", r8.moved, r5.moved);
 }
+
+#[test]
+fn redis_py_5_charges_each_failed_initialisation_on_a_dead_node() {
+    // A (the startup node, first in every answer, so the default node of 5.0.0's COMMAND table)
+    // refuses connections from 10 s to 14 s. Every command that meets it fails, and so does every
+    // initialisation after it: the slot cache is built, the COMMAND table is refused, the
+    // exception goes up through `initialize()`'s `except` to the application. Each such failure
+    // is the client's work: with `error_cpu_ms` 2, the client's CPU grows by at least 2 ms a
+    // failed command, and the report says how much it charged.
+    let cluster = incident2_with_fault(A, 10, 14, FaultKind::ConnectionError);
+    let w = in_flight(workload(20), 1, 500, 10);
+    let idle = run_with(&cluster, &w, "redis-py@5.0.0", &[]);
+    assert!(idle.client_cpu_ms.abs() < 1e-9, "{}", idle.client_cpu_ms);
+    let busy = run_with(&cluster, &w, "redis-py@5.0.0", &[("error_cpu_ms", "2")]);
+    let failed: u64 = busy.errors.values().sum();
+    assert!(failed > 20, "{:?}", busy.errors);
+    assert!(
+        busy.client_cpu_ms >= 2.0 * float::from_u64(failed),
+        "{} ms charged for {failed} failed commands",
+        busy.client_cpu_ms
+    );
+}

@@ -35,7 +35,8 @@
 //!   "redis-py 8.1.0 `AttributeError` under `address_remap`").
 //! - **The client's own work holds its event loop** (the timed clock only): building the slot
 //!   cache, the `COMMAND` table of every initialisation, each connection opened (its handshake),
-//!   each reply read and each attempt failed by a connection error, with the release's measured
+//!   each reply read, each attempt failed by a connection error and each initialisation that
+//!   failed (its exception, the connections its `except` closes), with the release's measured
 //!   costs ([`CPU_PY5`], [`CPU_PY8`]; options `initialize_cpu_ms`, `command_cpu_ms`,
 //!   `connect_cpu_ms`, `reply_cpu_ms`, `error_cpu_ms`, `disconnect_cpu_ms`). Under a storm of
 //!   reconnects this is what makes the application fall behind and skip. The slot cache and
