@@ -5,7 +5,7 @@
 //!
 //! Asserted per library: the report is one JSON line of the contract's shape, naming the library
 //! and the release it pins; every issued command returned or raised and none raised (a live
-//! migration is no fault); the schedule was kept (issued + skipped = the commands due); the
+//! migration is no fault) but the few of redis-py's reset race; the schedule was kept (issued + skipped = the commands due); the
 //! library's own counts hold together (a topology query and an initialisation at least, a
 //! connection at least, a reply per issued command at least); it did not end wedged.
 //!
@@ -29,6 +29,17 @@ const DURATION_S: u32 = 5;
 fn sum(v: &Value) -> u64 {
     v.as_object()
         .map_or(0, |o| o.values().filter_map(Value::as_u64).sum())
+}
+
+/// The exception classes `library`'s reset raises on a healthy cluster: redis-py closes every
+/// connection after five `MOVED` replies (`reinitialize_steps`), and a command caught in it
+/// raises `ConnectionError` or, on a connection being torn down, `AttributeError` (redis-py
+/// #4028; the replay's model of both, crates/core/src/replay/models/redis_py/reset.rs).
+fn reset_race(library: Library) -> &'static [&'static str] {
+    match library {
+        Library::RedisPy(_) => &["AttributeError", "ConnectionError"],
+        _ => &[],
+    }
 }
 
 /// One library's run: the drawn settings, the migration under it, the report's checks.
@@ -86,8 +97,17 @@ fn check(library: Library, seed: u64) {
         report.issued,
         "{ctx}: every issued command returned or raised"
     );
-    assert_eq!(
-        report.failed, 0,
+    // A live migration is no fault, but redis-py's reset after five MOVED replies may lose a
+    // reply it closed under a command, or hand a command a connection it is closing (#4028):
+    // those classes, a handful, and nothing else.
+    let race = reset_race(library);
+    let classes: Vec<&String> = raw["errors"]
+        .as_object()
+        .map(|o| o.keys().collect())
+        .unwrap_or_default();
+    assert!(
+        classes.iter().all(|c| race.contains(&c.as_str()))
+            && report.failed <= report.issued / 100 + 1,
         "{ctx}: commands raised during a live migration: {}",
         raw["errors"]
     );
