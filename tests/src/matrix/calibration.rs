@@ -20,7 +20,7 @@ use serde_json::Value;
 use crate::cluster::{Cluster, ClusterOptions};
 use crate::kind::ServerKind;
 use crate::matrix::library::Library;
-use crate::matrix::runner::panic_text;
+use crate::matrix::panic_payload::panic_text;
 
 /// The timing script's bound.
 const SCRIPT_LIMIT: Duration = Duration::from_secs(90);

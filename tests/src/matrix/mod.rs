@@ -8,7 +8,8 @@
 //! - [`fault`], [`migration`]: what a case does to the cluster; [`live`]: the live run;
 //! - [`calibration`]: the library's CPU costs timed on this machine, given to every replay;
 //! - [`replay`]: `slotscope replay` of the recording, with fallbacks for options the binary lacks;
-//! - [`compare`]: real against model; [`runner`]: one case end to end; [`repeat`]: the same case
+//! - [`compare`]: real against model; [`runner`]: one case end to end ([`panic_payload`]: a
+//!   caught panic kept as its error); [`repeat`]: the same case
 //!   live twice (how far the real library repeats itself); [`rescore`]: kept cases replayed again;
 //! - [`table`]: progress lines and the Markdown report.
 //!
@@ -50,6 +51,7 @@ pub mod judge;
 pub mod library;
 pub mod live;
 pub mod migration;
+pub mod panic_payload;
 pub mod preflight_check;
 pub mod preflight_input;
 pub mod preflight_table;

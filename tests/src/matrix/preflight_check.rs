@@ -18,10 +18,11 @@ use crate::collector::run_slotscope;
 use crate::matrix::app::SOCKET_TIMEOUT_S;
 use crate::matrix::case::Case;
 use crate::matrix::live::{self, Event, LiveRun, APP_NAME};
+use crate::matrix::panic_payload::panic_text;
 use crate::matrix::preflight_input::{case_plan, cut_before};
 use crate::matrix::preflight_truth::{real_verdict, RealVerdict};
 use crate::matrix::rescore::{kept_run, read_json};
-use crate::matrix::runner::{keep_run, panic_text};
+use crate::matrix::runner::keep_run;
 
 /// How much longer than drawn the application runs before the change: a recording of the
 /// cluster before a change holds its clients for a while (an always-on recorder, minutes), and an

@@ -12,6 +12,7 @@ use crate::matrix::app::AppReport;
 use crate::matrix::case::Case;
 use crate::matrix::compare::{compare, Comparison, Metric};
 use crate::matrix::live::{self, Event, LiveRun};
+use crate::matrix::panic_payload::panic_text;
 use crate::matrix::repeat::compare_live;
 use crate::matrix::replay::{replay, Replayed};
 
@@ -108,14 +109,6 @@ impl CaseResult {
     pub fn get(&self, metric: Metric) -> Option<&Comparison> {
         self.comparisons.iter().find(|c| c.metric == metric)
     }
-}
-
-/// The text of a caught panic's payload.
-pub fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<String>()
-        .cloned()
-        .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-        .unwrap_or_else(|| "a panic".to_owned())
 }
 
 /// Runs `case`; `say` receives progress lines. With `keep`, the recording and the application's

@@ -17,7 +17,7 @@ use crate::matrix::criteria::{Criterion, Judgement, Subjects};
 use crate::matrix::judge::judge;
 use crate::matrix::library::Library;
 use crate::matrix::live::{self, Event};
-use crate::matrix::runner::panic_text;
+use crate::matrix::panic_payload::panic_text;
 use crate::matrix::truth::AppTruth;
 
 /// The recorder's poll interval, ms ([`crate::matrix::live::INTERVAL`]): the "one poll" of criterion (a).
