@@ -5,9 +5,10 @@
 //!
 //! Asserted per library: the report is one JSON line of the contract's shape, naming the library
 //! and the release it pins; every issued command returned or raised and none raised (a live
-//! migration is no fault) but the few of redis-py's reset race; the schedule was kept (issued + skipped = the commands due); the
-//! library's own counts hold together (a topology query and an initialisation at least, a
-//! connection at least, a reply per issued command at least); it did not end wedged.
+//! migration is no fault) but the few of redis-py's reset race; the schedule was kept (issued +
+//! skipped = the commands due); the library's own counts hold together (a topology query and an
+//! initialisation at least, a connection at least, a reply per issued command at least); it did
+//! not end wedged.
 //!
 //! An app that is not built fails the test when `SLOTSCOPE_REQUIRE_APPS=1` (as `scripts/test`
 //! sets it after `scripts/setup` built them all), and is reported and passed over otherwise.

@@ -32,8 +32,8 @@ use slotscope_tests::python::{REDIS_PY_5_0_0, REDIS_PY_8_1_0};
 #[test]
 fn redis_py_costs_timed_on_this_machine_are_plausible() {
     // Against a throwaway cluster of each server, one release each: every figure the model takes
-    // is there, within what any machine that runs the tests gives (tenths of a millisecond to a
-    // tenth of a second for the COMMAND table, microseconds to a millisecond for a reply).
+    // is there, within what any machine that runs the tests gives (half a millisecond to a
+    // second for the COMMAND table, a microsecond to 5 ms for a reply).
     let cases = [
         (Library::RedisPy(REDIS_PY_5_0_0), ServerKind::Valkey),
         (Library::RedisPy(REDIS_PY_8_1_0), ServerKind::Redis),

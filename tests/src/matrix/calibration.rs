@@ -28,10 +28,10 @@ const SCRIPT_LIMIT: Duration = Duration::from_secs(90);
 /// The model options timed on this machine, `(name, value)` in the model's own units.
 pub type MachineOptions = Vec<(String, String)>;
 
-/// The timing script of `library`, if its model takes CPU costs.
-fn script(library: Library) -> Option<&'static str> {
+/// The release and the timing script of `library`, if its model takes CPU costs.
+fn timing(library: Library) -> Option<(&'static str, &'static str)> {
     match library {
-        Library::RedisPy(_) => Some("cpu_cost.py"),
+        Library::RedisPy(release) => Some((release, "cpu_cost.py")),
         _ => None,
     }
 }
@@ -43,21 +43,18 @@ fn script(library: Library) -> Option<&'static str> {
 ///
 /// If the timing failed (the throwaway cluster or the script): the model's defaults stand.
 pub fn machine_options(library: Library, server: ServerKind) -> Result<MachineOptions, String> {
-    let Some(script) = script(library) else {
+    let Some((release, script)) = timing(library) else {
         return Ok(Vec::new());
     };
-    catch_unwind(AssertUnwindSafe(|| time(library, server, script)))
+    catch_unwind(AssertUnwindSafe(|| time(release, server, script)))
         .map_err(|p| panic_text(p.as_ref()))?
 }
 
-/// Runs `script` of `library` against a throwaway 3-master cluster of `server`.
-fn time(library: Library, server: ServerKind, script: &str) -> Result<MachineOptions, String> {
-    let Library::RedisPy(version) = library else {
-        return Err(format!("no timing script for {}", library.label()));
-    };
+/// Runs `script` with redis-py `release` against a throwaway 3-master cluster of `server`.
+fn time(release: &str, server: ServerKind, script: &str) -> Result<MachineOptions, String> {
     let cluster = Cluster::start(server, 3, ClusterOptions::default());
     let port = cluster.addr(0).port().to_string();
-    let out = crate::python::start_script(version, script, &[port], SCRIPT_LIMIT).wait();
+    let out = crate::python::start_script(release, script, &[port], SCRIPT_LIMIT).wait();
     drop(cluster);
     if !out.status.success() {
         return Err(format!("{script}: {}", out.stderr.trim()));
@@ -124,11 +121,14 @@ mod tests {
 
     #[test]
     fn only_a_library_whose_model_takes_costs_is_timed() {
-        assert_eq!(script(Library::Ioredis), None);
+        assert_eq!(timing(Library::Ioredis), None);
         assert_eq!(
             machine_options(Library::Jedis, ServerKind::Redis),
             Ok(Vec::new())
         );
-        assert!(script(Library::RedisPy("8.1.0")).is_some());
+        assert_eq!(
+            timing(Library::RedisPy("8.1.0")),
+            Some(("8.1.0", "cpu_cost.py"))
+        );
     }
 }

@@ -130,34 +130,30 @@ impl Client {
             self.disconnect_cost(closed, net).await;
             if let Err(class) = self.command_table(default_node, net).await {
                 // Raised out of RedisCluster.initialize(): nodes_manager.aclose().
-                let closed = {
-                    let mut sh = self.shared.borrow_mut();
-                    sh.default_known = false;
-                    sh.pools.disconnect_all(net.now_us())
-                };
-                self.failed_cost(closed, net).await;
+                self.fail(net).await;
                 return Err(class);
             }
             self.shared.borrow_mut().needs_init = false;
             return Ok(());
         }
         // `except BaseException`: nodes_manager.aclose() and aclose("startup_nodes").
+        self.fail(net).await;
+        Err(Exception::RedisClusterException)
+    }
+
+    /// An initialisation that failed: its `except` closes every connection and the default node
+    /// is forgotten. The client's own work: the connections closed, and the exception raised
+    /// through it and the retry loop to the application (`error_cpu_ms`, as a failed
+    /// attempt's). A dead-node cycle of 5.0.0 timed alone (a command, its initialisation, the
+    /// `COMMAND` table refused on the dead default node) takes 10.85 ms of CPU where the slot
+    /// cache and the connection take 9.6 (2026-12-05).
+    async fn fail(&self, net: &Net<'_>) {
         let closed = {
             let mut sh = self.shared.borrow_mut();
             sh.default_known = false;
             sh.pools.disconnect_all(net.now_us())
         };
-        self.failed_cost(closed, net).await;
-        Err(Exception::RedisClusterException)
-    }
-
-    /// The client's own work when an initialisation fails: the `n` connections its `except`
-    /// closes, and the exception raised through it and the retry loop to the application
-    /// (`error_cpu_ms`, as a failed attempt's). A dead-node cycle of 5.0.0 timed alone (a
-    /// command, its initialisation, the `COMMAND` table refused on the dead default node)
-    /// takes 10.85 ms of CPU where the slot cache and the connection take 9.6 (2026-12-05).
-    async fn failed_cost(&self, n: u64, net: &Net<'_>) {
-        self.disconnect_cost(n, net).await;
+        self.disconnect_cost(closed, net).await;
         hold(net, self.opts.cpu.error_us).await;
     }
 
