@@ -67,7 +67,8 @@ pub struct Args {
     #[arg(long, value_name = "PLAN")]
     plan: String,
     /// What a group runs when the recording cannot tell: GROUP=LIB@VERSION[,option=value...]
-    /// (GROUP: its label or connection name; repeatable).
+    /// (GROUP: its label or connection name, or `*` for the commands no census group was seen
+    /// running; repeatable).
     #[arg(long, value_name = "GROUP=LIB@VERSION")]
     assume: Vec<String>,
     /// Output format.

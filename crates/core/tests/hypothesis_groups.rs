@@ -14,6 +14,7 @@ use slotscope_core::hypothesis::{
 };
 use slotscope_core::info::{CommandStat, InfoReport};
 use slotscope_core::metrics::Metrics;
+use slotscope_core::preflight::{clients, Assumption, Chosen};
 use slotscope_core::recording::{ClientListSample, InfoSample, Line, TopologySample};
 use slotscope_core::replay::{
     model, replay, ModelOptions, ReplayReport, Shape, SimCluster, SimClusterBuilder, SimRng,
@@ -496,4 +497,55 @@ fn a_shared_command_is_split_by_sightings_and_unrun_commands_go_last() {
     assert!(!x.evidence.traffic_ended);
     // Every node takes its share: no remap.
     assert!(w.iter().all(|g| g.remap_target.is_none()));
+}
+
+#[test]
+fn an_assumption_claims_the_traffic_no_census_group_was_seen_running() {
+    let seed = seed();
+    eprintln!("hypothesis_groups (claimed): SLOTSCOPE_SEED={seed}");
+    let c = Client {
+        model: "redis-py@5.0.0",
+        remap: None,
+        command: "zadd",
+        rate: 50,
+        name: "app",
+        lib_ver: "5.0.0",
+    };
+    let (_, metrics, _) = record(3, &[&c], seed);
+    let window = spec(seed).window.unwrap();
+    let assume = |text: &str| vec![Assumption::parse(text).unwrap()];
+    // Without a census: `*` makes the traffic one client, as assumed; any other name is refused
+    // with the way to name it.
+    let w = group_workloads(None, &metrics, window, &[]);
+    assert!(clients(&w, None, &[]).unwrap().is_empty());
+    let claimed = clients(&w, None, &assume("*=redis-py@5.0.0")).unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(claimed[0].chosen, Chosen::AssumedUnexplained);
+    assert_eq!(claimed[0].models[0].0, "redis-py@5.0.0");
+    assert!((claimed[0].rate_per_sec - w[0].rate_per_sec).abs() < 1e-9);
+    let refused = clients(&w, None, &assume("app=redis-py@5.0.0")).unwrap_err();
+    assert!(refused.contains("`*` names"), "{refused}");
+    // A census that saw the application only during its handshakes (`CLUSTER SLOTS`): naming it
+    // claims the traffic under its name, with the connections the census saw.
+    let mut quiet = CensusBuilder::default();
+    for (k, id) in [(1, 3), (2, 4)] {
+        quiet.push(&Line::ClientList(ClientListSample {
+            t: Timestamp(T0 + k * 1000),
+            node: node(0),
+            clients: parse_client_list(&format!(
+                "id={id} addr=10.9.0.9:{k}000 fd=9 name=app age=0 idle=0 flags=N cmd=cluster|slots\n"
+            ))
+            .unwrap(),
+        }));
+    }
+    let census = quiet.finish();
+    let w = group_workloads(Some(&census), &metrics, window, &[]);
+    assert_eq!(w[0].source, Source::NoGroupExplains);
+    let claimed = clients(&w, Some(&census), &assume("app=redis-py@5.0.0")).unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(claimed[0].short, "app");
+    assert_eq!(claimed[0].in_flight, Some(1));
+    assert_eq!(claimed[0].chosen, Chosen::AssumedUnexplained);
+    // A name the census never saw is still refused.
+    assert!(clients(&w, Some(&census), &assume("ap=redis-py@5.0.0")).is_err());
 }

@@ -12,7 +12,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
-use slotscope_core::preflight::VerdictKind;
+use slotscope_core::preflight::{VerdictKind, UNEXPLAINED};
 
 use crate::collector::run_slotscope;
 use crate::matrix::app::SOCKET_TIMEOUT_S;
@@ -204,8 +204,19 @@ struct Answer {
 
 /// The one group `stderr` lists after an `--assume` that named none, if it lists one.
 fn only_group(stderr: &str) -> Option<String> {
-    let list = stderr.split("(groups: ").nth(1)?.strip_suffix(')')?;
+    let list = stderr.split("(groups: ").nth(1)?.rsplit_once(')')?.0;
     (!list.is_empty() && !list.contains(", ") && !list.contains('(')).then(|| list.to_owned())
+}
+
+/// The short name `preflight`'s JSON report gives the group its `*` assumption claimed.
+fn unexplained_group(stdout: &[u8]) -> Option<String> {
+    let report: Value = serde_json::from_slice(stdout).ok()?;
+    report["groups"]
+        .as_array()?
+        .iter()
+        .find(|g| g["client"]["chosen"] == "assumed_unexplained")
+        .and_then(|g| g["client"]["short"].as_str())
+        .map(str::to_owned)
 }
 
 /// Runs `preflight` on the cut of `live` for `case`.
@@ -256,6 +267,15 @@ fn predict(case: &Case, live: &LiveRun, dir: &Path) -> Result<Answer, String> {
         }
         group = only;
         o = run(&args);
+    } else if !o.status.success() && stderr.contains(&format!("`{UNEXPLAINED}` names")) {
+        // No census group ran the business commands, and none is the application's: a client
+        // failing everything from its start can slip between the polls. The commands no group
+        // was seen running are then the application's, as a user would assume.
+        if let Some(i) = args.iter().position(|a| a == "--assume") {
+            args[i + 1] = assumption(case, live, UNEXPLAINED);
+        }
+        o = run(&args);
+        group = unexplained_group(&o.stdout).unwrap_or_default();
     }
     if !o.status.success() {
         return Err(format!(
@@ -419,6 +439,13 @@ mod tests {
         };
         assert_eq!(
             only_group(&says("host 127.0.0.1")),
+            Some("host 127.0.0.1".into())
+        );
+        assert_eq!(
+            only_group(&format!(
+                "{}; `*` names the commands no census group was seen running",
+                says("host 127.0.0.1")
+            )),
             Some("host 127.0.0.1".into())
         );
         assert_eq!(only_group(&says("a, b")), None);

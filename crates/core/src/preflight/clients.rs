@@ -19,6 +19,9 @@ use crate::replay::{resolve, ReplayError, MODELS};
 pub enum Chosen {
     /// The user said (`--assume`).
     Assumed,
+    /// The user said, of traffic no census group was seen running (`--assume` naming a census
+    /// group seen without business commands, or `*`).
+    AssumedUnexplained,
     /// The release the group reports (`lib-name`/`lib-ver`).
     Declared,
     /// Its library (named or fingerprinted), every release a model covers.
@@ -32,6 +35,9 @@ impl Chosen {
     pub fn text(self) -> &'static str {
         match self {
             Chosen::Assumed => "as assumed",
+            Chosen::AssumedUnexplained => {
+                "as assumed, for the commands no census group was seen running"
+            }
             Chosen::Declared => "the release it reports",
             Chosen::Library => "its library's models",
             Chosen::Unknown => "library unknown: every model",
@@ -119,38 +125,35 @@ fn library_models(library: &str) -> Vec<String> {
         .collect()
 }
 
+/// What `--assume` names for the traffic no census group explains (besides its label).
+pub const UNEXPLAINED: &str = "*";
+
 /// The clients of `workloads` (census groups with business traffic: commands no group is seen
-/// running are no client's), with `assumed` applied and their
-/// connections read from `census`. An assumption naming no group is an error listing the
-/// groups.
+/// running are no client's), with `assumed` applied and their connections read from `census`.
+///
+/// An assumption may also claim the commands no census group was seen running (the
+/// [`Source::Unattributed`], [`Source::NoCensus`] or [`Source::NoGroupExplains`] workload): by
+/// naming it (its label, or [`UNEXPLAINED`]), or by naming a census group seen without any
+/// business command (a client that failed everything, whose short connections the polls caught
+/// only during their handshake or `CLUSTER SLOTS`). The user's word makes that traffic the
+/// group's. An assumption naming nothing of these is an error listing the groups.
 pub fn clients(
     workloads: &[GroupWorkload],
     census: Option<&Census>,
     assumed: &[Assumption],
 ) -> Result<Vec<Client>, String> {
-    for a in assumed {
-        if !workloads
-            .iter()
-            .any(|w| w.group == a.group || w.short == a.group)
-        {
-            let names: Vec<&str> = workloads.iter().map(|w| w.short.as_str()).collect();
-            return Err(format!(
-                "--assume names group `{}`, which the recording does not hold (groups: {})",
-                a.group,
-                names.join(", ")
-            ));
-        }
-    }
-    Ok(workloads
-        .iter()
-        .filter(|w| w.source == Source::Census && w.rate_per_sec > 0.0)
-        .map(|w| {
-            let assumption = assumed
-                .iter()
-                .rev()
-                .find(|a| a.group == w.group || a.group == w.short);
+    let claimed = claim(workloads, census, assumed)?;
+    Ok(claimed
+        .into_iter()
+        .filter(|(w, _, _)| w.source == Source::Census && w.rate_per_sec > 0.0)
+        .map(|(w, assumption, unexplained)| {
             let (models, chosen): (Vec<ModelChoice>, Chosen) = if let Some(a) = assumption {
-                (vec![(a.model.clone(), a.options.clone())], Chosen::Assumed)
+                let chosen = if unexplained {
+                    Chosen::AssumedUnexplained
+                } else {
+                    Chosen::Assumed
+                };
+                (vec![(a.model.clone(), a.options.clone())], chosen)
             } else if let Some(m) = &w.declared_model {
                 (vec![(m.clone(), BTreeMap::new())], Chosen::Declared)
             } else {
@@ -196,6 +199,70 @@ pub fn clients(
             }
         })
         .collect())
+}
+
+/// A workload with the assumption that applies to it (the last naming it) and whether that
+/// claimed traffic no census group was seen running.
+type Claimed<'a> = (GroupWorkload, Option<&'a Assumption>, bool);
+
+/// `workloads`, each with its [`Claimed`] assumption; a claimed workload becomes a census one,
+/// named after the census group its assumption names (see [`clients`]).
+fn claim<'a>(
+    workloads: &[GroupWorkload],
+    census: Option<&Census>,
+    assumed: &'a [Assumption],
+) -> Result<Vec<Claimed<'a>>, String> {
+    let mut out: Vec<Claimed> = workloads.iter().map(|w| (w.clone(), None, false)).collect();
+    for a in assumed {
+        let names = |w: &GroupWorkload| w.group == a.group || w.short == a.group;
+        if let Some(i) = out.iter().position(|(w, _, _)| names(w)) {
+            let o = &mut out[i];
+            if o.0.source != Source::Census {
+                o.0.source = Source::Census;
+                o.2 = true;
+            }
+            o.1 = Some(a);
+            continue;
+        }
+        let unexplained = out
+            .iter()
+            .position(|(w, claimed, _)| w.source != Source::Census && claimed.is_none());
+        let quiet_group = census.and_then(|c| {
+            c.groups
+                .iter()
+                .find(|g| g.key.label() == a.group || g.key.name.as_deref() == Some(&a.group))
+        });
+        match (unexplained, quiet_group) {
+            (Some(i), Some(g)) => {
+                let o = &mut out[i];
+                o.0.group = g.key.label();
+                o.0.short = g.key.name.clone().unwrap_or_else(|| g.key.label());
+                o.0.source = Source::Census;
+                o.1 = Some(a);
+                o.2 = true;
+            }
+            (Some(i), None) if a.group == UNEXPLAINED => {
+                let o = &mut out[i];
+                o.0.source = Source::Census;
+                o.1 = Some(a);
+                o.2 = true;
+            }
+            _ => {
+                let names: Vec<&str> = workloads.iter().map(|w| w.short.as_str()).collect();
+                let star = if workloads.iter().any(|w| w.source != Source::Census) {
+                    format!("; `{UNEXPLAINED}` names the commands no census group was seen running")
+                } else {
+                    String::new()
+                };
+                return Err(format!(
+                    "--assume names group `{}`, which the recording does not hold (groups: {}){star}",
+                    a.group,
+                    names.join(", ")
+                ));
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn weight(x: f64) -> u64 {

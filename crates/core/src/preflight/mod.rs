@@ -21,7 +21,7 @@ mod start;
 mod verdict;
 
 pub use basis::{Basis, BasisBuilder, BasisError};
-pub use clients::{clients, Assumption, Chosen, Client, ModelChoice, MAX_IN_FLIGHT};
+pub use clients::{clients, Assumption, Chosen, Client, ModelChoice, MAX_IN_FLIGHT, UNEXPLAINED};
 
 pub use inline::short_form;
 pub use plan::{
