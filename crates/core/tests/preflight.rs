@@ -249,7 +249,10 @@ fn drawn_plans_keep_the_verdicts_invariants() {
         .unwrap_or_else(|e| panic!("round {round} {m}: {e}"));
         let g = &p.groups[0];
         let v = &g.worst_run().verdict;
-        let ctx = format!("round {round} {m} {rate}/s {plan:?} stall {stall}: {}", g.why);
+        let ctx = format!(
+            "round {round} {m} {rate}/s {plan:?} stall {stall}: {}",
+            g.why
+        );
         // Slots moved under a client with traffic: it meets MOVED, so it is never unaffected;
         // unless a stall made it refresh its table after the move (a stall as the move starts
         // holds the move back, and 7.2+ retries its timed-out commands after refreshes: seed
