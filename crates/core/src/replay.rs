@@ -30,6 +30,7 @@ mod outcome;
 mod pool;
 mod registry;
 mod release;
+mod replicas;
 mod report;
 mod run;
 mod sequential;

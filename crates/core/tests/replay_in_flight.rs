@@ -529,3 +529,61 @@ fn redis_py_5_charges_each_failed_initialisation_on_a_dead_node() {
         busy.client_cpu_ms
     );
 }
+
+#[test]
+fn redis_py_5_builds_a_larger_slot_cache_when_the_answer_lists_replicas() {
+    // Incident 2's dead-default-node storm (A refuses from 10 s to 14 s), with and without a
+    // replica of B listed beside its 8 192 slots: 5.0.0 walks every slot once more for it, so
+    // its slot cache costs half as much again (24 576 entries against 16 384) and the storm,
+    // whose pace is that work, runs fewer initialisations; 8.x's does not change.
+    let storm = |replica: bool| {
+        let mut builder = SimClusterBuilder::new();
+        builder.layout(
+            at(0),
+            &[(range(0, 8191), addr(A)), (range(8192, 16383), addr(B))],
+            &[],
+        );
+        if replica {
+            builder.replicas(at(0), &[(addr("10.0.0.3:6379"), addr(B))]);
+        }
+        builder.fault(slotscope_core::replay::FaultWindow {
+            node: addr(A),
+            span: slotscope_core::TimeSpan::new(at(10), at(14)),
+            kind: FaultKind::ConnectionError,
+        });
+        builder.build()
+    };
+    let (plain, listed) = (storm(false), storm(true));
+    assert_eq!(plain.answer_entries(at(5)), 16_384);
+    assert_eq!(listed.answer_entries(at(5)), 16_384 + 8_192);
+    let w = in_flight(workload(20), 4, 500, 10);
+    let set = [("initialize_cpu_ms", "10")];
+    let cost = |cluster: &SimCluster, name: &str| {
+        let r = run_with(cluster, &w, name, &set);
+        (r.full_reinits, r.client_cpu_ms)
+    };
+    let (plain_inits, plain_cpu) = cost(&plain, "redis-py@5.0.0");
+    let (listed_inits, listed_cpu) = cost(&listed, "redis-py@5.0.0");
+    assert!(plain_inits > 100, "{plain_inits}");
+    let per = |cpu: f64, n: u64| cpu / float::from_u64(n);
+    assert!(
+        (per(plain_cpu, plain_inits) - 10.0).abs() < 0.5,
+        "{plain_cpu} ms over {plain_inits}"
+    );
+    assert!(
+        (per(listed_cpu, listed_inits) - 15.0).abs() < 0.75,
+        "{listed_cpu} ms over {listed_inits}"
+    );
+    assert!(
+        float::from_u64(listed_inits) < 0.8 * float::from_u64(plain_inits),
+        "{listed_inits} against {plain_inits}"
+    );
+    let (p8, l8) = (
+        cost(&plain, "redis-py@8.1.0"),
+        cost(&listed, "redis-py@8.1.0"),
+    );
+    assert!(
+        (per(p8.1, p8.0.max(1)) - per(l8.1, l8.0.max(1))).abs() < 0.5,
+        "{p8:?} {l8:?}"
+    );
+}

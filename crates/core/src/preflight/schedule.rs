@@ -65,6 +65,9 @@ pub struct Schedule {
     pub faults: Vec<PlannedFault>,
     /// Address changes: when, which node, its new address.
     pub addresses: Vec<(u64, usize, String)>,
+    /// The replicas from a moment on (`(replica, master)` node indices), the start's at 0 ms,
+    /// then after each failover or removal, in time order.
+    pub replicas: Vec<(u64, Vec<(usize, usize)>)>,
     /// Each step written out, with what it resolved to.
     pub written: Vec<String>,
     /// When the last change ends, milliseconds from the plan's start.
@@ -92,10 +95,18 @@ struct Paper {
     down: BTreeMap<usize, u64>,
     faults: Vec<PlannedFault>,
     addresses: Vec<(u64, usize, String)>,
+    /// `replica_of` from a moment on, as [`Schedule::replicas`].
+    replica_sets: Vec<(u64, Vec<(usize, usize)>)>,
     end_ms: u64,
 }
 
 impl Paper {
+    /// The replicas from `at` on are `replica_of` as it is now.
+    fn replicas_from(&mut self, at: u64) {
+        let pairs = self.replica_of.iter().map(|(&r, &m)| (r, m)).collect();
+        self.replica_sets.push((at, pairs));
+    }
+
     fn node(&self, name: &str, step: usize) -> Result<usize, PlanError> {
         self.nodes.iter().position(|n| n == name).ok_or_else(|| {
             PlanError::at(
@@ -233,8 +244,10 @@ impl Schedule {
             down: BTreeMap::new(),
             faults: Vec::new(),
             addresses: Vec::new(),
+            replica_sets: Vec::new(),
             end_ms: 0,
         };
+        p.replicas_from(0);
         let start_nodes = p.nodes.len();
         let mut written = Vec::new();
         for (i, step) in plan.steps.iter().enumerate() {
@@ -362,6 +375,7 @@ impl Schedule {
                     if !*after_kill {
                         p.replica_of.insert(m, r);
                     }
+                    p.replicas_from(when);
                     p.end_ms = p.end_ms.max(when);
                     if *after_kill {
                         format!(
@@ -401,6 +415,7 @@ impl Schedule {
                     }
                     kill(&mut p, n, at);
                     p.replica_of.retain(|r, m| *r != n && *m != n);
+                    p.replicas_from(at);
                     format!("{node} leaves the cluster")
                 }
                 Action::AddressChange { node, to } => {
@@ -411,9 +426,11 @@ impl Schedule {
             };
             written.push(format!("at {}: {line}", secs(at)));
         }
+        p.replica_sets.sort_by_key(|(t, _)| *t);
         Ok(Schedule {
             start_nodes,
             layouts: layouts(&p),
+            replicas: p.replica_sets,
             nodes: p.nodes,
             faults: p.faults,
             addresses: p.addresses,
@@ -594,6 +611,18 @@ mod tests {
         assert_eq!(owner_of(&s, 100, 1_999).as_deref(), Some("a:1"));
         assert_eq!(owner_of(&s, 100, 2_000).as_deref(), Some("ra:1"));
         assert!(s.faults.is_empty());
+        // The replicas: ra:1 of a:1 from the start, a:1 of ra:1 once they swapped.
+        let named = |pairs: &[(usize, usize)]| -> Vec<(String, String)> {
+            pairs
+                .iter()
+                .map(|&(r, m)| (s.nodes[r].clone(), s.nodes[m].clone()))
+                .collect()
+        };
+        assert_eq!(s.replicas.len(), 2);
+        assert_eq!(s.replicas[0].0, 0);
+        assert_eq!(named(&s.replicas[0].1), [("ra:1".into(), "a:1".into())]);
+        assert_eq!(s.replicas[1].0, 2_000);
+        assert_eq!(named(&s.replicas[1].1), [("a:1".into(), "ra:1".into())]);
         let k = schedule(
             r#"{"steps": [{"at": "2s", "failover": {"replica_of": "a:1", "after_kill": true, "node_timeout": "5s"}}]}"#,
         )
@@ -602,6 +631,11 @@ mod tests {
         assert_eq!(owner_of(&k, 100, 10_249).as_deref(), Some("a:1"));
         assert_eq!(owner_of(&k, 100, 10_250).as_deref(), Some("ra:1"));
         assert_eq!(k.faults[0].kind, PlannedFaultKind::ConnectionError);
+        // Killed, the old master is no replica: none is left once its replica took over.
+        assert_eq!(
+            k.replicas.last().map(|(t, p)| (*t, p.len())),
+            Some((10_250, 0))
+        );
     }
 
     #[test]

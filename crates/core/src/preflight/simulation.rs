@@ -137,6 +137,14 @@ pub fn simulate(
             .collect();
         b.layout(t, &owners, &migrating);
     }
+    for (ms, pairs) in &schedule.replicas {
+        let pairs: Vec<_> = pairs
+            .iter()
+            .map(|&(r, m)| (addr_at(r, *ms), addr_at(m, *ms)))
+            .collect();
+        let from = if *ms == 0 { Timestamp(0) } else { at(*ms) };
+        b.replicas(from, &pairs);
+    }
     for f in &schedule.faults {
         let until = f.until_ms.map_or(never, at);
         b.fault(FaultWindow {

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::kills::{first_kill, KillTrack, KILL_COMMAND};
+use super::replicas::{answer_entries, Listed, ReplicaTrack};
 use super::{mix64, Routed};
 use crate::metrics::Metrics;
 use crate::node::NodeAddr;
@@ -112,6 +113,8 @@ pub struct SimCluster {
     /// When each node (by number) was first known: discovered in the recording, named by a
     /// layout, or added without a time (from the start).
     joined: Vec<Timestamp>,
+    /// The replicas an answer lists, with when (`replicas.rs`).
+    replicas: Vec<Listed>,
 }
 
 impl SimCluster {
@@ -327,6 +330,13 @@ impl SimCluster {
             .collect())
     }
 
+    /// The slot-node entries of a `CLUSTER SLOTS` answer at `t`: every slot once for its owner
+    /// and once for each replica listed with it (`replicas.rs`); 0 without a layout.
+    pub fn answer_entries(&self, t: Timestamp) -> u64 {
+        self.epoch(t)
+            .map_or(0, |e| answer_entries(&e.ranges, &self.replicas, t))
+    }
+
     /// [`cluster_slots`](Self::cluster_slots) of the node of index `node`, the owners by the
     /// cluster's numbers (nothing copied).
     pub fn cluster_slots_idx(
@@ -377,6 +387,7 @@ pub struct SimClusterBuilder {
     seed: Option<NodeAddr>,
     /// When each node of the timeline was first known (see [`SimCluster::members`]).
     joined: Vec<Timestamp>,
+    replicas: ReplicaTrack,
 }
 
 impl Default for SimClusterBuilder {
@@ -400,6 +411,7 @@ impl SimClusterBuilder {
             span: None,
             seed: None,
             joined: Vec::new(),
+            replicas: ReplicaTrack::default(),
         }
     }
 
@@ -446,6 +458,7 @@ impl SimClusterBuilder {
             }
         }
         if let Line::Topology(s) = line {
+            self.replicas.view(s.t);
             if let Some(n) = self.timeline.nodes().find_addr(&s.node.addr) {
                 self.answered.insert(n, s.t);
             }
@@ -489,6 +502,21 @@ impl SimClusterBuilder {
             }
         }
         self.timeline.set_state(t, table, mig);
+        self.stamp(t);
+        self
+    }
+
+    /// From `t` on (until the next call), the replicas are `pairs`, `(replica, primary)`; nodes
+    /// are added as named.
+    pub fn replicas(&mut self, t: Timestamp, pairs: &[(NodeAddr, NodeAddr)]) -> &mut Self {
+        let mut set = Vec::new();
+        for (r, p) in pairs {
+            let nodes = self.timeline.nodes_mut();
+            if let (Ok((r, _)), Ok((p, _))) = (nodes.intern_addr(r), nodes.intern_addr(p)) {
+                set.push((r, p));
+            }
+        }
+        self.replicas.set(t, set);
         self.stamp(t);
         self
     }
@@ -613,6 +641,7 @@ impl SimClusterBuilder {
             ask: self.ask,
             span: self.span,
             seed: self.seed.clone(),
+            replicas: self.replicas.listed(&self.timeline),
         }
     }
 }

@@ -166,6 +166,12 @@ impl<'a> Net<'a> {
         self.cluster.members(self.now()).cloned().collect()
     }
 
+    /// The slot-node entries of a `CLUSTER SLOTS` answer now (see
+    /// [`SimCluster::answer_entries`]): what a slot cache built from it walks.
+    pub fn answer_entries(&self) -> u64 {
+        self.cluster.answer_entries(self.now())
+    }
+
     /// The virtual time now, in microseconds.
     pub fn now_us(&self) -> u64 {
         self.now.get()
