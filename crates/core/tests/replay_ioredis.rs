@@ -174,3 +174,30 @@ fn commands_in_flight_at_a_dead_node_share_the_failover_batches() {
     }
     assert!(!r.wedged);
 }
+
+#[test]
+fn commands_in_flight_on_a_recreated_connection_reuse_its_replacement() {
+    // The storm above with 200 commands in flight and 2 ms round trips: a MOVED recreates A's
+    // connection only while the pool still holds the one the command was sent on
+    // (`getInstanceByKey(mappedKey) === lastRedis`, `cluster/index.js` l. 453-463); the commands
+    // in flight on it when the first MOVED came reuse the replacement. So the connections follow
+    // the round trips, not the MOVED replies (live, a remapped client at 703/s and 787 in flight:
+    // 5 658 connections for 89 196 MOVED).
+    let w = workload_of(10, 1_000, "zadd")
+        .with_in_flight(200)
+        .with_timing(slotscope_core::replay::Timing {
+            rtt_us: 2_000,
+            service_us: Vec::new(),
+            default_us: 10,
+        });
+    let r = run_model(&incident2(), &w, &[("natMap", A)]);
+    assert!(r.moved > 50_000, "{} MOVED", r.moved);
+    assert!(
+        r.new_connections * 5 < r.moved,
+        "{} connections for {} MOVED",
+        r.new_connections,
+        r.moved
+    );
+    // Still one at least per round trip of the storm: each generation's first MOVED recreates.
+    assert!(r.new_connections > 1_000, "{}", r.new_connections);
+}

@@ -43,7 +43,9 @@
 //!   - `MOVED slot addr`: after `retryDelayOnMoved` (default 0: at once, :676-682) the slot is
 //!     patched to the *announced* address (`slots[slot] = [key]`, :443-449), the `natMap`ped
 //!     address is found or created in the pool, or *recreated* (a new connection) when it is the
-//!     connection that just answered `MOVED` (:452-467), the command is retried on the slot's node
+//!     connection that just answered `MOVED` and the pool still holds it (`lastRedis`, :452-467:
+//!     the other commands in flight on it reuse the replacement), the command is retried on the
+//!     slot's node
 //!     (:468) and a refresh is started, which the command does not wait for (:470). With a
 //!     `natMap` the patched address is not in the pool (the pool holds mapped addresses), so the
 //!     retry goes to a random master.
@@ -350,6 +352,10 @@ struct Node {
     order: u64,
     /// When that `Redis` connected.
     since: Timestamp,
+    /// When that `Redis` was created by a `recreate` (0: the first of the address). A command
+    /// sent before it went on the one it replaced: the driver runs each command whole when it
+    /// is sent, so a command sent earlier can have recreated it ahead of this one's reply.
+    created: Timestamp,
 }
 
 /// The cluster's status as routing sees it.
@@ -496,6 +502,10 @@ impl Client {
         };
         let sent = net.now();
         let mut reply = net.send(&addr, cmd, asking);
+        if self.nodes.get(i).created > sent {
+            // Sent on the connection a later `recreate` replaced (already connected then).
+            return reply;
+        }
         if self.nodes.get(i).connected && net.killed(&addr, sent) {
             // Someone closed the connection while the command waited (`CLIENT KILL`): it
             // `end`s and its commands get `Connection is closed.`.
@@ -580,6 +590,7 @@ impl Client {
             let was_asking = asking.is_some();
             random = false;
             asking = None;
+            let sent = net.now();
             let reply = self.send(node, cmd, was_asking, net);
             let too_many = match reply {
                 Reply::Ok => return Outcome::Ok,
@@ -616,12 +627,17 @@ impl Client {
                         self.slots.set(slot, Some(k));
                     }
                     let mapped = self.nat(&to);
-                    if self.nodes.addr(node) == Some(&mapped) && self.nodes.get(node).in_pool {
+                    // `recreate` only while the pool still holds the connection the command
+                    // was sent on (`getInstanceByKey(mappedKey) === lastRedis`, :453-463): the
+                    // commands in flight on it when the first `MOVED` recreated it reuse the
+                    // replacement.
+                    let n = *self.nodes.get(node);
+                    if self.nodes.addr(node) == Some(&mapped) && n.in_pool && n.created <= sent {
                         // `recreate` (ConnectionPool.js:131): a new connection.
-                        let order = self.nodes.get(node).order;
                         *self.nodes.get_mut(node) = Node {
                             in_pool: true,
-                            order,
+                            order: n.order,
+                            created: net.now(),
                             ..Node::default()
                         };
                     } else {
