@@ -352,9 +352,8 @@ struct Node {
     order: u64,
     /// When that `Redis` connected.
     since: Timestamp,
-    /// When that `Redis` was created by a `recreate` (0: the first of the address). A command
-    /// sent before it went on the one it replaced: the driver runs each command whole when it
-    /// is sent, so a command sent earlier can have recreated it ahead of this one's reply.
+    /// When a `recreate` made that `Redis` (0: none did): a command sent before went on the one
+    /// it replaced (the driver runs each command whole, so an earlier one can recreate it first).
     created: Timestamp,
 }
 
@@ -627,13 +626,11 @@ impl Client {
                         self.slots.set(slot, Some(k));
                     }
                     let mapped = self.nat(&to);
-                    // `recreate` only while the pool still holds the connection the command
-                    // was sent on (`getInstanceByKey(mappedKey) === lastRedis`, :453-463): the
-                    // commands in flight on it when the first `MOVED` recreated it reuse the
-                    // replacement.
+                    // `recreate` (ConnectionPool.js:131), a new connection, only while the pool
+                    // holds the one the command was sent on (`=== lastRedis`, :453-463): the
+                    // others in flight on it reuse the replacement.
                     let n = *self.nodes.get(node);
                     if self.nodes.addr(node) == Some(&mapped) && n.in_pool && n.created <= sent {
-                        // `recreate` (ConnectionPool.js:131): a new connection.
                         *self.nodes.get_mut(node) = Node {
                             in_pool: true,
                             order: n.order,
