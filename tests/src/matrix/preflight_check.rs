@@ -260,22 +260,27 @@ fn predict(case: &Case, live: &LiveRun, dir: &Path) -> Result<Answer, String> {
     };
     let mut group = APP_NAME.to_owned();
     let mut o = run(&args);
-    let stderr = String::from_utf8_lossy(&o.stderr).trim().to_owned();
-    if let (false, Some(only)) = (o.status.success(), only_group(&stderr)) {
-        if let Some(i) = args.iter().position(|a| a == "--assume") {
-            args[i + 1] = assumption(case, live, &only);
+    if !o.status.success() {
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        // The one group the refusal lists; else, when no census group ran the business commands
+        // and none is the application's (a client failing everything from its start can slip
+        // between the polls), the commands no group was seen running, as a user would assume.
+        let fallback = only_group(stderr.trim()).or_else(|| {
+            stderr
+                .contains(&format!("`{UNEXPLAINED}` names"))
+                .then(|| UNEXPLAINED.to_owned())
+        });
+        if let Some(g) = fallback {
+            if let Some(i) = args.iter().position(|a| a == "--assume") {
+                args[i + 1] = assumption(case, live, &g);
+            }
+            o = run(&args);
+            group = if g == UNEXPLAINED {
+                unexplained_group(&o.stdout).unwrap_or_default()
+            } else {
+                g
+            };
         }
-        group = only;
-        o = run(&args);
-    } else if !o.status.success() && stderr.contains(&format!("`{UNEXPLAINED}` names")) {
-        // No census group ran the business commands, and none is the application's: a client
-        // failing everything from its start can slip between the polls. The commands no group
-        // was seen running are then the application's, as a user would assume.
-        if let Some(i) = args.iter().position(|a| a == "--assume") {
-            args[i + 1] = assumption(case, live, UNEXPLAINED);
-        }
-        o = run(&args);
-        group = unexplained_group(&o.stdout).unwrap_or_default();
     }
     if !o.status.success() {
         return Err(format!(

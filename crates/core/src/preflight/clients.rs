@@ -224,9 +224,8 @@ fn claim<'a>(
             o.1 = Some(a);
             continue;
         }
-        let unexplained = out
-            .iter()
-            .position(|(w, claimed, _)| w.source != Source::Census && claimed.is_none());
+        // Claimed workloads are census ones by now.
+        let unexplained = out.iter().position(|(w, _, _)| w.source != Source::Census);
         let quiet_group = census.and_then(|c| {
             c.groups
                 .iter()
