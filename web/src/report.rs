@@ -47,9 +47,21 @@ pub fn image_name(stem: &str, kind: TrackKind) -> String {
     format!("{stem}-{}.png", kind.name())
 }
 
-/// `text` with the characters that would break a Markdown table cell escaped.
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
+/// Text from the recording (a connection or library name, and every sentence that quotes one)
+/// as Markdown text: each `<` backslash-escaped, so that no renderer takes markup in a name for
+/// an HTML tag (it renders as the `<` it was).
+fn text(s: &str) -> String {
+    s.replace('<', "\\<")
+}
+
+/// `s` as a Markdown code span's content: a backquote would end the span, so it becomes `'`.
+fn code(s: &str) -> String {
+    s.replace('`', "'")
+}
+
+/// [`text`], with the characters that would break a Markdown table cell escaped.
+fn cell(s: &str) -> String {
+    text(s).replace('|', "\\|").replace('\n', " ")
 }
 
 /// The Markdown report of `data` as shown over `window`, times in `offset` (minutes east of
@@ -72,7 +84,7 @@ pub fn markdown(
     let _ = writeln!(
         md,
         "Recording `{}`: {} → {} ({}, {} nodes). Window shown: {} → {}.\n",
-        data.name,
+        code(&data.name),
         clock::format(start, offset),
         clock::format(end, offset),
         format_millis(end.saturating_sub(start)),
@@ -81,7 +93,7 @@ pub fn markdown(
         clock::format(window.1, offset),
     );
     if let Some(cut) = &a.story.cut_short {
-        let _ = writeln!(md, "> **Cut short.** {}\n", cut.text(t0));
+        let _ = writeln!(md, "> **Cut short.** {}\n", text(&cut.text(t0)));
     }
 
     let _ = writeln!(md, "## What happened\n");
@@ -114,15 +126,15 @@ pub fn markdown(
     }
     if !notes.is_empty() {
         let _ = writeln!(md, "## Notes\n");
-        for (t, text) in notes {
-            let _ = writeln!(md, "- {}: {text}", when(*t));
+        for (t, note) in notes {
+            let _ = writeln!(md, "- {}: {}", when(*t), text(note));
         }
         md.push('\n');
     }
     if !a.story.limits.is_empty() {
         let _ = writeln!(md, "What the recording cannot tell:\n");
         for l in &a.story.limits {
-            let _ = writeln!(md, "- {l}");
+            let _ = writeln!(md, "- {}", text(l));
         }
         md.push('\n');
     }
@@ -139,22 +151,22 @@ pub fn markdown(
             md,
             "### {}. [{severity}] {}\n\n{}, for {}{}\n",
             i + 1,
-            f.title,
+            text(&f.title),
             when(fa),
             format_millis(fb.saturating_sub(fa)),
             f.node
                 .as_ref()
                 .map_or_else(String::new, |n| format!(" · node {n}"))
         );
-        let _ = writeln!(md, "{}\n", f.explanation);
+        let _ = writeln!(md, "{}\n", text(&f.explanation));
         if let Some(att) = &f.attribution {
-            let _ = writeln!(md, "- attributed to: {}", att.describe());
+            let _ = writeln!(md, "- attributed to: {}", text(&att.describe()));
         }
         for (k, v) in &f.numbers {
             let _ = writeln!(md, "- {}", labelled(k, *v));
         }
         for c in &f.context {
-            let _ = writeln!(md, "- {c}");
+            let _ = writeln!(md, "- {}", text(c));
         }
         md.push('\n');
     }
@@ -179,8 +191,8 @@ pub fn markdown(
                 md,
                 "| {} | {}/{} | {} | {} | {:.1} | {} |",
                 cell(&g.key.label()),
-                g.key.lib_name.as_deref().unwrap_or("?"),
-                g.key.lib_ver.as_deref().unwrap_or("?"),
+                cell(g.key.lib_name.as_deref().unwrap_or("?")),
+                cell(g.key.lib_ver.as_deref().unwrap_or("?")),
                 g.connections_seen,
                 g.open_last,
                 g.new_per_sec,
@@ -193,9 +205,9 @@ pub fn markdown(
         let _ = writeln!(
             md,
             "- inferred from counters: **{}** from {}: {}",
-            g.label(),
+            text(&g.label()),
             when(g.span.start.as_millis()),
-            g.reason
+            text(&g.reason)
         );
     }
     if !census.inferred.is_empty() {
@@ -212,7 +224,7 @@ pub fn markdown(
         md,
         "---\nMade with the slotscope viewer from `{}`; every figure is the analysis's, as in \
          `slotscope analyze`.",
-        data.name
+        code(&data.name)
     );
     md
 }
@@ -329,6 +341,37 @@ mod tests {
         assert!(md.contains("## Client census (2 groups)"), "{md}");
         assert!(md.contains("](incident1-redis-py-5.0.0-valkey-topology.png)"));
         assert!(!md.contains("Cut short"));
+    }
+
+    #[test]
+    fn markup_in_the_recordings_names_is_text_in_the_report() {
+        let mut data = fixture("incident2-valkey");
+        let img = "<img src=x onerror=alert(1)>";
+        data.name = format!("a`{img}.jsonl");
+        data.analysis.census.groups[0].key.name = Some(img.to_owned());
+        data.analysis.census.groups[0].key.lib_name = Some("<b>lib</b>".to_owned());
+        data.analysis.findings[0].title = format!("group {img} keeps being redirected");
+        let md = markdown(
+            &data,
+            data.span(),
+            None,
+            &[],
+            &[(data.span().0, img.to_owned())],
+        );
+        // No `<` left unescaped outside the code spans: no renderer sees a tag.
+        let outside_code: String = md.split('`').step_by(2).collect();
+        let bare = outside_code
+            .match_indices('<')
+            .filter(|&(i, _)| !outside_code[..i].ends_with('\\'))
+            .count();
+        assert_eq!(bare, 0, "{md}");
+        assert!(md.contains("\\<img src=x onerror=alert(1)>"), "{md}");
+        assert!(md.contains("\\<b>lib\\</b>"), "{md}");
+        // The file name's backquote does not end its code span early.
+        assert!(
+            md.contains("Recording `a'<img src=x onerror=alert(1)>.jsonl`"),
+            "{md}"
+        );
     }
 
     #[test]
