@@ -77,7 +77,8 @@ At the end it prints ONE JSON line to stdout (the contract's shape; logs go to s
 With `SLOTSCOPE_APP_TRACE=FILE` in its environment it also appends one JSON line per library
 event to FILE (`t_ms`, `event`): `init` / `init_ok` (with the slot cache built, as runs `[first,
 last, node]`), `moved` (the node asked, the slot, the redirect, the node the slot cache named
-then, the command's first arguments), `slots` (a `CLUSTER SLOTS` sent, the node, its error if
+then, the command's first arguments), `reply` (any other reply read, the node, the time since the
+command's exchange started), `slots` (a `CLUSTER SLOTS` sent, the node, its error if
 any), `conn_error` (a connection error or timeout of a command, the node), `close`
 (`aclose()`/`close()` called), `connect`, `failed` (the exception class the application
 caught), `issue` (a command issued, whether a default node was known), `rc_init` /
@@ -275,6 +276,8 @@ class Counts:
                 raise
             counts.exchanges.append(time.monotonic() - t0)
             counts.calls[cmd] += 1
+            if TRACE is not None:
+                trace("reply", node=node.name, cmd=cmd, waited_ms=round((time.monotonic() - t0) * 1000, 1))
             return reply
 
         ClusterNode.execute_command = execute_command
