@@ -107,3 +107,27 @@ fn an_overview_names_the_build_that_wrote_it() {
         .is_current());
     assert!(!Overview::is_current_json(b"not json"));
 }
+
+/// Found by fuzzing (`fuzz/regressions/recording/oom-a-line-dated-decades-later`): a recording
+/// whose last `info` line is dated 57 years after its start (one corrupted time) made the
+/// redirect detector allocate a bucket for every poll interval of those years, and the process
+/// ran out of memory. Its overview is made, its span the whole of those years, at the cost of
+/// its 13 lines.
+#[test]
+fn a_line_dated_decades_later_costs_no_memory_for_the_years_between() {
+    let bytes: &[u8] =
+        include_bytes!("../../../fuzz/regressions/recording/oom-a-line-dated-decades-later");
+    let overview = Overview::of_recording(std::io::Cursor::new(bytes.to_vec()), 0)
+        .expect("its lines are read");
+    let json: serde_json::Value = serde_json::from_slice(&overview.to_json()).unwrap();
+    assert!(json.is_object(), "{json}");
+    // The corrupted time is in the recording: more than 50 years from the first line.
+    let text = String::from_utf8_lossy(bytes);
+    let times: Vec<u64> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v["t"].as_u64())
+        .collect();
+    let (lo, hi) = (times.iter().min().unwrap(), times.iter().max().unwrap());
+    assert!(hi - lo > 50 * 365 * 86_400_000, "{lo}..{hi}");
+}

@@ -32,22 +32,16 @@ impl Detector for Redirects {
 
     /// Redirect storms (sustained) versus the decaying redirects after a reshard.
     fn detect(&self, ctx: &Context<'_>) -> Vec<Finding> {
-        let buckets = buckets(ctx);
-        let hot: Vec<bool> = buckets
-            .iter()
-            .map(|b| {
-                let r = b.redirects();
-                let secs = ms_to_secs(ctx.interval_ms);
-                float::from_u64(r) / secs >= 1.0
-                    && float::from_u64(r) >= REDIRECT_SHARE * float::from_u64(b.attempts.max(1))
-            })
-            .collect();
-        // Runs of hot buckets.
+        let buckets = Buckets::of(ctx);
+        let hot = |b: &Bucket| {
+            let r = b.redirects();
+            let secs = ms_to_secs(ctx.interval_ms);
+            float::from_u64(r) / secs >= 1.0
+                && float::from_u64(r) >= REDIRECT_SHARE * float::from_u64(b.attempts.max(1))
+        };
+        // Runs of hot buckets (an empty bucket is never hot).
         let mut runs: Vec<(usize, usize)> = Vec::new();
-        for (k, &h) in hot.iter().enumerate() {
-            if !h {
-                continue;
-            }
+        for (&k, _) in buckets.filled.iter().filter(|(_, b)| hot(b)) {
             match runs.last_mut() {
                 Some(r) if r.1 + 1 == k => r.1 = k,
                 _ => runs.push((k, k)),
@@ -59,7 +53,7 @@ impl Detector for Redirects {
             .unwrap_or(0)
             .max(3);
         let change_of = |k: usize| {
-            let t = buckets[k].span.start;
+            let t = buckets.span(k).start;
             ctx.summary
                 .changes()
                 .position(|m| m.span.start <= t && t.0 <= m.span.end.0 + 10_000)
@@ -78,36 +72,39 @@ impl Detector for Redirects {
         }
         episodes
             .into_iter()
-            .map(|(start, end)| finding(ctx, &buckets[start..=end]))
+            .map(|(start, end)| finding(ctx, &buckets, start, end))
             .collect()
     }
 }
 
-/// The finding on one episode of redirected buckets: a storm when it lasts and does not decay.
-fn finding(ctx: &Context<'_>, run: &[Bucket]) -> Finding {
-    let first = run.first().map_or(ctx.span.start, |b| b.span.start);
-    let last = run.last().map_or(ctx.span.end, |b| b.span.end);
+/// The finding on one episode of redirected buckets, `start..=end`: a storm when it lasts and
+/// does not decay.
+fn finding(ctx: &Context<'_>, buckets: &Buckets, start: usize, end: usize) -> Finding {
+    let first = buckets.span(start).start;
+    let last = buckets.span(end).end;
     let span = TimeSpan::new(first, last);
-    let redirects: u64 = run.iter().map(Bucket::redirects).sum();
-    let attempts: u64 = run.iter().map(|b| b.attempts).sum();
-    let moved: u64 = run.iter().map(|b| b.moved).sum();
+    let run = || buckets.between(start, end);
+    let redirects: u64 = run().map(Bucket::redirects).sum();
+    let attempts: u64 = run().map(|b| b.attempts).sum();
+    let moved: u64 = run().map(|b| b.moved).sum();
     let secs = ms_to_secs(span.millis().max(1));
-    let third = (run.len() / 3).max(1);
-    let share = |bs: &[Bucket]| {
-        let r: u64 = bs.iter().map(Bucket::redirects).sum();
-        let a: u64 = bs.iter().map(|b| b.attempts).sum();
+    let len = end - start + 1;
+    let third = (len / 3).max(1);
+    let share = |lo: usize, hi: usize| {
+        let r: u64 = buckets.between(lo, hi).map(Bucket::redirects).sum();
+        let a: u64 = buckets.between(lo, hi).map(|b| b.attempts).sum();
         float::from_u64(r) / float::from_u64(a.max(1))
     };
-    let early = share(&run[..third]);
-    let late = share(&run[run.len() - third..]);
+    let early = share(start, start + third - 1);
+    let late = share(end + 1 - third, end);
     let reaches_end = last.0 + 2 * ctx.interval_ms >= ctx.span.end.0;
-    let long = span.millis() >= 30_000 || (reaches_end && run.len() >= 5);
+    let long = span.millis() >= 30_000 || (reaches_end && len >= 5);
     let decaying = late < 0.5 * early;
     let held = span.millis() >= HELD_MS && early >= HELD_SHARE && late >= HELD_SHARE;
     let sustained = (long || held) && !decaying;
     // Per command shares over the run.
     let mut per_cmd: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    for b in run {
+    for b in run() {
         for (c, d) in &b.commands {
             let e = per_cmd.entry(c.clone()).or_default();
             e.0 += d.0;
@@ -230,36 +227,59 @@ fn finding(ctx: &Context<'_>, run: &[Bucket]) -> Finding {
     }
 }
 
-/// Cluster-wide buckets of one poll interval: redirects, attempts and per-command counts.
-fn buckets(ctx: &Context<'_>) -> Vec<Bucket> {
-    let step = ctx.interval_ms.max(1);
-    let origin = ctx.span.start.0;
-    let n = usize::try_from(ctx.span.millis() / step + 1).unwrap_or(0);
-    let mut out: Vec<Bucket> = (0..n)
-        .map(|k| {
-            let s = origin + u64::try_from(k).unwrap_or(0) * step;
-            Bucket {
-                span: TimeSpan::new(Timestamp(s), Timestamp(s + step)),
-                ..Bucket::default()
-            }
-        })
-        .collect();
-    for node in &ctx.metrics.nodes {
-        for i in &node.intervals {
-            let k = usize::try_from(i.span.end.0.saturating_sub(origin) / step).unwrap_or(0);
-            if let Some(b) = out.get_mut(k) {
-                b.add(i);
+/// Cluster-wide buckets of one poll interval over the recording's span (the `k`-th from
+/// `origin + k · step`): redirects, attempts and per-command counts. Only the buckets some
+/// node's interval ended in are kept, so what they cost follows the recording's intervals, not
+/// its span: a span of years (a line's time corrupted, found by fuzzing:
+/// `fuzz/regressions/recording/`) once allocated a bucket for every poll interval of it.
+struct Buckets {
+    /// The recording's start.
+    origin: u64,
+    /// The poll interval, milliseconds.
+    step: u64,
+    /// The buckets with an interval in them, by number.
+    filled: BTreeMap<usize, Bucket>,
+}
+
+impl Buckets {
+    fn of(ctx: &Context<'_>) -> Buckets {
+        let step = ctx.interval_ms.max(1);
+        let origin = ctx.span.start.0;
+        let count = ctx.span.millis() / step + 1;
+        let mut filled: BTreeMap<usize, Bucket> = BTreeMap::new();
+        for node in &ctx.metrics.nodes {
+            for i in &node.intervals {
+                let k = i.span.end.0.saturating_sub(origin) / step;
+                if let (true, Ok(k)) = (k < count, usize::try_from(k)) {
+                    filled.entry(k).or_default().add(i);
+                }
             }
         }
+        Buckets {
+            origin,
+            step,
+            filled,
+        }
     }
-    out
+
+    /// The poll interval of bucket `k`.
+    fn span(&self, k: usize) -> TimeSpan {
+        let start = u64::try_from(k)
+            .unwrap_or(u64::MAX)
+            .saturating_mul(self.step)
+            .saturating_add(self.origin);
+        TimeSpan::new(Timestamp(start), Timestamp(start.saturating_add(self.step)))
+    }
+
+    /// The buckets of `lo..=hi` that hold an interval.
+    fn between(&self, lo: usize, hi: usize) -> impl Iterator<Item = &Bucket> {
+        self.filled.range(lo..=hi).map(|(_, b)| b)
+    }
 }
 
 /// One poll interval of the whole cluster.
 #[derive(Clone, Debug, Default)]
 struct Bucket {
-    /// The poll interval.
-    span: TimeSpan,
     /// MOVED replies.
     moved: u64,
     /// ASK replies.
