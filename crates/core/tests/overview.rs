@@ -108,26 +108,48 @@ fn an_overview_names_the_build_that_wrote_it() {
     assert!(!Overview::is_current_json(b"not json"));
 }
 
-/// Found by fuzzing (`fuzz/regressions/recording/oom-a-line-dated-decades-later`): a recording
-/// whose last `info` line is dated 57 years after its start (one corrupted time) made the
-/// redirect detector allocate a bucket for every poll interval of those years, and the process
-/// ran out of memory. Its overview is made, its span the whole of those years, at the cost of
-/// its 13 lines.
+/// Found by fuzzing (`fuzz/regressions/recording/`): a recording with one line dated 57 years
+/// after its start (one corrupted time: an `info` line in one, a `client_list` line in the other)
+/// made the analysis allocate for every poll interval of those years — the redirect detector's
+/// buckets (230 GB), then the traffic streams' grid (29 GB) — and the process ran out of
+/// memory. Each is read and analysed, its overview made, at the cost of its few lines.
 #[test]
 fn a_line_dated_decades_later_costs_no_memory_for_the_years_between() {
-    let bytes: &[u8] =
-        include_bytes!("../../../fuzz/regressions/recording/oom-a-line-dated-decades-later");
-    let overview = Overview::of_recording(std::io::Cursor::new(bytes.to_vec()), 0)
-        .expect("its lines are read");
-    let json: serde_json::Value = serde_json::from_slice(&overview.to_json()).unwrap();
-    assert!(json.is_object(), "{json}");
-    // The corrupted time is in the recording: more than 50 years from the first line.
-    let text = String::from_utf8_lossy(bytes);
-    let times: Vec<u64> = text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter_map(|v| v["t"].as_u64())
-        .collect();
-    let (lo, hi) = (times.iter().min().unwrap(), times.iter().max().unwrap());
-    assert!(hi - lo > 50 * 365 * 86_400_000, "{lo}..{hi}");
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/regressions/recording");
+    let mut found = 0;
+    for name in [
+        "oom-a-line-dated-decades-later",
+        "oom-a-client-list-dated-decades-later",
+    ] {
+        let bytes = std::fs::read(dir.join(name)).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        let times: Vec<u64> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter_map(|v| v["t"].as_u64())
+            .collect();
+        let (lo, hi) = (times.iter().min().unwrap(), times.iter().max().unwrap());
+        assert!(hi - lo > 50 * 365 * 86_400_000, "{name}: {lo}..{hi}");
+        let overview = Overview::of_recording(std::io::Cursor::new(bytes), 0)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(Overview::from_json(&overview.to_json()).is_ok(), "{name}");
+        found += 1;
+    }
+    assert_eq!(found, 2);
+}
+
+/// Every input fuzzing kept (`fuzz/regressions/recording/`, each a crash once) is read to its
+/// end or to an error naming its line, without a crash.
+#[test]
+fn every_recording_fuzzing_found_is_read_without_a_crash() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/regressions/recording");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        let _ = Overview::of_recording(std::io::Cursor::new(bytes), 0);
+        n += 1;
+    }
+    assert!(n >= 2, "{n} inputs in {}", dir.display());
 }

@@ -42,11 +42,19 @@ pub(super) struct Grid {
     pub(super) len: usize,
 }
 
+/// Buckets a grid holds at most: a stream costs 17 bytes a bucket, so 18 MB a stream here (six
+/// days of the default 500 ms poll). Over a longer span the buckets widen to fit: a span of
+/// years (a line's time corrupted, found by fuzzing: `fuzz/regressions/recording/`) once
+/// allocated a bucket for every poll interval of it.
+const MAX_GRID_BUCKETS: u64 = 1 << 20;
+
 impl Grid {
-    /// The grid over the recording of `ctx`.
+    /// The grid over the recording of `ctx`: a bucket per poll interval, or wider ones when the
+    /// recording spans more than [`MAX_GRID_BUCKETS`] polls.
     pub(super) fn of(ctx: &Context<'_>) -> Grid {
-        let bucket_ms = ctx.interval_ms.max(1);
-        let len = usize::try_from(ctx.span.millis().div_ceil(bucket_ms)).unwrap_or(0);
+        let span = ctx.span.millis();
+        let bucket_ms = ctx.interval_ms.max(1).max(span.div_ceil(MAX_GRID_BUCKETS));
+        let len = usize::try_from(span.div_ceil(bucket_ms)).unwrap_or(0);
         Grid {
             start: ctx.span.start,
             bucket_ms,
