@@ -193,6 +193,15 @@ export async function screenshot(page, name, { fullPage = true } = {}) {
   return path;
 }
 
+/** A recording's header line (JSON), its fields overridden by `fields`. */
+export function headerLine(fields = {}) {
+  return JSON.stringify({
+    type: 'header', schema: 1, collector: 'slotscope 0.1.0', seed: '127.0.0.1:7000', started: 1795992896812,
+    options: { interval_ms: 1000, timeout_ms: 800, tls: false, auth: false, client_list_every: 1 },
+    ...fields,
+  });
+}
+
 /** The recordings the tests open. */
 export const FIXTURES = {
   incident1: join(ROOT, 'tests', 'fixtures', 'incident1-redis-py-5.0.0-valkey.jsonl.zst'),

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { describe, test } from 'node:test';
 import {
-  FIXTURES, STEP_MS, newPage, screenshot, useViewer, waitLoaded,
+  FIXTURES, STEP_MS, headerLine, newPage, screenshot, useViewer, waitLoaded,
 } from './harness.mjs';
 
 const TEST = { timeout: 4 * STEP_MS };
@@ -65,10 +65,7 @@ describe('viewer on a hostile recording', () => {
     const page = await newPage(v.browser);
     await page.goto(v.server.url);
     await waitLoaded(page, 'incident1');
-    const header = JSON.stringify({
-      type: 'header', schema: 1, collector: IMG, seed: '127.0.0.1:7000', started: 1795992896812,
-      options: { interval_ms: 1000, timeout_ms: 800, tls: false, auth: false, client_list_every: 1 },
-    });
+    const header = headerLine({ collector: IMG });
     const text = `${header}\n${SCRIPT}${IMG} {\n`;
     await page.locator('#file-input').setInputFiles({
       name: FILE_NAME, mimeType: 'application/octet-stream', buffer: Buffer.from(text),

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import {
-  FIXTURES, STEP_MS, brotliReady, newPage, screenshot, state, useViewer, waitLoaded, waitState,
+  FIXTURES, STEP_MS, headerLine, brotliReady, newPage, screenshot, state, useViewer, waitLoaded, waitState,
 } from './harness.mjs';
 
 const TRACKS = ['topology', 'node-rate', 'moved-share', 'errors', 'connections', 'refreshes', 'events'];
@@ -77,10 +77,7 @@ describe('viewer on the demo', () => {
     await page.goto(v.server.url);
     await waitLoaded(page, 'incident1');
     const started = 1795992896812;
-    const header = JSON.stringify({
-      type: 'header', schema: 1, collector: 'slotscope 0.1.0', seed: '127.0.0.1:7000', started,
-      options: { interval_ms: 1000, timeout_ms: 800, tls: false, auth: false, client_list_every: 1 },
-    });
+    const header = headerLine({ started });
     const polls = [0, 1, 2].map((k) => JSON.stringify({
       type: 'poll_round', t: started + 1000 * k, elapsed_ms: 3, round: k, nodes: 1, ok: 1, failed: 0,
     }));
@@ -131,10 +128,7 @@ describe('viewer on the demo', () => {
     const page = await newPage(v.browser);
     await page.goto(v.server.url);
     await waitLoaded(page, 'incident1');
-    const header = JSON.stringify({
-      type: 'header', schema: 1, collector: 'slotscope 0.1.0', seed: '127.0.0.1:7000', started: 1795992896812,
-      options: { interval_ms: 1000, timeout_ms: 800, tls: false, auth: false, client_list_every: 1 },
-    });
+    const header = headerLine();
     const poll = JSON.stringify({ type: 'poll_round', t: 1795992897812, elapsed_ms: 3, round: 0, nodes: 1, ok: 1, failed: 0 });
     const text = `${header}\n${poll}\nthis line is not JSON {\n${poll}\n`;
     await page.locator('#file-input').setInputFiles({
