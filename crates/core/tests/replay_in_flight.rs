@@ -537,12 +537,7 @@ fn redis_py_5_builds_a_larger_slot_cache_when_the_answer_lists_replicas() {
     // its slot cache costs half as much again (24 576 entries against 16 384) and the storm,
     // whose pace is that work, runs fewer initialisations; 8.x's does not change.
     let storm = |replica: bool| {
-        let mut builder = SimClusterBuilder::new();
-        builder.layout(
-            at(0),
-            &[(range(0, 8191), addr(A)), (range(8192, 16383), addr(B))],
-            &[],
-        );
+        let mut builder = incident2_builder();
         if replica {
             builder.replicas(at(0), &[(addr("10.0.0.3:6379"), addr(B))]);
         }

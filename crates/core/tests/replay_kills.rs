@@ -12,12 +12,7 @@ use sim::*;
 /// Incident 2 (A and B half the slots each), and with `kill` the clients' connections of A
 /// closed at 10 s.
 fn halves(kill: bool) -> SimCluster {
-    let mut builder = SimClusterBuilder::new();
-    builder.layout(
-        at(0),
-        &[(range(0, 8191), addr(A)), (range(8192, 16383), addr(B))],
-        &[],
-    );
+    let mut builder = incident2_builder();
     if kill {
         builder.kill(&addr(A), at(10));
     }

@@ -186,12 +186,7 @@ fn a_rediscovery_that_drops_a_reconnecting_node_rejects_its_queue() {
     // names A and C, and B's client is destroyed: every command queued on it fails with
     // DisconnectsClientError, and B's slots are served by C from then on.
     let c = "10.0.0.3:6379";
-    let mut builder = SimClusterBuilder::new();
-    builder.layout(
-        at(0),
-        &[(range(0, 8191), addr(A)), (range(8192, 16383), addr(B))],
-        &[],
-    );
+    let mut builder = incident2_builder();
     builder.layout(
         at(12),
         &[(range(0, 8191), addr(A)), (range(8192, 16383), addr(c))],

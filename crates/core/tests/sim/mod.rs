@@ -63,15 +63,20 @@ pub fn incident1() -> SimCluster {
     incident1_with(FaultKind::Timeout)
 }
 
-/// Incident 2: A and B own half the slots each, from the start.
-pub fn incident2() -> SimCluster {
+/// Incident 2's layout, a builder to add to: A and B own half the slots each, from the start.
+pub fn incident2_builder() -> SimClusterBuilder {
     let mut builder = SimClusterBuilder::new();
     builder.layout(
         at(0),
         &[(range(0, 8191), addr(A)), (range(8192, 16383), addr(B))],
         &[],
     );
-    builder.build()
+    builder
+}
+
+/// Incident 2: A and B own half the slots each, from the start.
+pub fn incident2() -> SimCluster {
+    incident2_builder().build()
 }
 
 /// A builder whose layout from 0 s gives A slots 0-16382 and B slot 16383 only: B is known and
@@ -118,12 +123,7 @@ pub fn b_refuses_for_two_seconds() -> SimCluster {
 
 /// Incident 2's layout with `node` failing (`kind`) from `from` to `to` seconds.
 pub fn incident2_with_fault(node: &str, from: u64, to: u64, kind: FaultKind) -> SimCluster {
-    let mut builder = SimClusterBuilder::new();
-    builder.layout(
-        at(0),
-        &[(range(0, 8191), addr(A)), (range(8192, 16383), addr(B))],
-        &[],
-    );
+    let mut builder = incident2_builder();
     builder.fault(FaultWindow {
         node: addr(node),
         span: TimeSpan::new(at(from), at(to)),
