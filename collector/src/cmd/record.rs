@@ -325,8 +325,8 @@ pub fn run(args: Args) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e @ RecordError::Seed { .. }) => {
-            // Nothing was recorded: leave no empty file behind.
-            let _ = std::fs::remove_file(&out);
+            // Nothing was recorded, and nothing is left: the file had its temporary name still,
+            // and dropping the sink deleted it (an existing FILE, with --force, is untouched).
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }

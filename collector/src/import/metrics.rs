@@ -231,9 +231,7 @@ fn mtime(f: &Path) -> Result<Timestamp, Error> {
 
 /// Writes every line to `out.tmp`, then renames it to `out`.
 fn write(out: &Path, conv: &Conversion) -> Result<(), Error> {
-    let mut tmp = out.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
+    let tmp = sink::tmp_path(out);
     let err = |e| Error::Write(out.to_owned(), e);
     let result = (|| {
         let zstd = sink::wants_zstd(out).then_some(sink::ZSTD_LEVEL);

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use slotscope_core::moment::at;
-use slotscope_core::recording::{Discovery, GoneReason};
+use slotscope_core::recording::{Discovery, EndReason, GoneReason};
 use slotscope_core::summary::{Summary, SummaryBuilder};
 use slotscope_core::time::format_millis;
 use slotscope_core::{NodeId, SlotRange};
@@ -116,6 +116,10 @@ pub fn render_text(read: &Summarised) -> String {
         s.rounds, s.info_samples, s.client_list_samples, s.topology_samples
     );
     let ended = match (&s.end, s.truncated_tail) {
+        (Some((t, EndReason::Crashed)), _) => format!(
+            "by a crash after {} (the next record into its directory ended the file there)",
+            at(*t, start)
+        ),
         (Some((t, reason)), _) => format!("{reason:?} at {}", at(*t, start)).to_lowercase(),
         (None, Some(line)) => format!("cut short (partial line {line} skipped)"),
         (None, None) => "cut short (no end line)".to_owned(),

@@ -30,7 +30,7 @@ use slotscope_core::recording::{
 use slotscope_core::{NodeAddr, Timestamp};
 
 use crate::store::rotation;
-use crate::store::sink::{wants_zstd, FileSink, Sink, ZSTD_LEVEL};
+use crate::store::sink::{tmp_path, wants_zstd, FileSink, Sink, ZSTD_LEVEL};
 use slotscope_core::moment::Moment;
 
 /// Why a cut could not be made.
@@ -326,12 +326,6 @@ fn encoded(clients: &mut BTreeMap<NodeAddr, ClientListWriter>, l: Line) -> Line 
             .line_for(s.t, s.node, s.clients),
         other => other,
     }
-}
-
-fn tmp_path(out: &Path) -> PathBuf {
-    let mut name = out.as_os_str().to_owned();
-    name.push(".tmp");
-    PathBuf::from(name)
 }
 
 /// Writes the header and the lines of `parts` in `[from, to]`; returns the figures and the end

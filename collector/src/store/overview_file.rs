@@ -83,9 +83,7 @@ pub fn write(recording: &Path) -> Result<Written, OverviewFileError> {
         })?;
     let json = overview.to_json();
     let path = path_for(recording);
-    let mut tmp_name = path.as_os_str().to_owned();
-    tmp_name.push(".tmp");
-    let tmp = PathBuf::from(tmp_name);
+    let tmp = crate::store::sink::tmp_path(&path);
     let written = File::create(&tmp)
         .and_then(|mut f| {
             f.write_all(&json)?;

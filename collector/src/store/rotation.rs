@@ -14,6 +14,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use slotscope_core::recording::Line;
 use slotscope_core::Timestamp;
 
+use crate::store::crash_left;
 use crate::store::overview_file;
 use crate::store::retention::{Retention, Stored};
 use crate::store::sink::{FileSink, Sink, ZSTD_LEVEL};
@@ -78,8 +79,13 @@ pub fn list(dir: &Path) -> io::Result<Vec<Stored>> {
     Ok(files)
 }
 
+/// The lock file of an always-on recording directory: one recorder writes into a directory.
+pub const LOCK_FILE: &str = ".slotscope-record.lock";
+
 /// A directory of period files.
 pub struct RotatingSink {
+    /// Held (locked) while the sink lives.
+    _lock: File,
     dir: PathBuf,
     period: Duration,
     retention: Retention,
@@ -91,7 +97,9 @@ pub struct RotatingSink {
 }
 
 impl RotatingSink {
-    /// Creates `dir` if needed and the file of the period that starts at `t`.
+    /// Creates `dir` if needed, takes its lock (refusing a directory another recorder writes
+    /// into), ends the file a crash left there (see [`crate::store::crash_left`]) and opens the
+    /// file of the period that starts at `t`.
     pub fn create(
         dir: &Path,
         period: Duration,
@@ -99,8 +107,40 @@ impl RotatingSink {
         t: Timestamp,
     ) -> io::Result<RotatingSink> {
         fs::create_dir_all(dir)?;
+        let lock = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join(LOCK_FILE))?;
+        if let Err(e) = lock.try_lock() {
+            return Err(match e {
+                fs::TryLockError::WouldBlock => io::Error::new(
+                    io::ErrorKind::ResourceBusy,
+                    "another slotscope record is writing into this directory",
+                ),
+                fs::TryLockError::Error(e) => e,
+            });
+        }
+        match crash_left::end_newest(dir) {
+            Ok(Some(ended)) => {
+                eprintln!(
+                    "slotscope: {} was left by a crash: ended after its last complete line ({} rounds{})",
+                    ended.path.display(),
+                    ended.rounds,
+                    if ended.partial_line.is_some() {
+                        "; a partial last line left out"
+                    } else {
+                        ""
+                    }
+                );
+                overview_file::write_or_report(&ended.path);
+            }
+            Ok(None) => {}
+            Err(e) => eprintln!("slotscope: {e}"),
+        }
         let (current, path) = open(dir, t)?;
         let sink = RotatingSink {
+            _lock: lock,
             dir: dir.to_owned(),
             period,
             retention,
@@ -148,10 +188,11 @@ impl RotatingSink {
 }
 
 /// Opens the file of the period starting at `t` in `dir` (a name with milliseconds if one with
-/// seconds exists already: the clock went back, or periods shorter than a second).
+/// seconds exists already: the clock went back, or periods shorter than a second), under its
+/// temporary name until its header is on disk.
 fn open(dir: &Path, t: Timestamp) -> io::Result<(FileSink, PathBuf)> {
     let mut path = dir.join(file_name(t));
-    let sink = match FileSink::create(&path, Some(ZSTD_LEVEL), false) {
+    let sink = match FileSink::create_named_on_flush(&path, Some(ZSTD_LEVEL), false) {
         Ok(s) => s,
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
             let name = file_name(t).replace(
@@ -159,11 +200,10 @@ fn open(dir: &Path, t: Timestamp) -> io::Result<(FileSink, PathBuf)> {
                 &format!(".{:03}Z{SUFFIX}", t.0 % 1000),
             );
             path = dir.join(name);
-            FileSink::create(&path, Some(ZSTD_LEVEL), false)?
+            FileSink::create_named_on_flush(&path, Some(ZSTD_LEVEL), false)?
         }
         Err(e) => return Err(e),
     };
-    sync_dir(dir);
     Ok((sink, path))
 }
 

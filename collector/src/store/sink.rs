@@ -1,9 +1,12 @@
 //! Where recorded lines go: a JSON Lines file, optionally zstd-compressed, flushed after every poll
 //! round so that a crash loses at most the line being written.
+//!
+//! A recording is written under a temporary name (`FILE.tmp`) until its first flush, which holds
+//! its header: a crash before that leaves no file without a header under the final name.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -60,6 +63,61 @@ pub struct FileSink {
     target: Target,
     count: Arc<AtomicU64>,
     line: Vec<u8>,
+    /// The final name, while the file still has its temporary one.
+    pending: Option<Pending>,
+}
+
+/// A file under its temporary name, given its final name at its first flush (or deleted, should
+/// the sink be dropped before).
+struct Pending {
+    tmp: PathBuf,
+    path: PathBuf,
+    replace: bool,
+}
+
+impl Pending {
+    /// Gives the file its final name (refusing to replace a file unless `replace`) and puts the
+    /// directory's entry on disk (best effort).
+    fn name(mut self) -> io::Result<()> {
+        if !self.replace && self.path.exists() {
+            return Err(already_exists(&self.path));
+        }
+        std::fs::rename(&self.tmp, &self.path)?;
+        self.tmp = PathBuf::new();
+        if let Some(dir) = self.path.parent() {
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            if let Ok(d) = File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if !self.tmp.as_os_str().is_empty() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+fn already_exists(path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        format!("{} already exists", path.display()),
+    )
+}
+
+/// `PATH.tmp`: where a file is written before it gets its final name.
+pub fn tmp_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".tmp");
+    PathBuf::from(name)
 }
 
 /// zstd level used for recordings: high enough for the repetitive JSON, cheap at a few KB/s.
@@ -81,6 +139,32 @@ impl FileSink {
         } else {
             File::options().write(true).create_new(true).open(path)?
         };
+        FileSink::on(file, zstd)
+    }
+
+    /// Like [`FileSink::create`], but the file is written as `PATH.tmp` (replacing one a crash
+    /// left) and renamed to `path` at its first flush: a recording whose header is not on disk
+    /// never carries its final name. Without `overwrite`, an existing `path` is refused here and
+    /// again at the rename.
+    pub fn create_named_on_flush(
+        path: &Path,
+        zstd: Option<i32>,
+        overwrite: bool,
+    ) -> io::Result<FileSink> {
+        if !overwrite && path.exists() {
+            return Err(already_exists(path));
+        }
+        let tmp = tmp_path(path);
+        let mut sink = FileSink::on(File::create(&tmp)?, zstd)?;
+        sink.pending = Some(Pending {
+            tmp,
+            path: path.to_owned(),
+            replace: overwrite,
+        });
+        Ok(sink)
+    }
+
+    fn on(file: File, zstd: Option<i32>) -> io::Result<FileSink> {
         let count = Arc::new(AtomicU64::new(0));
         let counting = Counting {
             inner: BufWriter::with_capacity(64 * 1024, file),
@@ -101,6 +185,7 @@ impl FileSink {
             target,
             count,
             line: Vec::with_capacity(8 * 1024),
+            pending: None,
         })
     }
 }
@@ -110,12 +195,20 @@ impl FileSink {
     /// decodes it without the frame's end) and asks the kernel to put it on disk (`fdatasync`),
     /// so that a crash or a power loss loses nothing written before.
     pub fn sync(&mut self) -> io::Result<()> {
-        self.flush()?;
+        self.flush_target()?;
         let file = match &mut self.target {
             Target::Plain(w) => w.inner.get_ref(),
             Target::Zstd(w) => w.get_ref().inner.get_ref(),
         };
-        file.sync_data()
+        file.sync_data()?;
+        self.pending.take().map_or(Ok(()), Pending::name)
+    }
+
+    fn flush_target(&mut self) -> io::Result<()> {
+        match &mut self.target {
+            Target::Plain(w) => w.flush(),
+            Target::Zstd(w) => w.flush(),
+        }
     }
 
     /// Completes the file like [`Sink::finish`] and puts it on disk.
@@ -125,7 +218,8 @@ impl FileSink {
             Target::Zstd(w) => w.finish()?,
         };
         let file = counting.inner.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()
+        file.sync_all()?;
+        self.pending.map_or(Ok(()), Pending::name)
     }
 }
 
@@ -141,17 +235,16 @@ impl Sink for FileSink {
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        match &mut self.target {
-            Target::Plain(w) => w.flush(),
-            Target::Zstd(w) => w.flush(),
-        }
+        self.flush_target()?;
+        self.pending.take().map_or(Ok(()), Pending::name)
     }
 
     fn finish(self: Box<Self>) -> io::Result<()> {
         match self.target {
-            Target::Plain(mut w) => w.flush(),
-            Target::Zstd(w) => w.finish()?.flush(),
+            Target::Plain(mut w) => w.flush()?,
+            Target::Zstd(w) => w.finish()?.flush()?,
         }
+        self.pending.map_or(Ok(()), Pending::name)
     }
 
     fn bytes_written(&self) -> u64 {

@@ -371,6 +371,9 @@ pub enum EndReason {
     Rotated,
     /// The file was cut from longer recordings (`slotscope cut`) at the end of the asked window.
     Cut,
+    /// The recorder stopped without ending the file (killed, or the machine went down): the next
+    /// `record` into the same directory ended it after its last complete line.
+    Crashed,
 }
 
 /// The recording ended normally; a file without this line was cut short.
