@@ -334,7 +334,7 @@ fn query_all(
 
 /// Milliseconds as Prometheus's decimal seconds (`1796160410.5`).
 fn seconds(ms: u64) -> String {
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         (ms / 1000).to_string()
     } else {
         format!("{}.{:03}", ms / 1000, ms % 1000)

@@ -575,7 +575,7 @@ mod tests {
         ];
         let phase = poller.topology_phase();
         let expected: Vec<bool> = (0..script.len() as u64)
-            .map(|p| p == 0 || p == 3 || p == 5 || (p + phase) % 5 == 0)
+            .map(|p| p == 0 || p == 3 || p == 5 || (p + phase).is_multiple_of(5))
             .collect();
         let mut asked = Vec::new();
         let mut own = Vec::new();

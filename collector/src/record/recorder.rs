@@ -24,7 +24,7 @@ use crate::progress::{Figures, Progress};
 use crate::record::clock::now;
 use crate::record::membership::{Change, Membership};
 use crate::record::poll::{Poller, Sample, StepFailure};
-use crate::store::sink::Sink;
+use crate::store::sink::{Salvaged, Sink};
 
 /// What `record` needs.
 #[derive(Clone, Debug)]
@@ -62,6 +62,40 @@ pub enum RecordError {
     /// Writing the recording failed.
     #[error("writing the recording: {0}")]
     Write(#[from] std::io::Error),
+    /// Writing the recording failed and recording stopped; the file was ended at its last
+    /// complete round if it could be (`kept` rounds).
+    #[error("{}", stopped(source, *kept))]
+    Stopped {
+        /// The write's error.
+        source: std::io::Error,
+        /// What became of the file (the current one of an always-on recording); `None` if it
+        /// could not be ended (it is then read as cut short at its last flush).
+        kept: Option<Salvaged>,
+    },
+}
+
+fn stopped(source: &std::io::Error, kept: Option<Salvaged>) -> String {
+    let full = source.kind() == std::io::ErrorKind::StorageFull;
+    let what = if full {
+        "the disk is full"
+    } else {
+        "writing the recording failed"
+    };
+    match kept {
+        Some(Salvaged::Removed) => format!(
+            "{what} ({source}): recording stopped; nothing of the file being started had \
+             reached the disk, and it was removed (an always-on recording's earlier files are \
+             complete)"
+        ),
+        Some(Salvaged::Ended(rounds)) => format!(
+            "{what} ({source}): recording stopped; the file keeps its {rounds} complete rounds and \
+             an end line saying it stopped on an error"
+        ),
+        None => format!(
+            "{what} ({source}): recording stopped; the file keeps what reached the disk before, \
+             without an end line (read as cut short)"
+        ),
+    }
 }
 
 /// What a finished recording holds.
@@ -157,13 +191,37 @@ fn millis(d: Duration) -> u64 {
 }
 
 /// Records until the duration passes or `stop` resolves (a signal). The sink is finished in
-/// every case where writing still works.
+/// every case where writing still works; should a write fail (a full disk), the file is cut back
+/// to its last complete round and ended there ([`Sink::salvage`]).
 pub async fn record(
     cfg: RecordConfig,
     mut sink: Box<dyn Sink>,
     progress: &mut Progress,
     stop: impl std::future::Future<Output = ()>,
 ) -> Result<RecordStats, RecordError> {
+    let mut figures = Figures::default();
+    match rounds(cfg, &mut *sink, progress, stop, &mut figures).await {
+        Ok(reason) => {
+            sink.finish()?;
+            Ok(RecordStats { figures, reason })
+        }
+        Err(RecordError::Write(source)) => Err(RecordError::Stopped {
+            source,
+            kept: sink.salvage(now(), EndReason::Error).ok(),
+        }),
+        Err(e) => Err(e),
+    }
+}
+
+/// The recording itself: discovery, then poll rounds until the end, whose end line is written
+/// and flushed (the caller completes the file).
+async fn rounds(
+    cfg: RecordConfig,
+    sink: &mut dyn Sink,
+    progress: &mut Progress,
+    stop: impl std::future::Future<Output = ()>,
+    figures: &mut Figures,
+) -> Result<EndReason, RecordError> {
     tokio::pin!(stop);
     let started = now();
     // Discovery: one poll of the seed, outside the recording.
@@ -202,7 +260,6 @@ pub async fn record(
     sink.write_line(&Line::Header(header(&cfg, started)))?;
     let (report_tx, mut report_rx) = mpsc::channel::<Report>(256);
     let mut nodes: BTreeMap<NodeAddr, NodeTask> = BTreeMap::new();
-    let mut figures = Figures::default();
     let t0 = now();
     let (mut membership, initial) = Membership::start(
         &cfg.seed,
@@ -336,7 +393,7 @@ pub async fn record(
         figures.nodes = membership.len();
         figures.down = membership.unreachable();
         figures.bytes = sink.bytes_written();
-        progress.update(&figures);
+        progress.update(figures);
         if interrupted {
             break EndReason::Signal;
         }
@@ -347,8 +404,8 @@ pub async fn record(
         rounds: round - file_first_round,
     }))?;
     drop(nodes);
-    sink.finish()?;
-    Ok(RecordStats { figures, reason })
+    sink.flush()?;
+    Ok(reason)
 }
 
 /// Writes the lines of one node's sample; returns whether the poll succeeded.

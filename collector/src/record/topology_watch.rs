@@ -123,7 +123,7 @@ impl TopologyWatch {
     /// `every` polls). Decided before the poll, so the topology goes in the same pipeline as
     /// `INFO`.
     pub fn due(&self) -> bool {
-        self.at_fetch.is_none() || (self.polls + self.phase) % self.every == 0
+        self.at_fetch.is_none() || (self.polls + self.phase).is_multiple_of(self.every)
     }
 
     /// Whether this poll's `INFO` (with `CLUSTER INFO` in it; `None` when it failed) says the

@@ -16,13 +16,13 @@ use hyper::header;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use slotscope_core::recording::Line;
+use slotscope_core::recording::{EndReason, Line};
 use slotscope_core::signal::openmetrics::{render, CONTENT_TYPE};
 use slotscope_core::signal::Signals;
 use slotscope_core::Timestamp;
 use tokio::net::TcpListener;
 
-use crate::store::sink::Sink;
+use crate::store::sink::{Salvaged, Sink};
 
 /// The signals shared between the recorder (writing) and the server (reading).
 pub type SharedSignals = Arc<Mutex<Signals>>;
@@ -63,6 +63,9 @@ impl Sink for SignalSink {
     }
     fn next_period(&mut self, t: Timestamp) -> io::Result<()> {
         self.inner.next_period(t)
+    }
+    fn salvage(self: Box<Self>, t: Timestamp, reason: EndReason) -> io::Result<Salvaged> {
+        self.inner.salvage(t, reason)
     }
 }
 

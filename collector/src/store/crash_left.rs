@@ -128,3 +128,127 @@ pub fn end_if_cut(path: &Path) -> Result<Option<Ended>, CrashLeftError> {
     }
     Ok(Some(ended))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use slotscope_core::recording::{Header, PollRound, RecordOptions, SCHEMA_VERSION};
+    use slotscope_core::{NodeAddr, Timestamp};
+
+    use super::*;
+    use crate::store::rotation::file_name;
+
+    fn header(started: u64) -> Line {
+        Line::Header(Header {
+            schema: SCHEMA_VERSION,
+            collector: "slotscope test".into(),
+            seed: NodeAddr::new("127.0.0.1", 7000).unwrap(),
+            started: Timestamp(started),
+            options: RecordOptions {
+                interval_ms: 1000,
+                timeout_ms: 800,
+                duration_ms: None,
+                tls: false,
+                user: None,
+                auth: false,
+                client_list_every: 1,
+                topology_every: None,
+            },
+            source: None,
+        })
+    }
+
+    fn round(started: u64, k: u64) -> Line {
+        Line::PollRound(PollRound {
+            t: Timestamp(started + k * 1000),
+            elapsed_ms: 3,
+            round: k,
+            nodes: 1,
+            ok: 1,
+            failed: 0,
+        })
+    }
+
+    /// Writes a period file as a recorder killed after `rounds` rounds leaves it: each round
+    /// flushed, the zstd frame never ended, then `tail` (a partial line's bytes) appended raw.
+    fn crash_left(dir: &Path, started: u64, rounds: u64, zstd: bool, tail: &[u8]) -> PathBuf {
+        let mut name = file_name(Timestamp(started));
+        if !zstd {
+            name = name.trim_end_matches(".zst").to_owned();
+        }
+        let path = dir.join(name);
+        let mut sink =
+            FileSink::create_named_on_flush(&path, zstd.then_some(ZSTD_LEVEL), false).unwrap();
+        sink.write_line(&header(started)).unwrap();
+        for k in 0..rounds {
+            sink.write_line(&round(started, k)).unwrap();
+            sink.sync().unwrap();
+        }
+        // The process dies: nothing more reaches the file but what was flushed.
+        std::mem::forget(sink);
+        if !tail.is_empty() {
+            let mut f = File::options().append(true).open(&path).unwrap();
+            f.write_all(tail).unwrap();
+        }
+        path
+    }
+
+    fn read(path: &Path) -> Vec<Line> {
+        let mut r = RecordingReader::detect(BufReader::new(File::open(path).unwrap())).unwrap();
+        let h = r.header().unwrap().clone();
+        let mut lines = vec![Line::Header(h)];
+        lines.extend(r.by_ref().map(|l| l.unwrap().1));
+        assert_eq!(r.truncated_tail(), None);
+        lines
+    }
+
+    #[test]
+    fn a_zstd_file_a_crash_left_is_ended_after_its_last_complete_round() {
+        let dir = tempfile::tempdir().unwrap();
+        let older = crash_left(dir.path(), 1_700_000_000_000, 2, true, b"");
+        let path = crash_left(dir.path(), 1_700_000_100_000, 3, true, b"");
+        let ended = end_newest(dir.path()).unwrap().expect("ended");
+        assert_eq!(ended.path, path);
+        assert_eq!(ended.rounds, 3);
+        let lines = read(&path);
+        assert_eq!(lines.len(), 1 + 3 + 1);
+        let Some(Line::End(end)) = lines.last() else {
+            panic!("no end line: {lines:?}")
+        };
+        assert_eq!(end.reason, EndReason::Crashed);
+        assert_eq!(end.rounds, 3);
+        assert_eq!(end.t, Timestamp(1_700_000_100_000 + 2000));
+        // Once ended, it is complete: a second start leaves it be; the older one is not looked at.
+        assert_eq!(end_newest(dir.path()).unwrap(), None);
+        assert!(end_if_cut(&older).unwrap().is_some());
+        assert!(!tmp_path(&path).exists());
+    }
+
+    #[test]
+    fn a_partial_last_line_is_left_out_and_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = crash_left(
+            dir.path(),
+            1_700_000_000_000,
+            2,
+            false,
+            b"{\"type\":\"poll_ro",
+        );
+        let ended = end_newest(dir.path()).unwrap().expect("ended");
+        assert_eq!(ended.rounds, 2);
+        assert_eq!(ended.partial_line, Some(4));
+        let lines = read(&path);
+        assert!(matches!(lines.last(), Some(Line::End(e)) if e.reason == EndReason::Crashed));
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_recording_is_left_as_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(file_name(Timestamp(1_700_000_000_000)));
+        std::fs::write(&path, b"not zstd, not json\n").unwrap();
+        let e = end_newest(dir.path()).unwrap_err();
+        assert!(e.to_string().contains("left as it is"), "{e}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"not zstd, not json\n");
+    }
+}

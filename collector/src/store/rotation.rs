@@ -11,13 +11,13 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use slotscope_core::recording::Line;
+use slotscope_core::recording::{EndReason, Line};
 use slotscope_core::Timestamp;
 
 use crate::store::crash_left;
 use crate::store::overview_file;
 use crate::store::retention::{Retention, Stored};
-use crate::store::sink::{FileSink, Sink, ZSTD_LEVEL};
+use crate::store::sink::{is_reserve, FileSink, Salvaged, Sink, ZSTD_LEVEL};
 
 /// Start of every file name of an always-on recording.
 pub const PREFIX: &str = "slotscope-";
@@ -39,6 +39,20 @@ pub fn file_name(t: Timestamp) -> String {
 /// Whether `name` is the name of a file of an always-on recording.
 pub fn is_period_file(name: &str) -> bool {
     name.starts_with(PREFIX) && (name.ends_with(SUFFIX) || name.ends_with(".jsonl"))
+}
+
+/// What orders file names by their start: the seconds, then the milliseconds of a name that has
+/// them (`slotscope-20261201T051700.298Z…`, made when one with seconds alone existed), which
+/// follows the one without (its start, 000, or a clock that went back: both came before).
+fn start_key(name: &str) -> (String, u32) {
+    let stamp = name
+        .strip_prefix(PREFIX)
+        .and_then(|rest| rest.split('Z').next())
+        .unwrap_or_default();
+    match stamp.split_once('.') {
+        Some((secs, ms)) => (secs.to_owned(), ms.parse::<u32>().map_or(0, |m| m + 1)),
+        None => (stamp.to_owned(), 0),
+    }
 }
 
 /// The end of the period that holds `t`: periods are aligned on multiples of `period` since the
@@ -75,7 +89,14 @@ pub fn list(dir: &Path) -> io::Result<Vec<Stored>> {
             bytes: meta.len(),
         });
     }
-    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files.sort_by_cached_key(|f| {
+        let name = f
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        (start_key(&name), name)
+    });
     Ok(files)
 }
 
@@ -120,6 +141,16 @@ impl RotatingSink {
                 ),
                 fs::TryLockError::Error(e) => e,
             });
+        }
+        // The reserves a crash left (see `FileSink`): the lock says no recorder owns them.
+        if let Ok(entries) = fs::read_dir(dir) {
+            for e in entries.flatten() {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                if name.starts_with(".slotscope-") && is_reserve(&name) {
+                    let _ = fs::remove_file(e.path());
+                }
+            }
         }
         match crash_left::end_newest(dir) {
             Ok(Some(ended)) => {
@@ -240,6 +271,16 @@ impl Sink for RotatingSink {
         t >= self.ends
     }
 
+    fn salvage(mut self: Box<Self>, t: Timestamp, reason: EndReason) -> io::Result<Salvaged> {
+        // No current file: the next one could not be opened, the one before was completed.
+        let Some(file) = self.current.take() else {
+            return Ok(Salvaged::Removed);
+        };
+        let salvaged = Box::new(file).salvage(t, reason)?;
+        sync_dir(&self.dir);
+        Ok(salvaged)
+    }
+
     fn next_period(&mut self, t: Timestamp) -> io::Result<()> {
         if let Some(f) = self.current.take() {
             self.earlier += f.bytes_written();
@@ -272,6 +313,12 @@ mod tests {
         assert!(!is_period_file("slotscope-x.tmp"));
         let later = Timestamp(t.0 + 3_600_000);
         assert!(file_name(later) > file_name(t));
+        // A name with milliseconds follows the one without of the same second.
+        let seconds = "slotscope-20261201T051700Z.jsonl.zst";
+        let millis = "slotscope-20261201T051700.298Z.jsonl.zst";
+        let next = "slotscope-20261201T051701Z.jsonl.zst";
+        assert!(start_key(seconds) < start_key(millis));
+        assert!(start_key(millis) < start_key(next));
     }
 
     #[test]

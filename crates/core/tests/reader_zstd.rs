@@ -91,7 +91,9 @@ fn topology(round: u64) -> TopologyView {
     let topo_node = |n: u64, role: NodeRole| TopoNode {
         id: id(n),
         addr: Some(addr(n)),
-        hostname: (n % 2 == 0).then(|| format!("node-{n}.cache.internal")),
+        hostname: n
+            .is_multiple_of(2)
+            .then(|| format!("node-{n}.cache.internal")),
         tls_port: Some(7100),
         role,
         health: if round % 17 == 3 && n == 4 {
@@ -158,7 +160,7 @@ fn info(rng: &mut Lcg, round: u64, n: u64) -> InfoReport {
                 calls,
                 usec: calls * (3 + n),
                 rejected_calls: Some(rng.below(3)),
-                failed_calls: (round % 2 == 0).then_some(0),
+                failed_calls: round.is_multiple_of(2).then_some(0),
             },
         );
     }
@@ -188,7 +190,7 @@ fn client(rng: &mut Lcg, i: u64) -> ClientEntry {
     set("fd", (10 + i).to_string());
     set(
         "name",
-        if i % 3 == 0 {
+        if i.is_multiple_of(3) {
             String::new()
         } else {
             format!("worker-{i}")
@@ -223,7 +225,7 @@ fn round_lines(rng: &mut Lcg, round: u64, clients: usize) -> Vec<Line> {
             }));
         }
     }
-    if round % 4 == 0 {
+    if round.is_multiple_of(4) {
         lines.push(Line::Topology(TopologySample {
             t: t(3),
             node: node(round % 3),

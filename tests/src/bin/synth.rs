@@ -60,7 +60,12 @@ fn parse_args() -> Result<Options, String> {
             other => return Err(format!("unknown argument {other}")),
         }
     }
-    if o.nodes < 2 || o.nodes % 2 != 0 || o.interval_ms == 0 || o.hours.is_nan() || o.hours <= 0.0 {
+    if o.nodes < 2
+        || !o.nodes.is_multiple_of(2)
+        || o.interval_ms == 0
+        || o.hours.is_nan()
+        || o.hours <= 0.0
+    {
         return Err(
             "--nodes must be even and at least 2; --hours and --interval-ms positive".into(),
         );
@@ -304,7 +309,7 @@ fn main() {
                 latency_us: 300 + rng.below(400),
                 info: report,
             }));
-            if (r + i as u64) % 60 == 0 {
+            if (r + i as u64).is_multiple_of(60) {
                 let clients = parse_client_list(&client_list_text(i, clients, in_storm))
                     .expect("the CLIENT LIST text parses");
                 emit(Line::ClientList(ClientListSample {

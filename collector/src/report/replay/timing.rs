@@ -74,7 +74,7 @@ fn median_per_call<'a>(deltas: impl Iterator<Item = &'a CommandDelta>) -> Option
     }
     per_call.sort_by(f64::total_cmp);
     let mid = per_call.len() / 2;
-    let median = if per_call.len() % 2 == 0 {
+    let median = if per_call.len().is_multiple_of(2) {
         (per_call[mid - 1] + per_call[mid]) / 2.0
     } else {
         per_call[mid]

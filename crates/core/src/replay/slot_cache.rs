@@ -131,7 +131,8 @@ mod tests {
                 for _ in 0..(round % 7) {
                     x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
                     let s = u16::try_from((x >> 8) % 16_384).expect("slot");
-                    let owner = (x % 5 != 0).then(|| n(usize::try_from(x % 3).expect("small")));
+                    let owner =
+                        (!x.is_multiple_of(5)).then(|| n(usize::try_from(x % 3).expect("small")));
                     cache.set(slot(s), owner);
                     cache.set(slot(120), Some(n(4)));
                 }

@@ -155,7 +155,7 @@ mod tests {
             let mut now = 0_u64;
             for step in 0..3000 {
                 let r = next(&mut rng);
-                if r % 3 == 0 {
+                if r.is_multiple_of(3) {
                     let got = wakes.pop();
                     let want = heap.pop().map(|Reverse((t, _, id))| (t, id));
                     assert_eq!(got, want, "seed {seed} step {step}");

@@ -215,7 +215,7 @@ fn drawn_lines_killed(
                     Shape::LosesAThird(at) | Shape::SlowsThenStops(at, _) if x >= at => 2.0 / 3.0,
                     Shape::StepsThenStops(at, _, pct) if x >= at => pct as f64 / 100.0,
                     Shape::ZigZagsDown(at) if x >= at => {
-                        if (x / interval) % 2 == 0 {
+                        if (x / interval).is_multiple_of(2) {
                             0.5
                         } else {
                             0.85

@@ -459,7 +459,7 @@ impl Client {
                         let steps = self.opts.reinitialize_steps;
                         if self.flavor != Flavor::Ideal
                             && steps > 0
-                            && sh.moved_counter % steps == 0
+                            && sh.moved_counter.is_multiple_of(steps)
                         {
                             // Full close(); the slot table is kept until the next initialize(),
                             // so this command is retried on the stale owner.
