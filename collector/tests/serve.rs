@@ -730,3 +730,115 @@ fn measures_first_load_against_reload_of_the_built_viewer() {
     assert!(reload < 1000, "a reload costs {reload} bytes");
     drop(server);
 }
+
+/// Resident memory of process `pid`, in KiB (Linux `/proc`).
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("VmRSS")
+}
+
+/// What a connection receives within `wait`: the status of a response, or `None` when it was
+/// closed without one, or `Some(0)` when nothing came.
+fn status_within(s: &mut TcpStream, wait: Duration) -> Option<u16> {
+    s.set_read_timeout(Some(wait)).unwrap();
+    let mut buf = [0u8; 512];
+    match s.read(&mut buf) {
+        Ok(0) => None,
+        Ok(n) => String::from_utf8_lossy(&buf[..n])
+            .split_whitespace()
+            .nth(1)
+            .and_then(|c| c.parse().ok()),
+        Err(_) => Some(0),
+    }
+}
+
+/// The limits of issue 27, measured: a 200 KiB head is refused with 431; 300 slow-loris clients
+/// each holding a 48 KiB unfinished head take at most the server's 256 places, the others are
+/// answered 503 at once, the server's memory grows by a bounded amount; hyper drops every slow one
+/// after its 20 s head timeout, and the server answers normally again.
+#[test]
+fn slow_oversized_and_too_many_clients_cost_a_bounded_amount_and_the_server_recovers() {
+    let (root, dist) = fake_viewer("serve-limits");
+    let (_, server) = serve_fixture(&root, &dist);
+    let pid = server.child.id();
+    assert_eq!(server.get("/").0, 200);
+    let before = rss_kib(pid);
+
+    let mut big = TcpStream::connect(server.authority()).unwrap();
+    big.set_write_timeout(Some(STEP)).unwrap();
+    let _ = write!(
+        big,
+        "GET / HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n",
+        "a".repeat(200 * 1024)
+    );
+    // hyper's own limit (about 400 KiB) would let 200 KiB through.
+    assert_eq!(
+        status_within(&mut big, STEP),
+        Some(431),
+        "an oversized head"
+    );
+    drop(big);
+
+    let started = Instant::now();
+    let filler = format!("X-Slow: {}\r\n", "b".repeat(1000));
+    let mut slow = Vec::new();
+    for _ in 0..300 {
+        let mut s = TcpStream::connect(server.authority()).unwrap();
+        s.set_write_timeout(Some(STEP)).unwrap();
+        // An unfinished head: 48 lines of a kilobyte, never the empty line that ends it.
+        let _ = write!(s, "GET / HTTP/1.1\r\nHost: x\r\n");
+        for _ in 0..48 {
+            let _ = s.write_all(filler.as_bytes());
+        }
+        slow.push(s);
+    }
+    // Each connection as it stands half a second on: answered, or held open without a word.
+    std::thread::sleep(Duration::from_millis(500));
+    let mut refused = 0;
+    let mut held = 0;
+    for s in &mut slow {
+        s.set_nonblocking(true).unwrap();
+        let mut buf = [0u8; 512];
+        match s.read(&mut buf) {
+            Ok(n) if n > 0 && buf.starts_with(b"HTTP/1.1 503") => refused += 1,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => held += 1,
+            other => panic!("a slow client got {other:?}"),
+        }
+        s.set_nonblocking(false).unwrap();
+    }
+    let during = rss_kib(pid);
+    eprintln!(
+        "300 slow clients with 48 KiB heads: {held} held, {refused} answered 503; resident memory {} KiB before, {} KiB with them (+{} KiB)",
+        before,
+        during,
+        during.saturating_sub(before)
+    );
+    assert_eq!(held, 256, "the server holds its 256 places");
+    assert_eq!(refused, 44);
+    assert!(
+        during.saturating_sub(before) < 48 * 1024,
+        "{} KiB more with the slow clients",
+        during.saturating_sub(before)
+    );
+    // hyper drops each slow client 20 s after its connection began.
+    let mut dropped = 0;
+    for s in &mut slow {
+        let left = (Duration::from_secs(30)).saturating_sub(started.elapsed());
+        if status_within(s, left.max(Duration::from_millis(100))).is_none_or(|c| c == 408) {
+            dropped += 1;
+        }
+    }
+    eprintln!(
+        "{dropped} slow clients dropped by the server {:.1} s after they began",
+        started.elapsed().as_secs_f64()
+    );
+    assert_eq!(dropped, 256 + 44);
+    assert!(started.elapsed() >= Duration::from_secs(19));
+    drop(slow);
+    assert_eq!(server.get("/").0, 200, "answers again once they are gone");
+}

@@ -22,6 +22,7 @@ use slotscope_core::signal::Signals;
 use slotscope_core::Timestamp;
 use tokio::net::TcpListener;
 
+use crate::serve::admission::{Admission, METRICS_CONNECTIONS};
 use crate::store::sink::{Salvaged, Sink};
 
 /// The signals shared between the recorder (writing) and the server (reading).
@@ -93,12 +94,15 @@ pub async fn serve(listener: std::net::TcpListener, signals: SharedSignals) {
     let Ok(listener) = TcpListener::from_std(listener) else {
         return;
     };
+    let admission = Admission::new(METRICS_CONNECTIONS);
     loop {
         let Ok((stream, _)) = listener.accept().await else {
+            // Out of file descriptors and the like: wait a little rather than spin.
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             continue;
         };
         let signals = signals.clone();
-        tokio::spawn(async move {
+        admission.admit(stream, move |stream| async move {
             let service = service_fn(move |req| {
                 let response = answer(&req, &signals);
                 async move { Ok::<_, Infallible>(response) }

@@ -6,7 +6,9 @@
 //! - [`bundle`], [`bundle_files`], [`dist`]: the viewer embedded in the binary, or found on disk.
 //! - [`metrics`]: the OpenMetrics endpoint.
 //! - [`http1`]: the HTTP/1.1 connection both speak.
+//! - [`admission`]: how many connections each holds at once, and for how long.
 
+pub mod admission;
 pub mod bundle;
 pub mod bundle_files;
 pub mod dist;

@@ -42,6 +42,7 @@ use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::io::ReaderStream;
 
+use crate::serve::admission::{Admission, VIEWER_CONNECTIONS};
 use crate::serve::bundle::Bundle;
 use crate::serve::dist::{checked_dist, find_dist, search_starts};
 use crate::serve::request::not_modified;
@@ -289,20 +290,17 @@ pub async fn serve(
     let warming = Arc::clone(&site);
     tokio::spawn(async move { warming.warm().await });
     tokio::pin!(shutdown);
+    // A client that stalls or goes away costs only its own task and place; the places are
+    // bounded (see `admission`).
+    let admission = Admission::new(VIEWER_CONNECTIONS);
     loop {
         tokio::select! {
             () = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
                     let site = Arc::clone(&site);
-                    tokio::spawn(async move {
-                        // A client that stalls or goes away costs only its own task, and no
-                        // connection is kept longer than ten minutes.
-                        let _ = tokio::time::timeout(
-                            Duration::from_secs(600),
-                            handle(stream, site),
-                        )
-                        .await;
+                    admission.admit(stream, move |stream| async move {
+                        let _ = handle(stream, site).await;
                     });
                 }
                 // Out of file descriptors and the like: wait a little rather than spin.
