@@ -15,6 +15,7 @@
 //! - [`load`]: a bounded background writer.
 //! - [`collector`]: the real `slotscope` binary as a child process, and its recordings read back.
 //! - [`crash`]: slotscope's commands killed at drawn moments, a full disk, and the files they left.
+//! - [`fault`]: faults injected on one node while `slotscope record` runs.
 //! - [`matrix`]: the fidelity matrix, live cases drawn at random and replayed.
 //! - [`program`]: a program run as a bounded child process.
 //! - [`python`]: real redis-py cluster clients (pinned releases, `tests/scenarios/*.py`) as child
@@ -24,6 +25,7 @@ pub mod client;
 pub mod cluster;
 pub mod collector;
 pub mod crash;
+pub mod fault;
 pub mod fixture;
 pub mod kind;
 pub mod load;
