@@ -18,6 +18,7 @@
 //! - [`fault`]: faults injected on one node while `slotscope record` runs.
 //! - [`matrix`]: the fidelity matrix, live cases drawn at random and replayed.
 //! - [`program`]: a program run as a bounded child process.
+//! - [`tls_cluster`]: a Redis cluster with TLS client ports (and a TLS bus).
 //! - [`python`]: real redis-py cluster clients (pinned releases, `tests/scenarios/*.py`) as child
 //!   processes.
 
@@ -37,6 +38,7 @@ pub mod python;
 pub mod router;
 pub mod server;
 pub mod started;
+pub mod tls_cluster;
 pub mod topology;
 pub mod wedge;
 

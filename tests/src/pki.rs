@@ -1,5 +1,5 @@
 //! A private CA and a server certificate for 127.0.0.1 made with `rcgen`, for the tests of TLS
-//! (the Redis ports, an https metrics API).
+//! (the Redis ports, an https metrics API), with an expired one and one for another host.
 
 use std::path::PathBuf;
 
@@ -18,6 +18,10 @@ pub struct Pki {
     pub cert: PathBuf,
     /// The server's key.
     pub key: PathBuf,
+    /// A certificate of the same key for 127.0.0.1 that expired on 2001-01-02.
+    pub expired: PathBuf,
+    /// A certificate of the same key, valid, for `wrong.example` only.
+    pub wrong_host: PathBuf,
 }
 
 impl Pki {
@@ -62,6 +66,21 @@ impl Pki {
         ];
         let key = KeyPair::generate().expect("server key");
         let cert = params.signed_by(&key, &issuer).expect("server certificate");
+        let mut old = params.clone();
+        old.not_before = rcgen::date_time_ymd(2000, 1, 1);
+        old.not_after = rcgen::date_time_ymd(2001, 1, 2);
+        let expired = old.signed_by(&key, &issuer).expect("expired certificate");
+        let mut elsewhere =
+            CertificateParams::new(vec!["wrong.example".to_owned()]).expect("params");
+        elsewhere
+            .distinguished_name
+            .push(DnType::CommonName, "wrong.example");
+        elsewhere.use_authority_key_identifier_extension = true;
+        elsewhere.key_usages = params.key_usages.clone();
+        elsewhere.extended_key_usages = params.extended_key_usages.clone();
+        let wrong_host = elsewhere
+            .signed_by(&key, &issuer)
+            .expect("wrong-host certificate");
 
         let write = |name: &str, pem: String| {
             let path = dir.path().join(name);
@@ -71,11 +90,15 @@ impl Pki {
         let ca = write("ca.pem", ca_cert.pem());
         let cert = write("server.pem", cert.pem());
         let key = write("server-key.pem", key.serialize_pem());
+        let expired = write("expired.pem", expired.pem());
+        let wrong_host = write("wrong-host.pem", wrong_host.pem());
         Pki {
             _dir: dir,
             ca,
             cert,
             key,
+            expired,
+            wrong_host,
         }
     }
 }

@@ -68,3 +68,13 @@ fn a_rotated_password_is_recorded_as_refused_logins_until_it_is_back() {
 fn a_node_with_5000_connections_is_recorded_and_costs_the_others_nothing() {
     survives(Fault::ManyConnections, ServerKind::Valkey);
 }
+
+#[test]
+fn an_expired_certificate_is_recorded_as_refused_handshakes_until_it_is_replaced() {
+    survives(Fault::TlsExpired, ServerKind::Redis);
+}
+
+#[test]
+fn a_certificate_for_another_host_is_recorded_as_refused_handshakes_until_it_is_replaced() {
+    survives(Fault::TlsWrongHost, ServerKind::Redis);
+}

@@ -6,9 +6,11 @@
 //! - [`proxy`]: a TCP proxy in front of one node whose behaviour switches (silent, partitioned,
 //!   half a reply then closed, slow).
 //! - [`run`]: one fault's recording, from the healthy start through the fault to the recovery.
+//! - [`tls`]: the same on a TLS cluster whose node changes its certificate.
 
 pub mod proxy;
 pub mod run;
+pub mod tls;
 
 use std::fmt;
 
@@ -29,18 +31,29 @@ pub enum Fault {
     PasswordRotated,
     /// 5,000 client connections on the node.
     ManyConnections,
+    /// The node's TLS certificate replaced by an expired one (a TLS cluster, `--tls --cacert`).
+    TlsExpired,
+    /// The node's TLS certificate replaced by one for another host name.
+    TlsWrongHost,
 }
 
 impl Fault {
     /// Every fault.
-    pub const ALL: [Fault; 6] = [
+    pub const ALL: [Fault; 8] = [
         Fault::Partition,
         Fault::Silent,
         Fault::HalfThenClose,
         Fault::Slow,
         Fault::PasswordRotated,
         Fault::ManyConnections,
+        Fault::TlsExpired,
+        Fault::TlsWrongHost,
     ];
+
+    /// Whether the fault is on a TLS cluster ([`tls`]).
+    pub fn is_tls(self) -> bool {
+        matches!(self, Fault::TlsExpired | Fault::TlsWrongHost)
+    }
 
     /// How the recording must say it: the kinds of failure the node's polls may show during the
     /// fault (at least one failure of them), or none for a fault that fails no poll.
@@ -50,17 +63,19 @@ impl Fault {
             Fault::HalfThenClose => &[FailureKind::Io, FailureKind::Protocol],
             Fault::PasswordRotated => &[FailureKind::Auth],
             Fault::ManyConnections => &[],
+            // The handshake's refusal is recorded as the connection's (step `tls`).
+            Fault::TlsExpired | Fault::TlsWrongHost => &[FailureKind::Connect],
         }
     }
 }
 
 impl Fault {
     /// Kinds of failure the fault may show besides those it must: the connection a password
-    /// rotation closes (to make the recorder log in again) is lost once; a half reply may be cut
+    /// rotation or a new certificate closes (to make the recorder log in again) is lost once; a half reply may be cut
     /// where the rest would have come later, read as a timeout.
     pub fn may_also_show(self) -> &'static [FailureKind] {
         match self {
-            Fault::PasswordRotated => &[FailureKind::Io],
+            Fault::PasswordRotated | Fault::TlsExpired | Fault::TlsWrongHost => &[FailureKind::Io],
             Fault::HalfThenClose => &[FailureKind::Timeout],
             _ => &[],
         }
@@ -76,6 +91,8 @@ impl fmt::Display for Fault {
             Fault::Slow => "a slow node (a reply's pieces a second apart)",
             Fault::PasswordRotated => "a password rotation (the old one refused)",
             Fault::ManyConnections => "5,000 connections on a node",
+            Fault::TlsExpired => "a node's TLS certificate expired",
+            Fault::TlsWrongHost => "a node's TLS certificate for another host",
         })
     }
 }

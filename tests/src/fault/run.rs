@@ -24,7 +24,7 @@ pub const INTERVAL: Duration = Duration::from_millis(500);
 /// The poll interval with 5,000 connections on a node: the default.
 pub const CROWDED_INTERVAL: Duration = Duration::from_secs(1);
 
-fn interval_of(fault: Fault) -> Duration {
+pub(crate) fn interval_of(fault: Fault) -> Duration {
     if fault == Fault::ManyConnections {
         CROWDED_INTERVAL
     } else {
@@ -60,7 +60,8 @@ pub struct FaultOutcome {
     pub problems: Vec<String>,
 }
 
-fn rss_kib(pid: u32) -> u64 {
+/// The resident memory of process `pid`, in KiB (0 when it cannot be read).
+pub(crate) fn rss_kib(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|s| {
@@ -72,7 +73,8 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-fn now() -> Timestamp {
+/// The wall clock as a recording's timestamp.
+pub(crate) fn now() -> Timestamp {
     Timestamp(
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -81,7 +83,7 @@ fn now() -> Timestamp {
 }
 
 /// Sleeps `d`, sampling the recorder's memory every 250 ms; the largest sample.
-fn watch(pid: u32, d: Duration) -> u64 {
+pub(crate) fn watch(pid: u32, d: Duration) -> u64 {
     let end = Instant::now() + d;
     let mut most = 0;
     while Instant::now() < end {
@@ -93,6 +95,9 @@ fn watch(pid: u32, d: Duration) -> u64 {
 
 /// Records through `fault` and judges the recording; `kind` is the server.
 pub fn run(fault: Fault, kind: ServerKind) -> Result<FaultOutcome, String> {
+    if fault.is_tls() {
+        return crate::fault::tls::run(fault);
+    }
     let opts = if fault == Fault::PasswordRotated {
         ClusterOptions::with_password(PASSWORD)
     } else {
@@ -162,6 +167,7 @@ pub fn run(fault: Fault, kind: ServerKind) -> Result<FaultOutcome, String> {
             c2.cmd(&["CLIENT", "KILL", "TYPE", "normal"])
                 .map_err(|e| format!("CLIENT KILL: {e}"))?;
         }
+        Fault::TlsExpired | Fault::TlsWrongHost => unreachable!("run by fault::tls"),
         Fault::ManyConnections => {
             let addr = std::net::SocketAddr::from(([127, 0, 0, 1], cluster.node(2).port()));
             for _ in 0..5_000 {
@@ -209,7 +215,8 @@ pub fn run(fault: Fault, kind: ServerKind) -> Result<FaultOutcome, String> {
     Ok(outcome)
 }
 
-fn judge(
+/// Judges the recording of `fault` on node `faulty` between `start` and `end` into `o`.
+pub(crate) fn judge(
     r: &Recording,
     fault: Fault,
     faulty: &NodeAddr,
