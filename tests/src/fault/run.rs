@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use slotscope_core::recording::Line;
+use slotscope_core::recording::{Discovery, GoneReason, Line};
 use slotscope_core::{NodeAddr, Timestamp};
 
 use crate::cluster::{Cluster, ClusterOptions};
@@ -310,6 +310,25 @@ pub(crate) fn judge(
             "failures of other kinds during the fault: {:?}",
             o.failures
         ));
+    }
+    // A fault that fails every poll for seconds: the node is recorded unreachable (after 3
+    // failed polls), then recovered once it answers.
+    if !expected.is_empty() {
+        let gone = r.lines.iter().any(|l| {
+            matches!(l, Line::NodeGone(g) if g.node.addr == *faulty
+                && g.reason == GoneReason::Unreachable && g.t >= start)
+        });
+        let back = r.lines.iter().any(|l| {
+            matches!(l, Line::NodeDiscovered(d) if d.node.addr == *faulty
+                && d.via == Discovery::Recovered && d.t >= end)
+        });
+        if !gone || !back {
+            o.problems.push(format!(
+                "the node was {} recorded unreachable and {} recorded recovered",
+                if gone { "" } else { "not" },
+                if back { "" } else { "not" }
+            ));
+        }
     }
     let resumed = samples
         .get(faulty)
