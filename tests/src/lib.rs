@@ -17,6 +17,7 @@
 //! - [`crash`]: slotscope's commands killed at drawn moments, a full disk, and the files they left.
 //! - [`fault`]: faults injected on one node while `slotscope record` runs.
 //! - [`matrix`]: the fidelity matrix, live cases drawn at random and replayed.
+//! - [`memory`]: a process's resident memory.
 //! - [`program`]: a program run as a bounded child process.
 //! - [`tls_cluster`]: a Redis cluster with TLS client ports (and a TLS bus).
 //! - [`python`]: real redis-py cluster clients (pinned releases, `tests/scenarios/*.py`) as child
@@ -31,6 +32,7 @@ pub mod fixture;
 pub mod kind;
 pub mod load;
 pub mod matrix;
+pub mod memory;
 pub mod pki;
 pub mod port;
 pub mod program;

@@ -133,31 +133,12 @@ pub fn end_if_cut(path: &Path) -> Result<Option<Ended>, CrashLeftError> {
 mod tests {
     use std::io::Write;
 
-    use slotscope_core::recording::{Header, PollRound, RecordOptions, SCHEMA_VERSION};
-    use slotscope_core::{NodeAddr, Timestamp};
+    use slotscope_core::recording::PollRound;
+    use slotscope_core::Timestamp;
 
     use super::*;
     use crate::store::rotation::file_name;
-
-    fn header(started: u64) -> Line {
-        Line::Header(Header {
-            schema: SCHEMA_VERSION,
-            collector: "slotscope test".into(),
-            seed: NodeAddr::new("127.0.0.1", 7000).unwrap(),
-            started: Timestamp(started),
-            options: RecordOptions {
-                interval_ms: 1000,
-                timeout_ms: 800,
-                duration_ms: None,
-                tls: false,
-                user: None,
-                auth: false,
-                client_list_every: 1,
-                topology_every: None,
-            },
-            source: None,
-        })
-    }
+    use crate::store::test_header as header;
 
     fn round(started: u64, k: u64) -> Line {
         Line::PollRound(PollRound {

@@ -468,7 +468,8 @@ fn join(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use slotscope_core::recording::{PollRound, RecordOptions, SCHEMA_VERSION};
+    use crate::store::test_header as header;
+    use slotscope_core::recording::PollRound;
     use slotscope_core::topology::TopologyView;
     use slotscope_core::NodeRef;
 
@@ -481,26 +482,6 @@ mod tests {
 
     fn view(source: &str) -> TopologyView {
         serde_json::from_str(&format!(r#"{{"source":"{source}","shards":[]}}"#)).unwrap()
-    }
-
-    fn header(started: u64) -> Line {
-        Line::Header(Header {
-            schema: SCHEMA_VERSION,
-            collector: "slotscope test".into(),
-            seed: node(7000).addr,
-            started: Timestamp(started),
-            options: RecordOptions {
-                interval_ms: 1000,
-                timeout_ms: 800,
-                duration_ms: None,
-                tls: false,
-                user: None,
-                auth: false,
-                client_list_every: 1,
-                topology_every: None,
-            },
-            source: None,
-        })
     }
 
     /// A file as the recorder writes one: header, the nodes, their topology, ten rounds.

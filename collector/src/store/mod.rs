@@ -15,3 +15,27 @@ pub mod overview_file;
 pub mod retention;
 pub mod rotation;
 pub mod sink;
+
+/// A recording's header as the recorder writes one (a poll a second from `127.0.0.1:7000`), for
+/// the tests of the files this module writes.
+#[cfg(test)]
+pub(crate) fn test_header(started: u64) -> slotscope_core::recording::Line {
+    use slotscope_core::recording::{Header, Line, RecordOptions, SCHEMA_VERSION};
+    Line::Header(Header {
+        schema: SCHEMA_VERSION,
+        collector: "slotscope test".into(),
+        seed: "127.0.0.1:7000".parse().expect("an address"),
+        started: slotscope_core::Timestamp(started),
+        options: RecordOptions {
+            interval_ms: 1000,
+            timeout_ms: 800,
+            duration_ms: None,
+            tls: false,
+            user: None,
+            auth: false,
+            client_list_every: 1,
+            topology_every: None,
+        },
+        source: None,
+    })
+}

@@ -138,10 +138,6 @@ fn record_until_full(rig: &Rig, name: &str, size: &str, o: &mut DiskOutcome) -> 
     let (name, at) = if rotate {
         let dir = at.join(name);
         let (files, _) = files_named(&dir, "slotscope-");
-        let files: Vec<_> = files
-            .into_iter()
-            .filter(|p| !p.to_string_lossy().ends_with(".json"))
-            .collect();
         for older in files.iter().rev().skip(1) {
             match Left::read(older) {
                 Ok(l) if l.end == Some(EndReason::Rotated) => {}

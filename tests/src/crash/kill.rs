@@ -65,7 +65,7 @@ fn now() -> Timestamp {
     )
 }
 
-fn spawn(bin: &Path, args: &[String], log: &Path) -> Result<Child, String> {
+fn spawn<S: AsRef<std::ffi::OsStr>>(bin: &Path, args: &[S], log: &Path) -> Result<Child, String> {
     let log = fs::File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
     Command::new(bin)
         .args(args)
@@ -74,7 +74,7 @@ fn spawn(bin: &Path, args: &[String], log: &Path) -> Result<Child, String> {
         .stdout(Stdio::null())
         .stderr(log)
         .spawn()
-        .map_err(|e| format!("start slotscope {}: {e}", args.join(" ")))
+        .map_err(|e| format!("start slotscope: {e}"))
 }
 
 /// SIGKILL (`Child::kill`), then reaps it; whether it had exited before.
@@ -167,19 +167,17 @@ fn record(
         "{prefix}{}",
         if zstd { "jsonl.zst" } else { "jsonl" }
     ));
-    let args: Vec<String> = [
+    let (seed, out_at) = (rig.cluster.seed().to_string(), out.display().to_string());
+    let args = [
         "record",
         "--seed",
-        &rig.cluster.seed().to_string(),
+        &seed,
         "--interval",
         "200ms",
         "--quiet",
         "--out",
-        &out.display().to_string(),
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect();
+        &out_at,
+    ];
     let mut child = spawn(&rig.bin, &args, &rig.work.join(format!("rec-{index}.log")))?;
     sleep(delay);
     let killed = now();
@@ -189,10 +187,6 @@ fn record(
     }
     let (finals, tmps) = files_named(&rig.work, &prefix);
     o.temporary = tmps.len();
-    let finals: Vec<PathBuf> = finals
-        .into_iter()
-        .filter(|p| !p.to_string_lossy().ends_with(".log"))
-        .collect();
     match finals.as_slice() {
         [] => {
             o.notes
@@ -253,7 +247,7 @@ fn rotate(rig: &Rig, index: u64, delay: Duration, o: &mut Outcome) -> Result<(),
         o.problems
             .push("record exited by itself before its kill".into());
     }
-    let (finals, tmps) = period_files(&dir);
+    let (finals, tmps) = files_named(&dir, "slotscope-");
     o.temporary = tmps.len();
     let mut lefts = Vec::new();
     for (i, path) in finals.iter().enumerate() {
@@ -308,7 +302,7 @@ fn rotate(rig: &Rig, index: u64, delay: Duration, o: &mut Outcome) -> Result<(),
             said.trim()
         ));
     }
-    let (after, _) = period_files(&dir);
+    let (after, _) = files_named(&dir, "slotscope-");
     for path in &after {
         match Left::read(path) {
             Ok(l) if l.end.is_none() => o.problems.push(format!(
@@ -338,16 +332,6 @@ fn rotate(rig: &Rig, index: u64, delay: Duration, o: &mut Outcome) -> Result<(),
     Ok(())
 }
 
-/// The files of an always-on directory (not their overviews), and the temporary ones.
-fn period_files(dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    let (finals, tmps) = files_named(dir, "slotscope-");
-    let finals = finals
-        .into_iter()
-        .filter(|p| !p.to_string_lossy().ends_with(".overview.json"))
-        .collect();
-    (finals, tmps)
-}
-
 fn tap(rig: &Rig, index: u64, delay: Duration, o: &mut Outcome) -> Result<(), String> {
     let prefix = format!("tap-{index}.");
     let out = rig.work.join(format!(
@@ -360,21 +344,20 @@ fn tap(rig: &Rig, index: u64, delay: Duration, o: &mut Outcome) -> Result<(), St
     ));
     let port = free_port();
     let listen = NodeAddr::new("127.0.0.1", port).ok_or("a loopback address")?;
-    let args: Vec<String> = [
+    let (seed, listen_at) = (rig.cluster.seed().to_string(), listen.to_string());
+    let out_at = out.display().to_string();
+    let args = [
         "tap",
         "--upstream",
-        &rig.cluster.seed().to_string(),
+        &seed,
         "--listen",
-        &listen.to_string(),
+        &listen_at,
         "--node-ports",
         "any",
         "--quiet",
         "--out",
-        &out.display().to_string(),
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect();
+        &out_at,
+    ];
     let mut child = spawn(&rig.bin, &args, &rig.work.join(format!("tap-{index}.log")))?;
     let deadline = Instant::now() + LIMIT;
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
@@ -409,10 +392,6 @@ fn tap(rig: &Rig, index: u64, delay: Duration, o: &mut Outcome) -> Result<(), St
         .push(format!("{} writes answered through the tap", report.ok));
     let (finals, tmps) = files_named(&rig.work, &prefix);
     o.temporary = tmps.len();
-    let finals: Vec<PathBuf> = finals
-        .into_iter()
-        .filter(|p| !p.to_string_lossy().ends_with(".log"))
-        .collect();
     match finals.as_slice() {
         [] => o
             .notes
@@ -458,10 +437,6 @@ fn one_shot(
     o.finished_first = kill(&mut child);
     let (finals, tmps) = files_named(&rig.work, &prefix);
     o.temporary = tmps.len();
-    let finals: Vec<PathBuf> = finals
-        .into_iter()
-        .filter(|p| !p.to_string_lossy().ends_with(".log"))
-        .collect();
     if o.finished_first && finals.is_empty() {
         o.problems
             .push(format!("{name} finished but wrote no file"));

@@ -59,28 +59,23 @@ impl Left {
             .count()
     }
 
-    /// The time of its last sample of the cluster (`INFO` of a node, or a command the tap saw).
-    pub fn last_sample(&self) -> Option<Timestamp> {
-        self.lines
-            .iter()
-            .filter_map(|l| match l {
-                Line::Info(s) => Some(s.t),
-                Line::TapCommand(c) => Some(c.t),
-                _ => None,
-            })
-            .max()
+    /// The times of its samples of the cluster (`INFO` of a node, or a command the tap saw).
+    fn sample_times(&self) -> impl Iterator<Item = Timestamp> + '_ {
+        self.lines.iter().filter_map(|l| match l {
+            Line::Info(s) => Some(s.t),
+            Line::TapCommand(c) => Some(c.t),
+            _ => None,
+        })
     }
 
-    /// Its first sample's time.
+    /// The time of its last sample.
+    pub fn last_sample(&self) -> Option<Timestamp> {
+        self.sample_times().max()
+    }
+
+    /// The time of its first sample.
     pub fn first_sample(&self) -> Option<Timestamp> {
-        self.lines
-            .iter()
-            .filter_map(|l| match l {
-                Line::Info(s) => Some(s.t),
-                Line::TapCommand(c) => Some(c.t),
-                _ => None,
-            })
-            .min()
+        self.sample_times().min()
     }
 }
 
@@ -108,7 +103,8 @@ pub fn open_as_user(bin: &Path, path: &Path) -> Result<(), String> {
 }
 
 /// The files in `dir` whose names start with `prefix`, split into final names and temporary ones
-/// (`NAME.tmp`, and a recording's reserve `.NAME.reserve`), each sorted.
+/// (`NAME.tmp`, and a recording's reserve `.NAME.reserve`), each sorted; the harness's logs
+/// (`.log`) and the overviews beside recordings (`.overview.json`) left out.
 pub fn files_named(dir: &Path, prefix: &str) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let mut finals = Vec::new();
     let mut tmps = Vec::new();
@@ -119,7 +115,8 @@ pub fn files_named(dir: &Path, prefix: &str) -> (Vec<PathBuf>, Vec<PathBuf>) {
             let reserve = name
                 .strip_prefix('.')
                 .is_some_and(|n| n.starts_with(prefix) && n.ends_with(".reserve"));
-            if !name.starts_with(prefix) && !reserve {
+            let other = name.ends_with(".log") || name.ends_with(".overview.json");
+            if (!name.starts_with(prefix) && !reserve) || other {
                 continue;
             }
             if name.ends_with(".tmp") || reserve {

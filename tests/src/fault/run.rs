@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::net::TcpStream;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use slotscope_core::recording::{Discovery, GoneReason, Line};
@@ -17,6 +18,7 @@ use crate::collector::{Recorder, Recording};
 use crate::fault::proxy::{FaultProxy, Mode};
 use crate::fault::Fault;
 use crate::kind::ServerKind;
+use crate::memory::rss_kib;
 
 /// The recorder's poll interval (the crowded node's: [`CROWDED_INTERVAL`]).
 pub const INTERVAL: Duration = Duration::from_millis(500);
@@ -58,19 +60,6 @@ pub struct FaultOutcome {
     pub most_clients: u64,
     /// Broken promises.
     pub problems: Vec<String>,
-}
-
-/// The resident memory of process `pid`, in KiB (0 when it cannot be read).
-pub(crate) fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.split_whitespace().next())
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
 }
 
 /// The wall clock as a recording's timestamp.
@@ -178,7 +167,7 @@ pub fn run(fault: Fault, kind: ServerKind) -> Result<FaultOutcome, String> {
             }
         }
     }
-    let mut rss_most = watch(pid, PHASE);
+    let rss_most = watch(pid, PHASE);
     let fault_end = now();
     match fault {
         Fault::PasswordRotated => {
@@ -188,22 +177,7 @@ pub fn run(fault: Fault, kind: ServerKind) -> Result<FaultOutcome, String> {
         Fault::ManyConnections => crowd.clear(),
         _ => proxy.set(Mode::Pass),
     }
-    rss_most = rss_most.max(watch(pid, PHASE));
-    let rss_end = rss_kib(pid);
-    rec.terminate();
-    let o = rec.wait(Duration::from_secs(30));
-    let mut outcome = FaultOutcome {
-        rss_kib: (rss_before, rss_most, rss_end),
-        ..FaultOutcome::default()
-    };
-    if !o.status.success() {
-        outcome.problems.push(format!(
-            "the recorder ended with {}: {}",
-            o.status,
-            String::from_utf8_lossy(&o.stderr).trim()
-        ));
-    }
-    let recording = Recording::read(&out);
+    let (recording, mut outcome) = recover(rec, &out, rss_before, rss_most);
     judge(
         &recording,
         fault,
@@ -213,6 +187,34 @@ pub fn run(fault: Fault, kind: ServerKind) -> Result<FaultOutcome, String> {
         &mut outcome,
     );
     Ok(outcome)
+}
+
+/// The fault's end: the recorder watched for a phase more, stopped with SIGTERM and its
+/// recording read back; the outcome so far (its memory, `before` the fault and at most `most`
+/// during it, and how it ended).
+pub(crate) fn recover(
+    rec: Recorder,
+    out: &Path,
+    before: u64,
+    most: u64,
+) -> (Recording, FaultOutcome) {
+    let pid = rec.pid();
+    let most = most.max(watch(pid, PHASE));
+    let end = rss_kib(pid);
+    rec.terminate();
+    let o = rec.wait(Duration::from_secs(30));
+    let mut outcome = FaultOutcome {
+        rss_kib: (before, most, end),
+        ..FaultOutcome::default()
+    };
+    if !o.status.success() {
+        outcome.problems.push(format!(
+            "the recorder ended with {}: {}",
+            o.status,
+            String::from_utf8_lossy(&o.stderr).trim()
+        ));
+    }
+    (Recording::read(out), outcome)
 }
 
 /// Judges the recording of `fault` on node `faulty` between `start` and `end` into `o`.

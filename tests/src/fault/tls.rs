@@ -4,11 +4,10 @@
 //! host, and its client connections closed so that the recorder must shake hands again; then the
 //! good certificate is put back. The bus's links, open already, stay up.
 
-use std::time::Duration;
-
-use crate::collector::{Recorder, Recording};
-use crate::fault::run::{judge, now, rss_kib, watch, FaultOutcome, PHASE};
+use crate::collector::Recorder;
+use crate::fault::run::{judge, now, recover, watch, FaultOutcome, PHASE};
 use crate::fault::Fault;
+use crate::memory::rss_kib;
 use crate::tls_cluster::{Bus, TlsCluster};
 
 /// Records through `fault` (a TLS one) and judges the recording.
@@ -50,25 +49,10 @@ pub fn run(fault: Fault) -> Result<FaultOutcome, String> {
     );
     // The recorder's connection is past its handshake: it must make a new one.
     cluster.run(2, &["CLIENT", "KILL", "TYPE", "normal"]);
-    let mut rss_most = watch(pid, PHASE);
+    let rss_most = watch(pid, PHASE);
     let end = now();
     cluster.run(2, &["CONFIG", "SET", "tls-cert-file", &good]);
-    rss_most = rss_most.max(watch(pid, PHASE));
-    let rss_end = rss_kib(pid);
-    rec.terminate();
-    let o = rec.wait(Duration::from_secs(30));
-    let mut outcome = FaultOutcome {
-        rss_kib: (rss_before, rss_most, rss_end),
-        ..FaultOutcome::default()
-    };
-    if !o.status.success() {
-        outcome.problems.push(format!(
-            "the recorder ended with {}: {}",
-            o.status,
-            String::from_utf8_lossy(&o.stderr).trim()
-        ));
-    }
-    let recording = Recording::read(&out);
+    let (recording, mut outcome) = recover(rec, &out, rss_before, rss_most);
     let faulty = cluster.tls_addr(2);
     judge(&recording, fault, &faulty, start, end, &mut outcome);
     // Recorded as what it is: the handshake's step, and the certificate's fault in its words.
