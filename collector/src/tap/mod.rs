@@ -34,7 +34,7 @@ use tokio::sync::{mpsc, watch};
 use crate::progress::Progress;
 use crate::record::clock::now;
 use crate::record::recorder::{self, RecordConfig};
-use crate::store::sink::Sink;
+use crate::store::sink::{Salvaged, Sink};
 use crate::tap::proxy::Shared;
 use crate::tap::registry::{NodePorts, Registry};
 
@@ -70,6 +70,31 @@ pub enum TapError {
     /// Writing the recording failed.
     #[error("writing the recording: {0}")]
     Write(#[from] std::io::Error),
+    /// Writing the recording failed while the tap ran; the clients were served to the end.
+    #[error("{}", stopped(source, kept.is_some()))]
+    Stopped {
+        /// The write's error.
+        source: std::io::Error,
+        /// What became of the file (`None`: it could not be ended).
+        kept: Option<Salvaged>,
+    },
+}
+
+fn stopped(source: &std::io::Error, ended: bool) -> String {
+    let what = if source.kind() == std::io::ErrorKind::StorageFull {
+        "the disk is full"
+    } else {
+        "writing the recording failed"
+    };
+    format!(
+        "{what} ({source}): the tap served its clients to the end, but its recording stopped \
+         when the write failed; {}",
+        if ended {
+            "the file ends at its last flush, with an end line saying so"
+        } else {
+            "the file is cut at its last flush (read as cut short)"
+        }
+    )
 }
 
 /// The header of a tap recording.
@@ -197,7 +222,10 @@ pub async fn run(
         .map_err(std::io::Error::other)?
         .map_err(|_| std::io::Error::other("the writer thread panicked"))?;
     match written.error {
-        Some(e) => Err(TapError::Write(e)),
+        Some(source) => Err(TapError::Stopped {
+            source,
+            kept: written.kept,
+        }),
         None => Ok(written.summary),
     }
 }

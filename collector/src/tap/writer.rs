@@ -1,7 +1,9 @@
 //! The tap's recording file: one thread writes the lines the proxies send (in batches, over a
 //! bounded channel, so a slow disk slows the clients rather than growing memory), flushes at least
 //! every [`FLUSH_EVERY`], and at the end writes the end line and completes the file. With `--poll`
-//! the poller writes into the same file through [`SharedSink`].
+//! the poller writes into the same file through [`SharedSink`]. Should a write fail (a full disk),
+//! the file is ended at once at its last flush ([`Sink::salvage`]) and the proxies go on serving
+//! the clients unrecorded: a tap never breaks the application for its own file.
 
 use std::io;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -12,7 +14,7 @@ use slotscope_core::tap::TapSummary;
 use tokio::sync::mpsc;
 
 use crate::record::clock::now;
-use crate::store::sink::Sink;
+use crate::store::sink::{Salvaged, Sink};
 
 /// Longest time a written line waits in memory before it reaches the file.
 pub const FLUSH_EVERY: Duration = Duration::from_millis(250);
@@ -29,6 +31,8 @@ pub struct Written {
     pub summary: TapSummary,
     /// The first write error, if any (lines after it were dropped).
     pub error: Option<io::Error>,
+    /// What became of the file after that error (`None`: it could not be ended).
+    pub kept: Option<Salvaged>,
 }
 
 /// Starts the writer thread. It ends when every sender is dropped, then writes `end` (or an end
@@ -41,6 +45,7 @@ pub fn spawn(
     std::thread::spawn(move || {
         let mut summary = TapSummary::default();
         let mut error: Option<io::Error> = None;
+        let mut kept: Option<Salvaged> = None;
         let rt = match tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()
@@ -50,6 +55,7 @@ pub fn spawn(
                 return Written {
                     summary,
                     error: Some(e),
+                    kept: None,
                 }
             }
         };
@@ -64,6 +70,7 @@ pub fn spawn(
                         }
                         if error.is_none() {
                             if let Err(e) = write(&file, &batch) {
+                                kept = salvage(&file, &e);
                                 error = Some(e);
                             }
                         }
@@ -71,6 +78,7 @@ pub fn spawn(
                     _ = ticker.tick() => {
                         if error.is_none() {
                             if let Err(e) = with(&file, |s| s.flush()) {
+                                kept = salvage(&file, &e);
                                 error = Some(e);
                             }
                         }
@@ -97,8 +105,26 @@ pub fn spawn(
         Written {
             summary: summary.finish(),
             error,
+            kept,
         }
     })
+}
+
+/// Ends the file at its last flush after `error`, says so on stderr, and leaves no file to write
+/// to (the lines that come after are counted, not written).
+fn salvage(file: &SharedFile, error: &io::Error) -> Option<Salvaged> {
+    let sink = file.lock().unwrap_or_else(PoisonError::into_inner).take()?;
+    let kept = sink.salvage(now(), EndReason::Error).ok();
+    eprintln!(
+        "slotscope tap: writing the recording failed ({error}): it ends here{}; the clients are \
+         still served",
+        if kept.is_some() {
+            ", at its last flush, with an end line saying so"
+        } else {
+            " (cut at its last flush)"
+        }
+    );
+    kept
 }
 
 fn with(file: &SharedFile, f: impl FnOnce(&mut dyn Sink) -> io::Result<()>) -> io::Result<()> {

@@ -1,19 +1,25 @@
 //! A full disk and an output directory that cannot be written: `record` into a small tmpfs (it
 //! must stop with status 1 and a clear message, its file complete up to the last round that
-//! fitted), `cut` into one (status 1, nothing under the final name), and `record` into a
+//! fitted), `tap` into one (its client served to the end, the file ended where it filled), `cut`
+//! into one (status 1, nothing under the final name), and `record` into a
 //! read-only or missing directory (status 2 before the first poll). Mounting a tmpfs needs root,
 //! as the project's machines run.
 
 use std::fs;
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use slotscope_core::recording::EndReason;
+use slotscope_core::NodeAddr;
 
 use crate::client::Client;
 use crate::crash::left::{files_named, open_as_user, Left};
 use crate::crash::rig::{with_out, Rig};
+use crate::load::{Load, LoadOptions};
+use crate::port::free_port;
+use crate::router::Router;
 use crate::topology::info_field;
 
 /// How one full-disk or bad-directory case went.
@@ -254,6 +260,117 @@ fn bad_directory(
     Ok(())
 }
 
+/// `tap` into a tmpfs of 64 KiB that a client's writes through it fill: the client is served
+/// to the end without an error, the tap stops with status 1 when asked to (SIGTERM) and says the
+/// disk was full, and the file ends at its last flush with an end line.
+fn tap_until_full(rig: &Rig, o: &mut DiskOutcome) -> Result<(), String> {
+    let at = rig.work.join("full-tap");
+    let _mount = Mount::tmpfs(&at, "size=64k")?;
+    let out = at.join("tap.jsonl");
+    let port = free_port();
+    let listen = NodeAddr::new("127.0.0.1", port).ok_or("a loopback address")?;
+    let (seed, listen_at) = (rig.cluster.seed().to_string(), listen.to_string());
+    let started = Instant::now();
+    let mut child = Command::new(&rig.bin)
+        .args(["tap", "--upstream", &seed, "--listen", &listen_at])
+        .args(["--node-ports", "any", "--quiet", "--out"])
+        .arg(&out)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("start slotscope tap: {e}"))?;
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if started.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            return Err("the tap did not listen within 30 s".into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let router = Router::connect(std::slice::from_ref(&listen), None)
+        .map_err(|e| format!("a client through the tap: {e}"))?;
+    let load = Load::with_router(
+        router,
+        LoadOptions {
+            prefix: "full-tap:".into(),
+            max_ops: 100_000,
+            max_duration: Duration::from_secs(20),
+            interval: Duration::from_millis(1),
+            ..LoadOptions::default()
+        },
+    );
+    // 64 KiB of command lines take the client well under a second; it goes on for 4.
+    std::thread::sleep(Duration::from_secs(2));
+    let halfway = load.ops();
+    std::thread::sleep(Duration::from_secs(2));
+    let report = load.stop();
+    if report.ok <= halfway {
+        o.problems.push(format!(
+            "the client's writes stopped with the disk full: {halfway} by 2 s, {} answered in all",
+            report.ok
+        ));
+    }
+    if report.errors > 0 {
+        o.problems.push(format!(
+            "{} of the client's writes failed: {:?}",
+            report.errors, report.error_samples
+        ));
+    }
+    let _ = Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while matches!(child.try_wait(), Ok(None)) {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            o.problems
+                .push("the tap did not end within 30 s of SIGTERM".into());
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    o.took = started.elapsed();
+    let output = child.wait_with_output().map_err(|e| e.to_string())?;
+    o.status = output.status.code();
+    let text = String::from_utf8_lossy(&output.stderr);
+    o.message = text
+        .lines()
+        .find(|l| l.starts_with("error:"))
+        .unwrap_or_default()
+        .to_owned();
+    if o.status != Some(1) {
+        o.problems.push(format!(
+            "exit status {:?}, not 1: {}",
+            o.status,
+            text.trim()
+        ));
+    }
+    if !o.message.to_lowercase().contains("no space left") {
+        o.problems.push(format!(
+            "the message does not say the disk is full: {}",
+            text.trim()
+        ));
+    }
+    match Left::read(&out) {
+        Ok(left) if left.end == Some(EndReason::Error) => {
+            if let Err(e) = open_as_user(&rig.bin, &out) {
+                o.problems.push(e);
+            }
+        }
+        Ok(left) => o.problems.push(format!(
+            "the file ends {:?}, not with an end line saying why (error)",
+            left.end
+        )),
+        Err(e) => o.problems.push(format!("the file left: {e}")),
+    }
+    let (_, tmps) = files_named(&at, "tap.");
+    if !tmps.is_empty() {
+        o.problems.push(format!("temporary files left: {tmps:?}"));
+    }
+    Ok(())
+}
+
 /// Every full-disk and bad-directory case.
 pub fn run_all(rig: &Rig) -> Vec<DiskOutcome> {
     let mut outcomes = Vec::new();
@@ -276,6 +393,10 @@ pub fn run_all(rig: &Rig) -> Vec<DiskOutcome> {
     case("record DIR/ --rotate 1s into a full 64 KiB tmpfs", &|o| {
         record_until_full(rig, "rec/", "64k", o)
     });
+    case(
+        "tap FILE.jsonl into a full 64 KiB tmpfs, a client through it",
+        &|o| tap_until_full(rig, o),
+    );
     case("cut into a full 16 KiB tmpfs", &|o| {
         let at = rig.work.join("full-cut");
         let _mount = Mount::tmpfs(&at, "size=16k")?;
