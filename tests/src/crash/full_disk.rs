@@ -2,8 +2,8 @@
 //! must stop with status 1 and a clear message, its file complete up to the last round that
 //! fitted), `tap` into one (its client served to the end, the file ended where it filled), `cut`
 //! into one (status 1, nothing under the final name), and `record` into a
-//! read-only or missing directory (status 2 before the first poll). Mounting a tmpfs needs root,
-//! as the project's machines run.
+//! read-only or missing directory (status 2 before the first poll). Mounting a tmpfs needs root
+//! (or `sudo -n`), as the project's machines have.
 
 use std::fs;
 use std::net::TcpStream;
@@ -45,14 +45,14 @@ struct Mount(PathBuf);
 impl Mount {
     fn tmpfs(at: &Path, options: &str) -> Result<Mount, String> {
         fs::create_dir_all(at).map_err(|e| format!("{}: {e}", at.display()))?;
-        let o = Command::new("mount")
+        let o = privileged("mount")
             .args(["-t", "tmpfs", "-o", options, "tmpfs"])
             .arg(at)
             .output()
             .map_err(|e| format!("run mount: {e}"))?;
         if !o.status.success() {
             return Err(format!(
-                "cannot mount a tmpfs ({options}) at {} (root is needed): {}",
+                "cannot mount a tmpfs ({options}) at {} (root, or sudo without a password, is needed): {}",
                 at.display(),
                 String::from_utf8_lossy(&o.stderr).trim()
             ));
@@ -63,7 +63,23 @@ impl Mount {
 
 impl Drop for Mount {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
+        let _ = privileged("umount").arg(&self.0).status();
+    }
+}
+
+/// `program` as root: itself when this process is root, else through `sudo -n` (as
+/// `scripts/setup` runs `apt-get`).
+fn privileged(program: &str) -> Command {
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    if root {
+        Command::new(program)
+    } else {
+        let mut c = Command::new("sudo");
+        c.args(["-n", program]);
+        c
     }
 }
 
