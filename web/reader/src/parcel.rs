@@ -182,4 +182,33 @@ mod tests {
         assert!(with(&|p| p.lengths.push(0)).contains("more values"));
         assert!(with(&|p| p.head.truncate(10)).contains("bad parcel head"));
     }
+
+    /// Fuzzing (`fuzz/fuzz_targets/parcel.rs`) found a head whose float came back one ulp off
+    /// after opening and packing (serde_json's default parse is not exact; the workspace turns on
+    /// `float_roundtrip`). The input it kept: the parcel opens, packs, and opens to the same head.
+    #[test]
+    fn a_float_comes_back_the_same_after_its_way_round() {
+        let input = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fuzz/regressions/parcel/float-one-ulp-off-on-its-way-round"
+        ))
+        .unwrap();
+        // As the fuzz target reads it: a count of lengths, the lengths, then the head.
+        let k = usize::from(input[0] & 15);
+        let lengths: Vec<u32> = input[1..=k].iter().map(|&b| u32::from(b)).collect();
+        let total = lengths.iter().sum::<u32>() + u32::from(input[0] >> 4 & 1);
+        let parcel = Parcel {
+            head: String::from_utf8(input[1 + k..].to_vec()).unwrap(),
+            values: (0..total).map(|i| i as f32 * 0.5).collect(),
+            lengths,
+        };
+        let packed = Parcel::of(parcel.open().unwrap()).unwrap();
+        let head = packed.head.clone();
+        let again = Parcel::of(packed.open().unwrap()).unwrap();
+        assert_eq!(again.head, head);
+        assert!(
+            head.contains("\"failed\":4.44444444444444"),
+            "the float it found is in the head"
+        );
+    }
 }
