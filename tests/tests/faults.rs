@@ -7,7 +7,7 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use slotscope_tests::fault::run::run;
+use slotscope_tests::fault::inject::inject;
 use slotscope_tests::fault::Fault;
 use slotscope_tests::ServerKind;
 
@@ -19,7 +19,7 @@ fn exclusive() -> MutexGuard<'static, ()> {
 
 fn survives(fault: Fault, kind: ServerKind) {
     let _one = exclusive();
-    let o = run(fault, kind).unwrap_or_else(|e| panic!("{fault} ({kind:?}): {e}"));
+    let o = inject(fault, kind).unwrap_or_else(|e| panic!("{fault} ({kind:?}): {e}"));
     eprintln!(
         "{fault} ({kind:?}): {} rounds, longest {} ms; healthy nodes' longest gap {} ms; the node's failures {:?}; its samples back {:?} ms after; recorder {} KiB, at most {}, at the end {}; most clients {}",
         o.rounds,

@@ -6,7 +6,8 @@
 //! the original. Every file of the directory but the one being written is then complete, so the
 //! retention only ever deletes complete, closed files.
 //!
-//! Only the newest file can have been left so: each start ends the one before it.
+//! Only the newest file can have been left so: each start ends the one before it
+//! (the always-on sink hands it here when it opens the directory).
 
 use std::fs::File;
 use std::io::{self, BufReader};
@@ -15,7 +16,6 @@ use std::path::{Path, PathBuf};
 use slotscope_core::reader::RecordingReader;
 use slotscope_core::recording::{End, EndReason, Line};
 
-use crate::store::rotation;
 use crate::store::sink::{tmp_path, wants_zstd, FileSink, Sink, ZSTD_LEVEL};
 
 /// A file ended after a crash.
@@ -50,19 +50,6 @@ pub enum CrashLeftError {
         /// The error.
         source: io::Error,
     },
-}
-
-/// Ends the newest file of `dir` if a crash left it without an end line; `Ok(None)` when there is
-/// none or it is complete.
-pub fn end_newest(dir: &Path) -> Result<Option<Ended>, CrashLeftError> {
-    let files = rotation::list(dir).map_err(|e| CrashLeftError::Unreadable {
-        path: dir.to_owned(),
-        reason: e.to_string(),
-    })?;
-    match files.last() {
-        Some(newest) => end_if_cut(&newest.path),
-        None => Ok(None),
-    }
 }
 
 /// Ends `path` if it has no end line (see the module's documentation).
@@ -137,7 +124,6 @@ mod tests {
     use slotscope_core::Timestamp;
 
     use super::*;
-    use crate::store::rotation::file_name;
     use crate::store::test_header as header;
 
     fn round(started: u64, k: u64) -> Line {
@@ -154,10 +140,10 @@ mod tests {
     /// Writes a period file as a recorder killed after `rounds` rounds leaves it: each round
     /// flushed, the zstd frame never ended, then `tail` (a partial line's bytes) appended raw.
     fn crash_left(dir: &Path, started: u64, rounds: u64, zstd: bool, tail: &[u8]) -> PathBuf {
-        let mut name = file_name(Timestamp(started));
-        if !zstd {
-            name = name.trim_end_matches(".zst").to_owned();
-        }
+        let name = format!(
+            "slotscope-{started}.jsonl{}",
+            if zstd { ".zst" } else { "" }
+        );
         let path = dir.join(name);
         let mut sink =
             FileSink::create_named_on_flush(&path, zstd.then_some(ZSTD_LEVEL), false).unwrap();
@@ -189,7 +175,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let older = crash_left(dir.path(), 1_700_000_000_000, 2, true, b"");
         let path = crash_left(dir.path(), 1_700_000_100_000, 3, true, b"");
-        let ended = end_newest(dir.path()).unwrap().expect("ended");
+        let ended = end_if_cut(&path).unwrap().expect("ended");
         assert_eq!(ended.path, path);
         assert_eq!(ended.rounds, 3);
         let lines = read(&path);
@@ -200,8 +186,8 @@ mod tests {
         assert_eq!(end.reason, EndReason::Crashed);
         assert_eq!(end.rounds, 3);
         assert_eq!(end.t, Timestamp(1_700_000_100_000 + 2000));
-        // Once ended, it is complete: a second start leaves it be; the older one is not looked at.
-        assert_eq!(end_newest(dir.path()).unwrap(), None);
+        // Once ended, it is complete: a second start leaves it be.
+        assert_eq!(end_if_cut(&path).unwrap(), None);
         assert!(end_if_cut(&older).unwrap().is_some());
         assert!(!tmp_path(&path).exists());
     }
@@ -216,7 +202,7 @@ mod tests {
             false,
             b"{\"type\":\"poll_ro",
         );
-        let ended = end_newest(dir.path()).unwrap().expect("ended");
+        let ended = end_if_cut(&path).unwrap().expect("ended");
         assert_eq!(ended.rounds, 2);
         assert_eq!(ended.partial_line, Some(4));
         let lines = read(&path);
@@ -226,9 +212,9 @@ mod tests {
     #[test]
     fn a_file_that_is_not_a_recording_is_left_as_it_is() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(file_name(Timestamp(1_700_000_000_000)));
+        let path = dir.path().join("slotscope-20231114T221320Z.jsonl.zst");
         std::fs::write(&path, b"not zstd, not json\n").unwrap();
-        let e = end_newest(dir.path()).unwrap_err();
+        let e = end_if_cut(&path).unwrap_err();
         assert!(e.to_string().contains("left as it is"), "{e}");
         assert_eq!(std::fs::read(&path).unwrap(), b"not zstd, not json\n");
     }

@@ -152,7 +152,16 @@ impl RotatingSink {
                 }
             }
         }
-        match crash_left::end_newest(dir) {
+        let newest = list(dir).map(|files| files.last().map(|f| f.path.clone()));
+        let ended = match newest {
+            Ok(Some(path)) => crash_left::end_if_cut(&path),
+            Ok(None) => Ok(None),
+            Err(e) => {
+                eprintln!("slotscope: cannot list {}: {e}", dir.display());
+                Ok(None)
+            }
+        };
+        match ended {
             Ok(Some(ended)) => {
                 eprintln!(
                     "slotscope: {} was left by a crash: ended after its last complete line ({} rounds{})",

@@ -7,7 +7,9 @@
 //!   half a reply then closed, slow).
 //! - [`run`]: one fault's recording, from the healthy start through the fault to the recovery.
 //! - [`tls`]: the same on a TLS cluster whose node changes its certificate.
+//! - [`inject`]: any fault, run the way it needs.
 
+pub mod inject;
 pub mod proxy;
 pub mod run;
 pub mod tls;

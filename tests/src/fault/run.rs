@@ -82,11 +82,9 @@ pub(crate) fn watch(pid: u32, d: Duration) -> u64 {
     most
 }
 
-/// Records through `fault` and judges the recording; `kind` is the server.
+/// Records through `fault` (not a TLS one: [`crate::fault::tls`]) and judges the recording;
+/// `kind` is the server.
 pub fn run(fault: Fault, kind: ServerKind) -> Result<FaultOutcome, String> {
-    if fault.is_tls() {
-        return crate::fault::tls::run(fault);
-    }
     let opts = if fault == Fault::PasswordRotated {
         ClusterOptions::with_password(PASSWORD)
     } else {
@@ -156,7 +154,9 @@ pub fn run(fault: Fault, kind: ServerKind) -> Result<FaultOutcome, String> {
             c2.cmd(&["CLIENT", "KILL", "TYPE", "normal"])
                 .map_err(|e| format!("CLIENT KILL: {e}"))?;
         }
-        Fault::TlsExpired | Fault::TlsWrongHost => unreachable!("run by fault::tls"),
+        Fault::TlsExpired | Fault::TlsWrongHost => {
+            return Err(format!("{fault} is run on a TLS cluster (fault::tls)"));
+        }
         Fault::ManyConnections => {
             let addr = std::net::SocketAddr::from(([127, 0, 0, 1], cluster.node(2).port()));
             for _ in 0..5_000 {
