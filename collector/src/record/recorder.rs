@@ -24,7 +24,7 @@ use crate::progress::{Figures, Progress};
 use crate::record::clock::now;
 use crate::record::membership::{Change, Membership};
 use crate::record::poll::{Poller, Sample, StepFailure};
-use crate::store::sink::{Salvaged, Sink};
+use crate::store::sink::{what_failed, Salvaged, Sink};
 
 /// What `record` needs.
 #[derive(Clone, Debug)]
@@ -75,12 +75,7 @@ pub enum RecordError {
 }
 
 fn stopped(source: &std::io::Error, kept: Option<Salvaged>) -> String {
-    let full = source.kind() == std::io::ErrorKind::StorageFull;
-    let what = if full {
-        "the disk is full"
-    } else {
-        "writing the recording failed"
-    };
+    let what = what_failed(source);
     match kept {
         Some(Salvaged::Removed) => format!(
             "{what} ({source}): recording stopped; nothing of the file being started had \

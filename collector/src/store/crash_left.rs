@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use slotscope_core::reader::RecordingReader;
 use slotscope_core::recording::{End, EndReason, Line};
 
-use crate::store::sink::{tmp_path, wants_zstd, FileSink, Sink, ZSTD_LEVEL};
+use crate::store::sink::{sync_parent, tmp_path, wants_zstd, FileSink, Sink, ZSTD_LEVEL};
 
 /// A file ended after a crash.
 #[derive(Debug, PartialEq, Eq)]
@@ -102,11 +102,7 @@ pub fn end_if_cut(path: &Path) -> Result<Option<Ended>, CrashLeftError> {
         }
         sink.finish_synced()?;
         std::fs::rename(&tmp, path)?;
-        if let Some(dir) = path.parent() {
-            if let Ok(d) = File::open(dir) {
-                let _ = d.sync_all();
-            }
-        }
+        sync_parent(path);
         Ok(())
     })();
     if let Err(e) = written {

@@ -17,7 +17,7 @@ use slotscope_core::Timestamp;
 use crate::store::crash_left;
 use crate::store::overview_file;
 use crate::store::retention::{Retention, Stored};
-use crate::store::sink::{is_reserve, FileSink, Salvaged, Sink, ZSTD_LEVEL};
+use crate::store::sink::{is_reserve, sync_dir, FileSink, Salvaged, Sink, ZSTD_LEVEL};
 
 /// Start of every file name of an always-on recording.
 pub const PREFIX: &str = "slotscope-";
@@ -128,56 +128,8 @@ impl RotatingSink {
         t: Timestamp,
     ) -> io::Result<RotatingSink> {
         fs::create_dir_all(dir)?;
-        let lock = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(dir.join(LOCK_FILE))?;
-        if let Err(e) = lock.try_lock() {
-            return Err(match e {
-                fs::TryLockError::WouldBlock => io::Error::new(
-                    io::ErrorKind::ResourceBusy,
-                    "another slotscope record is writing into this directory",
-                ),
-                fs::TryLockError::Error(e) => e,
-            });
-        }
-        // The reserves a crash left (see `FileSink`): the lock says no recorder owns them.
-        if let Ok(entries) = fs::read_dir(dir) {
-            for e in entries.flatten() {
-                let name = e.file_name();
-                let name = name.to_string_lossy();
-                if name.starts_with(".slotscope-") && is_reserve(&name) {
-                    let _ = fs::remove_file(e.path());
-                }
-            }
-        }
-        let newest = list(dir).map(|files| files.last().map(|f| f.path.clone()));
-        let ended = match newest {
-            Ok(Some(path)) => crash_left::end_if_cut(&path),
-            Ok(None) => Ok(None),
-            Err(e) => {
-                eprintln!("slotscope: cannot list {}: {e}", dir.display());
-                Ok(None)
-            }
-        };
-        match ended {
-            Ok(Some(ended)) => {
-                eprintln!(
-                    "slotscope: {} was left by a crash: ended after its last complete line ({} rounds{})",
-                    ended.path.display(),
-                    ended.rounds,
-                    if ended.partial_line.is_some() {
-                        "; a partial last line left out"
-                    } else {
-                        ""
-                    }
-                );
-                overview_file::write_or_report(&ended.path);
-            }
-            Ok(None) => {}
-            Err(e) => eprintln!("slotscope: {e}"),
-        }
+        let lock = lock(dir)?;
+        clean_after_crash(dir);
         let (current, path) = open(dir, t)?;
         let sink = RotatingSink {
             _lock: lock,
@@ -227,6 +179,67 @@ impl RotatingSink {
     }
 }
 
+/// Takes the lock of `dir` ([`LOCK_FILE`]), held while the returned file is open; refused when
+/// another recorder holds it.
+fn lock(dir: &Path) -> io::Result<File> {
+    let lock = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(LOCK_FILE))?;
+    if let Err(e) = lock.try_lock() {
+        return Err(match e {
+            fs::TryLockError::WouldBlock => io::Error::new(
+                io::ErrorKind::ResourceBusy,
+                "another slotscope record is writing into this directory",
+            ),
+            fs::TryLockError::Error(e) => e,
+        });
+    }
+    Ok(lock)
+}
+
+/// Under the lock: deletes the reserves a crash left and ends the file it left (see
+/// [`crash_left`]), saying so on stderr.
+fn clean_after_crash(dir: &Path) {
+    // The reserves a crash left (see `FileSink`): the lock says no recorder owns them.
+    if let Ok(entries) = fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with(".slotscope-") && is_reserve(&name) {
+                let _ = fs::remove_file(e.path());
+            }
+        }
+    }
+    let newest = list(dir).map(|files| files.last().map(|f| f.path.clone()));
+    let ended = match newest {
+        Ok(Some(path)) => crash_left::end_if_cut(&path),
+        Ok(None) => Ok(None),
+        Err(e) => {
+            eprintln!("slotscope: cannot list {}: {e}", dir.display());
+            Ok(None)
+        }
+    };
+    match ended {
+        Ok(Some(ended)) => {
+            eprintln!(
+                "slotscope: {} was left by a crash: ended after its last complete line ({} rounds{})",
+                ended.path.display(),
+                ended.rounds,
+                if ended.partial_line.is_some() {
+                    "; a partial last line left out"
+                } else {
+                    ""
+                }
+            );
+            overview_file::write_or_report(&ended.path);
+        }
+        Ok(None) => {}
+        Err(e) => eprintln!("slotscope: {e}"),
+    }
+}
+
 /// Opens the file of the period starting at `t` in `dir` (a name with milliseconds if one with
 /// seconds exists already: the clock went back, or periods shorter than a second), under its
 /// temporary name until its header is on disk.
@@ -245,13 +258,6 @@ fn open(dir: &Path, t: Timestamp) -> io::Result<(FileSink, PathBuf)> {
         Err(e) => return Err(e),
     };
     Ok((sink, path))
-}
-
-/// Puts a directory's entries (a created or deleted file) on disk; best effort.
-fn sync_dir(dir: &Path) {
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
 }
 
 impl Sink for RotatingSink {

@@ -130,16 +130,7 @@ impl Pending {
         }
         std::fs::rename(&self.tmp, &self.path)?;
         self.tmp = PathBuf::new();
-        if let Some(dir) = self.path.parent() {
-            let dir = if dir.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                dir
-            };
-            if let Ok(d) = File::open(dir) {
-                let _ = d.sync_all();
-            }
-        }
+        sync_parent(&self.path);
         Ok(())
     }
 }
@@ -149,6 +140,31 @@ impl Drop for Pending {
         if !self.tmp.as_os_str().is_empty() {
             let _ = std::fs::remove_file(&self.tmp);
         }
+    }
+}
+
+/// Puts a directory's entries (a file created, renamed or deleted) on disk; best effort.
+pub fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// [`sync_dir`] of the directory holding `path`.
+pub fn sync_parent(path: &Path) {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => sync_dir(dir),
+        _ => sync_dir(Path::new(".")),
+    }
+}
+
+/// What a failed write means to the one who reads the message: a full disk, or a write that
+/// failed for another reason.
+pub fn what_failed(error: &io::Error) -> &'static str {
+    if error.kind() == io::ErrorKind::StorageFull {
+        "the disk is full"
+    } else {
+        "writing the recording failed"
     }
 }
 

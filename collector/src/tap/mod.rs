@@ -34,7 +34,7 @@ use tokio::sync::{mpsc, watch};
 use crate::progress::Progress;
 use crate::record::clock::now;
 use crate::record::recorder::{self, RecordConfig};
-use crate::store::sink::{Salvaged, Sink};
+use crate::store::sink::{what_failed, Salvaged, Sink};
 use crate::tap::proxy::Shared;
 use crate::tap::registry::{NodePorts, Registry};
 
@@ -81,11 +81,7 @@ pub enum TapError {
 }
 
 fn stopped(source: &std::io::Error, ended: bool) -> String {
-    let what = if source.kind() == std::io::ErrorKind::StorageFull {
-        "the disk is full"
-    } else {
-        "writing the recording failed"
-    };
+    let what = what_failed(source);
     format!(
         "{what} ({source}): the tap served its clients to the end, but its recording stopped \
          when the write failed; {}",
