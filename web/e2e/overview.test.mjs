@@ -75,6 +75,32 @@ describe('the overview', () => {
     await page.context().close();
   });
 
+  test('the first view costs the viewer and the overview alone: the recording and the reader module are asked for once the tracks are drawn', TEST, async () => {
+    for (const src of ['recording/incident1.jsonl.zst', 'demo/incident1.jsonl.zst']) {
+      const page = await newPage(v.browser);
+      await page.goto(`${v.server.origin}/?src=${src}`);
+      const loaded = await waitLoaded(page, 'incident1');
+      assert.equal(loaded.partial, false);
+      const [firstDraw, entries] = await page.evaluate(() => [
+        window.slotscope_first_draw_at(),
+        performance.getEntriesByType('resource').map((e) => [new URL(e.name).pathname, e.startTime]),
+      ]);
+      assert.ok(firstDraw > 0, 'the tracks were drawn');
+      const started = (p) => entries.filter(([path]) => path.startsWith(p)).map(([, t]) => t);
+      const overview = started(`/${src}.overview.json`);
+      const recording = entries.filter(([path]) => path === `/${src}`).map(([, t]) => t);
+      const reader = started('/reader/');
+      assert.equal(overview.length, 1, JSON.stringify(entries));
+      assert.ok(overview[0] < firstDraw, `the overview before the first view: ${overview[0]} / ${firstDraw}`);
+      assert.ok(recording.length === 1 && reader.length >= 2, JSON.stringify(entries));
+      for (const t of [...recording, ...reader]) {
+        assert.ok(t >= firstDraw, `asked for at ${t} ms, before the first view at ${firstDraw} ms: ${JSON.stringify(entries)}`);
+      }
+      assert.deepEqual(page.consoleErrors, []);
+      await page.context().close();
+    }
+  });
+
   test('a recording without one: 204, and it loads with no console error', TEST, async () => {
     const r = await fetch(`${v.server.origin}/demo/none.jsonl.zst.overview.json`);
     assert.equal(r.status, 204);

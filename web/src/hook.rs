@@ -10,11 +10,32 @@ use crate::state;
 thread_local! {
     static SNAPSHOT: RefCell<String> = RefCell::new(state::ViewState::default().to_json());
     static DRAW_MS: std::cell::Cell<f64> = const { std::cell::Cell::new(0.0) };
+    static DRAWS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    static FIRST_DRAW_AT: std::cell::Cell<f64> = const { std::cell::Cell::new(0.0) };
 }
 
-/// Records how long the last redraw of every track took (measured by the tracks view).
-pub fn record_draw_ms(ms: f64) {
+/// Records how long the last redraw of every track took (measured by the tracks view), which
+/// ended at `at` (the page's `performance.now()`).
+pub fn record_draw_ms(ms: f64, at: f64) {
     DRAW_MS.with(|d| d.set(ms));
+    DRAWS.with(|d| {
+        if d.get() == 0 {
+            FIRST_DRAW_AT.with(|f| f.set(at));
+        }
+        d.set(d.get().wrapping_add(1));
+    });
+}
+
+/// How many times the tracks were drawn since the page opened.
+pub fn draws() -> u32 {
+    DRAWS.with(std::cell::Cell::get)
+}
+
+/// When the tracks were first drawn (the page's `performance.now()`, 0 before), for the
+/// measurement of what the first view costs.
+#[wasm_bindgen]
+pub fn slotscope_first_draw_at() -> f64 {
+    FIRST_DRAW_AT.with(std::cell::Cell::get)
 }
 
 /// Milliseconds the last redraw of all tracks took, for performance measurements.

@@ -37,7 +37,9 @@ pub mod whatif;
 
 use wasm_bindgen::prelude::*;
 
-pub use hook::{publish, record_draw_ms, slotscope_draw_ms, slotscope_state};
+pub use hook::{
+    publish, record_draw_ms, slotscope_draw_ms, slotscope_first_draw_at, slotscope_state,
+};
 
 /// Entry point: exposes `window.slotscope_state` and mounts the app into `#app`.
 #[wasm_bindgen(start)]
@@ -54,6 +56,11 @@ pub fn start() {
         &window,
         "slotscope_draw_ms",
         Closure::<dyn Fn() -> f64>::new(slotscope_draw_ms),
+    );
+    hook::expose(
+        &window,
+        "slotscope_first_draw_at",
+        Closure::<dyn Fn() -> f64>::new(slotscope_first_draw_at),
     );
     let root = window.document().and_then(|d| d.get_element_by_id("app"));
     match root {

@@ -1,6 +1,10 @@
 // Measures the viewer in headless Chromium (not a test: it reports, it does not judge):
 //   - open time: from navigation start to the recording analysed and drawn (findings listed,
 //     tracks present), by the page's own performance.now();
+//   - bytes on the wire (Resource Timing's transferSize: headers and the encoded body) of the
+//     first view, every request started before the tracks were first drawn, and of the whole
+//     open; measured once the server has made its brotli bodies (it prepares them in the
+//     background once started; until then a page gets gzip), as Chromium asks for brotli;
 //   - redraw time of pan (ArrowRight/ArrowLeft) and zoom (+/-): from the key event until the app's
 //     render and canvas redraw are done (the next task), median, p95 and max; and, as an upper
 //     bound that includes waiting for the display's frame, until the second animation frame.
@@ -28,7 +32,7 @@ const file = argv[0] ? resolve(argv[0]) : undefined;
 // Opening a big file may take long; allow it (every wait is still bounded). Set before the
 // harness is loaded: it reads the bound once.
 process.env.SLOTSCOPE_E2E_STEP_MS ||= '600000';
-const { launchBrowser, newPage, screenshot, startServer, state, waitLoaded } = await import('../harness.mjs');
+const { brotliReady, launchBrowser, newPage, screenshot, startServer, state, waitLoaded } = await import('../harness.mjs');
 
 const quantile = (xs, q) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -37,9 +41,20 @@ const quantile = (xs, q) => {
 const fmt = (x) => x.toFixed(1);
 
 const server = await startServer(file);
+// The steady state: the server's brotli bodies made.
+await brotliReady(server.origin);
 const browser = await launchBrowser();
 const name = file ? file.split('/').pop() : 'incident1';
-const result = { file: name, chromium: browser.version(), first_view_ms: [], first_view_hours: [], first_view_findings: [], open_ms: [], redraw: {} };
+const result = { file: name, chromium: browser.version(), first_view_ms: [], first_view_hours: [], first_view_findings: [], first_view_bytes: [], open_ms: [], open_bytes: [], requests: [], redraw: {} };
+// Bytes on the wire: every request started before `before` (the page's performance.now()).
+const wire = (page, before) => page.evaluate((b) => {
+  const all = [...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource')]
+    .filter((e) => e.startTime < b);
+  return {
+    bytes: all.reduce((n, e) => n + e.transferSize, 0),
+    requests: all.map((e) => `${new URL(e.name).pathname} ${e.transferSize}`),
+  };
+}, before);
 try {
   for (let run = 0; run < runs; run += 1) {
     const page = await newPage(browser);
@@ -53,12 +68,20 @@ try {
     }, null, { timeout: 600_000, polling: 20 });
     result.first_view_ms.push(await page.evaluate(() => performance.now()));
     // What the first view covers: the whole recording (its overview) or the part read so far.
-    const first = await state(page);
-    result.first_view_hours.push(Math.round((first.window[1] - first.window[0]) / 36e3) / 100);
-    result.first_view_findings.push(first.findings);
+    const firstState = await state(page);
+    result.first_view_hours.push(Math.round((firstState.window[1] - firstState.window[0]) / 36e3) / 100);
+    result.first_view_findings.push(firstState.findings);
     await waitLoaded(page, name.replace(/\.jsonl(\.zst)?$/, ''));
     // performance.now() counts from the navigation's start.
-    result.open_ms.push(await page.evaluate(() => performance.now()));
+    const openAt = await page.evaluate(() => performance.now());
+    result.open_ms.push(openAt);
+    // When the tracks were first drawn; a viewer from before that hook: when the wait saw them.
+    const firstDraw = await page.evaluate(() => window.slotscope_first_draw_at?.())
+      ?? result.first_view_ms.at(-1);
+    const first = await wire(page, firstDraw);
+    result.first_view_bytes.push(first.bytes);
+    result.open_bytes.push((await wire(page, openAt)).bytes);
+    result.requests.push(first.requests);
     if (run < runs - 1) {
       await page.context().close();
       continue;
@@ -117,6 +140,8 @@ try {
 console.log(JSON.stringify(result, null, 2));
 console.log(`first view: ${result.first_view_ms.map(fmt).join(', ')} ms (median ${fmt(quantile(result.first_view_ms, 0.5))})`);
 console.log(`first view covers: ${result.first_view_hours.join(', ')} h, ${result.first_view_findings.join(', ')} findings`);
+console.log(`first view on the wire: ${result.first_view_bytes.join(', ')} bytes (the requests of the last run: ${result.requests.at(-1).join('; ')})`);
+console.log(`open on the wire: ${result.open_bytes.join(', ')} bytes`);
 console.log(`open: ${result.open_ms.map(fmt).join(', ')} ms (median ${fmt(quantile(result.open_ms, 0.5))})`);
 for (const [k, v] of Object.entries(result.redraw)) {
   console.log(`${k}: redraw work median ${fmt(v.work_median_ms)} ms, p95 ${fmt(v.work_p95_ms)} ms, max ${fmt(v.work_max_ms)} ms; `

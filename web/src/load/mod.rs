@@ -2,6 +2,10 @@
 //! the reader module ([`reader`], fetched meanwhile) in time slices so the page keeps answering,
 //! with the part read so far shown when a big recording takes long ([`progress`]). Results go to
 //! the app through [`Sinks`].
+//!
+//! A recording served with its overview (`slotscope index`) is drawn from the overview first;
+//! only then are the recording and the reader module fetched, so the first view costs the
+//! viewer and the overview alone on the wire.
 
 pub mod progress;
 pub mod source;
@@ -37,6 +41,22 @@ pub struct Sinks {
     pub status: Callback<Status>,
 }
 
+/// Longest wait for the tracks to be drawn before the recording is fetched anyway (a page
+/// whose tracks are not laid out draws nothing).
+const DRAW_WAIT_MS: u32 = 1_000;
+
+/// Returns once the tracks were drawn again after `draws` (see [`crate::hook::draws`]), or after
+/// [`DRAW_WAIT_MS`].
+async fn drawn_since(draws: u32) {
+    const STEP_MS: u32 = 10;
+    for _ in 0..DRAW_WAIT_MS / STEP_MS {
+        if crate::hook::draws() != draws {
+            return;
+        }
+        gloo_timers::future::TimeoutFuture::new(STEP_MS).await;
+    }
+}
+
 /// Loads `source` in the background: fetch or read, then parse in time slices. A later call
 /// supersedes a load still running.
 pub fn start(source: Source, sinks: Sinks) {
@@ -47,8 +67,6 @@ pub fn start(source: Source, sinks: Sinks) {
     let current = move || GENERATION.with(|g| g.get()) == generation;
     let (name, url) = (source.name(), source.url());
     sinks.status.emit(Status::started(&name));
-    // The reader module comes while the overview and the recording do.
-    let fetching = reader::prefetch();
     wasm_bindgen_futures::spawn_local(async move {
         let fail = |message: String| sinks.status.emit(Status::failed(&name, &message));
         // Hands a dataset to the app: the whole recording, or a preview of it (its overview or
@@ -85,12 +103,19 @@ pub fn start(source: Source, sinks: Sinks) {
             if let Some(ov) = Overview::from_json(&json).ok().filter(Overview::is_current) {
                 let pairs = ov.buckets_per_pair;
                 overview_pairs = Some(pairs);
+                let draws = crate::hook::draws();
                 show(Dataset::from_overview(name.clone(), ov), false);
                 sinks
                     .status
                     .emit(Status::reading_behind_overview(&name, 0.0, pairs));
+                drawn_since(draws).await;
+                if !current() {
+                    return;
+                }
             }
         }
+        // The reader module comes while the recording does.
+        let fetching = reader::prefetch();
         let bytes: Rc<[u8]> = match source.bytes().await {
             Ok(b) => b.into(),
             Err(e) => return fail(e),

@@ -128,7 +128,8 @@ fn redraw(
         }
         let _ = area.present();
     }
-    crate::hook::record_draw_ms(now() - began);
+    let ended = now();
+    crate::hook::record_draw_ms(ended - began, ended);
 }
 
 /// The track canvases and the hover readout.

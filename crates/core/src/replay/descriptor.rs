@@ -1,7 +1,9 @@
 //! What a client model is to everything around it: a [`ModelDescriptor`] (its name, its options,
-//! the library releases it covers, how to build it, how hypotheses replay it). Each model's file
-//! exports its descriptor; [`MODELS`](super::MODELS) lists them, and the registry, the version
-//! resolution, the hypotheses and the viewer all read that list.
+//! the library releases it covers, how hypotheses replay it). Each model's file exports its
+//! descriptor and its [`Build`]; [`MODELS`](super::MODELS) lists the descriptors, which the
+//! version resolution, the hypotheses and the viewer read, and the registry pairs each with its
+//! build apart, so that what only reads the descriptors (the viewer's first download) does not
+//! carry the models' code.
 
 use super::client::ClientModel;
 use super::options::{ModelOption, ModelOptions};
@@ -48,8 +50,6 @@ pub struct ModelDescriptor {
     pub options: &'static [ModelOption],
     /// The releases of its library it covers (`None`: no library, e.g. `ideal`).
     pub coverage: Option<Coverage>,
-    /// Builds it.
-    pub build: Build,
     /// How the hypotheses replay it.
     pub hypotheses: Hypotheses,
 }

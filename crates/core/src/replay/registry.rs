@@ -1,9 +1,10 @@
 //! The models by name: what `--model NAME` accepts (a model's name, or a library release one
-//! covers, see [`super::version`]), read from [`MODELS`].
+//! covers, see [`super::version`]), read from [`MODELS`], and built by their entry in
+//! [`BUILDS`].
 
 use super::client::ClientModel;
 use super::descriptor::ModelDescriptor;
-use super::models::MODELS;
+use super::models::{BUILDS, MODELS};
 use super::options::ModelOptions;
 use super::ReplayError;
 
@@ -25,8 +26,8 @@ pub fn model(name: &str, options: ModelOptions) -> Result<Box<dyn ClientModel>, 
         Some(r) => r,
         None => return Err(ReplayError::UnknownModel(name.to_owned())),
     };
-    match descriptor(resolved.model) {
-        Some(d) => (d.build)(resolved.asked, options),
+    match BUILDS.iter().find(|(d, _)| d.name == resolved.model) {
+        Some((_, build)) => build(resolved.asked, options),
         None => Err(ReplayError::UnknownModel(resolved.model.to_owned())),
     }
 }

@@ -145,7 +145,6 @@ pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
         until: Version::new(2, 6, 0),
         range: "2.5.x",
     }),
-    build,
     hypotheses: Hypotheses::Library { extra: &[] },
 };
 
@@ -263,7 +262,10 @@ struct Config {
 }
 
 /// Builds `glide@2.5.2`.
-fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientModel>, ReplayError> {
+pub(super) fn build(
+    _: Option<Version>,
+    options: ModelOptions,
+) -> Result<Box<dyn ClientModel>, ReplayError> {
     let name = DESCRIPTOR.name;
     let mut known: Vec<&str> = OPTIONS.iter().map(|o| o.name).collect();
     known.push(ADDRESS_REMAP);

@@ -105,7 +105,6 @@ pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
         until: Version::new(9, 9, 0),
         range: "9.7.1–9.8.x",
     }),
-    build,
     hypotheses: Hypotheses::Library { extra: &[] },
 };
 
@@ -195,7 +194,10 @@ const NO_READ_TIMEOUT_POOL_MS: u64 = 30_000;
 const RNG_SEED: u64 = 0x676f_2d72_6564_6973;
 
 /// Builds `go-redis@9.8.0`.
-fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientModel>, ReplayError> {
+pub(super) fn build(
+    _: Option<Version>,
+    options: ModelOptions,
+) -> Result<Box<dyn ClientModel>, ReplayError> {
     let name = DESCRIPTOR.name;
     options.check_for_model(name, OPTIONS)?;
     let max_redirects = options.library_value(

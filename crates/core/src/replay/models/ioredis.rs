@@ -140,7 +140,6 @@ pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
         until: Version::new(6, 1, 0),
         range: "6.0.x",
     }),
-    build,
     hypotheses: Hypotheses::Library { extra: &[] },
 };
 
@@ -273,7 +272,10 @@ struct Config {
 }
 
 /// Builds `ioredis@6.0.0`.
-fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientModel>, ReplayError> {
+pub(super) fn build(
+    _: Option<Version>,
+    options: ModelOptions,
+) -> Result<Box<dyn ClientModel>, ReplayError> {
     let name = DESCRIPTOR.name;
     // `address_remap` is redis-py's option, the replay's common name for a remap (the fidelity
     // matrix passes it to every model with address translation): read as `natMap`.

@@ -149,7 +149,6 @@ pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
         until: Version::new(5, 3, 0),
         range: "5.1.0–5.2.x",
     }),
-    build,
     hypotheses: Hypotheses::Library { extra: &[] },
 };
 
@@ -206,7 +205,10 @@ const DEFAULT_SO_TIMEOUT_MS: u64 = 2000;
 const RNG_SEED: u64 = 0x4A45_4449_535F_3531;
 
 /// Builds `jedis@5.1.0`.
-fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientModel>, ReplayError> {
+pub(super) fn build(
+    _: Option<Version>,
+    options: ModelOptions,
+) -> Result<Box<dyn ClientModel>, ReplayError> {
     let name = DESCRIPTOR.name;
     options.check_for_model(name, OPTIONS)?;
     let max_attempts = options.library_value(

@@ -161,7 +161,6 @@ pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
         until: Version::new(6, 4, 0),
         range: "6.1.0–6.3.x",
     }),
-    build,
     hypotheses: Hypotheses::Library {
         extra: &[&[("enableAllAdaptiveRefreshTriggers", "true")]],
     },
@@ -364,7 +363,10 @@ impl Settings {
 }
 
 /// Builds `lettuce@6.3.2`.
-fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientModel>, ReplayError> {
+pub(super) fn build(
+    _: Option<Version>,
+    options: ModelOptions,
+) -> Result<Box<dyn ClientModel>, ReplayError> {
     let name = DESCRIPTOR.name;
     options.check_for_model(name, OPTIONS)?;
     let settings = Settings::read(&options)?;

@@ -149,7 +149,6 @@ pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
         until: Version::new(6, 4, 0),
         range: "6.3.x",
     }),
-    build,
     hypotheses: Hypotheses::Library { extra: &[] },
 };
 
@@ -313,7 +312,10 @@ struct Config {
 }
 
 /// Builds `node-redis@6.3.1`.
-fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientModel>, ReplayError> {
+pub(super) fn build(
+    _: Option<Version>,
+    options: ModelOptions,
+) -> Result<Box<dyn ClientModel>, ReplayError> {
     let name = DESCRIPTOR.name;
     let mut known: Vec<&str> = OPTIONS.iter().map(|o| o.name).collect();
     known.push(ADDRESS_REMAP);

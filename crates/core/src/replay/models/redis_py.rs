@@ -124,7 +124,6 @@ pub const V5: ModelDescriptor = ModelDescriptor {
         until: Version::new(7, 2, 0),
         range: "4.4.0–7.1.x",
     }),
-    build: build_v5,
     hypotheses: SUSPECT,
 };
 
@@ -142,7 +141,6 @@ pub const V8: ModelDescriptor = ModelDescriptor {
         until: Version::new(9, 0, 0),
         range: "7.2.0–8.x",
     }),
-    build: build_v8,
     hypotheses: SUSPECT,
 };
 
@@ -154,7 +152,6 @@ pub const IDEAL: ModelDescriptor = ModelDescriptor {
     source: "",
     options: &[],
     coverage: None,
-    build: build_ideal,
     hypotheses: Hypotheses::Contrast,
 };
 
@@ -166,7 +163,7 @@ const SUSPECT: Hypotheses = Hypotheses::Suspect {
 };
 
 /// Builds `redis-py@5.0.0`.
-fn build_v5(
+pub(super) fn build_v5(
     asked: Option<Version>,
     options: ModelOptions,
 ) -> Result<Box<dyn ClientModel>, ReplayError> {
@@ -188,7 +185,7 @@ fn build_v5(
 /// `max_connections` is 2**31 there (7.4.1 `redis/asyncio/cluster.py` l. 283), 100 from 8.0.0
 /// (l. 340); `cluster_error_retry_attempts` is 3 there (7.4.0 l. 281), 10 from 8.0.0
 /// (`DEFAULT_RETRY_COUNT`, `redis/_defaults.py` l. 37, taken at 8.0.0 l. 339, 8.1.0 l. 415).
-fn build_v8(
+pub(super) fn build_v8(
     asked: Option<Version>,
     mut options: ModelOptions,
 ) -> Result<Box<dyn ClientModel>, ReplayError> {
@@ -215,7 +212,7 @@ fn build_v8(
 }
 
 /// Builds `ideal`.
-fn build_ideal(
+pub(super) fn build_ideal(
     _: Option<Version>,
     options: ModelOptions,
 ) -> Result<Box<dyn ClientModel>, ReplayError> {

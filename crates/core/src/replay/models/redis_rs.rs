@@ -122,7 +122,6 @@ pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
         until: Version::new(1, 9, 0),
         range: "1.8.0–1.8.x",
     }),
-    build,
     hypotheses: Hypotheses::Library { extra: &[] },
 };
 
@@ -198,7 +197,10 @@ const RETRY_BASE: u64 = 2;
 const RNG_SEED: u64 = 0x7265_6469_732d_7273;
 
 /// Builds `redis-rs@1.8.1`.
-fn build(_: Option<Version>, options: ModelOptions) -> Result<Box<dyn ClientModel>, ReplayError> {
+pub(super) fn build(
+    _: Option<Version>,
+    options: ModelOptions,
+) -> Result<Box<dyn ClientModel>, ReplayError> {
     let name = DESCRIPTOR.name;
     options.check_for_model(name, OPTIONS)?;
     let ms = |v: &str| v.trim().parse::<u64>().ok().filter(|&n| n <= 3_600_000);
