@@ -1,4 +1,5 @@
-//! ioredis's topology: connecting, waiting for `ready`, the slot refresh (`refreshSlotsCache`)\n//! and its answer applied, the refreshes in the background (`cluster/index.ts`).
+//! ioredis's topology: connecting, waiting for `ready`, the slot refresh (`refreshSlotsCache`)
+//! and its answer applied, the refreshes in the background (`cluster/index.ts`).
 
 use super::{Client, Status, OFFLINE_WAIT_MAX_MS};
 use crate::node::NodeAddr;

@@ -1,4 +1,5 @@
-//! Jedis's slot cache: `CLUSTER SLOTS` from a node, the answer applied, and the renewal under\n//! the rediscover lock (`JedisClusterInfoCache`).
+//! Jedis's slot cache: `CLUSTER SLOTS` from a node, the answer applied, and the renewal under
+//! the rediscover lock (`JedisClusterInfoCache`).
 
 use super::{Client, Node, Over};
 use crate::node::NodeAddr;

@@ -1,4 +1,6 @@
-//! Lettuce's topology refresh: each source node's view (`CLUSTER NODES`), the views loaded\n//! from the sources and the one taken, and the periodic and adaptive refreshes\n//! (`ClusterTopologyRefresh`, `DefaultClusterTopologyRefreshScheduler`).
+//! Lettuce's topology refresh: each source node's view (`CLUSTER NODES`), the views loaded
+//! from the sources and the one taken, and the periodic and adaptive refreshes
+//! (`ClusterTopologyRefresh`, `DefaultClusterTopologyRefreshScheduler`).
 
 use super::{Client, Conn, Fail, View, CONNECTION};
 use crate::node::NodeAddr;

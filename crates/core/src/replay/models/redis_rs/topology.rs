@@ -1,4 +1,5 @@
-//! redis-rs's connections and slots: the reconnect tasks with their backoff, the slot refresh\n//! (`refresh_slots`) and the reconnect to the initial nodes (`cluster_async/mod.rs`).
+//! redis-rs's connections and slots: the reconnect tasks with their backoff, the slot refresh
+//! (`refresh_slots`) and the reconnect to the initial nodes (`cluster_async/mod.rs`).
 
 use super::{Client, Conn, ERRORS, NOT_FOUND, RECONNECT_BACKOFF_MAX_MS, RECONNECT_BACKOFF_MS};
 use crate::node::NodeAddr;
