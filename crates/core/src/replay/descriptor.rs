@@ -1,9 +1,9 @@
 //! What a client model is to everything around it: a [`ModelDescriptor`] (its name, its options,
 //! the library releases it covers, how hypotheses replay it). Each model's file exports its
-//! descriptor and its [`Build`]; [`MODELS`](super::MODELS) lists the descriptors, which the
-//! version resolution, the hypotheses and the viewer read, and the registry pairs each with its
-//! build apart, so that what only reads the descriptors (the viewer's first download) does not
-//! carry the models' code.
+//! descriptor and its [`Build`]; the registry builds from the pairs of both, and
+//! [`MODELS`](super::MODELS), the descriptors alone, is what the version resolution, the
+//! hypotheses and the viewer read, so that the viewer's first download does not carry the models'
+//! code.
 
 use super::client::ClientModel;
 use super::options::{ModelOption, ModelOptions};
