@@ -32,8 +32,8 @@ pub(super) const BUILDS: &[(&ModelDescriptor, Build)] = &[
     (&glide::DESCRIPTOR, glide::build),
 ];
 
-/// Every model's descriptor, in the order of [`BUILDS`]: computed at compile time, so that it
-/// holds no build function.
+/// Every model's descriptor, in the order of the private `BUILDS` list (each descriptor with its
+/// build function): computed at compile time, so that it holds no build function.
 pub const MODELS: &[&ModelDescriptor] = &descriptors::<{ BUILDS.len() }>();
 
 /// The descriptors of [`BUILDS`] (`N` of them).
