@@ -316,3 +316,33 @@ fn a_renewal_after_a_timeout_is_not_seen_by_the_commands_sent_before_it() {
             .collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn a_command_asleep_in_its_backoff_leaves_its_pools_to_the_commands_sent_meanwhile() {
+    // A refuses connections from 10 s to 12 s. With 64 in flight and 0.1 ms exchanges, each
+    // command for A fails twice, sleeps a random backoff (up to hundreds of ms), renews the slot
+    // cache through B's pool and tries again. The commands sent during that sleep run after it
+    // in the replay but earlier on the clock: B's connections are free for them then, so B's
+    // pool stays at the commands on B at once. Kept as one "busy until" moment, each connection
+    // looked held through the sleep and B's pool grew by one for nearly every command sent
+    // meanwhile (the live library kept 4-6 per node where the model opened 20: seed 349468527).
+    let cluster = incident2_with_fault(A, 10, 12, FaultKind::ConnectionError);
+    let w = workload_of(20, 200, "zadd")
+        .with_in_flight(64)
+        .with_timing(Timing {
+            rtt_us: 100,
+            service_us: Vec::new(),
+            default_us: 0,
+        });
+    let r = run_model(&cluster, &w, &[("socket_timeout", "0.5")]);
+    assert!(r.full_reinits > 3, "{} renewals", r.full_reinits);
+    // The pools end with a few connections each (the renewals' own connections to the start
+    // node are closed after their CLUSTER SLOTS).
+    assert!(
+        r.held.open_connections <= 10,
+        "{} pooled connections at the end ({} new, {} renewals)",
+        r.held.open_connections,
+        r.new_connections,
+        r.full_reinits
+    );
+}

@@ -117,7 +117,10 @@
 //!   when the attempts or their time ran out), `JedisClusterException` (cluster-down). A
 //!   `JedisConnectionException` never reaches the application (the executor wraps it).
 
+mod pool;
 mod topology;
+
+use pool::Pool;
 
 use crate::node::NodeAddr;
 use crate::redirect::Redirect;
@@ -129,7 +132,6 @@ use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
 use crate::replay::known_nodes::KnownNodes;
 use crate::replay::options::{parse_mapped_addr, parse_secs_ms, ModelOption, ModelOptions};
 use crate::replay::outcome::{ClientError, Failure, Outcome};
-use crate::replay::pool::take_idle;
 use crate::replay::release::{Coverage, Version};
 use crate::replay::sequential::{boxed, SyncModel};
 use crate::replay::{ReplayError, Routed, SimRng};
@@ -302,19 +304,14 @@ enum Attempt {
 /// What the client holds for one node.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Node {
-    /// The node's pool: each live connection with the virtual time (µs) until which a command
-    /// holds it (idle once that has passed).
-    conns: Vec<u64>,
+    /// The node's pool.
+    pool: Pool,
     /// `nodes`: the node has a pool.
     known: bool,
     /// Until when (µs) kills of the node's connections (`CLIENT KILL`) were looked for: the
-    /// idle connections older than a kill found then hold [`DEAD`].
+    /// connections idle at a kill found then are dead.
     kills_seen_us: u64,
 }
-
-/// An idle pooled connection someone closed (`CLIENT KILL`): nothing checks it before use
-/// (`testOnBorrow` off), so the command borrowing it reads end of stream.
-const DEAD: u64 = 0;
 
 /// A connection borrowed from a node's pool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -323,7 +320,7 @@ struct Borrowed {
     i: usize,
     /// Made for the borrow.
     fresh: bool,
-    /// Closed by someone while it was idle ([`DEAD`]).
+    /// Closed by someone while it was idle (`CLIENT KILL`).
     dead: bool,
 }
 
@@ -417,28 +414,31 @@ impl Client {
             .is_some_and(|a| net.killed(&a, Timestamp(seen / 1000)));
         let n = self.nodes.get_mut(node);
         if killed {
-            for c in n.conns.iter_mut().filter(|c| **c <= now_us) {
-                *c = DEAD;
-            }
+            n.pool.kill_idle(now_us);
         }
-        n.kills_seen_us = now_us;
-        let dead = n.conns.iter().find(|&&c| c <= now_us) == Some(&DEAD);
-        let (i, fresh) = take_idle(&mut n.conns, now_us);
+        n.kills_seen_us = n.kills_seen_us.max(now_us);
+        let (i, fresh) = n.pool.take(now_us);
+        let dead = n.pool.get(i).is_some_and(|c| c.dead);
         Borrowed { i, fresh, dead }
     }
 
     /// Ends the use of connection `i` of `node`, borrowed as `fresh`, whose exchange got
-    /// `reply` (`None`: an answer): a connection made counts once (a refused connect makes
-    /// none); a broken one is destroyed, else it goes back to the pool now (`return_at`).
-    fn settle(&mut self, node: NodeIdx, i: usize, fresh: bool, reply: Option<&Reply>) -> bool {
+    /// `reply` (`None`: an answer) at `now_us`: a connection made counts once (a refused connect
+    /// makes none); a broken one is destroyed (true: it is not, and stays held).
+    fn settle(
+        &mut self,
+        node: NodeIdx,
+        (i, fresh): (usize, bool),
+        reply: Option<&Reply>,
+        now_us: u64,
+    ) -> bool {
         let reached = !matches!(reply, Some(Reply::ConnectionError));
         if reached && fresh {
             self.state.new_connections += 1;
         }
         let broken = matches!(reply, Some(Reply::ConnectionError | Reply::Timeout));
-        let conns = &mut self.nodes.get_mut(node).conns;
-        if broken && i < conns.len() {
-            conns.remove(i);
+        if broken {
+            self.nodes.get_mut(node).pool.destroy(i, now_us);
         }
         !broken
     }
@@ -446,9 +446,7 @@ impl Client {
     /// Returns connection `i` of `node` to its pool at the current time.
     fn give_back(&mut self, node: NodeIdx, i: usize, net: &dyn Transport) {
         let now = net.now_us();
-        if let Some(c) = self.nodes.get_mut(node).conns.get_mut(i) {
-            *c = now;
-        }
+        self.nodes.get_mut(node).pool.give_back(i, now);
     }
 
     /// Returns the running command's connection, if it holds one.
@@ -492,7 +490,7 @@ impl Client {
                 r => r,
             }
         };
-        if self.settle(node, i, fresh, Some(&reply)) {
+        if self.settle(node, (i, fresh), Some(&reply), net.now_us()) {
             self.held = Some((node, i));
         }
         match reply {
@@ -635,6 +633,9 @@ impl SyncModel for Client {
     fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
         let now = net.now_us();
         self.locked.retain(|&(_, end)| end > now);
+        for (_, n) in self.nodes.states_mut() {
+            n.pool.prune(now);
+        }
         let sent = net.now();
         let before = self.tables.partition_point(|(from, _)| *from <= sent);
         self.tables.drain(..before.saturating_sub(1));
@@ -660,7 +661,7 @@ impl SyncModel for Client {
             .nodes
             .filter(|_| true)
             .iter()
-            .map(|&n| self.nodes.get(n).conns.len())
+            .map(|&n| self.nodes.get(n).pool.open())
             .sum();
         // The latest table.
         let table = self.table_at(Timestamp(u64::MAX));

@@ -21,10 +21,16 @@ impl Client {
     ) -> Option<Vec<(SlotRange, NodeAddr)>> {
         let addr = self.dial(node)?;
         let borrowed = match over {
-            Over::Pool => Some(self.borrow(node, net)).map(|b| (b.i, b.fresh)),
+            Over::Pool => Some(self.borrow(node, net)),
             Over::Held | Over::Fresh => None,
         };
-        let answer = net.cluster_slots(&addr);
+        // A pooled connection someone closed while idle reads end of stream.
+        let answer = if borrowed.is_some_and(|b| b.dead) {
+            Err(Reply::ConnectionError)
+        } else {
+            net.cluster_slots(&addr)
+        };
+        let borrowed = borrowed.map(|b| (b.i, b.fresh));
         let reply = answer.as_ref().err();
         // A new connection first sends its handshake (`CLIENT SETINFO`, and `CLIENT SETNAME` with
         // a client name) and waits for its replies (`Connection.initializeFromClientConfig`,
@@ -36,13 +42,13 @@ impl Client {
         }
         match (over, borrowed) {
             (Over::Pool, Some((i, fresh))) => {
-                if self.settle(node, i, fresh, reply) {
+                if self.settle(node, (i, fresh), reply, net.now_us()) {
                     self.give_back(node, i, net);
                 }
             }
             (Over::Held, _) => {
                 if let Some((n, i)) = self.held {
-                    if !self.settle(n, i, false, reply) {
+                    if !self.settle(n, (i, false), reply, net.now_us()) {
                         self.held = None;
                     }
                 }
@@ -62,11 +68,26 @@ impl Client {
         (covered == usize::from(SLOT_COUNT)).then_some(ranges)
     }
 
+    /// A connection of `node`'s pool borrowed and given back unused: a new one connects first
+    /// (counted when the node takes it; a broken one is destroyed).
+    fn touch(&mut self, node: NodeIdx, net: &mut dyn Transport) {
+        let b = self.borrow(node, net);
+        let reply = match self.dial(node) {
+            Some(addr) if b.fresh => net.handshake(&addr).err(),
+            Some(_) => None,
+            None => Some(Reply::ConnectionError),
+        };
+        if self.settle(node, (b.i, b.fresh), reply.as_ref(), net.now_us()) {
+            self.give_back(node, b.i, net);
+        }
+    }
+
     /// `discoverClusterSlots`: the slot table from `ranges`; nodes not in it lose their pools.
     /// It costs the client `renew_cpu_ms` on the command's thread.
     pub(super) fn apply(&mut self, ranges: Vec<(SlotRange, NodeAddr)>, net: &mut dyn Transport) {
         net.sleep_us(self.cfg.renew_cpu_us);
         let now = net.now();
+        let now_us = net.now_us();
         let mut table = self.table_at(now).clone();
         let named = self
             .nodes
@@ -77,7 +98,7 @@ impl Client {
             node.known = named.contains(&n);
             if !node.known {
                 // Its pool is destroyed (the held connection too: it is closed when returned).
-                node.conns.clear();
+                node.pool.destroy_all(now_us);
             }
         }
         if self.held.is_some_and(|(n, _)| !self.nodes.get(n).known) {
@@ -134,6 +155,10 @@ impl Client {
         self.rng.shuffle(&mut pools);
         for p in pools {
             if self.seeds.contains(&p) {
+                // `jp.getResource()` comes before the start-node check
+                // (`JedisClusterInfoCache.java:179-184` at tag `v5.1.0`): a start node's pool
+                // lends a connection (a new one when none is idle) that goes back unused.
+                self.touch(p, net);
                 continue;
             }
             if let Some(ranges) = self.cluster_slots(p, Over::Pool, elapsed, net) {
