@@ -346,3 +346,27 @@ fn a_command_asleep_in_its_backoff_leaves_its_pools_to_the_commands_sent_meanwhi
         r.full_reinits
     );
 }
+
+#[test]
+fn a_replica_the_answer_lists_keeps_its_pool() {
+    // B's slots move to its replica R at 10 s (B becomes R's replica) and back at 20 s. Every
+    // answer lists the replica beside the owner, and Jedis gives every node it lists a pool
+    // (`discoverClusterSlots`): B's pool and its connection outlive its time as a replica, so
+    // the move back opens nothing. Kept to the owners, the model destroyed B's pool at the
+    // renewal after 10 s and dialled B again after 20 s (the live failovers of seed 176543604:
+    // 32 and 18 new connections in the model, 13 and 7 live).
+    const R: &str = "10.0.0.3:6379";
+    let mut b = SimClusterBuilder::new();
+    let (low, high) = (range(0, 8191), range(8192, 16383));
+    b.layout(at(0), &[(low, addr(A)), (high, addr(B))], &[]);
+    b.replicas(at(0), &[(addr(R), addr(B))]);
+    b.layout(at(10), &[(low, addr(A)), (high, addr(R))], &[]);
+    b.replicas(at(10), &[(addr(B), addr(R))]);
+    b.layout(at(20), &[(low, addr(A)), (high, addr(B))], &[]);
+    b.replicas(at(20), &[(addr(R), addr(B))]);
+    let r = run_model(&b.build(), &workload_of(30, 100, "zadd"), &[]);
+    assert_eq!(r.failed, 0);
+    assert!(r.moved >= 2, "{} MOVED", r.moved);
+    // The start-up's connection, then one per pool: A, B, R.
+    assert_eq!(r.new_connections, 4);
+}

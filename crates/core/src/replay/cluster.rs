@@ -128,6 +128,21 @@ impl SimCluster {
             .map(|(a, _)| a)
     }
 
+    /// The replicas a `CLUSTER SLOTS` answer at `t` lists beside the owners `owners` (each
+    /// replica with its primary among them), as `replicas.rs` keeps them.
+    pub fn listed_replicas<'s>(
+        &'s self,
+        t: Timestamp,
+        owners: &'s [NodeAddr],
+    ) -> impl Iterator<Item = &'s NodeAddr> + 's {
+        self.replicas
+            .iter()
+            .filter(move |&&(_, p, span)| {
+                span.contains(t) && self.addr(p).is_some_and(|a| owners.contains(a))
+            })
+            .filter_map(|&(r, _, _)| self.addr(r))
+    }
+
     /// Every node address, in order of first appearance.
     pub fn nodes(&self) -> &[NodeAddr] {
         &self.addrs

@@ -166,6 +166,14 @@ impl<'a> Net<'a> {
         self.cluster.members(self.now()).cloned().collect()
     }
 
+    /// The replicas a `CLUSTER SLOTS` answer now lists beside `owners` (see
+    /// [`SimCluster::listed_replicas`]).
+    pub fn listed_replicas(&self, owners: &[NodeAddr]) -> Vec<NodeAddr> {
+        (self.cluster.listed_replicas(self.now(), owners))
+            .cloned()
+            .collect()
+    }
+
     /// The slot-node entries of a `CLUSTER SLOTS` answer now (see
     /// [`SimCluster::answer_entries`]): what a slot cache built from it walks.
     pub fn answer_entries(&self) -> u64 {

@@ -119,6 +119,11 @@ impl Transport for Local<'_, '_> {
         self.net.cluster_members()
     }
 
+    fn listed_replicas(&self, owners: &[NodeAddr]) -> Vec<NodeAddr> {
+        self.net.set_now(self.now_us);
+        self.net.listed_replicas(owners)
+    }
+
     fn killed(&self, to: &NodeAddr, since: Timestamp) -> bool {
         self.net.node_index(to).is_some_and(|n| {
             self.net

@@ -53,9 +53,11 @@
 //!   live runs show (7 `CLUSTER SLOTS` for 929 in flight through a 2.4 s stall). Then: the
 //!   given connection first, then every start node over a new connection — the start nodes are
 //!   never dropped, so the client can always recover — then the other known nodes, shuffled,
-//!   through their pools. The first complete answer replaces the slot table; nodes not in it
-//!   are removed and their pools destroyed (`discoverClusterSlots`). A failed refresh changes
-//!   nothing and raises nothing.
+//!   through their pools (a start node's pool lends a connection first and is then skipped,
+//!   `JedisClusterInfoCache.java:179-184` at tag `v5.1.0`). The first complete answer replaces
+//!   the slot table; every node it lists, owner or replica, has a pool, and the nodes it does
+//!   not list are removed and their pools destroyed (`discoverClusterSlots`). A failed refresh
+//!   changes nothing and raises nothing.
 //! - **`topologyRefreshPeriod`** (default none: off): `renewClusterSlots(null)` every period,
 //!   first one period after the client was built.
 //! - **Connections**: one pool per known node; a redirect to an unknown node creates its pool
@@ -64,7 +66,9 @@
 //!   a new one) and holds it until the attempt is over, a `MOVED`'s renewal through it included
 //!   (`executors/ClusterCommandExecutor.java:80-122`, closed in its `finally` at :120-121); so a
 //!   pool grows to the most attempts on its node at once, as the live runs' connection counts do
-//!   (the pool is never the limit: `apps/java` sizes it to the commands in flight). A connection
+//!   (the pool is never the limit: `apps/java` sizes it to the commands in flight); the model
+//!   runs each command whole when it is sent, so a connection is held over spans of the virtual
+//!   clock and lent to any command at a moment outside them (`jedis/pool.rs`). A connection
 //!   that fails is broken and destroyed, the next use opens a new one; `new_connections` counts
 //!   each connection established (a refused one is not). A new connection sends its handshake
 //!   first (`CLIENT SETINFO`, `CLIENT SETNAME`) and waits for the replies

@@ -132,8 +132,10 @@ mod tests {
     #[test]
     fn a_connection_held_later_serves_a_command_before_that() {
         let mut p = Pool::default();
-        // A command sent at 0 sleeps and takes a connection at 300 ms, for 1 ms.
-        assert_eq!(p.take(300_000), (0, true));
+        assert_eq!(p.take(0), (0, true));
+        p.give_back(0, 100);
+        // A command sent at 0 sleeps and takes that connection at 300 ms, for 1 ms.
+        assert_eq!(p.take(300_000), (0, false));
         p.give_back(0, 301_000);
         // A command sent at 1 ms, run after it, finds that connection free.
         assert_eq!(p.take(1_000), (0, false));
@@ -141,8 +143,10 @@ mod tests {
         // While one holds it, another opens its own.
         assert_eq!(p.take(300_500), (1, true));
         p.give_back(1, 300_600);
-        // Nor is a connection made later of use earlier.
-        assert_eq!(p.take(200_000), (2, true));
+        // Nor is a connection made later of use earlier: while 0 is held from 200 ms, a
+        // command at 250 ms cannot take 1, made at 300.5 ms.
+        assert_eq!(p.take(200_000), (0, false));
+        assert_eq!(p.take(250_000), (2, true));
     }
 
     #[test]

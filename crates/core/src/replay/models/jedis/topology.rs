@@ -82,16 +82,26 @@ impl Client {
         }
     }
 
-    /// `discoverClusterSlots`: the slot table from `ranges`; nodes not in it lose their pools.
-    /// It costs the client `renew_cpu_ms` on the command's thread.
+    /// `discoverClusterSlots`: the slot table from `ranges`; every node the answer lists, owner
+    /// or replica, has a pool (`setupNodeIfNotExist`), the others lose theirs
+    /// (`JedisClusterInfoCache.java:214-252` at tag `v5.1.0`). It costs the client
+    /// `renew_cpu_ms` on the command's thread.
     pub(super) fn apply(&mut self, ranges: Vec<(SlotRange, NodeAddr)>, net: &mut dyn Transport) {
+        let mut owners: Vec<NodeAddr> = Vec::new();
+        for (_, a) in &ranges {
+            if !owners.contains(a) {
+                owners.push(a.clone());
+            }
+        }
+        let replicas = net.listed_replicas(&owners);
         net.sleep_us(self.cfg.renew_cpu_us);
         let now = net.now();
         let now_us = net.now_us();
         let mut table = self.table_at(now).clone();
-        let named = self
+        let mut named = self
             .nodes
             .fill_table(&mut table, ranges, |nodes, a| nodes.intern(a));
+        named.extend(replicas.iter().filter_map(|a| self.nodes.intern(a)));
         let at = self.tables.partition_point(|(from, _)| *from <= now);
         self.tables.insert(at, (now, table));
         for (n, node) in self.nodes.states_mut() {
