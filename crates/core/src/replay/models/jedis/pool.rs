@@ -47,28 +47,55 @@ impl Conn {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(super) struct Pool {
     conns: Vec<Conn>,
+    /// Per connection (same places), the moment from which no command holds it any more and it
+    /// exists (`u64::MAX` while held, or destroyed): the quick test of [`Pool::take`], kept
+    /// apart so that it scans a dense array, as the pools of the other models do.
+    ready: Vec<u64>,
+    /// Spans added since the last [`Pool::prune`].
+    added: usize,
+    /// Connections destroyed since the last [`Pool::prune`].
+    destroyed: usize,
 }
 
 impl Pool {
     /// Forgets what no command sent at or after `from_us` can meet: spans ended by then and
-    /// destroyed connections. Only between commands: places change.
+    /// destroyed connections (no borrow from then on can fall in such a span or take such a
+    /// connection, and the places of the others keep their order: what [`Pool::take`] picks
+    /// does not change). Only between commands: places change. Done when a connection was
+    /// destroyed or the spans added since the last time outnumber the connections, so that a
+    /// pool of many connections is not walked at every command.
     pub(super) fn prune(&mut self, from_us: u64) {
-        self.conns.retain(|c| !c.gone);
-        for c in &mut self.conns {
-            c.held.retain(|&(_, u)| u > from_us);
+        if self.destroyed > 0 {
+            self.destroyed = 0;
+            let mut places = self.conns.iter();
+            self.ready
+                .retain(|_| places.next().is_some_and(|c| !c.gone));
+            self.conns.retain(|c| !c.gone);
+        }
+        if self.added > self.conns.len() + 4 {
+            self.added = 0;
+            for c in &mut self.conns {
+                c.held.retain(|&(_, u)| u > from_us);
+            }
         }
     }
 
     /// `borrowObject` at `now_us`: a free connection (of those, the one whose next use by
     /// another command is furthest off), else a new one. Returns its place and whether it is new.
     pub(super) fn take(&mut self, now_us: u64) -> (usize, bool) {
-        let free = (self.conns.iter().enumerate())
-            .filter(|(_, c)| c.free_at(now_us))
-            .max_by_key(|&(i, c)| (c.next_use(now_us), std::cmp::Reverse(i)))
-            .map(|(i, _)| i);
+        // The first connection no command holds from now on is the pick; else the free one
+        // whose next use is furthest off.
+        let idle = self.ready.iter().position(|&r| r <= now_us);
+        let free = idle.or_else(|| {
+            (self.conns.iter().enumerate())
+                .filter(|(_, c)| c.free_at(now_us))
+                .max_by_key(|&(i, c)| (c.next_use(now_us), std::cmp::Reverse(i)))
+                .map(|(i, _)| i)
+        });
         let (i, fresh) = match free {
             Some(i) => (i, false),
             None => {
+                self.ready.push(u64::MAX);
                 self.conns.push(Conn {
                     made_us: now_us,
                     ..Conn::default()
@@ -77,6 +104,8 @@ impl Pool {
             }
         };
         self.conns[i].held.push((now_us, u64::MAX));
+        self.ready[i] = u64::MAX;
+        self.added += 1;
         (i, fresh)
     }
 
@@ -95,9 +124,20 @@ impl Pool {
     /// `returnObject` of connection `i` at `now_us`: the command's hold ends.
     pub(super) fn give_back(&mut self, i: usize, now_us: u64) {
         if let Some(c) = self.conns.get_mut(i) {
-            if let Some(span) = c.held.iter_mut().find(|(_, u)| *u == u64::MAX) {
-                span.1 = now_us.max(span.0);
+            if let Some(k) = c.held.iter().position(|&(_, u)| u == u64::MAX) {
+                if now_us > c.held[k].0 {
+                    c.held[k].1 = now_us;
+                } else {
+                    // Held for no time (the instant clock): no moment lies in it.
+                    c.held.swap_remove(k);
+                }
             }
+            let idle_from = (c.held.iter().map(|&(_, u)| u)).max().unwrap_or(0);
+            self.ready[i] = if c.gone {
+                u64::MAX
+            } else {
+                idle_from.max(c.made_us)
+            };
         }
     }
 
@@ -107,8 +147,10 @@ impl Pool {
     pub(super) fn destroy(&mut self, i: usize, now_us: u64) {
         self.give_back(i, now_us);
         if let Some(c) = self.conns.get_mut(i) {
+            self.destroyed += usize::from(!c.gone);
             c.gone = true;
             c.dead = false;
+            self.ready[i] = u64::MAX;
         }
     }
 
@@ -163,6 +205,40 @@ mod tests {
     }
 
     #[test]
+    fn pruning_changes_no_pick() {
+        // Two pools fed the same borrows, one pruned after each: the same picks.
+        let (mut a, mut b) = (Pool::default(), Pool::default());
+        let mut t = 0u64;
+        for k in 0..400u64 {
+            t += 7 + (k * 37) % 11;
+            // A borrow now, and one by a command asleep until later; some break.
+            for at in [t, t + (k * 53) % 900] {
+                let (i, fresh) = a.take(at);
+                let (j, fresh_b) = b.take(at);
+                // The same connection: made at the same moment (each borrow makes at most one).
+                let made = |p: &Pool, i: usize| p.get(i).map(|c| c.made_us);
+                assert_eq!(
+                    (made(&a, i), fresh),
+                    (made(&b, j), fresh_b),
+                    "borrow {k} at {at}"
+                );
+                if k % 17 == 0 {
+                    a.destroy(i, at + 3);
+                    b.destroy(j, at + 3);
+                } else {
+                    a.give_back(i, at + 5);
+                    b.give_back(j, at + 5);
+                }
+            }
+            // Between commands: indexes may differ after a prune, so compare what is open.
+            a.prune(t);
+            b.added = usize::MAX;
+            b.prune(t);
+            assert_eq!(a.open(), b.open());
+        }
+    }
+
+    #[test]
     fn destroyed_and_killed_connections() {
         let mut p = Pool::default();
         p.take(0);
@@ -176,7 +252,9 @@ mod tests {
         assert!(p.get(1).is_some_and(|c| c.dead));
         assert_eq!(p.open(), 1);
         p.prune(100);
-        assert_eq!((p.open(), p.take(100)), (1, (0, false)));
+        // The dead one is lent (nothing tests it on borrow).
+        let (i, fresh) = p.take(100);
+        assert!(!fresh && p.get(i).is_some_and(|c| c.dead));
         p.destroy_all(200);
         assert_eq!(p.open(), 0);
     }
