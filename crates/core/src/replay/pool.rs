@@ -14,7 +14,7 @@ use crate::timeline::NodeIdx;
 /// Takes a connection from a synchronous model's pool of one node, kept as the virtual time
 /// (µs) until which a command holds each connection (idle once that has passed): the first idle
 /// one, else a new one, marked held (`u64::MAX`) until given back. Returns its place and whether
-/// it is new (Jedis's `borrowObject`, go-redis's `pool.Get`).
+/// it is new (go-redis's `pool.Get`; Jedis's pool keeps spans instead, `models/jedis/pool.rs`).
 pub(super) fn take_idle(conns: &mut Vec<u64>, now_us: u64) -> (usize, bool) {
     if let Some(i) = conns.iter().position(|&busy| busy <= now_us) {
         conns[i] = u64::MAX;
