@@ -111,15 +111,16 @@ pub struct CommandDelta {
 impl CommandDelta {
     /// Calls attempted: executed plus rejected.
     pub fn attempts(&self) -> u64 {
-        self.calls + self.rejected
+        self.calls.saturating_add(self.rejected)
     }
 
-    /// Adds `other`'s counts.
+    /// Adds `other`'s counts. Saturating: a counter read from a damaged recording can be near the
+    /// top of `u64`, and sums of such must not wrap (fuzzing found one, `fuzz/regressions/`).
     pub fn add(&mut self, other: &CommandDelta) {
-        self.calls += other.calls;
-        self.rejected += other.rejected;
-        self.failed += other.failed;
-        self.usec += other.usec;
+        self.calls = self.calls.saturating_add(other.calls);
+        self.rejected = self.rejected.saturating_add(other.rejected);
+        self.failed = self.failed.saturating_add(other.failed);
+        self.usec = self.usec.saturating_add(other.usec);
     }
 }
 
@@ -203,9 +204,12 @@ impl NodeMetrics {
                 t.commands.entry(c.clone()).or_default().add(d);
             }
             for (e, n) in &i.errors {
-                *t.errors.entry(e.clone()).or_default() += n;
+                let sum = t.errors.entry(e.clone()).or_default();
+                *sum = sum.saturating_add(*n);
             }
-            t.connections_received += i.connections_received;
+            t.connections_received = t
+                .connections_received
+                .saturating_add(i.connections_received);
             t.intervals += 1;
         }
         t
