@@ -133,6 +133,7 @@ pub fn run(args: Args) -> ExitCode {
         poll,
         duration: args.duration,
         quiet: args.quiet,
+        queued_lines: tap::writer::QUEUED_LINES,
     };
     let runtime = match runtime::start(WORKERS) {
         Ok(r) => r,
@@ -150,6 +151,14 @@ pub fn run(args: Args) -> ExitCode {
                     s.connections_opened,
                     out.display()
                 );
+                if s.not_recorded + s.events_not_recorded > 0 {
+                    eprintln!(
+                        "slotscope tap: {} more commands and {} connection events were forwarded \
+                         but not recorded: the recording's writer fell behind (the clients were \
+                         not held back; the file says so in an annotation)",
+                        s.not_recorded, s.events_not_recorded
+                    );
+                }
             }
             ExitCode::SUCCESS
         }

@@ -29,7 +29,7 @@ use slotscope_core::recording::{End, EndReason, Header, Line, RecordOptions, SCH
 use slotscope_core::tap::rewrite::Listeners;
 use slotscope_core::tap::TapSummary;
 use slotscope_core::NodeAddr;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
 use crate::progress::Progress;
 use crate::record::clock::now;
@@ -54,6 +54,9 @@ pub struct TapConfig {
     pub duration: Option<Duration>,
     /// No messages on stderr.
     pub quiet: bool,
+    /// Lines waiting for the writer, at most, before more are dropped and counted
+    /// ([`writer::QUEUED_LINES`]).
+    pub queued_lines: usize,
 }
 
 /// Why the tap could not run.
@@ -146,8 +149,8 @@ pub async fn run(
     }
     let file: writer::SharedFile = Arc::new(Mutex::new(Some(sink)));
     let end = Arc::new(Mutex::new(None));
-    let (records, rx) = mpsc::channel(writer::BATCHES_IN_FLIGHT);
-    let writer = writer::spawn(file.clone(), rx, end.clone());
+    let (records, queue) = writer::records(cfg.queued_lines);
+    let writer = writer::spawn(file.clone(), queue, end.clone());
     let (stop_tx, stop_rx) = watch::channel(false);
     let shared = Arc::new(Shared {
         registry: Mutex::new(registry),
@@ -225,3 +228,6 @@ pub async fn run(
         None => Ok(written.summary),
     }
 }
+
+#[cfg(test)]
+mod tests;

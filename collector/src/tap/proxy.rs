@@ -25,6 +25,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::record::clock::now;
 use crate::tap::registry::{Registry, SharedRegistry};
+use crate::tap::writer::Records;
 
 /// Bytes read from a socket at a time.
 const READ_CHUNK: usize = 64 * 1024;
@@ -45,8 +46,9 @@ const DRAIN: Duration = Duration::from_secs(2);
 pub struct Shared {
     /// Listeners by node.
     pub registry: SharedRegistry,
-    /// Where recording lines go (bounded: a slow disk slows the clients, never grows memory).
-    pub records: mpsc::Sender<Vec<Line>>,
+    /// Where recording lines go (never waited for: a slow disk costs lines, counted, never a
+    /// client's time or unbounded memory).
+    pub records: Records,
     /// Connection numbers.
     pub next_conn: AtomicU64,
     /// Record the first key's name.
@@ -73,31 +75,27 @@ struct Conn<'a> {
 }
 
 impl Conn<'_> {
-    fn line(&self, p: &Pending, reply: ReplyClass, latency: Duration) -> Line {
+    /// The line of `p` (its name moved into the line, not copied).
+    fn line(&self, p: Pending, reply: ReplyClass, latency: Duration) -> Line {
+        let Command {
+            name, slot, key, ..
+        } = p.cmd;
         Line::TapCommand(TapCommand {
             t: p.t,
             conn: self.id,
-            cmd: p.cmd.name.clone(),
-            slot: p.cmd.slot,
-            key: if self.shared.record_keys {
-                p.cmd
-                    .key
-                    .as_ref()
-                    .map(|k| String::from_utf8_lossy(k).into_owned())
-            } else {
-                None
-            },
+            cmd: name,
+            slot,
+            key: key
+                .filter(|_| self.shared.record_keys)
+                .map(|k| String::from_utf8_lossy(&k).into_owned()),
             node: self.node.clone(),
             reply,
             latency_us: u64::try_from(latency.as_micros()).unwrap_or(u64::MAX),
         })
     }
 
-    async fn record(&self, lines: Vec<Line>) {
-        if !lines.is_empty() {
-            // Fails only when the writer has stopped (shutdown): the lines have nowhere to go.
-            let _ = self.shared.records.send(lines).await;
-        }
+    fn record(&self, lines: Vec<Line>) {
+        self.shared.records.offer(lines);
     }
 
     fn conn_line(
@@ -142,13 +140,13 @@ pub async fn serve(
         Ok(Ok(s)) => s,
         Ok(Err(e)) => {
             let line = conn.conn_line(ConnEvent::Refused, peer, &listener, Some(e.to_string()));
-            conn.record(vec![line]).await;
+            conn.record(vec![line]);
             return;
         }
         Err(_) => {
             let error = format!("no connection within {} s", CONNECT_TIMEOUT.as_secs());
             let line = conn.conn_line(ConnEvent::Refused, peer, &listener, Some(error));
-            conn.record(vec![line]).await;
+            conn.record(vec![line]);
             return;
         }
     };
@@ -159,8 +157,7 @@ pub async fn serve(
         peer,
         &listener,
         None,
-    )])
-    .await;
+    )]);
     let (cr, cw) = client.into_split();
     let (ur, uw) = upstream.into_split();
     let (ptx, mut prx) = mpsc::channel::<Pending>(MAX_IN_FLIGHT);
@@ -187,7 +184,8 @@ pub async fn serve(
     let closed = replies.head.take().into_iter().filter(|p| !p.recorded);
     let waiting = std::iter::from_fn(|| prx.try_recv().ok());
     for p in closed.chain(waiting) {
-        lines.push(conn.line(&p, ReplyClass::Closed, p.sent.elapsed()));
+        let latency = p.sent.elapsed();
+        lines.push(conn.line(p, ReplyClass::Closed, latency));
     }
     lines.push(conn.conn_line(
         ConnEvent::Closed,
@@ -195,7 +193,7 @@ pub async fn serve(
         &listener,
         error.map(|e| e.to_string()),
     ));
-    conn.record(lines).await;
+    conn.record(lines);
 }
 
 /// Client → node: forwards every byte as it arrives, and queues each request for its reply.
@@ -220,6 +218,8 @@ async fn pump_requests(
             let _ = uw.shutdown().await;
             return Ok(());
         }
+        // The requests of one read arrived together: one reading of the clocks serves them all.
+        let mut at = None;
         while !broken && scanned < buf.len() {
             match splitter.feed(&buf[scanned..]) {
                 Ok(Some(n)) => {
@@ -227,7 +227,8 @@ async fn pump_requests(
                     if head_queued {
                         head_queued = false;
                     } else if let Some(args) = request_args(&buf[frame_start..end]) {
-                        queue(&pending, Command::from_args(&args), record_keys).await;
+                        let at = *at.get_or_insert_with(|| (now(), Instant::now()));
+                        queue(&pending, Command::from_args(&args), record_keys, at).await;
                     }
                     frame_start = end;
                     scanned = end;
@@ -238,7 +239,8 @@ async fn pump_requests(
         }
         if !broken && !head_queued && buf.len() - frame_start > REQUEST_HOLD {
             let args = request_head(&buf[frame_start..]);
-            queue(&pending, Command::from_args(&args), record_keys).await;
+            let at = *at.get_or_insert_with(|| (now(), Instant::now()));
+            queue(&pending, Command::from_args(&args), record_keys, at).await;
             head_queued = true;
         }
         // Everything read goes on at once, whole frames or not: the node sees the client's bytes
@@ -260,7 +262,14 @@ async fn pump_requests(
     }
 }
 
-async fn queue(pending: &mpsc::Sender<Pending>, mut cmd: Command, record_keys: bool) {
+/// Queues `cmd`, sent at `at` (the wall clock, and the monotonic one for its latency), for its
+/// reply.
+async fn queue(
+    pending: &mpsc::Sender<Pending>,
+    mut cmd: Command,
+    record_keys: bool,
+    (t, sent): (Timestamp, Instant),
+) {
     if cmd.expect == Expect::Nothing {
         return;
     }
@@ -269,8 +278,8 @@ async fn queue(pending: &mpsc::Sender<Pending>, mut cmd: Command, record_keys: b
         cmd.key = None;
     }
     let p = Pending {
-        t: now(),
-        sent: Instant::now(),
+        t,
+        sent,
         cmd,
         recorded: false,
     };
@@ -314,16 +323,23 @@ async fn pump_replies(
         let mut lines = Vec::new();
         out.clear();
         let mut copied = 0;
+        // The replies of one read arrived together.
+        let arrived = Instant::now();
         while !broken && scanned < buf.len() {
             match splitter.feed(&buf[scanned..]) {
                 Ok(Some(n)) => {
                     let end = scanned + n;
                     if streaming {
                         streaming = false;
-                        on_reply(b"+\r\n", pending, state, conn, &mut lines);
-                    } else if let Some(new) =
-                        on_reply(&buf[frame_start..end], pending, state, conn, &mut lines)
-                    {
+                        on_reply(b"+\r\n", pending, state, conn, arrived, &mut lines);
+                    } else if let Some(new) = on_reply(
+                        &buf[frame_start..end],
+                        pending,
+                        state,
+                        conn,
+                        arrived,
+                        &mut lines,
+                    ) {
                         out.extend_from_slice(&buf[copied..frame_start]);
                         out.extend_from_slice(&new);
                         copied = end;
@@ -343,7 +359,7 @@ async fn pump_replies(
             cw.write_all(&out).await
         };
         // The replies came from the node whether or not the client still takes them.
-        conn.record(lines).await;
+        conn.record(lines);
         written?;
         if broken {
             buf.clear();
@@ -365,13 +381,14 @@ async fn pump_replies(
     }
 }
 
-/// One complete reply frame: pairs it with its command (recording a line) and returns its
-/// rewritten form if it names nodes.
+/// One complete reply frame, arrived at `arrived`: pairs it with its command (recording a line)
+/// and returns its rewritten form if it names nodes.
 fn on_reply(
     frame: &[u8],
     pending: &mut mpsc::Receiver<Pending>,
     state: &mut ReplyState,
     conn: &Conn<'_>,
+    arrived: Instant,
     lines: &mut Vec<Line>,
 ) -> Option<Vec<u8>> {
     if state.head.is_none() {
@@ -388,7 +405,7 @@ fn on_reply(
             Some(PubSub::Confirmation { count }) => {
                 state.subscribed = count > 0;
                 if confirming {
-                    confirm(count, state, conn, lines);
+                    confirm(count, state, conn, arrived, lines);
                 }
                 return None;
             }
@@ -409,16 +426,30 @@ fn on_reply(
         }
         _ => None,
     };
-    lines.push(conn.line(&p, class, p.sent.elapsed()));
+    let latency = arrived.saturating_duration_since(p.sent);
+    lines.push(conn.line(p, class, latency));
     rewritten
 }
 
 /// A `SUBSCRIBE`-family confirmation for the command at the head.
-fn confirm(count: i64, state: &mut ReplyState, conn: &Conn<'_>, lines: &mut Vec<Line>) {
+fn confirm(
+    count: i64,
+    state: &mut ReplyState,
+    conn: &Conn<'_>,
+    arrived: Instant,
+    lines: &mut Vec<Line>,
+) {
     let Some(p) = state.head.as_mut() else { return };
     if !p.recorded {
         p.recorded = true;
-        lines.push(conn.line(p, ReplyClass::Ok, p.sent.elapsed()));
+        let latency = arrived.saturating_duration_since(p.sent);
+        let first = Pending {
+            t: p.t,
+            sent: p.sent,
+            cmd: p.cmd.clone(),
+            recorded: true,
+        };
+        lines.push(conn.line(first, ReplyClass::Ok, latency));
     }
     let done = match &mut p.cmd.expect {
         Expect::Confirmations(Some(left)) => {

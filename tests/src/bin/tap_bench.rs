@@ -15,27 +15,34 @@
 //! cargo build --release -p slotscope && cargo run --release -p slotscope-tests --bin tap_bench -- --rounds 3
 //! ```
 //!
-//! `--plain` records to JSON Lines without zstd.
+//! `--plain` records to JSON Lines without zstd; `--requests N` sets the pipelined tests'
+//! requests (default 400,000).
+//!
+//! `--single` measures the hop itself: a one-master cluster (every slot on one node, so plain
+//! `redis-benchmark` without `--cluster` meets no redirection) reached directly, through a bare
+//! forwarder (this binary's `--forward LISTEN UPSTREAM` mode: tokio with two workers, the tap's
+//! runtime shape, copying bytes both ways and nothing else) and through the tap. The forwarder is
+//! the anchor: what any proxy on this host costs before it looks at a byte.
+//!
+//! Each proxy's own CPU per request (user and system time from `/proc/PID/stat` around each
+//! `redis-benchmark` run, divided by its requests) is printed in a second table: on a host the
+//! servers and the benchmark share, it holds still where throughput moves with the neighbours.
 
 use std::process::{Child, Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
+use slotscope_core::reader::RecordingReader;
+use slotscope_core::tap::TapSummary;
 use slotscope_core::NodeAddr;
 use slotscope_tests::port::free_port;
 use slotscope_tests::{slotscope_bin, Cluster, ClusterOptions, ServerKind};
 
 /// One redis-benchmark CSV row: (test, requests/s, p50 ms).
-fn bench(addr: &NodeAddr, args: &[&str]) -> Vec<(String, f64, f64)> {
+fn bench(addr: &NodeAddr, cluster: bool, args: &[&str]) -> Vec<(String, f64, f64)> {
     let o = Command::new("redis-benchmark")
-        .args([
-            "-h",
-            addr.host(),
-            "-p",
-            &addr.port().to_string(),
-            "--cluster",
-            "--csv",
-        ])
+        .args(["-h", addr.host(), "-p", &addr.port().to_string(), "--csv"])
+        .args(if cluster { &["--cluster"][..] } else { &[][..] })
         .args(args)
         .stdin(Stdio::null())
         .output()
@@ -55,16 +62,87 @@ fn bench(addr: &NodeAddr, args: &[&str]) -> Vec<(String, f64, f64)> {
     rows
 }
 
+/// The `tap_command` lines of the recording at `path`, and the commands its tap said it could
+/// not record.
+fn command_lines(path: &std::path::Path) -> (u64, u64) {
+    let file = std::fs::File::open(path).expect("the tap's recording");
+    let reader = RecordingReader::detect(std::io::BufReader::new(file)).expect("a recording");
+    let mut summary = TapSummary::default();
+    for (_, line) in reader.flatten() {
+        summary.push(&line);
+    }
+    (summary.total.sent, summary.not_recorded)
+}
+
+/// Clock ticks a second in `/proc/PID/stat` (Linux's `USER_HZ`, 100 on every architecture it
+/// runs the tap on).
+const TICKS_PER_SEC: f64 = 100.0;
+
+/// The user and system CPU a process has used, in clock ticks.
+fn cpu_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command name in parentheses: state is field 3; utime and stime are 14 and 15.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split(' ').collect();
+    Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+}
+
+/// Waits until something listens on `addr` (10 s at most).
+fn wait_listening(addr: &NodeAddr) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect((addr.host(), addr.port())).is_err() {
+        assert!(Instant::now() < deadline, "nothing listening on {addr}");
+        sleep(Duration::from_millis(50));
+    }
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
 
+/// The bare forwarder's longest life: it stops by itself should the bench not stop it.
+const FORWARD_LIFE: Duration = Duration::from_secs(3600);
+
+/// `--forward LISTEN UPSTREAM`: copies bytes between each client of `LISTEN` and a connection of
+/// its own to `UPSTREAM`, both ways, until either side closes; nothing else.
+fn forward(listen: &str, upstream: &str) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .expect("bind the forwarder");
+        let accept = async {
+            loop {
+                let Ok((mut client, _)) = listener.accept().await else {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                };
+                let upstream = upstream.to_owned();
+                tokio::spawn(async move {
+                    let Ok(mut node) = tokio::net::TcpStream::connect(upstream).await else {
+                        return;
+                    };
+                    let _ = client.set_nodelay(true);
+                    let _ = node.set_nodelay(true);
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut node).await;
+                });
+            }
+        };
+        let _ = tokio::time::timeout(FORWARD_LIFE, accept).await;
+    });
+}
+
+/// A child process ended by its own PID when dropped.
 struct Tap(Child);
 
 impl Drop for Tap {
     fn drop(&mut self) {
-        // SIGTERM to the tap's own PID: it completes its file and exits.
+        // SIGTERM to the child's own PID: the tap completes its file and exits.
         let _ = Command::new("kill")
             .arg("-TERM")
             .arg(self.0.id().to_string())
@@ -79,16 +157,32 @@ impl Drop for Tap {
 }
 
 fn main() {
-    let rounds: usize = std::env::args()
-        .skip_while(|a| a != "--rounds")
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--forward") {
+        let (Some(listen), Some(upstream)) = (args.get(i + 1), args.get(i + 2)) else {
+            eprintln!("tap_bench: --forward LISTEN UPSTREAM");
+            std::process::exit(2);
+        };
+        forward(listen, upstream);
+        return;
+    }
+    let rounds: usize = args
+        .iter()
+        .skip_while(|a| *a != "--rounds")
         .nth(1)
         .and_then(|r| r.parse().ok())
         .unwrap_or(3)
         .clamp(1, 20);
-    let cluster = Cluster::start(ServerKind::Redis, 2, ClusterOptions::default());
+    // `--single`: one master, no `--cluster`, and the bare forwarder beside the tap.
+    let single = args.iter().any(|a| a == "--single");
+    let cluster = Cluster::start(
+        ServerKind::Redis,
+        if single { 1 } else { 2 },
+        ClusterOptions::default(),
+    );
     let dir = tempfile::TempDir::new().expect("temporary directory");
     // `--plain`: record to JSON Lines without zstd (the compression's share of the cost).
-    let plain = std::env::args().any(|a| a == "--plain");
+    let plain = args.iter().any(|a| a == "--plain");
     let out = dir.path().join(if plain {
         "bench.jsonl"
     } else {
@@ -111,32 +205,84 @@ fn main() {
         .spawn()
         .expect("start slotscope tap");
     let tap = Tap(child);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", listen.port())).is_err() {
-        assert!(Instant::now() < deadline, "tap not listening");
-        sleep(Duration::from_millis(50));
-    }
-    eprintln!("tap_bench: {} (binary {})", cluster.kind(), bin.display());
-    let throughput = ["-t", "set,get", "-P", "16", "-c", "50", "-n", "400000"];
-    let latency = ["-t", "get", "-P", "1", "-c", "1", "-n", "20000"];
+    wait_listening(&listen);
     let direct = cluster.addr(0);
+    let mut paths = vec![("direct", direct.clone())];
+    let mut forwarder = None;
+    if single {
+        let addr = NodeAddr::new("127.0.0.1", free_port()).expect("address");
+        let child = Command::new(std::env::current_exe().expect("this program"))
+            .args(["--forward", &addr.to_string(), &direct.to_string()])
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("start the forwarder");
+        forwarder = Some(Tap(child));
+        wait_listening(&addr);
+        paths.push(("forward", addr));
+    }
+    paths.push(("tap", listen.clone()));
+    eprintln!("tap_bench: {} (binary {})", cluster.kind(), bin.display());
+    // `--requests N`: requests of each pipelined test (default 400,000; a short run's rate is
+    // coarse, redis-benchmark timing it in milliseconds).
+    let requests: u32 = args
+        .iter()
+        .skip_while(|a| *a != "--requests")
+        .nth(1)
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(400_000)
+        .clamp(1_000, 10_000_000);
+    let n = requests.to_string();
+    let throughput = ["-t", "set,get", "-P", "16", "-c", "50", "-n", &n];
+    let latency = ["-t", "get", "-P", "1", "-c", "1", "-n", "20000"];
+    // Requests each invocation sends (two tests of `requests`; one of 20,000).
+    let sent = [("P16 c50", 2.0 * f64::from(requests)), ("P1 c1", 20_000.0)];
+    let pid_of = |via: &str| match via {
+        "tap" => Some(tap.0.id()),
+        "forward" => forwarder.as_ref().map(|f| f.0.id()),
+        _ => None,
+    };
     let mut results: Vec<(String, String, f64, f64)> = Vec::new();
+    // (workload, path, CPU µs the proxy spent per request)
+    let mut cpu: Vec<(String, String, f64)> = Vec::new();
     for round in 0..rounds {
-        for (via, addr) in [("direct", &direct), ("tap", &listen)] {
-            for (label, args) in [("P16 c50", &throughput[..]), ("P1 c1", &latency[..])] {
-                for (test, rps, p50) in bench(addr, args) {
+        for (via, addr) in &paths {
+            for ((label, args), (_, requests)) in
+                [("P16 c50", &throughput[..]), ("P1 c1", &latency[..])]
+                    .into_iter()
+                    .zip(sent)
+            {
+                let before = pid_of(via).and_then(cpu_ticks);
+                for (test, rps, p50) in bench(addr, !single, args) {
                     eprintln!("round {round} {via:<6} {label:<8} {test:<4} {rps:>10.0} req/s  p50 {p50:.3} ms");
-                    results.push((format!("{label} {test}"), via.to_owned(), rps, p50));
+                    results.push((format!("{label} {test}"), (*via).to_owned(), rps, p50));
+                }
+                if let (Some(a), Some(b)) = (before, pid_of(via).and_then(cpu_ticks)) {
+                    let us = (b - a) as f64 * 1e6 / TICKS_PER_SEC / requests;
+                    cpu.push((label.to_owned(), (*via).to_owned(), us));
                 }
             }
         }
     }
     drop(tap);
+    drop(forwarder);
     let size = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
-    println!("| workload | direct req/s | tap req/s | tap / direct | direct p50 | tap p50 | p50 overhead |");
-    println!("|---|---:|---:|---:|---:|---:|---:|");
+    let vias: Vec<&str> = paths.iter().map(|p| p.0).collect();
+    let mut head = String::from("| workload |");
+    let mut rule = String::from("|---|");
+    for via in &vias {
+        head.push_str(&format!(" {via} req/s | {via} p50 |"));
+        rule.push_str("---:|---:|");
+    }
+    for via in &vias[1..] {
+        head.push_str(&format!(" {via} / direct | {via} p50 overhead |"));
+        rule.push_str("---:|---:|");
+    }
+    if single {
+        head.push_str(" tap / forward |");
+        rule.push_str("---:|");
+    }
+    println!("{head}\n{rule}");
     let mut keys: Vec<String> = results.iter().map(|r| r.0.clone()).collect();
-    keys.dedup();
     keys.sort();
     keys.dedup();
     for k in keys {
@@ -149,16 +295,59 @@ fn main() {
                     .collect(),
             )
         };
-        let (d_rps, t_rps) = (pick("direct", |r| r.2), pick("tap", |r| r.2));
-        let (d_p50, t_p50) = (pick("direct", |r| r.3), pick("tap", |r| r.3));
-        println!(
-            "| {k} | {d_rps:.0} | {t_rps:.0} | {:.0} % | {:.3} ms | {:.3} ms | {:+.0} µs |",
-            100.0 * t_rps / d_rps,
-            d_p50,
-            t_p50,
-            (t_p50 - d_p50) * 1000.0
-        );
+        let rps = |via: &str| pick(via, |r| r.2);
+        let p50 = |via: &str| pick(via, |r| r.3);
+        let mut row = format!("| {k} |");
+        for via in &vias {
+            row.push_str(&format!(" {:.0} | {:.3} ms |", rps(via), p50(via)));
+        }
+        for via in &vias[1..] {
+            row.push_str(&format!(
+                " {:.0} % | {:+.0} µs |",
+                100.0 * rps(via) / rps("direct"),
+                (p50(via) - p50("direct")) * 1000.0
+            ));
+        }
+        if single {
+            row.push_str(&format!(" {:.0} % |", 100.0 * rps("tap") / rps("forward")));
+        }
+        println!("{row}");
+    }
+    // The proxies' own CPU per request: steadier than their throughput on a shared host (it does
+    // not move with what the servers and the benchmark get of the cores).
+    let proxies: Vec<&str> = vias.iter().copied().filter(|v| *v != "direct").collect();
+    let mut head = String::from("\n| workload |");
+    let mut rule = String::from("|---|");
+    for via in &proxies {
+        head.push_str(&format!(" {via} CPU µs / request |"));
+        rule.push_str("---:|");
+    }
+    println!("{head}\n{rule}");
+    for (label, _) in sent {
+        let mut row = format!("| {label} |");
+        for via in &proxies {
+            let v: Vec<f64> = cpu
+                .iter()
+                .filter(|c| c.0 == label && c.1 == *via)
+                .map(|c| c.2)
+                .collect();
+            row.push_str(&format!(" {:.2} |", median(v)));
+        }
+        println!("{row}");
     }
     let kind = if plain { "plain" } else { "zstd" };
     println!("\nrecording: {size} bytes ({kind}) for {rounds} rounds");
+    // Every request through the tap has its line: the benchmark's own (CONFIG GET at its start)
+    // come on top of the counted ones.
+    let (lines, unrecorded) = command_lines(&out);
+    let through = rounds as f64 * sent.iter().map(|s| s.1).sum::<f64>();
+    println!(
+        "command lines: {lines} for {through:.0} benchmark requests through the tap ({}); \
+         forwarded but not recorded: {unrecorded}",
+        if lines as f64 >= through {
+            "complete"
+        } else {
+            "SHORT"
+        }
+    );
 }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::float;
 use crate::node::NodeAddr;
-use crate::recording::{ConnEvent, Line, ReplyClass};
+use crate::recording::{Annotation, ConnEvent, Line, ReplyClass};
 use crate::redirect::Redirect;
 use crate::time::Timestamp;
 
@@ -85,6 +85,39 @@ pub struct TapSummary {
     pub redirected_slots: Vec<u16>,
     /// First and last tap line.
     pub span: Option<(Timestamp, Timestamp)>,
+    /// Commands the tap forwarded but could not record (its writer had fallen behind: the tap
+    /// drops lines rather than hold a client back), from its [`NOT_RECORDED`] annotation.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_recorded: u64,
+    /// Connection events (opened, closed, refused) not recorded, likewise.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub events_not_recorded: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The `source` of the annotation a tap writes before its end line when it dropped lines: its
+/// fields `commands` and `events` count what was not recorded.
+pub const NOT_RECORDED: &str = "tap_not_recorded";
+
+/// The annotation a tap writes at `t` when it forwarded `commands` commands and `events`
+/// connection events it could not record.
+pub fn not_recorded(t: Timestamp, commands: u64, events: u64) -> Line {
+    Line::Annotation(Annotation {
+        t,
+        source: NOT_RECORDED.to_owned(),
+        text: format!(
+            "slotscope tap: {commands} commands and {events} connection events were forwarded but \
+             not recorded (the recording's writer fell behind; the clients were not held back)"
+        ),
+        end: None,
+        fields: BTreeMap::from([
+            ("commands".to_owned(), commands.to_string()),
+            ("events".to_owned(), events.to_string()),
+        ]),
+    })
 }
 
 impl TapSummary {
@@ -110,14 +143,23 @@ impl TapSummary {
             }
             Line::TapCommand(c) => {
                 self.total.add(&c.reply, c.latency_us);
-                self.per_command
-                    .entry(c.cmd.clone())
-                    .or_default()
-                    .add(&c.reply, c.latency_us);
-                self.per_node
-                    .entry(c.node.clone())
-                    .or_default()
-                    .add(&c.reply, c.latency_us);
+                // Looked up before an entry is made: a name or node seen before costs no copy.
+                match self.per_command.get_mut(&c.cmd) {
+                    Some(counts) => counts.add(&c.reply, c.latency_us),
+                    None => self
+                        .per_command
+                        .entry(c.cmd.clone())
+                        .or_default()
+                        .add(&c.reply, c.latency_us),
+                }
+                match self.per_node.get_mut(&c.node) {
+                    Some(counts) => counts.add(&c.reply, c.latency_us),
+                    None => self
+                        .per_node
+                        .entry(c.node.clone())
+                        .or_default()
+                        .add(&c.reply, c.latency_us),
+                }
                 match &c.reply {
                     ReplyClass::Redirect(Redirect::Moved { slot, to }) => {
                         *self.moved_to.entry(to.clone()).or_default() += 1;
@@ -129,6 +171,12 @@ impl TapSummary {
                     _ => {}
                 }
                 c.t
+            }
+            Line::Annotation(a) if a.source == NOT_RECORDED => {
+                let count = |name: &str| a.fields.get(name).and_then(|v| v.parse::<u64>().ok());
+                self.not_recorded += count("commands").unwrap_or(0);
+                self.events_not_recorded += count("events").unwrap_or(0);
+                return;
             }
             _ => return,
         };
@@ -168,6 +216,24 @@ mod tests {
             reply,
             latency_us: 10,
         })
+    }
+
+    #[test]
+    fn the_tap_s_not_recorded_annotation_is_counted() {
+        let s = TapSummary::from_lines(&[
+            cmd("get", "127.0.0.1:7000", ReplyClass::Ok),
+            not_recorded(Timestamp(9), 1234, 5),
+        ]);
+        assert_eq!(
+            (s.total.sent, s.not_recorded, s.events_not_recorded),
+            (1, 1234, 5)
+        );
+        let json = serde_json::to_string(&s).unwrap();
+        assert!(json.contains("\"not_recorded\":1234"), "{json}");
+        let none = TapSummary::from_lines(&[cmd("get", "127.0.0.1:7000", ReplyClass::Ok)]);
+        assert!(!serde_json::to_string(&none)
+            .unwrap()
+            .contains("not_recorded"));
     }
 
     #[test]

@@ -15,25 +15,43 @@ pub struct TapHeading {
     pub sent: u64,
     /// Connections opened.
     pub connections: u64,
+    /// Commands forwarded but not recorded (the tap's writer fell behind).
+    pub not_recorded: u64,
 }
 
 impl TapHeading {
     /// The section's title line.
     pub fn text(&self) -> String {
         format!(
-            "\nCLIENT-SIDE EVIDENCE (slotscope tap: {} commands on {} connections; client share = MOVED / \
-             commands sent, server = rejected_calls / (calls + rejected_calls) of every client)\n",
-            self.sent, self.connections,
+            "\nCLIENT-SIDE EVIDENCE (slotscope tap: {} commands on {} connections{}; client share = \
+             MOVED / commands sent, server = rejected_calls / (calls + rejected_calls) of every \
+             client)\n",
+            self.sent,
+            self.connections,
+            self.unrecorded(),
         )
     }
 
     /// The section's title and introduction.
     pub fn markdown(&self) -> String {
         format!(
-            "### Client-side evidence (slotscope tap)\n\n{} commands on {} connections. Client \
+            "### Client-side evidence (slotscope tap)\n\n{} commands on {} connections{}. Client \
              share = MOVED / commands sent by the tapped client; server share = rejected_calls / \
              (calls + rejected_calls) of every client.\n\n",
-            self.sent, self.connections
+            self.sent,
+            self.connections,
+            self.unrecorded()
+        )
+    }
+
+    /// What the tap forwarded and could not record, if anything.
+    fn unrecorded(&self) -> String {
+        if self.not_recorded == 0 {
+            return String::new();
+        }
+        format!(
+            ", and {} more forwarded but not recorded (the tap's writer fell behind)",
+            self.not_recorded
         )
     }
 }
@@ -173,6 +191,7 @@ impl TapSection {
             heading: TapHeading {
                 sent: t.total.sent,
                 connections: t.connections_opened,
+                not_recorded: t.not_recorded,
             },
             commands: a.analysis.versus().iter().map(VersusRow::of).collect(),
             nodes: t
@@ -229,14 +248,23 @@ mod tests {
 
     #[test]
     fn tap_heading_and_node_as_text() {
-        let h = TapHeading {
+        let mut h = TapHeading {
             sent: 10,
             connections: 2,
+            not_recorded: 0,
         };
         assert!(h
             .text()
             .starts_with("\nCLIENT-SIDE EVIDENCE (slotscope tap: 10 commands on 2 connections;"));
         assert!(h.markdown().ends_with(" of every client.\n\n"));
+        h.not_recorded = 7;
+        assert!(h.text().contains(
+            "10 commands on 2 connections, and 7 more forwarded but not recorded (the tap's writer \
+             fell behind);"
+        ));
+        assert!(h
+            .markdown()
+            .contains("and 7 more forwarded but not recorded"));
         let n = TapNodeRow {
             node: "10.0.0.1:6379".parse().unwrap(),
             sent: 7,
