@@ -1,7 +1,8 @@
 //! Crash consistency, briefly (`scripts/crash` is the long run): each command that writes a file
 //! killed with SIGKILL at a drawn moment (seed printed: `SLOTSCOPE_SEED`), every file left read
-//! back; `record` and `cut` into a full disk; `record` into a directory it cannot write; and a
-//! second recorder refused in an always-on directory the first one writes into.
+//! back; `record` and `cut` into a full disk; `record` into a directory it cannot write; a
+//! second recorder refused in an always-on directory the first one writes into; and a SIGTERM
+//! that comes while `record` is starting.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -11,6 +12,7 @@ use slotscope_tests::crash::full_disk;
 use slotscope_tests::crash::kill;
 use slotscope_tests::crash::rig::Rig;
 use slotscope_tests::crash::{Kill, Target};
+use slotscope_tests::fault::proxy::{FaultProxy, Mode};
 use slotscope_tests::matrix::draw::run_seed;
 use slotscope_tests::{slotscope_bin, Cluster, ClusterOptions, Recorder, ServerKind};
 use tempfile::TempDir;
@@ -102,4 +104,41 @@ fn a_second_recorder_into_the_same_directory_is_refused() {
         "{}",
         String::from_utf8_lossy(&third.stderr)
     );
+}
+
+/// A SIGTERM that comes while `record` is still starting (its file made, its first look at the
+/// cluster not yet answered: the seed is behind a proxy that holds each reply a second) ends the
+/// recording cleanly at its first chance: exit status 0, the file under its final name with an end
+/// line of reason `signal`. Before the signals were listened for from the start, the default
+/// action of SIGTERM killed the process there, leaving only `FILE.tmp`.
+#[test]
+fn a_sigterm_while_record_starts_ends_its_file_cleanly() {
+    let cluster = Cluster::start(ServerKind::Redis, 1, ClusterOptions::default());
+    let mut proxy = FaultProxy::start(cluster.addr(0).port()).unwrap();
+    proxy.set(Mode::Slow);
+    let tmp = TempDir::new().unwrap();
+    let out = tmp.path().join("starting.jsonl");
+    let seed = format!("127.0.0.1:{}", proxy.port());
+    let rec = Recorder::start(
+        &out,
+        &["--seed", &seed, "--interval", "200ms", "--quiet"],
+        &[],
+    );
+    let tmp_name = tmp.path().join("starting.jsonl.tmp");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !tmp_name.exists() {
+        assert!(Instant::now() < deadline, "no {}", tmp_name.display());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // The first look at the cluster is waiting on the slow seed.
+    rec.terminate();
+    proxy.set(Mode::Pass);
+    let o = rec.wait(Duration::from_secs(30));
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{:?}: {said}", o.status);
+    let text = std::fs::read_to_string(&out).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "end", "{text}");
+    assert_eq!(last["reason"], "signal", "{text}");
+    assert!(!tmp_name.exists());
 }

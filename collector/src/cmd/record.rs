@@ -249,6 +249,13 @@ pub fn run(args: Args) -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    // The runtime, and the signals listened for, before the file exists: a SIGTERM from then on
+    // ends the recording cleanly.
+    let runtime = match runtime::start(WORKERS) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let shutdown = runtime::Shutdown::listen(&runtime);
     let (sink, out): (Box<dyn Sink>, PathBuf) = if directory {
         let period = args.rotate.unwrap_or(DEFAULT_ROTATE);
         if period < Duration::from_secs(1) || period < args.interval {
@@ -280,10 +287,6 @@ pub fn run(args: Args) -> ExitCode {
             Err(code) => return code,
         }
     };
-    let runtime = match runtime::start(WORKERS) {
-        Ok(r) => r,
-        Err(code) => return code,
-    };
     let sink: Box<dyn Sink> = match metrics_listener {
         Some(listener) => {
             let signals = metrics_server::SharedSignals::default();
@@ -297,9 +300,8 @@ pub fn run(args: Args) -> ExitCode {
     } else {
         Progress::on_stderr()
     };
-    let result = runtime.block_on(async {
-        recorder::record(cfg, sink, &mut progress, runtime::shutdown_signal()).await
-    });
+    let result = runtime
+        .block_on(async { recorder::record(cfg, sink, &mut progress, shutdown.wait()).await });
     progress.finish();
     match result {
         Ok(stats) => {

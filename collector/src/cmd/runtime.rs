@@ -15,13 +15,33 @@ pub fn start(workers: usize) -> Result<tokio::runtime::Runtime, ExitCode> {
         })
 }
 
-/// Resolves at the first SIGTERM or SIGINT (Ctrl-C); never if neither can be listened for.
-pub async fn shutdown_signal() {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut term = signal(SignalKind::terminate()).ok();
-    let mut int = signal(SignalKind::interrupt()).ok();
-    tokio::select! {
-        _ = async { match term.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending().await } } => {}
-        _ = async { match int.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending().await } } => {}
+/// SIGTERM and SIGINT (Ctrl-C), caught from the moment [`Shutdown::listen`] is called, not from
+/// the first poll of [`Shutdown::wait`]: a signal that comes while a command is still starting
+/// (creating its file, its first poll of the cluster) is kept, and the command ends cleanly at
+/// its first chance rather than dying with its file half made.
+pub struct Shutdown {
+    term: Option<tokio::signal::unix::Signal>,
+    int: Option<tokio::signal::unix::Signal>,
+}
+
+impl Shutdown {
+    /// Starts listening, on `runtime`'s signal driver.
+    pub fn listen(runtime: &tokio::runtime::Runtime) -> Shutdown {
+        use tokio::signal::unix::{signal, SignalKind};
+        let _inside = runtime.enter();
+        Shutdown {
+            term: signal(SignalKind::terminate()).ok(),
+            int: signal(SignalKind::interrupt()).ok(),
+        }
+    }
+
+    /// Resolves at the first SIGTERM or SIGINT since [`Shutdown::listen`]; never if neither
+    /// could be listened for.
+    pub async fn wait(self) {
+        let Shutdown { mut term, mut int } = self;
+        tokio::select! {
+            _ = async { match term.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending().await } } => {}
+            _ = async { match int.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending().await } } => {}
+        }
     }
 }

@@ -96,11 +96,12 @@ pub fn run(args: Args) -> ExitCode {
         Ok(r) => r,
         Err(code) => return code,
     };
+    let shutdown = runtime::Shutdown::listen(&runtime);
     runtime.block_on(viewer_server::serve(
         site,
         args.port,
         !args.no_open,
-        runtime::shutdown_signal(),
+        shutdown.wait(),
     ))
 }
 

@@ -105,6 +105,13 @@ pub fn run(args: Args) -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    // The runtime, and the signals listened for, before the file exists: a SIGTERM from then on
+    // ends the recording cleanly.
+    let runtime = match runtime::start(WORKERS) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let shutdown = runtime::Shutdown::listen(&runtime);
     let compress = args.compress || sink::wants_zstd(&args.out);
     let zstd = compress.then_some(sink::TAP_ZSTD_LEVEL);
     let sink = match create_sink(&args.out, zstd, args.force) {
@@ -135,12 +142,8 @@ pub fn run(args: Args) -> ExitCode {
         quiet: args.quiet,
         queued_lines: tap::writer::QUEUED_LINES,
     };
-    let runtime = match runtime::start(WORKERS) {
-        Ok(r) => r,
-        Err(code) => return code,
-    };
     let out = args.out.clone();
-    match runtime.block_on(tap::run(cfg, Box::new(sink), runtime::shutdown_signal())) {
+    match runtime.block_on(tap::run(cfg, Box::new(sink), shutdown.wait())) {
         Ok(s) => {
             if !args.quiet {
                 eprintln!(
