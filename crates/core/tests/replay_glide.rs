@@ -45,6 +45,34 @@ fn a_moved_patches_one_slot_and_the_refresh_waits_15_to_30_s_after_the_last() {
 }
 
 #[test]
+fn a_moved_to_a_replica_of_the_shard_promotes_it_for_the_whole_shard() {
+    // B's half moves to its replica R at 5 s (a failover: B becomes R's replica), and the
+    // answers list the replica beside its primary. GLIDE keeps the shard's replicas
+    // (`ShardAddrs`), and the first MOVED naming R swaps R and B for the whole shard: one MOVED,
+    // where a MOVED to a node it does not know as the shard's replica moves one slot, one MOVED
+    // per slot met until the throttled refresh (15-30 s after the last).
+    const R: &str = "10.0.0.3:6379";
+    let failover = |listed: bool| {
+        let mut b = SimClusterBuilder::new();
+        let (low, high) = (range(0, 8191), range(8192, 16383));
+        b.layout(at(0), &[(low, addr(A)), (high, addr(B))], &[]);
+        b.layout(at(5), &[(low, addr(A)), (high, addr(R))], &[]);
+        if listed {
+            b.replicas(at(0), &[(addr(R), addr(B))]);
+            b.replicas(at(5), &[(addr(B), addr(R))]);
+        }
+        b.build()
+    };
+    let w = workload_of(40, 100, "zadd");
+    let promoted = run_model(&failover(true), &w, &[]);
+    assert_eq!(promoted.failed, 0);
+    assert_eq!(promoted.moved, 1, "one MOVED moves the whole shard");
+    let one_by_one = run_model(&failover(false), &w, &[]);
+    assert_eq!(one_by_one.failed, 0);
+    assert!(one_by_one.moved > 50, "{} MOVED", one_by_one.moved);
+}
+
+#[test]
 fn periodic_checks_ask_a_node_every_interval_and_refresh_only_on_a_change() {
     // A steady layout: each check asks max(log2(2), 1) = 1 node and finds the same view.
     let (steady, w) = (incident2(), workload_of(70, 20, "get"));

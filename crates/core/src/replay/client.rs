@@ -54,10 +54,10 @@ pub trait Transport {
     /// included), for a model whose topology query is `CLUSTER NODES`; it reads them with the
     /// answer of a [`cluster_slots`](Self::cluster_slots) exchange, which stands for that query.
     fn cluster_members(&self) -> Vec<NodeAddr>;
-    /// The replicas a `CLUSTER SLOTS` answer now lists beside the slot owners `owners` (read
-    /// with the answer of a [`cluster_slots`](Self::cluster_slots) exchange, whose pairs name
-    /// only the owners).
-    fn listed_replicas(&self, owners: &[NodeAddr]) -> Vec<NodeAddr>;
+    /// The replicas a `CLUSTER SLOTS` answer now lists beside the slot owners `owners`, each
+    /// with the owner it is listed under, `(replica, owner)` (read with the answer of a
+    /// [`cluster_slots`](Self::cluster_slots) exchange, whose pairs name only the owners).
+    fn listed_replicas(&self, owners: &[NodeAddr]) -> Vec<(NodeAddr, NodeAddr)>;
     /// Whether someone closed the clients' connections of the node at `to` after `since` and by
     /// now (a `CLIENT KILL` the recording shows, `kills.rs`): a connection to it open since
     /// `since` was closed. None by default.

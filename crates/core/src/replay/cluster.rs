@@ -128,19 +128,19 @@ impl SimCluster {
             .map(|(a, _)| a)
     }
 
-    /// The replicas a `CLUSTER SLOTS` answer at `t` lists beside the owners `owners` (each
-    /// replica with its primary among them), as `replicas.rs` keeps them.
+    /// The replicas a `CLUSTER SLOTS` answer at `t` lists beside the owners `owners`, each as
+    /// `(replica, its primary among them)`, as `replicas.rs` keeps them.
     pub fn listed_replicas<'s>(
         &'s self,
         t: Timestamp,
         owners: &'s [NodeAddr],
-    ) -> impl Iterator<Item = &'s NodeAddr> + 's {
+    ) -> impl Iterator<Item = (&'s NodeAddr, &'s NodeAddr)> + 's {
         self.replicas
             .iter()
             .filter(move |&&(_, p, span)| {
                 span.contains(t) && self.addr(p).is_some_and(|a| owners.contains(a))
             })
-            .filter_map(|&(r, _, _)| self.addr(r))
+            .filter_map(|&(r, p, _)| Some((self.addr(r)?, self.addr(p)?)))
     }
 
     /// Every node address, in order of first appearance.

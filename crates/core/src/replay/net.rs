@@ -171,9 +171,9 @@ impl<'a> Net<'a> {
 
     /// The replicas a `CLUSTER SLOTS` answer now lists beside `owners` (see
     /// [`SimCluster::listed_replicas`]).
-    pub fn listed_replicas(&self, owners: &[NodeAddr]) -> Vec<NodeAddr> {
+    pub fn listed_replicas(&self, owners: &[NodeAddr]) -> Vec<(NodeAddr, NodeAddr)> {
         (self.cluster.listed_replicas(self.now(), owners))
-            .cloned()
+            .map(|(r, p)| (r.clone(), p.clone()))
             .collect()
     }
 

@@ -119,7 +119,7 @@ impl Transport for Local<'_, '_> {
         self.net.cluster_members()
     }
 
-    fn listed_replicas(&self, owners: &[NodeAddr]) -> Vec<NodeAddr> {
+    fn listed_replicas(&self, owners: &[NodeAddr]) -> Vec<(NodeAddr, NodeAddr)> {
         self.net.set_now(self.now_us);
         self.net.listed_replicas(owners)
     }

@@ -70,6 +70,15 @@ impl SlotTable {
         self.owners[first..=last].fill(owner);
     }
 
+    /// Gives every slot of `from` to `to` (a replica promoted for its whole shard).
+    pub fn reassign(&mut self, from: NodeIdx, to: NodeIdx) {
+        for o in self.owners.iter_mut() {
+            if *o == Some(from) {
+                *o = Some(to);
+            }
+        }
+    }
+
     /// Makes every slot unowned.
     pub fn clear(&mut self) {
         self.owners.fill(None);

@@ -93,9 +93,13 @@
 //! connection at all: every command fails (`AllConnectionsUnavailable`, the reconnect to the
 //! initial nodes failing too, :3680-3690, :1760-1803) until a startup node answers again.
 //!
-//! Not modelled: replicas (the replay's `CLUSTER SLOTS` answers name primaries only, so the
-//! `MOVED` of a failover moves one slot at a time, GLIDE's scenario 3 or 5, where GLIDE, knowing
-//! the replica, promotes it for its whole shard, scenario 2, :2891-2900), `readFrom` other than
+//! - **Replicas**: each refresh keeps the replicas its answer lists beside the primaries
+//!   (`cluster_topology.rs:285-289`, whatever `readFrom` is); a `MOVED` naming a replica of the
+//!   slot's shard promotes it for the whole shard (above). An address translated by
+//!   `addressResolver` is not the `MOVED`'s, so a remapped client moves one slot at a time.
+//!
+//! Not modelled: the connections GLIDE keeps to replicas (counted here when a command first
+//! needs the node), replicas in the comparison of views, `readFrom` other than
 //! `primary` (refused), the connection validation every 3 s (`CONNECTION_CHECKS_INTERVAL`,
 //! `src/client/mod.rs:80`; `validate_all_user_connections`, :1806-1872: here a node of the slot
 //! map is connected when a command first needs it, and a broken one when its reconnect attempt
@@ -369,6 +373,9 @@ struct Client {
     startup: Vec<NodeIdx>,
     /// The slot map: slot → primary.
     slots: SlotTable,
+    /// The replicas of the last refresh's answer, each `(replica, primary)`: the shards' other
+    /// members (`ShardAddrs`, `cluster_slotmap.rs:120-150`).
+    replicas: Vec<(NodeIdx, NodeIdx)>,
     /// The view of the last refresh (`get_current_topology_hash`).
     topology: Option<View>,
     /// Created (`createClient` resolved).
@@ -389,6 +396,7 @@ impl Client {
             nodes: KnownNodes::new(Node::default()),
             startup: Vec::new(),
             slots: SlotTable::new(),
+            replicas: Vec::new(),
             topology: None,
             created: false,
             last_run: None,
@@ -406,9 +414,28 @@ impl Client {
         self.cfg.resolver.clone().unwrap_or_else(|| addr.clone())
     }
 
-    /// `update_upon_moved_error`: the slot goes to `to` (its shard, or a new one).
+    /// `update_upon_moved_error` (:2877-2948): when `to` is a replica of the slot's shard (a
+    /// failover), it becomes the shard's primary and the old primary its replica
+    /// (`std::mem::swap` of the two, `cluster_routing.rs:1462-1465`, "scenario 2", :2895-2900):
+    /// every slot of the shard goes to it at once. Otherwise the slot alone goes to `to` (its
+    /// shard, or a new one).
     fn moved(&mut self, slot: crate::slot::Slot, to: NodeIdx) {
-        self.slots.set(slot, Some(to));
+        let shard = self
+            .slots
+            .get(slot)
+            .filter(|&p| self.replicas.contains(&(to, p)));
+        let Some(old) = shard else {
+            self.slots.set(slot, Some(to));
+            return;
+        };
+        self.slots.reassign(old, to);
+        for pair in &mut self.replicas {
+            if *pair == (to, old) {
+                *pair = (old, to);
+            } else if pair.1 == old {
+                pair.1 = to;
+            }
+        }
     }
 
     /// `RetryParams::wait_time_for_retry` (`cluster_client.rs:85-92`) with the defaults (min

@@ -146,7 +146,7 @@ impl Client {
             let asked = ask.len();
             let views = self.query(&ask, net);
             if let Some(view) = Self::agreed(views, asked, attempt) {
-                self.apply(view);
+                self.apply(view, net);
                 return true;
             }
         }
@@ -159,14 +159,29 @@ impl Client {
         self.connect_startup(net)
     }
 
-    /// The new slot map and connection map of a refresh (:2800-2812).
-    pub(super) fn apply(&mut self, view: View) {
+    /// The new slot map and connection map of a refresh (:2800-2812), with the replicas the
+    /// answer lists (their addresses resolved as the primaries').
+    pub(super) fn apply(&mut self, view: View, net: &dyn Transport) {
         self.slots.clear();
         let mut named: Vec<NodeIdx> = Vec::new();
         for &(r, n) in &view {
             self.slots.fill(r, Some(n));
             if !named.contains(&n) {
                 named.push(n);
+            }
+        }
+        let owners: Vec<_> = named
+            .iter()
+            .filter_map(|&n| self.nodes.addr(n).cloned())
+            .collect();
+        self.replicas.clear();
+        for (replica, primary) in net.listed_replicas(&owners) {
+            let replica = self.nodes.intern(&self.resolve(&replica));
+            let primary = self.nodes.intern(&self.resolve(&primary));
+            if let (Some(r), Some(p)) = (replica, primary) {
+                if r != p {
+                    self.replicas.push((r, p));
+                }
             }
         }
         for (i, n) in self.nodes.states_mut() {

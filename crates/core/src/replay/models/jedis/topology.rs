@@ -101,7 +101,7 @@ impl Client {
         let mut named = self
             .nodes
             .fill_table(&mut table, ranges, |nodes, a| nodes.intern(a));
-        named.extend(replicas.iter().filter_map(|a| self.nodes.intern(a)));
+        named.extend(replicas.iter().filter_map(|(a, _)| self.nodes.intern(a)));
         let at = self.tables.partition_point(|(from, _)| *from <= now);
         self.tables.insert(at, (now, table));
         for (n, node) in self.nodes.states_mut() {
