@@ -87,6 +87,14 @@ fn cpu_ticks(pid: u32) -> Option<u64> {
     Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
 }
 
+/// The value after the option `name`, if it is there and parses.
+fn value_of<T: std::str::FromStr>(args: &[String], name: &str) -> Option<T> {
+    args.iter()
+        .skip_while(|a| *a != name)
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+}
+
 /// Waits until something listens on `addr` (10 s at most).
 fn wait_listening(addr: &NodeAddr) {
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -166,13 +174,7 @@ fn main() {
         forward(listen, upstream);
         return;
     }
-    let rounds: usize = args
-        .iter()
-        .skip_while(|a| *a != "--rounds")
-        .nth(1)
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(3)
-        .clamp(1, 20);
+    let rounds: usize = value_of(&args, "--rounds").unwrap_or(3).clamp(1, 20);
     // `--single`: one master, no `--cluster`, and the bare forwarder beside the tap.
     let single = args.iter().any(|a| a == "--single");
     let cluster = Cluster::start(
@@ -224,11 +226,7 @@ fn main() {
     eprintln!("tap_bench: {} (binary {})", cluster.kind(), bin.display());
     // `--requests N`: requests of each pipelined test (default 400,000; a short run's rate is
     // coarse, redis-benchmark timing it in milliseconds).
-    let requests: u32 = args
-        .iter()
-        .skip_while(|a| *a != "--requests")
-        .nth(1)
-        .and_then(|r| r.parse().ok())
+    let requests: u32 = value_of(&args, "--requests")
         .unwrap_or(400_000)
         .clamp(1_000, 10_000_000);
     let n = requests.to_string();

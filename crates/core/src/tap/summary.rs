@@ -94,6 +94,20 @@ pub struct TapSummary {
     pub events_not_recorded: u64,
 }
 
+/// Counts a reply under `key`, looked up before an entry is made: a name or node seen before
+/// costs no copy of its key.
+fn count_in<K: Ord + Clone>(
+    map: &mut BTreeMap<K, TapCounts>,
+    key: &K,
+    reply: &ReplyClass,
+    latency_us: u64,
+) {
+    match map.get_mut(key) {
+        Some(counts) => counts.add(reply, latency_us),
+        None => map.entry(key.clone()).or_default().add(reply, latency_us),
+    }
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
@@ -143,23 +157,8 @@ impl TapSummary {
             }
             Line::TapCommand(c) => {
                 self.total.add(&c.reply, c.latency_us);
-                // Looked up before an entry is made: a name or node seen before costs no copy.
-                match self.per_command.get_mut(&c.cmd) {
-                    Some(counts) => counts.add(&c.reply, c.latency_us),
-                    None => self
-                        .per_command
-                        .entry(c.cmd.clone())
-                        .or_default()
-                        .add(&c.reply, c.latency_us),
-                }
-                match self.per_node.get_mut(&c.node) {
-                    Some(counts) => counts.add(&c.reply, c.latency_us),
-                    None => self
-                        .per_node
-                        .entry(c.node.clone())
-                        .or_default()
-                        .add(&c.reply, c.latency_us),
-                }
+                count_in(&mut self.per_command, &c.cmd, &c.reply, c.latency_us);
+                count_in(&mut self.per_node, &c.node, &c.reply, c.latency_us);
                 match &c.reply {
                     ReplyClass::Redirect(Redirect::Moved { slot, to }) => {
                         *self.moved_to.entry(to.clone()).or_default() += 1;
