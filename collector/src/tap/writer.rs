@@ -31,8 +31,8 @@ pub const QUEUED_LINES: usize = 256 * 1024;
 /// batch was a system call per read of every client): it looks for lines.
 const IDLE_FIRST: Duration = Duration::from_millis(1);
 
-/// The writer's longest sleep (an idle tap looks for lines 20 times a second; at 400,000 commands
-/// a second that many lines wait, far under [`QUEUED_LINES`]).
+/// The writer's longest sleep: an idle tap looks for lines 20 times a second, and at 400,000
+/// commands a second the 20,000 lines of one such sleep wait far under [`QUEUED_LINES`].
 const IDLE_MOST: Duration = Duration::from_millis(50);
 
 /// Where the proxies hand their lines to the writer: never waits, never wakes the writer. Lines
