@@ -64,6 +64,11 @@ impl ReadError {
     }
 }
 
+/// The longest poll interval (and timeout) a header is read with: a day. The collector polls
+/// every second by default; a header beyond a day is damaged, and the analysis works on
+/// multiples of the interval.
+pub const MAX_INTERVAL_MS: u64 = 86_400_000;
+
 /// Reads the lines of a recording one at a time.
 pub struct RecordingReader<R> {
     src: R,
@@ -103,11 +108,17 @@ impl<R: BufRead> RecordingReader<R> {
         }
     }
 
-    /// Reads the header (the first line). Call before iterating, or let the iterator do it.
+    /// Reads the header (the first line). Call before iterating, or let the iterator do it. Its
+    /// poll interval is read as at least 1 ms and at most [`MAX_INTERVAL_MS`], its timeout as at
+    /// most that.
     pub fn header(&mut self) -> Result<&Header, ReadError> {
         if self.header.is_none() {
             match self.next_raw() {
-                Some(Ok(Line::Header(h))) => {
+                Some(Ok(Line::Header(mut h))) => {
+                    // A damaged header's interval must not overflow the analysis' arithmetic
+                    // on multiples of it (fuzzing found one near the top of `u64`).
+                    h.options.interval_ms = h.options.interval_ms.clamp(1, MAX_INTERVAL_MS);
+                    h.options.timeout_ms = h.options.timeout_ms.min(MAX_INTERVAL_MS);
                     if !SUPPORTED_SCHEMAS.contains(&h.schema) {
                         self.done = true;
                         return Err(ReadError::UnsupportedSchema {

@@ -163,19 +163,47 @@ fn command_counters_near_the_top_of_u64_add_up_without_wrapping() {
         .max()
         .unwrap();
     assert!(huge > u64::MAX / 2, "{huge}");
-    // Read as `analyze` reads a file: the bad lines the fuzzer also made are skipped.
+    let (read, analysis) = analysed_as_analyze_reads(bytes);
+    assert!(read > 20, "{read} lines read");
+    assert!(serde_json::to_string(&analysis.shard_traffic).is_ok());
+}
+
+/// Found by `recording_lines` too: a header whose `interval_ms` is near the top of `u64` (a
+/// damaged header) made the story's "first round" (start + 2 intervals) overflow, and a dozen
+/// other places work on multiples of the interval. The reader now reads an interval as at most a
+/// day (`MAX_INTERVAL_MS`); the recording is read and analysed.
+#[test]
+fn a_header_interval_near_the_top_of_u64_is_read_as_a_day() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/regressions/recording/overflow-a-header-interval-near-the-top-of-u64");
+    let bytes = std::fs::read(&path).unwrap();
+    let first: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&bytes).lines().next().unwrap()).unwrap();
+    assert!(first["options"]["interval_ms"].as_u64().unwrap() > u64::MAX / 2);
     let mut reader =
         slotscope_core::reader::RecordingReader::detect(std::io::Cursor::new(bytes.clone()))
             .unwrap();
+    assert_eq!(
+        reader.header().unwrap().options.interval_ms,
+        slotscope_core::reader::MAX_INTERVAL_MS
+    );
+    let (read, analysis) = analysed_as_analyze_reads(bytes);
+    assert!(read > 0);
+    assert!(serde_json::to_string(&analysis.story).is_ok());
+}
+
+/// `bytes` read as `analyze` reads a file (bad lines skipped, as the fuzzer also makes them) and
+/// analysed: the lines read, and the analysis.
+fn analysed_as_analyze_reads(bytes: Vec<u8>) -> (usize, slotscope_core::analysis::Analysis) {
+    let mut reader =
+        slotscope_core::reader::RecordingReader::detect(std::io::Cursor::new(bytes)).unwrap();
     let mut analyzer = slotscope_core::analysis::Analyzer::new(reader.header().unwrap().clone());
     let mut read = 0;
     for (_, line) in reader.by_ref().flatten() {
         analyzer.push_owned(line);
         read += 1;
     }
-    assert!(read > 20, "{read} lines read");
-    let analysis = analyzer.finish();
-    assert!(serde_json::to_string(&analysis.shard_traffic).is_ok());
+    (read, analyzer.finish())
 }
 
 /// Every input fuzzing kept (`fuzz/regressions/recording/`, each a crash once) is read to its
@@ -190,5 +218,5 @@ fn every_recording_fuzzing_found_is_read_without_a_crash() {
         let _ = Overview::of_recording(std::io::Cursor::new(bytes), 0);
         n += 1;
     }
-    assert!(n >= 3, "{n} inputs in {}", dir.display());
+    assert!(n >= 4, "{n} inputs in {}", dir.display());
 }
