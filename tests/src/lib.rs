@@ -26,6 +26,7 @@
 pub mod client;
 pub mod cluster;
 pub mod collector;
+pub mod cpu;
 pub mod crash;
 pub mod fault;
 pub mod fixture;

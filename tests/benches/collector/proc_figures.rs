@@ -2,21 +2,12 @@
 //! RSS, CPU ticks, the clock tick rate and the CPU model.
 
 use std::fs;
-use std::process::Command;
 use std::time::Duration;
 
 use crate::to_f64;
 
 /// `getconf CLK_TCK`, 100 if that fails.
-pub fn clock_ticks() -> u64 {
-    Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
-        .filter(|&n: &u64| n > 0)
-        .unwrap_or(100)
-}
+pub use slotscope_tests::cpu::clock_ticks;
 
 /// The `model name` of `/proc/cpuinfo`, `unknown CPU` if there is none.
 pub fn cpu_model() -> String {
@@ -55,14 +46,10 @@ impl ProcFigures {
             .and_then(|v| v.split_whitespace().next())
             .and_then(|v| v.parse().ok())
             .expect("VmHWM in /proc/PID/status");
-        let stat = fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/PID/stat");
-        // Fields after the `(comm)` one start at field 3 (state); utime and stime are fields 14, 15.
-        let rest = &stat[stat.rfind(')').expect("(comm) in /proc/PID/stat") + 1..];
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        let tick = |i: usize| -> u64 { fields[i - 3].parse().expect("clock ticks") };
         ProcFigures {
             hwm_kib,
-            cpu_ticks: tick(14) + tick(15),
+            cpu_ticks: slotscope_tests::cpu::cpu_ticks(pid)
+                .expect("utime and stime in /proc/PID/stat"),
             wall,
         }
     }

@@ -35,6 +35,7 @@ use std::time::{Duration, Instant};
 use slotscope_core::reader::RecordingReader;
 use slotscope_core::tap::TapSummary;
 use slotscope_core::NodeAddr;
+use slotscope_tests::cpu::{clock_ticks, cpu_ticks};
 use slotscope_tests::port::free_port;
 use slotscope_tests::{slotscope_bin, Cluster, ClusterOptions, ServerKind};
 
@@ -72,19 +73,6 @@ fn command_lines(path: &std::path::Path) -> (u64, u64) {
         summary.push(&line);
     }
     (summary.total.sent, summary.not_recorded)
-}
-
-/// Clock ticks a second in `/proc/PID/stat` (Linux's `USER_HZ`, 100 on every architecture it
-/// runs the tap on).
-const TICKS_PER_SEC: f64 = 100.0;
-
-/// The user and system CPU a process has used, in clock ticks.
-fn cpu_ticks(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // After the command name in parentheses: state is field 3; utime and stime are 14 and 15.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let f: Vec<&str> = rest.split(' ').collect();
-    Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
 }
 
 /// The value after the option `name`, if it is there and parses.
@@ -242,6 +230,7 @@ fn main() {
     let mut results: Vec<(String, String, f64, f64)> = Vec::new();
     // (workload, path, CPU µs the proxy spent per request)
     let mut cpu: Vec<(String, String, f64)> = Vec::new();
+    let ticks_per_sec = clock_ticks() as f64;
     for round in 0..rounds {
         for (via, addr) in &paths {
             for ((label, args), (_, requests)) in
@@ -255,7 +244,7 @@ fn main() {
                     results.push((format!("{label} {test}"), (*via).to_owned(), rps, p50));
                 }
                 if let (Some(a), Some(b)) = (before, pid_of(via).and_then(cpu_ticks)) {
-                    let us = (b - a) as f64 * 1e6 / TICKS_PER_SEC / requests;
+                    let us = (b - a) as f64 * 1e6 / ticks_per_sec / requests;
                     cpu.push((label.to_owned(), (*via).to_owned(), us));
                 }
             }
