@@ -357,7 +357,12 @@ pub fn compare(
 
     // When failures began and ended, after the fault.
     let from = fault_ms.unwrap_or(app.started_ms);
-    let real = timing::app_onset(app, from).unwrap_or_default();
+    // The application read on the replay's seconds, as the replay is.
+    let real = match timing::model_grid(replay) {
+        Some((grid, width)) => timing::app_onset_on(app, from, grid, width),
+        None => timing::app_onset(app, from),
+    }
+    .unwrap_or_default();
     let model = timing::model_onset(replay, from).unwrap_or_default();
     let after = |t: Option<u64>| t.map(|t| t.saturating_sub(from));
     for (metric, r, m) in [

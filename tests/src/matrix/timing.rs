@@ -5,8 +5,11 @@
 //! The application counts outcomes by when each command ended, in `outcomes.bucket_ms` buckets
 //! (250 ms); the replay's timeline by the second each command ended too (`ended_ok`,
 //! `ended_errors`; a binary without them: by the second it was issued, `ok`, `errors`). A moment
-//! is a bucket's start, so the two differ by up to a second on their own: the target is within
-//! 1 s or 25 % of the real delay, whichever is larger.
+//! is a bucket's start. Compared with a replay, the application's buckets are first summed into
+//! the replay's seconds ([`app_onset_on`]): read at 250 ms against 1 s, the replay's first
+//! failure came up to 750 ms early and its recovery up to 750 ms late by the bucketing alone.
+//! The two grids still differ by up to a bucket: the target is within 1 s or 25 % of the real
+//! delay, whichever is larger.
 
 use serde_json::Value;
 
@@ -72,6 +75,42 @@ pub fn app_onset(app: &AppReport, from_ms: u64) -> Option<Onset> {
         })
         .collect();
     Some(onset(&buckets, width, from_ms))
+}
+
+/// The application's onset after `from_ms` on a coarser grid: its buckets summed into buckets of
+/// `width` ms (a multiple of its own) that start at `grid_ms` plus a whole number of widths, each
+/// of its buckets into the one its start falls in (none without `outcomes` buckets). With the
+/// replay's grid ([`model_grid`]), the application and the replay are read alike.
+pub fn app_onset_on(app: &AppReport, from_ms: u64, grid_ms: u64, width: u64) -> Option<Onset> {
+    let own = app.outcome_bucket_ms()?;
+    let o = &app.raw["outcomes"];
+    let ok = o["ok"].as_array()?;
+    let failed = o["failed"].as_array()?;
+    let width = width.max(own).max(1);
+    let mut buckets: Buckets = Vec::new();
+    for (i, (k, f)) in (0u64..).zip(ok.iter().zip(failed)) {
+        let start = app.started_ms + i * own;
+        // The grid's bucket that holds `start` (grids reach back before `grid_ms` too).
+        let steps = (i128::from(start) - i128::from(grid_ms)).div_euclid(i128::from(width));
+        let Ok(at) = u64::try_from(i128::from(grid_ms) + steps * i128::from(width)) else {
+            continue;
+        };
+        let (k, f) = (k.as_u64().unwrap_or(0), f.as_u64().unwrap_or(0));
+        match buckets.last_mut() {
+            Some(last) if last.0 == at => {
+                last.1 += k;
+                last.2 += f;
+            }
+            _ => buckets.push((at, k, f)),
+        }
+    }
+    Some(onset(&buckets, width, from_ms))
+}
+
+/// The replay's grid: where its timeline's seconds start, and their width (none without a
+/// timeline).
+pub fn model_grid(replay: &Value) -> Option<(u64, u64)> {
+    Some((replay["timeline"].as_array()?.first()?["t"].as_u64()?, 1000))
 }
 
 /// The replay's onset after `from_ms`, from its per-second `timeline` (none without one): by
@@ -172,6 +211,39 @@ mod tests {
         let o = model_onset(&by_end, 10_500).unwrap();
         assert_eq!(o.first_failure_ms, Some(12_000));
         assert_eq!(o.recovered_ms, Some(13_000));
+    }
+
+    #[test]
+    fn the_application_is_read_on_the_replay_grid() {
+        // Failures from 10.5 s to 11.25 s, in 250 ms buckets from 10 s.
+        let app = AppReport::from_json(json!({
+            "issued": 52, "succeeded": 46, "failed": 6, "skipped": 0, "initializations": 1,
+            "cluster_slots_calls": 1, "new_connections": 3, "wedged": false,
+            "started_ms": 10_000, "issuing_ended_ms": 13_000, "ended_ms": 13_000,
+            "outcomes": {"bucket_ms": 250,
+                "ok":     [5, 5, 1, 0, 0, 5, 5, 5, 5, 5, 5, 5],
+                "failed": [0, 0, 2, 3, 1, 0, 0, 0, 0, 0, 0, 0]}
+        }))
+        .unwrap();
+        let fine = app_onset(&app, 10_000).unwrap();
+        assert_eq!(fine.first_failure_ms, Some(10_500));
+        assert_eq!(fine.recovered_ms, Some(11_250));
+        // On a replay's seconds from 9.6 s: 9.6, 10.6 and 11.6 s; the failures' buckets start
+        // at 10.5 (in 9.6), 10.75 and 11.0 (in 10.6).
+        let coarse = app_onset_on(&app, 10_000, 9_600, 1000).unwrap();
+        assert_eq!(coarse.first_failure_ms, Some(9_600));
+        assert_eq!(coarse.recovered_ms, Some(11_600));
+        // On a grid that starts after the application: reached back to.
+        let back = app_onset_on(&app, 10_000, 13_000, 1000).unwrap();
+        assert_eq!(back.first_failure_ms, Some(10_000));
+        assert_eq!(back.recovered_ms, Some(12_000));
+        // A grid as fine as the application's own: as read alone.
+        assert_eq!(app_onset_on(&app, 10_000, 10_000, 250), Some(fine));
+        assert_eq!(
+            model_grid(&json!({"timeline": [{"t": 9_600}, {"t": 10_600}]})),
+            Some((9_600, 1000))
+        );
+        assert_eq!(model_grid(&json!({"timeline": []})), None);
     }
 
     #[test]
