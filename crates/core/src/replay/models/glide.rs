@@ -56,15 +56,21 @@
 //!   - `CLUSTERDOWN` (and `TRYAGAIN`): `WaitAndRetry`, a sleep of `RetryParams::wait_time_for_retry`
 //!     (:1441-1449): a draw in [1280, max(10·2ʳ, 1281)) ms (`cluster_client.rs:67-92`), 1280 ms
 //!     for the first 7 retries.
-//!   - A broken connection (`FatalReceiveError`, a refused or reset connection: `Reconnect`): the
-//!     command is dropped unanswered (:1450-1466), which the application sees as a connection
-//!     error, and the node's reconnect task starts (`trigger_refresh_connection_tasks`,
+//!   - A connection broken under a command (`FatalReceiveError`, a reset connection:
+//!     `Reconnect`): the command is dropped unanswered (:1450-1466), which the application sees
+//!     as a connection error, and the node's reconnect task starts (`trigger_refresh_connection_tasks`,
 //!     :1910-2068): attempts for ever, the first at once, then after 200, 400, 800, 1600 ms
 //!     (±20 %) and every 3200 ms (`RetryStrategy` default 2, 100, 5, 20 %,
 //!     `retry_strategies.rs:17-20`, :73-93). The node leaves the connection map meanwhile; once
 //!     its first attempt failed, commands for its slots go to a random node (above), whose `MOVED`
 //!     back to the node finds no connection (`ConnectionNotFoundForRoute`, :3540), which asks a
-//!     refresh and sleeps `wait_time_for_retry` before the retry (:1371-1381).
+//!     refresh and sleeps `wait_time_for_retry` before the retry (:1371-1381). A server that
+//!     went away before the command was sent fails nothing by itself: its connections saw the
+//!     end of the stream, the disconnect notifier woke the validation (:2604-2617,
+//!     :1806-1872), which took the node out of the map, and the reconnect task's first attempt
+//!     was refused (:1945-2000), all within a millisecond; the command takes the path above
+//!     (a random node, its `MOVED` back, no connection, the sleep), and the request timeout
+//!     usually ends it: a `TimeoutError`, as live.
 //! - **`requestTimeout`** (default **250 ms**, `src/client/mod.rs:55`): the whole command,
 //!   redirects and retries included, runs under it (`run_with_timeout`, `src/client/mod.rs:336-355`);
 //!   past it the command fails with a timeout. It is the replay's `socket_timeout`.
@@ -470,22 +476,30 @@ impl Client {
 
     /// One send to `i`'s connection, which reaches `i`'s address through `addressResolver`; a
     /// node not yet connected is connected by it (its two connections counted when it answers).
-    fn send(&mut self, i: NodeIdx, cmd: Routed, asking: bool, net: &mut dyn Transport) -> Reply {
+    /// With the reply, whether the connection broke while the command waited on it (someone
+    /// closed it, `CLIENT KILL`): the reading task ends and drops the reply (`FatalReceiveError`,
+    /// `multiplexed_connection.rs:754-765`, `Reconnect`, `types.rs:1177`).
+    fn send(
+        &mut self,
+        i: NodeIdx,
+        cmd: Routed,
+        asking: bool,
+        net: &mut dyn Transport,
+    ) -> (Reply, bool) {
         let Some(addr) = self.nodes.addr(i).map(|a| self.resolve(a)) else {
-            return Reply::ConnectionError;
+            return (Reply::ConnectionError, false);
         };
         let sent = net.now();
         let was_open = self.nodes.get(i).open;
         let mut reply = net.send(&addr, cmd, asking);
-        if was_open && net.killed(&addr, sent) {
-            // Someone closed the connection while the command waited on it (`CLIENT KILL`): the
-            // reading task ends and drops the reply (`FatalReceiveError`).
+        let dropped = was_open && net.killed(&addr, sent);
+        if dropped {
             reply = Reply::ConnectionError;
         }
         if !matches!(reply, Reply::ConnectionError | Reply::Timeout) {
             self.open(i, net.now());
         }
-        reply
+        (reply, dropped)
     }
 
     fn process(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
@@ -563,21 +577,29 @@ impl Client {
             }
             let was_open = self.nodes.get(node).open;
             let reconnecting = self.nodes.get(node).reconnect.is_some();
-            let reply = self.send(node, cmd, asking, net);
+            let (reply, dropped) = self.send(node, cmd, asking, net);
             match reply {
                 Reply::Ok => return Outcome::Ok,
                 Reply::Timeout => return timed_out(net),
                 Reply::ConnectionError => {
-                    if was_open {
-                        // The connection broke: the command is dropped (`Reconnect`, no retry).
-                        // Every connection to that server broke with it (several addresses reach
-                        // one server through `addressResolver`): each is reconnected.
+                    if dropped {
+                        // The connection broke under the command: it is dropped (`Reconnect`,
+                        // no retry, `mod.rs:1459-1474`). Every connection to that server broke
+                        // with it (several addresses reach one server through
+                        // `addressResolver`): each is reconnected.
                         self.broken_with(node, now);
                         return Outcome::Failed(CONNECTION);
                     }
-                    // No connection could be made (a reconnect attempt, or a node's first
-                    // connection): its task goes on with the backoff.
-                    if !reconnecting {
+                    if was_open {
+                        // The server went away before the command was sent: its connections
+                        // saw the end of the stream, the disconnect notifier woke the
+                        // validation (`mod.rs:2604-2617`, :1806-1872), which took the node out
+                        // of the map and started its reconnect task, whose first attempt was
+                        // refused (:1945-2000). The command finds no connection, as below.
+                        self.broken_with(node, now);
+                    } else if !reconnecting {
+                        // No connection could be made (a node's first connection): its task
+                        // goes on with the backoff.
                         self.broken(node, now);
                     }
                     self.attempt_failed(node, now);
