@@ -284,7 +284,9 @@ impl SummaryBuilder {
                         example: e.error.clone(),
                     });
             }
-            Line::PollRound(r) => self.summary.rounds = self.summary.rounds.max(r.round + 1),
+            Line::PollRound(r) => {
+                self.summary.rounds = self.summary.rounds.max(r.round.saturating_add(1))
+            }
             Line::Annotation(a) => {
                 self.summary
                     .annotations

@@ -192,6 +192,33 @@ fn a_header_interval_near_the_top_of_u64_is_read_as_a_day() {
     assert!(serde_json::to_string(&analysis.story).is_ok());
 }
 
+/// Found by `recording_lines` in its hour-long run: a `poll_round` line whose `round` is the top
+/// of `u64` (a damaged file) overflowed the summary's round count (`round + 1`). The count
+/// saturates; the recording is summarised and analysed.
+#[test]
+fn a_poll_round_at_the_top_of_u64_is_counted_without_wrapping() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/regressions/recording/overflow-a-poll-round-at-the-top-of-u64");
+    let bytes = std::fs::read(&path).unwrap();
+    let rounds: Vec<u64> = String::from_utf8_lossy(&bytes)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["type"] == "poll_round")
+        .filter_map(|v| v["round"].as_u64())
+        .collect();
+    assert!(rounds.contains(&u64::MAX), "{rounds:?}");
+    let mut reader = RecordingReader::detect(std::io::Cursor::new(bytes.clone())).unwrap();
+    let mut summary =
+        slotscope_core::summary::SummaryBuilder::new(reader.header().unwrap().clone());
+    for (_, line) in reader.by_ref().flatten() {
+        summary.push(&line);
+    }
+    assert_eq!(summary.finish().rounds, u64::MAX);
+    let (read, analysis) = analysed_as_analyze_reads(bytes);
+    assert!(read > 10, "{read} lines read");
+    assert!(serde_json::to_string(&analysis.story).is_ok());
+}
+
 /// `bytes` read as `analyze` reads a file (bad lines skipped, as the fuzzer also makes them) and
 /// analysed: the lines read, and the analysis.
 fn analysed_as_analyze_reads(bytes: Vec<u8>) -> (usize, slotscope_core::analysis::Analysis) {
@@ -218,5 +245,5 @@ fn every_recording_fuzzing_found_is_read_without_a_crash() {
         let _ = Overview::of_recording(std::io::Cursor::new(bytes), 0);
         n += 1;
     }
-    assert!(n >= 4, "{n} inputs in {}", dir.display());
+    assert!(n >= 5, "{n} inputs in {}", dir.display());
 }
