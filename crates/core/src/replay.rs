@@ -52,7 +52,7 @@ pub use options::{parse_secs_ms, ModelOption, ModelOptions};
 pub use outcome::{ClientError, Failure, Outcome, ReplyErrors};
 pub use registry::{descriptor, model, model_names};
 pub use release::{Coverage, Version};
-pub use report::{CommandStats, NodeStats, ReplayReport, Second};
+pub use report::{CommandStats, NodeStats, Outcomes, ReplayReport, Second, OUTCOME_BUCKET_MS};
 pub use run::replay;
 pub use sequential::{Sequential, SyncModel};
 pub use version::{coverage, covers, ranges, resolve, Resolved, VersionError};

@@ -167,7 +167,11 @@ fn a_refusing_node_is_left_at_once_and_its_slots_time_out_until_the_reconnect() 
     assert_eq!(r.errors.get(CONNECTION), None, "{:?}", r.errors);
     assert_eq!(r.errors[TIMEOUT], r.failed, "{:?}", r.errors);
     // The first failure is a request timeout after the fault, not the fault's moment.
-    let first = r.timeline.iter().position(|s| s.errors > 0).expect("failures");
+    let first = r
+        .timeline
+        .iter()
+        .position(|s| s.errors > 0)
+        .expect("failures");
     assert_eq!(first, 10);
     assert!(r.nodes[A].moved >= 1, "A sends B's slots back");
     assert!(sum(&r, 10, 12, |s| s.ok) > 0, "A's half is served");

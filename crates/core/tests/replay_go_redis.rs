@@ -126,6 +126,20 @@ fn a_command_that_times_out_is_counted_when_it_ended_as_well_as_when_it_was_issu
         r.timeline.iter().map(|s| s.ended_errors).sum::<u64>(),
         r.failed
     );
+    // The same by quarter second (`outcomes`, the applications' buckets): the first failure
+    // ends 1.6 s after 10.0 s, in the quarter from 11.5 s; each second sums its four quarters.
+    let o = &r.outcomes;
+    assert_eq!(o.bucket_ms, 250);
+    assert_eq!(o.ok.len(), 4 * r.timeline.len());
+    assert_eq!(o.failed.iter().position(|&f| f > 0), Some(46));
+    for (s, (ok, failed)) in r
+        .timeline
+        .iter()
+        .zip(o.ok.chunks(4).zip(o.failed.chunks(4)))
+    {
+        assert_eq!(s.ended_ok, ok.iter().sum::<u64>());
+        assert_eq!(s.ended_errors, failed.iter().sum::<u64>());
+    }
 }
 
 #[test]

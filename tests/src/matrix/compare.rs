@@ -357,10 +357,13 @@ pub fn compare(
 
     // When failures began and ended, after the fault.
     let from = fault_ms.unwrap_or(app.started_ms);
-    // The application read on the replay's seconds, as the replay is.
+    // The application read at the replay's width: its own where the replay reports quarter
+    // seconds, else on the replay's seconds.
     let real = match timing::model_grid(replay) {
-        Some((grid, width)) => timing::app_onset_on(app, from, grid, width),
-        None => timing::app_onset(app, from),
+        Some((grid, width)) if !timing::model_has_outcomes(replay) => {
+            timing::app_onset_on(app, from, grid, width)
+        }
+        _ => timing::app_onset(app, from),
     }
     .unwrap_or_default();
     let model = timing::model_onset(replay, from).unwrap_or_default();

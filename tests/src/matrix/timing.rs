@@ -3,13 +3,14 @@
 //! no command failed and some succeeded, up to the schedule's end).
 //!
 //! The application counts outcomes by when each command ended, in `outcomes.bucket_ms` buckets
-//! (250 ms); the replay's timeline by the second each command ended too (`ended_ok`,
-//! `ended_errors`; a binary without them: by the second it was issued, `ok`, `errors`). A moment
-//! is a bucket's start. Compared with a replay, the application's buckets are first summed into
-//! the replay's seconds ([`app_onset_on`]): read at 250 ms against 1 s, the replay's first
-//! failure came up to 750 ms early and its recovery up to 750 ms late by the bucketing alone.
-//! The two grids still differ by up to a bucket: the target is within 1 s or 25 % of the real
-//! delay, whichever is larger.
+//! (250 ms); the replay the same way (its `outcomes`, 250 ms from its first command). A moment
+//! is a bucket's start; the two grids differ by less than a bucket. A binary from before the
+//! replay's `outcomes` counted by the second each command ended (`ended_ok`, `ended_errors`;
+//! older still: by the second it was issued, `ok`, `errors`): against those the application's
+//! buckets are first summed into the replay's seconds ([`app_onset_on`]), since read at 250 ms
+//! against 1 s the replay's first failure came up to 750 ms early and its recovery up to 750 ms
+//! late by the bucketing alone. The target is within 1 s or 25 % of the real delay, whichever
+//! is larger.
 
 use serde_json::Value;
 
@@ -113,10 +114,33 @@ pub fn model_grid(replay: &Value) -> Option<(u64, u64)> {
     Some((replay["timeline"].as_array()?.first()?["t"].as_u64()?, 1000))
 }
 
-/// The replay's onset after `from_ms`, from its per-second `timeline` (none without one): by
-/// when each command ended, as the application counts, where the replay reports it.
+/// The replay's onset after `from_ms`: from its quarter seconds (`outcomes`, the
+/// applications' buckets) where it reports them, else from its per-second `timeline`, by when
+/// each command ended where the replay reports it (none without either).
 pub fn model_onset(replay: &Value, from_ms: u64) -> Option<Onset> {
     let seconds = replay["timeline"].as_array()?;
+    if let Some(o) = replay["outcomes"].as_object() {
+        let width = o
+            .get("bucket_ms")
+            .and_then(Value::as_u64)
+            .filter(|&w| w > 0);
+        let ok = o.get("ok").and_then(Value::as_array);
+        let failed = o.get("failed").and_then(Value::as_array);
+        let start = seconds.first().and_then(|s| s["t"].as_u64());
+        if let (Some(width), Some(ok), Some(failed), Some(start)) = (width, ok, failed, start) {
+            let buckets: Buckets = (0u64..)
+                .zip(ok.iter().zip(failed))
+                .map(|(i, (k, f))| {
+                    (
+                        start + i * width,
+                        k.as_u64().unwrap_or(0),
+                        f.as_u64().unwrap_or(0),
+                    )
+                })
+                .collect();
+            return Some(onset(&buckets, width, from_ms));
+        }
+    }
     let by_end = seconds.iter().all(|s| s["ended_ok"].is_u64());
     let (ok, errors) = if by_end {
         ("ended_ok", "ended_errors")
@@ -134,6 +158,15 @@ pub fn model_onset(replay: &Value, from_ms: u64) -> Option<Onset> {
         })
         .collect();
     Some(onset(&buckets, 1000, from_ms))
+}
+
+/// Whether the replay reports its outcomes by quarter second (`outcomes`), as the applications
+/// do: then the two are read at the same width; else the application is read on the replay's
+/// seconds ([`app_onset_on`]).
+pub fn model_has_outcomes(replay: &Value) -> bool {
+    replay["outcomes"]["bucket_ms"]
+        .as_u64()
+        .is_some_and(|w| w > 0)
 }
 
 /// Whether a model's delay (ms after the reference) meets the real one: both none, or within
@@ -211,6 +244,16 @@ mod tests {
         let o = model_onset(&by_end, 10_500).unwrap();
         assert_eq!(o.first_failure_ms, Some(12_000));
         assert_eq!(o.recovered_ms, Some(13_000));
+        assert!(!model_has_outcomes(&by_end));
+        // With quarter seconds, those are read: failures ended from 12.25 s to 12.5 s.
+        let mut quarters = by_end.clone();
+        quarters["outcomes"] = json!({"bucket_ms": 250,
+            "ok":     [2, 2, 3, 2, 1, 1, 0, 0, 2, 2, 3, 2, 2, 2, 3, 2],
+            "failed": [0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 3, 0, 0, 0, 0, 0]});
+        assert!(model_has_outcomes(&quarters));
+        let o = model_onset(&quarters, 10_500).unwrap();
+        assert_eq!(o.first_failure_ms, Some(12_250));
+        assert_eq!(o.recovered_ms, Some(12_750));
     }
 
     #[test]

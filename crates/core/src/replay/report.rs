@@ -109,6 +109,23 @@ impl Second {
 /// A replay's timeline is cut after this many seconds (about 11.5 days).
 pub(super) const MAX_SECONDS: usize = 1_000_000;
 
+/// The width of [`Outcomes`]' buckets, ms: the applications' (docs/FIDELITY.md's contract).
+pub const OUTCOME_BUCKET_MS: u64 = 250;
+
+/// The commands that ended, per bucket of [`OUTCOME_BUCKET_MS`] from the first command, by the
+/// moment each ended: the shape the matrix's applications count theirs in (`outcomes`), so the
+/// moments failures began and ended are read alike on both sides. Buckets after the timeline's
+/// last second are cut, as the timeline is.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Outcomes {
+    /// The width of a bucket, ms.
+    pub bucket_ms: u64,
+    /// Commands that succeeded, per bucket.
+    pub ok: Vec<u64>,
+    /// Commands that raised, per bucket.
+    pub failed: Vec<u64>,
+}
+
 /// The result of a replay.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ReplayReport {
@@ -167,4 +184,6 @@ pub struct ReplayReport {
     pub per_command: BTreeMap<String, CommandStats>,
     /// Per second from the first command.
     pub timeline: Vec<Second>,
+    /// The commands that ended, per quarter second from the first command.
+    pub outcomes: Outcomes,
 }

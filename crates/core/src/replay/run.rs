@@ -21,12 +21,15 @@ use super::client_state::ClientState;
 use super::cluster::SimCluster;
 use super::net::{Counts, Net, TaskId};
 use super::outcome::{ClientError, Outcome};
-use super::report::{ReplayReport, Second, MAX_SECONDS};
+use super::report::{Outcomes, ReplayReport, Second, MAX_SECONDS, OUTCOME_BUCKET_MS};
 use super::{Routed, Shape, Workload};
 use crate::float;
 use crate::time::Timestamp;
 
 /// What the driver keeps while the tasks run: the report being filled in.
+/// [`OUTCOME_BUCKET_MS`] buckets in a second of the timeline.
+const BUCKETS_A_SECOND: usize = (1000 / OUTCOME_BUCKET_MS) as usize;
+
 struct Recorder<'w> {
     workload: &'w Workload,
     report: ReplayReport,
@@ -39,7 +42,7 @@ struct Recorder<'w> {
     snapped: usize,
     /// Issued, succeeded per command name.
     issued: Vec<(u64, u64)>,
-    /// Commands that succeeded, raised, per second of their end.
+    /// Commands that succeeded, raised, per bucket of their end ([`OUTCOME_BUCKET_MS`]).
     ended: Vec<(u64, u64)>,
 }
 
@@ -120,8 +123,9 @@ impl<'w> Recorder<'w> {
                 *self.cmd_errors[name].entry(class).or_default() += 1;
             }
         }
-        let end = usize::try_from(ended.millis_since(self.start) / 1000).unwrap_or(usize::MAX);
-        if end < MAX_SECONDS {
+        let end = usize::try_from(ended.millis_since(self.start) / OUTCOME_BUCKET_MS)
+            .unwrap_or(usize::MAX);
+        if end < MAX_SECONDS * BUCKETS_A_SECOND {
             if self.ended.len() <= end {
                 self.ended.resize(end + 1, (0, 0));
             }
@@ -155,10 +159,22 @@ impl<'w> Recorder<'w> {
         for s in &mut self.report.timeline[self.snapped..] {
             s.set_snapshot(snap);
         }
-        for (s, &(ok, errors)) in self.report.timeline.iter_mut().zip(&self.ended) {
-            s.ended_ok = ok;
-            s.ended_errors = errors;
+        self.ended
+            .truncate(self.report.timeline.len() * BUCKETS_A_SECOND);
+        for (s, quarter) in self
+            .report
+            .timeline
+            .iter_mut()
+            .zip(self.ended.chunks(BUCKETS_A_SECOND))
+        {
+            s.ended_ok = quarter.iter().map(|q| q.0).sum();
+            s.ended_errors = quarter.iter().map(|q| q.1).sum();
         }
+        self.report.outcomes = Outcomes {
+            bucket_ms: OUTCOME_BUCKET_MS,
+            ok: self.ended.iter().map(|q| q.0).collect(),
+            failed: self.ended.iter().map(|q| q.1).collect(),
+        };
         let Counts { tally, seconds } = net.counts.take();
         for (second, counts) in seconds.into_iter().enumerate() {
             if let Some(s) = self.report.timeline.get_mut(second) {
