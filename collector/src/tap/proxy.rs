@@ -5,8 +5,10 @@
 //! request to record the command. Memory is bounded: a request larger than [`REQUEST_HOLD`] or a
 //! reply larger than [`REPLY_HOLD`] is forwarded in pieces as it arrives, and at most
 //! [`MAX_IN_FLIGHT`] commands wait for replies before the tap stops reading the client (which then
-//! waits, as it would on a slow server).
+//! waits, as it would on a slow server). The commands of one read go to the reply pump together
+//! (one hand-over and one count of the bound a read, not one a command).
 
+use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,7 +23,7 @@ use slotscope_core::{NodeAddr, Timestamp};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, watch, Semaphore};
 
 use crate::record::clock::now;
 use crate::tap::registry::{Registry, SharedRegistry};
@@ -160,12 +162,27 @@ pub async fn serve(
     )]);
     let (cr, cw) = client.into_split();
     let (ur, uw) = upstream.into_split();
-    let (ptx, mut prx) = mpsc::channel::<Pending>(MAX_IN_FLIGHT);
-    let mut replies = ReplyState::default();
+    let (ptx, prx) = mpsc::unbounded_channel::<Vec<Pending>>();
+    let in_flight = Semaphore::new(MAX_IN_FLIGHT);
+    let mut replies = ReplyState {
+        head: None,
+        queue: VecDeque::new(),
+        arriving: prx,
+        taken: 0,
+        subscribed: false,
+    };
     let mut stop = shared.stop.clone();
     let error = {
-        let req = pump_requests(cr, uw, ptx, shared.record_keys);
-        let rep = pump_replies(ur, cw, &mut prx, &mut replies, &conn);
+        let req = pump_requests(
+            cr,
+            uw,
+            Handover {
+                tx: ptx,
+                in_flight: &in_flight,
+            },
+            shared.record_keys,
+        );
+        let rep = pump_replies(ur, cw, &mut replies, &in_flight, &conn);
         tokio::pin!(req, rep);
         tokio::select! {
             r = &mut req => {
@@ -182,8 +199,9 @@ pub async fn serve(
     // Commands still without a reply: the connection closed under them.
     let mut lines = Vec::new();
     let closed = replies.head.take().into_iter().filter(|p| !p.recorded);
-    let waiting = std::iter::from_fn(|| prx.try_recv().ok());
-    for p in closed.chain(waiting) {
+    let queued = std::mem::take(&mut replies.queue);
+    let arriving = std::iter::from_fn(|| replies.arriving.try_recv().ok()).flatten();
+    for p in closed.chain(queued).chain(arriving) {
         let latency = p.sent.elapsed();
         lines.push(conn.line(p, ReplyClass::Closed, latency));
     }
@@ -196,11 +214,40 @@ pub async fn serve(
     conn.record(lines);
 }
 
-/// Client → node: forwards every byte as it arrives, and queues each request for its reply.
+/// Where the request pump hands the commands it forwarded to the reply pump: a batch a read,
+/// after taking one permit of `in_flight` for each (the reply pump gives them back as replies
+/// come; none left: the client is not read until some are).
+struct Handover<'a> {
+    tx: mpsc::UnboundedSender<Vec<Pending>>,
+    in_flight: &'a Semaphore,
+}
+
+impl Handover<'_> {
+    /// Hands `batch` over (nothing when empty), first waiting for its permits.
+    async fn send(&self, batch: Vec<Pending>) {
+        if batch.is_empty() {
+            return;
+        }
+        let mut batch = batch;
+        while !batch.is_empty() {
+            // A read of more commands than the bound goes over in parts.
+            let rest = batch.split_off(batch.len().min(MAX_IN_FLIGHT));
+            let n = u32::try_from(batch.len()).unwrap_or(u32::MAX);
+            if let Ok(permits) = self.in_flight.acquire_many(n).await {
+                permits.forget();
+            }
+            // The reply pump holds the receiver until the connection's end.
+            let _ = self.tx.send(batch);
+            batch = rest;
+        }
+    }
+}
+
+/// Client → node: forwards every byte as it arrives, and hands each request over for its reply.
 async fn pump_requests(
     mut cr: OwnedReadHalf,
     mut uw: OwnedWriteHalf,
-    pending: mpsc::Sender<Pending>,
+    pending: Handover<'_>,
     record_keys: bool,
 ) -> io::Result<()> {
     let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
@@ -218,8 +265,10 @@ async fn pump_requests(
             let _ = uw.shutdown().await;
             return Ok(());
         }
-        // The requests of one read arrived together: one reading of the clocks serves them all.
+        // The requests of one read arrived together: one reading of the clocks serves them all,
+        // and they are handed over together.
         let mut at = None;
+        let mut batch = Vec::new();
         while !broken && scanned < buf.len() {
             match splitter.feed(&buf[scanned..]) {
                 Ok(Some(n)) => {
@@ -228,7 +277,11 @@ async fn pump_requests(
                         head_queued = false;
                     } else if let Some(args) = request_args(&buf[frame_start..end]) {
                         let at = *at.get_or_insert_with(|| (now(), Instant::now()));
-                        queue(&pending, Command::from_args(&args), record_keys, at).await;
+                        batch.extend(pending_of(
+                            Command::from_args_keeping(&args, record_keys),
+                            record_keys,
+                            at,
+                        ));
                     }
                     frame_start = end;
                     scanned = end;
@@ -240,9 +293,15 @@ async fn pump_requests(
         if !broken && !head_queued && buf.len() - frame_start > REQUEST_HOLD {
             let args = request_head(&buf[frame_start..]);
             let at = *at.get_or_insert_with(|| (now(), Instant::now()));
-            queue(&pending, Command::from_args(&args), record_keys, at).await;
+            batch.extend(pending_of(
+                Command::from_args_keeping(&args, record_keys),
+                record_keys,
+                at,
+            ));
             head_queued = true;
         }
+        // Handed over before the node can answer them.
+        pending.send(batch).await;
         // Everything read goes on at once, whole frames or not: the node sees the client's bytes
         // as they come.
         uw.write_all(&buf[forwarded..]).await?;
@@ -262,37 +321,53 @@ async fn pump_requests(
     }
 }
 
-/// Queues `cmd`, sent at `at` (the wall clock, and the monotonic one for its latency), for its
-/// reply.
-async fn queue(
-    pending: &mpsc::Sender<Pending>,
+/// `cmd`, sent at `at` (the wall clock, and the monotonic one for its latency), as it waits for
+/// its reply; none for a command that gets none.
+fn pending_of(
     mut cmd: Command,
     record_keys: bool,
     (t, sent): (Timestamp, Instant),
-) {
+) -> Option<Pending> {
     if cmd.expect == Expect::Nothing {
-        return;
+        return None;
     }
     if !record_keys {
         // Not kept a moment longer than needed.
         cmd.key = None;
     }
-    let p = Pending {
+    Some(Pending {
         t,
         sent,
         cmd,
         recorded: false,
-    };
-    // The reply pump holds the receiver until the connection's end.
-    let _ = pending.send(p).await;
+    })
 }
 
-#[derive(Default)]
 struct ReplyState {
     /// The oldest command without its (last) reply, once looked at.
     head: Option<Pending>,
+    /// The commands after it, in order.
+    queue: VecDeque<Pending>,
+    /// The request pump's batches not yet in `queue`.
+    arriving: mpsc::UnboundedReceiver<Vec<Pending>>,
+    /// Commands taken off `queue` since the permits were last given back.
+    taken: usize,
     /// The connection is subscribed to at least one channel (RESP2 messages arrive as arrays).
     subscribed: bool,
+}
+
+impl ReplyState {
+    /// The next command waiting for its reply, if one was handed over.
+    fn next(&mut self) -> Option<Pending> {
+        if self.queue.is_empty() {
+            while let Ok(batch) = self.arriving.try_recv() {
+                self.queue.extend(batch);
+            }
+        }
+        let p = self.queue.pop_front()?;
+        self.taken += 1;
+        Some(p)
+    }
 }
 
 /// Node → client: forwards replies frame by frame, rewriting node addresses, and records each
@@ -300,8 +375,8 @@ struct ReplyState {
 async fn pump_replies(
     mut ur: OwnedReadHalf,
     mut cw: OwnedWriteHalf,
-    pending: &mut mpsc::Receiver<Pending>,
     state: &mut ReplyState,
+    in_flight: &Semaphore,
     conn: &Conn<'_>,
 ) -> io::Result<()> {
     let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
@@ -331,15 +406,10 @@ async fn pump_replies(
                     let end = scanned + n;
                     if streaming {
                         streaming = false;
-                        on_reply(b"+\r\n", pending, state, conn, arrived, &mut lines);
-                    } else if let Some(new) = on_reply(
-                        &buf[frame_start..end],
-                        pending,
-                        state,
-                        conn,
-                        arrived,
-                        &mut lines,
-                    ) {
+                        on_reply(b"+\r\n", state, conn, arrived, &mut lines);
+                    } else if let Some(new) =
+                        on_reply(&buf[frame_start..end], state, conn, arrived, &mut lines)
+                    {
                         out.extend_from_slice(&buf[copied..frame_start]);
                         out.extend_from_slice(&new);
                         copied = end;
@@ -360,6 +430,7 @@ async fn pump_replies(
         };
         // The replies came from the node whether or not the client still takes them.
         conn.record(lines);
+        in_flight.add_permits(std::mem::take(&mut state.taken));
         written?;
         if broken {
             buf.clear();
@@ -385,14 +456,13 @@ async fn pump_replies(
 /// and returns its rewritten form if it names nodes.
 fn on_reply(
     frame: &[u8],
-    pending: &mut mpsc::Receiver<Pending>,
     state: &mut ReplyState,
     conn: &Conn<'_>,
     arrived: Instant,
     lines: &mut Vec<Line>,
 ) -> Option<Vec<u8>> {
     if state.head.is_none() {
-        state.head = pending.try_recv().ok();
+        state.head = state.next();
     }
     let confirming = state
         .head
@@ -472,4 +542,77 @@ fn with_registry<T>(conn: &Conn<'_>, f: impl FnOnce(&mut Registry) -> Option<T>)
         .lock()
         .unwrap_or_else(PoisonError::into_inner);
     f(&mut reg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pendings(n: usize) -> Vec<Pending> {
+        let at = (Timestamp(1), Instant::now());
+        (0..n)
+            .filter_map(|_| pending_of(Command::from_args(&[b"GET", b"k"]), false, at))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_read_waits_for_the_in_flight_bound_and_the_replies_give_it_back() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let in_flight = Semaphore::new(MAX_IN_FLIGHT);
+        let handover = Handover {
+            tx,
+            in_flight: &in_flight,
+        };
+        // A read of more commands than the bound: the first part goes over at once, the rest
+        // waits for permits.
+        let send = handover.send(pendings(MAX_IN_FLIGHT + 5));
+        tokio::pin!(send);
+        assert!(
+            tokio::time::timeout(Duration::from_millis(50), &mut send)
+                .await
+                .is_err(),
+            "the rest waits while the bound is used"
+        );
+        assert_eq!(rx.try_recv().map(|b| b.len()).ok(), Some(MAX_IN_FLIGHT));
+        assert!(rx.try_recv().is_err());
+        assert_eq!(in_flight.available_permits(), 0);
+        // Five replies come back: the rest goes.
+        in_flight.add_permits(5);
+        tokio::time::timeout(Duration::from_secs(5), &mut send)
+            .await
+            .expect("sent once permits were back");
+        assert_eq!(rx.try_recv().map(|b| b.len()).ok(), Some(5));
+        // A command that gets no reply is not handed over.
+        assert!(pending_of(
+            Command::from_args(&[]),
+            false,
+            (Timestamp(1), Instant::now())
+        )
+        .is_none());
+    }
+
+    #[tokio::test]
+    async fn the_reply_side_takes_commands_in_order_across_batches_and_counts_them() {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut state = ReplyState {
+            head: None,
+            queue: VecDeque::new(),
+            arriving: rx,
+            taken: 0,
+            subscribed: false,
+        };
+        assert!(state.next().is_none());
+        let mut first = pendings(2);
+        first[0].cmd.name = "a".to_owned();
+        first[1].cmd.name = "b".to_owned();
+        let mut second = pendings(1);
+        second[0].cmd.name = "c".to_owned();
+        tx.send(first).unwrap();
+        tx.send(second).unwrap();
+        let names: Vec<String> = std::iter::from_fn(|| state.next())
+            .map(|p| p.cmd.name)
+            .collect();
+        assert_eq!(names, ["a", "b", "c"]);
+        assert_eq!(state.taken, 3);
+    }
 }

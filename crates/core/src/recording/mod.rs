@@ -25,6 +25,7 @@ use crate::time::Timestamp;
 use crate::topology::TopologyView;
 
 pub mod tap;
+mod tap_line;
 
 pub use self::tap::{ConnEvent, ReplyClass, TapCommand, TapConn};
 

@@ -92,10 +92,26 @@ pub fn request_head(partial: &[u8]) -> Vec<&[u8]> {
     args
 }
 
+/// The number at the front of `buf` ending its line (`12\r\n…`: 12 and what follows), read as
+/// `str::parse::<usize>` reads it (an optional `+`, at least one digit, no overflow); `None` if the
+/// line is anything else or has not fully arrived. Every request's count and lengths go through
+/// here: a byte loop, no UTF-8 check or search for the line's end first.
 fn number_line(buf: &[u8]) -> Option<(usize, &[u8])> {
-    let nl = buf.windows(2).position(|w| w == b"\r\n")?;
-    let n = std::str::from_utf8(&buf[..nl]).ok()?.parse().ok()?;
-    Some((n, &buf[nl + 2..]))
+    let digits = buf.strip_prefix(b"+").unwrap_or(buf);
+    let mut n: usize = 0;
+    let mut len = 0;
+    for &b in digits {
+        if !b.is_ascii_digit() {
+            break;
+        }
+        n = n.checked_mul(10)?.checked_add(usize::from(b - b'0'))?;
+        len += 1;
+    }
+    if len == 0 {
+        return None;
+    }
+    let rest = digits[len..].strip_prefix(b"\r\n")?;
+    Some((n, rest))
 }
 
 /// Where a command's first key is.
@@ -332,6 +348,12 @@ impl Command {
     /// The command a request's arguments make. An empty request (an empty inline line, to which
     /// the server sends no reply) gives a command named `""` expecting nothing.
     pub fn from_args(args: &[&[u8]]) -> Command {
+        Command::from_args_keeping(args, true)
+    }
+
+    /// [`from_args`](Self::from_args), the first key's name kept only with `keep_key` (its slot
+    /// always): the tap without `--record-keys` copies no key.
+    pub fn from_args_keeping(args: &[&[u8]], keep_key: bool) -> Command {
         let Some(first) = args.first() else {
             return Command {
                 name: String::new(),
@@ -364,7 +386,9 @@ impl Command {
         Command {
             name,
             slot: key.map(Slot::for_key),
-            key: key.map(|k| k[..k.len().min(MAX_KEY_KEPT)].to_vec()),
+            key: key
+                .filter(|_| keep_key)
+                .map(|k| k[..k.len().min(MAX_KEY_KEPT)].to_vec()),
             expect,
         }
     }
@@ -397,6 +421,56 @@ mod tests {
 
     fn slot_of(key: &str) -> Option<Slot> {
         Some(Slot::for_key(key.as_bytes()))
+    }
+
+    /// `number_line` as it was: the line's end found first, then `str::parse`.
+    fn number_line_by_parse(buf: &[u8]) -> Option<(usize, &[u8])> {
+        let nl = buf.windows(2).position(|w| w == b"\r\n")?;
+        let n = std::str::from_utf8(&buf[..nl]).ok()?.parse().ok()?;
+        Some((n, &buf[nl + 2..]))
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_number_line_reads_as_str_parse_reads_it(
+            buf in proptest::collection::vec(
+                proptest::sample::select(b"0123456789+-\r\n x".to_vec()), 0..24)
+        ) {
+            proptest::prop_assert_eq!(number_line(&buf), number_line_by_parse(&buf));
+        }
+    }
+
+    #[test]
+    fn a_number_line_at_the_edges() {
+        for case in [
+            &b"0\r\n"[..],
+            b"+7\r\nx",
+            b"18446744073709551615\r\n",
+            b"18446744073709551616\r\n",
+            b"-1\r\n",
+            b"12",
+            b"12\r",
+            b"\r\n",
+            b"+\r\n",
+            b"1 \r\n",
+        ] {
+            assert_eq!(number_line(case), number_line_by_parse(case), "{case:?}");
+        }
+        assert_eq!(number_line(b"+7\r\nx"), Some((7, &b"x"[..])));
+    }
+
+    #[test]
+    fn a_key_is_copied_only_when_kept() {
+        let args: [&[u8]; 2] = [b"GET", b"user:{42}"];
+        let kept = Command::from_args_keeping(&args, true);
+        let not = Command::from_args_keeping(&args, false);
+        assert_eq!(kept.key.as_deref(), Some(&b"user:{42}"[..]));
+        assert_eq!(not.key, None);
+        assert_eq!(
+            (kept.slot, kept.name.as_str()),
+            (not.slot, not.name.as_str())
+        );
+        assert_eq!(kept, Command::from_args(&args));
     }
 
     #[test]
