@@ -259,6 +259,9 @@ async fn pump_requests(
     let mut head_queued = false;
     // The stream is not RESP: forward it unrecorded (the server answers with an error and closes).
     let mut broken = false;
+    // Commands in the last read: the next read's batch starts that large (a client's reads are
+    // alike; no growing a vector command by command).
+    let mut last_batch = 0;
     loop {
         buf.reserve(READ_CHUNK);
         if cr.read_buf(&mut buf).await? == 0 {
@@ -268,7 +271,7 @@ async fn pump_requests(
         // The requests of one read arrived together: one reading of the clocks serves them all,
         // and they are handed over together.
         let mut at = None;
-        let mut batch = Vec::new();
+        let mut batch = Vec::with_capacity(last_batch);
         while !broken && scanned < buf.len() {
             match splitter.feed(&buf[scanned..]) {
                 Ok(Some(n)) => {
@@ -301,6 +304,7 @@ async fn pump_requests(
             head_queued = true;
         }
         // Handed over before the node can answer them.
+        last_batch = batch.len();
         pending.send(batch).await;
         // Everything read goes on at once, whole frames or not: the node sees the client's bytes
         // as they come.
@@ -386,6 +390,8 @@ async fn pump_replies(
     let mut streaming = false;
     let mut broken = false;
     let mut out: Vec<u8> = Vec::new();
+    // Lines of the last read: the next read's vector starts that large.
+    let mut last_lines = 0;
     loop {
         buf.reserve(READ_CHUNK);
         if ur.read_buf(&mut buf).await? == 0 {
@@ -395,7 +401,7 @@ async fn pump_replies(
             let _ = cw.shutdown().await;
             return Ok(());
         }
-        let mut lines = Vec::new();
+        let mut lines = Vec::with_capacity(last_lines);
         out.clear();
         let mut copied = 0;
         // The replies of one read arrived together.
@@ -429,6 +435,7 @@ async fn pump_replies(
             cw.write_all(&out).await
         };
         // The replies came from the node whether or not the client still takes them.
+        last_lines = lines.len();
         conn.record(lines);
         in_flight.add_permits(std::mem::take(&mut state.taken));
         written?;

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -38,7 +39,9 @@ impl fmt::Display for NodeId {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct NodeAddr {
-    host: String,
+    /// Shared, not copied: an address is cloned into every line and table that names its node
+    /// (the tap clones one per command), and a clone is a count, not an allocation.
+    host: Arc<str>,
     port: u16,
 }
 
@@ -51,7 +54,10 @@ impl NodeAddr {
             .and_then(|h| h.strip_suffix(']'))
             .map(str::to_owned)
             .unwrap_or(host);
-        (!host.is_empty()).then_some(NodeAddr { host, port })
+        (!host.is_empty()).then(|| NodeAddr {
+            host: Arc::from(host),
+            port,
+        })
     }
 
     /// The host part (without IPv6 brackets).

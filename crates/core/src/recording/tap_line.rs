@@ -54,17 +54,24 @@ impl TapCommand {
     }
 }
 
-/// `n` in decimal.
+/// `n` in decimal, two digits a step.
 fn number(out: &mut Vec<u8>, mut n: u64) {
+    const PAIRS: &[u8; 200] = b"00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
     let mut digits = [0u8; 20];
     let mut i = digits.len();
-    loop {
+    while n >= 100 {
+        let pair = usize::try_from(n % 100).unwrap_or(0) * 2;
+        n /= 100;
+        i -= 2;
+        digits[i..i + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if n >= 10 {
+        let pair = usize::try_from(n).unwrap_or(0) * 2;
+        i -= 2;
+        digits[i..i + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    } else {
         i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+        digits[i] = b'0' + u8::try_from(n).unwrap_or(0);
     }
     out.extend_from_slice(&digits[i..]);
 }
@@ -191,7 +198,37 @@ mod tests {
         );
     }
 
+    #[test]
+    fn numbers_are_written_as_display_writes_them() {
+        for n in [
+            0,
+            1,
+            9,
+            10,
+            11,
+            99,
+            100,
+            101,
+            999,
+            1000,
+            12_345,
+            u64::MAX / 10,
+            u64::MAX,
+        ] {
+            let mut out = Vec::new();
+            number(&mut out, n);
+            assert_eq!(String::from_utf8(out).unwrap(), n.to_string());
+        }
+    }
+
     proptest! {
+        #[test]
+        fn drawn_numbers_are_written_as_display_writes_them(n in any::<u64>()) {
+            let mut out = Vec::new();
+            number(&mut out, n);
+            prop_assert_eq!(String::from_utf8(out).unwrap(), n.to_string());
+        }
+
         #[test]
         fn drawn_commands_are_written_as_serde_writes_them(
             t in any::<u64>(),
