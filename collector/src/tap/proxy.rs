@@ -280,11 +280,8 @@ async fn pump_requests(
                         head_queued = false;
                     } else if let Some(args) = request_args(&buf[frame_start..end]) {
                         let at = *at.get_or_insert_with(|| (now(), Instant::now()));
-                        batch.extend(pending_of(
-                            Command::from_args_keeping(&args, record_keys),
-                            record_keys,
-                            at,
-                        ));
+                        let cmd = Command::from_args_keeping(&args, record_keys);
+                        batch.extend(pending_of(cmd, at));
                     }
                     frame_start = end;
                     scanned = end;
@@ -296,11 +293,8 @@ async fn pump_requests(
         if !broken && !head_queued && buf.len() - frame_start > REQUEST_HOLD {
             let args = request_head(&buf[frame_start..]);
             let at = *at.get_or_insert_with(|| (now(), Instant::now()));
-            batch.extend(pending_of(
-                Command::from_args_keeping(&args, record_keys),
-                record_keys,
-                at,
-            ));
+            let cmd = Command::from_args_keeping(&args, record_keys);
+            batch.extend(pending_of(cmd, at));
             head_queued = true;
         }
         // Handed over before the node can answer them.
@@ -326,18 +320,11 @@ async fn pump_requests(
 }
 
 /// `cmd`, sent at `at` (the wall clock, and the monotonic one for its latency), as it waits for
-/// its reply; none for a command that gets none.
-fn pending_of(
-    mut cmd: Command,
-    record_keys: bool,
-    (t, sent): (Timestamp, Instant),
-) -> Option<Pending> {
+/// its reply; none for a command that gets none. (Its key is there only with `--record-keys`:
+/// [`Command::from_args_keeping`].)
+fn pending_of(cmd: Command, (t, sent): (Timestamp, Instant)) -> Option<Pending> {
     if cmd.expect == Expect::Nothing {
         return None;
-    }
-    if !record_keys {
-        // Not kept a moment longer than needed.
-        cmd.key = None;
     }
     Some(Pending {
         t,
@@ -558,7 +545,7 @@ mod tests {
     fn pendings(n: usize) -> Vec<Pending> {
         let at = (Timestamp(1), Instant::now());
         (0..n)
-            .filter_map(|_| pending_of(Command::from_args(&[b"GET", b"k"]), false, at))
+            .filter_map(|_| pending_of(Command::from_args(&[b"GET", b"k"]), at))
             .collect()
     }
 
@@ -590,12 +577,7 @@ mod tests {
             .expect("sent once permits were back");
         assert_eq!(rx.try_recv().map(|b| b.len()).ok(), Some(5));
         // A command that gets no reply is not handed over.
-        assert!(pending_of(
-            Command::from_args(&[]),
-            false,
-            (Timestamp(1), Instant::now())
-        )
-        .is_none());
+        assert!(pending_of(Command::from_args(&[]), (Timestamp(1), Instant::now())).is_none());
     }
 
     #[tokio::test]
