@@ -114,8 +114,8 @@ pub const OUTCOME_BUCKET_MS: u64 = 250;
 
 /// The commands that ended, per bucket of [`OUTCOME_BUCKET_MS`] from the first command, by the
 /// moment each ended: the shape the matrix's applications count theirs in (`outcomes`), so the
-/// moments failures began and ended are read alike on both sides. Buckets after the timeline's
-/// last second are cut, as the timeline is.
+/// moments failures began and ended are read alike on both sides. Four buckets for each second of
+/// the timeline (commands that ended after its last second are in none, as in the timeline).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Outcomes {
     /// The width of a bucket, ms.

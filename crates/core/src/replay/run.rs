@@ -26,10 +26,10 @@ use super::{Routed, Shape, Workload};
 use crate::float;
 use crate::time::Timestamp;
 
-/// What the driver keeps while the tasks run: the report being filled in.
 /// [`OUTCOME_BUCKET_MS`] buckets in a second of the timeline.
 const BUCKETS_A_SECOND: usize = (1000 / OUTCOME_BUCKET_MS) as usize;
 
+/// What the driver keeps while the tasks run: the report being filled in.
 struct Recorder<'w> {
     workload: &'w Workload,
     report: ReplayReport,
@@ -159,8 +159,9 @@ impl<'w> Recorder<'w> {
         for s in &mut self.report.timeline[self.snapped..] {
             s.set_snapshot(snap);
         }
+        // As many quarters as the timeline has seconds, the last ones empty when nothing ended.
         self.ended
-            .truncate(self.report.timeline.len() * BUCKETS_A_SECOND);
+            .resize(self.report.timeline.len() * BUCKETS_A_SECOND, (0, 0));
         for (s, quarter) in self
             .report
             .timeline
