@@ -59,22 +59,28 @@ fn onset(buckets: &Buckets, width: u64, from_ms: u64) -> Onset {
     }
 }
 
-/// The application's onset after `from_ms` (none without `outcomes` buckets).
-pub fn app_onset(app: &AppReport, from_ms: u64) -> Option<Onset> {
-    let width = app.outcome_bucket_ms()?;
-    let o = &app.raw["outcomes"];
+/// An `outcomes` object (`{"bucket_ms", "ok": [..], "failed": [..]}`, the applications' and the
+/// replay's shape) as buckets from `start_ms`, and their width (none when it is not one).
+fn outcome_buckets(o: &Value, start_ms: u64) -> Option<(Buckets, u64)> {
+    let width = o["bucket_ms"].as_u64().filter(|&w| w > 0)?;
     let ok = o["ok"].as_array()?;
     let failed = o["failed"].as_array()?;
-    let buckets: Buckets = (0u64..)
+    let buckets = (0u64..)
         .zip(ok.iter().zip(failed))
         .map(|(i, (k, f))| {
             (
-                app.started_ms + i * width,
+                start_ms + i * width,
                 k.as_u64().unwrap_or(0),
                 f.as_u64().unwrap_or(0),
             )
         })
         .collect();
+    Some((buckets, width))
+}
+
+/// The application's onset after `from_ms` (none without `outcomes` buckets).
+pub fn app_onset(app: &AppReport, from_ms: u64) -> Option<Onset> {
+    let (buckets, width) = outcome_buckets(&app.raw["outcomes"], app.started_ms)?;
     Some(onset(&buckets, width, from_ms))
 }
 
@@ -83,20 +89,15 @@ pub fn app_onset(app: &AppReport, from_ms: u64) -> Option<Onset> {
 /// of its buckets into the one its start falls in (none without `outcomes` buckets). With the
 /// replay's grid ([`model_grid`]), the application and the replay are read alike.
 pub fn app_onset_on(app: &AppReport, from_ms: u64, grid_ms: u64, width: u64) -> Option<Onset> {
-    let own = app.outcome_bucket_ms()?;
-    let o = &app.raw["outcomes"];
-    let ok = o["ok"].as_array()?;
-    let failed = o["failed"].as_array()?;
-    let width = width.max(own).max(1);
+    let (own, own_width) = outcome_buckets(&app.raw["outcomes"], app.started_ms)?;
+    let width = width.max(own_width).max(1);
     let mut buckets: Buckets = Vec::new();
-    for (i, (k, f)) in (0u64..).zip(ok.iter().zip(failed)) {
-        let start = app.started_ms + i * own;
+    for (start, k, f) in own {
         // The grid's bucket that holds `start` (grids reach back before `grid_ms` too).
         let steps = (i128::from(start) - i128::from(grid_ms)).div_euclid(i128::from(width));
         let Ok(at) = u64::try_from(i128::from(grid_ms) + steps * i128::from(width)) else {
             continue;
         };
-        let (k, f) = (k.as_u64().unwrap_or(0), f.as_u64().unwrap_or(0));
         match buckets.last_mut() {
             Some(last) if last.0 == at => {
                 last.1 += k;
@@ -119,25 +120,8 @@ pub fn model_grid(replay: &Value) -> Option<(u64, u64)> {
 /// each command ended where the replay reports it (none without either).
 pub fn model_onset(replay: &Value, from_ms: u64) -> Option<Onset> {
     let seconds = replay["timeline"].as_array()?;
-    if let Some(o) = replay["outcomes"].as_object() {
-        let width = o
-            .get("bucket_ms")
-            .and_then(Value::as_u64)
-            .filter(|&w| w > 0);
-        let ok = o.get("ok").and_then(Value::as_array);
-        let failed = o.get("failed").and_then(Value::as_array);
-        let start = seconds.first().and_then(|s| s["t"].as_u64());
-        if let (Some(width), Some(ok), Some(failed), Some(start)) = (width, ok, failed, start) {
-            let buckets: Buckets = (0u64..)
-                .zip(ok.iter().zip(failed))
-                .map(|(i, (k, f))| {
-                    (
-                        start + i * width,
-                        k.as_u64().unwrap_or(0),
-                        f.as_u64().unwrap_or(0),
-                    )
-                })
-                .collect();
+    if let Some(start) = seconds.first().and_then(|s| s["t"].as_u64()) {
+        if let Some((buckets, width)) = outcome_buckets(&replay["outcomes"], start) {
             return Some(onset(&buckets, width, from_ms));
         }
     }
