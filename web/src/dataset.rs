@@ -76,8 +76,8 @@ impl Dataset {
     }
 
     /// The counter deltas over `window` (epoch milliseconds): none for an overview or a preview.
-    pub fn deltas(&self, window: (u64, u64)) -> Deltas {
-        self.deltas.over(window)
+    pub async fn deltas(&self, window: (u64, u64)) -> Deltas {
+        self.deltas.over(window).await
     }
 
     /// The span the recording covers, in epoch milliseconds.
@@ -161,12 +161,23 @@ pub(crate) fn fixture(name: &str) -> Dataset {
 
 #[cfg(test)]
 mod tests {
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+
     use super::*;
+
+    /// What a future that never waits gives (the in-process deltas answer at once).
+    fn now<T>(f: impl Future<Output = T>) -> T {
+        match std::pin::pin!(f).poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(v) => v,
+            Poll::Pending => panic!("the future waited"),
+        }
+    }
 
     #[test]
     fn a_read_recording_answers_deltas_and_an_overview_none() {
         let data = fixture("incident2-valkey");
-        let d = data.deltas(data.span());
+        let d = now(data.deltas(data.span()));
         assert_eq!(d.nodes.len(), 2);
         assert!(d.nodes.iter().all(|n| n.calls > 0), "{d:?}");
         assert!(!d.commands.is_empty());
@@ -181,6 +192,6 @@ mod tests {
         let len = u64::try_from(bytes.len()).unwrap();
         let overview = Overview::of_recording(std::io::Cursor::new(bytes), len).unwrap();
         let shown = Dataset::from_overview("incident2", overview);
-        assert_eq!(shown.deltas(data.span()), Deltas::default());
+        assert_eq!(now(shown.deltas(data.span())), Deltas::default());
     }
 }

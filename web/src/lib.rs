@@ -11,8 +11,9 @@
 //! - [`dataset`]: a loaded recording: its tracks and its analysis.
 //! - [`draw`]: the tracks drawn with plotters (canvas in the browser, SVG in tests).
 //! - [`readout`]: hover values; [`diff`]: the topology diff.
-//! - [`load`]: a recording fetched or read, then read by the reader module in time slices with a
-//!   preview; [`module`]: the lazily fetched modules.
+//! - [`load`]: a recording fetched or read, then read by the reader module in its worker, with a
+//!   preview; [`reader`]: that module as the viewer calls it; [`worker`]: a module in a worker;
+//!   [`module`]: the what-if module, fetched and called in the page.
 //! - [`gesture`]: keys, drags and the wheel as reducer actions (plain data, tested natively).
 //! - [`view`]: the Yew components; [`js_error`]: JavaScript errors as text; [`hook`]: what the
 //!   end-to-end tests read.
@@ -34,6 +35,7 @@ pub mod scale;
 pub mod state;
 pub mod view;
 pub mod whatif;
+pub mod worker;
 
 use wasm_bindgen::prelude::*;
 

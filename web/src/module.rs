@@ -1,5 +1,6 @@
-//! The viewer's lazily fetched wasm modules (the reader, the what-if replay): each fetched and
-//! started once, on first use, and its exported functions called by name.
+//! The viewer's lazily fetched wasm modules run in the page (the what-if replay; the reader runs
+//! in a worker, [`crate::worker`]): each fetched and started once, on first use, and its exported
+//! functions called by name.
 
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};

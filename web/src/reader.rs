@@ -1,25 +1,26 @@
 //! The reader module (`slotscope-reader`, built with its `module` feature into `reader/` beside
-//! the viewer) as the viewer calls it: one read of a recording, in steps.
+//! the viewer) as the viewer calls it: one read of a recording, in steps, in the module's worker
+//! (`reader/worker.js`), so that the page answers while a day-long recording is read.
 
 use std::rc::Rc;
 
 use slotscope_reader::{Deltas, Parcel, Read, DONE};
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::module::{self, Module};
+use crate::worker::Worker;
 
-/// Where the reader module's JavaScript is, relative to the page.
-pub const MODULE_URL: &str = "reader/slotscope_reader.js";
+/// Where the reader module's worker script is, relative to the page.
+pub const WORKER_URL: &str = "reader/worker.js";
 
-/// Starts fetching the reader module, so that it comes while the recording does.
-pub fn prefetch() -> js_sys::Promise {
-    module::start(MODULE_URL)
+/// Starts the reader module's worker, so that the module comes while the recording does.
+pub fn prefetch() -> Worker {
+    Worker::start(WORKER_URL)
 }
 
-/// One read, in the reader module.
+/// One read, in the reader module's worker.
 #[derive(Debug)]
 pub struct Reader {
-    module: Module,
+    worker: Worker,
     id: u32,
 }
 
@@ -35,50 +36,55 @@ fn whole(v: f64) -> Option<u32> {
 }
 
 impl Reader {
-    /// Starts reading `bytes` in the module that `fetching` (from [`prefetch`]) resolves to.
-    pub async fn open(fetching: js_sys::Promise, bytes: &[u8]) -> Result<Reader, String> {
-        let module = Module::of(MODULE_URL, fetching).await?;
-        let id = module.call("open", &[js_sys::Uint8Array::from(bytes).into()])?;
+    /// Starts reading `bytes` in `worker` (from [`prefetch`]); the bytes are copied once, into
+    /// the worker.
+    pub async fn open(worker: Worker, bytes: &[u8]) -> Result<Reader, String> {
+        let copy = js_sys::Uint8Array::from(bytes);
+        let id = worker
+            .call("open", &[copy.clone().into()], &[copy.buffer().into()])
+            .await?;
         let id = id
             .as_f64()
             .and_then(whole)
             .ok_or("the reader module returned no read id")?;
-        Ok(Reader { module, id })
+        Ok(Reader { worker, id })
     }
 
     /// Reads up to `max_lines` more lines: the share of bytes read, or `None` when every line is.
-    pub fn read(&self, max_lines: u32) -> Result<Option<f64>, String> {
+    pub async fn read(&self, max_lines: u32) -> Result<Option<f64>, String> {
         share(
             &self
-                .module
-                .call("read", &[self.id.into(), max_lines.into()])?,
+                .worker
+                .call("read", &[self.id.into(), max_lines.into()], &[])
+                .await?,
         )
     }
 
     /// The part read so far.
-    pub fn preview(&self) -> Result<Read, String> {
-        unpack(&self.module.call("preview", &[self.id.into()])?)
+    pub async fn preview(&self) -> Result<Read, String> {
+        unpack(&self.worker.call("preview", &[self.id.into()], &[]).await?)
     }
 
     /// Runs a step of finishing: the share of steps done, or `None` when finished.
-    pub fn finish(&self) -> Result<Option<f64>, String> {
-        share(&self.module.call("finish", &[self.id.into()])?)
+    pub async fn finish(&self) -> Result<Option<f64>, String> {
+        share(&self.worker.call("finish", &[self.id.into()], &[]).await?)
     }
 
     /// What the recording shows (once it is finished; given once).
-    pub fn result(&self) -> Result<Read, String> {
-        unpack(&self.module.call("result", &[self.id.into()])?)
+    pub async fn result(&self) -> Result<Read, String> {
+        unpack(&self.worker.call("result", &[self.id.into()], &[]).await?)
     }
 
     /// The counter deltas over `[start, end]` (epoch milliseconds); none when the module cannot
     /// say (a newer read finished since, whose dataset replaced this one's).
-    pub fn deltas(&self, (start, end): (u64, u64)) -> Deltas {
+    pub async fn deltas(&self, (start, end): (u64, u64)) -> Deltas {
         let (a, b) = (
             slotscope_core::float::from_u64(start),
             slotscope_core::float::from_u64(end),
         );
-        self.module
-            .call("deltas", &[self.id.into(), a.into(), b.into()])
+        self.worker
+            .call("deltas", &[self.id.into(), a.into(), b.into()], &[])
+            .await
             .ok()
             .and_then(|v| v.as_string())
             .and_then(|json| serde_json::from_slice(json.as_bytes()).ok())
@@ -124,10 +130,10 @@ pub enum DeltaSource {
 
 impl DeltaSource {
     /// The counter deltas over `window` (epoch milliseconds).
-    pub fn over(&self, window: (u64, u64)) -> Deltas {
+    pub async fn over(&self, window: (u64, u64)) -> Deltas {
         match self {
             DeltaSource::None => Deltas::default(),
-            DeltaSource::Module(r) => r.deltas(window),
+            DeltaSource::Module(r) => r.deltas(window).await,
             #[cfg(not(target_arch = "wasm32"))]
             DeltaSource::Metrics(m) => slotscope_reader::delta::over(m, window),
         }

@@ -96,6 +96,7 @@ const WARM: &[&str] = &[
     "/style.css",
     "/slotscope_web.js",
     "/slotscope_web_bg.wasm",
+    "/reader/worker.js",
     "/reader/slotscope_reader.js",
     "/reader/slotscope_reader_bg.wasm",
 ];

@@ -12,6 +12,7 @@
 //! - [`time`]: timestamps and spans as plain data, and the calendar; [`moment`]: a time of a
 //!   recording as text, `05:17:18 (+4.2s)`.
 //! - [`float`]: the one conversion of counts and lengths of time (`u64`) to `f64`.
+//! - [`heap`]: the wasm heap grown ahead in doublings (the browser modules' allocator).
 //! - [`resp`]: RESP2/RESP3 parsing and command encoding.
 //! - [`redirect`]: `MOVED` / `ASK` redirections, parsed from a server's error line in one place.
 //! - [`info`], [`client_list`], [`topology`]: parsers of the replies the collector records.
@@ -46,6 +47,7 @@ pub mod evidence;
 pub mod finding;
 pub mod fingerprint;
 pub mod float;
+pub mod heap;
 pub mod hypothesis;
 pub mod import;
 pub mod info;

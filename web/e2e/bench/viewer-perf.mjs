@@ -1,6 +1,8 @@
 // Measures the viewer in headless Chromium (not a test: it reports, it does not judge):
 //   - open time: from navigation start to the recording analysed and drawn (findings listed,
-//     tracks present), by the page's own performance.now();
+//     tracks present), by the page's own performance.now(); and how long the page's own thread
+//     was held meanwhile after the first view (long tasks, over 50 ms: the longest and their
+//     sum), the reading itself being in the reader's worker;
 //   - bytes on the wire (Resource Timing's transferSize: headers and the encoded body) of the
 //     first view, every request started before the tracks were first drawn, and of the whole
 //     open; measured once the server has made its brotli bodies (it prepares them in the
@@ -45,7 +47,7 @@ const server = await startServer(file);
 await brotliReady(server.origin);
 const browser = await launchBrowser();
 const name = file ? file.split('/').pop() : 'incident1';
-const result = { file: name, chromium: browser.version(), first_view_ms: [], first_view_hours: [], first_view_findings: [], first_view_bytes: [], open_ms: [], open_bytes: [], requests: [], redraw: {} };
+const result = { file: name, chromium: browser.version(), first_view_ms: [], first_view_hours: [], first_view_findings: [], first_view_bytes: [], open_ms: [], open_bytes: [], open_longest_task_ms: [], open_long_tasks_ms: [], requests: [], redraw: {} };
 // Bytes on the wire: every request started before `before` (the page's performance.now()).
 const wire = (page, before) => page.evaluate((b) => {
   const all = [...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource')]
@@ -58,6 +60,11 @@ const wire = (page, before) => page.evaluate((b) => {
 try {
   for (let run = 0; run < runs; run += 1) {
     const page = await newPage(browser);
+    await page.addInitScript(() => {
+      window.__longTasks = [];
+      new PerformanceObserver((l) => l.getEntries().forEach((e) => window.__longTasks.push([e.startTime, e.duration])))
+        .observe({ type: 'longtask', buffered: true });
+    });
     await page.goto(server.url);
     // First view: tracks drawn for the recording, or for the part of it read so far (a preview).
     await page.waitForFunction(() => {
@@ -75,6 +82,10 @@ try {
     // performance.now() counts from the navigation's start.
     const openAt = await page.evaluate(() => performance.now());
     result.open_ms.push(openAt);
+    const held = await page.evaluate((from) => window.__longTasks.filter(([t]) => t >= from).map(([, d]) => d),
+      result.first_view_ms.at(-1));
+    result.open_longest_task_ms.push(Math.max(0, ...held));
+    result.open_long_tasks_ms.push(held.reduce((a, b) => a + b, 0));
     // When the tracks were first drawn; a viewer from before that hook: when the wait saw them.
     const firstDraw = await page.evaluate(() => window.slotscope_first_draw_at?.())
       ?? result.first_view_ms.at(-1);
@@ -143,6 +154,7 @@ console.log(`first view covers: ${result.first_view_hours.join(', ')} h, ${resul
 console.log(`first view on the wire: ${result.first_view_bytes.join(', ')} bytes (the requests of the last run: ${result.requests.at(-1).join('; ')})`);
 console.log(`open on the wire: ${result.open_bytes.join(', ')} bytes`);
 console.log(`open: ${result.open_ms.map(fmt).join(', ')} ms (median ${fmt(quantile(result.open_ms, 0.5))})`);
+console.log(`page thread held after the first view: longest task ${result.open_longest_task_ms.map(fmt).join(', ')} ms, long tasks in all ${result.open_long_tasks_ms.map(fmt).join(', ')} ms`);
 for (const [k, v] of Object.entries(result.redraw)) {
   console.log(`${k}: redraw work median ${fmt(v.work_median_ms)} ms, p95 ${fmt(v.work_p95_ms)} ms, max ${fmt(v.work_max_ms)} ms; `
     + `to the second frame median ${fmt(v.frame_median_ms)} ms, p95 ${fmt(v.frame_p95_ms)} ms (${v.n} events)`);

@@ -22,6 +22,12 @@ use crate::parcel::{Parcel, Read};
 use crate::parser::{Finisher, Parser, Step};
 use crate::DONE;
 
+/// The heap grown ahead in doublings: the reads allocate hundreds of MiB, and each small grow
+/// of the wasm memory costs the engine a fraction of a millisecond (see [`slotscope_core::heap`]).
+#[cfg(target_arch = "wasm32")]
+#[global_allocator]
+static HEAP: slotscope_core::heap::AheadHeap = slotscope_core::heap::AheadHeap;
+
 /// Where the current read is.
 enum Stage {
     /// Nothing opened yet.

@@ -1,7 +1,7 @@
 //! Loading a recording in the background: its bytes fetched or read ([`source`]), then read by
-//! the reader module ([`reader`], fetched meanwhile) in time slices so the page keeps answering,
-//! with the part read so far shown when a big recording takes long ([`progress`]). Results go to
-//! the app through [`Sinks`].
+//! the reader module in its worker ([`reader`], started meanwhile), in steps whose progress the
+//! status line shows, with the part read so far shown when a big recording takes long
+//! ([`progress`]); the page answers throughout. Results go to the app through [`Sinks`].
 //!
 //! A recording served with its overview (`slotscope index`) is drawn from the overview first;
 //! only then are the recording and the reader module fetched, so the first view costs the
@@ -23,7 +23,7 @@ use slotscope_core::overview::Overview;
 use crate::dataset::{Dataset, Shared};
 use crate::reader::{self, DeltaSource, Reader};
 use crate::state::Action;
-use progress::{preview_due, SLICE_MS};
+use progress::{preview_due, STEP_LINES};
 
 thread_local! {
     /// Counts loads: a load still running when a newer one starts gives up.
@@ -114,8 +114,8 @@ pub fn start(source: Source, sinks: Sinks) {
                 }
             }
         }
-        // The reader module comes while the recording does.
-        let fetching = reader::prefetch();
+        // The reader module comes (in its worker) while the recording does.
+        let worker = reader::prefetch();
         let bytes: Rc<[u8]> = match source.bytes().await {
             Ok(b) => b.into(),
             Err(e) => return fail(e),
@@ -123,7 +123,7 @@ pub fn start(source: Source, sinks: Sinks) {
         if !current() {
             return;
         }
-        let reader = match Reader::open(fetching, &bytes).await {
+        let reader = match Reader::open(worker, &bytes).await {
             Ok(r) => r,
             Err(e) => return fail(e),
         };
@@ -133,70 +133,59 @@ pub fn start(source: Source, sinks: Sinks) {
         let load_began = js_sys::Date::now();
         let mut previewed = overview_pairs.is_some();
         loop {
-            let began = js_sys::Date::now();
-            let mut share = 0.0;
-            let mut done = false;
-            while js_sys::Date::now() - began < SLICE_MS {
-                match reader.read(200) {
-                    Ok(Some(p)) => share = p,
-                    Ok(None) => {
-                        done = true;
-                        break;
-                    }
-                    Err(e) => return fail(e),
-                }
-            }
-            if done {
-                // The tracks and the analysis, a step at a time: a day-long recording takes
-                // seconds, and the page answers between the steps.
-                let mut share = 0.0;
-                loop {
-                    sinks.status.emit(Status::analysing(&name, share));
-                    gloo_timers::future::TimeoutFuture::new(0).await;
-                    if !current() {
-                        return;
-                    }
-                    match reader.finish() {
-                        Ok(Some(p)) => share = p,
-                        Ok(None) => break,
-                        Err(e) => return fail(e),
-                    }
-                }
-                let read = match reader.result() {
-                    Ok(r) => r,
-                    Err(e) => return fail(e),
-                };
-                let d = Dataset::read(
-                    name.clone(),
-                    read,
-                    bytes,
-                    DeltaSource::Module(Rc::new(reader)),
-                );
-                sinks
-                    .status
-                    .emit(Status::loaded(&name, d.lines, d.analysis.findings.len()));
-                show(d, true);
+            let share = match reader.read(STEP_LINES).await {
+                Ok(Some(p)) => p,
+                Ok(None) => break,
+                Err(e) => return fail(e),
+            };
+            if !current() {
                 return;
             }
             // A big recording: show what is read so far while the rest loads.
             if preview_due(previewed, share, js_sys::Date::now() - load_began) {
                 previewed = true;
-                match reader.preview() {
+                match reader.preview().await {
                     Ok(p) => show(
                         Dataset::read(name.clone(), p, bytes.clone(), DeltaSource::None),
                         false,
                     ),
                     Err(e) => return fail(e),
                 }
+                if !current() {
+                    return;
+                }
             }
             sinks.status.emit(match overview_pairs {
                 Some(k) => Status::reading_behind_overview(&name, share, k),
                 None => Status::reading(&name, share, previewed),
             });
-            gloo_timers::future::TimeoutFuture::new(0).await;
+        }
+        // The tracks and the analysis, a step at a time: a day-long recording takes a second.
+        let mut share = 0.0;
+        loop {
+            sinks.status.emit(Status::analysing(&name, share));
+            match reader.finish().await {
+                Ok(Some(p)) => share = p,
+                Ok(None) => break,
+                Err(e) => return fail(e),
+            }
             if !current() {
                 return;
             }
         }
+        let read = match reader.result().await {
+            Ok(r) => r,
+            Err(e) => return fail(e),
+        };
+        let d = Dataset::read(
+            name.clone(),
+            read,
+            bytes,
+            DeltaSource::Module(Rc::new(reader)),
+        );
+        sinks
+            .status
+            .emit(Status::loaded(&name, d.lines, d.analysis.findings.len()));
+        show(d, true);
     });
 }

@@ -1,6 +1,9 @@
 //! The selected range: its bounds and a table of per-node and per-command deltas over it.
 
+use std::rc::Rc;
+
 use slotscope_core::time::format_millis;
+use slotscope_reader::Deltas;
 use yew::prelude::*;
 
 use crate::clock;
@@ -24,7 +27,23 @@ pub struct SelectionProps {
 #[function_component(SelectionPanel)]
 pub fn selection_panel(props: &SelectionProps) -> Html {
     let (a, b) = props.range;
-    let d = props.data.deltas((a, b));
+    // The deltas come from the reader's worker: the tables fill in when it answers (an answer
+    // for a range or a recording no longer shown is dropped).
+    let deltas = use_state(|| None::<((u64, u64), Shared, Rc<Deltas>)>);
+    {
+        let deltas = deltas.clone();
+        use_effect_with((props.range, props.data.clone()), move |(range, data)| {
+            let (range, data) = (*range, data.clone());
+            wasm_bindgen_futures::spawn_local(async move {
+                let d = data.deltas(range).await;
+                deltas.set(Some((range, data, Rc::new(d))));
+            });
+        });
+    }
+    let d = match &*deltas {
+        Some((range, data, d)) if *range == props.range && *data == props.data => d.clone(),
+        _ => Rc::new(Deltas::default()),
+    };
     let clear = {
         let dispatch = props.dispatch.clone();
         Callback::from(move |_: MouseEvent| dispatch.emit(Action::ClearSelection))

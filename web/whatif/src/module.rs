@@ -6,6 +6,12 @@ use wasm_bindgen::prelude::wasm_bindgen;
 use crate::preflight::{preflight as plan, PlanRequest};
 use crate::run::{run, Request};
 
+/// The heap grown ahead in doublings, as the reader module's: each small grow of the wasm memory
+/// costs the engine a fraction of a millisecond (see [`slotscope_core::heap`]).
+#[cfg(target_arch = "wasm32")]
+#[global_allocator]
+static HEAP: slotscope_core::heap::AheadHeap = slotscope_core::heap::AheadHeap;
+
 /// Replays `request` (a JSON [`Request`]) against the recording in `bytes` on `grid` (a JSON
 /// [`Grid`]); returns the JSON [`crate::Prediction`], or throws the reason as a string.
 #[wasm_bindgen]
