@@ -7,6 +7,7 @@
 use std::time::Instant;
 
 use slotscope_core::client_list::{parse_client_list, ClientEntry};
+use slotscope_core::field_map::FieldMap;
 use slotscope_core::info::{InfoReport, CLUSTER_INFO_SECTION};
 use slotscope_core::recording::FailureKind;
 use slotscope_core::resp::Value;
@@ -229,7 +230,7 @@ impl Poller {
             Some(v) => match v.as_text().map(|t| InfoReport::parse(&t)) {
                 Some(Ok(ci)) => {
                     if let Some(info) = sample.info.as_mut() {
-                        let fields = ci.sections.into_values().flatten().collect();
+                        let fields = ci.sections.values().flat_map(FieldMap::iter).collect();
                         info.sections
                             .insert(CLUSTER_INFO_SECTION.to_owned(), fields);
                     }

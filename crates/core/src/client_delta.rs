@@ -84,7 +84,7 @@ fn aged(entry: &ClientEntry, from: Timestamp, to: Timestamp) -> ClientEntry {
     let mut e = entry.clone();
     if let Some(age) = entry.age_secs() {
         let grown = age + (to.millis_since(from) + 500) / 1000;
-        e.fields.insert("age".to_owned(), grown.to_string());
+        e.fields.insert("age", grown.to_string());
     }
     e
 }
@@ -173,11 +173,7 @@ pub fn lasting_digest(e: &ClientEntry) -> u64 {
         h ^= 0xff;
         h = h.wrapping_mul(PRIME);
     };
-    for (k, v) in e
-        .fields
-        .iter()
-        .filter(|(k, _)| !VOLATILE.contains(&k.as_str()))
-    {
+    for (k, v) in e.fields.iter().filter(|(k, _)| !VOLATILE.contains(k)) {
         eat(k.as_bytes());
         eat(v.as_bytes());
     }

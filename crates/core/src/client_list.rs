@@ -4,7 +4,7 @@
 //! `lib-name`, `lib-ver`, `tot-net-in`, `tot-net-out` and `tot-cmds`, which Redis 7.0.15 lacks), so
 //! every field is kept as text and the accessors parse the common ones on demand.
 
-use std::collections::BTreeMap;
+use crate::field_map::FieldMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -14,13 +14,13 @@ use serde::{Deserialize, Serialize};
 #[serde(transparent)]
 pub struct ClientEntry {
     /// Field name → value (possibly empty, as in `name=`).
-    pub fields: BTreeMap<String, String>,
+    pub fields: FieldMap,
 }
 
 impl ClientEntry {
     /// The raw value of `field`, if the server gave it (possibly empty).
     pub fn get(&self, field: &str) -> Option<&str> {
-        self.fields.get(field).map(String::as_str)
+        self.fields.get(field)
     }
 
     /// `field` if present and not empty.
@@ -149,7 +149,7 @@ pub fn parse_client_list(text: &str) -> Result<Vec<ClientEntry>, ClientListError
                     token: token.to_owned(),
                 });
             }
-            entry.fields.insert(key.to_owned(), value.to_owned());
+            entry.fields.insert(key, value);
         }
         if !entry.fields.is_empty() {
             clients.push(entry);
@@ -238,8 +238,7 @@ id=64 addr=127.0.0.1:49898 laddr=127.0.0.1:21011 fd=16 name= age=0 idle=0 flags=
         let extra: Vec<&str> = valkey
             .fields
             .keys()
-            .filter(|k| !redis.fields.contains_key(*k))
-            .map(String::as_str)
+            .filter(|k| !redis.fields.contains_key(k))
             .collect();
         assert_eq!(
             extra,

@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::field_map::FieldMap;
 use crate::float;
 
 /// Sections kept out of [`InfoReport::sections`] because they are parsed into their own maps.
@@ -41,7 +42,7 @@ pub struct InfoReport {
     /// with no fields is present with an empty map. Fields before any `# Section` header are under
     /// the section `""`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub sections: BTreeMap<String, BTreeMap<String, String>>,
+    pub sections: BTreeMap<String, FieldMap>,
     /// Command name after `cmdstat_` (`zadd`, `cluster|shards`) → its counters.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub commandstats: BTreeMap<String, CommandStat>,
@@ -231,7 +232,7 @@ impl InfoReport {
                         .sections
                         .entry(section.clone())
                         .or_default()
-                        .insert(field.to_owned(), value.to_owned());
+                        .insert(field, value);
                 }
             }
         }
@@ -245,7 +246,7 @@ impl InfoReport {
             Some(f) => f,
             None => self.sections.get(&section.to_ascii_lowercase())?,
         };
-        fields.get(field).map(String::as_str)
+        fields.get(field)
     }
 
     /// The value of `field` in `section` as an unsigned integer; `None` if absent or not one.

@@ -15,7 +15,8 @@
 //! - [`heap`]: the wasm heap grown ahead in doublings (the browser modules' allocator).
 //! - [`resp`]: RESP2/RESP3 parsing and command encoding.
 //! - [`redirect`]: `MOVED` / `ASK` redirections, parsed from a server's error line in one place.
-//! - [`info`], [`client_list`], [`topology`]: parsers of the replies the collector records.
+//! - [`info`], [`client_list`], [`topology`]: parsers of the replies the collector records;
+//!   [`field_map`]: their raw text fields, kept in one buffer per map.
 //! - [`recording`]: the schema of a recording (header and events, one JSON object per line),
 //!   the tap's lines included.
 //! - [`reader`]: streaming reader of recordings, plain or zstd, tolerant of a cut-short tail.
@@ -44,6 +45,7 @@ pub mod client_delta;
 pub mod client_list;
 pub mod defect;
 pub mod evidence;
+pub mod field_map;
 pub mod finding;
 pub mod fingerprint;
 pub mod float;

@@ -15,6 +15,7 @@ use proptest::prelude::*;
 
 use slotscope_core::client_delta::{ClientListWriter, VOLATILE};
 use slotscope_core::client_list::ClientEntry;
+use slotscope_core::field_map::FieldMap;
 use slotscope_core::reader::RecordingReader;
 use slotscope_core::recording::Line;
 use slotscope_core::Timestamp;
@@ -31,7 +32,7 @@ struct Conn {
 /// Its `CLIENT LIST` entry at `t` (whole seconds of age, as the server gives them), with
 /// volatile fields drawn anew.
 fn entry(c: &Conn, t: u64, noise: u64) -> ClientEntry {
-    let mut fields = BTreeMap::new();
+    let mut fields = FieldMap::new();
     for (k, v) in [
         ("id", c.id.to_string()),
         ("addr", format!("10.0.0.9:{}", 1000 + c.id)),
@@ -42,7 +43,7 @@ fn entry(c: &Conn, t: u64, noise: u64) -> ClientEntry {
         ("flags", "N".to_owned()),
         ("cmd", c.cmd.to_owned()),
     ] {
-        fields.insert(k.to_owned(), v);
+        fields.insert(k, v);
     }
     ClientEntry { fields }
 }
@@ -51,8 +52,8 @@ fn entry(c: &Conn, t: u64, noise: u64) -> ClientEntry {
 fn lasting(e: &ClientEntry) -> BTreeMap<String, String> {
     e.fields
         .iter()
-        .filter(|(k, _)| *k == "age" || !VOLATILE.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
+        .filter(|(k, _)| *k == "age" || !VOLATILE.contains(k))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
         .collect()
 }
 

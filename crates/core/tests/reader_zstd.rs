@@ -136,18 +136,15 @@ fn topology(round: u64) -> TopologyView {
 fn info(rng: &mut Lcg, round: u64, n: u64) -> InfoReport {
     let mut report = InfoReport::default();
     let server = report.sections.entry("server".into()).or_default();
-    server.insert("redis_version".into(), "7.2.4".into());
-    server.insert("valkey_version".into(), "8.1.8".into());
-    server.insert("uptime_in_seconds".into(), (100 + round).to_string());
+    server.insert("redis_version", "7.2.4");
+    server.insert("valkey_version", "8.1.8");
+    server.insert("uptime_in_seconds", (100 + round).to_string());
     let clients = report.sections.entry("clients".into()).or_default();
-    clients.insert("connected_clients".into(), (40 + rng.below(20)).to_string());
-    clients.insert("blocked_clients".into(), "0".into());
+    clients.insert("connected_clients", (40 + rng.below(20)).to_string());
+    clients.insert("blocked_clients", "0");
     let memory = report.sections.entry("memory".into()).or_default();
-    memory.insert(
-        "used_memory".into(),
-        (2_149_376 + rng.below(100_000)).to_string(),
-    );
-    memory.insert("used_memory_human".into(), "2.05M".into());
+    memory.insert("used_memory", (2_149_376 + rng.below(100_000)).to_string());
+    memory.insert("used_memory_human", "2.05M");
     report
         .sections
         .entry("errorstats_empty".into())
@@ -179,7 +176,7 @@ fn info(rng: &mut Lcg, round: u64, n: u64) -> InfoReport {
 fn client(rng: &mut Lcg, i: u64) -> ClientEntry {
     let mut c = ClientEntry::default();
     let mut set = |k: &str, v: String| {
-        c.fields.insert(k.to_owned(), v);
+        c.fields.insert(k, v);
     };
     set("id", i.to_string());
     set(

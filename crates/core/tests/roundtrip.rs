@@ -305,7 +305,10 @@ fn info_report() -> BoxedStrategy<InfoReport> {
     )
         .prop_map(
             |(sections, commandstats, errorstats, keyspace)| InfoReport {
-                sections,
+                sections: sections
+                    .into_iter()
+                    .map(|(name, fields)| (name, fields.into_iter().collect()))
+                    .collect(),
                 commandstats,
                 errorstats,
                 keyspace,
@@ -351,7 +354,9 @@ fn client_entry() -> BoxedStrategy<ClientEntry> {
         text(),
     ];
     btree_map(prop_oneof![9 => field, 1 => ident()], value, 0..16)
-        .prop_map(|fields| ClientEntry { fields })
+        .prop_map(|fields| ClientEntry {
+            fields: fields.into_iter().collect(),
+        })
         .boxed()
 }
 

@@ -10,9 +10,8 @@
 //! two connections of one host and name opened in the same second are one series (the exporter
 //! merges them), so they count once.
 
-use std::collections::BTreeMap;
-
 use crate::client_list::ClientEntry;
+use crate::field_map::FieldMap;
 use crate::time::Timestamp;
 
 use super::Series;
@@ -48,18 +47,15 @@ pub fn entry(s: &Series, t: Timestamp) -> ClientEntry {
             .and_then(|v| v.parse::<u64>().ok())
             .map(|at| secs.saturating_sub(at).to_string())
     };
-    let mut fields = BTreeMap::new();
-    fields.insert("id".to_owned(), id(s).to_string());
+    let mut fields = FieldMap::new();
+    fields.insert("id", id(s).to_string());
     let host = label("host").unwrap_or("");
-    fields.insert(
-        "addr".to_owned(),
-        format!("{host}:{}", label("port").unwrap_or("0")),
-    );
+    fields.insert("addr", format!("{host}:{}", label("port").unwrap_or("0")));
     if let Some(age) = since("created_at") {
-        fields.insert("age".to_owned(), age);
+        fields.insert("age", age);
     }
     if let Some(idle) = since("idle_since") {
-        fields.insert("idle".to_owned(), idle);
+        fields.insert("idle", idle);
     }
     for (from, to) in [
         ("name", "name"),
@@ -73,7 +69,7 @@ pub fn entry(s: &Series, t: Timestamp) -> ClientEntry {
         ("resp", "resp"),
     ] {
         if let Some(v) = label(from) {
-            fields.insert(to.to_owned(), v.to_owned());
+            fields.insert(to, v);
         }
     }
     ClientEntry { fields }

@@ -106,7 +106,7 @@ fn apply(r: &mut InfoReport, s: &Series, x: f64) {
         r.sections
             .entry(section.to_owned())
             .or_default()
-            .insert(field.to_owned(), value);
+            .insert(field, value);
     };
     let name = s.name.as_str();
     match name {
