@@ -196,22 +196,38 @@ impl<'de> Visitor<'de> for FieldMapVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<FieldMap, A::Error> {
-        let mut map = FieldMap::new();
-        if let Some(n) = access.size_hint() {
-            map.index.reserve(n.min(4096));
-        }
-        loop {
+        // Read into this thread's scratch map, then copy it out at its exact size: two
+        // allocations per map, none for the buffers' growth (a map nested in a field being read
+        // takes the scratch's place meanwhile, and gives it back).
+        let mut map = SCRATCH.with(|s| s.take());
+        map.text.clear();
+        map.index.clear();
+        let read: Result<(), A::Error> = (|| loop {
             let start = map.text.len();
             if access.next_key_seed(AppendTo(&mut map.text))?.is_none() {
-                break;
+                return Ok(());
             }
             let mid = map.text.len();
             access.next_value_seed(AppendTo(&mut map.text))?;
             map.index.push([start, mid, map.text.len()]);
-        }
-        map.settle();
-        Ok(map)
+        })();
+        let out = read.map(|()| {
+            map.settle();
+            FieldMap {
+                text: map.text.as_str().to_owned(),
+                index: map.index.to_vec(),
+            }
+        });
+        SCRATCH.with(|s| s.set(map));
+        out
     }
+}
+
+thread_local! {
+    /// The buffers [`FieldMapVisitor`] reads into, kept between maps.
+    static SCRATCH: std::cell::Cell<FieldMap> = const {
+        std::cell::Cell::new(FieldMap { text: String::new(), index: Vec::new() })
+    };
 }
 
 impl<'de> Deserialize<'de> for FieldMap {

@@ -244,7 +244,11 @@ impl InfoReport {
     pub fn get(&self, section: &str, field: &str) -> Option<&str> {
         let fields = match self.sections.get(section) {
             Some(f) => f,
-            None => self.sections.get(&section.to_ascii_lowercase())?,
+            // Section names are stored lowercase: only a name with capitals can be found again.
+            None if section.bytes().any(|b| b.is_ascii_uppercase()) => {
+                self.sections.get(&section.to_ascii_lowercase())?
+            }
+            None => return None,
         };
         fields.get(field)
     }
