@@ -274,63 +274,49 @@ struct Tag {
     kind: String,
 }
 
-/// A line's text as serde_json reads it: checked as UTF-8 once, whole (serde_json then reads its
-/// strings without checking each again: a tenth of the reading's instructions went to checking
-/// the many short strings one by one), or as bytes when it is not UTF-8 (for serde_json's own
-/// error, which names where).
-#[derive(Clone, Copy)]
-enum Text<'a> {
-    Str(&'a str),
-    Bytes(&'a [u8]),
-}
-
-impl Text<'_> {
-    fn parse<T: serde::de::DeserializeOwned>(self) -> Result<T, serde_json::Error> {
-        match self {
-            Text::Str(s) => serde_json::from_str(s),
-            Text::Bytes(b) => serde_json::from_slice(b),
-        }
-    }
-}
-
 /// Parses one line: its `"type"` first, then the line straight into that record type.
 ///
 /// `Line`'s derived `Deserialize` (an internally tagged enum) buffers the whole object before it
 /// looks at the tag, which made reading several times slower and put that buffering code into the
 /// viewer's wasm. The writer puts `"type"` first, so the tag is usually read off the line's start;
 /// otherwise it is parsed on its own, skipping the rest.
+///
+/// The line is checked as UTF-8 once, whole, and serde_json reads it as text: reading it as bytes,
+/// serde_json checked each of its many short strings on its own, a tenth of the reading's
+/// instructions.
 fn parse_line(bytes: &[u8]) -> Result<Line, serde_json::Error> {
-    const PREFIX: &[u8] = br#"{"type":""#;
-    let text = match std::str::from_utf8(bytes) {
-        Ok(s) => Text::Str(s),
-        Err(_) => Text::Bytes(bytes),
-    };
-    let first = bytes.strip_prefix(PREFIX).and_then(|rest| {
-        let end = rest.iter().position(|&b| b == b'"')?;
-        std::str::from_utf8(&rest[..end]).ok()
-    });
+    const PREFIX: &str = r#"{"type":""#;
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        serde::de::Error::custom(format!(
+            "a byte that is not UTF-8 at column {}",
+            e.valid_up_to() + 1
+        ))
+    })?;
+    let first = text
+        .strip_prefix(PREFIX)
+        .and_then(|rest| Some(&rest[..rest.find('"')?]));
     let parsed;
     let tag = match first {
         Some(t) => t,
         None => {
-            parsed = text.parse::<Tag>()?.kind;
+            parsed = serde_json::from_str::<Tag>(text)?.kind;
             parsed.as_str()
         }
     };
     let line = match tag {
-        "header" => Line::Header(text.parse()?),
-        "node_discovered" => Line::NodeDiscovered(text.parse()?),
-        "node_gone" => Line::NodeGone(text.parse()?),
-        "topology" => Line::Topology(text.parse()?),
-        "info" => Line::Info(text.parse()?),
-        "client_list" => Line::ClientList(text.parse()?),
-        "client_list_delta" => Line::ClientListDelta(text.parse()?),
-        "poll_failed" => Line::PollFailed(text.parse()?),
-        "poll_round" => Line::PollRound(text.parse()?),
-        "annotation" => Line::Annotation(text.parse()?),
-        "tap_conn" => Line::TapConn(text.parse()?),
-        "tap_command" => Line::TapCommand(text.parse()?),
-        "end" => Line::End(text.parse()?),
+        "header" => Line::Header(serde_json::from_str(text)?),
+        "node_discovered" => Line::NodeDiscovered(serde_json::from_str(text)?),
+        "node_gone" => Line::NodeGone(serde_json::from_str(text)?),
+        "topology" => Line::Topology(serde_json::from_str(text)?),
+        "info" => Line::Info(serde_json::from_str(text)?),
+        "client_list" => Line::ClientList(serde_json::from_str(text)?),
+        "client_list_delta" => Line::ClientListDelta(serde_json::from_str(text)?),
+        "poll_failed" => Line::PollFailed(serde_json::from_str(text)?),
+        "poll_round" => Line::PollRound(serde_json::from_str(text)?),
+        "annotation" => Line::Annotation(serde_json::from_str(text)?),
+        "tap_conn" => Line::TapConn(serde_json::from_str(text)?),
+        "tap_command" => Line::TapCommand(serde_json::from_str(text)?),
+        "end" => Line::End(serde_json::from_str(text)?),
         other => return Err(serde::de::Error::unknown_variant(other, &Line::KINDS)),
     };
     Ok(line)
@@ -586,6 +572,14 @@ mod tests {
             let e = parse_line(format!(r#"{{"type":"{kind}"}}"#).as_bytes()).unwrap_err();
             assert!(e.to_string().starts_with("missing field"), "{kind}: {e}");
         }
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_an_error_naming_the_byte() {
+        let mut line = ROUND.as_bytes().to_vec();
+        line[10] = 0xff;
+        let e = parse_line(&line).unwrap_err().to_string();
+        assert!(e.contains("not UTF-8 at column 11"), "{e}");
     }
 
     #[test]
