@@ -1,13 +1,14 @@
 //! Raw text fields as a server lists them (`INFO` sections, `CLIENT LIST` entries): a map from
 //! field name to value, kept in one buffer.
 //!
-//! A recording holds millions of these fields (a day of `INFO` from six nodes, a `CLIENT LIST`
-//! every minute), and as a `BTreeMap<String, String>` every name and every value was an
-//! allocation of its own, plus the map's nodes: reading the 24 h × 6-node recording spent a
-//! third of its time allocating and freeing them. [`FieldMap`] keeps every name and value in one
-//! `String` and an index sorted by name beside it: two allocations per map, the values read
-//! without copies when the JSON has no escapes. It reads and writes the same JSON object as the
-//! map it replaces (names in byte order; a later duplicate name replaces the earlier one).
+//! A recording holds millions of these fields (a real `INFO` line some 180, a `CLIENT LIST`
+//! entry some 30), and as a `BTreeMap<String, String>` every name and every value was an
+//! allocation of its own, plus the map's nodes. [`FieldMap`] keeps every name and value in one
+//! `String` and an index sorted by name beside it, read through a per-thread scratch and copied
+//! out at its exact size: two allocations per map. `analyze` on the `incident2-valkey` fixture
+//! went from 95.0 M to 52.2 M instructions (BENCHMARKS.md, "Issue 26, part 4: the day-long
+//! recording in a worker"). It reads and writes the same JSON object as the map it replaces
+//! (names in byte order; a later duplicate name replaces the earlier one).
 
 use std::fmt;
 
