@@ -11,7 +11,11 @@
 //! Asserted: the harness worked (the plan was accepted, `preflight` named the application's
 //! group, the real verdict was read), and for redis-py that an application that lost its startup
 //! nodes is predicted wedged and that a predicted wedge is real (every command failing to the
-//! end). The other verdicts are printed and measured by the long draw
+//! end). An application that wedged before the change began (a redis-py 5.0.0 client under
+//! `address_remap` can lose its one startup node to its first resets: seed 1796539354, wedged
+//! 72 ms after its start, the change at +5.7 s) is not the change's doing and not judged; the
+//! replay's miss on such starts is issue 24's (docs/FIDELITY.md, "5.0.0 remapped, wedged at
+//! once"). The other verdicts are printed and measured by the long draw
 //! (`scripts/preflight`, docs/FIDELITY.md "Pre-flight").
 
 use slotscope_core::preflight::VerdictKind;
@@ -47,6 +51,12 @@ fn random_live_cases_are_predicted_before_the_change() {
         let (p, real) = (r.predicted.as_ref().unwrap(), r.real.as_ref().unwrap());
         assert!(r.plan.is_some(), "{ctx}: no plan");
         assert!(!p.why.is_empty(), "{ctx}: no why");
+        if let Some(ms) = real.wedged_before_change_ms {
+            eprintln!(
+                "  not judged: the application wedged {ms} ms after its start, before the change"
+            );
+            continue;
+        }
         if matches!(case.library, Library::RedisPy(_)) {
             // An application that lost its startup nodes is predicted wedged, and a predicted
             // wedge is one: every command failing to the end.

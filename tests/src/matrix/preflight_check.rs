@@ -423,6 +423,7 @@ mod tests {
             failed: 3,
             moved: 1,
             app_wedged: kind == VerdictKind::Wedged,
+            wedged_before_change_ms: None,
         }
     }
 

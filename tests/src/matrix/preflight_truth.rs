@@ -40,6 +40,10 @@ pub struct RealVerdict {
     /// Whether the application said it ended wedged (by its own rule: redis-py's app, no startup
     /// node left; the others, every command failing to the end).
     pub app_wedged: bool,
+    /// When the application said it wedged, if before the change began: ms from its start. Not
+    /// the change's doing (a redis-py 5.0.0 client under `address_remap` can lose its one startup
+    /// node to its first resets), so a pre-flight of the change is not judged on it.
+    pub wedged_before_change_ms: Option<u64>,
 }
 
 impl RealVerdict {
@@ -139,6 +143,10 @@ pub fn real_verdict(
         failed: failed_n,
         moved,
         app_wedged: app.wedged,
+        wedged_before_change_ms: app
+            .wedged_since_ms
+            .filter(|&w| app.wedged && w < origin_ms)
+            .map(|w| w.saturating_sub(app.started_ms)),
     })
 }
 
