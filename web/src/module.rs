@@ -33,25 +33,14 @@ pub struct Module {
     exports: JsValue,
 }
 
-/// The module whose JavaScript is at `path` (relative to the page): fetched and started on the
-/// first call, the same one after. Starting the fetch is what the call does at once; awaiting
-/// the promise waits for it.
-pub fn start(path: &'static str) -> js_sys::Promise {
-    fetch_module(path)
-}
-
 impl Module {
-    /// The module that `promise` (from [`start`]) resolves to.
-    pub async fn of(path: &'static str, promise: js_sys::Promise) -> Result<Module, String> {
-        let exports = wasm_bindgen_futures::JsFuture::from(promise)
+    /// Fetches (on first use) and starts the module whose JavaScript is at `path` (relative to
+    /// the page): the same one on every later call.
+    pub async fn load(path: &'static str) -> Result<Module, String> {
+        let exports = wasm_bindgen_futures::JsFuture::from(fetch_module(path))
             .await
             .map_err(|e| format!("cannot load {path}: {}", js_error::text(&e)))?;
         Ok(Module { path, exports })
-    }
-
-    /// Fetches (on first use) and starts the module at `path`.
-    pub async fn load(path: &'static str) -> Result<Module, String> {
-        Module::of(path, start(path)).await
     }
 
     /// Calls its exported function `name` with `args`: what it returns, or what it threw as
