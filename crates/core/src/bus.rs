@@ -31,22 +31,51 @@ pub struct BusMessages {
     pub counted: bool,
 }
 
+/// The bus counters of one sample, as [`BusMessages`] reads them: the fold looks each sample's up
+/// once, when it is the later end of an interval, and keeps them for when it is the earlier.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BusCounters {
+    auth_req_sent: u64,
+    auth_ack_received: u64,
+    mfstart_sent: u64,
+    fail_sent: u64,
+    counted: bool,
+}
+
+impl BusCounters {
+    /// The counters `report` holds (0 for those it does not).
+    pub fn of(report: &InfoReport) -> BusCounters {
+        // Whole field names: this runs for every `INFO` sample a recording holds.
+        let n = |name: &str| report.get_u64(SECTION, name).unwrap_or(0);
+        BusCounters {
+            auth_req_sent: n("cluster_stats_messages_auth-req_sent"),
+            auth_ack_received: n("cluster_stats_messages_auth-ack_received"),
+            mfstart_sent: n("cluster_stats_messages_mfstart_sent"),
+            fail_sent: n("cluster_stats_messages_fail_sent"),
+            counted: report.get(SECTION, "cluster_stats_messages_sent").is_some(),
+        }
+    }
+}
+
 impl BusMessages {
     /// The messages counted between two samples (`delta` takes a counter's two values).
     pub fn between(prev: &InfoReport, cur: &InfoReport, delta: impl Fn(u64, u64) -> u64) -> Self {
-        // Whole field names: this runs for every `INFO` sample a recording holds.
-        let d = |name: &str| {
-            delta(
-                prev.get_u64(SECTION, name).unwrap_or(0),
-                cur.get_u64(SECTION, name).unwrap_or(0),
-            )
-        };
+        BusMessages::of_counters(&BusCounters::of(prev), &BusCounters::of(cur), delta)
+    }
+
+    /// The messages counted between two samples' counters (`delta` takes a counter's two
+    /// values).
+    pub fn of_counters(
+        prev: &BusCounters,
+        cur: &BusCounters,
+        delta: impl Fn(u64, u64) -> u64,
+    ) -> Self {
         BusMessages {
-            auth_req_sent: d("cluster_stats_messages_auth-req_sent"),
-            auth_ack_received: d("cluster_stats_messages_auth-ack_received"),
-            mfstart_sent: d("cluster_stats_messages_mfstart_sent"),
-            fail_sent: d("cluster_stats_messages_fail_sent"),
-            counted: cur.get(SECTION, "cluster_stats_messages_sent").is_some(),
+            auth_req_sent: delta(prev.auth_req_sent, cur.auth_req_sent),
+            auth_ack_received: delta(prev.auth_ack_received, cur.auth_ack_received),
+            mfstart_sent: delta(prev.mfstart_sent, cur.mfstart_sent),
+            fail_sent: delta(prev.fail_sent, cur.fail_sent),
+            counted: cur.counted,
         }
     }
 

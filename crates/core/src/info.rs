@@ -264,26 +264,28 @@ impl InfoReport {
     /// Valkey 8), so the name comes from `server_name`, then from the presence of
     /// `valkey_version`, and only then defaults to Redis with `redis_version`.
     pub fn server(&self) -> ServerIdentity {
-        let field = |f: &str| self.get("server", f).map(str::to_owned);
-        let valkey = || ServerIdentity {
-            name: ServerName::Valkey,
-            version: field("valkey_version")
-                .or_else(|| field("redis_version"))
-                .unwrap_or_default(),
+        let field = |f: &str| self.get("server", f);
+        let identity = |name: ServerName, version: Option<&str>| ServerIdentity {
+            name,
+            version: version.unwrap_or_default().to_owned(),
         };
-        let redis = || ServerIdentity {
-            name: ServerName::Redis,
-            version: field("redis_version").unwrap_or_default(),
+        let valkey = || {
+            identity(
+                ServerName::Valkey,
+                field("valkey_version").or_else(|| field("redis_version")),
+            )
         };
-        match field("server_name").map(|n| n.to_ascii_lowercase()) {
-            Some(n) if n == "valkey" => valkey(),
-            Some(n) if n == "redis" => redis(),
-            Some(n) if !n.is_empty() => ServerIdentity {
-                version: field(&format!("{n}_version"))
-                    .or_else(|| field("redis_version"))
-                    .unwrap_or_default(),
-                name: ServerName::Other(n),
-            },
+        let redis = || identity(ServerName::Redis, field("redis_version"));
+        match field("server_name") {
+            Some(n) if n.eq_ignore_ascii_case("valkey") => valkey(),
+            Some(n) if n.eq_ignore_ascii_case("redis") => redis(),
+            Some(n) if !n.is_empty() => {
+                let n = n.to_ascii_lowercase();
+                identity(
+                    ServerName::Other(n.clone()),
+                    field(&format!("{n}_version")).or_else(|| field("redis_version")),
+                )
+            }
             _ if field("valkey_version").is_some() => valkey(),
             _ => redis(),
         }
@@ -364,8 +366,9 @@ impl<'a> Items<'a> {
 /// number.
 mod db_keys {
     use std::collections::BTreeMap;
+    use std::fmt;
 
-    use serde::de::Error as _;
+    use serde::de::{MapAccess, Visitor};
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     use super::KeyspaceStat;
@@ -379,19 +382,58 @@ mod db_keys {
         named.serialize(s)
     }
 
+    /// Read straight into the map by index: a `dbN` name is read as text and parsed, never kept
+    /// (every `INFO` sample of a recording has a keyspace).
     pub fn deserialize<'de, D: Deserializer<'de>>(
         d: D,
     ) -> Result<BTreeMap<u32, KeyspaceStat>, D::Error> {
-        let named = BTreeMap::<String, KeyspaceStat>::deserialize(d)?;
-        named
-            .into_iter()
-            .map(|(name, st)| {
-                name.strip_prefix("db")
-                    .and_then(|n| n.parse().ok())
-                    .map(|db| (db, st))
-                    .ok_or_else(|| D::Error::custom(format!("keyspace key `{name}` is not dbN")))
-            })
-            .collect()
+        d.deserialize_map(Keyspace)
+    }
+
+    /// A map of `dbN` names to their key counts.
+    struct Keyspace;
+
+    impl<'de> Visitor<'de> for Keyspace {
+        type Value = BTreeMap<u32, KeyspaceStat>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a map of dbN names to key counts")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = BTreeMap::new();
+            while let Some(DbIndex(db)) = map.next_key()? {
+                let stat: KeyspaceStat = map.next_value()?;
+                out.insert(db, stat);
+            }
+            Ok(out)
+        }
+    }
+
+    /// The `N` of a `dbN` name.
+    struct DbIndex(u32);
+
+    impl<'de> Deserialize<'de> for DbIndex {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<DbIndex, D::Error> {
+            d.deserialize_str(DbIndexVisitor)
+        }
+    }
+
+    struct DbIndexVisitor;
+
+    impl Visitor<'_> for DbIndexVisitor {
+        type Value = DbIndex;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a keyspace name dbN")
+        }
+
+        fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<DbIndex, E> {
+            name.strip_prefix("db")
+                .and_then(|n| n.parse().ok())
+                .map(DbIndex)
+                .ok_or_else(|| E::custom(format!("keyspace key `{name}` is not dbN")))
+        }
     }
 }
 
@@ -898,6 +940,30 @@ db0:keys=1,expires=1,avg_ttl=997847
                 .unwrap();
         assert_eq!(info.keyspace[&0].keys, 5);
         assert_eq!(info.keyspace[&12].keys, 1);
+    }
+
+    #[test]
+    fn a_keyspace_reads_back_as_written_and_a_name_not_db_n_is_an_error() {
+        let info = InfoReport::parse(
+            "# Keyspace\ndb0:keys=5,expires=2,avg_ttl=10\ndb12:keys=1,expires=0,avg_ttl=0\n",
+        )
+        .unwrap();
+        let json = serde_json::to_string(&info).unwrap();
+        assert!(json.contains(r#""keyspace":{"db0":{"#), "{json}");
+        assert_eq!(serde_json::from_str::<InfoReport>(&json).unwrap(), info);
+        // Escaped in the JSON, the name still reads.
+        let escaped = json.replace(r#""db12""#, r#""d\u0062\u00312""#);
+        assert_eq!(serde_json::from_str::<InfoReport>(&escaped).unwrap(), info);
+        for bad in ["db", "dbx", "12", "db-1"] {
+            let json =
+                format!(r#"{{"keyspace":{{"{bad}":{{"keys":1,"expires":0,"avg_ttl":0}}}}}}"#);
+            let e = serde_json::from_str::<InfoReport>(&json).unwrap_err();
+            assert!(
+                e.to_string()
+                    .contains(&format!("keyspace key `{bad}` is not dbN")),
+                "{bad}: {e}"
+            );
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::bus::BusMessages;
+use crate::bus::{BusCounters, BusMessages};
 use crate::float;
 use crate::info::InfoReport;
 use crate::node::{NodeAddr, NodeId};
@@ -146,6 +146,10 @@ pub struct Interval {
     /// Cluster bus messages of a failover (elections, manual failovers, `FAIL`).
     #[serde(skip_serializing_if = "BusMessages::is_empty")]
     pub bus: BusMessages,
+    /// [`Interval::business`], summed from `commands` once, when the interval is made: the
+    /// analysis asks it of every interval several times, and each time named every command.
+    #[serde(skip)]
+    pub(crate) business: CommandDelta,
 }
 
 impl Interval {
@@ -156,8 +160,13 @@ impl Interval {
 
     /// Business commands (see [`is_business_command`]) summed.
     pub fn business(&self) -> CommandDelta {
+        self.business
+    }
+
+    /// The business commands of `commands` summed.
+    pub(crate) fn business_of(commands: &BTreeMap<String, CommandDelta>) -> CommandDelta {
         let mut total = CommandDelta::default();
-        for (_, d) in self.commands.iter().filter(|(c, _)| is_business_command(c)) {
+        for (_, d) in commands.iter().filter(|(c, _)| is_business_command(c)) {
             total.add(d);
         }
         total
@@ -189,8 +198,37 @@ pub struct NodeMetrics {
     pub id: Option<NodeId>,
     /// Consecutive intervals, in time order (each ends after the one before).
     pub intervals: Vec<Interval>,
+    /// The last sample folded, with what its next interval reads of it.
     #[serde(skip)]
-    last: Option<(Timestamp, InfoReport)>,
+    last: Option<(Timestamp, InfoReport, Facts)>,
+}
+
+/// What an interval reads of the `INFO` samples at its two ends besides their command and error
+/// counters, looked up once per sample (it is the later end of one interval and the earlier end
+/// of the next).
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Facts {
+    /// `uptime_in_seconds`.
+    uptime: Option<u64>,
+    /// `run_id`.
+    run_id: Option<String>,
+    /// `total_connections_received` (0 when absent).
+    connections: u64,
+    /// The cluster bus counters.
+    bus: BusCounters,
+}
+
+impl Facts {
+    fn of(r: &InfoReport) -> Facts {
+        Facts {
+            uptime: r.get_u64("server", "uptime_in_seconds"),
+            run_id: r.get("server", "run_id").map(str::to_owned),
+            connections: r
+                .get_u64("stats", "total_connections_received")
+                .unwrap_or(0),
+            bus: BusCounters::of(r),
+        }
+    }
 }
 
 impl NodeMetrics {
@@ -200,12 +238,23 @@ impl NodeMetrics {
         for i in self.ending_in(span) {
             t.secs += i.secs();
             t.business.add(&i.business());
+            // A name is copied only the first time it is met: the same few come in every
+            // interval.
             for (c, d) in &i.commands {
-                t.commands.entry(c.clone()).or_default().add(d);
+                match t.commands.get_mut(c) {
+                    Some(sum) => sum.add(d),
+                    None => {
+                        t.commands.insert(c.clone(), *d);
+                    }
+                }
             }
             for (e, n) in &i.errors {
-                let sum = t.errors.entry(e.clone()).or_default();
-                *sum = sum.saturating_add(*n);
+                match t.errors.get_mut(e) {
+                    Some(sum) => *sum = sum.saturating_add(*n),
+                    None => {
+                        t.errors.insert(e.clone(), *n);
+                    }
+                }
             }
             t.connections_received = t
                 .connections_received
@@ -295,8 +344,8 @@ impl Metrics {
     /// Folds one line (only `info` lines matter).
     pub fn push(&mut self, line: &Line) {
         if let Line::Info(s) = line {
-            if let Some(i) = self.fold_info(s) {
-                self.nodes[i].last = Some((s.t, s.info.clone()));
+            if let Some((i, facts)) = self.fold_info(s) {
+                self.nodes[i].last = Some((s.t, s.info.clone(), facts));
             }
         }
     }
@@ -304,8 +353,8 @@ impl Metrics {
     /// Folds one line it may keep: as [`Metrics::push`], without copying an `INFO` reply.
     pub fn push_owned(&mut self, line: Line) {
         if let Line::Info(s) = line {
-            if let Some(i) = self.fold_info(&s) {
-                self.nodes[i].last = Some((s.t, s.info));
+            if let Some((i, facts)) = self.fold_info(&s) {
+                self.nodes[i].last = Some((s.t, s.info, facts));
             }
         }
     }
@@ -315,9 +364,9 @@ impl Metrics {
         self.nodes.iter().find(|n| &n.addr == addr)
     }
 
-    /// Adds the interval that ends at `s` to its node; returns the node's index, `None` when `s`
-    /// is not after the node's last reply.
-    fn fold_info(&mut self, s: &InfoSample) -> Option<usize> {
+    /// Adds the interval that ends at `s` to its node; returns the node's index and what the
+    /// next interval reads of `s`, `None` when `s` is not after the node's last reply.
+    fn fold_info(&mut self, s: &InfoSample) -> Option<(usize, Facts)> {
         let i = match self.nodes.iter().position(|n| n.addr == s.node.addr) {
             Some(i) => i,
             None => {
@@ -331,20 +380,23 @@ impl Metrics {
             }
         };
         let node = &mut self.nodes[i];
-        if s.node.id.is_some() {
+        if s.node.id.is_some() && node.id != s.node.id {
             node.id = s.node.id.clone();
         }
-        match &node.last {
+        let facts = match &node.last {
             // Not after the last reply (a line out of order): ignored, so intervals stay in
             // time order.
-            Some((t0, _)) if s.t <= *t0 => return None,
-            Some((t0, prev)) => {
+            Some((t0, ..)) if s.t <= *t0 => return None,
+            Some((t0, prev, prev_facts)) => {
+                let facts = Facts::of(&s.info);
+                let span = TimeSpan::new(*t0, s.t);
                 node.intervals
-                    .push(interval(TimeSpan::new(*t0, s.t), prev, &s.info))
+                    .push(interval(span, (prev, prev_facts), (&s.info, &facts)));
+                facts
             }
-            None => {}
-        }
-        Some(i)
+            None => Facts::of(&s.info),
+        };
+        Some((i, facts))
     }
 }
 
@@ -353,11 +405,14 @@ pub fn counter_delta(prev: u64, cur: u64) -> u64 {
     cur.checked_sub(prev).unwrap_or(cur)
 }
 
-fn interval(span: TimeSpan, prev: &InfoReport, cur: &InfoReport) -> Interval {
-    let uptime = |r: &InfoReport| r.get_u64("server", "uptime_in_seconds");
-    let run_id = |r: &InfoReport| r.get("server", "run_id").map(str::to_owned);
-    let restarted = matches!((uptime(prev), uptime(cur)), (Some(a), Some(b)) if b < a)
-        || matches!((run_id(prev), run_id(cur)), (Some(a), Some(b)) if a != b);
+/// The interval between two samples of a node, each with its [`Facts`].
+fn interval(
+    span: TimeSpan,
+    (prev, prev_facts): (&InfoReport, &Facts),
+    (cur, cur_facts): (&InfoReport, &Facts),
+) -> Interval {
+    let restarted = matches!((prev_facts.uptime, cur_facts.uptime), (Some(a), Some(b)) if b < a)
+        || matches!((&prev_facts.run_id, &cur_facts.run_id), (Some(a), Some(b)) if a != b);
     let delta = |p: u64, c: u64| if restarted { c } else { counter_delta(p, c) };
 
     let mut commands = BTreeMap::new();
@@ -397,21 +452,18 @@ fn interval(span: TimeSpan, prev: &InfoReport, cur: &InfoReport) -> Interval {
             errors.insert(name.clone(), d);
         }
     }
-    let conn = |r: &InfoReport| {
-        r.get_u64("stats", "total_connections_received")
-            .unwrap_or(0)
-    };
     // The collector's own connection, when it reconnects, counts once; it is not taken out.
     Interval {
         span,
+        business: Interval::business_of(&commands),
         commands,
         errors,
-        connections_received: delta(conn(prev), conn(cur)),
+        connections_received: delta(prev_facts.connections, cur_facts.connections),
         connected_clients: cur.get_u64("clients", "connected_clients"),
         keys: cur.keyspace.values().map(|k| k.keys).sum(),
         used_memory: cur.get_u64("memory", "used_memory"),
         restarted,
-        bus: BusMessages::between(prev, cur, delta),
+        bus: BusMessages::of_counters(&prev_facts.bus, &cur_facts.bus, delta),
     }
 }
 

@@ -3,6 +3,10 @@
 //     tracks present), by the page's own performance.now(); and how long the page's own thread
 //     was held meanwhile after the first view (long tasks, over 50 ms: the longest and their
 //     sum), the reading itself being in the reader's worker;
+//   - the open's phases, from the marks the viewer sets on the page's performance timeline
+//     (`slotscope:fetch` … `slotscope:shown`, web/src/load/mod.rs): the wait after the first
+//     view, the recording's fetch, its open, read and finish in the reader's worker, the result
+//     handed to the page and shown, and from then until the wait saw it (polled every 100 ms);
 //   - bytes on the wire (Resource Timing's transferSize: headers and the encoded body) of the
 //     first view, every request started before the tracks were first drawn, and of the whole
 //     open; measured once the server has made its brotli bodies (it prepares them in the
@@ -47,7 +51,7 @@ const server = await startServer(file);
 await brotliReady(server.origin);
 const browser = await launchBrowser();
 const name = file ? file.split('/').pop() : 'incident1';
-const result = { file: name, chromium: browser.version(), first_view_ms: [], first_view_hours: [], first_view_findings: [], first_view_bytes: [], open_ms: [], open_bytes: [], open_longest_task_ms: [], open_long_tasks_ms: [], requests: [], redraw: {} };
+const result = { file: name, chromium: browser.version(), first_view_ms: [], first_view_hours: [], first_view_findings: [], first_view_bytes: [], open_ms: [], open_bytes: [], open_longest_task_ms: [], open_long_tasks_ms: [], requests: [], redraw: {}, phases: {} };
 // Bytes on the wire: every request started before `before` (the page's performance.now()).
 const wire = (page, before) => page.evaluate((b) => {
   const all = [...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource')]
@@ -78,10 +82,21 @@ try {
     const firstState = await state(page);
     result.first_view_hours.push(Math.round((firstState.window[1] - firstState.window[0]) / 36e3) / 100);
     result.first_view_findings.push(firstState.findings);
+    const firstDraw0 = await page.evaluate(() => window.slotscope_first_draw_at?.());
     await waitLoaded(page, name.replace(/\.jsonl(\.zst)?$/, ''));
     // performance.now() counts from the navigation's start.
     const openAt = await page.evaluate(() => performance.now());
     result.open_ms.push(openAt);
+    // The load's phases, from the marks the viewer sets (a viewer without them: none).
+    const marks = await page.evaluate(() => Object.fromEntries(performance.getEntriesByType('mark')
+      .filter((m) => m.name.startsWith('slotscope:')).map((m) => [m.name.slice(10), m.startTime])));
+    for (const [phase, from, to] of [['first view to fetch', null, 'fetch'], ['fetch', 'fetch', 'fetched'],
+      ['open in worker', 'fetched', 'opened'], ['read', 'opened', 'read'], ['finish', 'read', 'finished'],
+      ['result to shown', 'finished', 'shown'], ['shown to seen', 'shown', null]]) {
+      const a = from === null ? firstDraw0 : marks[from];
+      const b = to === null ? openAt : marks[to];
+      if (a !== undefined && b !== undefined) (result.phases[phase] ||= []).push(b - a);
+    }
     const held = await page.evaluate((from) => window.__longTasks.filter(([t]) => t >= from).map(([, d]) => d),
       result.first_view_ms.at(-1));
     result.open_longest_task_ms.push(Math.max(0, ...held));
@@ -154,6 +169,7 @@ console.log(`first view covers: ${result.first_view_hours.join(', ')} h, ${resul
 console.log(`first view on the wire: ${result.first_view_bytes.join(', ')} bytes (the requests of the last run: ${result.requests.at(-1).join('; ')})`);
 console.log(`open on the wire: ${result.open_bytes.join(', ')} bytes`);
 console.log(`open: ${result.open_ms.map(fmt).join(', ')} ms (median ${fmt(quantile(result.open_ms, 0.5))})`);
+console.log(`open's phases (median ms): ${Object.entries(result.phases).map(([k, v]) => `${k} ${fmt(quantile(v, 0.5))}`).join(', ')}`);
 console.log(`page thread held after the first view: longest task ${result.open_longest_task_ms.map(fmt).join(', ')} ms, long tasks in all ${result.open_long_tasks_ms.map(fmt).join(', ')} ms`);
 for (const [k, v] of Object.entries(result.redraw)) {
   console.log(`${k}: redraw work median ${fmt(v.work_median_ms)} ms, p95 ${fmt(v.work_p95_ms)} ms, max ${fmt(v.work_max_ms)} ms; `

@@ -41,6 +41,14 @@ pub struct Sinks {
     pub status: Callback<Status>,
 }
 
+/// Marks a moment of the load on the page's performance timeline (`slotscope:NAME`), for the
+/// viewer's benchmark to tell the load's phases apart.
+fn mark(name: &str) {
+    if let Some(p) = web_sys::window().and_then(|w| w.performance()) {
+        let _ = p.mark(&format!("slotscope:{name}"));
+    }
+}
+
 /// Longest wait for the tracks to be drawn before the recording is fetched anyway (a page
 /// whose tracks are not laid out draws nothing).
 const DRAW_WAIT_MS: u32 = 1_000;
@@ -115,6 +123,7 @@ pub fn start(source: Source, sinks: Sinks) {
             }
         }
         // The reader module comes (in its worker) while the recording does.
+        mark("fetch");
         let worker = reader::prefetch();
         let bytes: Rc<[u8]> = match source.bytes().await {
             Ok(b) => b.into(),
@@ -123,6 +132,7 @@ pub fn start(source: Source, sinks: Sinks) {
         if !current() {
             return;
         }
+        mark("fetched");
         let reader = match Reader::open(worker, &bytes).await {
             Ok(r) => r,
             Err(e) => return fail(e),
@@ -130,6 +140,7 @@ pub fn start(source: Source, sinks: Sinks) {
         if !current() {
             return;
         }
+        mark("opened");
         let load_began = js_sys::Date::now();
         let mut previewed = overview_pairs.is_some();
         loop {
@@ -160,6 +171,7 @@ pub fn start(source: Source, sinks: Sinks) {
                 None => Status::reading(&name, share, previewed),
             });
         }
+        mark("read");
         // The tracks and the analysis, a step at a time: a day-long recording takes a second.
         let mut share = 0.0;
         loop {
@@ -173,6 +185,7 @@ pub fn start(source: Source, sinks: Sinks) {
                 return;
             }
         }
+        mark("finished");
         let read = match reader.result().await {
             Ok(r) => r,
             Err(e) => return fail(e),
@@ -187,5 +200,6 @@ pub fn start(source: Source, sinks: Sinks) {
             .status
             .emit(Status::loaded(&name, d.lines, d.analysis.findings.len()));
         show(d, true);
+        mark("shown");
     });
 }

@@ -103,14 +103,7 @@ fn finding(ctx: &Context<'_>, buckets: &Buckets, start: usize, end: usize) -> Fi
     let held = span.millis() >= HELD_MS && early >= HELD_SHARE && late >= HELD_SHARE;
     let sustained = (long || held) && !decaying;
     // Per command shares over the run.
-    let mut per_cmd: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    for b in run() {
-        for (c, d) in &b.commands {
-            let e = per_cmd.entry(c.clone()).or_default();
-            e.0 += d.0;
-            e.1 += d.1;
-        }
-    }
+    let per_cmd = buckets.commands_between(ctx, start, end);
     let total_rejected: u64 = per_cmd.values().map(|(_, r)| r).sum();
     let run_share = float::from_u64(redirects) / float::from_u64(attempts.max(1));
     let mut carriers: Vec<(String, f64)> = per_cmd
@@ -275,6 +268,40 @@ impl Buckets {
     fn between(&self, lo: usize, hi: usize) -> impl Iterator<Item = &Bucket> {
         self.filled.range(lo..=hi).map(|(_, b)| b)
     }
+
+    /// Per command, (calls, rejected) over the buckets `lo..=hi`: the intervals of every node
+    /// that ended in them. Summed here for an episode rather than kept per bucket: a day of
+    /// buckets held a map of command names each.
+    fn commands_between(
+        &self,
+        ctx: &Context<'_>,
+        lo: usize,
+        hi: usize,
+    ) -> BTreeMap<String, (u64, u64)> {
+        let mut per_cmd: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+        for node in &ctx.metrics.nodes {
+            // A node's intervals are in time order (each ends after the one before), so those
+            // ending in the buckets are one run of them.
+            let first = node.intervals.partition_point(|i| self.number(i) < lo);
+            for i in node.intervals[first..]
+                .iter()
+                .take_while(|i| self.number(i) <= hi)
+            {
+                for (c, d) in &i.commands {
+                    let e = per_cmd.entry(c.clone()).or_default();
+                    e.0 += d.calls;
+                    e.1 += d.rejected;
+                }
+            }
+        }
+        per_cmd
+    }
+
+    /// The bucket the interval `i` falls in: the one its end is in (the first for an end before
+    /// the origin).
+    fn number(&self, i: &Interval) -> usize {
+        usize::try_from(i.span.end.0.saturating_sub(self.origin) / self.step).unwrap_or(usize::MAX)
+    }
 }
 
 /// One poll interval of the whole cluster.
@@ -286,8 +313,6 @@ struct Bucket {
     ask: u64,
     /// Business commands attempted.
     attempts: u64,
-    /// Per command: (calls, rejected).
-    commands: BTreeMap<String, (u64, u64)>,
 }
 
 impl Bucket {
@@ -296,11 +321,6 @@ impl Bucket {
         self.moved += i.error("MOVED");
         self.ask += i.error("ASK");
         self.attempts += i.business().attempts();
-        for (c, d) in &i.commands {
-            let e = self.commands.entry(c.clone()).or_default();
-            e.0 += d.calls;
-            e.1 += d.rejected;
-        }
     }
 
     /// MOVED and ASK replies.

@@ -174,18 +174,21 @@ pub(super) fn streams(ctx: &Context<'_>) -> (Grid, Vec<Stream>) {
     if !shared.is_empty() {
         out.push(Stream::build(ctx, grid, None, shared));
     }
-    let mut unclaimed: BTreeSet<String> = BTreeSet::new();
+    // The commands named at all first (a few, named in every interval), then which of them.
+    let mut named: BTreeSet<&str> = BTreeSet::new();
     for n in &ctx.metrics.nodes {
         for iv in &n.intervals {
             for c in iv.commands.keys() {
-                if is_business_command(c) && !claimed.contains(c) {
-                    unclaimed.insert(c.clone());
+                if !named.contains(c.as_str()) {
+                    named.insert(c);
                 }
             }
         }
     }
-    for c in unclaimed {
-        out.push(Stream::build(ctx, grid, None, vec![c]));
+    for c in named {
+        if is_business_command(c) && !claimed.contains(c) {
+            out.push(Stream::build(ctx, grid, None, vec![c.to_owned()]));
+        }
     }
     (grid, out)
 }

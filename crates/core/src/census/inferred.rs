@@ -367,18 +367,20 @@ mod tests {
     use super::*;
 
     fn interval(i: u64, received: u64, cmds: &[&str]) -> Interval {
+        let commands: BTreeMap<String, CommandDelta> = cmds
+            .iter()
+            .map(|c| {
+                let d = CommandDelta {
+                    calls: 100,
+                    ..CommandDelta::default()
+                };
+                ((*c).to_owned(), d)
+            })
+            .collect();
         Interval {
             span: TimeSpan::new(Timestamp(1_000 * i), Timestamp(1_000 * (i + 1))),
-            commands: cmds
-                .iter()
-                .map(|c| {
-                    let d = CommandDelta {
-                        calls: 100,
-                        ..CommandDelta::default()
-                    };
-                    ((*c).to_owned(), d)
-                })
-                .collect(),
+            business: Interval::business_of(&commands),
+            commands,
             errors: BTreeMap::new(),
             connections_received: received,
             connected_clients: Some(3),

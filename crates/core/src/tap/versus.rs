@@ -41,6 +41,10 @@ impl Versus {
 
 /// Every command of `tap` beside the servers' counters in `metrics` over `span` (the recording's).
 pub fn versus(tap: &TapSummary, metrics: &Metrics, span: Option<TimeSpan>) -> Vec<Versus> {
+    if tap.per_command.is_empty() {
+        // No tap in the recording: nothing to set the servers' counts beside.
+        return Vec::new();
+    }
     let span = span.unwrap_or_else(|| TimeSpan::new(Timestamp(0), Timestamp(u64::MAX)));
     // Intervals count when they end inside; the last one ends at the span's end.
     let everything = TimeSpan::new(span.start, Timestamp(span.end.0.saturating_add(1)));

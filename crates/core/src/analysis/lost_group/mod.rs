@@ -37,12 +37,22 @@ const TRIGGER_WINDOW_MS: u64 = 5_000;
 /// baseline of two points is not its higher one).
 fn median(v: &[f64]) -> f64 {
     let mut s: Vec<f64> = v.to_vec();
-    s.sort_by(f64::total_cmp);
     let n = s.len();
-    match n {
-        0 => 0.0,
-        _ if n % 2 == 1 => s[n / 2],
-        _ => (s[n / 2 - 1] + s[n / 2]) / 2.0,
+    if n == 0 {
+        return 0.0;
+    }
+    // The middle one in place (no full sort: the search asks this of every point); for an even
+    // count, the greatest of those below it is the other middle one.
+    let (below, &mut middle, _) = s.select_nth_unstable_by(n / 2, f64::total_cmp);
+    if n % 2 == 1 {
+        middle
+    } else {
+        let lower = below
+            .iter()
+            .copied()
+            .max_by(f64::total_cmp)
+            .unwrap_or(middle);
+        (lower + middle) / 2.0
     }
 }
 

@@ -652,3 +652,20 @@ fn a_group_that_ended_quietly_is_not_a_loss() {
     let killed = analysed(&killed, interval);
     assert_eq!(killed[0].severity, Severity::Critical, "{killed:#?}");
 }
+
+proptest::proptest! {
+    /// The median found in place is the one a full sort gives: the middle value, or the mean of
+    /// the middle two.
+    #[test]
+    fn the_median_is_the_sorted_middle(v in proptest::collection::vec(-1e6f64..1e6, 0..40)) {
+        let mut s = v.clone();
+        s.sort_by(f64::total_cmp);
+        let n = s.len();
+        let want = match n {
+            0 => 0.0,
+            _ if n % 2 == 1 => s[n / 2],
+            _ => (s[n / 2 - 1] + s[n / 2]) / 2.0,
+        };
+        proptest::prop_assert_eq!(median(&v).to_bits(), want.to_bits());
+    }
+}
