@@ -264,7 +264,9 @@ impl InfoReport {
     /// Valkey 8), so the name comes from `server_name`, then from the presence of
     /// `valkey_version`, and only then defaults to Redis with `redis_version`.
     pub fn server(&self) -> ServerIdentity {
-        let field = |f: &str| self.get("server", f);
+        // The section found once: this runs for every sample a recording holds.
+        let section = self.sections.get("server");
+        let field = |f: &str| section.and_then(|s| s.get(f));
         let identity = |name: ServerName, version: Option<&str>| ServerIdentity {
             name,
             version: version.unwrap_or_default().to_owned(),

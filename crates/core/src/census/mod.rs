@@ -40,7 +40,7 @@ pub struct Census {
     pub inferred: Vec<InferredGroup>,
     /// New connections seen per node and second (Unix seconds), all groups together.
     #[serde(skip)]
-    pub new_by_node_second: BTreeMap<(NodeAddr, u64), u64>,
+    pub new_by_node_second: BTreeMap<NodeAddr, BTreeMap<u64, u64>>,
     /// Per node, its first and last `CLIENT LIST` sample: when the census could see clients.
     #[serde(skip)]
     pub listed: BTreeMap<NodeAddr, TimeSpan>,
@@ -59,10 +59,10 @@ impl Census {
     pub fn new_on(&self, node: &NodeAddr, span: TimeSpan) -> u64 {
         let from = span.start.as_millis() / 1000;
         let to = span.end.as_millis().div_ceil(1000);
-        self.new_by_node_second
-            .range((node.clone(), from)..=(node.clone(), to))
-            .map(|(_, n)| n)
-            .sum()
+        // Looked up by the borrowed address: the analysis asks this of every interval.
+        self.new_by_node_second.get(node).map_or(0, |by_second| {
+            by_second.range(from..=to).map(|(_, n)| n).sum()
+        })
     }
 }
 
@@ -90,7 +90,7 @@ pub struct CensusBuilder {
     index: BTreeMap<GroupKey, usize>,
     nodes: BTreeMap<NodeAddr, NodeState>,
     new_after_first: Vec<u64>,
-    new_by_node_second: BTreeMap<(NodeAddr, u64), u64>,
+    new_by_node_second: BTreeMap<NodeAddr, BTreeMap<u64, u64>>,
     open_by_time: BTreeMap<(Timestamp, usize), u64>,
     first: Option<Timestamp>,
     last: Option<Timestamp>,
@@ -181,7 +181,9 @@ impl CensusBuilder {
                         self.new_after_first[g] += 1;
                         *self
                             .new_by_node_second
-                            .entry((s.node.addr.clone(), sec))
+                            .entry(s.node.addr.clone())
+                            .or_default()
+                            .entry(sec)
                             .or_default() += 1;
                         new_at = Some(sec);
                     }
