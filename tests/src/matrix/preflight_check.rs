@@ -97,6 +97,12 @@ impl PreflightCase {
     pub fn right(&self) -> bool {
         self.error.is_none() && self.miss.is_none() && self.predicted.is_some()
     }
+
+    /// When the application wedged, ms after its start, if that was before the change began: the
+    /// case is then not judged (see [`RealVerdict::wedged_before_change_ms`]).
+    pub fn wedged_before_change(&self) -> Option<u64> {
+        self.real.as_ref()?.wedged_before_change_ms
+    }
 }
 
 fn kind_of(text: &str) -> Option<VerdictKind> {

@@ -32,6 +32,12 @@ pub fn progress(r: &PreflightCase) -> String {
             let _ = writeln!(s, "  asked: {asked}");
         }
     }
+    if let Some(ms) = r.wedged_before_change() {
+        let _ = writeln!(
+            s,
+            "  not judged: the application wedged {ms} ms after its start, before the change"
+        );
+    }
     s
 }
 
@@ -53,17 +59,26 @@ pub fn markdown(results: &[PreflightCase], seed: u64, libraries: &[Library]) -> 
         results.len(),
         names.join(", ")
     );
-    let judged: Vec<&PreflightCase> = results.iter().filter(|r| r.error.is_none()).collect();
+    // A case whose application wedged before the change began is not the change's doing: it is
+    // listed, not judged.
+    let ran: Vec<&PreflightCase> = results.iter().filter(|r| r.error.is_none()).collect();
+    let judged: Vec<&PreflightCase> = ran
+        .iter()
+        .copied()
+        .filter(|r| r.wedged_before_change().is_none())
+        .collect();
     let right = judged.iter().filter(|r| r.right()).count();
     let _ = writeln!(
         s,
         "Command: `scripts/preflight --cases {} --seed {seed}`. Verdicts right: {} (kinds \
-         equal; errors and storms by their duration within {:.0} % or {} s); harness errors: {}.\n",
+         equal; errors and storms by their duration within {:.0} % or {} s); not judged (the \
+         application wedged before the change began): {}; harness errors: {}.\n",
         results.len(),
         pct(right, judged.len()),
         DURATION_SHARE * 100.0,
         DURATION_SLACK_MS / 1000,
-        results.len() - judged.len()
+        ran.len() - judged.len(),
+        results.len() - ran.len()
     );
     let mut by: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut by_kind: BTreeMap<String, (usize, usize)> = BTreeMap::new();
@@ -99,13 +114,17 @@ pub fn markdown(results: &[PreflightCase], seed: u64, libraries: &[Library]) -> 
             (Some(p), Some(real), None) => (p.headline.clone(), real.headline()),
             _ => ("–".to_owned(), "–".to_owned()),
         };
+        let right = match r.wedged_before_change() {
+            Some(ms) => format!("not judged: wedged {ms} ms after its start, before the change"),
+            None if r.right() => "yes".to_owned(),
+            None => "no".to_owned(),
+        };
         let _ = writeln!(
             s,
-            "| {} | {} | {p} | {} | {} |",
+            "| {} | {} | {p} | {} | {right} |",
             r.case.seed,
             r.case,
             real.replace('|', "\\|").lines().next().unwrap_or_default(),
-            if r.right() { "yes" } else { "no" }
         );
     }
     let misses: Vec<&PreflightCase> = judged.iter().copied().filter(|r| !r.right()).collect();
@@ -123,4 +142,71 @@ pub fn markdown(results: &[PreflightCase], seed: u64, libraries: &[Library]) -> 
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matrix::case::Case;
+    use crate::matrix::library::ALL;
+    use crate::matrix::preflight_check::Predicted;
+    use crate::matrix::preflight_truth::RealVerdict;
+    use slotscope_core::preflight::VerdictKind;
+
+    /// A case drawn from `seed`, predicted and really `kind`, the application wedged before the
+    /// change at `early` ms if given.
+    fn case(seed: u64, kind: VerdictKind, early: Option<u64>) -> PreflightCase {
+        PreflightCase {
+            case: Case::draw_over(seed, &ALL),
+            plan: None,
+            predicted: Some(Predicted {
+                kind,
+                headline: kind.word().to_owned(),
+                errors_ms: None,
+                storm_ms: None,
+                failed: 0,
+                why: "because".to_owned(),
+            }),
+            real: Some(RealVerdict {
+                kind,
+                errors_ms: None,
+                errors_from_ms: None,
+                storm_ms: None,
+                failed: 0,
+                moved: 0,
+                app_wedged: kind == VerdictKind::Wedged,
+                wedged_before_change_ms: early,
+            }),
+            miss: None,
+            asked: None,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn a_case_wedged_before_the_change_is_listed_not_judged() {
+        let mut missed = case(3, VerdictKind::Unaffected, None);
+        missed.miss = Some("kinds differ".to_owned());
+        let results = [
+            case(1, VerdictKind::Unaffected, None),
+            case(2, VerdictKind::Wedged, Some(72)),
+            missed,
+        ];
+        let md = markdown(&results, 7, &ALL);
+        assert!(md.contains("Verdicts right: 1/2 (50 %)"), "{md}");
+        assert!(
+            md.contains("not judged (the application wedged before the change began): 1;"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| not judged: wedged 72 ms after its start, before the change |"),
+            "{md}"
+        );
+        assert!(
+            !md.contains("| wedged | 0/1"),
+            "a case not judged counts in no kind's row: {md}"
+        );
+        assert!(progress(&results[1]).contains("not judged: the application wedged 72 ms"));
+        assert!(!progress(&results[0]).contains("not judged"));
+    }
 }
