@@ -50,30 +50,6 @@ impl Reader {
         Ok(Reader { worker, id })
     }
 
-    /// Starts reading the recording at `url` in `worker` (from [`prefetch`]) as the worker
-    /// fetches it: as JSON Lines when the server sends its zstd for the browser to decode (the
-    /// decoding then off the worker's thread), else the file as it comes. `lines`: how many its
-    /// overview counted, for the share read.
-    pub async fn stream(worker: Worker, url: &str, lines: u64) -> Result<Reader, String> {
-        let lines = slotscope_core::float::from_u64(lines);
-        // Whole: the worker would take a relative one as relative to its own script.
-        let base = web_sys::window()
-            .and_then(|w| w.document())
-            .and_then(|d| d.base_uri().ok().flatten())
-            .ok_or("the page has no address")?;
-        let url = web_sys::Url::new_with_base(url, &base)
-            .map_err(|e| crate::js_error::text(&e))?
-            .href();
-        let id = worker
-            .call("stream", &[url.into(), lines.into()], &[])
-            .await?;
-        let id = id
-            .as_f64()
-            .and_then(whole)
-            .ok_or("the reader module returned no read id")?;
-        Ok(Reader { worker, id })
-    }
-
     /// Reads up to `max_lines` more lines: the share of bytes read, or `None` when every line is.
     pub async fn read(&self, max_lines: u32) -> Result<Option<f64>, String> {
         share(

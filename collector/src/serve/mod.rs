@@ -3,7 +3,6 @@
 //!
 //! - [`server`]: the viewer's static file server (hyper, HTTP/1.1).
 //! - [`request`], [`served_file`]: what a request asks, what a file's versions are.
-//! - [`zstd_window`]: whether a browser decodes a `.zst` file itself.
 //! - [`bundle`], [`bundle_files`], [`dist`]: the viewer embedded in the binary, or found on disk.
 //! - [`metrics`]: the OpenMetrics endpoint.
 //! - [`http1`]: the HTTP/1.1 connection both speak.
@@ -18,4 +17,3 @@ pub mod metrics;
 pub mod request;
 pub mod served_file;
 pub mod server;
-pub mod zstd_window;

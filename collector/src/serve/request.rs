@@ -1,9 +1,8 @@
-//! What a request's headers ask of a response: whether the client takes gzip, brotli or zstd
-//! (`Accept-Encoding`), whether it asks for a media type by name (`Accept`), and whether its
-//! copy is current (`If-None-Match`). Used by
+//! What a request's headers ask of a response: whether the client takes gzip or brotli
+//! (`Accept-Encoding`), and whether its copy is current (`If-None-Match`). Used by
 //! [`crate::serve::server`].
 
-use hyper::header::{HeaderMap, HeaderName, ACCEPT, ACCEPT_ENCODING, IF_NONE_MATCH};
+use hyper::header::{HeaderMap, HeaderName, ACCEPT_ENCODING, IF_NONE_MATCH};
 
 /// The values of every `name` header (a value that is not text is passed over).
 fn header_values<'a>(headers: &'a HeaderMap, name: &HeaderName) -> impl Iterator<Item = &'a str> {
@@ -41,28 +40,6 @@ pub fn accepts(headers: &HeaderMap, coding_wanted: &str) -> bool {
         }
     }
     star.unwrap_or(false)
-}
-
-/// Whether the request's `Accept` names `media` itself (not by `*/*` or a `type/*`), with a
-/// non-zero `q`.
-pub fn asks_for(headers: &HeaderMap, media: &str) -> bool {
-    header_values(headers, &ACCEPT).any(|value| {
-        value.split(',').any(|item| {
-            let mut parts = item.split(';');
-            let named = parts
-                .next()
-                .is_some_and(|m| m.trim().eq_ignore_ascii_case(media));
-            let q = parts
-                .find_map(|p| {
-                    let (k, v) = p.split_once('=')?;
-                    k.trim()
-                        .eq_ignore_ascii_case("q")
-                        .then(|| v.trim().parse::<f32>().unwrap_or(0.0))
-                })
-                .unwrap_or(1.0);
-            named && q > 0.0
-        })
-    })
 }
 
 /// Whether the request's `If-None-Match` names `etag` (or is `*`): then the client's copy is

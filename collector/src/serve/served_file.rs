@@ -11,8 +11,7 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 use hyper::header::HeaderMap;
 
-use crate::serve::request::{accepts, asks_for};
-use crate::serve::zstd_window::browser_decodes;
+use crate::serve::request::accepts;
 
 /// Files up to this size get an ETag from their content and, when compressible, a gzip body kept in
 /// memory; larger ones (long recordings) get an ETag from their size and modification time and are
@@ -51,9 +50,6 @@ pub(crate) struct Prepared {
     /// more on the wasm, so it is computed on a thread of its own ([`Prepared::brotli_later`]);
     /// until it is set, requests get gzip.
     br: OnceLock<Option<Arc<Vec<u8>>>>,
-    /// A `.zst` file a browser decodes itself ([`browser_decodes`]): offered as JSON Lines sent
-    /// `Content-Encoding: zstd` to a request that asks for them (see [`Prepared::as_lines`]).
-    lines_by_zstd: bool,
 }
 
 impl Prepared {
@@ -69,16 +65,12 @@ impl Prepared {
             let nanos = modified
                 .and_then(|m| m.duration_since(UNIX_EPOCH).ok())
                 .map_or(0, |d| d.as_nanos());
-            // Its frames walked from disk: their headers read, their blocks skipped.
-            let lines_by_zstd = is_zst(path)
-                && browser_decodes(std::io::BufReader::new(std::fs::File::open(path)?))?;
             let prepared = Prepared {
                 len,
                 modified,
                 etag: format!("\"s{len:x}-{nanos:x}\""),
                 gzip: None,
                 br: OnceLock::from(None),
-                lines_by_zstd,
             };
             return Ok((prepared, None));
         }
@@ -124,7 +116,6 @@ impl Prepared {
             etag,
             gzip,
             br,
-            lines_by_zstd: is_zst(name) && browser_decodes(bytes)?,
         })
     }
 
@@ -184,33 +175,6 @@ impl Prepared {
             .filter(|_| accepts(headers, "gzip"))
             .map(|gz| (gz, "gzip", tagged("gz")))
     }
-}
-
-impl Prepared {
-    /// Whether the file has a JSON Lines representation ([`Prepared::as_lines`]): its
-    /// responses then vary with `Accept` too.
-    pub(crate) fn offers_lines(&self) -> bool {
-        self.lines_by_zstd
-    }
-
-    /// Whether to answer a request with `headers` with the file's JSON Lines, sent
-    /// `Content-Encoding: zstd` for the browser to decode: a `.zst` file it decodes, to a request
-    /// that asks for `application/x-ndjson` and takes `zstd`; with the ETag of that
-    /// representation (the identity one with `-lines`).
-    pub(crate) fn as_lines(&self, headers: &HeaderMap) -> Option<String> {
-        (self.lines_by_zstd && accepts(headers, "zstd") && asks_for(headers, LINES))
-            .then(|| format!("{}-lines\"", self.etag.trim_end_matches('"')))
-    }
-}
-
-/// The media type of JSON Lines, as the viewer's reader asks for a recording.
-pub(crate) const LINES: &str = "application/x-ndjson";
-
-/// Whether a file is zstd, from its name.
-fn is_zst(path: &Path) -> bool {
-    path.extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("zst"))
 }
 
 /// 64-bit FNV-1a of `bytes`: stable across builds and platforms, so an ETag survives a restart of

@@ -46,7 +46,7 @@ use crate::serve::admission::{Admission, VIEWER_CONNECTIONS};
 use crate::serve::bundle::Bundle;
 use crate::serve::dist::{checked_dist, find_dist, search_starts};
 use crate::serve::request::not_modified;
-use crate::serve::served_file::{compressible, Prepared, LINES};
+use crate::serve::served_file::{compressible, Prepared};
 use crate::store::overview_file;
 
 /// The recording served at `/recording/<name>`.
@@ -545,25 +545,16 @@ fn respond(
     prepared: &Prepared,
     body: Identity,
 ) -> Response<Body> {
-    // A `.zst` recording the browser decodes goes as JSON Lines to the viewer's reader, which
-    // asks for them: the browser's own zstd, off the reader's thread.
-    let lines = prepared.as_lines(headers);
-    let encoded = if lines.is_some() {
-        None
-    } else {
-        prepared.encoded(headers)
-    };
-    let etag = match (&lines, &encoded) {
-        (Some(etag), _) | (None, Some((_, _, etag))) => etag.clone(),
-        (None, None) => prepared.etag.clone(),
+    let encoded = prepared.encoded(headers);
+    let etag = match &encoded {
+        Some((_, _, etag)) => etag.clone(),
+        None => prepared.etag.clone(),
     };
     let mut r = Response::builder()
         .header(header::ETAG, &etag)
         .header(header::CACHE_CONTROL, "no-cache");
     if compressible(name) {
         r = r.header(header::VARY, "Accept-Encoding");
-    } else if prepared.offers_lines() {
-        r = r.header(header::VARY, "Accept, Accept-Encoding");
     }
     if not_modified(headers, &etag) {
         return r
@@ -582,14 +573,8 @@ fn respond(
         }
         None => identity_len,
     };
-    let media = if lines.is_some() {
-        r = r.header(header::CONTENT_ENCODING, "zstd");
-        LINES
-    } else {
-        content_type(name)
-    };
     r = r
-        .header(header::CONTENT_TYPE, media)
+        .header(header::CONTENT_TYPE, content_type(name))
         .header(header::CONTENT_LENGTH, len)
         .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff");
     let body = match (head_only, encoded, body) {
@@ -787,65 +772,6 @@ mod tests {
             .find(|(k, _)| k.trim().eq_ignore_ascii_case(name))
             .map(|(_, v)| v.trim().to_string())
             .unwrap_or_default()
-    }
-
-    #[tokio::test]
-    async fn a_recording_the_browser_decodes_goes_as_json_lines_to_whoever_asks_for_them() {
-        let (dir, mut site) = site("serve-unit-lines");
-        let lines: Vec<u8> = (0..2000)
-            .flat_map(|i| format!("{{\"t\":{i},\"type\":\"poll_round\"}}\n").into_bytes())
-            .collect();
-        let mut enc = zstd::Encoder::new(Vec::new(), 3).unwrap();
-        enc.window_log(20).unwrap();
-        std::io::Write::write_all(&mut enc, &lines).unwrap();
-        let small = enc.finish().unwrap();
-        let file = dir.join("rec.jsonl.zst");
-        std::fs::write(&file, &small).unwrap();
-        site.recording = Some(recording_for(&file).unwrap());
-        let site = Arc::new(site);
-        let get = |headers: &str| {
-            format!("GET /recording/rec.jsonl.zst HTTP/1.1\r\nHost: x\r\n{headers}")
-        };
-        const ASKS: &str = "Accept: application/x-ndjson\r\nAccept-Encoding: gzip, br, zstd\r\n";
-        let decoded = exchange(&site, &get(ASKS)).await;
-        assert!(decoded.starts_with(b"HTTP/1.1 200 OK\r\n"));
-        assert_eq!(header_of(&decoded, "content-encoding"), "zstd");
-        assert_eq!(header_of(&decoded, "content-type"), "application/x-ndjson");
-        assert_eq!(header_of(&decoded, "vary"), "Accept, Accept-Encoding");
-        let etag = header_of(&decoded, "etag");
-        assert!(etag.ends_with("-lines\""), "{etag}");
-        assert!(
-            decoded.ends_with(&small),
-            "the file's own bytes, for the browser to decode"
-        );
-        let again = exchange(&site, &get(&format!("{ASKS}If-None-Match: {etag}\r\n"))).await;
-        assert!(again.starts_with(b"HTTP/1.1 304 Not Modified\r\n"));
-        // Not asked for JSON Lines, or zstd not taken: the file as it is, under its own ETag.
-        for headers in [
-            "Accept-Encoding: gzip, br, zstd\r\n",
-            "Accept: application/x-ndjson\r\nAccept-Encoding: gzip, br\r\n",
-            "Accept: */*\r\nAccept-Encoding: zstd\r\n",
-        ] {
-            let raw = exchange(&site, &get(headers)).await;
-            assert!(raw.starts_with(b"HTTP/1.1 200 OK\r\n"), "{headers:?}");
-            assert_eq!(header_of(&raw, "content-encoding"), "", "{headers:?}");
-            assert_eq!(header_of(&raw, "content-type"), "application/octet-stream");
-            assert_eq!(header_of(&raw, "vary"), "Accept, Accept-Encoding");
-            assert_ne!(header_of(&raw, "etag"), etag);
-            assert!(raw.ends_with(&small));
-        }
-        // A recording whose window is too large for a browser (or cut short): never so.
-        let mut big = zstd::Encoder::new(Vec::new(), 3).unwrap();
-        big.window_log(24).unwrap();
-        std::io::Write::write_all(&mut big, &lines).unwrap();
-        std::fs::write(&file, big.finish().unwrap()).unwrap();
-        let raw = exchange(&site, &get(ASKS)).await;
-        assert_eq!(header_of(&raw, "content-encoding"), "");
-        assert_eq!(header_of(&raw, "vary"), "");
-        std::fs::write(&file, &small[..small.len() - 9]).unwrap();
-        let raw = exchange(&site, &get(ASKS)).await;
-        assert_eq!(header_of(&raw, "content-encoding"), "");
-        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[tokio::test]

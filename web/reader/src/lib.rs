@@ -11,11 +11,9 @@
 //!
 //! - [`parser`]: lines read in bounded steps, then the tracks and the analysis finished in steps;
 //! - [`parcel`]: what the viewer is handed ([`Read`]) and how it crosses;
-//! - [`delta`]: per-node and per-command counter deltas over a range;
-//! - [`feed`]: a recording's bytes read as they arrive.
+//! - [`delta`]: per-node and per-command counter deltas over a range.
 
 pub mod delta;
-pub mod feed;
 #[cfg(feature = "module")]
 pub mod module;
 pub mod parcel;
@@ -27,10 +25,6 @@ pub use parser::{Finisher, LoadError, Parser, Step};
 
 /// What the module's `read` and `finish` return when their stage is over (a share is 0 to 1).
 pub const DONE: f64 = -1.0;
-
-/// What the module's `read` returns when a recording read as it arrives has no whole line left:
-/// the worker then pushes the next chunk, or ends the feed.
-pub const MORE: f64 = -2.0;
 
 /// A fixture recording shared with the core's tests, read whole (native tests only).
 #[cfg(test)]

@@ -1,10 +1,8 @@
 //! The entry points of the lazily fetched wasm module (feature `module`).
 //!
-//! The module reads one recording at a time. [`open`] starts a read of bytes at hand and returns
-//! its id, [`open_stream`] one of bytes still arriving (pushed by the worker as it fetches them:
-//! [`push`], then [`end`]); every other call names that id and is refused once a newer read
-//! started, so a load the viewer has given up cannot step the next one. A read goes through
-//! [`read`] (lines, in steps; [`MORE`] when an arriving recording needs its next chunk), then
+//! The module reads one recording at a time. [`open`] starts a read and returns its id; every
+//! other call names that id and is refused once a newer read started, so a load the viewer has
+//! given up cannot step the next one. A read goes through [`read`] (lines, in steps), then
 //! [`finish`] (the tracks and the analysis, in steps), then [`result`] (the [`Parcel`], once);
 //! [`preview`] packs the part read so far while lines are still being read.
 //!
@@ -20,10 +18,9 @@ use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
 
 use crate::delta;
-use crate::feed;
 use crate::parcel::{Parcel, Read};
 use crate::parser::{Finisher, Parser, Step};
-use crate::{DONE, MORE};
+use crate::DONE;
 
 /// The heap grown ahead in doublings: the reads allocate hundreds of MiB, and each small grow
 /// of the wasm memory costs the engine a fraction of a millisecond (see [`slotscope_core::heap`]).
@@ -35,13 +32,6 @@ static HEAP: slotscope_core::heap::AheadHeap = slotscope_core::heap::AheadHeap;
 enum Stage {
     /// Nothing opened yet.
     Idle,
-    /// A recording read as it arrives ([`open_stream`]), before its first line has: the chunks
-    /// pushed so far, whether every one is, and the lines its overview counted.
-    Arriving {
-        chunks: Vec<Vec<u8>>,
-        ended: bool,
-        lines: u64,
-    },
     /// Reading lines.
     Reading(Box<Parser>),
     /// Every line read: finishing the tracks and the analysis.
@@ -92,112 +82,16 @@ pub fn open(bytes: Vec<u8>) -> Result<u32, String> {
     })
 }
 
-/// Starts reading a recording that arrives in chunks ([`push`], then [`end`]): JSON Lines (the
-/// browser decoding the zstd it was sent in), read as they come, or zstd (a server that sent the
-/// file as it is), read once every chunk is there. `lines`: how many its overview counted, for
-/// the share read. Returns the read's id.
-#[wasm_bindgen]
-pub fn open_stream(lines: f64) -> u32 {
-    READS.with(|r| {
-        let mut r = r.borrow_mut();
-        r.id = r.id.wrapping_add(1);
-        // Whole lines counted, far inside f64's exact integers.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let lines = lines.max(0.0) as u64;
-        r.stage = Stage::Arriving {
-            chunks: Vec::new(),
-            ended: false,
-            lines,
-        };
-        r.id
-    })
-}
-
-/// Adds `chunk` to read `id`'s recording, after those pushed before.
-#[wasm_bindgen]
-pub fn push(id: u32, chunk: Vec<u8>) -> Result<(), String> {
-    with(id, |r| match &mut r.stage {
-        Stage::Arriving { chunks, ended, .. } if !*ended => {
-            chunks.push(chunk);
-            Ok(())
-        }
-        Stage::Reading(parser) => match parser.feed() {
-            Some(feed) if !feed.ended() => {
-                feed.push(chunk);
-                Ok(())
-            }
-            _ => Err("the read takes no more bytes".to_owned()),
-        },
-        _ => Err("the read takes no more bytes".to_owned()),
-    })
-}
-
-/// Says every chunk of read `id`'s recording is pushed.
-#[wasm_bindgen]
-pub fn end(id: u32) -> Result<(), String> {
-    with(id, |r| {
-        match &mut r.stage {
-            Stage::Arriving { ended, .. } => *ended = true,
-            Stage::Reading(parser) => {
-                if let Some(feed) = parser.feed() {
-                    feed.end();
-                }
-            }
-            _ => {}
-        }
-        Ok(())
-    })
-}
-
-/// A read still arriving, once it can start: its bytes all there (zstd is decoded whole), or
-/// its first line (JSON Lines are read as they come). `None` while neither.
-fn arrived(chunks: &mut Vec<Vec<u8>>, ended: bool, lines: u64) -> Option<Result<Parser, String>> {
-    let zstd = chunks
-        .iter()
-        .flatten()
-        .take(4)
-        .copied()
-        .eq(slotscope_core::reader::ZSTD_MAGIC);
-    let first_line = chunks.iter().any(|c| c.contains(&b'\n'));
-    if ended && (zstd || !first_line) {
-        return Some(Parser::new(chunks.concat()).map_err(|e| e.message));
-    }
-    if zstd || !first_line {
-        return None;
-    }
-    let (handle, feed) = feed::feed();
-    for c in chunks.drain(..) {
-        handle.push(c);
-    }
-    if ended {
-        handle.end();
-    }
-    Some(Parser::fed(handle, feed, lines).map_err(|e| e.message))
-}
-
-/// Reads up to `max_lines` more lines of read `id`: the share read so far, [`MORE`] when a
-/// recording read as it arrives has no whole line left (push more, or end it), or [`DONE`] when
-/// every line is read (the read then finishes). Throws the first bad line.
+/// Reads up to `max_lines` more lines of read `id`: the share of the bytes read so far, or
+/// [`DONE`] when every line is read (the read then finishes). Throws the first bad line.
 #[wasm_bindgen]
 pub fn read(id: u32, max_lines: usize) -> Result<f64, String> {
     with(id, |r| {
-        if let Stage::Arriving {
-            chunks,
-            ended,
-            lines,
-        } = &mut r.stage
-        {
-            match arrived(chunks, *ended, *lines) {
-                None => return Ok(MORE),
-                Some(parser) => r.stage = Stage::Reading(Box::new(parser?)),
-            }
-        }
         let Stage::Reading(parser) = &mut r.stage else {
             return Ok(DONE);
         };
         match parser.step(max_lines).map_err(|e| e.message)? {
             Step::Progress(share) => Ok(share),
-            Step::More => Ok(MORE),
             Step::Done => {
                 let Stage::Reading(parser) = std::mem::replace(&mut r.stage, Stage::Idle) else {
                     unreachable!("matched above");
@@ -234,7 +128,7 @@ pub fn finish(id: u32) -> Result<f64, String> {
     with(id, |r| match &mut r.stage {
         Stage::Finishing(finisher) => match finisher.step() {
             Step::Progress(share) => Ok(share),
-            Step::Done | Step::More => {
+            Step::Done => {
                 let Stage::Finishing(finisher) = std::mem::replace(&mut r.stage, Stage::Idle)
                 else {
                     unreachable!("matched above");

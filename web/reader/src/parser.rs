@@ -12,7 +12,6 @@ use slotscope_core::reader::{ReadError, RecordingReader};
 use slotscope_core::recording::Line;
 use slotscope_core::track::{Tracks, TracksBuilder};
 
-use crate::feed::{Feed, FeedHandle};
 use crate::parcel::Read;
 
 /// A byte source that counts what has been consumed (for the progress indicator).
@@ -71,20 +70,8 @@ impl LoadError {
 pub enum Step {
     /// More to do; the share done so far (0 to 1).
     Progress(f64),
-    /// A recording read as it arrives ([`Parser::fed`]) has no whole line left to read: push
-    /// more, or end the feed.
-    More,
     /// Every line is read: call [`Parser::finishing`].
     Done,
-}
-
-/// How far a read is: by its bytes, or (for a recording read as it arrives, whose size is not
-/// known) by its lines against the count its overview gave.
-enum Extent {
-    /// The bytes consumed so far, of `total`.
-    Bytes { consumed: Rc<Cell<u64>>, total: u64 },
-    /// The feed the bytes arrive on, and the lines expected.
-    Fed { handle: FeedHandle, lines: u64 },
 }
 
 /// Parses a recording in steps of a bounded number of lines.
@@ -92,7 +79,8 @@ pub struct Parser {
     reader: RecordingReader<Box<dyn BufRead>>,
     tracks: TracksBuilder,
     analyzer: Analyzer,
-    extent: Extent,
+    consumed: Rc<Cell<u64>>,
+    total: u64,
 }
 
 impl std::fmt::Debug for Parser {
@@ -120,40 +108,18 @@ impl Parser {
             inner: Cursor::new(bytes),
             consumed: consumed.clone(),
         };
-        let reader = RecordingReader::detect(src).map_err(|e| LoadError {
+        let mut reader = RecordingReader::detect(src).map_err(|e| LoadError {
             line: None,
             message: format!("cannot read the file: {e}"),
         })?;
-        Parser::started(reader, Extent::Bytes { consumed, total })
-    }
-
-    /// Starts parsing a recording of plain JSON Lines whose bytes arrive through `feed` (its
-    /// pushing side `handle`), about `lines` lines long (for the share read): reads the header,
-    /// whose line must have arrived whole ([`FeedHandle::line_ready`]).
-    pub fn fed(handle: FeedHandle, feed: Feed, lines: u64) -> Result<Parser, LoadError> {
-        let reader = RecordingReader::new(Box::new(feed) as Box<dyn BufRead>);
-        Parser::started(reader, Extent::Fed { handle, lines })
-    }
-
-    fn started(
-        mut reader: RecordingReader<Box<dyn BufRead>>,
-        extent: Extent,
-    ) -> Result<Parser, LoadError> {
         let header = reader.header().map_err(|e| LoadError::read(&e))?.clone();
         Ok(Parser {
             reader,
             tracks: TracksBuilder::new(&header),
             analyzer: Analyzer::new(header),
-            extent,
+            consumed,
+            total,
         })
-    }
-
-    /// The pushing side of the feed it reads, if it reads one.
-    pub fn feed(&self) -> Option<&FeedHandle> {
-        match &self.extent {
-            Extent::Fed { handle, .. } => Some(handle),
-            Extent::Bytes { .. } => None,
-        }
     }
 
     fn fold(&mut self, line: Line) {
@@ -164,23 +130,13 @@ impl Parser {
     /// Reads up to `max_lines` lines. A bad line stops the load with an error naming it.
     pub fn step(&mut self, max_lines: usize) -> Result<Step, LoadError> {
         for _ in 0..max_lines {
-            if let Some(h) = self.feed() {
-                // A line still arriving is not read as the recording's last.
-                if !h.line_ready() && !h.ended() {
-                    return Ok(Step::More);
-                }
-            }
             match self.reader.next() {
                 Some(Ok((_, line))) => self.fold(line),
                 Some(Err(e)) => return Err(LoadError::read(&e)),
                 None => return Ok(Step::Done),
             }
         }
-        Ok(Step::Progress(match &self.extent {
-            Extent::Bytes { consumed, total } => share(consumed.get(), *total),
-            // Short of the whole until the feed ends: the count is the overview's.
-            Extent::Fed { lines, .. } => share(self.reader.lines_read(), *lines).min(0.99),
-        }))
+        Ok(Step::Progress(share(self.consumed.get(), self.total)))
     }
 
     /// What the lines read so far show, while reading goes on: a preview to show while a big
@@ -274,89 +230,6 @@ mod tests {
     fn span(read: &Read) -> (u64, u64) {
         let s = read.tracks.grid.span();
         (s.start.as_millis(), s.end.as_millis())
-    }
-
-    /// What a read shows, packed as it crosses to the viewer (values by their bits), with its
-    /// per-node metrics: comparable.
-    type Shown = (String, Vec<u32>, Vec<u32>, slotscope_core::metrics::Metrics);
-
-    fn shown((read, metrics): (Read, slotscope_core::metrics::Metrics)) -> Shown {
-        let p = crate::parcel::Parcel::of(read).unwrap();
-        let bits = p.values.iter().map(|v| v.to_bits()).collect();
-        (p.head, bits, p.lengths, metrics)
-    }
-
-    /// `bytes` (JSON Lines) fed in chunks that end at `cuts` (then the rest), each step
-    /// asking for `max` lines: what it shows, and the shares it gave.
-    fn fed_in_chunks(bytes: &[u8], cuts: &[usize], max: usize) -> (Shown, Vec<f64>) {
-        let (handle, feed) = crate::feed::feed();
-        let mut at = 0;
-        let mut cuts: Vec<usize> = cuts.iter().map(|&c| c.min(bytes.len())).collect();
-        cuts.sort_unstable();
-        let mut chunks = cuts
-            .into_iter()
-            .chain([bytes.len()])
-            .map(|c| {
-                let chunk = bytes[at.min(c)..c].to_vec();
-                at = at.max(c);
-                chunk
-            })
-            .collect::<std::collections::VecDeque<_>>();
-        // The header's line first, as the module waits for it.
-        while !handle.line_ready() {
-            handle.push(chunks.pop_front().unwrap());
-        }
-        let mut parser = Parser::fed(handle.clone(), feed, 1000).unwrap();
-        let mut shares = Vec::new();
-        loop {
-            match parser.step(max).unwrap() {
-                Step::Progress(p) => shares.push(p),
-                Step::More => match chunks.pop_front() {
-                    Some(c) => handle.push(c),
-                    None => handle.end(),
-                },
-                Step::Done => break,
-            }
-        }
-        (shown(parser.finishing().done()), shares)
-    }
-
-    #[test]
-    fn a_recording_fed_in_chunks_reads_as_the_whole_of_it() {
-        let zst = fixture_bytes("incident2-valkey.jsonl.zst");
-        let plain = zstd::decode_all(&zst[..]).unwrap();
-        let whole = shown(Parser::new(zst).unwrap().run().unwrap());
-        for (cuts, max) in [
-            (vec![], 10_000),
-            (vec![1, 2, 3], 7),
-            (vec![100, 5_000, 5_001, 20_000], 3),
-            ((1..60).map(|k| k * 997).collect(), 50),
-        ] {
-            let (read, shares) = fed_in_chunks(&plain, &cuts, max);
-            assert_eq!(read, whole, "cut at {cuts:?}, {max} lines a step");
-            assert!(
-                shares.iter().all(|s| (0.0..=0.99).contains(s)),
-                "{shares:?}"
-            );
-        }
-        // Its last line without a newline: read all the same once the feed ends.
-        let trimmed = plain.strip_suffix(b"\n").unwrap();
-        assert_eq!(fed_in_chunks(trimmed, &[trimmed.len() - 3], 100).0, whole);
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
-        /// Wherever the chunks end, the recording reads the same.
-        #[test]
-        fn wherever_the_chunks_end_the_read_is_the_same(
-            cuts in proptest::collection::vec(0usize..30_000, 0..12),
-            max in 1usize..400,
-        ) {
-            let zst = fixture_bytes("incident2-valkey.jsonl.zst");
-            let plain = zstd::decode_all(&zst[..]).unwrap();
-            let whole = shown(Parser::new(zst).unwrap().run().unwrap());
-            proptest::prop_assert_eq!(fed_in_chunks(&plain, &cuts, max).0, whole);
-        }
     }
 
     #[test]

@@ -5,11 +5,7 @@
 //!
 //! A recording served with its overview (`slotscope index`) is drawn from the overview first;
 //! only then are the recording and the reader module fetched, so the first view costs the
-//! viewer and the overview alone on the wire. Such a recording is then read as the reader's
-//! worker fetches it (its lines counted by the overview give the share read): `slotscope serve`
-//! sends a `.zst` the browser can decode as JSON Lines with `Content-Encoding: zstd`, so the
-//! browser's own zstd decodes it off the worker's thread; the page fetches the file as it is
-//! alongside, for the what-if replay, and reads that instead should the stream fail.
+//! viewer and the overview alone on the wire.
 
 pub mod progress;
 pub mod source;
@@ -50,29 +46,6 @@ pub struct Sinks {
 fn mark(name: &str) {
     if let Some(p) = web_sys::window().and_then(|w| w.performance()) {
         let _ = p.mark(&format!("slotscope:{name}"));
-    }
-}
-
-/// A recording's bytes fetched alongside its read (for the what-if replay, or to read them
-/// should reading the stream fail): awaited once, then kept.
-struct Alongside<F> {
-    coming: Option<F>,
-    got: Option<Rc<[u8]>>,
-}
-
-impl<F: std::future::Future<Output = Result<Vec<u8>, String>>> Alongside<F> {
-    /// The bytes, once all are there.
-    async fn get(&mut self) -> Result<Rc<[u8]>, String> {
-        if let Some(b) = &self.got {
-            return Ok(b.clone());
-        }
-        let coming = self
-            .coming
-            .take()
-            .ok_or("the recording's bytes could not be fetched")?;
-        let b: Rc<[u8]> = coming.await?.into();
-        self.got = Some(b.clone());
-        Ok(b)
     }
 }
 
@@ -131,7 +104,6 @@ pub fn start(source: Source, sinks: Sinks) {
         // findings may differ from this viewer's), is passed over: the recording says what it
         // holds.
         let mut overview_pairs = None;
-        let mut overview_lines = None;
         if let Some(json) = source.overview().await {
             if !current() {
                 return;
@@ -139,7 +111,6 @@ pub fn start(source: Source, sinks: Sinks) {
             if let Some(ov) = Overview::from_json(&json).ok().filter(Overview::is_current) {
                 let pairs = ov.buckets_per_pair;
                 overview_pairs = Some(pairs);
-                overview_lines = Some(ov.lines);
                 let draws = crate::hook::draws();
                 show(Dataset::from_overview(name.clone(), ov), false);
                 sinks
@@ -151,45 +122,20 @@ pub fn start(source: Source, sinks: Sinks) {
                 }
             }
         }
-        // The reader module comes (in its worker) while the recording does. A served recording
-        // with its overview (which counts its lines, for the share read) is read as the worker
-        // fetches it, the browser decoding its zstd when the server sends it so; its bytes come
-        // alongside, for the what-if replay, and are read instead should that read fail.
+        // The reader module comes (in its worker) while the recording does.
         mark("fetch");
         let worker = reader::prefetch();
-        let streamed = source.url().zip(overview_lines);
-        let mut bytes = Alongside {
-            coming: Some(source.bytes_now()),
-            got: None,
+        let bytes: Rc<[u8]> = match source.bytes().await {
+            Ok(b) => b.into(),
+            Err(e) => return fail(e),
         };
-        let mut reader = None;
-        if let Some((url, lines)) = &streamed {
-            // Failing here (the fetch refused), the bytes are read instead, below.
-            reader = Reader::stream(worker.clone(), url, *lines).await.ok();
-            if !current() {
-                return;
-            }
-            if reader.is_some() {
-                mark("fetched");
-            }
+        if !current() {
+            return;
         }
-        let mut via_stream = reader.is_some();
-        let mut reader = match reader {
-            Some(r) => r,
-            None => {
-                let b = match bytes.get().await {
-                    Ok(b) => b,
-                    Err(e) => return fail(e),
-                };
-                if !current() {
-                    return;
-                }
-                mark("fetched");
-                match Reader::open(worker.clone(), &b).await {
-                    Ok(r) => r,
-                    Err(e) => return fail(e),
-                }
-            }
+        mark("fetched");
+        let reader = match Reader::open(worker, &bytes).await {
+            Ok(r) => r,
+            Err(e) => return fail(e),
         };
         if !current() {
             return;
@@ -201,23 +147,6 @@ pub fn start(source: Source, sinks: Sinks) {
             let share = match reader.read(STEP_LINES).await {
                 Ok(Some(p)) => p,
                 Ok(None) => break,
-                Err(_) if via_stream => {
-                    // The stream failed (a body the browser could not decode, a connection
-                    // lost): the bytes fetched alongside are read from the start instead.
-                    via_stream = false;
-                    let b = match bytes.get().await {
-                        Ok(b) => b,
-                        Err(e) => return fail(e),
-                    };
-                    reader = match Reader::open(worker.clone(), &b).await {
-                        Ok(r) => r,
-                        Err(e) => return fail(e),
-                    };
-                    if !current() {
-                        return;
-                    }
-                    continue;
-                }
                 Err(e) => return fail(e),
             };
             if !current() {
@@ -226,10 +155,9 @@ pub fn start(source: Source, sinks: Sinks) {
             // A big recording: show what is read so far while the rest loads.
             if preview_due(previewed, share, js_sys::Date::now() - load_began) {
                 previewed = true;
-                let shown_bytes = bytes.got.clone().unwrap_or_else(|| Rc::from(Vec::new()));
                 match reader.preview().await {
                     Ok(p) => show(
-                        Dataset::read(name.clone(), p, shown_bytes, DeltaSource::None),
+                        Dataset::read(name.clone(), p, bytes.clone(), DeltaSource::None),
                         false,
                     ),
                     Err(e) => return fail(e),
@@ -262,14 +190,6 @@ pub fn start(source: Source, sinks: Sinks) {
             Ok(r) => r,
             Err(e) => return fail(e),
         };
-        // Read as it was fetched: its bytes came alongside meanwhile.
-        let bytes = match bytes.get().await {
-            Ok(b) => b,
-            Err(e) => return fail(e),
-        };
-        if !current() {
-            return;
-        }
         let d = Dataset::read(
             name.clone(),
             read,

@@ -41,27 +41,6 @@ impl Source {
         }
     }
 
-    /// Starts fetching all of its bytes now (a URL; a file is read when awaited): they come while
-    /// the caller does something else.
-    pub fn bytes_now(&self) -> impl std::future::Future<Output = Result<Vec<u8>, String>> {
-        let started = match self {
-            Source::Url(u) => Some(fetch_started(u)),
-            Source::File(_) => None,
-        };
-        let source = self.clone();
-        async move {
-            match started {
-                Some(promise) => {
-                    let buf = JsFuture::from(promise)
-                        .await
-                        .map_err(|e| js_error::text(&e))?;
-                    Ok(js_sys::Uint8Array::new(&buf).to_vec())
-                }
-                None => source.bytes().await,
-            }
-        }
-    }
-
     /// The overview written beside a served recording (`slotscope index`), if the server has
     /// one: `slotscope serve` answers 204 when there is none.
     pub async fn overview(&self) -> Option<Vec<u8>> {
@@ -89,22 +68,6 @@ async fn fetch(url: &str) -> Result<Vec<u8>, String> {
         .await
         .map_err(|e| js_error::text(&e))?;
     Ok(js_sys::Uint8Array::new(&buf).to_vec())
-}
-
-#[wasm_bindgen::prelude::wasm_bindgen(inline_js = r#"
-export function fetch_started(url) {
-    return fetch(url).then((r) => {
-        if (!r.ok) {
-            throw new Error(`HTTP ${r.status} ${r.statusText}`);
-        }
-        return r.arrayBuffer();
-    });
-}
-"#)]
-extern "C" {
-    /// A fetch of `url` started now: the promise of its body's `ArrayBuffer` (rejected with why
-    /// when the fetch fails or its status is not 2xx).
-    fn fetch_started(url: &str) -> js_sys::Promise;
 }
 
 async fn read_file(file: &web_sys::File) -> Result<Vec<u8>, String> {
