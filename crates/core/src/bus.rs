@@ -58,11 +58,6 @@ impl BusCounters {
 }
 
 impl BusMessages {
-    /// The messages counted between two samples (`delta` takes a counter's two values).
-    pub fn between(prev: &InfoReport, cur: &InfoReport, delta: impl Fn(u64, u64) -> u64) -> Self {
-        BusMessages::of_counters(&BusCounters::of(prev), &BusCounters::of(cur), delta)
-    }
-
     /// The messages counted between two samples' counters (`delta` takes a counter's two
     /// values).
     pub fn of_counters(
@@ -98,6 +93,15 @@ impl BusMessages {
 mod tests {
     use super::*;
 
+    /// The messages counted between two samples, as the metrics' fold counts them.
+    fn between(
+        prev: &InfoReport,
+        cur: &InfoReport,
+        delta: impl Fn(u64, u64) -> u64,
+    ) -> BusMessages {
+        BusMessages::of_counters(&BusCounters::of(prev), &BusCounters::of(cur), delta)
+    }
+
     fn report(fields: &[(&str, u64)]) -> InfoReport {
         let mut r = InfoReport::default();
         r.sections.insert(
@@ -119,7 +123,7 @@ mod tests {
             ("mfstart_sent", 1),
             ("sent", 108),
         ]);
-        let m = BusMessages::between(&prev, &cur, |p, c| c.saturating_sub(p));
+        let m = between(&prev, &cur, |p, c| c.saturating_sub(p));
         assert_eq!(
             m,
             BusMessages {
@@ -130,10 +134,9 @@ mod tests {
                 counted: true,
             }
         );
-        let none = BusMessages::between(&prev, &prev, |p, c| c - p);
+        let none = between(&prev, &prev, |p, c| c - p);
         assert!(none.counted && none.auth_req_sent == 0);
-        let unknown =
-            BusMessages::between(&InfoReport::default(), &InfoReport::default(), |p, c| c - p);
+        let unknown = between(&InfoReport::default(), &InfoReport::default(), |p, c| c - p);
         assert!(unknown.is_empty());
     }
 }

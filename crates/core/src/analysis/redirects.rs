@@ -242,7 +242,7 @@ impl Buckets {
         let mut filled: BTreeMap<usize, Bucket> = BTreeMap::new();
         for node in &ctx.metrics.nodes {
             for i in &node.intervals {
-                let k = i.span.end.0.saturating_sub(origin) / step;
+                let k = bucket_of(origin, step, i);
                 if let (true, Ok(k)) = (k < count, usize::try_from(k)) {
                     filled.entry(k).or_default().add(i);
                 }
@@ -300,8 +300,14 @@ impl Buckets {
     /// The bucket the interval `i` falls in: the one its end is in (the first for an end before
     /// the origin).
     fn number(&self, i: &Interval) -> usize {
-        usize::try_from(i.span.end.0.saturating_sub(self.origin) / self.step).unwrap_or(usize::MAX)
+        usize::try_from(bucket_of(self.origin, self.step, i)).unwrap_or(usize::MAX)
     }
+}
+
+/// The number of the bucket (of `step` ms from `origin`) the interval `i` ends in: the first for
+/// an end before the origin.
+fn bucket_of(origin: u64, step: u64, i: &Interval) -> u64 {
+    i.span.end.0.saturating_sub(origin) / step
 }
 
 /// One poll interval of the whole cluster.

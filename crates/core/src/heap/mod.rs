@@ -85,14 +85,19 @@ mod ahead {
             }
         }
 
-        /// A block of the system allocator, the memory grown ahead if it had to grow.
-        fn system(layout: Layout) -> *mut u8 {
+        /// What `allocate` returns, the memory grown ahead if it had to grow meanwhile.
+        fn grown(allocate: impl FnOnce() -> *mut u8) -> *mut u8 {
             let before = memory_size(0);
-            // SAFETY: every layout asked here has a non-zero size (a chunk, or a block too large
-            // for the classes).
-            let p = unsafe { System.alloc(layout) };
+            let p = allocate();
             AheadHeap::after(before);
             p
+        }
+
+        /// A block of the system allocator, the memory grown ahead if it had to grow.
+        fn system(layout: Layout) -> *mut u8 {
+            // SAFETY: every layout asked here has a non-zero size (a chunk, or a block too large
+            // for the classes).
+            AheadHeap::grown(|| unsafe { System.alloc(layout) })
         }
     }
 
@@ -120,11 +125,8 @@ mod ahead {
                     return p;
                 }
             }
-            let before = memory_size(0);
             // SAFETY: the caller's contract for `alloc_zeroed`.
-            let p = unsafe { System.alloc_zeroed(layout) };
-            AheadHeap::after(before);
-            p
+            AheadHeap::grown(|| unsafe { System.alloc_zeroed(layout) })
         }
 
         unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
@@ -142,12 +144,9 @@ mod ahead {
             // with the old alignment a valid layout.
             let new = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
             match (class_of(layout), class_of(new)) {
+                // SAFETY: the caller's contract for `realloc`; both blocks are `System`'s.
                 (None, None) => {
-                    let before = memory_size(0);
-                    // SAFETY: the caller's contract for `realloc`; both blocks are `System`'s.
-                    let p = unsafe { System.realloc(ptr, layout, new_size) };
-                    AheadHeap::after(before);
-                    p
+                    AheadHeap::grown(|| unsafe { System.realloc(ptr, layout, new_size) })
                 }
                 // The same class: the block already has room.
                 (Some(a), Some(b)) if a == b => ptr,
