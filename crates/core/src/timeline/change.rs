@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::first_seen::{FirstSeen, Run};
 use super::node_table::NodeIdx;
 use crate::slot::{Slot, SlotRange};
 use crate::time::{TimeSpan, Timestamp};
@@ -51,11 +52,12 @@ pub struct MigrationSpan {
 /// The owners before and after a change.
 type OwnerPair = (Option<NodeIdx>, Option<NodeIdx>);
 
-/// The first time each (slot, owner before, owner after) change was reported by any node, and
-/// the first and last time each (source, target, slot) migration was.
+/// The first time each (slot, owner before, owner after) change was reported by any node (per
+/// pair of owners, as runs of slots), and the first and last time each (source, target, slot)
+/// migration was.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(super) struct ChangeLog {
-    changes: BTreeMap<(u16, Option<NodeIdx>, Option<NodeIdx>), Timestamp>,
+    changes: BTreeMap<OwnerPair, FirstSeen>,
     migrations: BTreeMap<(NodeIdx, NodeIdx, u16), (Timestamp, Timestamp)>,
 }
 
@@ -68,9 +70,7 @@ impl ChangeLog {
         to: Option<NodeIdx>,
         t: Timestamp,
     ) {
-        for slot in range.slots() {
-            self.changes.entry((slot.get(), from, to)).or_insert(t);
-        }
+        self.changes.entry((from, to)).or_default().see(range, t);
     }
 
     /// Notes that a node reported `slot` migrating from `from` to `to` at `t`.
@@ -84,25 +84,22 @@ impl ChangeLog {
     /// The changes grouped per (from, to) pair, split where consecutive changes of a pair are
     /// more than [`MOVE_GAP_MS`] apart; in time order (ties: by first slot).
     pub(super) fn moves(&self) -> Vec<OwnerMove> {
-        let mut by_pair: BTreeMap<OwnerPair, Vec<(Timestamp, u16)>> = BTreeMap::new();
-        for (&(slot, from, to), &t) in &self.changes {
-            by_pair.entry((from, to)).or_default().push((t, slot));
-        }
         let mut moves = Vec::new();
-        for ((from, to), mut changes) in by_pair {
-            changes.sort_unstable();
-            let mut group: Vec<(Timestamp, u16)> = Vec::new();
+        for (&(from, to), seen) in &self.changes {
+            let mut changes: Vec<Run> = seen.runs().to_vec();
+            changes.sort_unstable_by_key(|r| (r.t, r.start));
+            let mut group: Vec<Run> = Vec::new();
             for c in changes {
-                if let Some(&(last, _)) = group.last() {
-                    if c.0.millis_since(last) > MOVE_GAP_MS {
-                        moves.push(owner_move(from, to, &group));
+                if let Some(last) = group.last() {
+                    if c.t.millis_since(last.t) > MOVE_GAP_MS {
+                        moves.push(owner_move(from, to, &mut group));
                         group.clear();
                     }
                 }
                 group.push(c);
             }
             if !group.is_empty() {
-                moves.push(owner_move(from, to, &group));
+                moves.push(owner_move(from, to, &mut group));
             }
         }
         moves.sort_by_key(|m| {
@@ -145,10 +142,20 @@ impl ChangeLog {
     }
 }
 
-fn owner_move(from: Option<NodeIdx>, to: Option<NodeIdx>, group: &[(Timestamp, u16)]) -> OwnerMove {
-    let ranges = SlotRange::coalesce(group.iter().filter_map(|&(_, s)| Slot::new(s)));
-    let first = group.first().map_or(Timestamp(0), |g| g.0);
-    let last = group.last().map_or(first, |g| g.0);
+/// The move of one group of runs, in time order (sorted by slot here).
+fn owner_move(from: Option<NodeIdx>, to: Option<NodeIdx>, group: &mut [Run]) -> OwnerMove {
+    let first = group.first().map_or(Timestamp(0), |g| g.t);
+    let last = group.last().map_or(first, |g| g.t);
+    group.sort_unstable_by_key(|r| r.start);
+    let mut ranges: Vec<SlotRange> = Vec::with_capacity(group.len());
+    for r in group.iter().filter_map(|r| r.range()) {
+        match ranges.last_mut() {
+            Some(l) if l.end().get() + 1 == r.start().get() => {
+                *l = SlotRange::new(l.start(), r.end()).unwrap_or(*l)
+            }
+            _ => ranges.push(r),
+        }
+    }
     OwnerMove {
         from,
         to,

@@ -22,8 +22,10 @@
 //!   departures of nodes.
 
 mod change;
+mod first_seen;
 mod flags;
 mod node_table;
+mod owner_ranges;
 mod slot_table;
 
 use std::collections::BTreeMap;
@@ -35,6 +37,7 @@ pub use slot_table::{OwnerChange, SlotTable};
 
 use change::ChangeLog;
 use flags::FlagLog;
+use owner_ranges::OwnerRanges;
 
 use crate::node::NodeRef;
 use crate::recording::{Discovery, GoneReason, Line, TopologySample};
@@ -110,7 +113,7 @@ pub struct Consensus {
 /// One node's latest view of the owners and of its own migrations.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct ReporterView {
-    owners: SlotTable,
+    owners: OwnerRanges,
     /// `(slot, target)` of the slots it migrates out.
     migrating: Vec<(Slot, NodeIdx)>,
     /// It left the topology since (its view no longer counts in the [`Consensus`]).
@@ -184,7 +187,7 @@ impl ClusterTimeline {
         let Ok(reporter) = self.nodes.intern(Some(&s.node.addr), reporter_id) else {
             return;
         };
-        let mut owners = SlotTable::new();
+        let mut assigned: Vec<(SlotRange, NodeIdx)> = Vec::new();
         for shard in &s.view.shards {
             for n in &shard.nodes {
                 let addr = if Some(&n.id) == reporter_id {
@@ -212,12 +215,11 @@ impl ClusterTimeline {
                         .or_insert(TimeSpan::new(s.t, s.t));
                 }
             }
-            for &r in &shard.slots {
-                owners.fill(r, Some(p));
-            }
+            assigned.extend(shard.slots.iter().map(|&r| (r, p)));
         }
+        let owners = owner_ranges::canonical(assigned);
         if let Some(prev) = self.reporters.get(&reporter) {
-            for c in prev.owners.diff(&owners) {
+            for c in owner_ranges::diff(&prev.owners, &owners) {
                 self.log.change(c.range, c.from, c.to, s.t);
             }
         }
@@ -247,7 +249,7 @@ impl ClusterTimeline {
                 left: false,
             },
         );
-        let mut migrating: Vec<Migrating> = self
+        let migrating: Vec<Migrating> = self
             .reporters
             .iter()
             .flat_map(|(&from, v)| {
@@ -256,31 +258,35 @@ impl ClusterTimeline {
                     .map(move |&(slot, to)| Migrating { slot, from, to })
             })
             .collect();
-        migrating.sort_unstable();
-        migrating.dedup_by_key(|m| m.slot);
-        self.set_state(s.t, owners, migrating);
+        self.set_ranges(s.t, owners, migrating);
     }
 
     /// Makes `owners` and `migrating` (sorted by slot, one per slot) the state from `t` on. The
     /// same state as the last is no change; a state at or before the last one's start replaces it.
-    pub fn set_state(&mut self, t: Timestamp, owners: SlotTable, mut migrating: Vec<Migrating>) {
+    pub fn set_state(&mut self, t: Timestamp, owners: SlotTable, migrating: Vec<Migrating>) {
+        self.set_ranges(t, owners.ranges(), migrating);
+    }
+
+    /// [`set_state`](Self::set_state) with the owners as their ranges; the table is made only for
+    /// a new state.
+    fn set_ranges(&mut self, t: Timestamp, ranges: OwnerRanges, mut migrating: Vec<Migrating>) {
         migrating.sort_unstable();
         migrating.dedup_by_key(|m| m.slot);
         if let Some(last) = self.states.last_mut() {
-            if last.owners == owners && last.migrating == migrating {
+            if last.ranges == ranges && last.migrating == migrating {
                 return;
             }
             if t <= last.start {
-                last.ranges = owners.ranges();
-                last.owners = owners;
+                last.owners = SlotTable::from_ranges(&ranges);
+                last.ranges = ranges;
                 last.migrating = migrating;
                 return;
             }
         }
         self.states.push(ClusterState {
             start: t,
-            ranges: owners.ranges(),
-            owners,
+            owners: SlotTable::from_ranges(&ranges),
+            ranges,
             migrating,
         });
     }
@@ -375,26 +381,43 @@ impl ClusterTimeline {
     /// The owners by the latest views of the nodes (those that left the topology since left out),
     /// and how far those views disagree.
     pub fn consensus(&self) -> Consensus {
+        let views: Vec<&[(SlotRange, NodeIdx)]> = self
+            .reporters
+            .values()
+            .filter(|v| !v.left)
+            .map(|v| v.owners.as_slice())
+            .collect();
+        // Where any view's owner changes: between two such slots every view names one owner.
+        let mut starts: Vec<u16> = views.iter().flat_map(|v| owner_ranges::edges(v)).collect();
+        starts.push(0);
+        starts.sort_unstable();
+        starts.dedup();
         let mut owners = SlotTable::new();
         let mut disagreements = 0;
         let mut votes: Vec<(Option<NodeIdx>, usize)> = Vec::new();
-        for slot in (0..SLOT_COUNT).filter_map(Slot::new) {
+        for (i, &start) in starts.iter().enumerate() {
+            let end = starts.get(i + 1).map_or(SLOT_COUNT - 1, |&next| next - 1);
+            let (Some(first), Some(range)) =
+                (Slot::new(start), SlotRange::try_from((start, end)).ok())
+            else {
+                continue;
+            };
             votes.clear();
-            for v in self.reporters.values().filter(|v| !v.left) {
-                let o = v.owners.get(slot);
+            for v in &views {
+                let o = owner_ranges::owner_at(v, first);
                 match votes.iter_mut().find(|(x, _)| *x == o) {
                     Some((_, n)) => *n += 1,
                     None => votes.push((o, 1)),
                 }
             }
             if votes.len() > 1 {
-                disagreements += 1;
+                disagreements += range.len();
             }
             let winner = votes
                 .iter()
                 .max_by_key(|(o, n)| (*n, o.is_some(), o.and_then(|o| self.nodes.id(o))))
                 .and_then(|(o, _)| *o);
-            owners.set(slot, winner);
+            owners.fill(range, winner);
         }
         Consensus {
             owners,
