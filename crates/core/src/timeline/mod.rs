@@ -387,11 +387,7 @@ impl ClusterTimeline {
             .filter(|v| !v.left)
             .map(|v| v.owners.as_slice())
             .collect();
-        // Where any view's owner changes: between two such slots every view names one owner.
-        let mut starts: Vec<u16> = views.iter().flat_map(|v| owner_ranges::edges(v)).collect();
-        starts.push(0);
-        starts.sort_unstable();
-        starts.dedup();
+        let starts = owner_ranges::starts(views.iter().copied());
         let mut owners = SlotTable::new();
         let mut disagreements = 0;
         let mut votes: Vec<(Option<NodeIdx>, usize)> = Vec::new();

@@ -47,9 +47,19 @@ pub(super) fn owner_at(ranges: &[(SlotRange, NodeIdx)], slot: Slot) -> Option<No
         .map(|&(_, n)| n)
 }
 
+/// Slot 0 and every slot from which the owner by any of `views` may differ from the slot
+/// before's, ascending: between two of them every view names one owner.
+pub(super) fn starts<'a>(views: impl IntoIterator<Item = &'a [(SlotRange, NodeIdx)]>) -> Vec<u16> {
+    let mut starts: Vec<u16> = views.into_iter().flat_map(edges).collect();
+    starts.push(0);
+    starts.sort_unstable();
+    starts.dedup();
+    starts
+}
+
 /// Every slot from which the owner by `ranges` may differ from the slot before's: each range's
 /// first slot and the slot after it (unordered, repeats possible; slot 0 not included).
-pub(super) fn edges(ranges: &[(SlotRange, NodeIdx)]) -> impl Iterator<Item = u16> + '_ {
+fn edges(ranges: &[(SlotRange, NodeIdx)]) -> impl Iterator<Item = u16> + '_ {
     ranges.iter().flat_map(|(r, _)| {
         let after = r.end().get() + 1;
         [Some(r.start().get()), (after < SLOT_COUNT).then_some(after)]
@@ -64,10 +74,7 @@ pub(super) fn diff(
     before: &[(SlotRange, NodeIdx)],
     after: &[(SlotRange, NodeIdx)],
 ) -> Vec<OwnerChange> {
-    let mut starts: Vec<u16> = edges(before).chain(edges(after)).collect();
-    starts.push(0);
-    starts.sort_unstable();
-    starts.dedup();
+    let starts = starts([before, after]);
     let mut out: Vec<OwnerChange> = Vec::new();
     // The run being built: its first slot, its pair.
     let mut run: Option<(u16, Option<NodeIdx>, Option<NodeIdx>)> = None;

@@ -121,29 +121,16 @@ impl SlotTable {
 
     /// The slots whose owner differs in `later`, as ranges of one (before, after) pair each.
     pub fn diff(&self, later: &SlotTable) -> Vec<OwnerChange> {
-        let (a, b) = (&self.owners, &later.owners);
-        let mut out = Vec::new();
-        let mut start = 0usize;
-        for i in 1..=a.len() {
-            if i < a.len() && a[i] == a[start] && b[i] == b[start] {
-                continue;
-            }
-            if a[start] != b[start] {
-                let range = u16::try_from(start)
-                    .ok()
-                    .zip(u16::try_from(i - 1).ok())
-                    .and_then(|r| SlotRange::try_from(r).ok());
-                if let Some(range) = range {
-                    out.push(OwnerChange {
-                        range,
-                        from: a[start],
-                        to: b[start],
-                    });
-                }
-            }
-            start = i;
-        }
-        out
+        let pairs: Vec<(Option<NodeIdx>, Option<NodeIdx>)> = self
+            .owners
+            .iter()
+            .copied()
+            .zip(later.owners.iter().copied())
+            .collect();
+        runs(&pairs)
+            .filter(|(_, (from, to))| from != to)
+            .map(|(range, (from, to))| OwnerChange { range, from, to })
+            .collect()
     }
 }
 
