@@ -26,6 +26,10 @@ pub use parser::{Finisher, LoadError, Parser, Step};
 /// What the module's `read` and `finish` return when their stage is over (a share is 0 to 1).
 pub const DONE: f64 = -1.0;
 
+/// What the module's `read` returns when every line fed so far is read and more is to come (a
+/// recording decoded elsewhere and fed in chunks: `open_fed`, `feed`).
+pub const STARVED: f64 = -2.0;
+
 /// A fixture recording shared with the core's tests, read whole (native tests only).
 #[cfg(test)]
 pub(crate) fn fixture(name: &str) -> (Read, slotscope_core::metrics::Metrics) {

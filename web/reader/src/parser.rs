@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use slotscope_core::analysis::{Analyzer, Finishing};
 use slotscope_core::metrics::Metrics;
-use slotscope_core::reader::{ReadError, RecordingReader};
+use slotscope_core::reader::{self, Chunk, FedLines, ReadError, RecordingReader};
 use slotscope_core::recording::Line;
 use slotscope_core::track::{Tracks, TracksBuilder};
 
@@ -47,6 +47,40 @@ impl BufRead for Counted {
     }
 }
 
+/// Where the lines come from: the recording's bytes, or its text decoded elsewhere and fed in
+/// chunks.
+enum Input {
+    /// The whole file (plain or zstd), decoded here.
+    Whole(Box<dyn BufRead>),
+    /// Chunks of text fed as they are decoded (see [`slotscope_core::reader::LineChunks`]).
+    Fed(FedLines),
+}
+
+impl io::Read for Input {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Input::Whole(r) => r.read(buf),
+            Input::Fed(r) => r.read(buf),
+        }
+    }
+}
+
+impl BufRead for Input {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        match self {
+            Input::Whole(r) => r.fill_buf(),
+            Input::Fed(r) => r.fill_buf(),
+        }
+    }
+
+    fn consume(&mut self, amt: usize) {
+        match self {
+            Input::Whole(r) => r.consume(amt),
+            Input::Fed(r) => r.consume(amt),
+        }
+    }
+}
+
 /// Why a recording could not be loaded.
 #[derive(Debug, PartialEq, Eq)]
 pub struct LoadError {
@@ -70,13 +104,15 @@ impl LoadError {
 pub enum Step {
     /// More to do; the share done so far (0 to 1).
     Progress(f64),
+    /// Every line fed so far is read: feed the next chunk ([`Parser::feed`]) and step again.
+    Starved,
     /// Every line is read: call [`Parser::finishing`].
     Done,
 }
 
 /// Parses a recording in steps of a bounded number of lines.
 pub struct Parser {
-    reader: RecordingReader<Box<dyn BufRead>>,
+    reader: RecordingReader<Input>,
     tracks: TracksBuilder,
     analyzer: Analyzer,
     consumed: Rc<Cell<u64>>,
@@ -108,10 +144,26 @@ impl Parser {
             inner: Cursor::new(bytes),
             consumed: consumed.clone(),
         };
-        let mut reader = RecordingReader::detect(src).map_err(|e| LoadError {
+        let text = reader::text(src).map_err(|e| LoadError {
             line: None,
             message: format!("cannot read the file: {e}"),
         })?;
+        Parser::over(RecordingReader::new(Input::Whole(text)), consumed, total)
+    }
+
+    /// Starts parsing a zstd recording of `total` compressed bytes that is decoded elsewhere
+    /// and fed in chunks, from its `first` (which holds the header): see [`Parser::feed`].
+    pub fn fed(total: u64, first: Chunk) -> Result<Parser, LoadError> {
+        let mut fed = FedLines::new();
+        fed.push(first);
+        Parser::over(RecordingReader::new(Input::Fed(fed)), Rc::default(), total)
+    }
+
+    fn over(
+        mut reader: RecordingReader<Input>,
+        consumed: Rc<Cell<u64>>,
+        total: u64,
+    ) -> Result<Parser, LoadError> {
         let header = reader.header().map_err(|e| LoadError::read(&e))?.clone();
         Ok(Parser {
             reader,
@@ -122,6 +174,40 @@ impl Parser {
         })
     }
 
+    /// Takes in the next chunk of a recording fed in chunks ([`Parser::fed`]): the chunks fed
+    /// and not yet read through. A parser of a whole file ignores it.
+    pub fn feed(&mut self, chunk: Chunk) -> usize {
+        match self.reader.source_mut() {
+            Input::Fed(fed) => {
+                fed.push(chunk);
+                fed.queued()
+            }
+            Input::Whole(_) => 0,
+        }
+    }
+
+    /// The chunks fed and not yet read through (none for a whole file).
+    pub fn queued(&mut self) -> usize {
+        match self.reader.source_mut() {
+            Input::Fed(fed) => fed.queued(),
+            Input::Whole(_) => 0,
+        }
+    }
+
+    /// Whether every line fed so far is read, more to come.
+    fn starved(&mut self) -> bool {
+        matches!(self.reader.source_mut(), Input::Fed(fed) if fed.starved())
+    }
+
+    /// The share of the compressed bytes read (or decoded, when fed).
+    fn share(&mut self) -> f64 {
+        let done = match self.reader.source_mut() {
+            Input::Fed(fed) => fed.consumed(),
+            Input::Whole(_) => self.consumed.get(),
+        };
+        share(done, self.total)
+    }
+
     fn fold(&mut self, line: Line) {
         self.tracks.push(&line);
         self.analyzer.push_owned(line);
@@ -130,13 +216,16 @@ impl Parser {
     /// Reads up to `max_lines` lines. A bad line stops the load with an error naming it.
     pub fn step(&mut self, max_lines: usize) -> Result<Step, LoadError> {
         for _ in 0..max_lines {
+            if self.starved() {
+                return Ok(Step::Starved);
+            }
             match self.reader.next() {
                 Some(Ok((_, line))) => self.fold(line),
                 Some(Err(e)) => return Err(LoadError::read(&e)),
                 None => return Ok(Step::Done),
             }
         }
-        Ok(Step::Progress(share(self.consumed.get(), self.total)))
+        Ok(Step::Progress(self.share()))
     }
 
     /// What the lines read so far show, while reading goes on: a preview to show while a big
@@ -221,6 +310,7 @@ impl Finisher {
 mod tests {
     use super::*;
     use crate::fixture;
+    use slotscope_core::reader::{LineChunks, ZSTD_MAGIC};
 
     fn fixture_bytes(name: &str) -> Vec<u8> {
         let path = format!("{}/../../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -300,6 +390,69 @@ mod tests {
         let (plain, _) = fixture("incident2-valkey");
         assert!(plain.analysis.tap.is_empty());
         assert!(plain.versus.is_empty());
+    }
+
+    /// Reads `bytes` decoded in chunks of `max` and fed as the parser starves, as the viewer's
+    /// two workers do: what it shows, the steps that starved, and the shares reported.
+    fn fed(bytes: &[u8], max: usize) -> Result<(Read, usize, Vec<f64>), LoadError> {
+        let total = u64::try_from(bytes.len()).unwrap();
+        let mut chunks = LineChunks::new(bytes.to_vec());
+        let mut parser = Parser::fed(total, chunks.next_chunk(max))?;
+        let (mut starved, mut shares) = (0, Vec::new());
+        loop {
+            match parser.step(7)? {
+                Step::Progress(p) => shares.push(p),
+                Step::Starved => {
+                    starved += 1;
+                    parser.feed(chunks.next_chunk(max));
+                }
+                Step::Done => break,
+            }
+        }
+        Ok((parser.finishing().done().0, starved, shares))
+    }
+
+    #[test]
+    fn a_recording_fed_in_chunks_reads_as_the_whole_file() {
+        let names = [
+            "incident2-valkey",
+            "incident1-redis-py-5.0.0-redis",
+            "failover-redis-py-8.1.0-redis",
+        ];
+        for name in names {
+            let bytes = fixture_bytes(&format!("{name}.jsonl.zst"));
+            let whole = Parser::new(bytes.clone()).unwrap().run().unwrap().0;
+            for max in [1, 3_000, 1 << 20] {
+                let (read, starved, shares) = fed(&bytes, max).unwrap();
+                assert_eq!(
+                    serde_json::to_string(&read.analysis).unwrap(),
+                    serde_json::to_string(&whole.analysis).unwrap(),
+                    "{name}, chunks of {max}"
+                );
+                // Debug text: the tracks hold NaN where nothing was measured.
+                assert_eq!(
+                    (read.lines, format!("{:?}", read.tracks)),
+                    (whole.lines, format!("{:?}", whole.tracks))
+                );
+                assert!(starved > 0 || max == 1 << 20, "{name}: {max}");
+                assert!(shares.windows(2).all(|w| w[0] <= w[1]), "{shares:?}");
+                assert!(shares.iter().all(|&p| (0.0..=1.0).contains(&p)));
+            }
+        }
+        // Cut short inside a frame: the same lines, the same tail flagged.
+        let bytes = fixture_bytes("incident2-valkey.jsonl.zst");
+        let cut = &bytes[..bytes.len() * 2 / 3];
+        let whole = Parser::new(cut.to_vec()).unwrap().run().unwrap().0;
+        let (read, ..) = fed(cut, 2_000).unwrap();
+        assert_eq!(read.lines, whole.lines);
+        assert_eq!(
+            serde_json::to_string(&read.analysis).unwrap(),
+            serde_json::to_string(&whole.analysis).unwrap()
+        );
+        // Not a recording: the same error.
+        let garbage = [&ZSTD_MAGIC[..], b"not a frame at all"].concat();
+        let e = Parser::new(garbage.clone()).unwrap_err();
+        assert_eq!(fed(&garbage, 100).unwrap_err(), e);
     }
 
     #[test]

@@ -72,15 +72,9 @@ impl Grid {
         TimeSpan::new(self.time(i), self.time(i + 1))
     }
 
-    /// Spreads `per_interval` counts of an interval over the buckets it covers, in proportion to
-    /// the time each covers, as per-second rates; `mark` is called for each covered bucket.
-    fn spread(
-        &self,
-        span: TimeSpan,
-        amounts: &[f64],
-        into: &mut [&mut Vec<f64>],
-        mut mark: impl FnMut(usize),
-    ) {
+    /// Calls `add(i, share, per_sec)` for every bucket `i` the interval `span` covers: the
+    /// share of the interval's time in it, and the factor from a count to a per-second rate.
+    fn spread(&self, span: TimeSpan, mut add: impl FnMut(usize, f64, f64)) {
         if span.millis() == 0 || self.len == 0 {
             return;
         }
@@ -102,49 +96,74 @@ impl Grid {
             }
             let share = float::from_u64(overlap) / total;
             let per_sec = 1000.0 / float::from_u64(self.bucket_ms);
-            for (series, amount) in into.iter_mut().zip(amounts) {
-                series[i] += amount * share * per_sec;
-            }
-            mark(i);
+            add(i, share, per_sec);
         }
     }
 }
 
 impl Stream {
-    /// Sums `commands` over every node of `ctx` on `grid`.
-    fn build(ctx: &Context<'_>, grid: Grid, group: Option<usize>, commands: Vec<String>) -> Stream {
-        let mut ok = vec![0.0; grid.len];
-        let mut errors = vec![0.0; grid.len];
-        let mut seen = vec![false; grid.len];
-        for n in &ctx.metrics.nodes {
-            for iv in &n.intervals {
-                let (mut good, mut bad) = (0u64, 0u64);
-                for c in &commands {
-                    let d = iv.command(c);
-                    good += d.calls.saturating_sub(d.failed);
-                    bad += d.failed + d.rejected;
-                }
-                grid.spread(
-                    iv.span,
-                    &[float::from_u64(good), float::from_u64(bad)],
-                    &mut [&mut ok, &mut errors],
-                    |i| seen[i] = true,
-                );
-            }
-        }
-        Stream {
-            group,
-            commands,
-            ok,
-            errors,
-            seen,
-        }
-    }
-
     /// The commands as one phrase: `zadd`, `get, set`.
     pub(super) fn commands_text(&self) -> String {
         self.commands.join(", ")
     }
+}
+
+/// Sums each set of commands of `specs` (a group, if one, and its commands) over every node of
+/// `ctx` on `grid`: a stream per set, in their order, built in one pass over the intervals.
+///
+/// Each interval's commands are met in name order, as the table of which sets name them is
+/// kept, so both are walked side by side; and an interval's share of each bucket it covers is
+/// worked out once for every set. Each set's sums come out as they would set by set: an
+/// interval's counts are added to its buckets in the same order, each as `amount * share *
+/// per_sec`.
+fn build(ctx: &Context<'_>, grid: Grid, specs: Vec<(Option<usize>, Vec<String>)>) -> Vec<Stream> {
+    // Command name → the sets that name it, in name order.
+    let mut table: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (k, (_, commands)) in specs.iter().enumerate() {
+        for c in commands {
+            match table.binary_search_by(|(name, _)| (*name).cmp(c.as_str())) {
+                Ok(i) => table[i].1.push(k),
+                Err(i) => table.insert(i, (c.as_str(), vec![k])),
+            }
+        }
+    }
+    let mut ok = vec![vec![0.0; grid.len]; specs.len()];
+    let mut errors = vec![vec![0.0; grid.len]; specs.len()];
+    let mut seen = vec![false; grid.len];
+    let mut sums = vec![(0u64, 0u64); specs.len()];
+    for n in &ctx.metrics.nodes {
+        for iv in &n.intervals {
+            sums.fill((0, 0));
+            let mut rows = table.iter().peekable();
+            for (name, d) in &iv.commands {
+                while rows.next_if(|(t, _)| *t < name.as_str()).is_some() {}
+                if let Some((_, sets)) = rows.next_if(|(t, _)| *t == name.as_str()) {
+                    for &k in sets {
+                        sums[k].0 += d.calls.saturating_sub(d.failed);
+                        sums[k].1 += d.failed + d.rejected;
+                    }
+                }
+            }
+            grid.spread(iv.span, |i, share, per_sec| {
+                for (k, &(good, bad)) in sums.iter().enumerate() {
+                    ok[k][i] += float::from_u64(good) * share * per_sec;
+                    errors[k][i] += float::from_u64(bad) * share * per_sec;
+                }
+                seen[i] = true;
+            });
+        }
+    }
+    specs
+        .into_iter()
+        .zip(ok.into_iter().zip(errors))
+        .map(|((group, commands), (ok, errors))| Stream {
+            group,
+            commands,
+            ok,
+            errors,
+            seen: seen.clone(),
+        })
+        .collect()
 }
 
 /// The streams of a recording: one per census group with business commands only it runs, one
@@ -154,7 +173,7 @@ pub(super) fn streams(ctx: &Context<'_>) -> (Grid, Vec<Stream>) {
     let grid = Grid::of(ctx);
     let groups = &ctx.census.groups;
     let mut claimed: BTreeSet<String> = BTreeSet::new();
-    let mut out = Vec::new();
+    let mut specs = Vec::new();
     for (gi, g) in groups.iter().enumerate() {
         let own: Vec<String> = business_commands(g)
             .into_iter()
@@ -162,7 +181,7 @@ pub(super) fn streams(ctx: &Context<'_>) -> (Grid, Vec<Stream>) {
             .collect();
         claimed.extend(business_commands(g));
         if !own.is_empty() {
-            out.push(Stream::build(ctx, grid, Some(gi), own));
+            specs.push((Some(gi), own));
         }
     }
     let mut shared: Vec<String> = claimed
@@ -172,25 +191,31 @@ pub(super) fn streams(ctx: &Context<'_>) -> (Grid, Vec<Stream>) {
         .collect();
     shared.sort();
     if !shared.is_empty() {
-        out.push(Stream::build(ctx, grid, None, shared));
+        specs.push((None, shared));
     }
-    // The commands named at all first (a few, named in every interval), then which of them.
-    let mut named: BTreeSet<&str> = BTreeSet::new();
+    // The commands named at all (a few, named in every interval: each interval's names, in
+    // order, checked against the names so far side by side), then which of them.
+    let mut named: Vec<&str> = Vec::new();
     for n in &ctx.metrics.nodes {
         for iv in &n.intervals {
+            let mut at = 0;
             for c in iv.commands.keys() {
-                if !named.contains(c.as_str()) {
-                    named.insert(c);
+                while named.get(at).is_some_and(|k| *k < c.as_str()) {
+                    at += 1;
                 }
+                if named.get(at) != Some(&c.as_str()) {
+                    named.insert(at, c);
+                }
+                at += 1;
             }
         }
     }
     for c in named {
         if is_business_command(c) && !claimed.contains(c) {
-            out.push(Stream::build(ctx, grid, None, vec![c.to_owned()]));
+            specs.push((None, vec![c.to_owned()]));
         }
     }
-    (grid, out)
+    (grid, build(ctx, grid, specs))
 }
 
 #[cfg(test)]
@@ -209,9 +234,10 @@ mod tests {
         // 100 commands from 1250 to 2250: a quarter in bucket 0, half in 1, a quarter in 2.
         grid.spread(
             TimeSpan::new(Timestamp(1250), Timestamp(2250)),
-            &[100.0],
-            &mut [&mut a],
-            |i| marked.push(i),
+            |i, share, per_sec| {
+                a[i] += 100.0 * share * per_sec;
+                marked.push(i);
+            },
         );
         assert_eq!(marked, [0, 1, 2]);
         assert!((a[0] - 50.0).abs() < 1e-9, "{a:?}");

@@ -16,6 +16,10 @@ use crate::client_delta::ClientBase;
 use crate::node::NodeAddr;
 use crate::recording::{ClientListSample, Header, Line, SUPPORTED_SCHEMAS};
 
+mod chunks;
+
+pub use chunks::{Chunk, ChunkEnd, FedLines, LineChunks};
+
 /// The four bytes a zstd frame starts with.
 pub const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 
@@ -83,15 +87,19 @@ pub struct RecordingReader<R> {
 
 impl RecordingReader<Box<dyn BufRead>> {
     /// A reader over `src`, decompressing it if it starts with the zstd magic number.
-    pub fn detect<S: BufRead + 'static>(mut src: S) -> io::Result<Self> {
-        let compressed = src.fill_buf()?.starts_with(&ZSTD_MAGIC);
-        let inner: Box<dyn BufRead> = if compressed {
-            Box::new(BufReader::with_capacity(64 * 1024, ZstdFrames::new(src)))
-        } else {
-            Box::new(src)
-        };
-        Ok(RecordingReader::new(inner))
+    pub fn detect<S: BufRead + 'static>(src: S) -> io::Result<Self> {
+        Ok(RecordingReader::new(text(src)?))
     }
+}
+
+/// The text of `src`: decompressed if it starts with the zstd magic number, else as it is.
+pub fn text<S: BufRead + 'static>(mut src: S) -> io::Result<Box<dyn BufRead>> {
+    let compressed = src.fill_buf()?.starts_with(&ZSTD_MAGIC);
+    Ok(if compressed {
+        Box::new(BufReader::with_capacity(64 * 1024, ZstdFrames::new(src)))
+    } else {
+        Box::new(src)
+    })
 }
 
 impl<R: BufRead> RecordingReader<R> {
@@ -161,6 +169,11 @@ impl<R: BufRead> RecordingReader<R> {
     /// Number of lines read so far.
     pub fn lines_read(&self) -> u64 {
         self.line
+    }
+
+    /// The source the lines are read from (to feed a [`FedLines`] more).
+    pub fn source_mut(&mut self) -> &mut R {
+        &mut self.src
     }
 
     fn next_raw(&mut self) -> Option<Result<Line, ReadError>> {
@@ -406,6 +419,11 @@ impl<R: BufRead> ZstdFrames<R> {
             salvage: Vec::new(),
             failed: None,
         }
+    }
+
+    /// Compressed bytes decoded so far (read into the current frame).
+    fn consumed(&self) -> u64 {
+        self.offset + self.src.frame.len() as u64
     }
 
     fn at_eof(&mut self) -> bool {
