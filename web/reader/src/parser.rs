@@ -187,21 +187,21 @@ impl Parser {
     }
 
     /// The chunks fed and not yet read through (none for a whole file).
-    pub fn queued(&mut self) -> usize {
-        match self.reader.source_mut() {
+    pub fn queued(&self) -> usize {
+        match self.reader.source() {
             Input::Fed(fed) => fed.queued(),
             Input::Whole(_) => 0,
         }
     }
 
     /// Whether every line fed so far is read, more to come.
-    fn starved(&mut self) -> bool {
-        matches!(self.reader.source_mut(), Input::Fed(fed) if fed.starved())
+    fn starved(&self) -> bool {
+        matches!(self.reader.source(), Input::Fed(fed) if fed.starved())
     }
 
     /// The share of the compressed bytes read (or decoded, when fed).
-    fn share(&mut self) -> f64 {
-        let done = match self.reader.source_mut() {
+    fn share(&self) -> f64 {
+        let done = match self.reader.source() {
             Input::Fed(fed) => fed.consumed(),
             Input::Whole(_) => self.consumed.get(),
         };

@@ -171,6 +171,11 @@ impl<R: BufRead> RecordingReader<R> {
         self.line
     }
 
+    /// The source the lines are read from.
+    pub fn source(&self) -> &R {
+        &self.src
+    }
+
     /// The source the lines are read from (to feed a [`FedLines`] more).
     pub fn source_mut(&mut self) -> &mut R {
         &mut self.src
