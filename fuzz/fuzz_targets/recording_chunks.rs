@@ -8,21 +8,24 @@
 use std::io::Cursor;
 
 use libfuzzer_sys::fuzz_target;
-use slotscope_core::reader::{ChunkEnd, FedLines, LineChunks, RecordingReader};
+use slotscope_core::reader::{ChunkEnd, FedLines, LineChunks, ReadError, RecordingReader};
+use slotscope_core::recording::Line;
 
-/// Every line (or error) read, as text, and the truncated tail.
-fn outcome<R: std::io::BufRead>(r: &mut RecordingReader<R>, out: &mut Vec<String>) {
-    while let Some(item) = r.next() {
-        out.push(match item {
-            Ok((n, line)) => format!("{n} {line:?}"),
-            Err(e) => format!("error {e}"),
-        });
-    }
+/// A line read with its number, or the error's text.
+type Item = Result<(u64, Line), String>;
+
+fn item(x: Result<(u64, Line), ReadError>) -> Item {
+    x.map_err(|e| e.to_string())
+}
+
+/// Every line (or error) read, and the truncated tail.
+fn outcome<R: std::io::BufRead>(r: &mut RecordingReader<R>, out: &mut Vec<Item>) {
+    out.extend(r.by_ref().map(item));
 }
 
 /// Reads `data` decoded in chunks of `max` bytes, each fed only once the reader has read all
 /// it was fed before.
-fn chunked(data: &[u8], max: usize) -> (Vec<String>, Option<u64>) {
+fn chunked(data: &[u8], max: usize) -> (Vec<Item>, Option<u64>) {
     let mut chunks = LineChunks::new(data.to_vec());
     let mut fed = FedLines::new();
     let first = chunks.next_chunk(max);
@@ -34,8 +37,7 @@ fn chunked(data: &[u8], max: usize) -> (Vec<String>, Option<u64>) {
     for _ in 0..=data.len().saturating_mul(64) + 2 {
         while !reader.source_mut().starved() {
             match reader.next() {
-                Some(Ok((n, line))) => items.push(format!("{n} {line:?}")),
-                Some(Err(e)) => items.push(format!("error {e}")),
+                Some(x) => items.push(item(x)),
                 None => break,
             }
         }
