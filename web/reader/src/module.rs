@@ -184,8 +184,7 @@ pub fn open_fed(
     })
 }
 
-/// Feeds read `id` (from [`open_fed`]) its next chunk, as [`decode_next`] gave it: the chunks
-/// fed and not yet read.
+/// Feeds read `id` (from [`open_fed`]) its next chunk, as [`decode_next`] gave it.
 #[wasm_bindgen]
 pub fn feed(
     id: u32,
@@ -193,11 +192,13 @@ pub fn feed(
     end: u32,
     message: String,
     consumed: f64,
-) -> Result<usize, String> {
+) -> Result<(), String> {
     let chunk = chunk(text, end, message, consumed)?;
-    with(id, |r| match &mut r.stage {
-        Stage::Reading(parser) => Ok(parser.feed(chunk)),
-        _ => Ok(0),
+    with(id, |r| {
+        if let Stage::Reading(parser) = &mut r.stage {
+            parser.feed(chunk);
+        }
+        Ok(())
     })
 }
 

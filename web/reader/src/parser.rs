@@ -50,8 +50,8 @@ impl BufRead for Counted {
 /// Where the lines come from: the recording's bytes, or its text decoded elsewhere and fed in
 /// chunks.
 enum Input {
-    /// The whole file (plain or zstd), decoded here.
-    Whole(Box<dyn BufRead>),
+    /// The whole file (plain or zstd), decoded here; the file's bytes consumed so far.
+    Whole(Box<dyn BufRead>, Rc<Cell<u64>>),
     /// Chunks of text fed as they are decoded (see [`slotscope_core::reader::LineChunks`]).
     Fed(FedLines),
 }
@@ -59,7 +59,7 @@ enum Input {
 impl io::Read for Input {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
-            Input::Whole(r) => r.read(buf),
+            Input::Whole(r, _) => r.read(buf),
             Input::Fed(r) => r.read(buf),
         }
     }
@@ -68,14 +68,14 @@ impl io::Read for Input {
 impl BufRead for Input {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
         match self {
-            Input::Whole(r) => r.fill_buf(),
+            Input::Whole(r, _) => r.fill_buf(),
             Input::Fed(r) => r.fill_buf(),
         }
     }
 
     fn consume(&mut self, amt: usize) {
         match self {
-            Input::Whole(r) => r.consume(amt),
+            Input::Whole(r, _) => r.consume(amt),
             Input::Fed(r) => r.consume(amt),
         }
     }
@@ -115,7 +115,6 @@ pub struct Parser {
     reader: RecordingReader<Input>,
     tracks: TracksBuilder,
     analyzer: Analyzer,
-    consumed: Rc<Cell<u64>>,
     total: u64,
 }
 
@@ -148,7 +147,7 @@ impl Parser {
             line: None,
             message: format!("cannot read the file: {e}"),
         })?;
-        Parser::over(RecordingReader::new(Input::Whole(text)), consumed, total)
+        Parser::over(RecordingReader::new(Input::Whole(text, consumed)), total)
     }
 
     /// Starts parsing a zstd recording of `total` compressed bytes that is decoded elsewhere
@@ -156,33 +155,24 @@ impl Parser {
     pub fn fed(total: u64, first: Chunk) -> Result<Parser, LoadError> {
         let mut fed = FedLines::new();
         fed.push(first);
-        Parser::over(RecordingReader::new(Input::Fed(fed)), Rc::default(), total)
+        Parser::over(RecordingReader::new(Input::Fed(fed)), total)
     }
 
-    fn over(
-        mut reader: RecordingReader<Input>,
-        consumed: Rc<Cell<u64>>,
-        total: u64,
-    ) -> Result<Parser, LoadError> {
+    fn over(mut reader: RecordingReader<Input>, total: u64) -> Result<Parser, LoadError> {
         let header = reader.header().map_err(|e| LoadError::read(&e))?.clone();
         Ok(Parser {
             reader,
             tracks: TracksBuilder::new(&header),
             analyzer: Analyzer::new(header),
-            consumed,
             total,
         })
     }
 
-    /// Takes in the next chunk of a recording fed in chunks ([`Parser::fed`]): the chunks fed
-    /// and not yet read through. A parser of a whole file ignores it.
-    pub fn feed(&mut self, chunk: Chunk) -> usize {
-        match self.reader.source_mut() {
-            Input::Fed(fed) => {
-                fed.push(chunk);
-                fed.queued()
-            }
-            Input::Whole(_) => 0,
+    /// Takes in the next chunk of a recording fed in chunks ([`Parser::fed`]). A parser of a
+    /// whole file ignores it.
+    pub fn feed(&mut self, chunk: Chunk) {
+        if let Input::Fed(fed) = self.reader.source_mut() {
+            fed.push(chunk);
         }
     }
 
@@ -190,7 +180,7 @@ impl Parser {
     pub fn queued(&self) -> usize {
         match self.reader.source() {
             Input::Fed(fed) => fed.queued(),
-            Input::Whole(_) => 0,
+            Input::Whole(..) => 0,
         }
     }
 
@@ -203,7 +193,7 @@ impl Parser {
     fn share(&self) -> f64 {
         let done = match self.reader.source() {
             Input::Fed(fed) => fed.consumed(),
-            Input::Whole(_) => self.consumed.get(),
+            Input::Whole(_, consumed) => consumed.get(),
         };
         share(done, self.total)
     }
