@@ -3,7 +3,7 @@
 use slotscope_core::float;
 use slotscope_core::replay::{
     model, Failure, FaultKind, FaultWindow, ModelOptions, ReplayReport, SimCluster,
-    SimClusterBuilder, Workload,
+    SimClusterBuilder, Timing, Workload,
 };
 use slotscope_core::TimeSpan;
 
@@ -83,6 +83,82 @@ fn commands_that_meet_moved_while_a_rediscovery_runs_join_it() {
         "{} rediscoveries for {} failed commands",
         many.cluster_slots_calls,
         many.failed
+    );
+}
+
+#[test]
+fn a_discovery_s_own_work_paces_a_moved_storm() {
+    // The storm of a map onto A with 64 in flight: a rediscovery that got its answer lasts at
+    // least `rediscover_cpu_ms`, and the commands meeting MOVED meanwhile join it. At 3 ms each
+    // the 5 s storm holds at most one a 3 ms (and the run's tail): far fewer than without the
+    // cost, where the round trips alone pace them.
+    let cluster = incident2();
+    let w = workload_of(5, 1000, "zadd").with_in_flight(64);
+    let storm = |cpu: &str| {
+        run_model(
+            &cluster,
+            &w,
+            &[("nodeAddressMap", A), ("rediscover_cpu_ms", cpu)],
+        )
+    };
+    let (free, costly) = (storm("0"), storm("3"));
+    assert!(costly.failed > 0 && free.failed > 0);
+    assert!(
+        costly.cluster_slots_calls * 3 <= 6_000,
+        "{}",
+        costly.cluster_slots_calls
+    );
+    assert!(
+        free.cluster_slots_calls > 2 * costly.cluster_slots_calls,
+        "{} free, {} at 3 ms",
+        free.cluster_slots_calls,
+        costly.cluster_slots_calls
+    );
+    // Work shorter than the discovery's round trips (a connect's two and CLUSTER SLOTS's one,
+    // 750 us at the default 250 us) is done within them: nothing changes.
+    let within = storm("0.5");
+    assert_eq!(
+        (within.cluster_slots_calls, within.moved, within.failed),
+        (free.cluster_slots_calls, free.moved, free.failed)
+    );
+    // The lanes' instant clock takes no time for it.
+    let lanes = workload_of(5, 100, "zadd");
+    let run_lanes = |cpu: &str| {
+        let r = run_model(
+            &cluster,
+            &lanes,
+            &[("nodeAddressMap", A), ("rediscover_cpu_ms", cpu)],
+        );
+        (r.cluster_slots_calls, r.failed)
+    };
+    assert_eq!(run_lanes("3"), run_lanes("0"));
+}
+
+#[test]
+fn a_storm_s_rediscoveries_take_their_round_trips_to_the_microsecond() {
+    // One command in flight, every other command meeting MOVED 17 times: each of its 16
+    // rediscoveries takes a connect (two round trips) and CLUSTER SLOTS (one), and each resend
+    // one more: at a 100 us round trip, 16 x 4 x 100 us = 6.4 ms a failed command at the least.
+    // The model once went back to the millisecond a discovery began in, so a storm ran faster
+    // than its round trips.
+    let cluster = incident2();
+    let timing = Timing {
+        rtt_us: 100,
+        ..Timing::default()
+    };
+    let w = workload_of(5, 1000, "zadd")
+        .with_in_flight(1)
+        .with_timing(timing);
+    let r = run_model(
+        &cluster,
+        &w,
+        &[("nodeAddressMap", A), ("rediscover_cpu_ms", "0")],
+    );
+    assert!(r.failed > 0);
+    assert!(
+        r.failed * 6_400 <= 5_000_000 + 6_400,
+        "{} failed in 5 s",
+        r.failed
     );
 }
 
@@ -313,6 +389,7 @@ fn options_are_checked_by_their_node_redis_names_and_6_3_x_is_covered() {
     o.set("topologyRefreshOnReconnectionAttemptStrategy", "false")
         .unwrap();
     o.set("minimizeConnections", "true").unwrap();
+    o.set("rediscover_cpu_ms", "0.75").unwrap();
     assert!(model(MODEL, o.clone()).is_ok());
     o.set("socket_timeout", "0.5").unwrap();
     assert!(model(MODEL, o).is_err(), "the same setting twice");
@@ -328,6 +405,9 @@ fn options_are_checked_by_their_node_redis_names_and_6_3_x_is_covered() {
     assert!(o.set("nodeAddressMap", "not an address").is_err());
     o.set("reconnectStrategy", "sometimes").unwrap();
     assert!(model(MODEL, o).is_err());
+    let mut o = ModelOptions::new(addr(A));
+    o.set("rediscover_cpu_ms", "-1").unwrap();
+    assert!(model(MODEL, o).is_err(), "a negative cost");
     let mut o = ModelOptions::new(addr(A));
     o.set("maxRedirections", "3").unwrap();
     assert!(model(MODEL, o).is_err(), "an ioredis option");

@@ -8,11 +8,13 @@
 //! cluster: redis-py 5.0.0's slot cache 13.7-15.6 ms, then 9.1-9.5 ms in six runs forty minutes
 //! later; docs/FIDELITY.md). So before each case of such a library the matrix starts a
 //! throwaway cluster of the case's server, runs the library's timing script against it
-//! (`tests/scenarios/cpu_cost.py` for redis-py, about 1.5 s) and gives the figures to the case's
-//! replays; nothing of it reaches the case's cluster or recording. A timing that fails leaves the
-//! model's own defaults, said in the case's events.
+//! (`tests/scenarios/cpu_cost.py` for redis-py, about 1.5 s; `apps/node/cpu-cost.mjs` for
+//! node-redis, its rediscovery, about 1 s) and gives the figures to the case's replays; nothing
+//! of it reaches the case's cluster or recording. A timing that fails leaves the model's own
+//! defaults, said in the case's events.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -21,6 +23,7 @@ use crate::cluster::{Cluster, ClusterOptions};
 use crate::kind::ServerKind;
 use crate::matrix::library::Library;
 use crate::matrix::panic_payload::panic_text;
+use crate::program::Program;
 
 /// The timing script's bound.
 const SCRIPT_LIMIT: Duration = Duration::from_secs(90);
@@ -28,10 +31,28 @@ const SCRIPT_LIMIT: Duration = Duration::from_secs(90);
 /// The model options timed on this machine, `(name, value)` in the model's own units.
 pub type MachineOptions = Vec<(String, String)>;
 
-/// The release and the timing script of `library`, if its model takes CPU costs.
-fn timing(library: Library) -> Option<(&'static str, &'static str)> {
+/// How a library's own costs are timed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Timing {
+    /// `tests/scenarios/<script>` in the virtualenv of redis-py `release`.
+    Python {
+        release: &'static str,
+        script: &'static str,
+    },
+    /// `apps/node/cpu-cost.mjs <library>` (the library the Node.js apps pin).
+    Node { library: &'static str },
+}
+
+/// How `library`'s costs are timed, if its model takes CPU costs.
+fn timing(library: Library) -> Option<Timing> {
     match library {
-        Library::RedisPy(release) => Some((release, "cpu_cost.py")),
+        Library::RedisPy(release) => Some(Timing::Python {
+            release,
+            script: "cpu_cost.py",
+        }),
+        Library::NodeRedis => Some(Timing::Node {
+            library: "node-redis",
+        }),
         _ => None,
     }
 }
@@ -43,21 +64,43 @@ fn timing(library: Library) -> Option<(&'static str, &'static str)> {
 ///
 /// If the timing failed (the throwaway cluster or the script): the model's defaults stand.
 pub fn machine_options(library: Library, server: ServerKind) -> Result<MachineOptions, String> {
-    let Some((release, script)) = timing(library) else {
+    let Some(how) = timing(library) else {
         return Ok(Vec::new());
     };
-    catch_unwind(AssertUnwindSafe(|| time(release, server, script)))
-        .map_err(|p| panic_text(p.as_ref()))?
+    catch_unwind(AssertUnwindSafe(|| time(how, server))).map_err(|p| panic_text(p.as_ref()))?
 }
 
-/// Runs `script` with redis-py `release` against a throwaway 3-master cluster of `server`.
-fn time(release: &str, server: ServerKind, script: &str) -> Result<MachineOptions, String> {
+/// Runs the timing `how` against a throwaway 3-master cluster of `server`.
+fn time(how: Timing, server: ServerKind) -> Result<MachineOptions, String> {
     let cluster = Cluster::start(server, 3, ClusterOptions::default());
     let port = cluster.addr(0).port().to_string();
-    let out = crate::python::start_script(release, script, &[port], SCRIPT_LIMIT).wait();
+    let (label, out) = match how {
+        Timing::Python { release, script } => (
+            script.to_owned(),
+            crate::python::start_script(release, script, &[port], SCRIPT_LIMIT).wait(),
+        ),
+        Timing::Node { library } => {
+            let root = crate::kind::workspace_root();
+            let script = root.join("apps/node/cpu-cost.mjs");
+            if !root.join("apps/node/node_modules").is_dir() {
+                return Err("apps/node is not built: run scripts/setup".to_owned());
+            }
+            let mut command = Command::new("node");
+            command
+                .arg(&script)
+                .arg(library)
+                .arg(&port)
+                .current_dir(&root);
+            let label = format!("cpu-cost.mjs {library}");
+            (
+                label.clone(),
+                Program::start(label, command, SCRIPT_LIMIT).wait(),
+            )
+        }
+    };
     drop(cluster);
     if !out.status.success() {
-        return Err(format!("{script}: {}", out.stderr.trim()));
+        return Err(format!("{label}: {}", out.stderr.trim()));
     }
     parse(out.stdout.lines().last().unwrap_or_default())
 }
@@ -128,7 +171,16 @@ mod tests {
         );
         assert_eq!(
             timing(Library::RedisPy("8.1.0")),
-            Some(("8.1.0", "cpu_cost.py"))
+            Some(Timing::Python {
+                release: "8.1.0",
+                script: "cpu_cost.py"
+            })
+        );
+        assert_eq!(
+            timing(Library::NodeRedis),
+            Some(Timing::Node {
+                library: "node-redis"
+            })
         );
     }
 }

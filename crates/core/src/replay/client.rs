@@ -35,9 +35,15 @@ pub trait Transport {
         self.sleep(us.div_ceil(1000));
     }
     /// Ends work the client did in the background (a lazy reload, a scheduled refresh): the
-    /// command goes on at `t`, its time before that work, as it did not wait for it (never
-    /// earlier than the command's start).
-    fn resume_at(&mut self, t: Timestamp);
+    /// command goes on at `us` microseconds, its time before that work, as it did not wait for
+    /// it (never earlier than the command's start). Save the time to go back to with
+    /// [`now_us`](Self::now_us): a time in whole milliseconds drops up to one of the command's.
+    fn resume_at_us(&mut self, us: u64);
+    /// Goes on at the millisecond `t` (see [`resume_at_us`](Self::resume_at_us)): for a
+    /// deadline counted in milliseconds (a timeout, a timer).
+    fn resume_at(&mut self, t: Timestamp) {
+        self.resume_at_us(t.0.saturating_mul(1000));
+    }
     /// Sends the current command for `cmd` to `to` (after `ASKING` when `asking`).
     fn send(&mut self, to: &NodeAddr, cmd: Routed, asking: bool) -> Reply;
     /// Sends `CLUSTER SLOTS` to `to`.

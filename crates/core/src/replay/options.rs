@@ -76,6 +76,14 @@ pub fn parse_count(v: &str, max: u32) -> Option<u32> {
     v.parse().ok().filter(|&n| n <= max)
 }
 
+/// Milliseconds of the client's own work (`0.8`, `29.5`), in [0, 10000], as microseconds.
+pub fn parse_cpu_ms(v: &str) -> Option<u64> {
+    let ms: f64 = v.trim().parse().ok()?;
+    // Within [0, 10 s]: the conversion cannot truncate.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    (ms.is_finite() && (0.0..=10_000.0).contains(&ms)).then(|| (ms * 1000.0).round() as u64)
+}
+
 /// Seconds with up to three decimals (`30`, `0.5`) as milliseconds.
 pub fn parse_secs_ms(v: &str) -> Option<u64> {
     let (int, frac) = v.split_once('.').unwrap_or((v, ""));

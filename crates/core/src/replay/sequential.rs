@@ -79,8 +79,8 @@ impl Transport for Local<'_, '_> {
         self.now_us = self.now_us.saturating_add(us);
     }
 
-    fn resume_at(&mut self, t: Timestamp) {
-        self.now_us = t.0.saturating_mul(1000).max(self.start_us);
+    fn resume_at_us(&mut self, us: u64) {
+        self.now_us = us.max(self.start_us);
     }
 
     fn send(&mut self, to: &NodeAddr, cmd: Routed, asking: bool) -> Reply {

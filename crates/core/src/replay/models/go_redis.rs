@@ -574,9 +574,9 @@ impl SyncModel for Client {
             // wait for it.
             self.reload_due = false;
             let before = self.timeouts;
-            let resume = net.now();
+            let resume = net.now_us();
             let reloaded = self.reload(net);
-            net.resume_at(resume);
+            net.resume_at_us(resume);
             let hold = match reloaded {
                 Ok(()) => LAZY_RELOAD_HOLD_MS,
                 // Failed: no sleep, but the goroutine held the flag while it waited on silent

@@ -369,8 +369,9 @@ struct Client {
     retry_attempts: u64,
     /// The next pool insertion's position.
     next_order: u64,
-    /// `isRefreshing` holds until then: the end of the last refresh a `MOVED` started.
-    refreshing_until: Timestamp,
+    /// `isRefreshing` holds until then (microseconds): the end of the last refresh a `MOVED`
+    /// started.
+    refreshing_until_us: u64,
     /// Each `DelayQueue` bucket's batches, by [`FAILOVER_BUCKET`] and [`CLUSTERDOWN_BUCKET`]:
     /// when its timer started and when its commands were retried, in time order. The driver
     /// runs a command whole when it is sent, so a command's retries set timers ahead of the
@@ -394,7 +395,7 @@ impl Client {
             status: Status::Initial,
             retry_attempts: 0,
             next_order: 0,
-            refreshing_until: Timestamp(0),
+            refreshing_until_us: 0,
             periodic_at: None,
             buckets: [Vec::new(), Vec::new()],
             stats: ClientState::default(),

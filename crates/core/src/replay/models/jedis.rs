@@ -134,7 +134,9 @@ use crate::replay::client_state::{ClientSnapshot, ClientState};
 use crate::replay::cluster::Reply;
 use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
 use crate::replay::known_nodes::KnownNodes;
-use crate::replay::options::{parse_mapped_addr, parse_secs_ms, ModelOption, ModelOptions};
+use crate::replay::options::{
+    parse_cpu_ms, parse_mapped_addr, parse_secs_ms, ModelOption, ModelOptions,
+};
 use crate::replay::outcome::{ClientError, Failure, Outcome};
 use crate::replay::release::{Coverage, Version};
 use crate::replay::sequential::{boxed, SyncModel};
@@ -243,12 +245,7 @@ pub(super) fn build(
     let renew_cpu_us = options.library_value(
         "renew_cpu_ms",
         RENEW_CPU_US,
-        |v| {
-            let ms: f64 = v.trim().parse().ok()?;
-            // In [0, 10000] ms: the conversion cannot truncate.
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            (ms.is_finite() && (0.0..=10_000.0).contains(&ms)).then(|| (ms * 1000.0).round() as u64)
-        },
+        parse_cpu_ms,
         "milliseconds in [0, 10000]",
     )?;
     Ok(boxed(Client::new(

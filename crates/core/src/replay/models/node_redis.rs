@@ -97,9 +97,19 @@
 //!   new connection, no rediscovery. A command waiting for its reply is rejected with
 //!   `SocketClosedUnexpectedlyError` (`client/index.js:637-645`, `errors.js:46-50`).
 //!
-//! Not modelled: node-redis's own work per rediscovery (a `RedisClient` created and destroyed,
-//! the 16384-slot table rebuilt): a rediscovery costs its round trips only, so in a `MOVED`
-//! storm the model cycles faster than the library. Nor: replicas (`useReplicas`, refused), pub/sub and `SMIGRATED`, pipelines and
+//! - **The client's own work per discovery** (`rediscover_cpu_ms`): a `RedisClient` created
+//!   and destroyed, the 16384-slot table reset and rebuilt (`#discover`, :185-245). A
+//!   discovery that got its answer lasts at least that long on the timed clock (its round
+//!   trips on loopback are part of that work: `apps/node/cpu-cost.mjs` times the whole call);
+//!   a command joining the rediscovery waits for it too. In a `MOVED` storm, where every
+//!   command waits for one, it bounds the pace of the rediscoveries as Node's one thread does.
+//!   A discovery that got no answer costs its round trips only.
+//! - **One rediscovery at a time**: the model runs each command whole when it is sent, so the
+//!   rediscoveries an earlier command will start later are already known; a command that would
+//!   start one while such a one would run (it starts within as long as the last one took)
+//!   joins it, as it would have joined in the library.
+//!
+//! Not modelled: replicas (`useReplicas`, refused), pub/sub and `SMIGRATED`, pipelines and
 //! `MULTI`, the eager connects of a discovery holding it until they end (`Promise.all`, :237; a
 //! new master that refuses connections would hold every rediscovery), `connectTimeout` (checked:
 //! the replay's nodes refuse or accept at once), `pingInterval` (none by default), DNS.
@@ -124,7 +134,7 @@ use crate::replay::cluster::Reply;
 use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
 use crate::replay::known_nodes::KnownNodes;
 use crate::replay::options::{
-    parse_bool, parse_count, parse_mapped_addr, ModelOption, ModelOptions,
+    parse_bool, parse_count, parse_cpu_ms, parse_mapped_addr, ModelOption, ModelOptions,
 };
 use crate::replay::outcome::{ClientError, Failure, Outcome};
 use crate::replay::release::{Coverage, Version};
@@ -218,7 +228,22 @@ const OPTIONS: &[ModelOption] = &[
         default: "false",
         ..ModelOption::PLAIN
     },
+    ModelOption {
+        name: "rediscover_cpu_ms",
+        doc: "milliseconds a discovery that got its answer lasts at least: the client's own \
+              work (the throwaway client made and destroyed, the slot table rebuilt, its round \
+              trips on loopback) on Node's thread (default 0.8, measured on 6.3.1; \
+              apps/node/cpu-cost.mjs times it on a host)",
+        default: "0.8",
+        ..ModelOption::PLAIN
+    },
 ];
+
+/// A discovery's own work in microseconds (`rediscover_cpu_ms`): `apps/node/cpu-cost.mjs`
+/// (`RedisClusterSlots#rediscover()` 200 times against a 3-master Redis 7.0 cluster on
+/// loopback, process CPU, median) gave 0.75-0.86 ms in five runs on the project's 2-core
+/// machine (2026-12-06), the whole call 0.83-0.86 ms of wall time.
+const REDISCOVER_CPU_US: u64 = 800;
 
 /// The replay's common name for a remap, read as `nodeAddressMap`.
 const ADDRESS_REMAP: &str = "address_remap";
@@ -309,6 +334,8 @@ struct Config {
     reconnect: Reconnect,
     refresh_on_reconnect_ms: Option<u64>,
     minimize_connections: bool,
+    /// The least a discovery that got its answer lasts, its own work (`rediscover_cpu_ms`).
+    rediscover_cpu_us: u64,
 }
 
 /// Builds `node-redis@6.3.1`.
@@ -372,6 +399,12 @@ pub(super) fn build(
     let socket_timeout_ms = options
         .timeout_alias(name, "socketTimeout", own_timeout, |t| (t > 0).then_some(t))?
         .flatten();
+    let rediscover_cpu_us = options.library_value(
+        "rediscover_cpu_ms",
+        REDISCOVER_CPU_US,
+        parse_cpu_ms,
+        "milliseconds in [0, 10000]",
+    )?;
     Ok(boxed(Client::new(
         name,
         &options.startup_nodes,
@@ -383,6 +416,7 @@ pub(super) fn build(
             reconnect,
             refresh_on_reconnect_ms,
             minimize_connections,
+            rediscover_cpu_us,
         },
     )))
 }

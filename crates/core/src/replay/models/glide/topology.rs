@@ -64,16 +64,17 @@ impl Client {
     /// last came back.
     pub(super) fn query(&mut self, ask: &[NodeIdx], net: &mut dyn Transport) -> Vec<View> {
         let start = net.now();
-        let mut end = start;
+        let start_us = net.now_us();
+        let mut end_us = start_us;
         let mut views = Vec::new();
         for &i in ask {
             let Some(addr) = self.nodes.addr(i).map(|a| self.resolve(a)) else {
                 continue;
             };
-            net.resume_at(start);
+            net.resume_at_us(start_us);
             self.stats.cluster_slots_calls += 1;
             let answer = net.cluster_slots(&addr);
-            end = end.max(net.now());
+            end_us = end_us.max(net.now_us());
             match answer {
                 Ok(ranges) => {
                     let mut view = Vec::with_capacity(ranges.len());
@@ -89,7 +90,7 @@ impl Client {
                 Err(_) => {}
             }
         }
-        net.resume_at(end);
+        net.resume_at_us(end_us);
         views
     }
 
@@ -196,6 +197,7 @@ impl Client {
     /// Runs the periodic checks due before now, in the background.
     pub(super) fn background(&mut self, net: &mut dyn Transport) {
         let resume = net.now();
+        let resume_us = net.now_us();
         while let Some(at) = self.next_check.filter(|&t| t <= resume) {
             net.resume_at(at);
             let mut ask = self.open_nodes();
@@ -217,6 +219,6 @@ impl Client {
                 .periodic_ms
                 .map(|ms| Timestamp(net.now().0.saturating_add(ms).max(at.0 + 1)));
         }
-        net.resume_at(resume);
+        net.resume_at_us(resume_us);
     }
 }

@@ -68,18 +68,16 @@ impl Client {
                 continue;
             };
             self.stats.cluster_slots_calls += 1;
-            let start = net.now();
+            let start_us = net.now_us();
             let answer = net.cluster_slots(&addr);
             if answer != Err(Reply::ConnectionError) {
                 // The duplicate connection of `getInfoFromNode` (:818).
                 self.stats.new_connections += 1;
             }
-            let waited = net.now().millis_since(start);
-            if waited > self.cfg.refresh_timeout_ms {
+            let timeout_us = self.cfg.refresh_timeout_ms.saturating_mul(1000);
+            if net.now_us().saturating_sub(start_us) > timeout_us {
                 // `utils.timeout`: the callback gets `timeout` at slotsRefreshTimeout.
-                net.resume_at(Timestamp(
-                    start.0.saturating_add(self.cfg.refresh_timeout_ms),
-                ));
+                net.resume_at_us(start_us.saturating_add(timeout_us));
                 continue;
             }
             let Ok(ranges) = answer else {
@@ -114,18 +112,19 @@ impl Client {
     /// The refresh a `MOVED` starts (:470) unless one runs (`isRefreshing`, :360): run in the
     /// background from now, the command not waiting for it; `isRefreshing` holds until it ends.
     pub(super) fn refresh_in_background(&mut self, net: &mut dyn Transport) {
-        let now = net.now();
-        if now < self.refreshing_until || self.status != Status::Ready {
+        let now_us = net.now_us();
+        if now_us < self.refreshing_until_us || self.status != Status::Ready {
             return;
         }
         self.refresh(net);
-        self.refreshing_until = net.now();
-        net.resume_at(now);
+        self.refreshing_until_us = net.now_us();
+        net.resume_at_us(now_us);
     }
 
     /// Runs the periodic refreshes due (`slotsRefreshInterval`), in the background.
     pub(super) fn background(&mut self, net: &mut dyn Transport) {
         let resume = net.now();
+        let resume_us = net.now_us();
         while let Some(at) = self.periodic_at.filter(|&t| t <= resume) {
             if self.status != Status::Ready {
                 break;
@@ -137,6 +136,6 @@ impl Client {
                 .refresh_interval_ms
                 .map(|ms| Timestamp(net.now().0.saturating_add(ms).max(at.0 + 1)));
         }
-        net.resume_at(resume);
+        net.resume_at_us(resume_us);
     }
 }

@@ -142,9 +142,9 @@ impl Client {
         }
         if due {
             // An asynchronous refresh: the command does not wait for it.
-            let resume = net.now();
+            let resume = net.now_us();
             self.refresh(net);
-            net.resume_at(resume);
+            net.resume_at_us(resume);
         }
         Ok(())
     }

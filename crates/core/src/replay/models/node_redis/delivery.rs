@@ -71,13 +71,13 @@ impl Client {
                     if next > now {
                         net.sleep(next.0 - now.0);
                     }
-                    let at = net.now();
+                    let (at, at_us) = (net.now(), net.now_us());
                     self.reconnection_attempt(n, at, net);
                     if !self.nodes.get(n).in_use {
                         // A rediscovery dropped the node and destroyed its client.
                         return Err(DISCONNECTS_CLIENT);
                     }
-                    net.resume_at(at);
+                    net.resume_at_us(at_us);
                     self.attempt(n, net);
                 }
                 conn => {
@@ -93,7 +93,7 @@ impl Client {
                     let Some(addr) = self.socket_addr(n) else {
                         return Err(CLIENT_CLOSED);
                     };
-                    let sent = net.now();
+                    let sent_us = net.now_us();
                     let reply = self.exchange(n, &addr, cmd, asking, ready, net);
                     if ready && reply == Err(SOCKET_ERROR) {
                         // The node had closed the connection before this write (killed): the
@@ -101,7 +101,7 @@ impl Client {
                         // is queued until it is ready (`sendCommand`, `client/index.js:
                         // 1126-1143`, written by `#scheduleWrite` once ready, :1229-1236);
                         // only the commands awaiting a reply are rejected (:637-650).
-                        net.resume_at(sent);
+                        net.resume_at_us(sent_us);
                         continue;
                     }
                     return reply;

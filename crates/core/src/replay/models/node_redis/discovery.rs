@@ -16,23 +16,34 @@ impl Client {
     pub(super) fn discover(&mut self, addr: &NodeAddr, net: &mut dyn Transport) -> bool {
         // The new client connects (its handshake, `HELLO`), then sends CLUSTER SLOTS. A refused
         // connect or a silent handshake: no connection, no CLUSTER SLOTS sent.
+        let began_us = net.now_us();
         if self.connect_to(addr, net).is_err() {
             return false;
         }
         self.stats.new_connections += 1;
         self.stats.cluster_slots_calls += 1;
-        let sent = net.now();
+        let sent_us = net.now_us();
         let answer = net.cluster_slots(addr);
         if let Some(s) = self.cfg.socket_timeout_ms {
-            if net.now().millis_since(sent) > s {
+            let timeout_us = s.saturating_mul(1000);
+            if net.now_us().saturating_sub(sent_us) > timeout_us {
                 // The discovery client's idle timer fires first (SocketTimeoutError).
-                net.resume_at(Timestamp(sent.0.saturating_add(s)));
+                net.resume_at_us(sent_us.saturating_add(timeout_us));
                 return false;
             }
         }
         let Ok(ranges) = answer else {
             return false;
         };
+        // The discovery's own work on Node's thread: the throwaway client made and destroyed
+        // (`#getShards`, :472-490), the slot table reset and rebuilt from the answer (:191-236).
+        // On loopback its round trips are that thread's work too (the time `rediscover_cpu_ms`
+        // is measured in includes them), so it lasts the longer of the two. The instant clock
+        // of the lanes takes no time for it, as it takes none for the round trips.
+        if !self.lanes {
+            let spent_us = net.now_us().saturating_sub(began_us);
+            net.sleep_us(self.cfg.rediscover_cpu_us.saturating_sub(spent_us));
+        }
         self.stats.full_reinits += 1;
         // The slots of the reconnecting clients, before the answer replaces the table: their
         // queued commands are rejected if the answer drops them.
@@ -51,8 +62,8 @@ impl Client {
         };
         let (owners, named) = self.nodes.number_ranges(ranges, |nodes, a| nodes.intern(a));
         self.slots.load(owners, Unlisted::Cleared);
-        let start = net.now();
-        let mut end = start;
+        let start_us = net.now_us();
+        let mut end_us = start_us;
         for &n in &named {
             if self.nodes.get(n).in_use {
                 continue;
@@ -64,12 +75,12 @@ impl Client {
             };
             if !self.cfg.minimize_connections {
                 // The eager connects run side by side (`promises`, :189, :537-539, :237).
-                net.resume_at(start);
+                net.resume_at_us(start_us);
                 self.create_client(n, net);
-                end = end.max(net.now());
+                end_us = end_us.max(net.now_us());
             }
         }
-        net.resume_at(end);
+        net.resume_at_us(end_us);
         // The nodes the answer leaves out are destroyed and forgotten (:215-236).
         let gone: Vec<NodeIdx> = self
             .nodes
@@ -186,6 +197,11 @@ impl Client {
 
     /// `rediscover` (:618-631): joins the running one, else runs one; `false` when no node
     /// answered (`RootNodesUnavailableError`).
+    ///
+    /// The model runs each command whole when it is sent, so an earlier command's later
+    /// rediscoveries are already known here. One that starts before a rediscovery started now
+    /// would end (as long as the last one took) would have joined it in the library, which runs
+    /// one at a time: the command joins that one instead of running a second beside it.
     pub(super) fn rediscover(
         &mut self,
         start_with: Option<NodeIdx>,
@@ -193,11 +209,14 @@ impl Client {
         net: &mut dyn Transport,
     ) -> bool {
         let now_us = net.now_us();
-        if let Some(r) = self
+        let lasts_us = self
             .rediscoveries
-            .iter()
-            .find(|r| r.start_us <= now_us && now_us < r.end_us)
-        {
+            .back()
+            .map_or(0, |r| r.end_us.saturating_sub(r.start_us));
+        if let Some(r) = self.rediscoveries.iter().find(|r| {
+            (r.start_us <= now_us && now_us < r.end_us)
+                || (now_us < r.start_us && r.start_us < now_us.saturating_add(lasts_us))
+        }) {
             let (end_us, ok) = (r.end_us, r.ok);
             net.sleep_us(end_us - now_us);
             return ok;

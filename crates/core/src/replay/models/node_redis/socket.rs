@@ -115,11 +115,11 @@ impl Client {
         let excluded: Vec<NodeIdx> = self
             .nodes
             .filter(|x| matches!(x.conn, Conn::Reconnecting { since, .. } if since <= at));
-        let back = net.now();
+        let back_us = net.now_us();
         net.resume_at(at);
         let _ = self.rediscover(None, &excluded, net);
         self.refresh_until = net.now();
-        net.resume_at(back);
+        net.resume_at_us(back_us);
     }
 
     /// A client stopped reconnecting (ready, or destroyed): `removeClient` of the tracker
@@ -208,6 +208,7 @@ impl Client {
     /// :346-352): one new connection, no rediscovery.
     pub(super) fn background(&mut self, net: &mut dyn Transport) {
         let now = net.now();
+        let now_us = net.now_us();
         let killed: Vec<NodeIdx> = self
             .nodes
             .filter(|x| x.in_use)
@@ -220,7 +221,7 @@ impl Client {
         for n in killed {
             self.broke(n, now);
             self.attempt(n, net);
-            net.resume_at(now);
+            net.resume_at_us(now_us);
         }
         let due: Vec<NodeIdx> = self.nodes.filter(
             |x| matches!(x.conn, Conn::Reconnecting { since, next, .. } if since <= now && next <= now),
@@ -238,10 +239,10 @@ impl Client {
                 if !self.nodes.get(n).in_use {
                     break;
                 }
-                net.resume_at(now);
+                net.resume_at_us(now_us);
                 self.attempt(n, net);
             }
         }
-        net.resume_at(now);
+        net.resume_at_us(now_us);
     }
 }

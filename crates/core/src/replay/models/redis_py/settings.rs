@@ -3,7 +3,7 @@
 
 use crate::node::NodeAddr;
 use crate::replay::options::{
-    parse_bool, parse_count, parse_mapped_addr, ModelOption, ModelOptions,
+    parse_bool, parse_count, parse_cpu_ms, parse_mapped_addr, ModelOption, ModelOptions,
 };
 use crate::replay::ReplayError;
 
@@ -121,14 +121,6 @@ fn flag(v: &str) -> Result<bool, String> {
     parse_bool(v).ok_or_else(|| "expected true or false".to_owned())
 }
 
-/// Milliseconds in [0, 10 s], as microseconds.
-fn millis(v: &str) -> Option<u64> {
-    let ms: f64 = v.parse().ok()?;
-    // Within [0, 10 s]: the conversion cannot truncate.
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    (ms.is_finite() && (0.0..=10_000.0).contains(&ms)).then_some((ms * 1000.0) as u64)
-}
-
 /// A redis-py client's settings, read from the options given.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Settings {
@@ -177,15 +169,15 @@ impl Settings {
                 "a positive number",
             )?,
             cpu: Cpu {
-                init_us: o.library_value("initialize_cpu_ms", cpu.init_us, millis, us)?,
-                command_us: o.library_value("command_cpu_ms", cpu.command_us, millis, us)?,
-                connect_us: o.library_value("connect_cpu_ms", cpu.connect_us, millis, us)?,
-                reply_us: o.library_value("reply_cpu_ms", cpu.reply_us, millis, us)?,
-                error_us: o.library_value("error_cpu_ms", cpu.error_us, millis, us)?,
+                init_us: o.library_value("initialize_cpu_ms", cpu.init_us, parse_cpu_ms, us)?,
+                command_us: o.library_value("command_cpu_ms", cpu.command_us, parse_cpu_ms, us)?,
+                connect_us: o.library_value("connect_cpu_ms", cpu.connect_us, parse_cpu_ms, us)?,
+                reply_us: o.library_value("reply_cpu_ms", cpu.reply_us, parse_cpu_ms, us)?,
+                error_us: o.library_value("error_cpu_ms", cpu.error_us, parse_cpu_ms, us)?,
                 disconnect_us: o.library_value(
                     "disconnect_cpu_ms",
                     cpu.disconnect_us,
-                    millis,
+                    parse_cpu_ms,
                     us,
                 )?,
             },
