@@ -72,6 +72,10 @@ pub fn machine_options(library: Library, server: ServerKind) -> Result<MachineOp
 
 /// Runs the timing `how` against a throwaway 3-master cluster of `server`.
 fn time(how: Timing, server: ServerKind) -> Result<MachineOptions, String> {
+    let root = crate::kind::workspace_root();
+    if matches!(how, Timing::Node { .. }) && !root.join("apps/node/node_modules").is_dir() {
+        return Err("apps/node is not built: run scripts/setup".to_owned());
+    }
     let cluster = Cluster::start(server, 3, ClusterOptions::default());
     let port = cluster.addr(0).port().to_string();
     let (label, out) = match how {
@@ -80,22 +84,15 @@ fn time(how: Timing, server: ServerKind) -> Result<MachineOptions, String> {
             crate::python::start_script(release, script, &[port], SCRIPT_LIMIT).wait(),
         ),
         Timing::Node { library } => {
-            let root = crate::kind::workspace_root();
-            let script = root.join("apps/node/cpu-cost.mjs");
-            if !root.join("apps/node/node_modules").is_dir() {
-                return Err("apps/node is not built: run scripts/setup".to_owned());
-            }
             let mut command = Command::new("node");
             command
-                .arg(&script)
+                .arg(root.join("apps/node/cpu-cost.mjs"))
                 .arg(library)
                 .arg(&port)
                 .current_dir(&root);
             let label = format!("cpu-cost.mjs {library}");
-            (
-                label.clone(),
-                Program::start(label, command, SCRIPT_LIMIT).wait(),
-            )
+            let out = Program::start(label.clone(), command, SCRIPT_LIMIT).wait();
+            (label, out)
         }
     };
     drop(cluster);
