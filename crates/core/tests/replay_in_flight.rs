@@ -419,6 +419,41 @@ fn redis_py_the_slot_cache_is_in_place_for_the_commands_due_while_it_was_built()
 }
 
 #[test]
+fn redis_py_commands_due_while_the_command_table_was_parsed_find_the_client_initialised() {
+    // The first initialisation's `COMMAND` table holds the event loop 30 ms; the client counts
+    // itself initialised (`_initialize = False`) in the step that parses it, so the ~30 commands
+    // due meanwhile, which start when it frees the loop, skip `_lock` and go to their nodes at
+    // once, each taking a connection (none is free yet): live, the quiet runs open a connection
+    // for each of them (docs/FIDELITY.md, "the burst a loop turn opens"). Counted initialised
+    // only after the hold, they queued on `_lock` and were handed on one at a time, the first
+    // freeing its connection for the later ones: 15 connections (5.0.0), 24 (8.1.0).
+    let cluster = incident2();
+    let w = in_flight(workload_of(2, 1000, "zadd"), 64, 200, 10);
+    let set = [
+        ("initialize_cpu_ms", "3"),
+        ("command_cpu_ms", "30"),
+        ("connect_cpu_ms", "0.3"),
+        ("reply_cpu_ms", "0.05"),
+    ];
+    for name in ["redis-py@5.0.0", "redis-py@8.1.0"] {
+        let held = run_with(&cluster, &w, name, &set);
+        assert_eq!(held.failed, 0, "{name}: {held:?}");
+        assert!(
+            held.new_connections >= 25,
+            "{name}: {} connections for the burst of ~30",
+            held.new_connections
+        );
+        // Nothing holds the loop: the commands go out at their times, a few connections serve.
+        let free = run_with(&cluster, &w, name, &[]);
+        assert!(
+            free.new_connections <= 6,
+            "{name}: {} connections without a burst",
+            free.new_connections
+        );
+    }
+}
+
+#[test]
 fn redis_py_8_spends_ten_retries_on_a_dead_node_and_fails_few_commands() {
     // A (the startup node, the owner of slot 0, first in every answer) refuses connections from
     // 10 s to 14 s; one command in flight, 100/s. From 8.0.0 a command retries 10 times, each

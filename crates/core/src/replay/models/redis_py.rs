@@ -40,8 +40,9 @@
 //!   costs ([`CPU_PY5`], [`CPU_PY8`]; options `initialize_cpu_ms`, `command_cpu_ms`,
 //!   `connect_cpu_ms`, `reply_cpu_ms`, `error_cpu_ms`, `disconnect_cpu_ms`). Under a storm of
 //!   reconnects this is what makes the application fall behind and skip. The slot cache and
-//!   the `COMMAND` table an initialisation builds are in place before its hold (what runs next
-//!   sees them).
+//!   the `COMMAND` table an initialisation builds are in place before its hold, and the
+//!   initialisation counts as done before the table's parse ends (what runs next sees them: the
+//!   commands due meanwhile skip `_lock`).
 //! - **The start, from 7.1.0.** With a default node known, a command's slot is determined before
 //!   the retry loop's initialisation (8.1.0 `execute_command` l. 1136-1139; 8.0.0 l. 987-990,
 //!   7.2.0 l. 855-858, 7.1.0 alike), so a command issued while the first `COMMAND` table is on
@@ -509,7 +510,7 @@ impl Client {
                 sh.cache.first().copied().filter(|_| !sh.commands_loaded)
             };
             if let Some(node) = default {
-                if let Err(e) = self.command_table(Some(node), net).await {
+                if let Err(e) = self.command_table(Some(node), false, net).await {
                     return Outcome::Failed(e.into());
                 }
             }

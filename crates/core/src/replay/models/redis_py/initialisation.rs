@@ -15,10 +15,13 @@ impl Client {
     /// (5.0.0 l. 393, 8.1.0 l. 680): `COMMAND` to the default node (the first one the answer
     /// named) and the parsing of its reply, which holds the event loop; the table is loaded when
     /// it returns `Ok`. The timed clock only: the lanes' instant clock keeps an initialisation to
-    /// its `CLUSTER SLOTS`.
+    /// its `CLUSTER SLOTS`. `ends_init`: the table ends an initialisation, which the client
+    /// counts done (`_initialize = False`, 5.0.0 l. 396, 8.1.0 l. 684) in the step that parses
+    /// the table, before anything else of it runs again.
     pub(super) async fn command_table(
         &self,
         node: Option<NodeIdx>,
+        ends_init: bool,
         net: &Net<'_>,
     ) -> Result<(), Exception> {
         let Some(node) = node.filter(|_| net.timed()) else {
@@ -58,7 +61,16 @@ impl Client {
         // hold, every command due during the first 53 ms fetched a table of its own, each holding
         // the loop in turn: the model's start piled up where the live ones fetch a few (the real
         // `COMMAND` calls are the initialisations' and 0-10 more; docs/FIDELITY.md).
-        self.shared.borrow_mut().commands_loaded = true;
+        // So is the initialisation's end: the commands the application issues once the parse
+        // frees the loop find the client initialised and go to their nodes at once, each
+        // taking a connection, where a wait for `_lock` would hand them on one at a time.
+        {
+            let mut sh = self.shared.borrow_mut();
+            sh.commands_loaded = true;
+            if ends_init {
+                sh.needs_init = false;
+            }
+        }
         hold(net, self.opts.cpu.command_us).await;
         Ok(())
     }
@@ -129,7 +141,7 @@ impl Client {
             };
             hold(net, self.slot_cache_cost(net)).await;
             self.disconnect_cost(closed, net).await;
-            if let Err(class) = self.command_table(default_node, net).await {
+            if let Err(class) = self.command_table(default_node, true, net).await {
                 // Raised out of RedisCluster.initialize(): nodes_manager.aclose().
                 self.fail(net).await;
                 return Err(class);
