@@ -544,6 +544,42 @@ fn redis_py_7_2_sends_commands_to_random_primaries_while_it_has_no_default_node(
 }
 
 #[test]
+fn redis_py_random_seed_draws_other_random_primaries_and_the_same_seed_the_same_ones() {
+    // The commands without a default node go to random primaries; `random_seed` seeds that
+    // choice. Another seed sends them elsewhere (other MOVED counts at A, the only node that never
+    // loses a slot), the same seed replays the same run.
+    let cluster = moved_to_c_at_two_seconds();
+    let w = in_flight(workload_of(6, 500, "zadd"), 200, 100, 10);
+    let at_a = |seed: &str| {
+        let r = run_with(
+            &cluster,
+            &w,
+            "redis-py@8.0.0",
+            &[
+                ("initialize_cpu_ms", "6.5"),
+                ("command_cpu_ms", "30"),
+                ("connect_cpu_ms", "1.3"),
+                ("reply_cpu_ms", "0.15"),
+                ("random_seed", seed),
+            ],
+        );
+        (
+            r.nodes.get(A).map_or(0, |n| n.moved),
+            r.moved,
+            r.full_reinits,
+        )
+    };
+    let runs: Vec<_> = (1..=6).map(|s| at_a(&s.to_string())).collect();
+    assert!(runs.iter().all(|r| r.0 > 0), "{runs:?}");
+    assert!(runs.iter().any(|r| *r != runs[0]), "{runs:?}");
+    assert_eq!(at_a("3"), runs[2]);
+    // A seed that is not a number is refused with the option's name.
+    let mut opts = ModelOptions::new(addr(A));
+    let refused = opts.set("random_seed", "-1").unwrap_err().to_string();
+    assert!(refused.contains("random_seed"), "{refused}");
+}
+
+#[test]
 fn redis_py_5_charges_each_failed_initialisation_on_a_dead_node() {
     // A (the startup node, first in every answer, so the default node of 5.0.0's COMMAND table)
     // refuses connections from 10 s to 14 s. Every command that meets it fails, and so does every

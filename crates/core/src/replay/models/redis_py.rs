@@ -284,7 +284,8 @@ const RETRY_ATTEMPTS_PY8: u32 = 10;
 /// `max_connections` per node: 2**31 in 5.0.0 (no practical limit), 100 from 8.0.0.
 const MAX_CONNECTIONS_PY5: usize = 1 << 31;
 const MAX_CONNECTIONS_PY8: usize = 100;
-/// Seed of the generator behind Python's `random` (`get_random_primary_node`).
+/// Seed of the generator behind Python's `random` (`get_random_primary_node`), unless
+/// `random_seed` gives one.
 const RNG_SEED: u64 = 0x7265_6469_732d_7079;
 /// redis-py's `RedisClusterRequestTTL`.
 const REQUEST_TTL: u32 = 16;
@@ -325,7 +326,7 @@ impl Client {
             moved_counter: 0,
             commands_loaded: false,
             default_known: false,
-            rng: SimRng::new(RNG_SEED),
+            rng: SimRng::new(settings.random_seed.unwrap_or(RNG_SEED)),
             state: ClientState::default(),
         };
         shared.startup = numbered_once(&opts.startup_nodes, |a| shared.intern(a));

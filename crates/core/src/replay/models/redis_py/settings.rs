@@ -81,6 +81,15 @@ pub(super) const OPTIONS: &[ModelOption] = &[
         ..ModelOption::PLAIN
     },
     ModelOption {
+        name: "random_seed",
+        doc: "seed of the generator behind Python's `random` (the random primary a command goes \
+              to without a default node); replays under other seeds show how often a storm that \
+              a few such draws set off ignites (unset: the model's own seed)",
+        default: "",
+        aliases: &[],
+        check: Some(|v| seed(v).map(drop)),
+    },
+    ModelOption {
         name: "error_cpu_ms",
         doc: "the client's own time for an attempt that fails with a connection error or \
               timeout (the exception raised and handled), holding the event loop (default 0.3)",
@@ -116,6 +125,12 @@ fn attempts(v: &str) -> Result<u32, String> {
     parse_count(v, 100).ok_or_else(|| "not a number up to 100".to_owned())
 }
 
+/// `random_seed`.
+fn seed(v: &str) -> Result<u64, String> {
+    v.parse()
+        .map_err(|_| "not a number from 0 to 2**64-1".to_owned())
+}
+
 /// `dynamic_startup_nodes`.
 fn flag(v: &str) -> Result<bool, String> {
     parse_bool(v).ok_or_else(|| "expected true or false".to_owned())
@@ -136,6 +151,8 @@ pub(super) struct Settings {
     pub(super) max_connections: usize,
     /// The client's own CPU time per step.
     pub(super) cpu: Cpu,
+    /// `random_seed`, when given.
+    pub(super) random_seed: Option<u64>,
 }
 
 impl Settings {
@@ -181,6 +198,7 @@ impl Settings {
                     us,
                 )?,
             },
+            random_seed: o.parsed_value("random_seed", None, |v| seed(v).map(Some))?,
         })
     }
 }
