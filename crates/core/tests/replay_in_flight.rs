@@ -516,6 +516,14 @@ fn moved_to_c_at_two_seconds() -> SimCluster {
     b.build()
 }
 
+/// The client's own costs of the storms below: 7.2+'s, the `COMMAND` table shortened.
+const STORM_COSTS: [(&str, &str); 4] = [
+    ("initialize_cpu_ms", "6.5"),
+    ("command_cpu_ms", "30"),
+    ("connect_cpu_ms", "1.3"),
+    ("reply_cpu_ms", "0.15"),
+];
+
 #[test]
 fn redis_py_7_2_sends_commands_to_random_primaries_while_it_has_no_default_node() {
     // 500/s with 200 in flight, the releases' own costs. The move sends B's commands for the
@@ -525,14 +533,8 @@ fn redis_py_7_2_sends_commands_to_random_primaries_while_it_has_no_default_node(
     // MOVED from A is such a command; 5.0.0 routes every command by its key and A sends none.
     let cluster = moved_to_c_at_two_seconds();
     let w = in_flight(workload_of(6, 500, "zadd"), 200, 100, 10);
-    let costs = [
-        ("initialize_cpu_ms", "6.5"),
-        ("command_cpu_ms", "30"),
-        ("connect_cpu_ms", "1.3"),
-        ("reply_cpu_ms", "0.15"),
-    ];
     let moved_at_a = |name: &str| {
-        let r = run_with(&cluster, &w, name, &costs);
+        let r = run_with(&cluster, &w, name, &STORM_COSTS);
         (r.nodes.get(A).map_or(0, |n| n.moved), r)
     };
     let (by_key, r5) = moved_at_a("redis-py@5.0.0");
@@ -551,18 +553,9 @@ fn redis_py_random_seed_draws_other_random_primaries_and_the_same_seed_the_same_
     let cluster = moved_to_c_at_two_seconds();
     let w = in_flight(workload_of(6, 500, "zadd"), 200, 100, 10);
     let at_a = |seed: &str| {
-        let r = run_with(
-            &cluster,
-            &w,
-            "redis-py@8.0.0",
-            &[
-                ("initialize_cpu_ms", "6.5"),
-                ("command_cpu_ms", "30"),
-                ("connect_cpu_ms", "1.3"),
-                ("reply_cpu_ms", "0.15"),
-                ("random_seed", seed),
-            ],
-        );
+        let mut set = STORM_COSTS.to_vec();
+        set.push(("random_seed", seed));
+        let r = run_with(&cluster, &w, "redis-py@8.0.0", &set);
         (
             r.nodes.get(A).map_or(0, |n| n.moved),
             r.moved,
