@@ -25,7 +25,9 @@ impl Client {
         net: &Net<'_>,
     ) -> Result<(), Exception> {
         let Some(node) = node.filter(|_| net.timed()) else {
-            self.shared.borrow_mut().commands_loaded = true;
+            let mut sh = self.shared.borrow_mut();
+            sh.commands_loaded = true;
+            sh.needs_init &= !ends_init;
             return Ok(());
         };
         let (lease, c, connect) = {
@@ -67,9 +69,7 @@ impl Client {
         {
             let mut sh = self.shared.borrow_mut();
             sh.commands_loaded = true;
-            if ends_init {
-                sh.needs_init = false;
-            }
+            sh.needs_init &= !ends_init;
         }
         hold(net, self.opts.cpu.command_us).await;
         Ok(())
@@ -146,7 +146,8 @@ impl Client {
                 self.fail(net).await;
                 return Err(class);
             }
-            self.shared.borrow_mut().needs_init = false;
+            // `command_table` counted the initialisation done; a task that asked for another
+            // while its parse held the loop keeps its request.
             return Ok(());
         }
         // `except BaseException`: nodes_manager.aclose() and aclose("startup_nodes").
