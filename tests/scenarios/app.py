@@ -58,7 +58,9 @@ The instrumentation wraps redis-py (5.0.0 and 8.x alike):
   `PING`s on a plain socket, no library, no load): the replay's network round trip, where
   `exchange_p50_ms` also holds the time each reply waited for the busy event loop, which
   redis-py's model charges itself; and the process CPU time from the first command to the end
-  of issuing (`cpu_ms`), beside the model's `client_cpu_ms`.
+  of issuing (`cpu_ms`), beside the model's `client_cpu_ms`, and the full collections of
+  CPython's garbage collector meanwhile (`gc_full_collections`, beside the initialisations: the
+  model's `gc_full_every`).
 
 At the end it prints ONE JSON line to stdout (the contract's shape; logs go to stderr):
 
@@ -72,7 +74,7 @@ At the end it prints ONE JSON line to stdout (the contract's shape; logs go to s
      "outcomes": {"bucket_ms": 250, "ok": [n, ...], "failed": [n, ...],
                   "failed_issued": [epoch ms or null, ...]},
      "latency_p50_ms": 0.8, "latency_p90_ms": 2.1, "exchange_p50_ms": 0.6, "rtt_ms": 0.1,
-     "cpu_ms": 9120.5, "started_ms": epoch ms, "ended_ms": epoch ms}
+     "cpu_ms": 9120.5, "gc_full_collections": n, "started_ms": epoch ms, "ended_ms": epoch ms}
 
 With `SLOTSCOPE_APP_TRACE=FILE` in its environment it also appends one JSON line per library
 event to FILE (`t_ms`, `event`): `init` / `init_ok` (with the slot cache built, as runs `[first,
@@ -93,6 +95,7 @@ Only standard-library modules and redis-py; it connects to the given addresses o
 
 import asyncio
 import collections
+import gc
 import json
 import math
 import os
@@ -501,6 +504,7 @@ async def main():
     started_ms = now_ms()
     out.started_ms = started_ms
     cpu_started = time.process_time()
+    gc_started = gc.get_stats()[2]["collections"]
     start = time.monotonic()
     scheduled = math.ceil(s["duration_s"] * s["rate"])
 
@@ -561,6 +565,7 @@ async def main():
 
     issuing_ended_ms = now_ms()
     cpu_ms = round(1000 * (time.process_time() - cpu_started), 1)
+    gc_full = gc.get_stats()[2]["collections"] - gc_started
     if tasks:
         done, pending = await asyncio.wait(set(tasks), timeout=DRAIN_LIMIT_S)
         for t in pending:
@@ -603,6 +608,7 @@ async def main():
         "exchange_p50_ms": quantile_ms(counts.exchanges, 0.5),
         "rtt_ms": rtt_ms,
         "cpu_ms": cpu_ms,
+        "gc_full_collections": gc_full,
         "started_ms": started_ms,
         "issuing_ended_ms": issuing_ended_ms,
         "ended_ms": now_ms(),

@@ -9,17 +9,22 @@ virtualenv of the redis-py release to time, measures process CPU time of:
   5.0.0) as a storm's are, split into `NodesManager.initialize()` (the slot cache) and
   `AsyncCommandsParser.initialize()` (the `COMMAND` table); each opens one connection, whose
   cost (below) is taken off, as the model charges it apart;
+- the full collections of CPython's garbage collector (generation 2) during those cycles, timed
+  through `gc.callbacks`: the slot caches the initialisations build are what fills the oldest
+  generation, so their rate is per initialisation;
 - 100 `Connection.connect()` + `disconnect()` in a row, handshake included;
 - 1000 `ZADD` through the client, awaited in a row.
 
 Prints one JSON line of the model's option names (crates/core/src/replay/models/redis_py/
 settings.rs) and their medians in milliseconds: `initialize_cpu_ms`, `command_cpu_ms`,
-`connect_cpu_ms`, `reply_cpu_ms`. The fidelity matrix runs it before its redis-py cases and
+`connect_cpu_ms`, `reply_cpu_ms`, and `gc_full_ms` (the median full collection) and
+`gc_full_every` (cycles per full collection; both left out when none came). The fidelity matrix runs it before its redis-py cases and
 gives the figures to every replay (`--set NAME=VALUE`): the machine's speed changes between
 days by more than the matrix's targets allow. A user can run it on their application's host.
 """
 
 import asyncio
+import gc
 import json
 import statistics
 import sys
@@ -30,6 +35,7 @@ from redis.asyncio.cluster import NodesManager, RedisCluster
 from redis.asyncio.connection import Connection
 
 CONNECTS = 100
+CYCLES = 60
 REPLIES = 1000
 
 
@@ -45,6 +51,23 @@ def timed(cls, name, samples):
             samples.append(time.process_time() - start)
 
     setattr(cls, name, wrapper)
+
+
+def full_collections(samples):
+    """Appends the process CPU time of every full collection from now on to `samples`; returns
+    the callback, to be removed."""
+    started = []
+
+    def callback(phase, info):
+        if info["generation"] != 2:
+            return
+        if phase == "start":
+            started.append(time.process_time())
+        elif started:
+            samples.append(time.process_time() - started.pop())
+
+    gc.callbacks.append(callback)
+    return callback
 
 
 async def close(client):
@@ -72,27 +95,30 @@ async def main(port, cycles):
     await client.delete("cpu-cost")
     timed(NodesManager, "initialize", slots)
     timed(AsyncCommandsParser, "initialize", command)
+    full = []
+    callback = full_collections(full)
     for _ in range(cycles):
         await close(client)
         # The old connections' close finishes before the next initialisation, as in a storm's
         # loop turns.
         await asyncio.sleep(0.01)
         await client.initialize()
+    gc.callbacks.remove(callback)
     await close(client)
     ms = lambda s: round(1000 * s, 3)  # noqa: E731
-    print(
-        json.dumps(
-            {
-                "initialize_cpu_ms": ms(max(statistics.median(slots) - connect, 0.0)),
-                "command_cpu_ms": ms(max(statistics.median(command) - connect, 0.0)),
-                "connect_cpu_ms": ms(connect),
-                "reply_cpu_ms": ms(reply),
-            }
-        )
-    )
+    figures = {
+        "initialize_cpu_ms": ms(max(statistics.median(slots) - connect, 0.0)),
+        "command_cpu_ms": ms(max(statistics.median(command) - connect, 0.0)),
+        "connect_cpu_ms": ms(connect),
+        "reply_cpu_ms": ms(reply),
+    }
+    if full:
+        figures["gc_full_ms"] = ms(statistics.median(full))
+        figures["gc_full_every"] = round(cycles / len(full), 2)
+    print(json.dumps(figures))
 
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    asyncio.run(main(int(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 15))
+    asyncio.run(main(int(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else CYCLES))

@@ -8,7 +8,7 @@
 //! cluster: redis-py 5.0.0's slot cache 13.7-15.6 ms, then 9.1-9.5 ms in six runs forty minutes
 //! later; docs/FIDELITY.md). So before each case of such a library the matrix starts a
 //! throwaway cluster of the case's server, runs the library's timing script against it
-//! (`tests/scenarios/cpu_cost.py` for redis-py, about 1.5 s; `apps/node/cpu-cost.mjs` for
+//! (`tests/scenarios/cpu_cost.py` for redis-py, about 3 s; `apps/node/cpu-cost.mjs` for
 //! node-redis, its rediscovery, about 1 s) and gives the figures to the case's replays; nothing
 //! of it reaches the case's cluster or recording. A timing that fails leaves the model's own
 //! defaults, said in the case's events.

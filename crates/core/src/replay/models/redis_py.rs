@@ -43,6 +43,14 @@
 //!   the `COMMAND` table an initialisation builds are in place before its hold, and the
 //!   initialisation counts as done before the table's parse ends (what runs next sees them: the
 //!   commands due meanwhile skip `_lock`).
+//! - **CPython's full collections** (`gc_full_ms`, `gc_full_every`): the slot cache each
+//!   initialisation builds outlives the younger collections, so the initialisations fill the
+//!   oldest generation, and every few of them (4.6 in 5.0.0, whose cache holds a list per slot;
+//!   20 in 8.1.0) the slot cache's step ends in a full collection of about 10 ms (timed by
+//!   `tests/scenarios/cpu_cost.py`). Such an initialisation lasts longer, more commands come due
+//!   meanwhile and go out together at its end: in a remapped 5.0.0 storm a burst large enough
+//!   for its fifth MOVED to reset the client under a command still in flight on the startup
+//!   node, which pops it (docs/FIDELITY.md).
 //! - **The start, from 7.1.0.** With a default node known, a command's slot is determined before
 //!   the retry loop's initialisation (8.1.0 `execute_command` l. 1136-1139; 8.0.0 l. 987-990,
 //!   7.2.0 l. 855-858, 7.1.0 alike), so a command issued while the first `COMMAND` table is on
@@ -327,6 +335,7 @@ impl Client {
             commands_loaded: false,
             default_known: false,
             rng: SimRng::new(settings.random_seed.unwrap_or(RNG_SEED)),
+            gc_debt: 0,
             state: ClientState::default(),
         };
         shared.startup = numbered_once(&opts.startup_nodes, |a| shared.intern(a));

@@ -139,7 +139,7 @@ impl Client {
                 sh.default_known = default_node.is_some();
                 default_node
             };
-            hold(net, self.slot_cache_cost(net)).await;
+            hold(net, self.slot_cache_cost(net) + self.full_collection()).await;
             self.disconnect_cost(closed, net).await;
             if let Err(class) = self.command_table(default_node, true, net).await {
                 // Raised out of RedisCluster.initialize(): nodes_manager.aclose().
@@ -168,6 +168,24 @@ impl Client {
         let entries = net.answer_entries().max(OWNER_ENTRIES);
         let scaled = u128::from(base) * u128::from(entries) / u128::from(OWNER_ENTRIES);
         u64::try_from(scaled).unwrap_or(u64::MAX)
+    }
+
+    /// The full garbage collection the slot cache just built sets off, if it does: every
+    /// `gc_full_every`-th initialisation (kept in thousandths, so a fraction carries over),
+    /// `gc_full_ms` (settings.rs, [`CPU_PY5`](super::CPU_PY5)), which the caller charges with
+    /// the slot cache's own work.
+    fn full_collection(&self) -> u64 {
+        let (every, cost) = (self.opts.cpu.gc_every_milli, self.opts.cpu.gc_full_us);
+        if every == 0 || cost == 0 {
+            return 0;
+        }
+        let mut sh = self.shared.borrow_mut();
+        sh.gc_debt += 1000;
+        if sh.gc_debt < every {
+            return 0;
+        }
+        sh.gc_debt -= every;
+        cost
     }
 
     /// An initialisation that failed: its `except` closes every connection and the default node

@@ -81,6 +81,20 @@ pub(super) const OPTIONS: &[ModelOption] = &[
         ..ModelOption::PLAIN
     },
     ModelOption {
+        name: "gc_full_ms",
+        doc: "the time of one full collection of CPython's cyclic garbage collector, holding the \
+              event loop (default 10.4 for 5.0.0, 10.1 for 7.2+)",
+        default: "10.1",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "gc_full_every",
+        doc: "initialisations per full collection, the slot caches they build being what fills \
+              the oldest generation (a decimal; default 4.6 for 5.0.0, 20 for 7.2+; 0 never)",
+        default: "20",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
         name: "random_seed",
         doc: "seed of the generator behind Python's `random` (the random primary a command goes \
               to without a default node); replays under other seeds show how often a storm that \
@@ -113,6 +127,10 @@ pub(super) struct Cpu {
     pub(super) error_us: u64,
     /// `disconnect_cpu_ms`: closing one open connection at a reset.
     pub(super) disconnect_us: u64,
+    /// `gc_full_ms`: one full collection of the cyclic garbage collector.
+    pub(super) gc_full_us: u64,
+    /// `gc_full_every`, in thousandths: initialisations per full collection (0: none).
+    pub(super) gc_every_milli: u64,
 }
 
 /// `reinitialize_steps`.
@@ -197,6 +215,13 @@ impl Settings {
                     parse_cpu_ms,
                     us,
                 )?,
+                gc_full_us: o.library_value("gc_full_ms", cpu.gc_full_us, parse_cpu_ms, us)?,
+                gc_every_milli: o.library_value(
+                    "gc_full_every",
+                    cpu.gc_every_milli,
+                    parse_cpu_ms,
+                    "a number in [0, 10000]",
+                )?,
             },
             random_seed: o.parsed_value("random_seed", None, |v| seed(v).map(Some))?,
         })
@@ -237,6 +262,17 @@ impl Settings {
 /// - `disconnect_us`, one open connection closed by `NodesManager.aclose()` (`close()` in
 ///   5.0.0), process CPU time over 10 closes of 150 connections each, Valkey 8.1 and Redis 7.0:
 ///   5.0.0 0.038-0.041 ms, 8.1.0 0.055-0.059 ms (2026-12-04). `connect_us` includes it.
+/// - `gc_full_us` and `gc_every_milli`, CPython's full collections (generation 2): the slot
+///   cache an initialisation builds outlives two younger collections, and once the objects so
+///   promoted since the last full collection pass a quarter of the oldest generation, the next
+///   collection is a full one, its time growing with the whole heap. 5.0.0's cache holds a
+///   list per slot, so its initialisations fill the oldest generation fast; 7.2+'s holds far
+///   fewer objects. Timed through `gc.callbacks` around 60 re-initialisations as `cpu_cost.py`
+///   runs them, against a 3-master Redis 7.0 cluster, twice (2026-12-07): 5.0.0 13 full
+///   collections, 9.3-11.3 ms each (median 10.4), one per 4.6 initialisations; 8.1.0 3, 9.5-10.6
+///   ms, one per 20. The medians the other figures take leave these out (with them, 5.0.0's slot
+///   cache took 8.0-9.5 ms in 33 cycles of 40 and 18.3-21.5 ms in the other 7; with the collector
+///   off, 6.9-8.5 ms in all 40).
 pub(super) const CPU_PY5: Cpu = Cpu {
     init_us: 21_000,
     command_us: 50_000,
@@ -244,6 +280,8 @@ pub(super) const CPU_PY5: Cpu = Cpu {
     reply_us: 90,
     error_us: 300,
     disconnect_us: 40,
+    gc_full_us: 10_400,
+    gc_every_milli: 4_600,
 };
 /// [`CPU_PY5`]'s figures for 7.2+.
 pub(super) const CPU_PY8: Cpu = Cpu {
@@ -253,4 +291,6 @@ pub(super) const CPU_PY8: Cpu = Cpu {
     reply_us: 150,
     error_us: 300,
     disconnect_us: 57,
+    gc_full_us: 10_100,
+    gc_every_milli: 20_000,
 };

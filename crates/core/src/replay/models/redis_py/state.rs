@@ -60,6 +60,8 @@ pub(super) struct Shared {
     pub(super) default_known: bool,
     /// `random` for `get_random_primary_node` (seeded, see `keyless.rs`).
     pub(super) rng: SimRng,
+    /// Initialisations (in thousandths) since the last full garbage collection.
+    pub(super) gc_debt: u64,
     /// What the report reads.
     pub(super) state: ClientState,
 }
