@@ -21,6 +21,7 @@ mod client_state;
 mod cluster;
 mod descriptor;
 mod key_layout;
+mod kill_moments;
 mod kills;
 mod known_nodes;
 mod models;
@@ -46,13 +47,16 @@ pub use cluster::{
 };
 pub use descriptor::{Build, Hypotheses, ModelDescriptor};
 pub use key_layout::key_layout;
+pub use kill_moments::{replay_over_kill_moments, KILL_MOMENTS};
 pub use models::MODELS;
 pub use net::{Delivery, Net, Parked, TaskId, Until};
 pub use options::{parse_secs_ms, ModelOption, ModelOptions};
 pub use outcome::{ClientError, Failure, Outcome, ReplyErrors};
 pub use registry::{descriptor, model, model_names};
 pub use release::{Coverage, Version};
-pub use report::{CommandStats, NodeStats, Outcomes, ReplayReport, Second, OUTCOME_BUCKET_MS};
+pub use report::{
+    CommandStats, KillMoments, NodeStats, Outcomes, ReplayReport, Second, OUTCOME_BUCKET_MS,
+};
 pub use run::replay;
 pub use sequential::{Sequential, SyncModel};
 pub use version::{coverage, covers, ranges, resolve, Resolved, VersionError};

@@ -1,8 +1,12 @@
 //! Connections someone else closed (`CLIENT KILL`, as a recording's `INFO commandstats` shows
 //! it): what they cost a redis-py client with commands in flight, and each other library.
 
+use slotscope_core::info::InfoReport;
+use slotscope_core::node::NodeRef;
+use slotscope_core::recording::{InfoSample, Line};
 use slotscope_core::replay::{
-    model, replay, ModelOptions, ReplayReport, SimCluster, SimClusterBuilder, Timing, Workload,
+    model, replay, replay_over_kill_moments, ModelOptions, ReplayError, ReplayReport, SimCluster,
+    SimClusterBuilder, Timing, Workload, KILL_MOMENTS,
 };
 use slotscope_core::time::Timestamp;
 
@@ -218,4 +222,90 @@ fn ioredis_drops_a_killed_node_from_its_pool_and_finds_it_again_by_moved() {
     assert_eq!(killed.new_connections, calm.new_connections + 2);
     assert_eq!(killed.cluster_slots_calls, calm.cluster_slots_calls + 1);
     assert_eq!((killed.failed, calm.failed), (0, 0));
+}
+
+/// An `INFO` sample of A `ms` after the start with `kills` `CLIENT KILL` calls counted.
+fn info_of_a(ms: u64, kills: u64) -> Line {
+    let text = format!(
+        "# Server\r\nuptime_in_seconds:5\r\n# Commandstats\r\n\
+         cmdstat_client|kill:calls={kills},usec=3,usec_per_call=0.5\r\n"
+    );
+    Line::Info(InfoSample {
+        t: Timestamp(at(0).0 + ms),
+        node: NodeRef {
+            addr: addr(A),
+            id: None,
+        },
+        latency_us: 100,
+        info: InfoReport::parse(&text).expect("INFO text"),
+    })
+}
+
+#[test]
+fn a_kill_known_within_a_window_is_replayed_at_its_moments_and_the_majority_answers() {
+    // A remapped redis-py 5.0.0 storm (every answer collapsed onto A, B's keys MOVED, a reset
+    // every fifth), 57/s, its own costs as timed: it resets about every 100 ms and opens new
+    // connections each time, so whether a kill of A's connections wedges it depends on where in
+    // that cycle the kill comes. The recording knows the kill only between two samples 500 ms
+    // apart: the replay tries 15 places of that window, answers with the majority and says how
+    // many wedged; each place alone gives what it counted.
+    let mut builder = incident2_builder();
+    for (ms, kills) in [(2_500, 0), (3_000, 0), (3_500, 1), (4_000, 1)] {
+        builder.push(&info_of_a(ms, kills));
+    }
+    let cluster = builder.build();
+    assert!(cluster.has_uncertain_kills());
+    let w = workload_of(8, 57, "zadd")
+        .with_in_flight(113)
+        .with_timing(Timing {
+            rtt_us: 58,
+            service_us: Vec::new(),
+            default_us: 10,
+        });
+    let mut opts = ModelOptions::new(addr(A));
+    for (k, v) in [
+        ("initialize_cpu_ms", "8.4"),
+        ("command_cpu_ms", "21.2"),
+        ("connect_cpu_ms", "0.25"),
+        ("reply_cpu_ms", "0.064"),
+        ("address_remap", A),
+    ] {
+        opts.set(k, v).unwrap();
+    }
+    let build = || model("redis-py@5.0.0", opts.clone());
+    let r = replay_over_kill_moments(&cluster, &w, build).unwrap();
+    let k = r.kill_moments.expect("replayed at the window's moments");
+    assert_eq!(u64::from(k.tried), KILL_MOMENTS);
+    let each: Vec<bool> = (0..KILL_MOMENTS)
+        .map(|i| {
+            replay(
+                &cluster.with_kills_at(i, KILL_MOMENTS),
+                &w,
+                build().unwrap().as_mut(),
+            )
+            .wedged
+        })
+        .collect();
+    assert_eq!(
+        each.iter().filter(|&&w| w).count(),
+        usize::try_from(k.wedged).unwrap(),
+        "{each:?}"
+    );
+    assert_eq!(r.wedged, 2 * k.wedged > k.tried, "{each:?}");
+    // The window holds both answers: the reason to try more than its middle.
+    assert!(each.contains(&true) && each.contains(&false), "{each:?}");
+    // A kill at a known moment is replayed once.
+    let mut known = incident2_builder();
+    known.kill(&addr(A), at(3));
+    let known = known.build();
+    assert!(!known.has_uncertain_kills());
+    let once = replay_over_kill_moments(&known, &w, build).unwrap();
+    assert_eq!(once.kill_moments, None);
+    // A client the options cannot build is an error, not a replay.
+    let bad = replay_over_kill_moments(&cluster, &w, || -> Result<_, ReplayError> {
+        let mut o = ModelOptions::new(addr(A));
+        o.set("reinitialize_steps", "x")?;
+        model("redis-py@5.0.0", o)
+    });
+    assert!(bad.is_err());
 }

@@ -77,6 +77,8 @@ pub struct Figures {
     pub wedged: bool,
     /// Since when (RFC 3339), if it stayed wedged.
     pub wedged_since: Option<String>,
+    /// `wedged at n of m moments of the CLIENT KILL windows`, when a kill's moment was uncertain.
+    pub kill_moments: Option<String>,
     /// `issued (n succeeded, n failed)`, and the commands not issued while every task waited.
     pub commands: String,
     /// Exceptions the application saw, by class (text only).
@@ -112,6 +114,12 @@ impl Figures {
         Figures {
             wedged: r.wedged,
             wedged_since: r.wedged_since.map(|t| t.to_rfc3339()),
+            kill_moments: r.kill_moments.map(|k| {
+                format!(
+                    "wedged at {} of {} moments of the CLIENT KILL windows",
+                    k.wedged, k.tried
+                )
+            }),
             commands: format!(
                 "{} ({} succeeded, {} failed){skipped}",
                 r.commands, r.succeeded, r.failed
@@ -133,11 +141,15 @@ impl Figures {
     /// `wedged: …` and `commands: …` lines, then one line an error class.
     pub fn text_head(&self) -> String {
         let mut s = format!(
-            "wedged: {}{}\ncommands: {}\n",
+            "wedged: {}{}{}\ncommands: {}\n",
             if self.wedged { "yes" } else { "no" },
             self.wedged_since
                 .as_ref()
                 .map(|t| format!(" (since {t})"))
+                .unwrap_or_default(),
+            self.kill_moments
+                .as_ref()
+                .map(|k| format!(" ({k})"))
                 .unwrap_or_default(),
             self.commands
         );
@@ -167,6 +179,10 @@ impl Figures {
             (true, Some(t)) => format!("**yes**, since {t}"),
             (true, None) => "**yes**".to_owned(),
             (false, _) => "no".to_owned(),
+        };
+        let wedged = match &self.kill_moments {
+            Some(k) => format!("{wedged} ({k})"),
+            None => wedged,
         };
         let rows = [
             ("wedged", wedged),
@@ -396,6 +412,7 @@ mod tests {
         Figures {
             wedged: true,
             wedged_since: Some("2025-03-14T05:17:18.250Z".into()),
+            kill_moments: None,
             commands: "10 (7 succeeded, 3 failed)".into(),
             errors: vec![("ConnectionError".into(), 3)],
             moved: 4,

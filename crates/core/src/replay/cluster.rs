@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::kills::{first_kill, KillTrack, KILL_COMMAND};
+use super::kills::{first_kill, moments_at, KillTrack, KILL_COMMAND};
 use super::replicas::{answer_entries, Listed, ReplicaTrack};
 use super::{mix64, Routed};
 use crate::metrics::Metrics;
@@ -105,8 +105,12 @@ pub struct SimCluster {
     addrs: Vec<NodeAddr>,
     states: Vec<ClusterState>,
     faults: Vec<(NodeIdx, TimeSpan, FaultKind)>,
-    /// When someone closed the clients' connections of a node (`kills.rs`), by node then time.
+    /// When someone closed the clients' connections of a node (`kills.rs`), by node then time:
+    /// the middle of each window of [`kill_windows`](Self::kill_windows) unless
+    /// [`with_kills_at`](Self::with_kills_at) placed them elsewhere.
     kills: Vec<(NodeIdx, Timestamp)>,
+    /// Between which moments each kill came (the samples its count rose between).
+    kill_windows: Vec<(NodeIdx, Timestamp, Timestamp)>,
     ask: AskPolicy,
     span: Option<TimeSpan>,
     seed: Option<NodeAddr>,
@@ -225,6 +229,20 @@ impl SimCluster {
     /// connections of `node` (`kills.rs`): a connection to it opened at `after` is closed then.
     pub fn killed(&self, node: NodeIdx, after: Timestamp, until: Timestamp) -> Option<Timestamp> {
         first_kill(&self.kills, node, after, until)
+    }
+
+    /// Whether some kill's moment is known only within a window (between two `INFO` samples),
+    /// so that another moment of it might change a replay's answer (`kill_moments.rs`).
+    pub fn has_uncertain_kills(&self) -> bool {
+        self.kill_windows.iter().any(|&(_, from, to)| to > from)
+    }
+
+    /// This cluster with every kill at the `k`-th of `n` even places in its window instead of
+    /// its middle (`k = (n - 1) / 2` of an odd `n` is the middle).
+    pub fn with_kills_at(&self, k: u64, n: u64) -> SimCluster {
+        let mut c = self.clone();
+        c.kills = moments_at(&self.kill_windows, k, n);
+        c
     }
 
     /// Every moment someone closed the clients' connections of a node, by node then time.
@@ -652,7 +670,8 @@ impl SimClusterBuilder {
             table,
             states: self.timeline.states().to_vec(),
             faults,
-            kills: self.kills.moments(),
+            kills: moments_at(&self.kills.windows(), 0, 1),
+            kill_windows: self.kills.windows(),
             ask: self.ask,
             span: self.span,
             seed: self.seed.clone(),

@@ -4,10 +4,12 @@
 //! next command on such a connection writes to a closed socket and reads end-of-file at once (a
 //! connection error), and a command in flight at the moment loses its reply.
 //!
-//! The moment is the middle of the two `INFO` samples the count rose between (the count is
-//! sampled once per poll). Every connection of the client to the node is taken as killed: the
-//! count tells how many calls ran, not whose connections they closed (`CLIENT KILL TYPE normal`
-//! closes many in one call, `CLIENT KILL ID` one).
+//! The moment lies between the two `INFO` samples the count rose between (the count is sampled
+//! once per poll): its window. A replay takes the middle of each window; where that is too
+//! coarse for the answer (a client whose cycle is shorter than the window), `kill_moments.rs`
+//! replays other moments of the windows too. Every connection of the client to the node is
+//! taken as killed: the count tells how many calls ran, not whose connections they closed
+//! (`CLIENT KILL TYPE normal` closes many in one call, `CLIENT KILL ID` one).
 
 use crate::time::Timestamp;
 use crate::timeline::NodeIdx;
@@ -20,8 +22,8 @@ pub(super) const KILL_COMMAND: &str = "client|kill";
 pub(super) struct KillTrack {
     /// Per node (cluster number): its last sample (time, count).
     last: Vec<Option<(Timestamp, u64)>>,
-    /// Every kill moment found: (node, when).
-    kills: Vec<(NodeIdx, Timestamp)>,
+    /// Every kill found: (node, its window's first and last moment).
+    kills: Vec<(NodeIdx, Timestamp, Timestamp)>,
 }
 
 impl KillTrack {
@@ -35,25 +37,46 @@ impl KillTrack {
         }
         if let Some((was_t, was)) = self.last[i] {
             if count > was && t > was_t {
-                let mid = Timestamp(was_t.0 + (t.0 - was_t.0) / 2);
-                self.kills.push((node, mid));
+                self.kills.push((node, was_t, t));
             }
         }
         self.last[i] = Some((t, count));
     }
 
-    /// Adds a kill of `node`'s client connections at `t`.
+    /// Adds a kill of `node`'s client connections at `t` (a window of one moment).
     pub(super) fn add(&mut self, node: NodeIdx, t: Timestamp) {
-        self.kills.push((node, t));
+        self.kills.push((node, t, t));
     }
 
-    /// The kill moments, by node then time.
-    pub(super) fn moments(&self) -> Vec<(NodeIdx, Timestamp)> {
+    /// The kill windows (node, first and last moment), by node then time.
+    pub(super) fn windows(&self) -> Vec<(NodeIdx, Timestamp, Timestamp)> {
         let mut k = self.kills.clone();
         k.sort_unstable();
         k.dedup();
         k
     }
+}
+
+/// The moments of `windows` (as [`KillTrack::windows`] gives them) at the `k`-th of `n` even
+/// places in each window (the middle of its `k`-th of `n` parts; `k = (n - 1) / 2` of an odd `n`
+/// is the window's middle), by node then time.
+pub(super) fn moments_at(
+    windows: &[(NodeIdx, Timestamp, Timestamp)],
+    k: u64,
+    n: u64,
+) -> Vec<(NodeIdx, Timestamp)> {
+    let n = n.max(1);
+    let k = k.min(n - 1);
+    let mut m: Vec<_> = windows
+        .iter()
+        .map(|&(node, from, to)| {
+            let span = to.0.saturating_sub(from.0);
+            (node, Timestamp(from.0 + span * (2 * k + 1) / (2 * n)))
+        })
+        .collect();
+    m.sort_unstable();
+    m.dedup();
+    m
 }
 
 /// The first of `kills` (sorted by node then time, as [`KillTrack::moments`] gives them) of
@@ -155,11 +178,21 @@ mod tests {
         k.sample(node(1), Timestamp(2_000), 12);
         k.sample(node(1), Timestamp(2_500), 3);
         k.sample(node(1), Timestamp(3_000), 4);
-        let m = k.moments();
+        let m = moments_at(&k.windows(), 0, 1);
         assert_eq!(
             m,
             [(node(1), Timestamp(1_750)), (node(1), Timestamp(2_750))]
         );
+        // The first and last of five places: a tenth of the window in, a tenth before its end.
+        assert_eq!(
+            moments_at(&k.windows(), 0, 5),
+            [(node(1), Timestamp(1_550)), (node(1), Timestamp(2_550))]
+        );
+        assert_eq!(
+            moments_at(&k.windows(), 4, 5),
+            [(node(1), Timestamp(1_950)), (node(1), Timestamp(2_950))]
+        );
+        assert_eq!(moments_at(&k.windows(), 2, 5), m);
         assert_eq!(
             first_kill(&m, node(1), Timestamp(0), Timestamp(1_750)),
             Some(Timestamp(1_750))

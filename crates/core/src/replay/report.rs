@@ -186,4 +186,18 @@ pub struct ReplayReport {
     pub timeline: Vec<Second>,
     /// The commands that ended, per quarter second from the first command.
     pub outcomes: Outcomes,
+    /// When a kill's moment was known only within a window, the replays at other moments of it
+    /// and how many of them ended wedged (`kill_moments.rs`); this report is one of the majority.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kill_moments: Option<KillMoments>,
+}
+
+/// The replays of one workload at several moments of the recording's kill windows
+/// ([`replay_over_kill_moments`](super::replay_over_kill_moments)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct KillMoments {
+    /// Moments tried: even places in every kill's window, each kill at the same place of its own.
+    pub tried: u32,
+    /// How many of those replays ended with the client wedged.
+    pub wedged: u32,
 }
