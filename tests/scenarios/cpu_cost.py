@@ -18,9 +18,10 @@ virtualenv of the redis-py release to time, measures process CPU time of:
 Prints one JSON line of the model's option names (crates/core/src/replay/models/redis_py/
 settings.rs) and their medians in milliseconds: `initialize_cpu_ms`, `command_cpu_ms`,
 `connect_cpu_ms`, `reply_cpu_ms`, and `gc_full_ms` (the median full collection) and
-`gc_full_every` (cycles per full collection; both left out when none came). The fidelity matrix runs it before its redis-py cases and
-gives the figures to every replay (`--set NAME=VALUE`): the machine's speed changes between
-days by more than the matrix's targets allow. A user can run it on their application's host.
+`gc_full_every` (cycles per full collection; both left out when none came). The fidelity
+matrix runs it before its redis-py cases and gives the figures to every replay (`--set
+NAME=VALUE`): the machine's speed changes between days by more than the matrix's targets allow.
+A user can run it on their application's host.
 """
 
 import asyncio

@@ -170,10 +170,10 @@ impl Client {
         u64::try_from(scaled).unwrap_or(u64::MAX)
     }
 
-    /// The full garbage collection the slot cache just built sets off, if it does: every
-    /// `gc_full_every`-th initialisation (kept in thousandths, so a fraction carries over),
-    /// `gc_full_ms` (settings.rs, [`CPU_PY5`](super::CPU_PY5)), which the caller charges with
-    /// the slot cache's own work.
+    /// The full garbage collections the slot cache just built sets off, if any: one every
+    /// `gc_full_every` initialisations (kept in thousandths, so a fraction carries over; more
+    /// than one when it is below 1), `gc_full_ms` each (settings.rs,
+    /// [`CPU_PY5`](super::CPU_PY5)), which the caller charges with the slot cache's own work.
     fn full_collection(&self) -> u64 {
         let (every, cost) = (self.opts.cpu.gc_every_milli, self.opts.cpu.gc_full_us);
         if every == 0 || cost == 0 {
@@ -181,11 +181,9 @@ impl Client {
         }
         let mut sh = self.shared.borrow_mut();
         sh.gc_debt += 1000;
-        if sh.gc_debt < every {
-            return 0;
-        }
-        sh.gc_debt -= every;
-        cost
+        let due = sh.gc_debt / every;
+        sh.gc_debt %= every;
+        cost.saturating_mul(due)
     }
 
     /// An initialisation that failed: its `except` closes every connection and the default node
