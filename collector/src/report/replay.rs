@@ -184,9 +184,6 @@ pub fn run(req: &Request<'_>) -> Result<Replayed, RunError> {
     let resolved = resolve(req.model)
         .map_err(ReplayError::from)?
         .ok_or_else(|| ReplayError::UnknownModel(req.model.to_owned()))?;
-    // Built from what was asked (a release keeps its own defaults), named by the model; checked
-    // once here, built again for each replay a kill window calls for.
-    drop(model(req.model, opts.clone())?);
     let (rate, rate_source) = match (req.rate, metrics.observed_business_rate()) {
         (Some(r), _) => (r, RateSource::Option),
         (None, Some(r)) => (r, RateSource::Observed),
@@ -224,8 +221,9 @@ pub fn run(req: &Request<'_>) -> Result<Replayed, RunError> {
     );
     let workload = workload.with_timing(timing.timing.clone());
     let total: u64 = mix.iter().map(|(_, n)| n).sum();
-    // A kill known only within a window is replayed at several of its moments (the majority's
-    // answer, `kill_moments` in the report).
+    // The client is built from what was asked (a release keeps its own defaults), named by the
+    // model, once per replay: a kill known only within a window is replayed at several of its
+    // moments (the majority's answer, `kill_moments` in the report).
     let mut report =
         replay_over_kill_moments(&cluster, &workload, || model(req.model, opts.clone()))?;
     report.model = resolved.label();

@@ -662,6 +662,7 @@ impl SimClusterBuilder {
             }
         }
         let table = self.timeline.nodes().clone();
+        let kill_windows = self.kills.windows();
         let mut joined = self.joined.clone();
         joined.resize(table.len(), Timestamp(0));
         SimCluster {
@@ -670,8 +671,8 @@ impl SimClusterBuilder {
             table,
             states: self.timeline.states().to_vec(),
             faults,
-            kills: moments_at(&self.kills.windows(), 0, 1),
-            kill_windows: self.kills.windows(),
+            kills: moments_at(&kill_windows, 0, 1),
+            kill_windows,
             ask: self.ask,
             span: self.span,
             seed: self.seed.clone(),
