@@ -6,37 +6,16 @@ mod sim;
 
 use sim::*;
 use slotscope_core::float;
-use slotscope_core::replay::{
-    model, replay, ModelOptions, ReplayReport, SimCluster, Timing, Workload,
-};
+use slotscope_core::replay::{model, replay, ReplayReport, SimCluster, Workload};
 
-/// 5.0.0's own costs as `tests/scenarios/cpu_cost.py` timed them on the development machine
-/// (2026-12-07), with `extra` on top.
+/// [`remapped_py5_options`] with `extra` on top.
 fn run_5_0_0(cluster: &SimCluster, w: &Workload, extra: &[(&str, &str)]) -> ReplayReport {
-    let mut opts = ModelOptions::new(addr(A));
-    let costs = [
-        ("initialize_cpu_ms", "8.4"),
-        ("command_cpu_ms", "21.2"),
-        ("connect_cpu_ms", "0.25"),
-        ("reply_cpu_ms", "0.064"),
-        ("address_remap", A),
-    ];
-    for (k, v) in costs.iter().chain(extra) {
+    let mut opts = remapped_py5_options();
+    for (k, v) in extra {
         opts.set(k, v).unwrap();
     }
     let mut client = model("redis-py@5.0.0", opts).unwrap();
     replay(cluster, w, client.as_mut())
-}
-
-/// `secs` of ZADD at `rate`/s, up to 113 in flight, on a loopback's round trip.
-fn paced(secs: u64, rate: u32) -> Workload {
-    workload_of(secs, rate, "zadd")
-        .with_in_flight(113)
-        .with_timing(Timing {
-            rtt_us: 58,
-            service_us: Vec::new(),
-            default_us: 10,
-        })
 }
 
 #[test]

@@ -255,23 +255,8 @@ fn a_kill_known_within_a_window_is_replayed_at_its_moments_and_the_majority_answ
     }
     let cluster = builder.build();
     assert!(cluster.has_uncertain_kills());
-    let w = workload_of(8, 57, "zadd")
-        .with_in_flight(113)
-        .with_timing(Timing {
-            rtt_us: 58,
-            service_us: Vec::new(),
-            default_us: 10,
-        });
-    let mut opts = ModelOptions::new(addr(A));
-    for (k, v) in [
-        ("initialize_cpu_ms", "8.4"),
-        ("command_cpu_ms", "21.2"),
-        ("connect_cpu_ms", "0.25"),
-        ("reply_cpu_ms", "0.064"),
-        ("address_remap", A),
-    ] {
-        opts.set(k, v).unwrap();
-    }
+    let w = paced(8, 57);
+    let opts = remapped_py5_options();
     let build = || model("redis-py@5.0.0", opts.clone());
     let r = replay_over_kill_moments(&cluster, &w, build).unwrap();
     let k = r.kill_moments.expect("replayed at the window's moments");

@@ -6,7 +6,7 @@
 use slotscope_core::replay::Failure;
 use slotscope_core::replay::{
     model, replay, FaultKind, FaultWindow, ModelOptions, ReplayReport, SimCluster,
-    SimClusterBuilder, Workload, WorkloadSpec,
+    SimClusterBuilder, Timing, Workload, WorkloadSpec,
 };
 use slotscope_core::{float, NodeAddr, SlotRange, TimeSpan, Timestamp};
 
@@ -149,6 +149,36 @@ pub fn workload_of(secs: u64, rate: u32, command: &str) -> Workload {
 /// 100 ZADD per second for `secs`.
 pub fn workload(secs: u64) -> Workload {
     workload_of(secs, 100, "zadd")
+}
+
+/// `secs` of ZADD at `rate`/s as the tasks of an application with up to 113 in flight, on a
+/// loopback's round trip (58 µs) and a 10 µs service: the remapped redis-py 5.0.0 storms of
+/// docs/FIDELITY.md.
+pub fn paced(secs: u64, rate: u32) -> Workload {
+    workload_of(secs, rate, "zadd")
+        .with_in_flight(113)
+        .with_timing(Timing {
+            rtt_us: 58,
+            service_us: Vec::new(),
+            default_us: 10,
+        })
+}
+
+/// redis-py 5.0.0's options for those storms: seeded at A, every address of an answer remapped
+/// to A, its own costs as `tests/scenarios/cpu_cost.py` timed them on the development machine
+/// (2026-12-07), the collections' left at the release's defaults.
+pub fn remapped_py5_options() -> ModelOptions {
+    let mut opts = ModelOptions::new(addr(A));
+    for (k, v) in [
+        ("initialize_cpu_ms", "8.4"),
+        ("command_cpu_ms", "21.2"),
+        ("connect_cpu_ms", "0.25"),
+        ("reply_cpu_ms", "0.064"),
+        ("address_remap", A),
+    ] {
+        opts.set(k, v).unwrap();
+    }
+    opts
 }
 
 /// Replays `w` on `cluster` through `name` seeded at A, with the options `set`.

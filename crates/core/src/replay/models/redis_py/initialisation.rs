@@ -25,9 +25,7 @@ impl Client {
         net: &Net<'_>,
     ) -> Result<(), Exception> {
         let Some(node) = node.filter(|_| net.timed()) else {
-            let mut sh = self.shared.borrow_mut();
-            sh.commands_loaded = true;
-            sh.needs_init &= !ends_init;
+            self.shared.borrow_mut().table_loaded(ends_init);
             return Ok(());
         };
         let (lease, c, connect) = {
@@ -66,11 +64,7 @@ impl Client {
         // So is the initialisation's end: the commands the application issues once the parse
         // frees the loop find the client initialised and go to their nodes at once, each
         // taking a connection, where a wait for `_lock` would hand them on one at a time.
-        {
-            let mut sh = self.shared.borrow_mut();
-            sh.commands_loaded = true;
-            sh.needs_init &= !ends_init;
-        }
+        self.shared.borrow_mut().table_loaded(ends_init);
         hold(net, self.opts.cpu.command_us).await;
         Ok(())
     }

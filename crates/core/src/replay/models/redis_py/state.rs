@@ -104,6 +104,15 @@ impl Shared {
         killed
     }
 
+    /// The `COMMAND` table is in place; `ends_init`: it ends an initialisation, which is counted
+    /// done in this step (`_initialize = False` in the step that parses the table, 5.0.0
+    /// `redis/asyncio/cluster.py` l. 396, 8.1.0 l. 684), not when the task resumes after the
+    /// parse: a request for another made meanwhile stands.
+    pub(super) fn table_loaded(&mut self, ends_init: bool) {
+        self.commands_loaded = true;
+        self.needs_init &= !ends_init;
+    }
+
     /// The simulated cluster's number of node `n` (`None`: no node at its address).
     pub(super) fn cluster_idx(&mut self, n: NodeIdx, net: &Net<'_>) -> Option<NodeIdx> {
         let i = n.index();
