@@ -13,13 +13,18 @@ virtualenv of the redis-py release to time, measures process CPU time of:
   through `gc.callbacks`: the slot caches the initialisations build are what fills the oldest
   generation, so their rate is per initialisation;
 - 100 `Connection.connect()` + `disconnect()` in a row, handshake included;
-- 1000 `ZADD` through the client, awaited in a row.
+- 1000 `ZADD` through the client, awaited in a row;
+- 200 `ZADD`s whose connection ends under them (its stream at end-of-file when the reply is
+  read, as a reset's `disconnect()` or a `CLIENT KILL` leaves it): the `ConnectionError` raised
+  through `_execute_command`'s handler to the caller, no retry, the client's `close()` (5.0.0) /
+  `aclose()` a no-op meanwhile as it is when a reset already came (the model charges a reset's
+  closes apart). Beyond a `ZADD`'s own time: `closed_error_cpu_ms`.
 
 Prints one JSON line of the model's option names (crates/core/src/replay/models/redis_py/
 settings.rs) and their medians in milliseconds: `initialize_cpu_ms`, `command_cpu_ms`,
-`connect_cpu_ms`, `reply_cpu_ms`, and `gc_full_ms` (the median full collection) and
-`gc_full_every` (cycles per full collection; both left out when none came). The fidelity
-matrix runs it before its redis-py cases and gives the figures to every replay (`--set
+`connect_cpu_ms`, `reply_cpu_ms`, `closed_error_cpu_ms`, and `gc_full_ms` (the median full
+collection) and `gc_full_every` (cycles per full collection; both left out when none came). The
+fidelity matrix runs it before its redis-py cases and gives the figures to every replay (`--set
 NAME=VALUE`): the machine's speed changes between days by more than the matrix's targets allow.
 A user can run it on their application's host.
 """
@@ -30,11 +35,14 @@ import json
 import statistics
 import sys
 import time
+import warnings
 
 from redis._parsers import AsyncCommandsParser
 from redis.asyncio.cluster import NodesManager, RedisCluster
 from redis.asyncio.connection import Connection
+from redis.exceptions import ConnectionError
 
+CLOSED = 200
 CONNECTS = 100
 CYCLES = 60
 REPLIES = 1000
@@ -84,6 +92,48 @@ async def connect_cost(port):
     return (time.process_time() - start) / CONNECTS
 
 
+async def closed_cost(port):
+    """The median process CPU time of a `ZADD` whose connection ended under it (see above)."""
+    with warnings.catch_warnings():
+        # Deprecated from 6.0.0 for a `retry` object, still taken by 8.1.0.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        client = RedisCluster(host="127.0.0.1", port=port, cluster_error_retry_attempts=0)
+    await client.initialize()
+    cls = type(client)
+    resets = {m: getattr(cls, m) for m in ("close", "aclose") if hasattr(cls, m)}
+
+    async def no_reset(*_args, **_kwargs):
+        return None
+
+    loop = asyncio.get_running_loop()
+    # The server's reply reaches the ended stream later, which asyncio reports: not the client's.
+    loop.set_exception_handler(lambda _loop, _context: None)
+    samples = []
+    for i in range(CLOSED):
+        await client.zadd("cpu-cost", {"closed": i})
+        node = client.get_node_from_key("cpu-cost")
+        for conn in list(node._free):
+            conn._reader.feed_eof()
+        startup = dict(client.nodes_manager.startup_nodes)
+        for name in resets:
+            setattr(cls, name, no_reset)
+        start = time.process_time()
+        try:
+            await client.zadd("cpu-cost", {"closed": i})
+        except ConnectionError:
+            samples.append(time.process_time() - start)
+        finally:
+            for name, method in resets.items():
+                setattr(cls, name, method)
+        # The node 5.0.0 popped, and the reset 8.1.0 asked for, undone for the next round.
+        client.nodes_manager.startup_nodes.update(startup)
+        client._initialize = False
+        await node.disconnect()
+    loop.set_exception_handler(None)
+    await close(client)
+    return statistics.median(samples) if samples else None
+
+
 async def main(port, cycles):
     connect = await connect_cost(port)
     slots, command = [], []
@@ -93,6 +143,7 @@ async def main(port, cycles):
     for i in range(REPLIES):
         await client.zadd("cpu-cost", {str(i % 100): i})
     reply = (time.process_time() - start) / REPLIES
+    closed = await closed_cost(port)
     await client.delete("cpu-cost")
     timed(NodesManager, "initialize", slots)
     timed(AsyncCommandsParser, "initialize", command)
@@ -113,6 +164,8 @@ async def main(port, cycles):
         "connect_cpu_ms": ms(connect),
         "reply_cpu_ms": ms(reply),
     }
+    if closed is not None:
+        figures["closed_error_cpu_ms"] = ms(max(closed - reply, 0.0))
     if full:
         figures["gc_full_ms"] = ms(statistics.median(full))
         figures["gc_full_every"] = round(cycles / len(full), 2)

@@ -137,6 +137,13 @@ pub fn summary(p: &Prediction, offset: Option<i32>) -> String {
         (true, None) => "ends wedged".to_owned(),
         (false, _) => "does not end wedged".to_owned(),
     };
+    let ending = match r.kill_moments {
+        Some(m) => format!(
+            "{ending} (wedged at {} of {} moments of the CLIENT KILL windows)",
+            m.wedged, m.tried
+        ),
+        None => ending,
+    };
     let shares: Vec<String> = r
         .moved_share
         .iter()
@@ -210,6 +217,21 @@ mod tests {
         let text = summary(&p8, None);
         assert!(
             text.starts_with("redis-py@8.0.0 does not end wedged;"),
+            "{text}"
+        );
+        // A kill known only within a window: the summary says at how many of its moments the
+        // client wedged (the figures are then the majority's).
+        let mut killed = p8.clone();
+        killed.report.kill_moments = Some(slotscope_core::replay::KillMoments {
+            tried: 15,
+            wedged: 4,
+        });
+        let text = summary(&killed, None);
+        assert!(
+            text.starts_with(
+                "redis-py@8.0.0 does not end wedged (wedged at 4 of 15 moments of the CLIENT \
+                 KILL windows);"
+            ),
             "{text}"
         );
         // Its CLUSTER SLOTS calls all show up on the refreshes series.

@@ -30,6 +30,7 @@ fn run_with(cluster: &SimCluster, w: &Workload, name: &str, set: &[(&str, &str)]
         opts.set("connect_cpu_ms", "0").unwrap();
         opts.set("reply_cpu_ms", "0").unwrap();
         opts.set("error_cpu_ms", "0").unwrap();
+        opts.set("closed_error_cpu_ms", "0").unwrap();
         opts.set("disconnect_cpu_ms", "0").unwrap();
         opts.set("gc_full_ms", "0").unwrap();
     }

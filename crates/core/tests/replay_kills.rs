@@ -1,14 +1,19 @@
 //! Connections someone else closed (`CLIENT KILL`, as a recording's `INFO commandstats` shows
 //! it): what they cost a redis-py client with commands in flight, and each other library.
 
+use std::collections::BTreeMap;
+
+use slotscope_core::hypothesis::{
+    compare, rank, Evidence, ExchangeTimes, HypothesisSpec, Prediction, Variant,
+};
 use slotscope_core::info::InfoReport;
 use slotscope_core::node::NodeRef;
 use slotscope_core::recording::{InfoSample, Line};
 use slotscope_core::replay::{
-    model, replay, replay_over_kill_moments, ModelOptions, ReplayError, ReplayReport, SimCluster,
-    SimClusterBuilder, Timing, Workload, KILL_MOMENTS,
+    model, replay, replay_over_kill_moments, ModelOptions, ReplayError, ReplayReport, Shape,
+    SimCluster, SimClusterBuilder, Timing, Workload, WorkloadSpec, KILL_MOMENTS,
 };
-use slotscope_core::time::Timestamp;
+use slotscope_core::time::{TimeSpan, Timestamp};
 
 mod sim;
 use sim::*;
@@ -62,6 +67,26 @@ fn a_kill_of_a_node_s_connections_costs_redis_py_a_reinitialisation_and_reconnec
             "{name}: {} new connections killed, {} calm",
             killed.new_connections,
             calm.new_connections
+        );
+    }
+}
+
+#[test]
+fn a_kill_costs_redis_py_the_error_of_a_connection_ended_not_of_a_failed_connect() {
+    // The commands a kill fails read the end of an open connection's stream: each costs
+    // `closed_error_cpu_ms` beyond its own work, not `error_cpu_ms` (a refused connect's or a
+    // timeout's, which this replay has none of).
+    for name in ["redis-py@5.0.0", "redis-py@8.1.0"] {
+        let cpu = |error: &str, closed: &str| {
+            let set = [("error_cpu_ms", error), ("closed_error_cpu_ms", closed)];
+            run(&halves(true), &busy(), name, &set).client_cpu_ms
+        };
+        let base = cpu("0", "0");
+        assert!((cpu("40", "0") - base).abs() < 1e-9, "{name}");
+        let closed = cpu("0", "40");
+        assert!(
+            closed >= base + 40.0,
+            "{name}: {closed} ms, {base} ms without"
         );
     }
 }
@@ -293,4 +318,75 @@ fn a_kill_known_within_a_window_is_replayed_at_its_moments_and_the_majority_answ
         model("redis-py@5.0.0", o)
     });
     assert!(bad.is_err());
+}
+
+#[test]
+fn hypotheses_replay_a_variant_at_the_moments_of_a_kill_window_as_replay_does() {
+    // The storm above, ranked as `slotscope hypotheses` ranks a variant: with the kill known only
+    // within its window, the variant's figures are those `replay_over_kill_moments` gives (the
+    // majority's run nearest the window's middle), not the middle's own.
+    let mut builder = incident2_builder();
+    for (ms, kills) in [(2_500, 0), (3_000, 0), (3_500, 1), (4_000, 1)] {
+        builder.push(&info_of_a(ms, kills));
+    }
+    let cluster = builder.build();
+    let opts = remapped_py5_options();
+    let config: Vec<(&str, String)> = REMAPPED_PY5.map(|(k, v)| (k, v.to_owned())).to_vec();
+    let variants = [Variant::new("redis-py@5.0.0", &config)];
+    // A workload whose middle placement does not wedge where 12 of the 15 do.
+    let (seed, rate, secs) = (4, 57, 8);
+    let spec = HypothesisSpec {
+        rate_per_sec: rate,
+        keys: 10_000,
+        seed,
+        concurrency: 1,
+        redis_py_socket_timeout_ms: None,
+        window: Some(TimeSpan::new(at(0), at(secs))),
+        shape: Shape::InFlight(113),
+        timing: ExchangeTimes {
+            rtt_us: Some(58),
+            service_us: BTreeMap::new(),
+            default_us: Some(10),
+        },
+    };
+    // The workload the hypotheses replay for that spec.
+    let w = Workload::generate(&WorkloadSpec {
+        start: at(0),
+        duration_ms: secs * 1000,
+        rate_per_sec: rate,
+        keys: 10_000,
+        key_prefix: "key".into(),
+        command: "zadd".into(),
+        seed,
+    })
+    .unwrap()
+    .with_mix(&[], seed)
+    .with_concurrency(1)
+    .with_in_flight(113);
+    let timing = spec.timing.timing(&w.names);
+    let w = w.with_timing(timing);
+    let build = || model("redis-py@5.0.0", opts.clone());
+    let figures = |r: &ReplayReport| {
+        compare(
+            &Evidence::default(),
+            &Prediction::from_report(r, f64::from(u32::try_from(secs).unwrap())),
+        )
+    };
+    let ranked = |c: &SimCluster| {
+        let h = rank(c, &Evidence::default(), &variants, &spec).unwrap();
+        h.variants.into_iter().next().unwrap().metrics
+    };
+    // That is the workload: a kill at a known moment ranks as it replays.
+    let mut known = incident2_builder();
+    known.kill(&addr(A), at(3));
+    let known = known.build();
+    let once = replay(&known, &w, build().unwrap().as_mut());
+    assert_eq!(ranked(&known), figures(&once));
+    let middle = cluster.with_kills_at((KILL_MOMENTS - 1) / 2, KILL_MOMENTS);
+    let at_middle = replay(&middle, &w, build().unwrap().as_mut());
+    let r = replay_over_kill_moments(&cluster, &w, build).unwrap();
+    let k = r.kill_moments.expect("replayed at the window's moments");
+    // The middle's answer is not the majority's: replaying it alone would answer otherwise.
+    assert_ne!(at_middle.wedged, r.wedged, "{k:?}");
+    assert_eq!(ranked(&cluster), figures(&r));
 }

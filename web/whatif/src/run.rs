@@ -91,7 +91,8 @@ pub fn run(bytes: &[u8], grid: &Grid, req: &Request) -> Result<Prediction, Strin
     for (k, v) in parse_options(&req.options)? {
         opts.set(k.trim(), v.trim()).map_err(|e| e.to_string())?;
     }
-    let client = replay::model(&req.model, opts).map_err(|e| e.to_string())?;
+    // The model's options checked before the workload is built.
+    replay::model(&req.model, opts.clone()).map_err(|e| e.to_string())?;
     let observed = metrics.observed_business_rate();
     let rate = req.rate.or(observed).unwrap_or(DEFAULT_RATE);
     let mix: Vec<(String, u64)> = Evidence::from_metrics(&metrics).mix.into_iter().collect();
@@ -107,8 +108,10 @@ pub fn run(bytes: &[u8], grid: &Grid, req: &Request) -> Result<Prediction, Strin
     .map_err(|e| e.to_string())?
     .with_mix(&mix, SEED)
     .with_concurrency(req.concurrency);
-    let mut client = client;
-    let report = replay::replay(&cluster, &workload, client.as_mut());
+    let report = replay::replay_over_kill_moments(&cluster, &workload, || {
+        replay::model(&req.model, opts.clone())
+    })
+    .map_err(|e| e.to_string())?;
     let overlay = overlay(&report, &workload.names, grid);
     Ok(Prediction {
         report: Digest::of(&report),

@@ -11,8 +11,8 @@ use crate::float;
 use crate::metrics::ms_to_secs;
 use crate::node::NodeAddr;
 use crate::replay::{
-    model, replay, ModelOptions, ReplayError, ReplayReport, Shape, SimCluster, Timing, Workload,
-    WorkloadSpec,
+    model, replay_over_kill_moments, ModelOptions, ReplayError, ReplayReport, Shape, SimCluster,
+    Timing, Workload, WorkloadSpec,
 };
 use crate::time::TimeSpan;
 
@@ -204,7 +204,9 @@ pub(crate) fn workload(
     Ok(workload.with_timing(timing))
 }
 
-/// Replays `workload` through variant `v` against `cluster` (with `v`'s faults).
+/// Replays `workload` through variant `v` against `cluster` (with `v`'s faults), at every
+/// moment of the recording's uncertain kill windows as `slotscope replay` does
+/// ([`replay_over_kill_moments`]).
 pub(super) fn replay_variant(
     cluster: &SimCluster,
     workload: &Workload,
@@ -219,8 +221,9 @@ pub(super) fn replay_variant(
     if v.model.starts_with("redis-py@") && !v.config.contains_key("socket_timeout") {
         opts.socket_timeout_ms = spec.redis_py_socket_timeout_ms;
     }
-    let mut client = model(&v.model, opts)?;
-    Ok(replay(&v.faults.apply(cluster), workload, client.as_mut()))
+    replay_over_kill_moments(&v.faults.apply(cluster), workload, || {
+        model(&v.model, opts.clone())
+    })
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::client_state::ClientSnapshot;
 use super::outcome::Failure;
@@ -194,7 +194,7 @@ pub struct ReplayReport {
 
 /// The replays of one workload at several moments of the recording's kill windows
 /// ([`replay_over_kill_moments`](super::replay_over_kill_moments)).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KillMoments {
     /// Moments tried: even places in every kill's window, each kill at the same place of its own.
     pub tried: u32,

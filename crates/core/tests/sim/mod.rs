@@ -169,17 +169,20 @@ pub fn paced(secs: u64, rate: u32) -> Workload {
 /// (2026-12-07), the collections' left at the release's defaults.
 pub fn remapped_py5_options() -> ModelOptions {
     let mut opts = ModelOptions::new(addr(A));
-    for (k, v) in [
-        ("initialize_cpu_ms", "8.4"),
-        ("command_cpu_ms", "21.2"),
-        ("connect_cpu_ms", "0.25"),
-        ("reply_cpu_ms", "0.064"),
-        ("address_remap", A),
-    ] {
+    for (k, v) in REMAPPED_PY5 {
         opts.set(k, v).unwrap();
     }
     opts
 }
+
+/// The options of [`remapped_py5_options`] besides the seed, as `key=value` pairs.
+pub const REMAPPED_PY5: [(&str, &str); 5] = [
+    ("initialize_cpu_ms", "8.4"),
+    ("command_cpu_ms", "21.2"),
+    ("connect_cpu_ms", "0.25"),
+    ("reply_cpu_ms", "0.064"),
+    ("address_remap", A),
+];
 
 /// Replays `w` on `cluster` through `name` seeded at A, with the options `set`.
 pub fn run(cluster: &SimCluster, w: &Workload, name: &str, set: &[(&str, &str)]) -> ReplayReport {

@@ -38,11 +38,13 @@
 //!   each reply read, each attempt failed by a connection error and each initialisation that
 //!   failed (its exception, the connections its `except` closes), with the release's measured
 //!   costs ([`CPU_PY5`], [`CPU_PY8`]; options `initialize_cpu_ms`, `command_cpu_ms`,
-//!   `connect_cpu_ms`, `reply_cpu_ms`, `error_cpu_ms`, `disconnect_cpu_ms`). Under a storm of
-//!   reconnects this is what makes the application fall behind and skip. The slot cache and
-//!   the `COMMAND` table an initialisation builds are in place before its hold, and the
-//!   initialisation counts as done before the table's parse ends (what runs next sees them: the
-//!   commands due meanwhile skip `_lock`).
+//!   `connect_cpu_ms`, `reply_cpu_ms`, `error_cpu_ms`, `closed_error_cpu_ms`,
+//!   `disconnect_cpu_ms`): a connection that ended under its command (a reply a reset lost)
+//!   costs little beyond the command's own work, a refused connect or a timeout far more. Under
+//!   a storm of reconnects this is what makes the application fall behind and skip. The slot
+//!   cache and the `COMMAND` table an initialisation builds are in place before its hold, and
+//!   the initialisation counts as done before the table's parse ends (what runs next sees them:
+//!   the commands due meanwhile skip `_lock`).
 //! - **CPython's full collections** (`gc_full_ms`, `gc_full_every`): the slot cache each
 //!   initialisation builds outlives the younger collections, so the initialisations fill the
 //!   oldest generation, and every few of them (4.6 in 5.0.0, whose cache holds a list per slot;
@@ -400,7 +402,7 @@ impl Client {
         let mut asking = false;
         let mut moved = false;
         for _ in 0..REQUEST_TTL {
-            let (lease, node, connect) = {
+            let lease = {
                 let mut sh = self.shared.borrow_mut();
                 if moved {
                     // The slot cache as it is now: patched, or stale while a reset is pending.
@@ -416,9 +418,16 @@ impl Client {
                 };
                 let node = sh.cluster_idx(target, net);
                 if sh.killed(lease, node, net) {
-                    return Err(Fail::Node(Exception::ConnectionError, target));
+                    None
+                } else {
+                    Some((lease, node, !lease.was_connected()))
                 }
-                (lease, node, !lease.was_connected())
+            };
+            let Some((lease, node, connect)) = lease else {
+                // Written to the socket someone closed: the command's own work, then its read
+                // meets the end of the stream.
+                hold(net, self.opts.cpu.reply_us).await;
+                return Err(Fail::Closed(target));
             };
             self.open_cost(connect, net).await;
             // The command goes out once the handshake of a new connection is done.
@@ -456,7 +465,7 @@ impl Client {
                 }
                 if killed_out {
                     net.unread(node, answer);
-                    return Err(Fail::Node(Exception::ConnectionError, target));
+                    return Err(Fail::Closed(target));
                 }
                 match answer {
                     Answer::Ok => return Ok(()),
@@ -487,9 +496,11 @@ impl Client {
                         target = i;
                         asking = true;
                     }
-                    Answer::ConnectionError => {
+                    // A new connection refused; an open one read at its end.
+                    Answer::ConnectionError if connect => {
                         return Err(Fail::Node(Exception::ConnectionError, target))
                     }
+                    Answer::ConnectionError => return Err(Fail::Closed(target)),
                     Answer::Timeout => return Err(Fail::Node(Exception::TimeoutError, target)),
                     Answer::ClusterDown => return Err(Fail::Raise(Exception::ClusterDownError)),
                 }
@@ -546,6 +557,11 @@ impl Client {
                     hold(net, self.opts.cpu.error_us).await;
                     self.on_node_error(node, net).await;
                     last = class;
+                }
+                Err(Fail::Closed(node)) => {
+                    hold(net, self.opts.cpu.closed_us).await;
+                    self.on_node_error(node, net).await;
+                    last = Exception::ConnectionError;
                 }
                 Err(Fail::Raise(class)) => {
                     outcome = Some(Outcome::Failed(class.into()));

@@ -8,6 +8,11 @@ use crate::timeline::NodeIdx;
 pub(super) enum Fail {
     /// A connection error or timeout on that node: retryable.
     Node(Exception, NodeIdx),
+    /// The command's open connection to that node ended under it (its reply lost to a reset, a
+    /// `CLIENT KILL` or the node's end: the stream read at its end): a `ConnectionError` on
+    /// that node, retryable, whose exception costs less than a failed connect or a timeout
+    /// (`closed_error_cpu_ms`).
+    Closed(NodeIdx),
     /// Raised to the application at once.
     Raise(Exception),
 }
@@ -39,7 +44,7 @@ pub(super) fn lost(
     if flavor == Flavor::Py8 && in_the_wait {
         Some(Fail::Raise(Exception::AttributeError))
     } else if closed < arrives.saturating_add(waited) {
-        Some(Fail::Node(Exception::ConnectionError, target))
+        Some(Fail::Closed(target))
     } else {
         None
     }
@@ -59,6 +64,7 @@ mod tests {
     fn class(f: Option<Fail>) -> Option<(&'static str, bool)> {
         f.map(|f| match f {
             Fail::Node(e, _) => (ClientError::from(e).name, true),
+            Fail::Closed(_) => (ClientError::from(Exception::ConnectionError).name, true),
             Fail::Raise(e) => (ClientError::from(e).name, false),
         })
     }

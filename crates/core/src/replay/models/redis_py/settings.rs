@@ -110,6 +110,15 @@ pub(super) const OPTIONS: &[ModelOption] = &[
         default: "0.3",
         ..ModelOption::PLAIN
     },
+    ModelOption {
+        name: "closed_error_cpu_ms",
+        doc: "the client's own time, beyond the command's (reply_cpu_ms), for an attempt whose \
+              open connection ended under it (its reply lost to a reset or a CLIENT KILL): the \
+              ConnectionError raised and handled, holding the event loop (default 0.007 for \
+              5.0.0, 0.083 for 7.2+)",
+        default: "0.083",
+        ..ModelOption::PLAIN
+    },
 ];
 
 /// The client's own CPU time per step (microseconds), the release's defaults or as given.
@@ -125,6 +134,9 @@ pub(super) struct Cpu {
     pub(super) reply_us: u64,
     /// `error_cpu_ms`: an attempt that failed with a connection error or timeout.
     pub(super) error_us: u64,
+    /// `closed_error_cpu_ms`: an attempt whose open connection ended under it, beyond
+    /// `reply_us`.
+    pub(super) closed_us: u64,
     /// `disconnect_cpu_ms`: closing one open connection at a reset.
     pub(super) disconnect_us: u64,
     /// `gc_full_ms`: one full collection of the cyclic garbage collector.
@@ -209,6 +221,12 @@ impl Settings {
                 connect_us: o.library_value("connect_cpu_ms", cpu.connect_us, parse_cpu_ms, us)?,
                 reply_us: o.library_value("reply_cpu_ms", cpu.reply_us, parse_cpu_ms, us)?,
                 error_us: o.library_value("error_cpu_ms", cpu.error_us, parse_cpu_ms, us)?,
+                closed_us: o.library_value(
+                    "closed_error_cpu_ms",
+                    cpu.closed_us,
+                    parse_cpu_ms,
+                    us,
+                )?,
                 disconnect_us: o.library_value(
                     "disconnect_cpu_ms",
                     cpu.disconnect_us,
@@ -258,7 +276,15 @@ impl Settings {
 ///   closed stream, the exception through `_execute_command`'s handler and the retry loop): 8.1.0
 ///   retrying on a dead node with 6 in flight, the application's trace, 203 failures one after
 ///   the other in the same loop turn: median 0.30 ms apart (quartiles 0.30-0.40; 2026-12-04). Not
-///   timed on 5.0.0, whose every failure closes the client: the same figure;
+///   timed on 5.0.0, whose every failure closes the client: the same figure. It is the cost of
+///   a refused connect; an attempt whose open connection ended under it costs far less:
+/// - `closed_us`, a `ZADD` whose connection's stream is at its end when the reply is read (as a
+///   reset's `disconnect()` leaves it), raised through `_execute_command`'s handler with no
+///   retry, `close()` a no-op as after a reset, process CPU time, median of 200, less a `ZADD`'s
+///   (`reply_us`): 5.0.0 0.005 and 0.009 ms, 8.1.0 0.082 and 0.083 ms, Redis 7.0, two runs
+///   each (2026-12-07, `cpu_cost.py`). The application's traces agree: such failures back to
+///   back 0.06 ms apart (5.0.0, 8 in a reset) and 0.13-0.15 ms (8.1.0, 301 on a killed node),
+///   trace writes included, where refused connects came 0.49 ms apart (884);
 /// - `disconnect_us`, one open connection closed by `NodesManager.aclose()` (`close()` in
 ///   5.0.0), process CPU time over 10 closes of 150 connections each, Valkey 8.1 and Redis 7.0:
 ///   5.0.0 0.038-0.041 ms, 8.1.0 0.055-0.059 ms (2026-12-04). `connect_us` includes it.
@@ -279,6 +305,7 @@ pub(super) const CPU_PY5: Cpu = Cpu {
     connect_us: 500,
     reply_us: 90,
     error_us: 300,
+    closed_us: 7,
     disconnect_us: 40,
     gc_full_us: 10_400,
     gc_every_milli: 4_600,
@@ -290,6 +317,7 @@ pub(super) const CPU_PY8: Cpu = Cpu {
     connect_us: 1_300,
     reply_us: 150,
     error_us: 300,
+    closed_us: 83,
     disconnect_us: 57,
     gc_full_us: 10_100,
     gc_every_milli: 20_000,
