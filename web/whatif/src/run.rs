@@ -91,8 +91,6 @@ pub fn run(bytes: &[u8], grid: &Grid, req: &Request) -> Result<Prediction, Strin
     for (k, v) in parse_options(&req.options)? {
         opts.set(k.trim(), v.trim()).map_err(|e| e.to_string())?;
     }
-    // The model's options checked before the workload is built.
-    replay::model(&req.model, opts.clone()).map_err(|e| e.to_string())?;
     let observed = metrics.observed_business_rate();
     let rate = req.rate.or(observed).unwrap_or(DEFAULT_RATE);
     let mix: Vec<(String, u64)> = Evidence::from_metrics(&metrics).mix.into_iter().collect();
