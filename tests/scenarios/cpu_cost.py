@@ -18,11 +18,13 @@ virtualenv of the redis-py release to time, measures process CPU time of:
   read, as a reset's `disconnect()` or a `CLIENT KILL` leaves it): the `ConnectionError` raised
   through `_execute_command`'s handler to the caller, no retry, the client's `close()` (5.0.0) /
   `aclose()` a no-op meanwhile as it is when a reset already came (the model charges a reset's
-  closes apart). Beyond a `ZADD`'s own time: `closed_error_cpu_ms`.
+  closes apart). Beyond a `ZADD`'s own time: `closed_error_cpu_ms`;
+- 200 `ZADD`s routed to a node whose port refuses connections (a `ClusterNode` of a port nothing
+  listens on in the slot's place), the same way: the whole attempt, `refused_cpu_ms`.
 
 Prints one JSON line of the model's option names (crates/core/src/replay/models/redis_py/
 settings.rs) and their medians in milliseconds: `initialize_cpu_ms`, `command_cpu_ms`,
-`connect_cpu_ms`, `reply_cpu_ms`, `closed_error_cpu_ms`, and `gc_full_ms` (the median full
+`connect_cpu_ms`, `reply_cpu_ms`, `closed_error_cpu_ms`, `refused_cpu_ms`, and `gc_full_ms` (the median full
 collection) and `gc_full_every` (cycles per full collection; both left out when none came). The
 fidelity matrix runs it before its redis-py cases and gives the figures to every replay (`--set
 NAME=VALUE`): the machine's speed changes between days by more than the matrix's targets allow.
@@ -32,13 +34,14 @@ A user can run it on their application's host.
 import asyncio
 import gc
 import json
+import socket
 import statistics
 import sys
 import time
 import warnings
 
 from redis._parsers import AsyncCommandsParser
-from redis.asyncio.cluster import NodesManager, RedisCluster
+from redis.asyncio.cluster import ClusterNode, NodesManager, RedisCluster
 from redis.asyncio.connection import Connection
 from redis.exceptions import ConnectionError
 
@@ -92,8 +95,16 @@ async def connect_cost(port):
     return (time.process_time() - start) / CONNECTS
 
 
+def free_port():
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 async def closed_cost(port):
-    """The median process CPU time of a `ZADD` whose connection ended under it (see above)."""
+    """The median process CPU times of a `ZADD` whose connection ended under it, and of one
+    whose node refuses connections (see above)."""
     with warnings.catch_warnings():
         # Deprecated from 6.0.0 for a `retry` object, still taken by 8.1.0.
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -108,7 +119,9 @@ async def closed_cost(port):
     loop = asyncio.get_running_loop()
     # The server's reply reaches the ended stream later, which asyncio reports: not the client's.
     loop.set_exception_handler(lambda _loop, _context: None)
-    samples = []
+    samples, refused = [], []
+    slot = client.keyslot("cpu-cost")
+    closed_port = free_port()
     for i in range(CLOSED):
         await client.zadd("cpu-cost", {"closed": i})
         node = client.get_node_from_key("cpu-cost")
@@ -129,9 +142,27 @@ async def closed_cost(port):
         client.nodes_manager.startup_nodes.update(startup)
         client._initialize = False
         await node.disconnect()
+        kwargs = {k: v for k, v in node.connection_kwargs.items() if k not in ("host", "port")}
+        dead = ClusterNode("127.0.0.1", closed_port, server_type="primary", **kwargs)
+        owners = client.nodes_manager.slots_cache[slot]
+        client.nodes_manager.slots_cache[slot] = [dead]
+        for name in resets:
+            setattr(cls, name, no_reset)
+        start = time.process_time()
+        try:
+            await client.zadd("cpu-cost", {"refused": i})
+        except ConnectionError:
+            refused.append(time.process_time() - start)
+        finally:
+            for name, method in resets.items():
+                setattr(cls, name, method)
+        client.nodes_manager.slots_cache[slot] = owners
+        client.nodes_manager.startup_nodes.update(startup)
+        client._initialize = False
     loop.set_exception_handler(None)
     await close(client)
-    return statistics.median(samples) if samples else None
+    median = lambda s: statistics.median(s) if s else None  # noqa: E731
+    return median(samples), median(refused)
 
 
 async def main(port, cycles):
@@ -143,7 +174,7 @@ async def main(port, cycles):
     for i in range(REPLIES):
         await client.zadd("cpu-cost", {str(i % 100): i})
     reply = (time.process_time() - start) / REPLIES
-    closed = await closed_cost(port)
+    closed, refused = await closed_cost(port)
     await client.delete("cpu-cost")
     timed(NodesManager, "initialize", slots)
     timed(AsyncCommandsParser, "initialize", command)
@@ -166,6 +197,8 @@ async def main(port, cycles):
     }
     if closed is not None:
         figures["closed_error_cpu_ms"] = ms(max(closed - reply, 0.0))
+    if refused is not None:
+        figures["refused_cpu_ms"] = ms(refused)
     if full:
         figures["gc_full_ms"] = ms(statistics.median(full))
         figures["gc_full_every"] = round(cycles / len(full), 2)

@@ -31,6 +31,7 @@ fn run_with(cluster: &SimCluster, w: &Workload, name: &str, set: &[(&str, &str)]
         opts.set("reply_cpu_ms", "0").unwrap();
         opts.set("error_cpu_ms", "0").unwrap();
         opts.set("closed_error_cpu_ms", "0").unwrap();
+        opts.set("refused_cpu_ms", "0").unwrap();
         opts.set("disconnect_cpu_ms", "0").unwrap();
         opts.set("gc_full_ms", "0").unwrap();
     }
@@ -594,6 +595,34 @@ fn redis_py_5_charges_each_failed_initialisation_on_a_dead_node() {
         "{} ms charged for {failed} failed commands",
         busy.client_cpu_ms
     );
+}
+
+#[test]
+fn redis_py_charges_a_refused_connect_its_own_cost_not_a_handshake_s_and_an_error_s() {
+    // B (not the startup node) refuses connections from 10 s to 14 s; commands in flight meet it
+    // on connections it had open (each an ended connection) and then on new ones, refused. A
+    // refused attempt costs `refused_cpu_ms`, the whole of it: no handshake's work
+    // (`connect_cpu_ms`).
+    let cluster = incident2_with_fault(B, 10, 14, FaultKind::ConnectionError);
+    let w = in_flight(workload(20), 4, 500, 10);
+    for name in ["redis-py@5.0.0", "redis-py@8.1.0"] {
+        let cpu = |set: &[(&str, &str)]| run_with(&cluster, &w, name, set).client_cpu_ms;
+        let refused = cpu(&[("refused_cpu_ms", "3")]);
+        assert!(refused >= 3.0, "{name}: {refused} ms");
+        // Every charge is a whole refused attempt.
+        assert!(
+            (refused / 3.0 - (refused / 3.0).round()).abs() < 1e-6,
+            "{name}: {refused}"
+        );
+        // A handshake is charged for the connections opened, none for the refused.
+        let r = run_with(&cluster, &w, name, &[("connect_cpu_ms", "5")]);
+        let opened = float::from_u64(r.new_connections);
+        assert!(
+            (r.client_cpu_ms - 5.0 * opened).abs() < 1e-6,
+            "{name}: {} ms for {opened} connections",
+            r.client_cpu_ms
+        );
+    }
 }
 
 #[test]

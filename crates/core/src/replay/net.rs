@@ -406,6 +406,21 @@ impl<'a> Net<'a> {
         }
     }
 
+    /// Whether a connection opened now to the cluster's node `node` would be refused (no node at
+    /// its address, or the node refusing connections when the handshake's `SYN` arrives): the
+    /// timed clock's answer to [`send_to`](Self::send_to) with `connect` would then be a
+    /// connection error.
+    pub fn refuses(&self, node: Option<NodeIdx>) -> bool {
+        let Some(n) = node else {
+            return true;
+        };
+        let arrive = self.now.get() + self.connect_us() + u64::from(self.timing.rtt_us / 2);
+        matches!(
+            self.cluster.fault_until(ms(arrive), n),
+            Some((FaultKind::ConnectionError, _))
+        )
+    }
+
     /// [`send`](Self::send) to the cluster's node `node` (from [`node_index`](Self::node_index)),
     /// the answer naming nodes by the cluster's numbers; `connect`: the connection opens first
     /// ([`connect_us`](Self::connect_us)).

@@ -39,12 +39,14 @@
 //!   failed (its exception, the connections its `except` closes), with the release's measured
 //!   costs ([`CPU_PY5`], [`CPU_PY8`]; options `initialize_cpu_ms`, `command_cpu_ms`,
 //!   `connect_cpu_ms`, `reply_cpu_ms`, `error_cpu_ms`, `closed_error_cpu_ms`,
-//!   `disconnect_cpu_ms`): a connection that ended under its command (a reply a reset lost)
-//!   costs little beyond the command's own work, a refused connect or a timeout far more. Under
-//!   a storm of reconnects this is what makes the application fall behind and skip. The slot
-//!   cache and the `COMMAND` table an initialisation builds are in place before its hold, and
-//!   the initialisation counts as done before the table's parse ends (what runs next sees them:
-//!   the commands due meanwhile skip `_lock`).
+//!   `refused_cpu_ms`, `disconnect_cpu_ms`): a connection that ended under its command (a
+//!   reply a reset lost) costs little beyond the command's own work, a refused connect a
+//!   fraction of a handshake, a timeout more. Under a storm of reconnects this is what makes
+//!   the application fall behind and skip. The slot cache and the `COMMAND` table an
+//!   initialisation builds are in place before its hold, and the initialisation counts as done
+//!   before the table's parse ends (what runs next sees them: the commands due meanwhile skip
+//!   `_lock`). A refused connect is known as such only for a command's attempt; an
+//!   initialisation's refused connects cost a connection's handshake, as before.
 //! - **CPython's full collections** (`gc_full_ms`, `gc_full_every`): the slot cache each
 //!   initialisation builds outlives the younger collections, so the initialisations fill the
 //!   oldest generation, and every few of them (4.6 in 5.0.0, whose cache holds a list per slot;
@@ -429,7 +431,10 @@ impl Client {
                 hold(net, self.opts.cpu.reply_us).await;
                 return Err(Fail::Closed(target));
             };
-            self.open_cost(connect, net).await;
+            // A refused connect does none of the handshake's work: its whole attempt is
+            // `refused_cpu_ms`, charged when it fails.
+            let refused = connect && net.refuses(node);
+            self.open_cost(connect && !refused, net).await;
             // The command goes out once the handshake of a new connection is done.
             let written = net.now_us() + if connect { net.connect_us() } else { 0 };
             let delivery = net.send_to(node, cmd, asking, connect);
@@ -497,9 +502,7 @@ impl Client {
                         asking = true;
                     }
                     // A new connection refused; an open one read at its end.
-                    Answer::ConnectionError if connect => {
-                        return Err(Fail::Node(Exception::ConnectionError, target))
-                    }
+                    Answer::ConnectionError if connect => return Err(Fail::Refused(target)),
                     Answer::ConnectionError => return Err(Fail::Closed(target)),
                     Answer::Timeout => return Err(Fail::Node(Exception::TimeoutError, target)),
                     Answer::ClusterDown => return Err(Fail::Raise(Exception::ClusterDownError)),
@@ -557,6 +560,13 @@ impl Client {
                     hold(net, self.opts.cpu.error_us).await;
                     self.on_node_error(node, net).await;
                     last = class;
+                }
+                Err(Fail::Refused(node)) => {
+                    // The reply's share of the attempt was held when it came.
+                    let cpu = &self.opts.cpu;
+                    hold(net, cpu.refused_us.saturating_sub(cpu.reply_us)).await;
+                    self.on_node_error(node, net).await;
+                    last = Exception::ConnectionError;
                 }
                 Err(Fail::Closed(node)) => {
                     hold(net, self.opts.cpu.closed_us).await;

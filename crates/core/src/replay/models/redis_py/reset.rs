@@ -13,6 +13,9 @@ pub(super) enum Fail {
     /// that node, retryable, whose exception costs less than a failed connect or a timeout
     /// (`closed_error_cpu_ms`).
     Closed(NodeIdx),
+    /// A new connection to that node refused: a `ConnectionError` on that node, retryable, the
+    /// whole attempt's work `refused_cpu_ms` (no handshake done).
+    Refused(NodeIdx),
     /// Raised to the application at once.
     Raise(Exception),
 }
@@ -64,7 +67,9 @@ mod tests {
     fn class(f: Option<Fail>) -> Option<(&'static str, bool)> {
         f.map(|f| match f {
             Fail::Node(e, _) => (ClientError::from(e).name, true),
-            Fail::Closed(_) => (ClientError::from(Exception::ConnectionError).name, true),
+            Fail::Closed(_) | Fail::Refused(_) => {
+                (ClientError::from(Exception::ConnectionError).name, true)
+            }
             Fail::Raise(e) => (ClientError::from(e).name, false),
         })
     }

@@ -105,9 +105,18 @@ pub(super) const OPTIONS: &[ModelOption] = &[
     },
     ModelOption {
         name: "error_cpu_ms",
-        doc: "the client's own time for an attempt that fails with a connection error or \
-              timeout (the exception raised and handled), holding the event loop (default 0.3)",
+        doc: "the client's own time for an attempt that times out, and for an initialisation \
+              that fails (the exception raised and handled), holding the event loop (default \
+              0.3)",
         default: "0.3",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
+        name: "refused_cpu_ms",
+        doc: "the client's own time for an attempt whose new connection was refused (the command \
+              routed, the connect tried, the ConnectionError raised and handled), holding the \
+              event loop (default 0.11 for 5.0.0, 0.2 for 7.2+)",
+        default: "0.2",
         ..ModelOption::PLAIN
     },
     ModelOption {
@@ -132,11 +141,13 @@ pub(super) struct Cpu {
     pub(super) connect_us: u64,
     /// `reply_cpu_ms`: sending one command and reading its reply.
     pub(super) reply_us: u64,
-    /// `error_cpu_ms`: an attempt that failed with a connection error or timeout.
+    /// `error_cpu_ms`: an attempt that timed out, an initialisation that failed.
     pub(super) error_us: u64,
     /// `closed_error_cpu_ms`: an attempt whose open connection ended under it, beyond
     /// `reply_us`.
     pub(super) closed_us: u64,
+    /// `refused_cpu_ms`: an attempt whose new connection was refused, the whole of it.
+    pub(super) refused_us: u64,
     /// `disconnect_cpu_ms`: closing one open connection at a reset.
     pub(super) disconnect_us: u64,
     /// `gc_full_ms`: one full collection of the cyclic garbage collector.
@@ -221,6 +232,7 @@ impl Settings {
                 connect_us: o.library_value("connect_cpu_ms", cpu.connect_us, parse_cpu_ms, us)?,
                 reply_us: o.library_value("reply_cpu_ms", cpu.reply_us, parse_cpu_ms, us)?,
                 error_us: o.library_value("error_cpu_ms", cpu.error_us, parse_cpu_ms, us)?,
+                refused_us: o.library_value("refused_cpu_ms", cpu.refused_us, parse_cpu_ms, us)?,
                 closed_us: o.library_value(
                     "closed_error_cpu_ms",
                     cpu.closed_us,
@@ -285,6 +297,11 @@ impl Settings {
 ///   each (2026-12-07, `cpu_cost.py`). The application's traces agree: such failures back to
 ///   back 0.06 ms apart (5.0.0, 8 in a reset) and 0.13-0.15 ms (8.1.0, 301 on a killed node),
 ///   trace writes included, where refused connects came 0.49 ms apart (884);
+/// - `refused_us`, a `ZADD` routed to a node whose port refuses connections, the whole attempt
+///   (routing, the connect tried, the `ConnectionError` through the handler, no retry), process
+///   CPU time, median of 200, Redis 7.0: 5.0.0 0.089 and 0.133 ms, 8.1.0 0.191 and 0.212 ms
+///   (2026-12-07, a probe and `cpu_cost.py`). The model charged such an attempt a whole
+///   connection with its handshake (`connect_us`) and `error_us`: 0.55 and 1.6 ms;
 /// - `disconnect_us`, one open connection closed by `NodesManager.aclose()` (`close()` in
 ///   5.0.0), process CPU time over 10 closes of 150 connections each, Valkey 8.1 and Redis 7.0:
 ///   5.0.0 0.038-0.041 ms, 8.1.0 0.055-0.059 ms (2026-12-04). `connect_us` includes it.
@@ -306,6 +323,7 @@ pub(super) const CPU_PY5: Cpu = Cpu {
     reply_us: 90,
     error_us: 300,
     closed_us: 7,
+    refused_us: 110,
     disconnect_us: 40,
     gc_full_us: 10_400,
     gc_every_milli: 4_600,
@@ -318,6 +336,7 @@ pub(super) const CPU_PY8: Cpu = Cpu {
     reply_us: 150,
     error_us: 300,
     closed_us: 83,
+    refused_us: 200,
     disconnect_us: 57,
     gc_full_us: 10_100,
     gc_every_milli: 20_000,
