@@ -122,43 +122,39 @@ async def closed_cost(port):
     samples, refused = [], []
     slot = client.keyslot("cpu-cost")
     closed_port = free_port()
+    startup = dict(client.nodes_manager.startup_nodes)
+
+    async def failing(member, score, into):
+        """Times a `ZADD` of `member` at `score` that raises `ConnectionError` into `into`, the client's
+        reset a no-op meanwhile; then undoes what its handler did (the node 5.0.0 popped, the
+        reset 8.1.0 asked for)."""
+        for name in resets:
+            setattr(cls, name, no_reset)
+        start = time.process_time()
+        try:
+            await client.zadd("cpu-cost", {member: score})
+        except ConnectionError:
+            into.append(time.process_time() - start)
+        finally:
+            for name, method in resets.items():
+                setattr(cls, name, method)
+        client.nodes_manager.startup_nodes.update(startup)
+        client._initialize = False
+
     for i in range(CLOSED):
         await client.zadd("cpu-cost", {"closed": i})
         node = client.get_node_from_key("cpu-cost")
         for conn in list(node._free):
             conn._reader.feed_eof()
-        startup = dict(client.nodes_manager.startup_nodes)
-        for name in resets:
-            setattr(cls, name, no_reset)
-        start = time.process_time()
-        try:
-            await client.zadd("cpu-cost", {"closed": i})
-        except ConnectionError:
-            samples.append(time.process_time() - start)
-        finally:
-            for name, method in resets.items():
-                setattr(cls, name, method)
-        # The node 5.0.0 popped, and the reset 8.1.0 asked for, undone for the next round.
-        client.nodes_manager.startup_nodes.update(startup)
-        client._initialize = False
+        await failing("closed", i, samples)
         await node.disconnect()
         kwargs = {k: v for k, v in node.connection_kwargs.items() if k not in ("host", "port")}
-        dead = ClusterNode("127.0.0.1", closed_port, server_type="primary", **kwargs)
         owners = client.nodes_manager.slots_cache[slot]
-        client.nodes_manager.slots_cache[slot] = [dead]
-        for name in resets:
-            setattr(cls, name, no_reset)
-        start = time.process_time()
-        try:
-            await client.zadd("cpu-cost", {"refused": i})
-        except ConnectionError:
-            refused.append(time.process_time() - start)
-        finally:
-            for name, method in resets.items():
-                setattr(cls, name, method)
+        client.nodes_manager.slots_cache[slot] = [
+            ClusterNode("127.0.0.1", closed_port, server_type="primary", **kwargs)
+        ]
+        await failing("refused", i, refused)
         client.nodes_manager.slots_cache[slot] = owners
-        client.nodes_manager.startup_nodes.update(startup)
-        client._initialize = False
     loop.set_exception_handler(None)
     await close(client)
     median = lambda s: statistics.median(s) if s else None  # noqa: E731

@@ -266,6 +266,16 @@ fn info_of_a(ms: u64, kills: u64) -> Line {
     })
 }
 
+/// Incident 2 whose recording knows a kill of A's connections only between two samples 500 ms
+/// apart (the count of `CLIENT KILL` rose between +3.0 s and +3.5 s).
+fn killed_within_a_window() -> SimCluster {
+    let mut builder = incident2_builder();
+    for (ms, kills) in [(2_500, 0), (3_000, 0), (3_500, 1), (4_000, 1)] {
+        builder.push(&info_of_a(ms, kills));
+    }
+    builder.build()
+}
+
 #[test]
 fn a_kill_known_within_a_window_is_replayed_at_its_moments_and_the_majority_answers() {
     // A remapped redis-py 5.0.0 storm (every answer collapsed onto A, B's keys MOVED, a reset
@@ -274,11 +284,7 @@ fn a_kill_known_within_a_window_is_replayed_at_its_moments_and_the_majority_answ
     // that cycle the kill comes. The recording knows the kill only between two samples 500 ms
     // apart: the replay tries 15 places of that window, answers with the majority and says how
     // many wedged; each place alone gives what it counted.
-    let mut builder = incident2_builder();
-    for (ms, kills) in [(2_500, 0), (3_000, 0), (3_500, 1), (4_000, 1)] {
-        builder.push(&info_of_a(ms, kills));
-    }
-    let cluster = builder.build();
+    let cluster = killed_within_a_window();
     assert!(cluster.has_uncertain_kills());
     let w = paced(8, 57);
     let opts = remapped_py5_options();
@@ -325,11 +331,7 @@ fn hypotheses_replay_a_variant_at_the_moments_of_a_kill_window_as_replay_does() 
     // The storm above, ranked as `slotscope hypotheses` ranks a variant: with the kill known only
     // within its window, the variant's figures are those `replay_over_kill_moments` gives (the
     // majority's run nearest the window's middle), not the middle's own.
-    let mut builder = incident2_builder();
-    for (ms, kills) in [(2_500, 0), (3_000, 0), (3_500, 1), (4_000, 1)] {
-        builder.push(&info_of_a(ms, kills));
-    }
-    let cluster = builder.build();
+    let cluster = killed_within_a_window();
     let opts = remapped_py5_options();
     let config: Vec<(&str, String)> = REMAPPED_PY5.map(|(k, v)| (k, v.to_owned())).to_vec();
     let variants = [Variant::new("redis-py@5.0.0", &config)];
