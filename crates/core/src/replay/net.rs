@@ -407,14 +407,16 @@ impl<'a> Net<'a> {
     }
 
     /// Whether a connection opened now to the cluster's node `node` would be refused (no node at
-    /// its address, or the node refusing connections when the handshake's `SYN` arrives): the
-    /// timed clock's answer to [`send_to`](Self::send_to) with `connect` would then be a
-    /// connection error.
-    pub fn refuses(&self, node: Option<NodeIdx>) -> bool {
+    /// its address, or the node refusing connections when the command would arrive): the timed
+    /// clock's answer to [`send_to`](Self::send_to) with `connect` (and `asking`) would then be
+    /// a connection error.
+    pub fn refuses(&self, node: Option<NodeIdx>, asking: bool) -> bool {
         let Some(n) = node else {
             return true;
         };
-        let arrive = self.now.get() + self.connect_us() + u64::from(self.timing.rtt_us / 2);
+        let rtt = u64::from(self.timing.rtt_us);
+        let asked = if asking { rtt } else { 0 };
+        let arrive = self.now.get() + self.connect_us() + asked + rtt / 2;
         matches!(
             self.cluster.fault_until(ms(arrive), n),
             Some((FaultKind::ConnectionError, _))

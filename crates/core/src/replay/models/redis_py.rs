@@ -433,7 +433,7 @@ impl Client {
             };
             // A refused connect does none of the handshake's work: its whole attempt is
             // `refused_cpu_ms`, charged when it fails.
-            let refused = connect && net.refuses(node);
+            let refused = connect && net.refuses(node, asking);
             self.open_cost(connect && !refused, net).await;
             // The command goes out once the handshake of a new connection is done.
             let written = net.now_us() + if connect { net.connect_us() } else { 0 };

@@ -6,7 +6,7 @@ use crate::timeline::NodeIdx;
 
 /// How one attempt ended, when not with a reply.
 pub(super) enum Fail {
-    /// A connection error or timeout on that node: retryable.
+    /// Another failure on that node (a timeout): retryable, its exception `error_cpu_ms`.
     Node(Exception, NodeIdx),
     /// The command's open connection to that node ended under it (its reply lost to a reset, a
     /// `CLIENT KILL` or the node's end: the stream read at its end): a `ConnectionError` on

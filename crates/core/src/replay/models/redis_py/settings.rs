@@ -288,8 +288,9 @@ impl Settings {
 ///   closed stream, the exception through `_execute_command`'s handler and the retry loop): 8.1.0
 ///   retrying on a dead node with 6 in flight, the application's trace, 203 failures one after
 ///   the other in the same loop turn: median 0.30 ms apart (quartiles 0.30-0.40; 2026-12-04). Not
-///   timed on 5.0.0, whose every failure closes the client: the same figure. It is the cost of
-///   a refused connect; an attempt whose open connection ended under it costs far less:
+///   timed on 5.0.0, whose every failure closes the client: the same figure. Timed on refused
+///   connects, it now stands for timeouts and failed initialisations: a refused connect and an
+///   attempt whose open connection ended under it cost far less, and have their own figures:
 /// - `closed_us`, a `ZADD` whose connection's stream is at its end when the reply is read (as a
 ///   reset's `disconnect()` leaves it), raised through `_execute_command`'s handler with no
 ///   retry, `close()` a no-op as after a reset, process CPU time, median of 200, less a `ZADD`'s
