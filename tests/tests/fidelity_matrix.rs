@@ -163,13 +163,24 @@ fn check_harness(seed: u64, r: &CaseResult) {
         r.case.duration_s
     );
     // Every success is one success reply: the replies to the command less MOVED, ASK and other
-    // error replies. Real calls ≈ issued − failed: exactly, up to the failures.
+    // error replies. Real calls ≈ issued − failed: exactly, up to the failures. A connection
+    // killed under an exchange can leave that exchange counted on one side only (Lettuce counts
+    // replies in its command listener and redirections on its event bus: 1 865 success replies
+    // for 1 866 successes once 5 connections were killed, case 17562185268355143673): one per
+    // connection killed at most.
     let ok_replies = app.calls(cmd) - app.moved(cmd) - app.ask(cmd) - app.error_replies(cmd);
-    assert_eq!(
-        ok_replies,
-        app.succeeded,
-        "{ctx}: {ok_replies} success replies for {} successes (calls {}, MOVED {}, ASK {}, \
-         error replies {})",
+    let killed: u64 = r
+        .events
+        .iter()
+        .filter_map(|e| {
+            let (n, rest) = e.what.split_once(" connections of ")?;
+            rest.contains(" killed").then(|| n.parse::<u64>().ok())?
+        })
+        .sum();
+    assert!(
+        ok_replies.abs_diff(app.succeeded) <= killed,
+        "{ctx}: {ok_replies} success replies for {} successes, {killed} connections killed \
+         (calls {}, MOVED {}, ASK {}, error replies {})",
         app.succeeded,
         app.calls(cmd),
         app.moved(cmd),
