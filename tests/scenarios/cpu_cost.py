@@ -24,11 +24,11 @@ virtualenv of the redis-py release to time, measures process CPU time of:
 
 Prints one JSON line of the model's option names (crates/core/src/replay/models/redis_py/
 settings.rs) and their medians in milliseconds: `initialize_cpu_ms`, `command_cpu_ms`,
-`connect_cpu_ms`, `reply_cpu_ms`, `closed_error_cpu_ms`, `refused_cpu_ms`, and `gc_full_ms` (the median full
-collection) and `gc_full_every` (cycles per full collection; both left out when none came). The
-fidelity matrix runs it before its redis-py cases and gives the figures to every replay (`--set
-NAME=VALUE`): the machine's speed changes between days by more than the matrix's targets allow.
-A user can run it on their application's host.
+`connect_cpu_ms`, `reply_cpu_ms`, `closed_error_cpu_ms`, `refused_cpu_ms`, and `gc_full_ms` (the
+median full collection) and `gc_full_every` (cycles per full collection; both left out when none
+came). The fidelity matrix runs it before its redis-py cases and gives the figures to every
+replay (`--set NAME=VALUE`): the machine's speed changes between days by more than the matrix's
+targets allow. A user can run it on their application's host.
 """
 
 import asyncio
@@ -102,7 +102,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-async def closed_cost(port):
+async def failure_costs(port):
     """The median process CPU times of a `ZADD` whose connection ended under it, and of one
     whose node refuses connections (see above)."""
     with warnings.catch_warnings():
@@ -119,15 +119,15 @@ async def closed_cost(port):
     loop = asyncio.get_running_loop()
     # The server's reply reaches the ended stream later, which asyncio reports: not the client's.
     loop.set_exception_handler(lambda _loop, _context: None)
-    samples, refused = [], []
+    closed, refused = [], []
     slot = client.keyslot("cpu-cost")
     closed_port = free_port()
     startup = dict(client.nodes_manager.startup_nodes)
 
     async def failing(member, score, into):
-        """Times a `ZADD` of `member` at `score` that raises `ConnectionError` into `into`, the client's
-        reset a no-op meanwhile; then undoes what its handler did (the node 5.0.0 popped, the
-        reset 8.1.0 asked for)."""
+        """Times a `ZADD` of `member` at `score` that raises `ConnectionError` into `into`, the
+        client's reset a no-op meanwhile; then undoes what its handler did (the node 5.0.0
+        popped, the reset 8.1.0 asked for)."""
         for name in resets:
             setattr(cls, name, no_reset)
         start = time.process_time()
@@ -146,7 +146,7 @@ async def closed_cost(port):
         node = client.get_node_from_key("cpu-cost")
         for conn in list(node._free):
             conn._reader.feed_eof()
-        await failing("closed", i, samples)
+        await failing("closed", i, closed)
         await node.disconnect()
         kwargs = {k: v for k, v in node.connection_kwargs.items() if k not in ("host", "port")}
         owners = client.nodes_manager.slots_cache[slot]
@@ -158,7 +158,7 @@ async def closed_cost(port):
     loop.set_exception_handler(None)
     await close(client)
     median = lambda s: statistics.median(s) if s else None  # noqa: E731
-    return median(samples), median(refused)
+    return median(closed), median(refused)
 
 
 async def main(port, cycles):
@@ -170,7 +170,7 @@ async def main(port, cycles):
     for i in range(REPLIES):
         await client.zadd("cpu-cost", {str(i % 100): i})
     reply = (time.process_time() - start) / REPLIES
-    closed, refused = await closed_cost(port)
+    closed, refused = await failure_costs(port)
     await client.delete("cpu-cost")
     timed(NodesManager, "initialize", slots)
     timed(AsyncCommandsParser, "initialize", command)

@@ -406,6 +406,18 @@ impl<'a> Net<'a> {
         }
     }
 
+    /// When a command sent now goes out (timed clock): a new connection's handshake
+    /// (`connect`), and ASKING, are round trips of their own first.
+    fn start_us(&self, connect: bool, asking: bool) -> u64 {
+        let opening = if connect { self.connect_us() } else { 0 };
+        let asked = if asking {
+            u64::from(self.timing.rtt_us)
+        } else {
+            0
+        };
+        self.now.get() + opening + asked
+    }
+
     /// Whether a connection opened now to the cluster's node `node` would be refused (no node at
     /// its address, or the node refusing connections when the command would arrive): the timed
     /// clock's answer to [`send_to`](Self::send_to) with `connect` (and `asking`) would then be
@@ -414,9 +426,7 @@ impl<'a> Net<'a> {
         let Some(n) = node else {
             return true;
         };
-        let rtt = u64::from(self.timing.rtt_us);
-        let asked = if asking { rtt } else { 0 };
-        let arrive = self.now.get() + self.connect_us() + asked + rtt / 2;
+        let arrive = self.start_us(true, asking) + u64::from(self.timing.rtt_us / 2);
         matches!(
             self.cluster.fault_until(ms(arrive), n),
             Some((FaultKind::ConnectionError, _))
@@ -437,9 +447,7 @@ impl<'a> Net<'a> {
         let now = self.now.get();
         let (answer, at) = if self.timed {
             let rtt = u64::from(self.timing.rtt_us);
-            // A new connection's handshake, and ASKING, are round trips of their own first.
-            let opening = if connect { self.connect_us() } else { 0 };
-            let start = now + opening + if asking { rtt } else { 0 };
+            let start = self.start_us(connect, asking);
             let service = self.service_us(name);
             let arrive = start + rtt / 2;
             match node.and_then(|n| self.cluster.fault_until(ms(arrive), n)) {

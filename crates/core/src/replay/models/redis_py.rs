@@ -555,27 +555,17 @@ impl Client {
                     outcome = Some(Outcome::Ok);
                     break;
                 }
-                Err(Fail::Node(class, node)) => {
-                    // The exception raised and handled holds the loop.
-                    hold(net, self.opts.cpu.error_us).await;
-                    self.on_node_error(node, net).await;
-                    last = class;
-                }
-                Err(Fail::Refused(node)) => {
-                    // The reply's share of the attempt was held when it came.
-                    let cpu = &self.opts.cpu;
-                    hold(net, cpu.refused_us.saturating_sub(cpu.reply_us)).await;
-                    self.on_node_error(node, net).await;
-                    last = Exception::ConnectionError;
-                }
-                Err(Fail::Closed(node)) => {
-                    hold(net, self.opts.cpu.closed_us).await;
-                    self.on_node_error(node, net).await;
-                    last = Exception::ConnectionError;
-                }
                 Err(Fail::Raise(class)) => {
                     outcome = Some(Outcome::Failed(class.into()));
                     break;
+                }
+                Err(fail) => {
+                    if let Some((class, node)) = fail.retried() {
+                        // The exception raised and handled holds the loop.
+                        hold(net, fail.cpu_us(&self.opts.cpu)).await;
+                        self.on_node_error(node, net).await;
+                        last = class;
+                    }
                 }
             }
         }

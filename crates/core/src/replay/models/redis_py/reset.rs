@@ -1,6 +1,7 @@
 //! What a reset (`close()` / `aclose()`, every connection dropped) does to a command whose reply
 //! it finds on a closed connection.
 
+use super::settings::Cpu;
 use super::{Exception, Flavor};
 use crate::timeline::NodeIdx;
 
@@ -18,6 +19,28 @@ pub(super) enum Fail {
     Refused(NodeIdx),
     /// Raised to the application at once.
     Raise(Exception),
+}
+
+impl Fail {
+    /// The exception and the node of a failure retried on its node (`None`: raised at once).
+    pub(super) fn retried(&self) -> Option<(Exception, NodeIdx)> {
+        match *self {
+            Fail::Node(class, node) => Some((class, node)),
+            Fail::Closed(node) | Fail::Refused(node) => Some((Exception::ConnectionError, node)),
+            Fail::Raise(_) => None,
+        }
+    }
+
+    /// The client's own work its exception costs, held after the attempt's reply (whose own
+    /// `reply_us` was held when it came: a refused attempt's whole cost is `refused_us`).
+    pub(super) fn cpu_us(&self, cpu: &Cpu) -> u64 {
+        match self {
+            Fail::Node(..) => cpu.error_us,
+            Fail::Closed(_) => cpu.closed_us,
+            Fail::Refused(_) => cpu.refused_us.saturating_sub(cpu.reply_us),
+            Fail::Raise(_) => 0,
+        }
+    }
 }
 
 /// What a command of `target` whose connection a reset closed under it (at `closed`, µs) meets;
@@ -65,12 +88,10 @@ mod tests {
 
     /// The exception's name, and whether it is retried on its node.
     fn class(f: Option<Fail>) -> Option<(&'static str, bool)> {
-        f.map(|f| match f {
-            Fail::Node(e, _) => (ClientError::from(e).name, true),
-            Fail::Closed(_) | Fail::Refused(_) => {
-                (ClientError::from(Exception::ConnectionError).name, true)
-            }
-            Fail::Raise(e) => (ClientError::from(e).name, false),
+        f.map(|f| match (f.retried(), f) {
+            (Some((e, _)), _) => (ClientError::from(e).name, true),
+            (None, Fail::Raise(e)) => (ClientError::from(e).name, false),
+            (None, _) => unreachable!("every failure but a raise is retried"),
         })
     }
 
