@@ -1,6 +1,7 @@
 //! Node identity: the cluster node id and the address a node is reached at.
 
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::str::FromStr;
 use std::sync::Arc;
 
@@ -36,7 +37,7 @@ impl fmt::Display for NodeId {
 }
 
 /// A `host:port` address (host is a name, an IPv4 or an IPv6 address without brackets).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct NodeAddr {
     /// Shared, not copied: an address is cloned into every line and table that names its node
@@ -68,6 +69,24 @@ impl NodeAddr {
     /// The TCP port.
     pub fn port(&self) -> u16 {
         self.port
+    }
+}
+
+/// Two addresses are equal when their hosts and ports are; the clones of one address share
+/// their host, so a comparison of those compares a pointer, not the text (the replay compares
+/// addresses on every exchange).
+impl PartialEq for NodeAddr {
+    #[inline]
+    fn eq(&self, other: &NodeAddr) -> bool {
+        self.port == other.port && (Arc::ptr_eq(&self.host, &other.host) || self.host == other.host)
+    }
+}
+
+/// Hashes what [`PartialEq`] compares: the host's text and the port.
+impl Hash for NodeAddr {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.host.hash(state);
+        self.port.hash(state);
     }
 }
 
@@ -160,6 +179,25 @@ mod tests {
                 .port(),
             6379
         );
+    }
+
+    #[test]
+    fn addresses_are_equal_by_text_whether_or_not_they_share_their_host() {
+        use std::collections::hash_map::DefaultHasher;
+        let hash = |a: &NodeAddr| {
+            let mut h = DefaultHasher::new();
+            a.hash(&mut h);
+            h.finish()
+        };
+        let a: NodeAddr = "10.0.0.1:6379".parse().unwrap();
+        let apart: NodeAddr = "10.0.0.1:6379".parse().unwrap();
+        let clone = a.clone();
+        assert!(!Arc::ptr_eq(&a.host, &apart.host) && Arc::ptr_eq(&a.host, &clone.host));
+        assert_eq!(a, apart);
+        assert_eq!(a, clone);
+        assert_eq!(hash(&a), hash(&apart));
+        assert_ne!(a, "10.0.0.1:6380".parse::<NodeAddr>().unwrap());
+        assert_ne!(a, "10.0.0.2:6379".parse::<NodeAddr>().unwrap());
     }
 
     #[test]

@@ -39,7 +39,7 @@ mod slot_cache;
 mod version;
 mod wakes;
 
-pub use client::{ClientModel, Execution, Transport};
+pub use client::{ClientModel, Execution, Started, Transport};
 pub use client_state::{ClientSnapshot, ClientState};
 pub(crate) use cluster::DOWN_PAST_END_MS;
 pub use cluster::{

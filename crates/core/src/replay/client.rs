@@ -90,6 +90,20 @@ pub fn numbered_once(
 /// A running command of a model: completes with its outcome (see [`ClientModel::execute`]).
 pub type Execution<'a> = Pin<Box<dyn Future<Output = Outcome> + 'a>>;
 
+/// A command a model has started ([`ClientModel::start`]).
+pub enum Started<'a> {
+    /// It runs on: the driver polls it whenever what it waits for is due.
+    Running(Execution<'a>),
+    /// It was decided at once (a synchronous model runs a command to its end when it starts):
+    /// its outcome, which the application has at `at_us`.
+    At {
+        /// What the command came to.
+        outcome: Outcome,
+        /// When the application has it (µs of the virtual clock).
+        at_us: u64,
+    },
+}
+
 /// A client library's routing state machine, shared by the application's commands in flight.
 ///
 /// The state lives behind `&self` (interior mutability): several commands run at once, each an
@@ -100,6 +114,12 @@ pub trait ClientModel {
     fn name(&self) -> &str;
     /// Runs one application command on `cmd`'s key through `net`.
     fn execute<'a>(&'a self, cmd: Routed, net: &'a Net<'_>) -> Execution<'a>;
+    /// Starts one application command (the timed clock): by default its
+    /// [`execute`](Self::execute)'s task; a model that decides a command when it starts gives
+    /// the outcome and its moment instead, and the driver keeps no task for it.
+    fn start<'a>(&'a self, cmd: Routed, net: &'a Net<'_>) -> Started<'a> {
+        Started::Running(self.execute(cmd, net))
+    }
     /// Runs one application command to its end at once (the instant clock of the lanes, where
     /// nothing waits for another task). The default runs [`execute`](Self::execute); a model
     /// can run the same code without boxing it.

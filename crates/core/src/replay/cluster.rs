@@ -231,6 +231,13 @@ impl SimCluster {
         first_kill(&self.kills, node, after, until)
     }
 
+    /// Whether the recording shows anyone closing clients' connections at all (a model then
+    /// need not look up a node to learn that nobody closed its connections).
+    #[inline]
+    pub fn has_kills(&self) -> bool {
+        !self.kills.is_empty()
+    }
+
     /// Whether some kill's moment is known only within a window (between two `INFO` samples),
     /// so that another moment of it might change a replay's answer (`kill_moments.rs`).
     pub fn has_uncertain_kills(&self) -> bool {

@@ -260,6 +260,22 @@ impl<'a> Net<'a> {
         self.wakes.borrow().peek()
     }
 
+    /// Whether what the current task waits for, due at `at_us`, is there now: at once when that
+    /// is not later than now, or when nothing else happens before it (the clock then moves to
+    /// it); otherwise the task is resumed at `at_us` and this is `false`.
+    #[inline]
+    pub(super) fn arrives_now(&self, at_us: u64) -> bool {
+        if at_us <= self.now.get() {
+            return true;
+        }
+        if !self.timed || at_us < self.horizon.get() {
+            self.now.set(at_us);
+            return true;
+        }
+        self.wake(self.task.get(), at_us);
+        false
+    }
+
     /// Resumes `task` at `at_us` (a lock released, a delivery due).
     pub fn wake(&self, task: TaskId, at_us: u64) {
         self.wakes.borrow_mut().push(at_us, task);
@@ -332,10 +348,7 @@ impl<'a> Net<'a> {
 
     fn index(&self, addr: &NodeAddr) -> Option<NodeIdx> {
         let mut seen = self.seen.borrow_mut();
-        if let Some((_, i)) = seen
-            .iter()
-            .find(|(a, _)| a.port() == addr.port() && a.host() == addr.host())
-        {
+        if let Some((_, i)) = seen.iter().find(|(a, _)| a == addr) {
             return *i;
         }
         let i = self.cluster.node_index(addr);
@@ -392,8 +405,15 @@ impl<'a> Net<'a> {
     /// Whether someone closed the clients' connections of the cluster's node `n` after `since`
     /// (µs) and by `until` (µs): a connection to it open since then is closed
     /// ([`SimCluster::killed`]).
+    #[inline]
     pub fn killed(&self, n: NodeIdx, since_us: u64, until_us: u64) -> bool {
-        self.cluster.killed(n, ms(since_us), ms(until_us)).is_some()
+        self.cluster.has_kills() && self.cluster.killed(n, ms(since_us), ms(until_us)).is_some()
+    }
+
+    /// Whether the recording shows anyone closing clients' connections at all.
+    #[inline]
+    pub fn has_kills(&self) -> bool {
+        self.cluster.has_kills()
     }
 
     /// How long opening a connection takes before its first command: the TCP handshake and the

@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 use std::task::{Context, Poll, Waker};
 
-use super::client::{ClientModel, Execution};
+use super::client::{ClientModel, Execution, Started};
 use super::client_state::ClientState;
 use super::cluster::SimCluster;
 use super::net::{Counts, Net, TaskId};
@@ -243,6 +243,13 @@ fn micros(t: Timestamp) -> u64 {
     t.0.saturating_mul(1000)
 }
 
+/// A command in flight: a model's task, or the outcome a model decided when it started, which
+/// the application has at the task's wake.
+enum Task<'a> {
+    Running(Execution<'a>),
+    At(Outcome),
+}
+
 /// Polls `task` once.
 fn poll(task: &mut Execution<'_>) -> Poll<Outcome> {
     task.as_mut().poll(&mut Context::from_waker(Waker::noop()))
@@ -318,8 +325,9 @@ fn run_in_flight<'a>(
     cap: u32,
 ) -> u32 {
     let cap = usize::try_from(cap).unwrap_or(usize::MAX);
-    // Running tasks by id: the execution, its command name and second.
-    let mut tasks: Vec<Option<(Execution<'a>, usize, usize)>> = Vec::new();
+    // Running tasks by id: the execution (or the outcome it has at its wake), its command name
+    // and second.
+    let mut tasks: Vec<Option<(Task<'a>, usize, usize)>> = Vec::new();
     let mut free: Vec<TaskId> = Vec::new();
     let mut in_flight = 0_usize;
     let mut peak = 0_usize;
@@ -364,17 +372,32 @@ fn run_in_flight<'a>(
             let horizon = horizon(net, workload, next, in_flight < cap);
             net.enter(id, now, horizon);
             net.set_task(id, name, second);
-            let mut task = client.execute(routed, net);
-            match poll(&mut task) {
-                Poll::Ready(outcome) => {
-                    if in_flight == cap {
-                        room_since = net.now_us();
+            // The outcome now; else the task waits in its place.
+            let ready = match client.start(routed, net) {
+                Started::Running(mut task) => match poll(&mut task) {
+                    Poll::Ready(outcome) => Some(outcome),
+                    Poll::Pending => {
+                        tasks[id] = Some((Task::Running(task), name, second));
+                        None
                     }
-                    in_flight -= 1;
-                    free.push(id);
-                    rec.done(name, second, outcome, (net.now(), net.now()), client);
+                },
+                // As its task would on its first poll: the outcome now, or at its wake.
+                Started::At { outcome, at_us } => {
+                    if net.arrives_now(at_us) {
+                        Some(outcome)
+                    } else {
+                        tasks[id] = Some((Task::At(outcome), name, second));
+                        None
+                    }
                 }
-                Poll::Pending => tasks[id] = Some((task, name, second)),
+            };
+            if let Some(outcome) = ready {
+                if in_flight == cap {
+                    room_since = net.now_us();
+                }
+                in_flight -= 1;
+                free.push(id);
+                rec.done(name, second, outcome, (net.now(), net.now()), client);
             }
             continue;
         }
@@ -390,7 +413,12 @@ fn run_in_flight<'a>(
         let (name, second) = (*name, *second);
         let horizon = horizon(net, workload, next, in_flight < cap);
         net.enter(id, at.max(net.busy_until()), horizon);
-        if let Poll::Ready(outcome) = poll(task) {
+        let ready = match task {
+            Task::Running(task) => poll(task),
+            // Its only wake is its outcome's moment.
+            Task::At(outcome) => Poll::Ready(*outcome),
+        };
+        if let Poll::Ready(outcome) = ready {
             *slot = None;
             if in_flight == cap {
                 room_since = net.now_us();

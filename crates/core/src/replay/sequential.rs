@@ -11,7 +11,7 @@
 
 use std::cell::RefCell;
 
-use super::client::{ClientModel, Execution, Transport};
+use super::client::{ClientModel, Execution, Started, Transport};
 use super::client_state::{ClientSnapshot, ClientState};
 use super::cluster::Reply;
 use super::net::Net;
@@ -125,10 +125,28 @@ impl Transport for Local<'_, '_> {
     }
 
     fn killed(&self, to: &NodeAddr, since: Timestamp) -> bool {
-        self.net.node_index(to).is_some_and(|n| {
-            self.net
-                .killed(n, since.0.saturating_mul(1000), self.now_us)
-        })
+        self.net.has_kills()
+            && self.net.node_index(to).is_some_and(|n| {
+                self.net
+                    .killed(n, since.0.saturating_mul(1000), self.now_us)
+            })
+    }
+}
+
+impl<M: SyncModel> Sequential<M> {
+    /// Runs `cmd` to its end on the model's own clock from now: its outcome and the moment it
+    /// ends; the shared clock stays at the start (the timed clock delivers the outcome then).
+    fn decide(&self, cmd: Routed, net: &Net<'_>) -> (Outcome, u64) {
+        let start_us = net.now_us();
+        let mut local = Local {
+            net,
+            now_us: start_us,
+            start_us,
+        };
+        let outcome = self.model.borrow_mut().execute(cmd, &mut local);
+        let end = local.now_us;
+        net.set_now(start_us);
+        (outcome, end)
     }
 }
 
@@ -138,21 +156,16 @@ impl<M: SyncModel> ClientModel for Sequential<M> {
     }
 
     fn execute<'a>(&'a self, cmd: Routed, net: &'a Net<'_>) -> Execution<'a> {
-        let start_us = net.now_us();
-        let (outcome, end) = {
-            let mut local = Local {
-                net,
-                now_us: start_us,
-                start_us,
-            };
-            let outcome = self.model.borrow_mut().execute(cmd, &mut local);
-            (outcome, local.now_us)
-        };
-        net.set_now(start_us);
+        let (outcome, end) = self.decide(cmd, net);
         Box::pin(async move {
             net.until(end).await;
             outcome
         })
+    }
+
+    fn start<'a>(&'a self, cmd: Routed, net: &'a Net<'_>) -> Started<'a> {
+        let (outcome, at_us) = self.decide(cmd, net);
+        Started::At { outcome, at_us }
     }
 
     fn execute_instant(&self, cmd: Routed, net: &Net<'_>) -> Outcome {

@@ -420,6 +420,12 @@ impl Client {
         self.cfg.resolver.clone().unwrap_or_else(|| addr.clone())
     }
 
+    /// Where node `i`'s connections go (`addressResolver` of its address), without a copy.
+    fn resolved(&self, i: NodeIdx) -> Option<&NodeAddr> {
+        let addr = self.nodes.addr(i)?;
+        Some(self.cfg.resolver.as_ref().unwrap_or(addr))
+    }
+
     /// `update_upon_moved_error` (:2877-2948): when `to` is a replica of the slot's shard (a
     /// failover), it becomes the shard's primary and the old primary its replica
     /// (`std::mem::swap` of the two, `cluster_routing.rs:1462-1465`, "scenario 2", :2895-2900):
@@ -486,13 +492,13 @@ impl Client {
         asking: bool,
         net: &mut dyn Transport,
     ) -> (Reply, bool) {
-        let Some(addr) = self.nodes.addr(i).map(|a| self.resolve(a)) else {
+        let Some(addr) = self.resolved(i) else {
             return (Reply::ConnectionError, false);
         };
         let sent = net.now();
         let was_open = self.nodes.get(i).open;
-        let mut reply = net.send(&addr, cmd, asking);
-        let dropped = was_open && net.killed(&addr, sent);
+        let mut reply = net.send(addr, cmd, asking);
+        let dropped = was_open && net.killed(addr, sent);
         if dropped {
             reply = Reply::ConnectionError;
         }
@@ -564,12 +570,7 @@ impl Client {
                 }
             };
             let n = *self.nodes.get(node);
-            if n.open
-                && self
-                    .nodes
-                    .addr(node)
-                    .is_some_and(|a| net.killed(&self.resolve(a), n.since))
-            {
+            if n.open && self.resolved(node).is_some_and(|a| net.killed(a, n.since)) {
                 // Someone closed its connections (`CLIENT KILL`) since they were opened: the
                 // reading task saw it and the disconnect notifier woke the validation, which
                 // reconnects both connections of each such node at once (no error, no refresh).

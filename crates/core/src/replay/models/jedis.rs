@@ -392,9 +392,9 @@ impl Client {
 
     /// The address a socket for `node` connects to: `getSocketHostAndPort` asks the
     /// `hostAndPortMapper` (`DefaultJedisSocketFactory.java:131-139`).
-    fn dial(&self, node: NodeIdx) -> Option<NodeAddr> {
+    fn dial(&self, node: NodeIdx) -> Option<&NodeAddr> {
         let announced = self.nodes.addr(node)?;
-        Some(self.cfg.mapper.clone().unwrap_or_else(|| announced.clone()))
+        Some(self.cfg.mapper.as_ref().unwrap_or(announced))
     }
 
     /// The nodes that have a pool.
@@ -412,7 +412,7 @@ impl Client {
         let seen = self.nodes.get(node).kills_seen_us;
         let killed = self
             .dial(node)
-            .is_some_and(|a| net.killed(&a, Timestamp(seen / 1000)));
+            .is_some_and(|a| net.killed(a, Timestamp(seen / 1000)));
         let n = self.nodes.get_mut(node);
         if killed {
             n.pool.kill_idle(now_us);
@@ -473,23 +473,23 @@ impl Client {
             }
             None => (self.slot_node(cmd, elapsed, net)?, false),
         };
-        let Some(addr) = self.dial(node) else {
+        if self.dial(node).is_none() {
             return Err(Attempt::Connection);
-        };
+        }
         // The attempt's connection, held until the attempt is over (a MOVED's renewal included:
         // `ClusterCommandExecutor.executeCommand` closes it in its `finally`).
         let Borrowed { i, fresh, dead } = self.borrow(node, net);
         let sent = net.now();
-        let reply = if dead {
+        let reply = match self.dial(node) {
             // Closed while idle (`CLIENT KILL`): the write or the read fails at once
             // ("Unexpected end of stream.", `RedisInputStream.java:242-251`).
-            Reply::ConnectionError
-        } else {
-            match net.send(&addr, cmd, asking) {
+            _ if dead => Reply::ConnectionError,
+            Some(addr) => match net.send(addr, cmd, asking) {
                 // Closed while the command waited for its reply.
-                _ if net.killed(&addr, sent) => Reply::ConnectionError,
+                _ if net.killed(addr, sent) => Reply::ConnectionError,
                 r => r,
-            }
+            },
+            None => Reply::ConnectionError,
         };
         if self.settle(node, (i, fresh), Some(&reply), net.now_us()) {
             self.held = Some((node, i));

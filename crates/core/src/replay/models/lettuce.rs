@@ -476,14 +476,9 @@ impl Client {
     /// The socket address a connection for `node` goes to: `SocketAddressResolver.resolve` of
     /// the client resources, a `MappingSocketAddressResolver` when `socketAddressResolver` is set
     /// (`resource/MappingSocketAddressResolver.java:91-110`).
-    fn resolve(&self, node: NodeIdx) -> Option<NodeAddr> {
+    fn resolve(&self, node: NodeIdx) -> Option<&NodeAddr> {
         let announced = self.nodes.addr(node)?;
-        Some(
-            self.cfg
-                .resolver
-                .clone()
-                .unwrap_or_else(|| announced.clone()),
-        )
+        Some(self.cfg.resolver.as_ref().unwrap_or(announced))
     }
 
     /// `ClusterTopologyRefreshScheduler`: a trigger signal, taken when the trigger is enabled
@@ -526,15 +521,15 @@ impl Client {
         let Some(addr) = self.resolve(node) else {
             return Err(Fail(CONNECTION));
         };
-        if let Conn::Open { since } = *self.nodes.get(node) {
-            if net.killed(&addr, since) {
-                // Someone closed it (`CLIENT KILL`): the watchdog reconnected it at once
-                // (`ConnectionWatchdog.channelInactive`), the commands waiting in its buffer.
-                *self.nodes.get_mut(node) = Conn::Open { since: now };
-                self.state.new_connections += 1;
-            }
+        let killed =
+            matches!(*self.nodes.get(node), Conn::Open { since } if net.killed(addr, since));
+        let reply = net.send(addr, cmd, asking);
+        if killed {
+            // Someone closed it (`CLIENT KILL`): the watchdog reconnected it at once
+            // (`ConnectionWatchdog.channelInactive`), the commands waiting in its buffer.
+            *self.nodes.get_mut(node) = Conn::Open { since: now };
+            self.state.new_connections += 1;
         }
-        let reply = net.send(&addr, cmd, asking);
         match (*self.nodes.get(node), reply) {
             (Conn::Closed, Reply::ConnectionError) => Err(Fail(CONNECTION)),
             (Conn::Closed, Reply::Timeout) => Err(Fail(COMMAND_TIMEOUT)),

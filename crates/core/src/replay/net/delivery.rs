@@ -29,12 +29,10 @@ impl Future for Until<'_, '_> {
             // Resumed by another task's wake before this delivery: keep waiting.
             return Poll::Pending;
         }
-        if !net.timed || self.at_us < net.horizon.get() {
-            net.now.set(self.at_us);
+        if net.arrives_now(self.at_us) {
             return Poll::Ready(());
         }
         self.queued = true;
-        net.wake(net.task.get(), self.at_us);
         Poll::Pending
     }
 }

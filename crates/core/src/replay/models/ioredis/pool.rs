@@ -80,16 +80,16 @@ impl Client {
         asking: bool,
         net: &mut dyn Transport,
     ) -> Reply {
-        let Some(addr) = self.nodes.addr(i).cloned() else {
+        let Some(addr) = self.nodes.addr(i) else {
             return Reply::ConnectionError;
         };
         let sent = net.now();
-        let mut reply = net.send(&addr, cmd, asking);
+        let mut reply = net.send(addr, cmd, asking);
         if self.nodes.get(i).created > sent {
             // Sent on the connection a later `recreate` replaced (already connected then).
             return reply;
         }
-        if self.nodes.get(i).connected && net.killed(&addr, sent) {
+        if self.nodes.get(i).connected && net.killed(addr, sent) {
             // Someone closed the connection while the command waited (`CLIENT KILL`): it
             // `end`s and its commands get `Connection is closed.`.
             reply = Reply::ConnectionError;

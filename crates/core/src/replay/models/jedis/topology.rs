@@ -19,7 +19,7 @@ impl Client {
         elapsed: &mut u64,
         net: &mut dyn Transport,
     ) -> Option<Vec<(SlotRange, NodeAddr)>> {
-        let addr = self.dial(node)?;
+        let addr = self.dial(node)?.clone();
         let borrowed = match over {
             Over::Pool => Some(self.borrow(node, net)),
             Over::Held | Over::Fresh => None,
@@ -73,7 +73,7 @@ impl Client {
     fn touch(&mut self, node: NodeIdx, net: &mut dyn Transport) {
         let b = self.borrow(node, net);
         let reply = match self.dial(node) {
-            Some(addr) if b.fresh => net.handshake(&addr).err(),
+            Some(addr) if b.fresh => net.handshake(addr).err(),
             Some(_) => None,
             None => Some(Reply::ConnectionError),
         };

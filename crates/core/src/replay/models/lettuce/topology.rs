@@ -15,7 +15,7 @@ impl Client {
     /// queries only the connections it opened, `cluster/topology/Connections.java:104-113`), so
     /// only a reached node counts a query.
     pub(super) fn view_of(&mut self, node: NodeIdx, net: &mut dyn Transport) -> Option<View> {
-        let answer = net.cluster_slots(&self.resolve(node)?);
+        let answer = net.cluster_slots(self.resolve(node)?);
         if !matches!(answer, Err(Reply::ConnectionError)) {
             self.state.cluster_slots_calls += 1;
             self.state.new_connections += 1;

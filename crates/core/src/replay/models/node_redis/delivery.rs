@@ -5,7 +5,6 @@ use super::{
     Client, Conn, ATTEMPTS_MAX, CLIENT_CLOSED, COMMAND_TIMEOUT, DISCONNECTS_CLIENT,
     NEVER_CONNECTED, NO_REPLY, SOCKET_CLOSED, SOCKET_ERROR, SOCKET_TIMEOUT, UNBOUNDED_WAIT_MS,
 };
-use crate::node::NodeAddr;
 use crate::replay::client::Transport;
 use crate::replay::cluster::Reply;
 use crate::replay::outcome::ClientError;
@@ -90,11 +89,11 @@ impl Client {
                             continue;
                         }
                     }
-                    let Some(addr) = self.socket_addr(n) else {
+                    if self.socket_addr(n).is_none() {
                         return Err(CLIENT_CLOSED);
-                    };
+                    }
                     let sent_us = net.now_us();
-                    let reply = self.exchange(n, &addr, cmd, asking, ready, net);
+                    let reply = self.exchange(n, cmd, asking, ready, net);
                     if ready && reply == Err(SOCKET_ERROR) {
                         // The node had closed the connection before this write (killed): the
                         // client saw the socket close and reconnects, and a command sent then
@@ -155,17 +154,20 @@ impl Client {
     pub(super) fn exchange(
         &mut self,
         n: NodeIdx,
-        addr: &NodeAddr,
         cmd: Routed,
         asking: bool,
         ready: bool,
         net: &mut dyn Transport,
     ) -> Result<Reply, ClientError> {
         let sent = net.now();
+        let Some(addr) = self.socket_addr(n) else {
+            return Err(CLIENT_CLOSED);
+        };
         let reply = net.send(addr, cmd, asking);
+        let killed = ready && reply != Reply::ConnectionError && net.killed(addr, sent);
         let at = net.now();
         let waited = at.millis_since(sent);
-        if ready && reply != Reply::ConnectionError && net.killed(addr, sent) {
+        if killed {
             // Someone closed the connection while the command waited for its reply (`CLIENT
             // KILL`): `flushWaitingForReply` rejects it (`client/index.js:637-645`) and the
             // client reconnects at once.

@@ -115,7 +115,7 @@ impl Client {
 
     /// `#createNodeClient` (:591-606): a client for node `n`, connecting now.
     pub(super) fn create_client(&mut self, n: NodeIdx, net: &mut dyn Transport) {
-        let Some(addr) = self.socket_addr(n) else {
+        let Some(addr) = self.socket_addr(n).cloned() else {
             return;
         };
         let at = net.now();
@@ -185,7 +185,7 @@ impl Client {
         let start = self.rng.index_below(candidates.len());
         for k in 0..candidates.len() {
             let n = candidates[(start + k) % candidates.len()];
-            let Some(addr) = self.socket_addr(n) else {
+            let Some(addr) = self.socket_addr(n).cloned() else {
                 continue;
             };
             if self.discover(&addr, net) {
@@ -222,7 +222,7 @@ impl Client {
             return ok;
         }
         let mut ok = false;
-        if let Some(addr) = start_with.and_then(|n| self.socket_addr(n)) {
+        if let Some(addr) = start_with.and_then(|n| self.socket_addr(n).cloned()) {
             ok = self.discover(&addr, net);
         }
         if !ok {

@@ -10,10 +10,10 @@ use crate::timeline::NodeIdx;
 
 impl Client {
     /// The address node `n`'s client connects to (`#getNodeAddress`, :491-506).
-    pub(super) fn socket_addr(&self, n: NodeIdx) -> Option<NodeAddr> {
+    pub(super) fn socket_addr(&self, n: NodeIdx) -> Option<&NodeAddr> {
         match &self.cfg.address_map {
-            Some(a) => Some(a.clone()),
-            None => self.nodes.addr(n).cloned(),
+            Some(a) => Some(a),
+            None => self.nodes.addr(n),
         }
     }
 
@@ -156,7 +156,7 @@ impl Client {
 
     /// One reconnection attempt of node `n`'s client, now: whether it connected.
     pub(super) fn attempt(&mut self, n: NodeIdx, net: &mut dyn Transport) -> bool {
-        let Some(addr) = self.socket_addr(n) else {
+        let Some(addr) = self.socket_addr(n).cloned() else {
             return false;
         };
         let Conn::Reconnecting { retries, .. } = self.nodes.get(n).conn else {
@@ -215,7 +215,7 @@ impl Client {
             .into_iter()
             .filter(|&n| {
                 matches!(self.nodes.get(n).conn, Conn::Ready { since, .. } if since <= now
-                && self.socket_addr(n).is_some_and(|a| net.killed(&a, since)))
+                && self.socket_addr(n).is_some_and(|a| net.killed(a, since)))
             })
             .collect();
         for n in killed {
