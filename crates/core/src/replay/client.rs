@@ -70,6 +70,11 @@ pub trait Transport {
     fn killed(&self, _to: &NodeAddr, _since: Timestamp) -> bool {
         false
     }
+    /// Whether [`killed`](Self::killed) can be true at all (the recording shows some `CLIENT
+    /// KILL`): a model skips its look for closed connections when it cannot. `true` by default.
+    fn has_kills(&self) -> bool {
+        true
+    }
 }
 
 /// The numbers `number` gives `addrs`, in order, each once: a model's seed list. An address it

@@ -124,6 +124,10 @@ impl Transport for Local<'_, '_> {
         self.net.listed_replicas(owners)
     }
 
+    fn has_kills(&self) -> bool {
+        self.net.has_kills()
+    }
+
     fn killed(&self, to: &NodeAddr, since: Timestamp) -> bool {
         self.net.has_kills()
             && self.net.node_index(to).is_some_and(|n| {

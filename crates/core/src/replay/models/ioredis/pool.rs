@@ -108,6 +108,9 @@ impl Client {
     /// and leaves the pool (`removeNode`, :108-118); nothing refreshes the slots, which still
     /// name it, so its next command goes to a random master and its `MOVED` brings it back.
     pub(super) fn reap_killed(&mut self, net: &mut dyn Transport) {
+        if !net.has_kills() {
+            return;
+        }
         let now = net.now();
         for i in self.pool() {
             let n = *self.nodes.get(i);
