@@ -244,10 +244,10 @@ fn micros(t: Timestamp) -> u64 {
 }
 
 /// A command in flight: a model's task, or the outcome a model decided when it started, which
-/// the application has at the task's wake.
+/// the application has at `at_us` (at its wake then, as the task's `Until` would give it).
 enum Task<'a> {
     Running(Execution<'a>),
-    At(Outcome),
+    At { outcome: Outcome, at_us: u64 },
 }
 
 /// Polls `task` once.
@@ -386,7 +386,7 @@ fn run_in_flight<'a>(
                     if net.arrives_now(at_us) {
                         Some(outcome)
                     } else {
-                        tasks[id] = Some((Task::At(outcome), name, second));
+                        tasks[id] = Some((Task::At { outcome, at_us }, name, second));
                         None
                     }
                 }
@@ -415,8 +415,9 @@ fn run_in_flight<'a>(
         net.enter(id, at.max(net.busy_until()), horizon);
         let ready = match task {
             Task::Running(task) => poll(task),
-            // Its only wake is its outcome's moment.
-            Task::At(outcome) => Poll::Ready(*outcome),
+            // Not before its moment (a wake meant for an earlier task of the same id).
+            Task::At { outcome, at_us } if *at_us <= net.now_us() => Poll::Ready(*outcome),
+            Task::At { .. } => Poll::Pending,
         };
         if let Poll::Ready(outcome) = ready {
             *slot = None;

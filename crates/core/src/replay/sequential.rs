@@ -173,14 +173,8 @@ impl<M: SyncModel> ClientModel for Sequential<M> {
     }
 
     fn execute_instant(&self, cmd: Routed, net: &Net<'_>) -> Outcome {
-        let start_us = net.now_us();
-        let mut local = Local {
-            net,
-            now_us: start_us,
-            start_us,
-        };
-        let outcome = self.model.borrow_mut().execute(cmd, &mut local);
-        net.set_now(local.now_us);
+        let (outcome, end) = self.decide(cmd, net);
+        net.set_now(end);
         outcome
     }
 
