@@ -166,8 +166,10 @@ fn check_harness(seed: u64, r: &CaseResult) {
     // error replies. Real calls ≈ issued − failed: exactly, up to the failures. A connection
     // killed under an exchange can leave that exchange counted on one side only (Lettuce counts
     // replies in its command listener and redirections on its event bus: 1 865 success replies
-    // for 1 866 successes once 5 connections were killed, case 17562185268355143673): one per
-    // connection killed at most.
+    // for 1 866 successes once 5 connections were killed, case 17562185268355143673), and so can
+    // a command that timed out, its late reply or redirection then seen by one counter only
+    // (1 092 for 1 098 with 6 `RedisCommandTimeoutException`s after a stall of the node every
+    // address maps to, case 2797463182582939037): one per connection killed and per timeout.
     let ok_replies = app.calls(cmd) - app.moved(cmd) - app.ask(cmd) - app.error_replies(cmd);
     let killed: u64 = r
         .events
@@ -177,9 +179,16 @@ fn check_harness(seed: u64, r: &CaseResult) {
             rest.contains(" killed").then(|| n.parse::<u64>().ok())?
         })
         .sum();
+    let timeouts: u64 = app
+        .errors()
+        .iter()
+        .filter(|(class, _)| class.to_ascii_lowercase().contains("timeout"))
+        .map(|(_, n)| n)
+        .sum();
     assert!(
-        ok_replies.abs_diff(app.succeeded) <= killed,
-        "{ctx}: {ok_replies} success replies for {} successes, {killed} connections killed \
+        ok_replies.abs_diff(app.succeeded) <= killed + timeouts,
+        "{ctx}: {ok_replies} success replies for {} successes, {killed} connections killed, \
+         {timeouts} timeouts \
          (calls {}, MOVED {}, ASK {}, error replies {})",
         app.succeeded,
         app.calls(cmd),
