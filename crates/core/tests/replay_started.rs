@@ -14,7 +14,7 @@ use slotscope_core::replay::{
 };
 use slotscope_core::Timestamp;
 
-/// `inner` with the default `start`: every command a boxed task the driver polls.
+/// A model with the default `start`: every command a boxed task the driver polls.
 struct AsTask(Box<dyn ClientModel>);
 
 impl ClientModel for AsTask {

@@ -481,15 +481,15 @@ impl Client {
         let Borrowed { i, fresh, dead } = self.borrow(node, net);
         let sent = net.now();
         let reply = match self.dial(node) {
-            // Closed while idle (`CLIENT KILL`): the write or the read fails at once
-            // ("Unexpected end of stream.", `RedisInputStream.java:242-251`).
-            _ if dead => Reply::ConnectionError,
-            Some(addr) => match net.send(addr, cmd, asking) {
+            Some(addr) if !dead => match net.send(addr, cmd, asking) {
                 // Closed while the command waited for its reply.
                 _ if net.killed(addr, sent) => Reply::ConnectionError,
                 r => r,
             },
-            None => Reply::ConnectionError,
+            // Closed while idle (`CLIENT KILL`): the write or the read fails at once
+            // ("Unexpected end of stream.", `RedisInputStream.java:242-251`). (Never `None`:
+            // the address was there before the borrow.)
+            _ => Reply::ConnectionError,
         };
         if self.settle(node, (i, fresh), Some(&reply), net.now_us()) {
             self.held = Some((node, i));

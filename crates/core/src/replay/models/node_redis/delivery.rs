@@ -89,10 +89,8 @@ impl Client {
                             continue;
                         }
                     }
-                    if self.socket_addr(n).is_none() {
-                        return Err(CLIENT_CLOSED);
-                    }
                     let sent_us = net.now_us();
+                    // `CLIENT_CLOSED` when the node has no address to connect to.
                     let reply = self.exchange(n, cmd, asking, ready, net);
                     if ready && reply == Err(SOCKET_ERROR) {
                         // The node had closed the connection before this write (killed): the
@@ -142,7 +140,8 @@ impl Client {
     }
 
     /// Writes `cmd` to node `n`'s connection (`ready`: a ready one; else one that closes or
-    /// breaks only later than now) and reads its reply.
+    /// breaks only later than now) and reads its reply; `CLIENT_CLOSED` when `n` has no address
+    /// to connect to.
     ///
     /// On the timed clock a write to a silent node does not time out by itself: Node's idle
     /// timer counts writes as traffic, so the commands the application keeps writing there keep
