@@ -137,9 +137,9 @@ pub fn summary(p: &Prediction, offset: Option<i32>) -> String {
         (true, None) => "ends wedged".to_owned(),
         (false, _) => "does not end wedged".to_owned(),
     };
-    let ending = match r.kill_moments {
+    let ending = match r.moments {
         Some(m) => format!(
-            "{ending} (wedged at {} of {} moments of the CLIENT KILL windows)",
+            "{ending} (wedged at {} of {} moments of the kill and failure windows)",
             m.wedged, m.tried
         ),
         None => ending,
@@ -222,7 +222,7 @@ mod tests {
         // A kill known only within a window: the summary says at how many of its moments the
         // client wedged (the figures are then the majority's).
         let mut killed = p8.clone();
-        killed.report.kill_moments = Some(slotscope_core::replay::KillMoments {
+        killed.report.moments = Some(slotscope_core::replay::Moments {
             tried: 15,
             wedged: 4,
         });

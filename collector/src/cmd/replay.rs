@@ -14,8 +14,9 @@ failures over time, the failures taken from poll_failed timeouts and connection 
 model of a client library, and report what the client would have done: MOVED share per command,
 errors as the application sees them, full re-initialisations, new connections, and whether the
 client ended wedged (no startup node left). A CLIENT KILL the recording knows only between two
-INFO polls is replayed at 15 even moments of that window, and the majority answers whether the
-client wedged (the report says at how many it did).
+INFO polls, and a node failure known only to have begun between the node's last answer and the
+poll that failed, are replayed at 15 even moments of their windows, and the majority answers
+whether the client wedged (the report says at how many it did).
 
 Every model takes --set startup_nodes=HOST:PORT[,...] (default: the recording's seed) and
 socket_timeout=SECONDS (a timeout costs the client that long; default: waiting not modelled); the

@@ -7,8 +7,8 @@ use slotscope_core::float;
 use slotscope_core::hypothesis::Evidence;
 use slotscope_core::metrics::Metrics;
 use slotscope_core::replay::{
-    model, replay_over_kill_moments, resolve, AskPolicy, ModelOptions, ReplayError, Shape,
-    SimCluster, SimClusterBuilder, Workload, WorkloadSpec,
+    model, replay_over_moments, resolve, AskPolicy, ModelOptions, ReplayError, Shape, SimCluster,
+    SimClusterBuilder, Workload, WorkloadSpec,
 };
 use slotscope_core::Timestamp;
 
@@ -222,10 +222,9 @@ pub fn run(req: &Request<'_>) -> Result<Replayed, RunError> {
     let workload = workload.with_timing(timing.timing.clone());
     let total: u64 = mix.iter().map(|(_, n)| n).sum();
     // The client is built from what was asked (a release keeps its own defaults), named by the
-    // model, once per replay: a kill known only within a window is replayed at several of its
-    // moments (the majority's answer, `kill_moments` in the report).
-    let mut report =
-        replay_over_kill_moments(&cluster, &workload, || model(req.model, opts.clone()))?;
+    // model, once per replay: a kill or a failure's edge known only within a window is replayed
+    // at several of its moments (the majority's answer, `moments` in the report).
+    let mut report = replay_over_moments(&cluster, &workload, || model(req.model, opts.clone()))?;
     report.model = resolved.label();
     Ok(Replayed {
         poisson: req.poisson,

@@ -20,14 +20,16 @@ mod client;
 mod client_state;
 mod cluster;
 mod descriptor;
+mod fault_edges;
 mod key_layout;
-mod kill_moments;
 mod kills;
 mod known_nodes;
 mod models;
+mod moments;
 mod net;
 mod options;
 mod outcome;
+mod places;
 mod pool;
 mod registry;
 mod release;
@@ -47,15 +49,15 @@ pub use cluster::{
 };
 pub use descriptor::{Build, Hypotheses, ModelDescriptor};
 pub use key_layout::key_layout;
-pub use kill_moments::{replay_over_kill_moments, KILL_MOMENTS};
 pub use models::MODELS;
+pub use moments::{replay_majority, replay_over_moments, MOMENTS};
 pub use net::{Delivery, Net, Parked, TaskId, Until};
 pub use options::{parse_secs_ms, ModelOption, ModelOptions};
 pub use outcome::{ClientError, Failure, Outcome, ReplyErrors};
 pub use registry::{descriptor, model, model_names};
 pub use release::{Coverage, Version};
 pub use report::{
-    CommandStats, KillMoments, NodeStats, Outcomes, ReplayReport, Second, OUTCOME_BUCKET_MS,
+    CommandStats, Moments, NodeStats, Outcomes, ReplayReport, Second, OUTCOME_BUCKET_MS,
 };
 pub use run::replay;
 pub use sequential::{Sequential, SyncModel};

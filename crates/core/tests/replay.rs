@@ -3,10 +3,10 @@
 use slotscope_core::float;
 use slotscope_core::redirect::Redirect;
 use slotscope_core::replay::{
-    model, FaultKind, ModelOptions, Reply, Routed, SimCluster, SimClusterBuilder, Workload,
-    WorkloadSpec,
+    model, FaultKind, FaultWindow, ModelOptions, Reply, Routed, SimCluster, SimClusterBuilder,
+    Workload, WorkloadSpec,
 };
-use slotscope_core::{Slot, Timestamp};
+use slotscope_core::{Slot, TimeSpan, Timestamp};
 
 mod sim;
 use sim::*;
@@ -244,13 +244,42 @@ fn recording_folds_into_two_nodes_a_timeout_window_and_a_half_moved_slot_range()
     let cluster = fixture_cluster();
     let (a, b) = (addr("127.0.0.1:22804"), addr("127.0.0.1:22807"));
     assert_eq!(cluster.nodes(), [a.clone(), b.clone()]);
-    // Four poll timeouts 0.5 s apart (each [t - 400 ms, t]) merge into one window.
+    // Four poll timeouts 0.5 s apart (each [t - 400 ms, t]) merge into one window, which began
+    // between the node's last answer (an INFO sample at ...864_546) and the sending of the
+    // first poll that timed out (...865_459 - 400), and ended between the last timeout
+    // (...866_947) and the sending of the next INFO, answered at ...867_047 in 1.3 ms (no slower
+    // than the node's healthy answers: it was back before it was asked): in the middle of each,
+    // or at any of 15 places of them.
     let faults = cluster.faults();
     assert_eq!(faults.len(), 1);
     assert_eq!(faults[0].node, a);
     assert_eq!(faults[0].kind, FaultKind::Timeout);
-    assert_eq!(faults[0].span.start, Timestamp(1_795_992_865_459 - 400));
-    assert_eq!(faults[0].span.end, Timestamp(1_795_992_866_947));
+    let (from, to) = (1_795_992_864_546, 1_795_992_865_459 - 400);
+    let (end_from, end_to) = (1_795_992_866_947, 1_795_992_867_047 - 1);
+    assert_eq!(faults[0].span.start, Timestamp((from + to) / 2));
+    assert_eq!(faults[0].span.end, Timestamp((end_from + end_to) / 2));
+    assert!(cluster.has_uncertain_moments());
+    let first = cluster.at_moment(0, 15).faults()[0].span;
+    let last_place = cluster.at_moment(14, 15).faults()[0].span;
+    assert_eq!(first.start, Timestamp(from + (to - from) / 30));
+    assert_eq!(last_place.start, Timestamp(from + (to - from) * 29 / 30));
+    assert_eq!(first.end, Timestamp(end_from + (end_to - end_from) / 30));
+    assert_eq!(
+        last_place.end,
+        Timestamp(end_from + (end_to - end_from) * 29 / 30)
+    );
+    // A hypothesis's added failure keeps the recorded one's uncertain start; replacing every
+    // window (an explicit hypothesis) leaves none.
+    let added = FaultWindow {
+        node: b.clone(),
+        span: TimeSpan::new(Timestamp(to), Timestamp(to + 1_000)),
+        kind: FaultKind::ConnectionError,
+    };
+    let with = cluster.with_fault_added(&added);
+    assert_eq!(with.faults().len(), 2);
+    assert!(with.faults().contains(&added));
+    assert_eq!(with.at_moment(0, 15).faults()[0].span, first);
+    assert!(!cluster.with_faults(&faults).has_uncertain_moments());
     let span = cluster.span().unwrap();
     let last = Slot::new(16383).unwrap();
     assert_eq!(cluster.owner(span.start, last), Some(&a));

@@ -10,8 +10,8 @@ use slotscope_core::info::InfoReport;
 use slotscope_core::node::NodeRef;
 use slotscope_core::recording::{InfoSample, Line};
 use slotscope_core::replay::{
-    model, replay, replay_over_kill_moments, ModelOptions, ReplayError, ReplayReport, Shape,
-    SimCluster, SimClusterBuilder, Timing, Workload, WorkloadSpec, KILL_MOMENTS,
+    model, replay, replay_over_moments, ModelOptions, ReplayError, ReplayReport, Shape, SimCluster,
+    SimClusterBuilder, Timing, Workload, WorkloadSpec, MOMENTS,
 };
 use slotscope_core::time::{TimeSpan, Timestamp};
 
@@ -285,17 +285,17 @@ fn a_kill_known_within_a_window_is_replayed_at_its_moments_and_the_majority_answ
     // apart: the replay tries 15 places of that window, answers with the majority and says how
     // many wedged; each place alone gives what it counted.
     let cluster = killed_within_a_window();
-    assert!(cluster.has_uncertain_kills());
+    assert!(cluster.has_uncertain_moments());
     let w = paced(8, 57);
     let opts = remapped_py5_options();
     let build = || model("redis-py@5.0.0", opts.clone());
-    let r = replay_over_kill_moments(&cluster, &w, build).unwrap();
-    let k = r.kill_moments.expect("replayed at the window's moments");
-    assert_eq!(u64::from(k.tried), KILL_MOMENTS);
-    let each: Vec<bool> = (0..KILL_MOMENTS)
+    let r = replay_over_moments(&cluster, &w, build).unwrap();
+    let k = r.moments.expect("replayed at the window's moments");
+    assert_eq!(u64::from(k.tried), MOMENTS);
+    let each: Vec<bool> = (0..MOMENTS)
         .map(|i| {
             replay(
-                &cluster.with_kills_at(i, KILL_MOMENTS),
+                &cluster.at_moment(i, MOMENTS),
                 &w,
                 build().unwrap().as_mut(),
             )
@@ -314,11 +314,11 @@ fn a_kill_known_within_a_window_is_replayed_at_its_moments_and_the_majority_answ
     let mut known = incident2_builder();
     known.kill(&addr(A), at(3));
     let known = known.build();
-    assert!(!known.has_uncertain_kills());
-    let once = replay_over_kill_moments(&known, &w, build).unwrap();
-    assert_eq!(once.kill_moments, None);
+    assert!(!known.has_uncertain_moments());
+    let once = replay_over_moments(&known, &w, build).unwrap();
+    assert_eq!(once.moments, None);
     // A client the options cannot build is an error, not a replay.
-    let bad = replay_over_kill_moments(&cluster, &w, || -> Result<_, ReplayError> {
+    let bad = replay_over_moments(&cluster, &w, || -> Result<_, ReplayError> {
         let mut o = ModelOptions::new(addr(A));
         o.set("reinitialize_steps", "x")?;
         model("redis-py@5.0.0", o)
@@ -329,7 +329,7 @@ fn a_kill_known_within_a_window_is_replayed_at_its_moments_and_the_majority_answ
 #[test]
 fn hypotheses_replay_a_variant_at_the_moments_of_a_kill_window_as_replay_does() {
     // The storm above, ranked as `slotscope hypotheses` ranks a variant: with the kill known only
-    // within its window, the variant's figures are those `replay_over_kill_moments` gives (the
+    // within its window, the variant's figures are those `replay_over_moments` gives (the
     // majority's run nearest the window's middle), not the middle's own.
     let cluster = killed_within_a_window();
     let opts = remapped_py5_options();
@@ -384,10 +384,10 @@ fn hypotheses_replay_a_variant_at_the_moments_of_a_kill_window_as_replay_does() 
     let known = known.build();
     let once = replay(&known, &w, build().unwrap().as_mut());
     assert_eq!(ranked(&known), figures(&once));
-    let middle = cluster.with_kills_at((KILL_MOMENTS - 1) / 2, KILL_MOMENTS);
+    let middle = cluster.at_moment((MOMENTS - 1) / 2, MOMENTS);
     let at_middle = replay(&middle, &w, build().unwrap().as_mut());
-    let r = replay_over_kill_moments(&cluster, &w, build).unwrap();
-    let k = r.kill_moments.expect("replayed at the window's moments");
+    let r = replay_over_moments(&cluster, &w, build).unwrap();
+    let k = r.moments.expect("replayed at the window's moments");
     // The middle's answer is not the majority's: replaying it alone would answer otherwise.
     assert_ne!(at_middle.wedged, r.wedged, "{k:?}");
     assert_eq!(ranked(&cluster), figures(&r));

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use slotscope_core::replay::{KillMoments, ReplayReport};
+use slotscope_core::replay::{Moments, ReplayReport};
 
 /// The figures of a [`ReplayReport`] the what-if summary shows (the report's per-second timeline
 /// is carried by the [`crate::Overlay`] instead).
@@ -31,9 +31,9 @@ pub struct Digest {
     pub cluster_slots_calls: u64,
     /// Connections opened.
     pub new_connections: u64,
-    /// How many of the moments tried ended wedged, when a `CLIENT KILL`'s moment was known only
-    /// within a window (the report is then the majority's).
-    pub kill_moments: Option<KillMoments>,
+    /// How many of the moments tried ended wedged, when a `CLIENT KILL`'s moment or a failure's
+    /// edge was known only within a window (the report is then the majority's).
+    pub moments: Option<Moments>,
 }
 
 impl Digest {
@@ -51,7 +51,7 @@ impl Digest {
             full_reinits: r.full_reinits,
             cluster_slots_calls: r.cluster_slots_calls,
             new_connections: r.new_connections,
-            kill_moments: r.kill_moments,
+            moments: r.moments,
         }
     }
 }

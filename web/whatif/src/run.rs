@@ -106,7 +106,7 @@ pub fn run(bytes: &[u8], grid: &Grid, req: &Request) -> Result<Prediction, Strin
     .map_err(|e| e.to_string())?
     .with_mix(&mix, SEED)
     .with_concurrency(req.concurrency);
-    let report = replay::replay_over_kill_moments(&cluster, &workload, || {
+    let report = replay::replay_over_moments(&cluster, &workload, || {
         replay::model(&req.model, opts.clone())
     })
     .map_err(|e| e.to_string())?;

@@ -77,8 +77,9 @@ pub struct Figures {
     pub wedged: bool,
     /// Since when (RFC 3339), if it stayed wedged.
     pub wedged_since: Option<String>,
-    /// `wedged at n of m moments of the CLIENT KILL windows`, when a kill's moment was uncertain.
-    pub kill_moments: Option<String>,
+    /// `wedged at n of m moments of the kill and failure windows`, when a kill's moment or a
+    /// failure's start was uncertain.
+    pub moments: Option<String>,
     /// `issued (n succeeded, n failed)`, and the commands not issued while every task waited.
     pub commands: String,
     /// Exceptions the application saw, by class (text only).
@@ -114,9 +115,9 @@ impl Figures {
         Figures {
             wedged: r.wedged,
             wedged_since: r.wedged_since.map(|t| t.to_rfc3339()),
-            kill_moments: r.kill_moments.map(|k| {
+            moments: r.moments.map(|k| {
                 format!(
-                    "wedged at {} of {} moments of the CLIENT KILL windows",
+                    "wedged at {} of {} moments of the kill and failure windows",
                     k.wedged, k.tried
                 )
             }),
@@ -147,7 +148,7 @@ impl Figures {
                 .as_ref()
                 .map(|t| format!(" (since {t})"))
                 .unwrap_or_default(),
-            self.kill_moments
+            self.moments
                 .as_ref()
                 .map(|k| format!(" ({k})"))
                 .unwrap_or_default(),
@@ -180,7 +181,7 @@ impl Figures {
             (true, None) => "**yes**".to_owned(),
             (false, _) => "no".to_owned(),
         };
-        let wedged = match &self.kill_moments {
+        let wedged = match &self.moments {
             Some(k) => format!("{wedged} ({k})"),
             None => wedged,
         };
@@ -412,7 +413,7 @@ mod tests {
         Figures {
             wedged: true,
             wedged_since: Some("2025-03-14T05:17:18.250Z".into()),
-            kill_moments: None,
+            moments: None,
             commands: "10 (7 succeeded, 3 failed)".into(),
             errors: vec![("ConnectionError".into(), 3)],
             moved: 4,

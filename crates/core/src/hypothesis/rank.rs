@@ -11,8 +11,8 @@ use crate::float;
 use crate::metrics::ms_to_secs;
 use crate::node::NodeAddr;
 use crate::replay::{
-    model, replay_over_kill_moments, ModelOptions, ReplayError, ReplayReport, Shape, SimCluster,
-    Timing, Workload, WorkloadSpec,
+    model, replay_majority, ModelOptions, ReplayError, ReplayReport, Shape, SimCluster, Timing,
+    Workload, WorkloadSpec,
 };
 use crate::time::TimeSpan;
 
@@ -205,8 +205,8 @@ pub(crate) fn workload(
 }
 
 /// Replays `workload` through variant `v` against `cluster` (with `v`'s faults), at every
-/// moment of the recording's uncertain kill windows as `slotscope replay` does
-/// ([`replay_over_kill_moments`]).
+/// moment of the recording's uncertain kill and failure windows as `slotscope replay` does
+/// ([`replay_over_moments`]).
 pub(super) fn replay_variant(
     cluster: &SimCluster,
     workload: &Workload,
@@ -221,7 +221,7 @@ pub(super) fn replay_variant(
     if v.model.starts_with("redis-py@") && !v.config.contains_key("socket_timeout") {
         opts.socket_timeout_ms = spec.redis_py_socket_timeout_ms;
     }
-    replay_over_kill_moments(&v.faults.apply(cluster), workload, || {
+    replay_majority(&v.faults.apply(cluster), workload, || {
         model(&v.model, opts.clone())
     })
 }

@@ -42,11 +42,7 @@ impl Faults {
         match self {
             Faults::Recorded => cluster.clone(),
             Faults::Cleared => cluster.with_faults(&[]),
-            Faults::Added(w) => {
-                let mut all = cluster.faults();
-                all.push(w.clone());
-                cluster.with_faults(&all)
-            }
+            Faults::Added(w) => cluster.with_fault_added(w),
         }
     }
 }

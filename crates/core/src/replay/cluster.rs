@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::fault_edges::{end_window, place_edges, start_window, Edge, NextAnswer, Side};
 use super::kills::{first_kill, moments_at, KillTrack, KILL_COMMAND};
 use super::replicas::{answer_entries, Listed, ReplicaTrack};
 use super::{mix64, Routed};
@@ -105,9 +106,13 @@ pub struct SimCluster {
     addrs: Vec<NodeAddr>,
     states: Vec<ClusterState>,
     faults: Vec<(NodeIdx, TimeSpan, FaultKind)>,
+    /// The windows the faults taken from the polls began and ended in (`fault_edges.rs`); each
+    /// edge is in the middle of its window unless [`at_moment`](Self::at_moment) placed it
+    /// elsewhere.
+    edges: Vec<Edge>,
     /// When someone closed the clients' connections of a node (`kills.rs`), by node then time:
     /// the middle of each window of [`kill_windows`](Self::kill_windows) unless
-    /// [`with_kills_at`](Self::with_kills_at) placed them elsewhere.
+    /// [`at_moment`](Self::at_moment) placed them elsewhere.
     kills: Vec<(NodeIdx, Timestamp)>,
     /// Between which moments each kill came (the samples its count rose between).
     kill_windows: Vec<(NodeIdx, Timestamp, Timestamp)>,
@@ -175,8 +180,30 @@ impl SimCluster {
         faults.sort_by_key(|&(n, span, _)| (n, span.start));
         SimCluster {
             faults,
+            edges: Vec::new(),
             ..self.clone()
         }
+    }
+
+    /// The same cluster with `window` added to its fault windows (dropped when the cluster does
+    /// not know its node); the others keep the windows they began and ended in
+    /// (`fault_edges.rs`).
+    #[must_use]
+    pub fn with_fault_added(&self, window: &FaultWindow) -> SimCluster {
+        let mut c = self.clone();
+        if let Some(n) = self.table.find_addr(&window.node) {
+            let key = (n, window.span.start);
+            let at = c
+                .faults
+                .partition_point(|&(m, span, _)| (m, span.start) <= key);
+            c.faults.insert(at, (n, window.span, window.kind));
+            for e in &mut c.edges {
+                if e.fault >= at {
+                    e.fault += 1;
+                }
+            }
+        }
+        c
     }
 
     /// The slot layouts in time order (node numbers index [`nodes`](Self::nodes)).
@@ -238,17 +265,21 @@ impl SimCluster {
         !self.kills.is_empty()
     }
 
-    /// Whether some kill's moment is known only within a window (between two `INFO` samples),
-    /// so that another moment of it might change a replay's answer (`kill_moments.rs`).
-    pub fn has_uncertain_kills(&self) -> bool {
+    /// Whether some kill's moment (between two `INFO` samples) or some failure's start or end
+    /// (between the node's answers and the polls that failed) is known only within a window, so
+    /// that another moment of it might change a replay's answer (`moments.rs`).
+    pub fn has_uncertain_moments(&self) -> bool {
         self.kill_windows.iter().any(|&(_, from, to)| to > from)
+            || self.edges.iter().any(|e| e.to > e.from)
     }
 
-    /// This cluster with every kill at the `k`-th of `n` even places in its window instead of
-    /// its middle (`k = (n - 1) / 2` of an odd `n` is the middle).
-    pub fn with_kills_at(&self, k: u64, n: u64) -> SimCluster {
+    /// This cluster with every kill and every failure's start and end at the `k`-th of `n` even
+    /// places in its window instead of its middle (`k = (n - 1) / 2` of an odd `n` is the
+    /// middle).
+    pub fn at_moment(&self, k: u64, n: u64) -> SimCluster {
         let mut c = self.clone();
         c.kills = moments_at(&self.kill_windows, k, n);
+        place_edges(&mut c.faults, &self.edges, k, n);
         c
     }
 
@@ -403,22 +434,38 @@ impl SimCluster {
 /// the end (its retries, its wait for a permit).
 pub(crate) const DOWN_PAST_END_MS: u64 = 86_400_000;
 
+/// A fault window taken from a `poll_failed` line, with the window it began in and the node's
+/// next answer (`fault_edges.rs`).
+#[derive(Clone, Copy, Debug)]
+struct Polled {
+    node: NodeIdx,
+    span: TimeSpan,
+    kind: FaultKind,
+    began: (Timestamp, Timestamp),
+    next: Option<NextAnswer>,
+}
+
 /// Builds a [`SimCluster`]: from a recording's lines ([`push`](Self::push)), folded into a
 /// [`ClusterTimeline`] whose states are the cluster's layouts, or from explicit layouts
 /// ([`layout`](Self::layout)) and fault windows ([`fault`](Self::fault)).
 ///
 /// `poll_failed` timeouts and connection failures become fault windows `[t - timeout, t]` of that
-/// node, merged when less than one poll interval apart; a rise of a node's `CLIENT KILL` count
-/// between two `INFO` samples, a kill of its clients' connections (`kills.rs`).
+/// node, merged when less than one poll interval apart, their edges then moved to the middle of
+/// the windows the node's answers leave them (`fault_edges.rs`); a rise of a node's `CLIENT
+/// KILL` count between two `INFO` samples, a kill of its clients' connections (`kills.rs`).
 #[derive(Clone, Debug)]
 pub struct SimClusterBuilder {
     timeline: ClusterTimeline,
     failures: Vec<(NodeIdx, TimeSpan, FaultKind)>,
     /// The fault windows of the recording's `poll_failed` lines (kept apart from the explicit
     /// ones: a node still failing at the recording's end stays down, see [`Self::build`]).
-    polled: Vec<(NodeIdx, TimeSpan, FaultKind)>,
+    polled: Vec<Polled>,
     /// When each node last answered a poll (an `INFO` or topology sample).
     answered: BTreeMap<NodeIdx, Timestamp>,
+    /// Each node's last failure (index into `polled`) not yet followed by an answer.
+    unanswered: BTreeMap<NodeIdx, usize>,
+    /// The slowest `INFO` answer of each node that did not follow a failure (µs).
+    slowest: BTreeMap<NodeIdx, u64>,
     kills: KillTrack,
     ask: AskPolicy,
     interval_ms: u64,
@@ -444,6 +491,8 @@ impl SimClusterBuilder {
             failures: Vec::new(),
             polled: Vec::new(),
             answered: BTreeMap::new(),
+            unanswered: BTreeMap::new(),
+            slowest: BTreeMap::new(),
             kills: KillTrack::default(),
             ask: AskPolicy::KeyCoin { seed: 0 },
             interval_ms: 1000,
@@ -494,13 +543,13 @@ impl SimClusterBuilder {
             if let Some(n) = self.timeline.nodes().find_addr(&s.node.addr) {
                 let count = s.info.commandstats.get(KILL_COMMAND).map_or(0, |c| c.calls);
                 self.kills.sample(n, s.t, count);
-                self.answered.insert(n, s.t);
+                self.note_answer(n, s.t, Some(s.latency_us));
             }
         }
         if let Line::Topology(s) = line {
             self.replicas.view(s.t);
             if let Some(n) = self.timeline.nodes().find_addr(&s.node.addr) {
-                self.answered.insert(n, s.t);
+                self.note_answer(n, s.t, None);
             }
         }
         if let Line::PollFailed(e) = line {
@@ -511,7 +560,38 @@ impl SimClusterBuilder {
             };
             if let Some(n) = self.timeline.nodes().find_addr(&e.node.addr) {
                 let start = Timestamp(e.t.0.saturating_sub(self.timeout_ms));
-                self.polled.push((n, TimeSpan::new(start, e.t), kind));
+                let began = start_window(
+                    e.kind,
+                    e.t,
+                    self.timeout_ms,
+                    self.interval_ms,
+                    self.answered.get(&n).copied(),
+                );
+                self.unanswered.insert(n, self.polled.len());
+                self.polled.push(Polled {
+                    node: n,
+                    span: TimeSpan::new(start, e.t),
+                    kind,
+                    began,
+                    next: None,
+                });
+            }
+        }
+    }
+
+    /// Node `n` answered a poll at `t`; an `INFO` (`latency_us` known) is the next answer of its
+    /// last failure if one waits for it, else a healthy answer. (A topology sample's wait is not
+    /// known: the `INFO` of the same round tells whether the node kept it waiting.)
+    fn note_answer(&mut self, n: NodeIdx, t: Timestamp, latency_us: Option<u64>) {
+        self.answered.insert(n, t);
+        let Some(latency_us) = latency_us else {
+            return;
+        };
+        match self.unanswered.remove(&n) {
+            Some(i) => self.polled[i].next = Some(NextAnswer { t, latency_us }),
+            None => {
+                let slowest = self.slowest.entry(n).or_insert(0);
+                *slowest = (*slowest).max(latency_us);
             }
         }
     }
@@ -628,46 +708,95 @@ impl SimClusterBuilder {
     /// The cluster. Fault windows of a node closer than one poll interval are merged. A node
     /// whose last poll failed (no sample of it after its last failure) is down past the
     /// recording's end: the last thing known of it is that it does not answer, and a command the
-    /// replay still sends after the end (its retries, its wait for a permit) meets it so.
+    /// replay still sends after the end (its retries, its wait for a permit) meets it so. A
+    /// window taken from the polls starts in the middle of the window its first failure began in
+    /// and ends in the middle of the one its last failure ended in (`fault_edges.rs`).
     pub fn build(&self) -> SimCluster {
-        let mut f = self.failures.clone();
+        // Each window with the poll failure it came from, if any.
+        let mut f: Vec<(NodeIdx, TimeSpan, FaultKind, Option<&Polled>)> = self
+            .failures
+            .iter()
+            .map(|&(n, s, k)| (n, s, k, None))
+            .collect();
         let mut last: BTreeMap<NodeIdx, usize> = BTreeMap::new();
-        for (i, &(n, span, _)) in self.polled.iter().enumerate() {
+        for (i, p) in self.polled.iter().enumerate() {
             if last
-                .get(&n)
-                .is_none_or(|&j| self.polled[j].1.end <= span.end)
+                .get(&p.node)
+                .is_none_or(|&j| self.polled[j].span.end <= p.span.end)
             {
-                last.insert(n, i);
+                last.insert(p.node, i);
             }
         }
         let end = self.span.map_or(Timestamp(0), |s| s.end);
-        for (i, &(n, span, kind)) in self.polled.iter().enumerate() {
+        for (i, p) in self.polled.iter().enumerate() {
+            let n = p.node;
+            // No answer after the last failure was seen.
             let still_down =
-                last.get(&n) == Some(&i) && self.answered.get(&n).is_none_or(|&t| t < span.start);
+                last.get(&n) == Some(&i) && self.answered.get(&n).is_none_or(|&t| t < p.span.end);
             let span = if still_down {
                 TimeSpan::new(
-                    span.start,
-                    Timestamp(end.0.max(span.end.0).saturating_add(DOWN_PAST_END_MS)),
+                    p.span.start,
+                    Timestamp(end.0.max(p.span.end.0).saturating_add(DOWN_PAST_END_MS)),
                 )
             } else {
-                span
+                p.span
             };
-            f.push((n, span, kind));
+            f.push((n, span, p.kind, Some(p)));
         }
-        f.sort_by_key(|&(n, span, _)| (n, span.start));
-        let mut faults: Vec<(NodeIdx, TimeSpan, FaultKind)> = Vec::new();
-        for (n, span, kind) in f {
-            match faults.last_mut() {
-                Some((m, last, k))
-                    if *m == n
-                        && *k == kind
-                        && span.start.0 <= last.end.0.saturating_add(self.interval_ms) =>
+        f.sort_by_key(|&(n, span, _, _)| (n, span.start));
+        // Each merged window with the poll failures it began and ended with.
+        struct Run<'p> {
+            fault: (NodeIdx, TimeSpan, FaultKind),
+            began: Option<&'p Polled>,
+            ended: Option<&'p Polled>,
+        }
+        let mut runs: Vec<Run> = Vec::new();
+        for (n, span, kind, p) in f {
+            match runs.last_mut() {
+                Some(run)
+                    if run.fault.0 == n
+                        && run.fault.2 == kind
+                        && span.start.0 <= run.fault.1.end.0.saturating_add(self.interval_ms) =>
                 {
+                    let last = &mut run.fault.1;
+                    if span.end >= last.end {
+                        run.ended = p;
+                    }
                     last.end = last.end.max(span.end);
                 }
-                _ => faults.push((n, span, kind)),
+                _ => runs.push(Run {
+                    fault: (n, span, kind),
+                    began: p,
+                    ended: p,
+                }),
             }
         }
+        let mut faults = Vec::with_capacity(runs.len());
+        let mut edges = Vec::new();
+        for (i, run) in runs.into_iter().enumerate() {
+            if let Some(p) = run.began {
+                let (from, to) = p.began;
+                edges.push(Edge {
+                    fault: i,
+                    side: Side::Start,
+                    from,
+                    to,
+                });
+            }
+            // A window down past the recording's end has no answer after it.
+            if let Some((p, next)) = run.ended.and_then(|p| Some((p, p.next?))) {
+                let slowest = self.slowest.get(&run.fault.0).copied().unwrap_or(0);
+                let (from, to) = end_window(p.span.end, next, slowest);
+                edges.push(Edge {
+                    fault: i,
+                    side: Side::End,
+                    from,
+                    to,
+                });
+            }
+            faults.push(run.fault);
+        }
+        place_edges(&mut faults, &edges, 0, 1);
         let table = self.timeline.nodes().clone();
         let kill_windows = self.kills.windows();
         let mut joined = self.joined.clone();
@@ -678,6 +807,7 @@ impl SimClusterBuilder {
             table,
             states: self.timeline.states().to_vec(),
             faults,
+            edges,
             kills: moments_at(&kill_windows, 0, 1),
             kill_windows,
             ask: self.ask,

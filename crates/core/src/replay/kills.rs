@@ -6,11 +6,12 @@
 //!
 //! The moment lies between the two `INFO` samples the count rose between (the count is sampled
 //! once per poll): its window. A replay takes the middle of each window; where that is too
-//! coarse for the answer (a client whose cycle is shorter than the window), `kill_moments.rs`
+//! coarse for the answer (a client whose cycle is shorter than the window), `moments.rs`
 //! replays other moments of the windows too. Every connection of the client to the node is
 //! taken as killed: the count tells how many calls ran, not whose connections they closed
 //! (`CLIENT KILL TYPE normal` closes many in one call, `CLIENT KILL ID` one).
 
+use super::places::place;
 use crate::time::Timestamp;
 use crate::timeline::NodeIdx;
 
@@ -58,21 +59,15 @@ impl KillTrack {
 }
 
 /// The moments of `windows` (as [`KillTrack::windows`] gives them) at the `k`-th of `n` even
-/// places in each window (the middle of its `k`-th of `n` parts; `k = (n - 1) / 2` of an odd `n`
-/// is the window's middle), by node then time.
+/// places in each window ([`place`]), by node then time.
 pub(super) fn moments_at(
     windows: &[(NodeIdx, Timestamp, Timestamp)],
     k: u64,
     n: u64,
 ) -> Vec<(NodeIdx, Timestamp)> {
-    let n = n.max(1);
-    let k = k.min(n - 1);
     let mut m: Vec<_> = windows
         .iter()
-        .map(|&(node, from, to)| {
-            let span = to.0.saturating_sub(from.0);
-            (node, Timestamp(from.0 + span * (2 * k + 1) / (2 * n)))
-        })
+        .map(|&(node, from, to)| (node, place(from, to, k, n)))
         .collect();
     m.sort_unstable();
     m.dedup();

@@ -186,17 +186,19 @@ pub struct ReplayReport {
     pub timeline: Vec<Second>,
     /// The commands that ended, per quarter second from the first command.
     pub outcomes: Outcomes,
-    /// When a kill's moment was known only within a window, the replays at other moments of it
-    /// and how many of them ended wedged (`kill_moments.rs`); this report is one of the majority.
+    /// When a kill's moment or a failure's edge was known only within a window, the replays at
+    /// other moments of it and how many of them ended wedged (`moments.rs`); this report is one
+    /// of the majority.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub kill_moments: Option<KillMoments>,
+    pub moments: Option<Moments>,
 }
 
-/// The replays of one workload at several moments of the recording's kill windows
-/// ([`replay_over_kill_moments`](super::replay_over_kill_moments)).
+/// The replays of one workload at several moments of the recording's kill and failure windows
+/// ([`replay_over_moments`](super::replay_over_moments), [`replay_majority`](super::replay_majority)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct KillMoments {
-    /// Moments tried: even places in every kill's window, each kill at the same place of its own.
+pub struct Moments {
+    /// Moments tried: even places in every window, each kill and edge at the same place of its
+    /// own (all 15, or until the majority was known).
     pub tried: u32,
     /// How many of those replays ended with the client wedged.
     pub wedged: u32,
