@@ -194,8 +194,14 @@ mod tests {
         assert!(p5.observed_rate);
         assert_eq!(p5.rate, 199, "the CLI's observed rate");
         let text = summary(&p5, None);
+        // Wedged at the stall's first moment: in the middle of the window it began in (between
+        // A's last answer at ...864_546 and the sending of the first poll that timed out,
+        // ...865_059), at each of the 15 places of that window.
         assert!(
-            text.starts_with("redis-py@5.0.0 ends wedged since 22:54:25.061Z;"),
+            text.starts_with(
+                "redis-py@5.0.0 ends wedged since 22:54:24.804Z (wedged at 15 of 15 moments of \
+                 the kill and failure windows);"
+            ),
             "{text}"
         );
         assert!(text.contains("MOVED share zadd 0.0 %"), "{text}");
@@ -216,7 +222,10 @@ mod tests {
         assert!(p8.overlay.wedged.is_empty());
         let text = summary(&p8, None);
         assert!(
-            text.starts_with("redis-py@8.0.0 does not end wedged;"),
+            text.starts_with(
+                "redis-py@8.0.0 does not end wedged (wedged at 0 of 15 moments of the kill and \
+                 failure windows);"
+            ),
             "{text}"
         );
         // A kill known only within a window: the summary says at how many of its moments the
@@ -229,8 +238,8 @@ mod tests {
         let text = summary(&killed, None);
         assert!(
             text.starts_with(
-                "redis-py@8.0.0 does not end wedged (wedged at 4 of 15 moments of the CLIENT \
-                 KILL windows);"
+                "redis-py@8.0.0 does not end wedged (wedged at 4 of 15 moments of the kill and \
+                 failure windows);"
             ),
             "{text}"
         );
