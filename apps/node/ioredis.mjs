@@ -5,20 +5,26 @@
 import { createRequire } from "node:module";
 import { performance } from "node:perf_hooks";
 import { Counts, log, parseAddr } from "./common.mjs";
+import { trace } from "./trace.mjs";
 
 const require = createRequire(import.meta.url);
 const { Cluster, Redis } = require("ioredis");
 const DataHandler = require("ioredis/built/DataHandler").default;
 const { PACKAGE_VERSION } = require("ioredis/built/utils/version");
 
+/** A connection's node, as `HOST:PORT`. */
+const nodeOf = (redis) => `${redis.options.host}:${redis.options.port}`;
+
 function install(counts) {
   // Topology refreshes: `refreshSlotsCache` (cluster/index.js:356) starts one unless one is
   // running (`isRefreshing`, :360); it ends by calling back without an error on success (:397).
   const refresh = Cluster.prototype.refreshSlotsCache;
   Cluster.prototype.refreshSlotsCache = function (callback) {
+    trace("refresh", { joined: this.isRefreshing });
     if (this.isRefreshing) return refresh.call(this, callback);
     counts.initializations += 1;
     return refresh.call(this, (err) => {
+      trace("refresh_end", { error: err?.message ?? null });
       if (!err) counts.initializations_ok += 1;
       if (callback) callback(err);
     });
@@ -29,7 +35,12 @@ function install(counts) {
   const info = Cluster.prototype.getInfoFromNode;
   Cluster.prototype.getInfoFromNode = function (redis, callback) {
     if (redis) counts.cluster_slots_calls += 1;
-    return info.call(this, redis, callback);
+    const node = redis ? nodeOf(redis) : null;
+    trace("slots", { node });
+    return info.call(this, redis, (err) => {
+      trace("slots_end", { node, error: err?.message ?? null });
+      callback(err);
+    });
   };
 
   // The send of one command to one node: `Redis#sendCommand` (Redis.js:354), also for each
@@ -53,6 +64,7 @@ function install(counts) {
     const seen = sentAt.get(item.command);
     sentAt.delete(item.command);
     counts.reply(item.command.name, error, seen ? performance.now() - seen.t : null);
+    trace("reply", { node: nodeOf(handler.redis), error: error ? String(error.message).slice(0, 40) : null });
   };
   const returnReply = DataHandler.prototype.returnReply;
   DataHandler.prototype.returnReply = function (reply) {
@@ -67,11 +79,19 @@ function install(counts) {
     return returnError.call(this, err);
   };
 
+  // Errors a cluster command met (`handleError`, cluster/index.js:653): traced only.
+  const handleError = Cluster.prototype.handleError;
+  Cluster.prototype.handleError = function (error, ttl, handlers) {
+    trace("handle_error", { error: String(error?.message).slice(0, 60), ttl: ttl.value ?? null });
+    return handleError.call(this, error, ttl, handlers);
+  };
+
   // Connections opened: a connection's status becomes "connect" when its socket connected
   // (redis/event_handler.js:120, `setStatus`, Redis.js).
   const setStatus = Redis.prototype.setStatus;
   Redis.prototype.setStatus = function (status, arg) {
     if (status === "connect") counts.new_connections += 1;
+    trace("status", { node: nodeOf(this), status, name: this.options.connectionName ?? null });
     return setStatus.call(this, status, arg);
   };
 }
