@@ -143,6 +143,31 @@ fn a_silent_node_with_socket_timeout_closes_its_connection_and_the_cluster_recon
     assert!(waits.errors["no reply (ioredis waits without socketTimeout)"] > 0);
 }
 
+#[test]
+fn commands_waiting_on_a_silent_node_share_its_connection_and_its_end() {
+    // B is silent from 10 s to 12 s; 450 commands a second, 14 in flight, socketTimeout 500 ms.
+    // The commands waiting on B's connection are rejected together when it is destroyed, retried
+    // together after one refresh, and the retries sent to B wait on the one connection made for
+    // them: a connection to B per cycle (timeout, 100 ms failover delay), one more per refresh
+    // (its duplicate), not one per command (as the driver, running each command whole, counted
+    // when a later command met the connection an earlier one had seen end).
+    let cluster = incident2_with_fault(B, 10, 12, FaultKind::Timeout);
+    let w = workload_of(20, 450, "zadd").with_in_flight(14);
+    let r = run_model(&cluster, &w, &[("socketTimeout", "500")]);
+    assert!(!r.wedged);
+    let during: u64 = r.timeline[10..13].iter().map(|s| s.new_connections).sum();
+    let refreshes: u64 = r.timeline[10..13].iter().map(|s| s.full_reinits).sum();
+    assert!(refreshes > 0, "{:?}", &r.timeline[10..13]);
+    // 2 s of silence, 600 ms a cycle: at most 4 connections to B, and the refreshes'.
+    assert!(
+        during <= refreshes + 4,
+        "{during} new connections, {refreshes} refreshes"
+    );
+    // Every command waiting on the connection failed with it, none on its own later timeout:
+    // the service goes on once B answers.
+    assert!(r.timeline[13].ok > 400, "{:?}", r.timeline[13]);
+}
+
 /// Replays `w` on `cluster` through MODEL with the options `set`.
 fn run_model(cluster: &SimCluster, w: &Workload, set: &[(&str, &str)]) -> ReplayReport {
     run(cluster, w, MODEL, set)

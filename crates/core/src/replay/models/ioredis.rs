@@ -83,6 +83,10 @@
 //! inside the command; the refresh a `MOVED` starts runs in the background from the `MOVED`'s
 //! time (its answer applied then, not when it arrives), and `isRefreshing` holds until it ends:
 //! a later `MOVED`, of the same command or another, starts a new one once it has ended.
+//! A connection a command's run ended (its `socketTimeout`, a refused or closed connection) fails
+//! the commands sent after it that waited on it, at that moment and with no connection of their
+//! own, as live: the 14 commands in flight on a stalled node's connection were rejected at once
+//! when `socketTimeout` destroyed it (case 5183915617031440262, traced, docs/FIDELITY.md).
 //!
 //! - **Connections someone closed** (`CLIENT KILL`, `replay/kills.rs`): a pool node's `Redis` has
 //!   no reconnect (`clusterNodeRetryStrategy: null`, `ConnectionPool.js:61-63`): it `end`s and
@@ -378,6 +382,11 @@ struct Client {
     /// commands sent after it: each of those joins the batch whose timer ran when it was pushed,
     /// not the last one set.
     buckets: [Vec<(Timestamp, Timestamp)>; 2],
+    /// Each address's connections that ended (when each connected and when it ended), by node
+    /// number: the driver runs a command whole when it is sent, so a command's run ends the
+    /// connection the commands sent after it wait on (`pool.rs`). Those that ended before the
+    /// command now sent are forgotten.
+    ended: Vec<Vec<(Timestamp, Timestamp)>>,
     /// The `slotsRefreshInterval` timer.
     periodic_at: Option<Timestamp>,
     stats: ClientState,
@@ -398,6 +407,7 @@ impl Client {
             refreshing_until_us: 0,
             periodic_at: None,
             buckets: [Vec::new(), Vec::new()],
+            ended: Vec::new(),
             stats: ClientState::default(),
         };
         c.startup = numbered_once(seeds, |a| c.nodes.intern(a));
@@ -476,6 +486,7 @@ impl Client {
     fn process(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
         let since = net.now();
         self.forget_batches(since);
+        self.forget_ended(since);
         // `ttl.value` of `handleError`.
         let mut ttl: Option<u32> = None;
         let mut random = false;
@@ -495,7 +506,7 @@ impl Client {
             random = false;
             asking = None;
             let sent = net.now();
-            let reply = self.send(node, cmd, was_asking, net);
+            let (reply, on_ended) = self.send(node, cmd, was_asking, net);
             let too_many = match reply {
                 Reply::Ok => return Outcome::Ok,
                 Reply::Redirect(Redirect::Moved { .. }) => TOO_MANY_MOVED,
@@ -506,9 +517,11 @@ impl Client {
                 }
                 Reply::ConnectionError | Reply::Timeout => {
                     // The connection `end`s: its commands get `Connection is closed.` and it
-                    // leaves the pool.
-                    let now = net.now();
-                    self.remove(node, now);
+                    // leaves the pool (unless it ended already, under an earlier command).
+                    if !on_ended {
+                        let now = net.now();
+                        self.remove(node, now);
+                    }
                     TOO_MANY_CLOSED
                 }
             };

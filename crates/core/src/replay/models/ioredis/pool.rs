@@ -52,6 +52,13 @@ impl Client {
     /// `removeNode` after the connection `end`ed (`ConnectionPool.js:108-118`): a drained pool
     /// closes the cluster, which reconnects after `clusterRetryStrategy`.
     pub(super) fn remove(&mut self, i: NodeIdx, now: Timestamp) {
+        let n = *self.nodes.get(i);
+        if n.connected {
+            if self.ended.len() <= i.index() {
+                self.ended.resize(i.index() + 1, Vec::new());
+            }
+            self.ended[i.index()].push((n.since, now));
+        }
         *self.nodes.get_mut(i) = Node::default();
         if self.status == Status::Ready && self.pool().is_empty() {
             self.close(now);
@@ -72,22 +79,54 @@ impl Client {
         }
     }
 
-    /// One send on the pool's connection to `i`.
+    /// Forgets the connections that ended before `now`: no command sent from now on waits on
+    /// them.
+    pub(super) fn forget_ended(&mut self, now: Timestamp) {
+        for lives in &mut self.ended {
+            lives.retain(|&(_, ended)| ended > now);
+        }
+    }
+
+    /// When the connection to `i` that was open at `sent` ended, if an earlier command's run
+    /// ended it.
+    fn ended_after(&self, i: NodeIdx, sent: Timestamp) -> Option<Timestamp> {
+        let lives = self.ended.get(i.index())?;
+        lives
+            .iter()
+            .find(|&&(since, ended)| since <= sent && sent < ended)
+            .map(|&(_, ended)| ended)
+    }
+
+    /// One send on the pool's connection to `i`, and whether that connection had ended under an
+    /// earlier command's run before its reply came (it then fails with the others waiting on
+    /// it, `Connection is closed.` when the connection ended, live: all 14 commands in flight on
+    /// a stalled node's connection at once when `socketTimeout` destroyed it; no new
+    /// connection, nothing more to remove).
     pub(super) fn send(
         &mut self,
         i: NodeIdx,
         cmd: Routed,
         asking: bool,
         net: &mut dyn Transport,
-    ) -> Reply {
+    ) -> (Reply, bool) {
         let Some(addr) = self.nodes.addr(i) else {
-            return Reply::ConnectionError;
+            return (Reply::ConnectionError, false);
         };
         let sent = net.now();
+        let ended = self.ended_after(i, sent);
         let mut reply = net.send(addr, cmd, asking);
+        if let Some(ended) = ended {
+            // A timeout or a closed connection is that end itself.
+            let answered = !matches!(reply, Reply::Timeout | Reply::ConnectionError);
+            if net.now() > ended || !answered {
+                net.resume_at(ended);
+                return (Reply::ConnectionError, true);
+            }
+            return (reply, false);
+        }
         if self.nodes.get(i).created > sent {
             // Sent on the connection a later `recreate` replaced (already connected then).
-            return reply;
+            return (reply, false);
         }
         if self.nodes.get(i).connected && net.killed(addr, sent) {
             // Someone closed the connection while the command waited (`CLIENT KILL`): it
@@ -100,7 +139,7 @@ impl Client {
             n.since = sent;
             self.stats.new_connections += 1;
         }
-        reply
+        (reply, false)
     }
 
     /// The pool's connections someone closed since they connected (`CLIENT KILL`): each
