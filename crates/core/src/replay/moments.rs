@@ -2,7 +2,8 @@
 //!
 //! A `CLIENT KILL` is known only between the two `INFO` samples its count rose between (half a
 //! second at the collector's default poll), and a replay places it in the middle (`kills.rs`);
-//! a node's failure began between its last answer and the poll that failed (`fault_edges.rs`).
+//! a node's failure began between its last answer and the poll that failed, and ended between
+//! its last failure and its next answer (`fault_edges.rs`).
 //! A client whose own cycle is shorter than that window (a reset storm resets every ~100 ms,
 //! each reset opening new connections) meets the kill on a connection it uses next at some
 //! moments of the window and at others finds nothing to lose: replayed at 15 even places of the
