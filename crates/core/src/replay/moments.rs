@@ -78,27 +78,27 @@ fn over_moments<E>(
         return Ok(replay(cluster, workload, client.as_mut()));
     }
     let n = MOMENTS;
-    // Nearest the middle first: the first run of the majority is the report.
-    let mut runs: Vec<ReplayReport> = Vec::new();
-    let mut wedged = 0;
+    let half = usize::try_from(n / 2).unwrap_or(usize::MAX);
+    // Nearest the middle first: the first run of each answer is the one the report would be.
+    let mut first: [Option<ReplayReport>; 2] = [None, None];
+    let (mut tried, mut wedged) = (0, 0);
     for k in outwards(n) {
         let mut client = build()?;
         let placed = cluster.at_moment(k, n);
         let r = replay(&placed, workload, client.as_mut());
+        tried += 1;
         wedged += usize::from(r.wedged);
-        runs.push(r);
+        let slot = &mut first[usize::from(r.wedged)];
+        if slot.is_none() {
+            *slot = Some(r);
+        }
         // More than half of all the places agree: the rest cannot turn the answer.
-        let half = usize::try_from(n / 2).unwrap_or(usize::MAX);
-        if stop_at_majority && (wedged > half || runs.len() - wedged > half) {
+        if stop_at_majority && (wedged > half || tried - wedged > half) {
             break;
         }
     }
-    let tried = runs.len();
     let majority = 2 * wedged > tried;
-    let mut chosen = runs
-        .into_iter()
-        .find(|r| r.wedged == majority)
-        .unwrap_or_default();
+    let mut chosen = first[usize::from(majority)].take().unwrap_or_default();
     chosen.moments = Some(Moments {
         tried: u32::try_from(tried).unwrap_or(u32::MAX),
         wedged: u32::try_from(wedged).unwrap_or(u32::MAX),
