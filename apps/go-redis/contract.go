@@ -120,6 +120,7 @@ type Outcomes struct {
 	failedBuckets      map[int64]int64
 	failedIssued       map[int64]int64
 	firstFailSinceOKMS *int64
+	lastOKMS           int64 // 0 before the first success
 	latencies          []time.Duration
 }
 
@@ -136,6 +137,7 @@ func (o *Outcomes) ok(latency time.Duration) {
 	t := nowMS()
 	o.succeeded++
 	o.okBuckets[o.bucket(t)]++
+	o.lastOKMS = t
 	o.firstFailSinceOKMS = nil
 	o.latencies = append(o.latencies, latency)
 }
@@ -167,8 +169,14 @@ func (o *Outcomes) failed(class, kind, message string, issuedMS int64, hung bool
 		// error is that give-up, issued when the first of them was.
 		o.firstErrorIssuedMS = &issuedMS
 	}
-	if o.firstFailSinceOKMS == nil {
-		o.firstFailSinceOKMS = &t
+	// A command the drain gave up on failed from when it was issued (or the last success after
+	// that): the replay counts it there, and a client whose commands all hang is wedged.
+	since := t
+	if hung {
+		since = max(issuedMS, o.lastOKMS+1)
+	}
+	if o.firstFailSinceOKMS == nil || since < *o.firstFailSinceOKMS {
+		o.firstFailSinceOKMS = &since
 	}
 }
 

@@ -73,3 +73,22 @@ func TestWedgedSince(t *testing.T) {
 		t.Fatalf("wedged after a success: %v", *w)
 	}
 }
+
+// Commands that hung until the drain failed from when they were issued (just after the last
+// success if that came later): a client whose commands all hang is wedged from there.
+func TestHungCommandsFailFromTheirIssue(t *testing.T) {
+	o := newOutcomes()
+	o.ok(0)
+	last := o.lastOKMS
+	o.failed("CancelledError", "hung", "still in flight", last-500, true)
+	if got := *o.firstFailSinceOKMS; got != last+1 {
+		t.Fatalf("since %d, want %d", got, last+1)
+	}
+	o2 := newOutcomes()
+	o2.ok(0)
+	issued := o2.lastOKMS + 100
+	o2.failed("CancelledError", "hung", "still in flight", issued, true)
+	if w := o2.wedgedSince(issued+2000, 1000); w == nil || *w != issued {
+		t.Fatalf("wedged since %v, want %d", w, issued)
+	}
+}

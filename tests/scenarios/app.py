@@ -418,8 +418,13 @@ class Outcomes:
             # Commands that hung until the drain cancelled them all end at once, in no order:
             # the first error is the cancellation, issued when the first of them was.
             self.first_error_issued_ms = min(self.first_error_issued_ms, issued_ms)
-        if self.first_fail_since_ok_ms is None:
-            self.first_fail_since_ok_ms = now_ms()
+        # A command the drain gave up on failed from when it was issued (or the last success
+        # after that): the replay counts it there.
+        since = t
+        if hung and issued_ms is not None:
+            since = max(issued_ms, self.last_ok_ms + 1 if self.last_ok_ms is not None else issued_ms)
+        if self.first_fail_since_ok_ms is None or since < self.first_fail_since_ok_ms:
+            self.first_fail_since_ok_ms = since
 
     def wedged_since(self):
         """The moment from which the client had no startup node and every command failed."""

@@ -230,6 +230,7 @@ struct Outcomes {
     failed_buckets: Vec<u64>,
     failed_issued: Vec<Option<u64>>,
     first_fail_since_ok_ms: Option<u64>,
+    last_ok_ms: Option<u64>,
     latencies: Vec<f64>,
     /// Commands in flight: index → issue time (epoch ms).
     in_flight: HashMap<u64, u64>,
@@ -251,8 +252,10 @@ impl Outcomes {
     fn ok(&mut self, latency_ms: f64) {
         self.succeeded += 1;
         self.latencies.push(latency_ms);
-        let b = self.bucket(now_ms());
+        let t = now_ms();
+        let b = self.bucket(t);
         self.ok_buckets[b] += 1;
+        self.last_ok_ms = Some(t);
         self.first_fail_since_ok_ms = None;
     }
 
@@ -283,8 +286,15 @@ impl Outcomes {
             }
             Some(_) => {}
         }
-        if self.first_fail_since_ok_ms.is_none() {
-            self.first_fail_since_ok_ms = Some(t);
+        // A command the drain gave up on failed from when it was issued (or the last success
+        // after that): the replay counts it there, and a client whose commands all hang is wedged.
+        let since = if drained {
+            issued_ms.max(self.last_ok_ms.map_or(issued_ms, |t| t + 1))
+        } else {
+            t
+        };
+        if self.first_fail_since_ok_ms.is_none_or(|f| since < f) {
+            self.first_fail_since_ok_ms = Some(since);
         }
     }
 
@@ -549,6 +559,27 @@ mod tests {
         assert_eq!(o.wedged_since(since + 1000), Some(since));
         o.ok(1.0);
         assert_eq!(o.wedged_since(since + 5000), None);
+    }
+
+    #[test]
+    fn hung_commands_failed_from_their_issue() {
+        let mut o = Outcomes {
+            started_ms: now_ms(),
+            ..Outcomes::default()
+        };
+        o.ok(1.0);
+        let last = o.last_ok_ms.expect("a success");
+        // Issued before the last success: failing only after it.
+        o.failed("Drained", "Drained", "still in flight", last - 500, true);
+        assert_eq!(o.first_fail_since_ok_ms, Some(last + 1));
+        let mut o = Outcomes {
+            started_ms: now_ms(),
+            ..Outcomes::default()
+        };
+        o.ok(1.0);
+        let issued = o.last_ok_ms.expect("a success") + 100;
+        o.failed("Drained", "Drained", "still in flight", issued, true);
+        assert_eq!(o.wedged_since(issued + 2000), Some(issued));
     }
 
     #[test]
