@@ -169,8 +169,9 @@ func (o *Outcomes) failed(class, kind, message string, issuedMS int64, hung bool
 		// error is that give-up, issued when the first of them was.
 		o.firstErrorIssuedMS = &issuedMS
 	}
-	// A command the drain gave up on failed from when it was issued (or the last success after
-	// that): the replay counts it there, and a client whose commands all hang is wedged.
+	// A command the drain gave up on failed from when it was issued, or just after the
+	// last success if that came later: the replay counts it there, and a client whose
+	// commands all hang is wedged.
 	since := t
 	if hung {
 		since = max(issuedMS, o.lastOKMS+1)

@@ -170,8 +170,9 @@ export class Outcomes {
       // error is the give-up, issued when the first of them was.
       this.first_error_issued_ms = Math.min(this.first_error_issued_ms, issuedMs);
     }
-    // A command the drain gave up on failed from when it was issued (or just after the last success
-    // after that): the replay counts it there, and a client whose commands all hang is wedged.
+    // A command the drain gave up on failed from when it was issued, or just after the
+    // last success if that came later: the replay counts it there, and a client whose
+    // commands all hang is wedged.
     const since = hung ? Math.max(issuedMs, (this.last_ok_ms ?? issuedMs - 1) + 1) : t;
     if (this.first_fail_since_ok_ms === null || since < this.first_fail_since_ok_ms) {
       this.first_fail_since_ok_ms = since;

@@ -418,8 +418,8 @@ class Outcomes:
             # Commands that hung until the drain cancelled them all end at once, in no order:
             # the first error is the cancellation, issued when the first of them was.
             self.first_error_issued_ms = min(self.first_error_issued_ms, issued_ms)
-        # A command the drain gave up on failed from when it was issued (or the last success
-        # after that): the replay counts it there.
+        # A command the drain gave up on failed from when it was issued, or just after the last
+        # success if that came later: the replay counts it there.
         since = t
         if hung and issued_ms is not None:
             since = max(issued_ms, self.last_ok_ms + 1 if self.last_ok_ms is not None else issued_ms)

@@ -286,8 +286,9 @@ impl Outcomes {
             }
             Some(_) => {}
         }
-        // A command the drain gave up on failed from when it was issued (or the last success
-        // after that): the replay counts it there, and a client whose commands all hang is wedged.
+        // A command the drain gave up on failed from when it was issued, or just after the
+        // last success if that came later: the replay counts it there, and a client whose
+        // commands all hang is wedged.
         let since = if drained {
             issued_ms.max(self.last_ok_ms.map_or(issued_ms, |t| t + 1))
         } else {

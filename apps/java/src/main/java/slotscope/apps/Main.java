@@ -298,8 +298,9 @@ public final class Main {
         // error is the cancellation, issued when the first of them was.
         firstErrorIssuedMs = Math.min(firstErrorIssuedMs, issuedMs);
       }
-      // A command the drain gave up on failed from when it was issued (or the last success after
-      // that): the replay counts it there, and a client whose commands all hang is wedged.
+      // A command the drain gave up on failed from when it was issued, or just after the
+      // last success if that came later: the replay counts it there, and a client whose
+      // commands all hang is wedged.
       long since = hung ? Math.max(issuedMs, lastOkMs == null ? issuedMs : lastOkMs + 1) : t;
       if (firstFailSinceOkMs == null || since < firstFailSinceOkMs) {
         firstFailSinceOkMs = since;
