@@ -80,22 +80,31 @@ fn redis_py_costs_timed_on_this_machine_are_plausible() {
 }
 
 #[test]
-fn node_redis_rediscovery_timed_on_this_machine_is_plausible() {
-    // `apps/node/cpu-cost.mjs` against a throwaway cluster of each server: one figure, the
-    // model's own option, between a few microseconds and 50 ms of process CPU a rediscovery
-    // (0.75-0.86 ms on the development machine).
-    if !Library::NodeRedis.is_available() {
-        panic!("the node-redis app is not built: run scripts/setup");
-    }
-    for server in [ServerKind::Redis, ServerKind::Valkey] {
-        let options = machine_options(Library::NodeRedis, server)
-            .unwrap_or_else(|e| panic!("node-redis on {server:?}: {e}"));
-        let [(name, value)] = options.as_slice() else {
-            panic!("one figure expected on {server:?}: {options:?}");
-        };
-        assert_eq!(name, "rediscover_cpu_ms");
-        let ms: f64 = value.parse().unwrap();
-        assert!((0.005..50.0).contains(&ms), "{server:?}: {ms} ms");
+fn node_libraries_refreshes_timed_on_this_machine_are_plausible() {
+    // `apps/node/cpu-cost.mjs` against a throwaway cluster of each server: one figure per
+    // library, its model's own option, between a few microseconds and 50 ms of process CPU a
+    // refresh (node-redis's rediscovery 0.75-1.0 ms, ioredis's `refreshSlotsCache` 1.5 ms on the
+    // development machine).
+    for (library, option) in [
+        (Library::NodeRedis, "rediscover_cpu_ms"),
+        (Library::Ioredis, "refresh_cpu_ms"),
+    ] {
+        if !library.is_available() {
+            panic!(
+                "the {} app is not built: run scripts/setup",
+                library.label()
+            );
+        }
+        for server in [ServerKind::Redis, ServerKind::Valkey] {
+            let options = machine_options(library, server)
+                .unwrap_or_else(|e| panic!("{} on {server:?}: {e}", library.label()));
+            let [(name, value)] = options.as_slice() else {
+                panic!("one figure expected on {server:?}: {options:?}");
+            };
+            assert_eq!(name, option);
+            let ms: f64 = value.parse().unwrap();
+            assert!((0.005..50.0).contains(&ms), "{server:?}: {ms} ms");
+        }
     }
 }
 

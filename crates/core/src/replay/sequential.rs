@@ -5,7 +5,9 @@
 //!
 //! What such a model cannot show: another command in flight seeing the client before this one's
 //! replies arrived (its effects count from when it was sent), and a reset closing connections
-//! that other commands use. The models of redis-rs, go-redis, Lettuce and Jedis run this way;
+//! that other commands use. A model may cut a command's run at its library's timers
+//! ([`SyncModel::start`] and [`SyncModel::resume`], [`Step::Paused`]): on the timed clock the
+//! commands sent before the timer fires then run first, and the command goes on from there. The models of redis-rs, go-redis, Lettuce and Jedis run this way;
 //! their libraries refresh in the background or under a lock that serialises the commands that
 //! meet a redirect, so the difference is the timing of a refresh, not whether it happens.
 
@@ -21,12 +23,31 @@ use crate::node::NodeAddr;
 use crate::slot::SlotRange;
 use crate::time::Timestamp;
 
+/// Where a command's run stands at the end of a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// It ended so.
+    Done(Outcome),
+    /// It waits for a timer of the library's, until the model's clock at the end of the step:
+    /// resumed then by [`SyncModel::resume`] with this ticket.
+    Paused(u64),
+}
+
 /// A client library's routing state machine, one synchronous call per command.
 pub trait SyncModel {
     /// The model's name, e.g. `jedis@5.1.0`.
     fn name(&self) -> &str;
     /// Runs one application command on `cmd`'s key through `net`.
     fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome;
+    /// Runs one application command until it ends or waits for a timer (`Step::Paused`,
+    /// the model's clock left at the timer). By default it runs whole.
+    fn start(&mut self, cmd: Routed, net: &mut dyn Transport) -> Step {
+        Step::Done(self.execute(cmd, net))
+    }
+    /// Goes on with the command paused with `ticket`, the clock at its timer.
+    fn resume(&mut self, _ticket: u64, _net: &mut dyn Transport) -> Step {
+        Step::Done(Outcome::Failed(super::outcome::ClientError::UNFINISHED))
+    }
     /// The client's state now.
     fn state(&self) -> ClientState;
     /// What it holds now: open connections and a summary of its slot table.
@@ -138,19 +159,38 @@ impl Transport for Local<'_, '_> {
 }
 
 impl<M: SyncModel> Sequential<M> {
-    /// Runs `cmd` to its end on the model's own clock from now: its outcome and the moment it
-    /// ends; the shared clock stays at the start (the timed clock delivers the outcome then).
-    fn decide(&self, cmd: Routed, net: &Net<'_>) -> (Outcome, u64) {
+    /// Runs one step of a command (`step`) on the model's own clock from now: where it stands
+    /// and the moment the step ends; the shared clock stays at the start (the timed clock
+    /// delivers the outcome, or resumes the command, then).
+    fn decide(
+        &self,
+        net: &Net<'_>,
+        step: impl FnOnce(&mut M, &mut dyn Transport) -> Step,
+    ) -> (Step, u64) {
         let start_us = net.now_us();
         let mut local = Local {
             net,
             now_us: start_us,
             start_us,
         };
-        let outcome = self.model.borrow_mut().execute(cmd, &mut local);
+        let step = step(&mut self.model.borrow_mut(), &mut local);
         let end = local.now_us;
         net.set_now(start_us);
-        (outcome, end)
+        (step, end)
+    }
+
+    /// The rest of a command whose step ended at `end` so: each pause waited out on the shared
+    /// clock (the commands due meanwhile run first), then resumed.
+    async fn finish(&self, mut step: Step, mut end: u64, net: &Net<'_>) -> Outcome {
+        loop {
+            net.until(end).await;
+            match step {
+                Step::Done(outcome) => return outcome,
+                Step::Paused(ticket) => {
+                    (step, end) = self.decide(net, |m, local| m.resume(ticket, local));
+                }
+            }
+        }
     }
 }
 
@@ -160,22 +200,28 @@ impl<M: SyncModel> ClientModel for Sequential<M> {
     }
 
     fn execute<'a>(&'a self, cmd: Routed, net: &'a Net<'_>) -> Execution<'a> {
-        let (outcome, end) = self.decide(cmd, net);
-        Box::pin(async move {
-            net.until(end).await;
-            outcome
-        })
+        let (step, end) = self.decide(net, |m, local| m.start(cmd, local));
+        Box::pin(self.finish(step, end, net))
     }
 
     fn start<'a>(&'a self, cmd: Routed, net: &'a Net<'_>) -> Started<'a> {
-        let (outcome, at_us) = self.decide(cmd, net);
-        Started::At { outcome, at_us }
+        match self.decide(net, |m, local| m.start(cmd, local)) {
+            (Step::Done(outcome), at_us) => Started::At { outcome, at_us },
+            (step, end) => Started::Running(Box::pin(self.finish(step, end, net))),
+        }
     }
 
     fn execute_instant(&self, cmd: Routed, net: &Net<'_>) -> Outcome {
-        let (outcome, end) = self.decide(cmd, net);
-        net.set_now(end);
-        outcome
+        let (mut step, mut end) = self.decide(net, |m, local| m.start(cmd, local));
+        loop {
+            net.set_now(end);
+            match step {
+                Step::Done(outcome) => return outcome,
+                Step::Paused(ticket) => {
+                    (step, end) = self.decide(net, |m, local| m.resume(ticket, local));
+                }
+            }
+        }
     }
 
     fn state(&self) -> ClientState {

@@ -79,10 +79,21 @@
 //!   `socket_timeout`. Without it ioredis waits as long as the node takes; the replay's instant
 //!   clock cannot wait, and counts such a command as failed (`no reply`).
 //!
-//! The sequential driver runs a command's delays (`retryDelayOn…`) and the refresh it waits for
-//! inside the command; the refresh a `MOVED` starts runs in the background from the `MOVED`'s
-//! time (its answer applied then, not when it arrives), and `isRefreshing` holds until it ends:
-//! a later `MOVED`, of the same command or another, starts a new one once it has ended.
+//! The sequential driver runs a command whole when it is sent, except on the timed clock at a
+//! `DelayQueue` bucket's timer, where the command pauses ([`Step::Paused`]): the commands the
+//! application sends before the timer fires run first, a command pushed while the timer is set
+//! waits for the same one, and when it fires the first of them runs its `refreshSlotsCache` and
+//! all are retried when that ends. In a failover's storm the new commands between the batches
+//! thus meet the pool as the batches left it at their own moment (live: about half of them find
+//! the dead master's address in the pool, half do not and start a refresh of their own; case
+//! 2365334887738468882, traced, docs/FIDELITY.md). On the lanes' instant clock the delays and the
+//! refresh run inside the command, and a batch a command run before it started less than the
+//! delay after its push is joined. A refresh lasts at least its own work (`refresh_cpu_ms`, the
+//! duplicate connection and the answer written into `slots` and the pool, timed by
+//! `apps/node/cpu-cost.mjs`). The refresh a `MOVED` starts runs in the background from the
+//! `MOVED`'s time, its answer applied when it ends. `isRefreshing` is kept as the intervals the
+//! refreshes ran: a `MOVED` or a timer joins the refresh running at its moment, or one a command
+//! run before it started later but less than that refresh's length after (one at a time).
 //! A connection a command's run ended (its `socketTimeout`, a refused or closed connection) fails
 //! the commands sent after it that waited on it, at that moment and with no connection of their
 //! own, as live: the 14 commands in flight on a stalled node's connection were rejected at once
@@ -110,23 +121,26 @@
 //! the connection that answered, 6.0.0's :452-467), and its `ConnectionPool` has no
 //! `clusterNodeRetryStrategy`; releases between were not compared.
 
+mod command;
+mod delay_queue;
 mod pool;
 mod topology;
 
 use crate::node::NodeAddr;
-use crate::redirect::Redirect;
 use crate::replay::client::ClientModel;
 use crate::replay::client::{numbered_once, Transport};
 use crate::replay::client_state::{ClientSnapshot, ClientState};
-use crate::replay::cluster::Reply;
 use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
 use crate::replay::known_nodes::KnownNodes;
-use crate::replay::options::{parse_count, parse_mapped_addr, ModelOption, ModelOptions};
+use crate::replay::options::{
+    parse_count, parse_cpu_ms, parse_mapped_addr, ModelOption, ModelOptions,
+};
 use crate::replay::outcome::{ClientError, Failure, Outcome};
 use crate::replay::release::{Coverage, Version};
-use crate::replay::sequential::{boxed, SyncModel};
+use crate::replay::sequential::{boxed, Step, SyncModel};
 use crate::replay::slot_cache::SlotCache;
 use crate::replay::{ReplayError, Routed, SimRng};
+use crate::slot::SlotRange;
 use crate::time::Timestamp;
 use crate::timeline::NodeIdx;
 use pool::Node;
@@ -211,6 +225,15 @@ const OPTIONS: &[ModelOption] = &[
         ..ModelOption::PLAIN
     },
     ModelOption {
+        name: "refresh_cpu_ms",
+        doc: "milliseconds a refresh that got its answer lasts at least: the client's own work \
+              (the duplicate connection made and closed, the answer written into the slots and \
+              the pool, its round trips on loopback) on Node's thread (default 1.5, measured on \
+              6.0.0; apps/node/cpu-cost.mjs times it on a host)",
+        default: "1.5",
+        ..ModelOption::PLAIN
+    },
+    ModelOption {
         name: "socketTimeout",
         doc: "redisOptions.socketTimeout: milliseconds without data before a connection is \
               destroyed (default unset: waits); same as socket_timeout",
@@ -218,6 +241,12 @@ const OPTIONS: &[ModelOption] = &[
         ..ModelOption::PLAIN
     },
 ];
+
+/// A refresh's own work in microseconds (`refresh_cpu_ms`): `apps/node/cpu-cost.mjs ioredis`
+/// (`Cluster#refreshSlotsCache` 200 times against a 3-master Redis 7.0 cluster on loopback,
+/// process CPU, median) gave 1.49-1.51 ms in three runs on the project's 2-core machine
+/// (2026-12-07).
+const REFRESH_CPU_US: u64 = 1500;
 
 /// The replay's common name for a remap, read as `natMap`.
 const ADDRESS_REMAP: &str = "address_remap";
@@ -275,6 +304,8 @@ struct Config {
     refresh_timeout_ms: u64,
     refresh_interval_ms: Option<u64>,
     socket_timeout_ms: Option<u64>,
+    /// The least a refresh that got its answer lasts, its own work (`refresh_cpu_ms`).
+    refresh_cpu_us: u64,
 }
 
 /// Builds `ioredis@6.0.0`.
@@ -333,6 +364,12 @@ pub(super) fn build(
         "milliseconds in 1..=3600000",
     )?;
     let socket_timeout_ms = options.timeout_alias(name, "socketTimeout", own_timeout, |t| t)?;
+    let refresh_cpu_us = options.library_value(
+        "refresh_cpu_ms",
+        REFRESH_CPU_US,
+        parse_cpu_ms,
+        "milliseconds in [0, 10000]",
+    )?;
     Ok(boxed(Client::new(
         name,
         &options.startup_nodes,
@@ -345,6 +382,7 @@ pub(super) fn build(
             refresh_timeout_ms,
             refresh_interval_ms,
             socket_timeout_ms,
+            refresh_cpu_us,
         },
     )))
 }
@@ -373,12 +411,24 @@ struct Client {
     retry_attempts: u64,
     /// The next pool insertion's position.
     next_order: u64,
-    /// `isRefreshing` holds until then (microseconds): the end of the last refresh a `MOVED`
-    /// started.
-    refreshing_until_us: u64,
-    /// Each `DelayQueue` bucket's batches, by [`FAILOVER_BUCKET`] and [`CLUSTERDOWN_BUCKET`]:
-    /// when its timer started and when its commands were retried, in time order. The driver
-    /// runs a command whole when it is sent, so a command's retries set timers ahead of the
+    /// When `isRefreshing` held (microseconds, `[start, end)`), in time order: a `MOVED` or a
+    /// `DelayQueue` timer joins the refresh running at its own moment. Those that ended before
+    /// the command now sent are forgotten.
+    refreshes: Vec<(u64, u64)>,
+    /// The answers of the refreshes run in the background, applied when each ends
+    /// (microseconds), in time order: until then the slots and the pool are as they were.
+    answers: Vec<(u64, Vec<(SlotRange, NodeAddr)>)>,
+    /// Each `DelayQueue` bucket's timer on the timed clock (when it fires, microseconds), by
+    /// [`FAILOVER_BUCKET`] and [`CLUSTERDOWN_BUCKET`].
+    timers: [Option<u64>; 2],
+    /// Each bucket's timers that fired, when each fired and when its refresh ended (the
+    /// commands that waited for it are retried then), microseconds.
+    fired: [Vec<(u64, u64)>; 2],
+    /// The commands waiting for a bucket's timer, by ticket.
+    paused: Vec<Option<Run>>,
+    /// Each `DelayQueue` bucket's batches on the lanes' instant clock, by [`FAILOVER_BUCKET`]
+    /// and [`CLUSTERDOWN_BUCKET`]: when its timer started and when its commands were retried, in
+    /// time order. The driver runs a command whole when it is sent there, so a command's retries set timers ahead of the
     /// commands sent after it: each of those joins the batch whose timer ran when it was pushed,
     /// not the last one set.
     buckets: [Vec<(Timestamp, Timestamp)>; 2],
@@ -389,7 +439,26 @@ struct Client {
     ended: Vec<Vec<(Timestamp, Timestamp)>>,
     /// The `slotsRefreshInterval` timer.
     periodic_at: Option<Timestamp>,
+    /// The replay runs lanes on the instant clock (told by `set_concurrency`, which only lanes
+    /// call): there a command's run is not cut at the bucket's timer.
+    lanes: bool,
     stats: ClientState,
+}
+
+/// A command's run between its steps: what `handleError` carries from one try to the next.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    cmd: Routed,
+    /// When the application sent it.
+    since: Timestamp,
+    /// `ttl.value` of `handleError`.
+    ttl: Option<u32>,
+    /// The next try goes to a random master (`tryConnection(true)`).
+    random: bool,
+    /// The next try is `ASKING` on this node.
+    asking: Option<NodeIdx>,
+    /// The bucket whose timer it waits for, and when that fires (microseconds).
+    waits: Option<(usize, u64)>,
 }
 
 impl Client {
@@ -404,10 +473,15 @@ impl Client {
             status: Status::Initial,
             retry_attempts: 0,
             next_order: 0,
-            refreshing_until_us: 0,
+            refreshes: Vec::new(),
+            answers: Vec::new(),
+            timers: [None, None],
+            fired: [Vec::new(), Vec::new()],
+            paused: Vec::new(),
             periodic_at: None,
             buckets: [Vec::new(), Vec::new()],
             ended: Vec::new(),
+            lanes: false,
             stats: ClientState::default(),
         };
         c.startup = numbered_once(seeds, |a| c.nodes.intern(a));
@@ -427,164 +501,6 @@ impl Client {
         self.status = Status::Reconnecting(Timestamp(now.0.saturating_add(delay)));
         self.periodic_at = None;
     }
-
-    /// `tryConnection` (`cluster/index.js:491`) picking the connection: `None` when the pool is
-    /// empty.
-    fn pick(&mut self, cmd: Routed, random: bool, asking: Option<NodeIdx>) -> Option<NodeIdx> {
-        if !random {
-            if let Some(a) = asking.filter(|&a| self.nodes.get(a).in_pool) {
-                return Some(a);
-            }
-            if let Some(k) = self.slots.get(cmd.slot) {
-                if self.nodes.get(k).in_pool {
-                    return Some(k);
-                }
-            }
-        }
-        let pool = self.pool();
-        if pool.is_empty() {
-            return None;
-        }
-        Some(pool[self.rng.index_below(pool.len())])
-    }
-
-    /// A `DelayQueue` bucket (`DelayQueue.js:18-35`): the first command pushed starts its timer;
-    /// when it fires, its callback `refreshSlotsCache` runs and, when that ends, the bucket's
-    /// commands are retried and the timer cleared. A command pushed while the timer is set joins
-    /// it: it is retried with the others, with no refresh of its own.
-    ///
-    /// A batch whose timer a later command (run before this one) starts less than `ms` after
-    /// this push is joined too: in the library that command would have joined this one's.
-    fn delay_and_refresh(&mut self, bucket: usize, ms: u64, net: &mut dyn Transport) {
-        let now = net.now();
-        let batches = &self.buckets[bucket];
-        let joined = batches
-            .iter()
-            .find(|&&(start, end)| now < end && start.0 < now.0.saturating_add(ms.max(1)))
-            .map(|&(_, end)| end);
-        if let Some(end) = joined {
-            net.sleep(end.0.saturating_sub(now.0));
-            return;
-        }
-        net.sleep(ms);
-        if self.status == Status::Ready {
-            self.refresh(net);
-        }
-        let batch = (now, net.now());
-        let batches = &mut self.buckets[bucket];
-        let at = batches.partition_point(|b| b.0 <= now);
-        batches.insert(at, batch);
-    }
-
-    /// Forgets the batches retried before `now`: no command sent from now on can join them.
-    fn forget_batches(&mut self, now: Timestamp) {
-        for batches in &mut self.buckets {
-            batches.retain(|&(_, end)| end > now);
-        }
-    }
-
-    fn process(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
-        let since = net.now();
-        self.forget_batches(since);
-        self.forget_ended(since);
-        // `ttl.value` of `handleError`.
-        let mut ttl: Option<u32> = None;
-        let mut random = false;
-        let mut asking: Option<NodeIdx> = None;
-        loop {
-            self.reap_killed(net);
-            if !self.wait_ready(net, since) {
-                return Outcome::Failed(NEVER_READY);
-            }
-            let Some(node) = self.pick(cmd, random, asking) else {
-                // No connection: the offline queue, until the cluster reconnects.
-                let now = net.now();
-                self.close(now);
-                continue;
-            };
-            let was_asking = asking.is_some();
-            random = false;
-            asking = None;
-            let sent = net.now();
-            let (reply, on_ended) = self.send(node, cmd, was_asking, net);
-            let too_many = match reply {
-                Reply::Ok => return Outcome::Ok,
-                Reply::Redirect(Redirect::Moved { .. }) => TOO_MANY_MOVED,
-                Reply::Redirect(Redirect::Ask { .. }) => TOO_MANY_ASK,
-                Reply::ClusterDown => TOO_MANY_CLUSTERDOWN,
-                Reply::Timeout if self.cfg.socket_timeout_ms.is_none() => {
-                    return Outcome::Failed(NO_REPLY)
-                }
-                Reply::ConnectionError | Reply::Timeout => {
-                    // The connection `end`s: its commands get `Connection is closed.` and it
-                    // leaves the pool (unless it ended already, under an earlier command).
-                    if !on_ended {
-                        let now = net.now();
-                        self.remove(node, now);
-                    }
-                    TOO_MANY_CLOSED
-                }
-            };
-            // handleError (:653-663).
-            let left = match ttl {
-                None => self.cfg.max_redirections,
-                Some(t) => t.saturating_sub(1),
-            };
-            ttl = Some(left);
-            if left == 0 {
-                return Outcome::Failed(too_many);
-            }
-            match reply {
-                Reply::Redirect(Redirect::Moved { slot, to }) => {
-                    if self.cfg.delay_moved_ms > 0 {
-                        net.sleep(self.cfg.delay_moved_ms);
-                    }
-                    // `slots[slot] = [key]`: the announced address.
-                    if let Some(k) = self.nodes.intern(&to) {
-                        self.slots.set(slot, Some(k));
-                    }
-                    let mapped = self.nat(&to);
-                    // `recreate` (ConnectionPool.js:131), a new connection, only while the pool
-                    // holds the one the command was sent on (`=== lastRedis`, :453-463): the
-                    // others in flight on it reuse the replacement.
-                    let n = *self.nodes.get(node);
-                    if self.nodes.addr(node) == Some(&mapped) && n.in_pool && n.created <= sent {
-                        *self.nodes.get_mut(node) = Node {
-                            in_pool: true,
-                            order: n.order,
-                            created: net.now(),
-                            ..Node::default()
-                        };
-                    } else {
-                        self.find_or_create(&mapped);
-                    }
-                    self.refresh_in_background(net);
-                }
-                Reply::Redirect(Redirect::Ask { to, .. }) => {
-                    let mapped = self.nat(&to);
-                    asking = self.find_or_create(&mapped);
-                }
-                Reply::ClusterDown => {
-                    if self.cfg.delay_clusterdown_ms == 0 {
-                        return Outcome::Failed(CLUSTER_DOWN);
-                    }
-                    self.delay_and_refresh(CLUSTERDOWN_BUCKET, self.cfg.delay_clusterdown_ms, net);
-                    random = true;
-                }
-                _ => {
-                    // `Connection is closed.`: the failover bucket (:699-706). The command is
-                    // rejected before the pool's `end` listener runs, so the cluster is still
-                    // `ready` here even when the pool has just drained; after the delay the
-                    // retry then waits in the offline queue for the reconnect.
-                    if self.cfg.delay_failover_ms == 0 {
-                        return Outcome::Failed(CONNECTION_CLOSED);
-                    }
-                    self.delay_and_refresh(FAILOVER_BUCKET, self.cfg.delay_failover_ms, net);
-                    random = true;
-                }
-            }
-        }
-    }
 }
 
 impl SyncModel for Client {
@@ -597,9 +513,34 @@ impl SyncModel for Client {
     }
 
     fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
+        let mut step = self.start(cmd, net);
+        loop {
+            match step {
+                Step::Done(outcome) => return outcome,
+                Step::Paused(ticket) => step = self.resume(ticket, net),
+            }
+        }
+    }
+
+    fn start(&mut self, cmd: Routed, net: &mut dyn Transport) -> Step {
         // The periodic timer first: it fired before this command.
         self.background(net);
-        self.process(cmd, net)
+        self.begin(cmd, net)
+    }
+
+    fn resume(&mut self, ticket: u64, net: &mut dyn Transport) -> Step {
+        let run = usize::try_from(ticket)
+            .ok()
+            .and_then(|i| self.paused.get_mut(i))
+            .and_then(Option::take);
+        match run {
+            Some(run) => self.timer_fired(run, net),
+            None => Step::Done(Outcome::Failed(ClientError::UNFINISHED)),
+        }
+    }
+
+    fn set_concurrency(&mut self, _in_flight: u32) {
+        self.lanes = true;
     }
 
     fn state(&self) -> ClientState {

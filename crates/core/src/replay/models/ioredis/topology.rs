@@ -58,9 +58,65 @@ impl Client {
         }
     }
 
-    /// `refreshSlotsCache` (`cluster/index.js:356`): whether a node answered.
+    /// `refreshSlotsCache` (`cluster/index.js:356`) run to its end and its answer applied:
+    /// whether a node answered.
     pub(super) fn refresh(&mut self, net: &mut dyn Transport) -> bool {
+        match self.query(net) {
+            Some(ranges) => {
+                self.apply(ranges);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// `refreshSlotsCache` as a `MOVED` or a `DelayQueue` timer calls it: it joins the refresh
+    /// running at this moment (`isRefreshing`, :360), else runs one, whose answer is applied
+    /// when it ends ([`Client::settle`]). Returns when that refresh ends (microseconds), the
+    /// clock left there.
+    ///
+    /// A refresh a command run before this one started later, but less than its own length
+    /// after this moment, is joined too: in the library this one would have run first and that
+    /// one joined it (one refresh at a time, as `isRefreshing` allows).
+    pub(super) fn refresh_shared(&mut self, net: &mut dyn Transport) -> u64 {
+        let now_us = net.now_us();
+        if let Some(&(_, end)) = self
+            .refreshes
+            .iter()
+            .find(|&&(start, end)| start.saturating_sub(end - start) <= now_us && now_us < end)
+        {
+            net.resume_at_us(end);
+            return end;
+        }
+        let answer = self.query(net);
+        let end = net.now_us();
+        let at = self.refreshes.partition_point(|r| r.0 <= now_us);
+        self.refreshes.insert(at, (now_us, end));
+        if let Some(ranges) = answer {
+            let at = self.answers.partition_point(|a| a.0 <= end);
+            self.answers.insert(at, (end, ranges));
+        }
+        net.resume_at_us(end);
+        end
+    }
+
+    /// Applies the answers of the refreshes that ended by `now_us`, in order.
+    pub(super) fn settle(&mut self, now_us: u64) {
+        let due = self.answers.partition_point(|a| a.0 <= now_us);
+        if due == 0 {
+            return;
+        }
+        let answers: Vec<_> = self.answers.drain(..due).collect();
+        for (_, ranges) in answers {
+            self.apply(ranges);
+        }
+    }
+
+    /// The nodes of the pool asked in turn (`tryNode`, :372-401): the first answer, counted as
+    /// a refresh, the clock at its end.
+    fn query(&mut self, net: &mut dyn Transport) -> Option<Vec<(SlotRange, NodeAddr)>> {
         self.reap_killed(net);
+        let began_us = net.now_us();
         let mut order = self.pool();
         self.rng.shuffle(&mut order);
         for i in order {
@@ -83,11 +139,18 @@ impl Client {
             let Ok(ranges) = answer else {
                 continue;
             };
-            self.apply(ranges);
+            // The refresh's own work on Node's thread: the duplicate connection made and closed,
+            // the answer written into `slots` and the pool (:842-880). On loopback its round
+            // trips are that thread's work too (`refresh_cpu_ms` is timed over the whole call),
+            // so it lasts the longer of the two; the lanes' instant clock takes no time for it.
+            if !self.lanes {
+                let spent_us = net.now_us().saturating_sub(began_us);
+                net.sleep_us(self.cfg.refresh_cpu_us.saturating_sub(spent_us));
+            }
             self.stats.full_reinits += 1;
-            return true;
+            return Some(ranges);
         }
-        false
+        None
     }
 
     /// A `CLUSTER SLOTS` answer (`getInfoFromNode`, :842-880).
@@ -110,14 +173,13 @@ impl Client {
     }
 
     /// The refresh a `MOVED` starts (:470) unless one runs (`isRefreshing`, :360): run in the
-    /// background from now, the command not waiting for it; `isRefreshing` holds until it ends.
+    /// background from now, the command not waiting for it, its answer applied when it ends.
     pub(super) fn refresh_in_background(&mut self, net: &mut dyn Transport) {
-        let now_us = net.now_us();
-        if now_us < self.refreshing_until_us || self.status != Status::Ready {
+        if self.status != Status::Ready {
             return;
         }
-        self.refresh(net);
-        self.refreshing_until_us = net.now_us();
+        let now_us = net.now_us();
+        self.refresh_shared(net);
         net.resume_at_us(now_us);
     }
 
