@@ -46,8 +46,10 @@ impl Client {
         let since = net.now();
         self.forget_batches(since);
         self.forget_ended(since);
-        let since_us = net.now_us();
-        self.refreshes.retain(|&(_, end)| end > since_us);
+        if !self.refreshes.is_empty() {
+            let since_us = net.now_us();
+            self.refreshes.retain(|&(_, end)| end > since_us);
+        }
         self.process(
             Run {
                 cmd,
@@ -73,7 +75,9 @@ impl Client {
         } = run;
         loop {
             self.reap_killed(net);
-            self.settle(net.now_us());
+            if !self.answers.is_empty() {
+                self.settle(net.now_us());
+            }
             if !self.wait_ready(net, since) {
                 return Step::Done(Outcome::Failed(NEVER_READY));
             }
