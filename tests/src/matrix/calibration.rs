@@ -162,7 +162,11 @@ mod tests {
 
     #[test]
     fn only_a_library_whose_model_takes_costs_is_timed() {
-        assert_eq!(timing(Library::Ioredis), None);
+        assert_eq!(timing(Library::GoRedis), None);
+        assert_eq!(
+            timing(Library::Ioredis),
+            Some(Timing::Node { library: "ioredis" })
+        );
         assert_eq!(
             machine_options(Library::Jedis, ServerKind::Redis),
             Ok(Vec::new())

@@ -5,11 +5,14 @@
 //!
 //! What such a model cannot show: another command in flight seeing the client before this one's
 //! replies arrived (its effects count from when it was sent), and a reset closing connections
-//! that other commands use. A model may cut a command's run at its library's timers
-//! ([`SyncModel::start`] and [`SyncModel::resume`], [`Step::Paused`]): on the timed clock the
-//! commands sent before the timer fires then run first, and the command goes on from there. The models of redis-rs, go-redis, Lettuce and Jedis run this way;
-//! their libraries refresh in the background or under a lock that serialises the commands that
-//! meet a redirect, so the difference is the timing of a refresh, not whether it happens.
+//! that other commands use. The models of redis-rs, go-redis, Lettuce, Jedis and ioredis run
+//! this way; their libraries refresh in the background or under a lock that serialises the
+//! commands that meet a redirect, so the difference is the timing of a refresh, not whether it
+//! happens.
+//!
+//! A model may cut a command's run at its library's timers ([`SyncModel::start`] and
+//! [`SyncModel::resume`], [`Step::Paused`]): on the timed clock the commands sent before the
+//! timer fires then run first, and the command goes on from there (ioredis's `DelayQueue`).
 
 use std::cell::RefCell;
 
