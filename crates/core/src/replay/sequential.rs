@@ -5,10 +5,10 @@
 //!
 //! What such a model cannot show: another command in flight seeing the client before this one's
 //! replies arrived (its effects count from when it was sent), and a reset closing connections
-//! that other commands use. The models of redis-rs, go-redis, Lettuce, Jedis and ioredis run
-//! this way; their libraries refresh in the background or under a lock that serialises the
-//! commands that meet a redirect, so the difference is the timing of a refresh, not whether it
-//! happens.
+//! that other commands use. Every library's model but redis-py's runs this way (redis-rs,
+//! go-redis, Lettuce, Jedis, ioredis, node-redis, GLIDE); their libraries refresh in the
+//! background or under a lock that serialises the commands that meet a redirect, so the
+//! difference is the timing of a refresh, not whether it happens.
 //!
 //! A model may cut a command's run at its library's timers ([`SyncModel::start`] and
 //! [`SyncModel::resume`], [`Step::Paused`]): on the timed clock the commands sent before the
