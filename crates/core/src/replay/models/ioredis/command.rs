@@ -119,7 +119,9 @@ impl Client {
             if left == 0 {
                 return Step::Done(Outcome::Failed(too_many));
             }
-            match reply {
+            // The bucket a closed connection or `CLUSTERDOWN` waits in, its delay, and the error
+            // the application gets without one.
+            let (bucket, ms, at_once) = match reply {
                 Reply::Redirect(Redirect::Moved { slot, to }) => {
                     if self.cfg.delay_moved_ms > 0 {
                         net.sleep(self.cfg.delay_moved_ms);
@@ -144,54 +146,44 @@ impl Client {
                         self.find_or_create(&mapped);
                     }
                     self.refresh_in_background(net);
+                    continue;
                 }
                 Reply::Redirect(Redirect::Ask { to, .. }) => {
                     let mapped = self.nat(&to);
                     asking = self.find_or_create(&mapped);
+                    continue;
                 }
-                Reply::ClusterDown => {
-                    if self.cfg.delay_clusterdown_ms == 0 {
-                        return Step::Done(Outcome::Failed(CLUSTER_DOWN));
-                    }
-                    let ms = self.cfg.delay_clusterdown_ms;
-                    if !self.lanes {
-                        let run = Run {
-                            cmd,
-                            since,
-                            ttl,
-                            random,
-                            asking,
-                            waits: None,
-                        };
-                        return self.wait_for_timer(run, CLUSTERDOWN_BUCKET, ms, net);
-                    }
-                    self.delay_and_refresh(CLUSTERDOWN_BUCKET, ms, net);
-                    random = true;
-                }
-                _ => {
-                    // `Connection is closed.`: the failover bucket (:699-706). The command is
-                    // rejected before the pool's `end` listener runs, so the cluster is still
-                    // `ready` here even when the pool has just drained; after the delay the
-                    // retry then waits in the offline queue for the reconnect.
-                    if self.cfg.delay_failover_ms == 0 {
-                        return Step::Done(Outcome::Failed(CONNECTION_CLOSED));
-                    }
-                    let ms = self.cfg.delay_failover_ms;
-                    if !self.lanes {
-                        let run = Run {
-                            cmd,
-                            since,
-                            ttl,
-                            random,
-                            asking,
-                            waits: None,
-                        };
-                        return self.wait_for_timer(run, FAILOVER_BUCKET, ms, net);
-                    }
-                    self.delay_and_refresh(FAILOVER_BUCKET, ms, net);
-                    random = true;
-                }
+                Reply::ClusterDown => (
+                    CLUSTERDOWN_BUCKET,
+                    self.cfg.delay_clusterdown_ms,
+                    CLUSTER_DOWN,
+                ),
+                // `Connection is closed.`: the failover bucket (:699-706). The command is
+                // rejected before the pool's `end` listener runs, so the cluster is still
+                // `ready` here even when the pool has just drained; after the delay the retry
+                // then waits in the offline queue for the reconnect.
+                _ => (
+                    FAILOVER_BUCKET,
+                    self.cfg.delay_failover_ms,
+                    CONNECTION_CLOSED,
+                ),
+            };
+            if ms == 0 {
+                return Step::Done(Outcome::Failed(at_once));
             }
+            if !self.lanes {
+                let run = Run {
+                    cmd,
+                    since,
+                    ttl,
+                    random,
+                    asking,
+                    waits: None,
+                };
+                return self.wait_for_timer(run, bucket, ms, net);
+            }
+            self.delay_and_refresh(bucket, ms, net);
+            random = true;
         }
     }
 }
