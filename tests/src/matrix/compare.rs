@@ -231,12 +231,27 @@ pub const WEDGED_MIN_MS: u64 = 1000;
 /// at least [`WEDGED_MIN_MS`] before `ended_ms` (the schedule's end, epoch ms). The replay's
 /// timeline counts outcomes by the second a command was issued, the applications by when it
 /// ended, in 250 ms buckets: the moment can differ by up to a second.
+///
+/// Commands that never ended count as failed in the second they were issued, as the
+/// applications count a command their drain gave up on from its issue: when the last successes'
+/// second has failures and the application could issue nothing in the seconds after it (every
+/// place in flight held by a command that never ended), the client failed from the next second.
 pub fn failing_since(replay: &Value, ended_ms: u64) -> Option<u64> {
     let seconds = replay["timeline"].as_array()?;
     let last_ok = seconds.iter().rposition(|s| u(&s["ok"]) > 0);
     let from = last_ok.map_or(0, |i| i + 1);
-    let first_failed = seconds[from..].iter().find(|s| u(&s["errors"]) > 0)?;
-    let since = first_failed["t"].as_u64()?;
+    let first_failed = seconds[from..]
+        .iter()
+        .position(|s| u(&s["errors"]) > 0)
+        .map(|i| from + i);
+    let blocked_until = first_failed.unwrap_or(seconds.len());
+    let hung = last_ok.is_some_and(|i| u(&seconds[i]["errors"]) > 0)
+        && from < blocked_until
+        && seconds[from..blocked_until]
+            .iter()
+            .all(|s| s.get("commands").is_some() && u(&s["commands"]) == 0);
+    let at = if hung { from } else { first_failed? };
+    let since = seconds[at]["t"].as_u64()?;
     (since.saturating_add(WEDGED_MIN_MS) <= ended_ms).then_some(since)
 }
 
@@ -467,6 +482,29 @@ mod tests {
         let never = json!({"timeline": [second(10_000, 0, 0), second(11_000, 0, 2)]});
         assert_eq!(failing_since(&never, 20_000), Some(11_000));
         assert_eq!(failing_since(&json!({}), 20_000), None);
+    }
+
+    #[test]
+    fn commands_that_never_ended_fail_from_the_second_after_the_last_successes() {
+        // The last successes' second also issued commands that never ended (failed there, by
+        // the second of issue); every place in flight held, nothing was issued after it, and one
+        // late command failed at the end: failing from the second after the successes.
+        let second = |t: u64, commands: u64, ok: u64, errors: u64| json!({"t": t, "commands": commands, "ok": ok, "errors": errors});
+        let replay = json!({"timeline": [
+            second(10_000, 5, 5, 0), second(11_000, 7, 3, 4), second(12_000, 0, 0, 0),
+            second(13_000, 0, 0, 0), second(14_000, 1, 0, 1)
+        ]});
+        assert_eq!(failing_since(&replay, 14_800), Some(12_000));
+        // A second after the successes in which commands were issued and none failed: the
+        // client was not blocked, the first failure after it counts.
+        let mut issued = replay.clone();
+        issued["timeline"][2] = second(12_000, 3, 0, 0);
+        assert_eq!(failing_since(&issued, 15_100), Some(14_000));
+        assert_eq!(failing_since(&issued, 14_800), None);
+        // No failure in the successes' second: nothing hung there.
+        let mut clean = replay.clone();
+        clean["timeline"][1] = second(11_000, 7, 7, 0);
+        assert_eq!(failing_since(&clean, 14_800), None);
     }
 
     #[test]
