@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Outcomes } from "./common.mjs";
 
-test("every command failing for the last second of the schedule is wedged; a late failure is not", () => {
+test("every command failing for the schedule's last second is wedged; a late failure is not", () => {
   const o = new Outcomes();
   o.ok(1);
   o.failed("Error", "x", Date.now());

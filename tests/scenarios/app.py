@@ -422,7 +422,8 @@ class Outcomes:
         # success if that came later: the replay counts it there.
         since = t
         if hung and issued_ms is not None:
-            since = max(issued_ms, self.last_ok_ms + 1 if self.last_ok_ms is not None else issued_ms)
+            after_ok = self.last_ok_ms + 1 if self.last_ok_ms is not None else issued_ms
+            since = max(issued_ms, after_ok)
         if self.first_fail_since_ok_ms is None or since < self.first_fail_since_ok_ms:
             self.first_fail_since_ok_ms = since
 

@@ -547,12 +547,17 @@ mod tests {
         }
     }
 
-    #[test]
-    fn wedged_needs_a_second_of_failures_before_the_end() {
-        let mut o = Outcomes {
+    /// Outcomes counted from now.
+    fn outcomes() -> Outcomes {
+        Outcomes {
             started_ms: now_ms(),
             ..Outcomes::default()
-        };
+        }
+    }
+
+    #[test]
+    fn wedged_needs_a_second_of_failures_before_the_end() {
+        let mut o = outcomes();
         o.ok(1.0);
         o.failed("Io", "Io", "x", 0, false);
         let since = o.first_fail_since_ok_ms.expect("a failure");
@@ -564,19 +569,13 @@ mod tests {
 
     #[test]
     fn hung_commands_failed_from_their_issue() {
-        let mut o = Outcomes {
-            started_ms: now_ms(),
-            ..Outcomes::default()
-        };
+        let mut o = outcomes();
         o.ok(1.0);
         let last = o.last_ok_ms.expect("a success");
         // Issued before the last success: failing only after it.
         o.failed("Drained", "Drained", "still in flight", last - 500, true);
         assert_eq!(o.first_fail_since_ok_ms, Some(last + 1));
-        let mut o = Outcomes {
-            started_ms: now_ms(),
-            ..Outcomes::default()
-        };
+        let mut o = outcomes();
         o.ok(1.0);
         let issued = o.last_ok_ms.expect("a success") + 100;
         o.failed("Drained", "Drained", "still in flight", issued, true);

@@ -10,8 +10,8 @@
 //! throwaway cluster of the case's server, runs the library's timing script against it
 //! (`tests/scenarios/cpu_cost.py` for redis-py, about 3 s; `apps/node/cpu-cost.mjs` for
 //! node-redis, its rediscovery, and for ioredis, its refresh, about 1 s each) and gives the
-//! figures to the case's replays; nothing of it reaches the case's cluster or recording. A timing that fails leaves the model's own
-//! defaults, said in the case's events.
+//! figures to the case's replays; nothing of it reaches the case's cluster or recording. A
+//! timing that fails leaves the model's own defaults, said in the case's events.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::process::Command;

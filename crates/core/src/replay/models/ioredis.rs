@@ -428,9 +428,9 @@ struct Client {
     paused: Vec<Option<Run>>,
     /// Each `DelayQueue` bucket's batches on the lanes' instant clock, by [`FAILOVER_BUCKET`]
     /// and [`CLUSTERDOWN_BUCKET`]: when its timer started and when its commands were retried, in
-    /// time order. The driver runs a command whole when it is sent there, so a command's retries set timers ahead of the
-    /// commands sent after it: each of those joins the batch whose timer ran when it was pushed,
-    /// not the last one set.
+    /// time order. The driver runs a command whole when it is sent there, so a command's retries
+    /// set timers ahead of the commands sent after it: each of those joins the batch whose timer
+    /// ran when it was pushed, not the last one set.
     buckets: [Vec<(Timestamp, Timestamp)>; 2],
     /// Each address's connections that ended (when each connected and when it ended), by node
     /// number: the driver runs a command whole when it is sent, so a command's run ends the
