@@ -55,12 +55,16 @@ fn moves_are_all_recorded_with_few_topology_calls(kind: ServerKind) {
         (range(5600, 5699), 1, 2),
         (range(11000, 11099), 2, 0),
     ];
-    // When each move was complete on every master (the harness sends SETSLOT … NODE to all).
+    // When each move was complete on every master (the harness sends SETSLOT … NODE to all),
+    // and the span from its start to the cluster's agreement on it (epochs included).
     let mut done = Vec::new();
+    let mut busy = Vec::new();
     for &(slots, from, to) in &made {
+        let started = now();
         cluster.migrate_slots(slots, from, to);
         done.push(now());
         cluster.wait_converged();
+        busy.push((started, now()));
         sleep(Duration::from_millis(2000));
     }
     sleep(Duration::from_millis(1000));
@@ -119,19 +123,40 @@ fn moves_are_all_recorded_with_few_topology_calls(kind: ServerKind) {
         );
     }
 
-    let rounds = r
+    let starts: Vec<Timestamp> = r
         .lines
         .iter()
-        .filter(|l| matches!(l, Line::PollRound(_)))
-        .count() as u64;
+        .filter_map(|l| match l {
+            Line::PollRound(p) => Some(p.t),
+            _ => None,
+        })
+        .collect();
+    let rounds = starts.len() as u64;
     assert!(rounds >= 25, "{rounds} rounds");
+    // Rounds that began while a move was under way or within two intervals of the cluster's
+    // agreement on it: the changes (SETSLOT calls, epochs) a node may show there. How many
+    // there are depends on the machine's pace; outside them only the safety net asks.
+    let moving = starts
+        .iter()
+        .filter(|t| {
+            busy.iter()
+                .any(|&(a, b)| t.0 + 300 >= a.0 && t.0 <= b.0 + 600)
+        })
+        .count() as u64;
     for i in 0..3 {
         let (first, last) = shards_calls(&r, &cluster.addr(i));
         let asked = last - first;
-        println!("{kind} node {i}: CLUSTER SHARDS {asked} times in {rounds} rounds");
-        // Every 10th poll, and once or twice for each move the node took part in.
+        println!(
+            "{kind} node {i}: CLUSTER SHARDS {asked} times in {rounds} rounds, {moving} of them \
+             during the moves"
+        );
+        // Every 10th poll, and in rounds during the moves.
         assert!(
-            asked * 3 <= rounds,
+            asked <= rounds / 10 + 1 + moving,
+            "node {i}: CLUSTER SHARDS {asked} times in {rounds} rounds, {moving} during the moves"
+        );
+        assert!(
+            asked * 2 <= rounds,
             "node {i}: CLUSTER SHARDS {asked} times in {rounds} rounds"
         );
         assert!(
