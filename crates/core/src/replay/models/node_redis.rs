@@ -502,6 +502,9 @@ struct Client {
     /// The latest rediscoveries (`#runningRediscoverPromise`): when each ran and whether a node
     /// answered; a call within one joins it.
     rediscoveries: VecDeque<Rediscovery>,
+    /// The latest end of any rediscovery kept so far (microseconds): a call at or after it
+    /// joins none, and need not look (a `MOVED` storm calls once per redirect).
+    rediscovered_until_us: u64,
     /// The tracker's refresh (`#topologyRefreshPromise`) ends then.
     refresh_until: Timestamp,
     /// The latest reconnecting clients rediscoveries destroyed.
@@ -538,6 +541,7 @@ impl Client {
             masters: Vec::new(),
             status: Status::Initial,
             rediscoveries: VecDeque::new(),
+            rediscovered_until_us: 0,
             refresh_until: Timestamp(0),
             first_reconnection: None,
             dropped: VecDeque::new(),

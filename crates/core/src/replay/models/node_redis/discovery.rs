@@ -213,10 +213,17 @@ impl Client {
             .rediscoveries
             .back()
             .map_or(0, |r| r.end_us.saturating_sub(r.start_us));
-        if let Some(r) = self.rediscoveries.iter().find(|r| {
-            (r.start_us <= now_us && now_us < r.end_us)
-                || (now_us < r.start_us && r.start_us < now_us.saturating_add(lasts_us))
-        }) {
+        // Every rediscovery kept starts no later than it ends, so none is running or to start
+        // after `now_us` once the latest end is past.
+        let joined = (now_us < self.rediscovered_until_us)
+            .then(|| {
+                self.rediscoveries.iter().find(|r| {
+                    (r.start_us <= now_us && now_us < r.end_us)
+                        || (now_us < r.start_us && r.start_us < now_us.saturating_add(lasts_us))
+                })
+            })
+            .flatten();
+        if let Some(r) = joined {
             let (end_us, ok) = (r.end_us, r.ok);
             net.sleep_us(end_us - now_us);
             return ok;
@@ -246,9 +253,11 @@ impl Client {
         if self.rediscoveries.len() == REDISCOVERIES_KEPT {
             self.rediscoveries.pop_front();
         }
+        let end_us = net.now_us();
+        self.rediscovered_until_us = self.rediscovered_until_us.max(end_us);
         self.rediscoveries.push_back(Rediscovery {
             start_us: now_us,
-            end_us: net.now_us(),
+            end_us,
             ok,
         });
         ok
