@@ -133,9 +133,9 @@ fn moves_are_all_recorded_with_few_topology_calls(kind: ServerKind) {
         .collect();
     let rounds = starts.len() as u64;
     assert!(rounds >= 25, "{rounds} rounds");
-    // Rounds that began while a move was under way or within two intervals of the cluster's
-    // agreement on it: the changes (SETSLOT calls, epochs) a node may show there. How many
-    // there are depends on the machine's pace; outside them only the safety net asks.
+    // Rounds that began from an interval before a move's start to two intervals after the
+    // cluster's agreement on it: the changes (SETSLOT calls, epochs) a node may show there. How
+    // many there are depends on the machine's pace; outside them only the safety net asks.
     let moving = starts
         .iter()
         .filter(|t| {
