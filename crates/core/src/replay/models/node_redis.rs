@@ -502,8 +502,9 @@ struct Client {
     /// The latest rediscoveries (`#runningRediscoverPromise`): when each ran and whether a node
     /// answered; a call within one joins it.
     rediscoveries: VecDeque<Rediscovery>,
-    /// The latest end of any rediscovery kept so far (microseconds): a call at or after it
-    /// joins none, and need not look (a `MOVED` storm calls once per redirect).
+    /// The latest end of any rediscovery so far, those no longer kept included (microseconds):
+    /// a call at or after it joins none, and need not look (a `MOVED` storm calls once per
+    /// redirect).
     rediscovered_until_us: u64,
     /// The tracker's refresh (`#topologyRefreshPromise`) ends then.
     refresh_until: Timestamp,
