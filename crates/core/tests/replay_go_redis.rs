@@ -2,8 +2,10 @@
 
 use slotscope_core::float;
 use slotscope_core::replay::{
-    model, Failure, FaultKind, ModelOptions, ReplayReport, SimCluster, Timing, Workload,
+    model, Failure, FaultKind, FaultWindow, ModelOptions, ReplayReport, SimCluster, Timing,
+    Workload,
 };
+use slotscope_core::{TimeSpan, Timestamp};
 
 mod sim;
 use sim::*;
@@ -37,14 +39,24 @@ fn ask_during_the_migration_triggers_lazy_reloads_rate_limited_to_200_ms() {
     let total: u64 = r.nodes.values().map(|n| n.cluster_slots).sum();
     assert_eq!(total, r.cluster_slots_calls);
     assert!(r.ask > 100);
-    // 2 s of ASK: ≤ 11 reloads; plus the first load, the staleness ones (every 10 s) and the
-    // one during the stall.
+    // 2 s of ASK (20-22 s): ≤ 11 reloads, one per 200 ms hold, and the one that ends it.
+    let slots = |from: usize, to: usize| -> u64 {
+        r.timeline[from..to]
+            .iter()
+            .map(|s| s.cluster_slots_calls)
+            .sum()
+    };
     assert!(
-        r.cluster_slots_calls <= 11 + 1 + 3 + 2,
-        "{} CLUSTER SLOTS calls",
-        r.cluster_slots_calls
+        slots(20, 23) <= 11,
+        "{} during the migration",
+        slots(20, 23)
     );
-    assert!(r.cluster_slots_calls >= 5);
+    assert!(slots(20, 23) >= 5);
+    // The 2 s stall of the only node (10-12 s), the state stale since 10 s: each reload waits
+    // its 100 ms ReadTimeout and fails, which clears the flag at once (no 200 ms sleep), so
+    // at most one per 100 ms.
+    assert!(slots(10, 13) <= 21, "{} during the stall", slots(10, 13));
+    assert_eq!(slots(0, 1) + slots(10, 13) + slots(20, 23), total);
 }
 
 #[test]
@@ -102,6 +114,33 @@ fn a_silent_node_costs_read_timeouts_and_the_retry_after_the_stall_succeeds() {
         commands_from(&w, at(10)) - commands_from(&w, at(12))
     );
     assert_eq!(open.errors["*net.OpError"], open.failed);
+}
+
+#[test]
+fn a_retry_waits_for_its_turn_behind_the_commands_that_came_during_its_timeout() {
+    // A is silent for 2.3 s from 10 s; 100 commands a second in flight, half of them to A;
+    // PoolSize 2, ReadTimeout 500 ms (PoolTimeout 1.5 s). Live, a command's retry waits at the
+    // back of the pool's queue (`waitTurn`, FIFO), behind every command that came during its
+    // timeout: its attempts are spread over the queue's waits (each up to PoolTimeout) and none
+    // has used its four before the node is back. A retry that took the turn its own timeout
+    // gave back would try four times in 2 s and fail inside the stall.
+    let mut builder = incident2_builder();
+    builder.fault(FaultWindow {
+        node: addr(A),
+        span: TimeSpan::new(at(10), Timestamp(at(12).0 + 300)),
+        kind: FaultKind::Timeout,
+    });
+    let cluster = builder.build();
+    let w = workload_of(20, 100, "zadd").with_in_flight(200);
+    let r = run_model(&cluster, &w, &[("ReadTimeout", "500ms"), ("PoolSize", "2")]);
+    // The pool's two connections timed out, and their turns went on to the queue.
+    assert!(
+        r.nodes[A].failed >= 4,
+        "{} attempts failed at A",
+        r.nodes[A].failed
+    );
+    assert_eq!(r.failed, 0, "{:?}", &r.outcomes.failed[40..56]);
+    assert_eq!(r.succeeded, r.commands);
 }
 
 #[test]

@@ -21,10 +21,11 @@
 //! - `clusterStateHolder.Get`: no state → a synchronous `Reload`; a state older than 10 s →
 //!   `LazyReload`. `LazyReload`: if no reload is running, a goroutine runs `Reload` and then sleeps
 //!   200 ms before clearing the flag, so at most one reload per ~200 ms whatever the number of
-//!   `MOVED`. The replay runs that background reload right after the command that started it, at
-//!   the same virtual time (so before the next command); the flag stays set until 200 ms later,
-//!   or, when the reload failed (it returns before the sleep), for the `ReadTimeout` of each
-//!   silent node it waited on (not at all with waiting not modelled, `ReadTimeout=-1`).
+//!   `MOVED`. The replay runs that background reload at the end of the command's step that
+//!   started it (its end, or its pause at a retry's backoff: `go_redis/command.rs`), at the same
+//!   virtual time (so before the next command); the flag stays set while the reload runs (its
+//!   `ReadTimeout` on each silent node it asks) and, when it succeeded, 200 ms more (a failed
+//!   reload returns before the sleep, l. 874-887).
 //! - `ClusterClient.loadState`: `CLUSTER SLOTS` to the addresses of `clusterNodes.Addrs()` in a
 //!   random order (`rand.Perm`, here a seeded [`SimRng`]) until one answers. `Addrs()` is
 //!   `activeAddrs` when non-empty, else `addrs`: the seed `Addrs` plus every address the client
@@ -70,25 +71,25 @@
 //! this model is of the code named above.
 
 use crate::node::NodeAddr;
-use crate::redirect::Redirect;
 use crate::replay::client::ClientModel;
 use crate::replay::client::{numbered_once, Transport};
 use crate::replay::client_state::{ClientSnapshot, ClientState};
-use crate::replay::cluster::Reply;
 use crate::replay::descriptor::{Hypotheses, ModelDescriptor};
 use crate::replay::known_nodes::KnownNodes;
 use crate::replay::options::{ModelOption, ModelOptions};
 use crate::replay::outcome::{ClientError, Failure, Outcome, ReplyErrors};
 use crate::replay::release::{Coverage, Version};
-use crate::replay::sequential::{boxed, SyncModel};
+use crate::replay::sequential::{boxed, Step, SyncModel};
 use crate::replay::{ReplayError, Routed, SimRng};
 use crate::slot::SLOT_COUNT;
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, SlotTable};
 
+mod command;
 mod limits;
 mod pool;
 
+use command::Run;
 use limits::{parse_go_duration, Limits};
 
 /// `go-redis@9.8.0`: covers **9.7.1–9.8.x** (the module reads the 9.7.1–9.8.0 `osscluster.go`,
@@ -333,8 +334,8 @@ struct Client {
     reloading_until: Option<Timestamp>,
     /// Pending `GC(generation)` timers.
     gc: Vec<(Timestamp, u32)>,
-    /// `CLUSTER SLOTS` calls that timed out.
-    timeouts: u64,
+    /// Commands paused at a retry's backoff, by ticket (a freed place is reused).
+    paused: Vec<Option<Run>>,
     stats: ClientState,
 }
 
@@ -352,7 +353,7 @@ impl Client {
             reload_due: false,
             reloading_until: None,
             gc: Vec::new(),
-            timeouts: 0,
+            paused: Vec::new(),
             stats: ClientState::default(),
         };
         c.known = numbered_once(seeds, |a| c.intern(a));
@@ -457,7 +458,6 @@ impl Client {
                     return Ok(());
                 }
                 Err(reply) => {
-                    self.timeouts += u64::from(reply == Reply::Timeout);
                     first_err.get_or_insert(ERRORS.of_reply(&reply));
                 }
             }
@@ -495,64 +495,23 @@ impl Client {
         addr.and_then(|a| self.get_or_create(&a)).ok_or(NO_NODES)
     }
 
-    fn process(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
-        let now = net.now();
-        let mut node: Option<NodeIdx> = None;
-        let mut ask = false;
-        let mut last = ERRORS.connection;
-        // Whether the last attempt met MOVED or ASK: the next is sent at once.
-        let mut redirected = false;
-        for attempt in 0..=self.limits.max_redirects {
-            if attempt > 0 && !redirected {
-                let sleep = self.limits.retry_backoff_us(attempt, &mut self.rng);
-                net.sleep_us(sleep);
-            }
-            redirected = false;
-            let n = match node {
-                Some(n) => n,
-                None => match self.cmd_node(cmd, net) {
-                    Ok(n) => n,
-                    Err(class) => return Outcome::Failed(class),
-                },
+    /// The end of a command's step: the `LazyReload` goroutine a redirect or a stale state of
+    /// the step started, run now (the command does not wait for it). Its flag stays set while
+    /// it runs, and 200 ms more after a reload that succeeded (`osscluster.go` l. 874-887).
+    fn after_step(&mut self, net: &mut dyn Transport) {
+        if self.reload_due {
+            self.reload_due = false;
+            let resume = net.now_us();
+            let reloaded = self.reload(net);
+            let ended = net.now_us();
+            net.resume_at_us(resume);
+            let hold_us = match reloaded {
+                Ok(()) => LAZY_RELOAD_HOLD_MS * 1000,
+                Err(_) => 0,
             };
-            node = Some(n);
-            let reply = self.node_send(n, cmd, ask, net);
-            ask = false;
-            let reply = match reply {
-                Ok(reply) => reply,
-                Err(e) => {
-                    last = e;
-                    if attempt > 0 {
-                        node = None;
-                    }
-                    continue;
-                }
-            };
-            match reply {
-                Reply::Ok => return Outcome::Ok,
-                Reply::Redirect(Redirect::Moved { to, .. }) => {
-                    redirected = true;
-                    self.lazy_reload(now);
-                    node = self.get_or_create(&to);
-                    last = ERRORS.too_many_redirects;
-                }
-                Reply::Redirect(Redirect::Ask { to, .. }) => {
-                    redirected = true;
-                    self.lazy_reload(now);
-                    node = self.get_or_create(&to);
-                    ask = true;
-                    last = ERRORS.too_many_redirects;
-                }
-                Reply::ConnectionError | Reply::Timeout | Reply::ClusterDown => {
-                    last = ERRORS.of_reply(&reply);
-                    if attempt > 0 {
-                        // MarkAsFailing; slotMasterNode picks the master again.
-                        node = None;
-                    }
-                }
-            }
+            self.reloading_until = Some(Timestamp(ended.saturating_add(hold_us) / 1000));
         }
-        Outcome::Failed(last)
+        self.refresh_stats();
     }
 }
 
@@ -566,31 +525,32 @@ impl SyncModel for Client {
     }
 
     fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
+        let mut step = self.start(cmd, net);
+        loop {
+            match step {
+                Step::Done(outcome) => return outcome,
+                Step::Paused(ticket) => step = self.resume(ticket, net),
+            }
+        }
+    }
+
+    fn start(&mut self, cmd: Routed, net: &mut dyn Transport) -> Step {
         let now = net.now();
         self.run_gc(now);
-        let outcome = self.process(cmd, net);
-        if self.reload_due {
-            // The LazyReload goroutine, run when the command is done; the command does not
-            // wait for it.
-            self.reload_due = false;
-            let before = self.timeouts;
-            let resume = net.now_us();
-            let reloaded = self.reload(net);
-            net.resume_at_us(resume);
-            let hold = match reloaded {
-                Ok(()) => LAZY_RELOAD_HOLD_MS,
-                // Failed: no sleep, but the goroutine held the flag while it waited on silent
-                // nodes (ReadTimeout each).
-                Err(_) => self
-                    .limits
-                    .timeout_ms
-                    .unwrap_or(0)
-                    .saturating_mul(self.timeouts - before),
-            };
-            self.reloading_until = Some(Timestamp(now.0.saturating_add(hold)));
-        }
-        self.refresh_stats();
-        outcome
+        let step = self.process(Run::new(cmd), net);
+        self.after_step(net);
+        step
+    }
+
+    fn resume(&mut self, ticket: u64, net: &mut dyn Transport) -> Step {
+        let Some(run) = self.resumed(ticket) else {
+            return Step::Done(Outcome::Failed(ClientError::UNFINISHED));
+        };
+        let now = net.now();
+        self.run_gc(now);
+        let step = self.process(run, net);
+        self.after_step(net);
+        step
     }
 
     fn state(&self) -> ClientState {
