@@ -336,6 +336,9 @@ struct Client {
     gc: Vec<(Timestamp, u32)>,
     /// Commands paused at a retry's backoff, by ticket (a freed place is reused).
     paused: Vec<Option<Run>>,
+    /// The replay runs lanes on the instant clock (told by `set_concurrency`, which only lanes
+    /// call): nothing runs meanwhile, so a backoff is slept inside the command, not paused at.
+    lanes: bool,
     stats: ClientState,
 }
 
@@ -354,6 +357,7 @@ impl Client {
             reloading_until: None,
             gc: Vec::new(),
             paused: Vec::new(),
+            lanes: false,
             stats: ClientState::default(),
         };
         c.known = numbered_once(seeds, |a| c.intern(a));
@@ -385,7 +389,12 @@ impl Client {
     }
 
     fn refresh_stats(&mut self) {
-        self.stats.startup_nodes = self.addrs_for_load().len();
+        // `addrs_for_load().len()`, without the copy.
+        self.stats.startup_nodes = if self.active.is_empty() {
+            self.known.len()
+        } else {
+            self.active.len()
+        };
         // `addrs` never shrinks and loadState falls back to it: never wedged.
         self.stats.wedged = false;
     }
@@ -522,6 +531,10 @@ impl SyncModel for Client {
 
     fn socket_timeout_ms(&self) -> Option<u64> {
         self.limits.timeout_ms
+    }
+
+    fn set_concurrency(&mut self, _in_flight: u32) {
+        self.lanes = true;
     }
 
     fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {

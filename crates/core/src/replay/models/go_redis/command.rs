@@ -9,7 +9,8 @@
 //! order they came: a retry queues behind the commands that came during its timeout. Run whole,
 //! a command's four attempts took their turns before any later command asked, and a node that
 //! stalled a little longer than a command's attempts failed commands the real client held in
-//! the queue until the node woke (docs/FIDELITY.md, "go-redis: a retry waits its turn").
+//! the queue until the node woke (docs/FIDELITY.md, "go-redis: a retry waits its turn"). On
+//! the lanes' instant clock nothing runs meanwhile: the backoff is slept inside the command.
 
 use super::{Client, ERRORS};
 use crate::redirect::Redirect;
@@ -62,8 +63,8 @@ impl Client {
         while run.attempt <= self.limits.max_redirects {
             if run.attempt > 0 && !run.redirected && !run.backed_off {
                 let sleep = self.limits.retry_backoff_us(run.attempt, &mut self.rng);
-                if sleep > 0 {
-                    net.sleep_us(sleep);
+                net.sleep_us(sleep);
+                if sleep > 0 && !self.lanes {
                     run.backed_off = true;
                     return self.pause(run);
                 }
