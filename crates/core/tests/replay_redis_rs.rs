@@ -1,7 +1,10 @@
 //! Replay of synthetic incidents through the redis-rs async cluster model.
 
 use slotscope_core::float;
-use slotscope_core::replay::{model, FaultKind, ModelOptions, ReplayReport, SimCluster, Workload};
+use slotscope_core::replay::{
+    model, FaultKind, FaultWindow, ModelOptions, ReplayReport, SimCluster, Workload,
+};
+use slotscope_core::TimeSpan;
 
 mod sim;
 use sim::*;
@@ -116,6 +119,70 @@ fn a_dead_nodes_slots_cost_a_moved_and_two_rebuilds_and_time_out_at_the_overall_
     // Once B answers again its reconnect loop (or a rebuild) connects it: one more connection.
     assert_eq!(r.new_connections, 3, "A, B, B again");
     assert_eq!(r.timeline[32].errors, 0);
+}
+
+#[test]
+fn a_rebuild_that_checks_a_silent_node_holds_every_request_until_its_checks_end() {
+    // A is silent from 10 s to 13 s; at 11 s B's last 384 slots move to A, so a command for
+    // them meets B's MOVED and starts a rebuild. The rebuild asks A first (500 ms, no answer),
+    // then B, and checks every node of the answer: A's held connection does not answer its PING
+    // (response_timeout 500 ms) and a new one not its handshake (connection_timeout 500 ms), so
+    // the rebuild lasts some 1.5 s, and no request is polled meanwhile (the connection is in
+    // `Recover`): B's healthy half fails too, at its 500 ms overall timeout.
+    let mut builder = incident2_builder();
+    builder.fault(FaultWindow {
+        node: addr(A),
+        span: TimeSpan::new(at(10), at(13)),
+        kind: FaultKind::Timeout,
+    });
+    builder.layout(
+        at(11),
+        &[
+            (range(0, 8191), addr(A)),
+            (range(8192, 15999), addr(B)),
+            (range(16000, 16383), addr(A)),
+        ],
+        &[],
+    );
+    let cluster = builder.build();
+    let w = workload_of(20, 200, "zadd").with_in_flight(16);
+    let set = [("response_timeout", "500"), ("connection_timeout", "500")];
+    let r = run_model(&cluster, &w, &set);
+    let issued = |s: usize| r.timeline[s].ok + r.timeline[s].errors;
+    assert_eq!(r.timeline[9].errors, 0);
+    // Second 10: A's half fails (its timeouts), B's half is served.
+    let half = issued(10) / 2;
+    assert!(
+        r.timeline[10].errors.abs_diff(half) < half / 4,
+        "{:?}",
+        r.timeline[10]
+    );
+    // Second 11: the rebuild from 11 s holds B's half as well.
+    assert!(
+        r.timeline[11].errors * 4 > issued(11) * 3,
+        "{} of {} failed in second 11",
+        r.timeline[11].errors,
+        issued(11)
+    );
+    // One rebuild per hold, not one per MOVED: at most one a second during the stall.
+    assert!(
+        r.cluster_slots_calls <= 1 + 2 * 3 + 1,
+        "{}",
+        r.cluster_slots_calls
+    );
+    // The same cluster with A answering: the rebuild is quick and B's half is served.
+    let mut quick = incident2_builder();
+    quick.layout(
+        at(11),
+        &[
+            (range(0, 8191), addr(A)),
+            (range(8192, 15999), addr(B)),
+            (range(16000, 16383), addr(A)),
+        ],
+        &[],
+    );
+    let q = run_model(&quick.build(), &w, &set);
+    assert_eq!(q.failed, 0);
 }
 
 #[test]

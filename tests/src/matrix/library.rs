@@ -222,6 +222,16 @@ impl Library {
         }
     }
 
+    /// Its model's option for the application's connect timeout, in milliseconds, where the
+    /// model simulates one the library waits out (redis-rs's `connection_timeout`: a slot
+    /// rebuild's check of a silent node waits it, and the application sets it).
+    pub fn connect_timeout_option(self) -> Option<&'static str> {
+        match self {
+            Library::RedisRs => Some("connection_timeout"),
+            _ => None,
+        }
+    }
+
     /// Whether its application reports `wedged` from its outcomes (every command that ended
     /// since a moment at least 1 s before the schedule's end failed: `apps/java`, `apps/node`,
     /// `apps/go-redis`, whose libraries never drop their seeds) rather than from the client's

@@ -122,6 +122,11 @@ fn args_for(
         "--set".into(),
         format!("socket_timeout={SOCKET_TIMEOUT_S}"),
     ];
+    if let Some(option) = case.library.connect_timeout_option() {
+        let ms = (live.settings.connect_timeout_s * 1000.0).round();
+        a.push("--set".into());
+        a.push(format!("{option}={ms}"));
+    }
     // What the library resolved that its model takes (go-redis's `PoolSize`, 5 per CPU of the
     // application's machine) and its CPU costs timed on that machine before the case: given as
     // a user gives their configuration.

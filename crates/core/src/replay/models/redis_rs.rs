@@ -38,8 +38,14 @@
 //!   `PING` or made anew, and a node that cannot be connected is left out of the map, lines
 //!   1068 and 1085-1088) and each attempt of `reconnect_loop` (line 1162: the first at once, then
 //!   after 50 ms doubling to 1 s). The replay asks the simulated node whether it would answer
-//!   ([`Transport::probe`]), in the background: the command's clock does not move (the library
-//!   runs the rebuild's connections concurrently, `buffer_unordered`, line 1083).
+//!   ([`Transport::probe`]). The rebuild's checks run concurrently (`buffer_unordered`, line
+//!   1083) and the rebuild waits for the last of them: a silent node's costs its `PING`'s
+//!   `response_timeout` on the connection held, then `connection_timeout` for a new one (the
+//!   TCP connect is taken, the handshake is not answered), a node that answers or refuses next
+//!   to nothing. While a rebuild runs the connection is in `Recover` and no request is polled
+//!   (`poll_flush`, lines 1713-1742): a request sent meanwhile waits for its end, and fails with
+//!   `Io` `TimedOut` if its overall timeout comes first (docs/FIDELITY.md, "redis-rs: a rebuild
+//!   holds every request while it checks a silent node").
 //! - A timeout (`Io` `TimedOut`, `RetryMethod::RetryImmediately`): no rebuild, no reconnect, the
 //!   connection is kept, the request retried. `response_timeout` is unset by default: the
 //!   library then waits on a silent node as long as it takes; the replay, which cannot wait,
@@ -149,7 +155,8 @@ const OPTIONS: &[ModelOption] = &[
     },
     ModelOption {
         name: "connection_timeout",
-        doc: "milliseconds to connect (default 1000); checked, not simulated",
+        doc: "milliseconds to connect and be answered (default 1000): what a rebuild's check of a \
+              silent node waits",
         default: "1000",
         ..ModelOption::PLAIN
     },
@@ -226,7 +233,7 @@ pub(super) fn build(
         },
         "milliseconds in 1..=3600000, or none",
     )?;
-    options.library_value(
+    let connection_ms = options.library_value(
         "connection_timeout",
         1000,
         |v| ms(v).filter(|&n| n > 0),
@@ -260,6 +267,7 @@ pub(super) fn build(
             retries,
             timeout_ms,
             overall_ms,
+            connection_ms,
             min_wait,
             max_wait,
             max_connection_attempts,
@@ -272,6 +280,8 @@ struct Config {
     timeout_ms: Option<u64>,
     /// `overall_response_timeout` in effect, ms (`None`: no bound).
     overall_ms: Option<u64>,
+    /// `connection_timeout`, ms.
+    connection_ms: u64,
     min_wait: u64,
     max_wait: u64,
     max_connection_attempts: Option<u32>,
@@ -324,6 +334,9 @@ struct Client {
     initialized: bool,
     /// A `RebuildSlots` not yet done (or whose last try failed).
     rebuild: bool,
+    /// Until when (virtual µs) the connection is in `Recover`, a rebuild running: no request
+    /// is polled meanwhile (`poll_flush`, mod.rs lines 1713-1742).
+    recover_until_us: u64,
     stats: ClientState,
 }
 
@@ -343,6 +356,7 @@ impl Client {
             table: SlotTable::new(),
             initialized: false,
             rebuild: false,
+            recover_until_us: 0,
             stats: ClientState::default(),
         };
         c.initial = numbered_once(seeds, |a| c.intern(a));
@@ -571,7 +585,10 @@ impl Client {
                 }
                 net.sleep(wait);
             }
-            if deadline.is_some_and(|d| net.now().0 >= d) {
+            if let Some(d) = deadline.filter(|&d| net.now().0 >= d) {
+                // Its overall timeout fired meanwhile (during a rebuild, say): it failed then;
+                // the rebuild goes on (`recover_until_us`).
+                net.resume_at_us(d.saturating_mul(1000));
                 return timed_out;
             }
         }
@@ -589,6 +606,19 @@ impl SyncModel for Client {
     }
 
     fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
+        let now_us = net.now_us();
+        if now_us < self.recover_until_us {
+            // A rebuild runs (another request's): this one is not polled until it is over, and
+            // its overall timeout runs meanwhile.
+            let wait = self.recover_until_us - now_us;
+            if let Some(overall) = self.cfg.overall_ms.map(|ms| ms.saturating_mul(1000)) {
+                if wait >= overall {
+                    net.sleep_us(overall);
+                    return Outcome::Failed(ERRORS.of_reply(&Reply::Timeout));
+                }
+            }
+            net.sleep_us(wait);
+        }
         if !self.initialized {
             // ClusterConnection::new: create_initial_connections, then refresh_slots.
             if let Err(class) = self.reconnect_to_initial_nodes(net) {

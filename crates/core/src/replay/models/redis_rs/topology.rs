@@ -4,6 +4,7 @@
 use super::{Client, Conn, ERRORS, NOT_FOUND, RECONNECT_BACKOFF_MAX_MS, RECONNECT_BACKOFF_MS};
 use crate::node::NodeAddr;
 use crate::replay::client::Transport;
+use crate::replay::cluster::Reply;
 use crate::replay::outcome::{ClientError, Failure};
 use crate::time::Timestamp;
 use crate::timeline::NodeIdx;
@@ -89,18 +90,31 @@ impl Client {
                 node.conn = None;
             }
         }
+        // The checks run together (`buffer_unordered`) and the rebuild waits for the last: a
+        // silent node's costs its `PING`'s response timeout on the connection held, then a new
+        // connection's (`connect_and_check`: the TCP connect is taken, the handshake and its
+        // `PING` wait out `connection_timeout`). Without a response timeout the `PING` would
+        // wait as long as the node is silent: not modelled (no wait counted for it).
+        let mut longest_us = 0_u64;
         for n in nodes {
             if self.killed(n, net) {
                 // Its `PING` fails at once: a new connection is made (`get_or_create_conn`).
                 self.nodes.get_mut(n).conn = None;
             }
             let answered = self.nodes.addr(n).cloned().map(|a| net.probe(&a));
+            if matches!(answered, Some(Err(Reply::Timeout))) {
+                let held = self.conn(n) == Some(Conn::Connected);
+                let ms = self.cfg.timeout_ms.filter(|_| held).unwrap_or(0) + self.cfg.connection_ms;
+                longest_us = longest_us.max(ms.saturating_mul(1000));
+            }
             if matches!(answered, Some(Ok(()))) {
                 self.set_connected(n, net.now());
             } else if !matches!(self.conn(n), Some(Conn::Reconnecting { .. })) {
                 self.nodes.get_mut(n).conn = None;
             }
         }
+        net.sleep_us(longest_us);
+        self.recover_until_us = self.recover_until_us.max(net.now_us());
         self.stats.full_reinits += 1;
     }
 
