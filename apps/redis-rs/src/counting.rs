@@ -24,7 +24,7 @@
 
 use std::collections::BTreeMap;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use redis::aio::{ConnectionLike, MultiplexedConnection};
@@ -33,6 +33,8 @@ use redis::io::AsyncDNSResolver;
 use redis::{AsyncConnectionConfig, Cmd, IntoConnectionInfo, RedisFuture, Value};
 
 use crate::contract::log;
+use crate::trace::{trace, tracing};
+use serde_json::json;
 
 /// The counts, read at the end.
 #[derive(Debug, Default)]
@@ -118,9 +120,9 @@ fn classify(cmd: &Cmd) -> Sent {
     }
 }
 
-/// The library's node connection, counted.
+/// The library's node connection, counted, with the address it was made to (for the trace).
 #[derive(Clone)]
-pub struct Counted(MultiplexedConnection);
+pub struct Counted(MultiplexedConnection, Arc<str>);
 
 impl ConnectionLike for Counted {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
@@ -132,6 +134,25 @@ impl ConnectionLike for Counted {
             let t0 = Instant::now();
             let result = self.0.req_packed_command(cmd).await;
             let ms = t0.elapsed().as_secs_f64() * 1000.0;
+            if tracing() {
+                let kind = match sent {
+                    Sent::Application => "app",
+                    Sent::ClusterSlots => "slots",
+                    Sent::Other => "other",
+                };
+                let outcome = match &result {
+                    Ok(Value::ServerError(e)) => e.code().to_owned(),
+                    Ok(_) => "ok".to_owned(),
+                    Err(e) => format!("{:?}", e.kind()),
+                };
+                // The application's successes are many: only their failures and redirects.
+                if sent != Sent::Application || outcome != "ok" {
+                    trace(
+                        "cmd",
+                        json!({"kind": kind, "node": &*self.1, "ms": ms, "outcome": outcome}),
+                    );
+                }
+            }
             match (sent, &result) {
                 (Sent::ClusterSlots, Ok(Value::Array(_))) => count(|c| c.cluster_slots_ok += 1),
                 (Sent::Application, Ok(reply)) => count(|c| {
@@ -179,8 +200,22 @@ impl Connect for Counted {
     {
         Box::pin(async move {
             count(|c| c.dials += 1);
-            let conn =
-                <MultiplexedConnection as Connect>::connect_with_config(info, config).await?;
+            let info = info.into_connection_info()?;
+            let node: Arc<str> = info.addr().to_string().into();
+            let t0 = Instant::now();
+            let made = <MultiplexedConnection as Connect>::connect_with_config(info, config).await;
+            if tracing() {
+                let outcome = match &made {
+                    Ok(_) => "ok".to_owned(),
+                    Err(e) => format!("{:?}", e.kind()),
+                };
+                let ms = t0.elapsed().as_secs_f64() * 1000.0;
+                trace(
+                    "connect",
+                    json!({"node": &*node, "ms": ms, "outcome": outcome}),
+                );
+            }
+            let conn = made?;
             count(|c| c.new_connections += 1);
             if let Some(name) = &hooks().client_name {
                 let mut named = conn.clone();
@@ -192,7 +227,7 @@ impl Connect for Counted {
                     }
                 });
             }
-            Ok(Counted(conn))
+            Ok(Counted(conn, node))
         })
     }
 }

@@ -8,6 +8,7 @@
 
 mod contract;
 mod counting;
+mod trace;
 
 use std::num::NonZeroUsize;
 use std::sync::Arc;
@@ -203,9 +204,16 @@ async fn one(lazy: Arc<Lazy>, command: String, i: u64, key: String) -> Ended {
         "set" => cmd.arg(&key).arg(i.to_string()),
         _ => cmd.arg(&key),
     };
+    let sent = contract::now_ms();
     match cmd.query_async::<Value>(&mut conn).await {
         Ok(_) => Ended::Ok,
-        Err(e) => ended(&e),
+        Err(e) => {
+            // The request's end as the application saw it (its send is `t_ms - ms`).
+            let ms = contract::now_ms().saturating_sub(sent);
+            let kind = format!("{:?}", e.kind());
+            trace::trace("failed", json!({"key": key, "ms": ms, "kind": kind}));
+            ended(&e)
+        }
     }
 }
 
