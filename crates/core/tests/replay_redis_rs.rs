@@ -2,7 +2,8 @@
 
 use slotscope_core::float;
 use slotscope_core::replay::{
-    model, FaultKind, FaultWindow, ModelOptions, ReplayReport, SimCluster, Workload,
+    model, FaultKind, FaultWindow, ModelOptions, ReplayReport, SimCluster, SimClusterBuilder,
+    Workload,
 };
 use slotscope_core::TimeSpan;
 
@@ -135,15 +136,7 @@ fn a_rebuild_that_checks_a_silent_node_holds_every_request_until_its_checks_end(
         span: TimeSpan::new(at(10), at(13)),
         kind: FaultKind::Timeout,
     });
-    builder.layout(
-        at(11),
-        &[
-            (range(0, 8191), addr(A)),
-            (range(8192, 15999), addr(B)),
-            (range(16000, 16383), addr(A)),
-        ],
-        &[],
-    );
+    b_gives_its_last_slots_to_a_at_11(&mut builder);
     let cluster = builder.build();
     let w = workload_of(20, 200, "zadd").with_in_flight(16);
     let set = [("response_timeout", "500"), ("connection_timeout", "500")];
@@ -172,7 +165,14 @@ fn a_rebuild_that_checks_a_silent_node_holds_every_request_until_its_checks_end(
     );
     // The same cluster with A answering: the rebuild is quick and B's half is served.
     let mut quick = incident2_builder();
-    quick.layout(
+    b_gives_its_last_slots_to_a_at_11(&mut quick);
+    let q = run_model(&quick.build(), &w, &set);
+    assert_eq!(q.failed, 0);
+}
+
+/// At 11 s B's last 384 slots (16000-16383) move to A.
+fn b_gives_its_last_slots_to_a_at_11(builder: &mut SimClusterBuilder) {
+    builder.layout(
         at(11),
         &[
             (range(0, 8191), addr(A)),
@@ -181,8 +181,6 @@ fn a_rebuild_that_checks_a_silent_node_holds_every_request_until_its_checks_end(
         ],
         &[],
     );
-    let q = run_model(&quick.build(), &w, &set);
-    assert_eq!(q.failed, 0);
 }
 
 #[test]

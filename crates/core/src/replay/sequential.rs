@@ -63,6 +63,54 @@ pub trait SyncModel {
     fn set_concurrency(&mut self, _in_flight: u32) {}
 }
 
+/// The runs of a model's commands paused at its timers, by ticket ([`Step::Paused`]); a place
+/// freed by a resume is taken again.
+pub(crate) struct Parked<T>(Vec<Option<T>>);
+
+impl<T> Parked<T> {
+    /// None parked.
+    pub(crate) fn new() -> Parked<T> {
+        Parked(Vec::new())
+    }
+
+    /// Keeps `run` until its resume: the pause that says so.
+    pub(crate) fn park(&mut self, run: T) -> Step {
+        let place = match self.0.iter().position(Option::is_none) {
+            Some(i) => {
+                self.0[i] = Some(run);
+                i
+            }
+            None => {
+                self.0.push(Some(run));
+                self.0.len() - 1
+            }
+        };
+        Step::Paused(u64::try_from(place).unwrap_or(u64::MAX))
+    }
+
+    /// The run parked with `ticket`, taken back (`None`: no such ticket).
+    pub(crate) fn take(&mut self, ticket: u64) -> Option<T> {
+        let i = usize::try_from(ticket).ok()?;
+        self.0.get_mut(i).and_then(Option::take)
+    }
+}
+
+/// Runs one command of `model` to its end through its steps, each pause waited out at once: the
+/// `execute` of a model that cuts its commands at timers.
+pub(crate) fn run_whole<M: SyncModel + ?Sized>(
+    model: &mut M,
+    cmd: Routed,
+    net: &mut dyn Transport,
+) -> Outcome {
+    let mut step = model.start(cmd, net);
+    loop {
+        match step {
+            Step::Done(outcome) => return outcome,
+            Step::Paused(ticket) => step = model.resume(ticket, net),
+        }
+    }
+}
+
 /// A [`SyncModel`] as a [`ClientModel`].
 pub struct Sequential<M> {
     name: String,

@@ -79,7 +79,7 @@ use crate::replay::known_nodes::KnownNodes;
 use crate::replay::options::{ModelOption, ModelOptions};
 use crate::replay::outcome::{ClientError, Failure, Outcome, ReplyErrors};
 use crate::replay::release::{Coverage, Version};
-use crate::replay::sequential::{boxed, Step, SyncModel};
+use crate::replay::sequential::{boxed, run_whole, Parked, Step, SyncModel};
 use crate::replay::{ReplayError, Routed, SimRng};
 use crate::slot::SLOT_COUNT;
 use crate::time::Timestamp;
@@ -335,7 +335,7 @@ struct Client {
     /// Pending `GC(generation)` timers.
     gc: Vec<(Timestamp, u32)>,
     /// Commands paused at a retry's backoff, by ticket (a freed place is reused).
-    paused: Vec<Option<Run>>,
+    paused: Parked<Run>,
     /// The replay runs lanes on the instant clock (told by `set_concurrency`, which only lanes
     /// call): nothing runs meanwhile, so a backoff is slept inside the command, not paused at.
     lanes: bool,
@@ -356,7 +356,7 @@ impl Client {
             reload_due: false,
             reloading_until: None,
             gc: Vec::new(),
-            paused: Vec::new(),
+            paused: Parked::new(),
             lanes: false,
             stats: ClientState::default(),
         };
@@ -538,13 +538,7 @@ impl SyncModel for Client {
     }
 
     fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
-        let mut step = self.start(cmd, net);
-        loop {
-            match step {
-                Step::Done(outcome) => return outcome,
-                Step::Paused(ticket) => step = self.resume(ticket, net),
-            }
-        }
+        run_whole(self, cmd, net)
     }
 
     fn start(&mut self, cmd: Routed, net: &mut dyn Transport) -> Step {
@@ -556,7 +550,7 @@ impl SyncModel for Client {
     }
 
     fn resume(&mut self, ticket: u64, net: &mut dyn Transport) -> Step {
-        let Some(run) = self.resumed(ticket) else {
+        let Some(run) = self.paused.take(ticket) else {
             return Step::Done(Outcome::Failed(ClientError::UNFINISHED));
         };
         let now = net.now();

@@ -137,7 +137,7 @@ use crate::replay::options::{
 };
 use crate::replay::outcome::{ClientError, Failure, Outcome};
 use crate::replay::release::{Coverage, Version};
-use crate::replay::sequential::{boxed, Step, SyncModel};
+use crate::replay::sequential::{boxed, run_whole, Parked, Step, SyncModel};
 use crate::replay::slot_cache::SlotCache;
 use crate::replay::{ReplayError, Routed, SimRng};
 use crate::slot::SlotRange;
@@ -425,7 +425,7 @@ struct Client {
     /// commands that waited for it are retried then), microseconds.
     fired: [Vec<(u64, u64)>; 2],
     /// The commands waiting for a bucket's timer, by ticket.
-    paused: Vec<Option<Run>>,
+    paused: Parked<Run>,
     /// Each `DelayQueue` bucket's batches on the lanes' instant clock, by [`FAILOVER_BUCKET`]
     /// and [`CLUSTERDOWN_BUCKET`]: when its timer started and when its commands were retried, in
     /// time order. The driver runs a command whole when it is sent there, so a command's retries
@@ -477,7 +477,7 @@ impl Client {
             answers: Vec::new(),
             timers: [None, None],
             fired: [Vec::new(), Vec::new()],
-            paused: Vec::new(),
+            paused: Parked::new(),
             periodic_at: None,
             buckets: [Vec::new(), Vec::new()],
             ended: Vec::new(),
@@ -513,13 +513,7 @@ impl SyncModel for Client {
     }
 
     fn execute(&mut self, cmd: Routed, net: &mut dyn Transport) -> Outcome {
-        let mut step = self.start(cmd, net);
-        loop {
-            match step {
-                Step::Done(outcome) => return outcome,
-                Step::Paused(ticket) => step = self.resume(ticket, net),
-            }
-        }
+        run_whole(self, cmd, net)
     }
 
     fn start(&mut self, cmd: Routed, net: &mut dyn Transport) -> Step {
@@ -529,11 +523,7 @@ impl SyncModel for Client {
     }
 
     fn resume(&mut self, ticket: u64, net: &mut dyn Transport) -> Step {
-        let run = usize::try_from(ticket)
-            .ok()
-            .and_then(|i| self.paused.get_mut(i))
-            .and_then(Option::take);
-        match run {
+        match self.paused.take(ticket) {
             Some(run) => self.timer_fired(run, net),
             None => Step::Done(Outcome::Failed(ClientError::UNFINISHED)),
         }

@@ -66,7 +66,7 @@ impl Client {
                 net.sleep_us(sleep);
                 if sleep > 0 && !self.lanes {
                     run.backed_off = true;
-                    return self.pause(run);
+                    return self.paused.park(run);
                 }
             }
             run.backed_off = false;
@@ -118,26 +118,5 @@ impl Client {
             }
         }
         Step::Done(Outcome::Failed(run.last))
-    }
-
-    /// Keeps `run` until its resume: the ticket to resume it with.
-    fn pause(&mut self, run: Run) -> Step {
-        let ticket = match self.paused.iter().position(Option::is_none) {
-            Some(i) => {
-                self.paused[i] = Some(run);
-                i
-            }
-            None => {
-                self.paused.push(Some(run));
-                self.paused.len() - 1
-            }
-        };
-        Step::Paused(u64::try_from(ticket).unwrap_or(u64::MAX))
-    }
-
-    /// The command paused with `ticket`, taken back (`None`: no such ticket).
-    pub(super) fn resumed(&mut self, ticket: u64) -> Option<Run> {
-        let i = usize::try_from(ticket).ok()?;
-        self.paused.get_mut(i).and_then(Option::take)
     }
 }

@@ -29,17 +29,7 @@ impl Client {
         };
         run.waits = Some((bucket, fires));
         net.resume_at_us(fires);
-        let ticket = match self.paused.iter().position(Option::is_none) {
-            Some(i) => {
-                self.paused[i] = Some(run);
-                i
-            }
-            None => {
-                self.paused.push(Some(run));
-                self.paused.len() - 1
-            }
-        };
-        Step::Paused(ticket as u64)
+        self.paused.park(run)
     }
 
     /// A command whose bucket's timer fired (the clock at it): the first of its commands to go
