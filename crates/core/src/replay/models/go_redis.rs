@@ -380,21 +380,16 @@ impl Client {
     }
 
     /// `clusterNodes.Addrs`.
-    fn addrs_for_load(&self) -> Vec<NodeIdx> {
+    fn addrs_for_load(&self) -> &[NodeIdx] {
         if self.active.is_empty() {
-            self.known.clone()
+            &self.known
         } else {
-            self.active.clone()
+            &self.active
         }
     }
 
     fn refresh_stats(&mut self) {
-        // `addrs_for_load().len()`, without the copy.
-        self.stats.startup_nodes = if self.active.is_empty() {
-            self.known.len()
-        } else {
-            self.active.len()
-        };
+        self.stats.startup_nodes = self.addrs_for_load().len();
         // `addrs` never shrinks and loadState falls back to it: never wedged.
         self.stats.wedged = false;
     }
@@ -421,7 +416,7 @@ impl Client {
 
     /// `ClusterClient.loadState` and `clusterStateHolder.Reload`.
     fn reload(&mut self, net: &mut dyn Transport) -> Result<(), ClientError> {
-        let mut order = self.addrs_for_load();
+        let mut order = self.addrs_for_load().to_vec();
         // rand.Perm, as a Fisher-Yates shuffle.
         self.rng.shuffle(&mut order);
         let mut first_err = None;
@@ -494,14 +489,23 @@ impl Client {
         if let Some(owner) = self.state.as_ref().and_then(|s| s.table.get(cmd.slot)) {
             return Ok(owner);
         }
-        let addrs = self.addrs_for_load();
-        if addrs.is_empty() {
+        let known = self.addrs_for_load().len();
+        if known == 0 {
             return Err(NO_NODES);
         }
-        let k = self.rng.index_below(addrs.len());
-        // `addrs` holds numbers of this client's table only, so both look-ups succeed.
-        let addr = self.nodes.addr(addrs[k]).cloned();
+        let k = self.rng.index_below(known);
+        // The addresses are numbers of this client's table only, so both look-ups succeed.
+        let addr = self.nodes.addr(self.addrs_for_load()[k]).cloned();
         addr.and_then(|a| self.get_or_create(&a)).ok_or(NO_NODES)
+    }
+
+    /// One step of a command's run: the `GC` timers due, `process` from where `run` stands, then
+    /// the step's end ([`Client::after_step`]).
+    fn step(&mut self, run: Run, net: &mut dyn Transport) -> Step {
+        self.run_gc(net.now());
+        let step = self.process(run, net);
+        self.after_step(net);
+        step
     }
 
     /// The end of a command's step: the `LazyReload` goroutine a redirect or a stale state of
@@ -542,22 +546,14 @@ impl SyncModel for Client {
     }
 
     fn start(&mut self, cmd: Routed, net: &mut dyn Transport) -> Step {
-        let now = net.now();
-        self.run_gc(now);
-        let step = self.process(Run::new(cmd), net);
-        self.after_step(net);
-        step
+        self.step(Run::new(cmd), net)
     }
 
     fn resume(&mut self, ticket: u64, net: &mut dyn Transport) -> Step {
-        let Some(run) = self.paused.take(ticket) else {
-            return Step::Done(Outcome::Failed(ClientError::UNFINISHED));
-        };
-        let now = net.now();
-        self.run_gc(now);
-        let step = self.process(run, net);
-        self.after_step(net);
-        step
+        match self.paused.take(ticket) {
+            Some(run) => self.step(run, net),
+            None => Step::Done(Outcome::Failed(ClientError::UNFINISHED)),
+        }
     }
 
     fn state(&self) -> ClientState {
