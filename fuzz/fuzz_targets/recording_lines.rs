@@ -28,12 +28,13 @@ const TEMPLATES: &str = include_str!("../templates/recording.jsonl");
 /// need a few).
 const MOST_LINES: usize = 64;
 
-/// At most this many poll intervals a recording spans, else it is not read. A span of decades,
-/// or a header whose interval is a millisecond, makes the tracks and the streams a grid of up to
-/// a million buckets a series: bounded (the byte-level `recording` target reads those), but a
-/// hundred times the cost of a recording of minutes: three fifths of this target's time went to
-/// the 5 % of its corpus that made one. At the templates' 500 ms, 16,384 buckets are 2 h 16 min:
-/// 64 lines at their widest steps still fit.
+/// At most this many poll intervals (of at most a second each) a recording spans, else it is
+/// not read. A span of decades, or a header whose interval is a millisecond, makes the tracks,
+/// the streams and the detectors' per-second buckets grids of up to a million buckets a series:
+/// bounded (the byte-level `recording` target reads those), but a hundred times the cost of a
+/// recording of minutes: three fifths of this target's time went to the 5 % of its corpus that
+/// made one. At the templates' 500 ms, 16,384 buckets are 2 h 16 min: 64 lines at their widest
+/// steps still fit.
 const MOST_BUCKETS: u64 = 16_384;
 
 /// A line's fields that hold its times.
@@ -190,7 +191,7 @@ fn mutate(u: &mut Unstructured, v: &mut Value, depth: u32) -> Result<()> {
 }
 
 /// A recording the input chooses: the bytes of a file, and how many of its header's poll
-/// intervals the times its lines carry span (none when the header has no interval).
+/// intervals (a second at most) the times its lines carry span.
 fn recording(u: &mut Unstructured) -> Result<(Vec<u8>, u64)> {
     let t = templates();
     let mut out = Vec::new();
@@ -244,7 +245,7 @@ fn recording(u: &mut Unstructured) -> Result<(Vec<u8>, u64)> {
         let cut = u.int_in_range(0..=out.len())?;
         out.truncate(cut);
     }
-    let interval = header["options"]["interval_ms"].as_u64().unwrap_or(0).max(1);
+    let interval = header["options"]["interval_ms"].as_u64().unwrap_or(1).clamp(1, 1_000);
     let span = last_t.abs_diff(first).saturating_add(1);
     Ok((out, span / interval))
 }
