@@ -173,6 +173,11 @@ mod tests {
         assert_eq!(model_of("go-redis@v9.8.3"), "go-redis@9.8.0");
         assert_eq!(model_of("lettuce@6.1.10.RELEASE"), "lettuce@6.3.2");
         assert_eq!(model_of("jedis@5.2.0"), "jedis@5.1.0");
+        assert_eq!(model_of("jedis@6.2.0"), "jedis@5.1.0");
+        assert_eq!(model_of("lettuce@6.8.2.RELEASE"), "lettuce@6.3.2");
+        assert_eq!(model_of("go-redis@v9.14.1"), "go-redis@9.8.0");
+        assert_eq!(model_of("ioredis@5.4.1"), "ioredis@6.0.0");
+        assert_eq!(model_of("node-redis@6.4.0"), "node-redis@6.3.1");
         assert_eq!(model_of("redis-rs@1.8.0"), "redis-rs@1.8.1");
     }
 
@@ -223,9 +228,12 @@ mod tests {
             "redis-py@4.3.6",
             "redis-py@9.0.0",
             "go-redis@8.11.5",
-            "go-redis@9.9.0",
-            "lettuce@6.4.0",
+            "go-redis@9.7.3",
+            "go-redis@9.17.0",
+            "lettuce@6.9.0",
+            "lettuce@5.3.7.RELEASE",
             "jedis@4.4.3",
+            "jedis@7.0.0",
             "redis-rs@0.27.0",
         ] {
             let e = resolve(asked).unwrap_err();

@@ -67,8 +67,16 @@
 //! `RouteRandomly`), pipelines and transactions, `replaceLoopbackHost`, the `ClusterSlots`
 //! callback. go-redis has no address-remap option: `ClusterOptions.Dialer` (or `NewClient`) can
 //! dial another address than the one named, but the slot table keeps the announced addresses.
-//! Later releases (with `ClusterStateReloadInterval`, `FailingTimeoutSeconds`) changed the timers;
-//! this model is of the code named above.
+//!
+//! Release coverage: **9.8.0–9.14.x** (`docs/releases/go-redis.md`), from the module proxy's
+//! sources of every v9 release, each function above compared with 9.8.0's. 9.9.0–9.14.1 change only
+//! what is not modelled (replica routing, pipelines, buffer sizes, statistics, credentials). Before
+//! 9.8.0 `shouldRetry` does not retry `pool.ErrPoolTimeout` (9.8.0 `error.go` l. 56-58; 9.7.3
+//! `error.go` l. 41-47 lacks it): a command that waited out a full pool fails at once; before 9.6.0
+//! a redirected attempt also sleeps the retry backoff first (9.5.5 `osscluster.go` l. 956, 1000).
+//! From 9.15.0 a refused dial is retried five times 100 ms apart, from 9.17.0 the errors are typed
+//! (`*proto.MovedError`, ...), from 9.18.0 a `LazyReload` within the 200 ms hold queues another
+//! reload and 9.22.0 changed the defaults (`ReadTimeout` 5 s, staleness 60 s): none covered.
 
 use crate::node::NodeAddr;
 use crate::replay::client::ClientModel;
@@ -92,8 +100,8 @@ mod pool;
 use command::Run;
 use limits::{parse_go_duration, Limits};
 
-/// `go-redis@9.8.0`: covers **9.7.1–9.8.x** (the module reads the 9.7.1–9.8.0 `osscluster.go`,
-/// after the `Addrs()` copy fix of 9.7.1; 9.9.0 changed the reload timers).
+/// `go-redis@9.8.0`: covers **9.8.0–9.14.x** (the module reads the 9.7.1–9.8.0 `osscluster.go`
+/// and 9.8.0's `error.go`; see the module doc for the releases before and after).
 pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
     name: "go-redis@9.8.0",
     about:
@@ -102,9 +110,9 @@ pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
     options: OPTIONS,
     coverage: Some(Coverage {
         library: "go-redis",
-        from: Version::new(9, 7, 1),
-        until: Version::new(9, 9, 0),
-        range: "9.7.1–9.8.x",
+        from: Version::new(9, 8, 0),
+        until: Version::new(9, 15, 0),
+        range: "9.8.0–9.14.x",
     }),
     hypotheses: Hypotheses::Library { extra: &[] },
 };

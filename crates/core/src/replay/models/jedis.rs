@@ -16,7 +16,13 @@
 //!   `getConnectionFromSlot`, `getConnection()`.
 //!
 //! `topologyRefreshPeriod` arrived in 5.1.0 (PR #3596); the routing paths modelled are the same
-//! from 5.1.0 through 5.2.x.
+//! from 5.1.0 through 6.2.0 (`docs/releases/jedis-lettuce.md`: the sources of 5.1.0–5.1.5, 5.2.0,
+//! 6.0.0, 6.1.0 and 6.2.0 compared: what they add is opt-in, the client-side cache,
+//! `readOnlyForRedisClusterReplicas`, AuthX; 6.2.0 draws its last-resort random node from the
+//! primaries seen at start-up, a path the defaults never reach). 4.4.0–5.0.2 accept a `CLUSTER
+//! SLOTS` answer with holes (5.0.0 `JedisClusterInfoCache.java:134-138` checks only emptiness;
+//! 5.1.0 :200-206 the whole range) and have no `topologyRefreshPeriod`; 7.x changed its pools and
+//! connections: neither covered.
 //!
 //! # What is modelled
 //!
@@ -144,8 +150,8 @@ use crate::replay::{ReplayError, Routed, SimRng};
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, SlotTable};
 
-/// `jedis@5.1.0`: covers **5.1.0–5.2.x** (`topologyRefreshPeriod` arrived in 5.1.0 and the
-/// routing paths are the same through 5.2.x, see the module doc).
+/// `jedis@5.1.0`: covers **5.1.0–6.x** (`topologyRefreshPeriod` arrived in 5.1.0 and the
+/// routing paths are the same through 6.2.0, see the module doc).
 pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
     name: "jedis@5.1.0",
     about: "Jedis 5.x JedisCluster: every MOVED renews the slot cache, start nodes always retried",
@@ -154,8 +160,8 @@ pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
     coverage: Some(Coverage {
         library: "jedis",
         from: Version::new(5, 1, 0),
-        until: Version::new(5, 3, 0),
-        range: "5.1.0–5.2.x",
+        until: Version::new(7, 0, 0),
+        range: "5.1.0–6.x",
     }),
     hypotheses: Hypotheses::Library { extra: &[] },
 };

@@ -21,8 +21,17 @@
 //!   `loadViews` (with discovery, nodes seen in the views and not among the sources are queried
 //!   too).
 //!
-//! The routing paths modelled are the same across 6.1–6.3; the model is named after 6.3.2, a
-//! release of the 6.3 line.
+//! The routing paths modelled are the same across 6.1–6.8 (`docs/releases/jedis-lettuce.md`: the
+//! sources of every release from 6.1.0 to 6.8.2 compared: the refresh options' defaults and
+//! triggers, the refresh sources, closing stale connections, `maxRedirects`, MOVED and ASK, the
+//! reconnect delays and the address mapping); the model is named after 6.3.2, a release of the 6.3
+//! line. One default differs: from 6.5.0 commands expire after the command timeout by default
+//! (6.5.0 `ClientOptions.java:86`, `TimeoutOptions.enabled()`; 6.4.2 :70 had it off). The model
+//! fails a command on a silent node or a broken connection with `RedisCommandTimeoutException`, as
+//! 6.5+ does and as 6.1–6.4 do for synchronous calls or with `TimeoutOptions` on (the matrix's
+//! application turns them on); an asynchronous 6.1–6.4 caller with the defaults waits for the node
+//! instead. 5.3.x queries every source twice when new nodes appear and refreshes synchronously: not
+//! covered.
 //!
 //! # What is modelled
 //!
@@ -148,8 +157,8 @@ use crate::slot::SlotRange;
 use crate::time::Timestamp;
 use crate::timeline::{NodeIdx, SlotTable};
 
-/// `lettuce@6.3.2`: covers **6.1.0–6.3.x** (the routing paths modelled are the same across
-/// 6.1–6.3, see the module doc).
+/// `lettuce@6.3.2`: covers **6.1.0–6.8.x** (the routing paths modelled are the same across
+/// 6.1–6.8; 6.1–6.4 expire commands only when told to, see the module doc).
 pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
     name: "lettuce@6.3.2",
     about: "Lettuce 6.x RedisClusterClient: follows MOVED without refreshing unless refresh triggers are on",
@@ -158,8 +167,8 @@ pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
     coverage: Some(Coverage {
         library: "lettuce",
         from: Version::new(6, 1, 0),
-        until: Version::new(6, 4, 0),
-        range: "6.1.0–6.3.x",
+        until: Version::new(6, 9, 0),
+        range: "6.1.0–6.8.x",
     }),
     hypotheses: Hypotheses::Library {
         extra: &[&[("enableAllAdaptiveRefreshTriggers", "true")]],

@@ -114,10 +114,16 @@
 //! new master that refuses connections would hold every rediscovery), `connectTimeout` (checked:
 //! the replay's nodes refuse or accept at once), `pingInterval` (none by default), DNS.
 //!
-//! Release coverage: 6.3.x (6.3.0's `cluster/`, `client/socket.js`, `client/commands-queue.js`
-//! are the same as 6.3.1's). 6.2.1 (`npm pack @redis/client@6.2.1`) keeps a node's client after
-//! a terminal connect failure (no `.catch` in `#createNodeClient`, 6.3.1's :594-604) and its
-//! `client/socket.js` differs; releases before were not compared.
+//! Release coverage: **6.3.0–6.4.0** (`docs/releases/node-redis.md`), from the packages of every
+//! `@redis/client` release from 1.5.0 (`redis` 4.6) to 6.4.0, each file the model reads diffed
+//! where it changes. 6.3.0's `dist/` is 6.3.1's; 6.4.0 changes only what is not modelled (keyless
+//! commands following `MOVED`, `cluster/index.js:458-468`; a master demoted to a replica with
+//! `useReplicas`; `destroy()` during a connect; the opt-in `rejectInFlight`; `SMIGRATED`; pub/sub);
+//! the redirect loop, `#rediscover`, `socket.js`'s `#onSocketError` and `#connect` are the same.
+//! 6.2.1 and before keep a node's client after a terminal connect failure (no `.catch` in
+//! `#createNodeClient`, 6.3.1's :594-604) and throw from `destroy()` on a closed client inside a
+//! discovery; 5.x has no reconnection tracker, and 4.6-4.7 (`@redis/client` 1.5-1.6) count
+//! redirects twice and have no socket or command timeout: none covered.
 
 mod delivery;
 mod discovery;
@@ -145,8 +151,8 @@ use crate::slot::SlotRange;
 use crate::time::Timestamp;
 use crate::timeline::NodeIdx;
 
-/// `node-redis@6.3.1`: covers **6.3.x** (written from `@redis/client` 6.3.1; 6.3.0 is the same
-/// in what is modelled, 6.2.x differs, see the module doc).
+/// `node-redis@6.3.1`: covers **6.3.0–6.4.0** (written from `@redis/client` 6.3.1; 6.3.0 and 6.4.0
+/// are the same in what is modelled, 6.2.x differs, see the module doc).
 pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
     name: "node-redis@6.3.1",
     about: "node-redis createCluster: MOVED waits for a rediscovery, reconnecting nodes' commands \
@@ -156,8 +162,8 @@ pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
     coverage: Some(Coverage {
         library: "node-redis",
         from: Version::new(6, 3, 0),
-        until: Version::new(6, 4, 0),
-        range: "6.3.x",
+        until: Version::new(6, 4, 1),
+        range: "6.3.0–6.4.0",
     }),
     hypotheses: Hypotheses::Library { extra: &[] },
 };
