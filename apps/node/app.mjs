@@ -1,6 +1,6 @@
 // The fidelity matrix's Node.js application (docs/FIDELITY.md, "The application contract").
 //
-// Usage: node apps/node/app.mjs ioredis|node-redis|glide '<settings JSON>'
+// Usage: node apps/node/app.mjs ioredis|ioredis@5.4.1|node-redis|glide '<settings JSON>'
 //
 // One JSON line on stdout at the end; logs on stderr. See README.md.
 
@@ -8,6 +8,7 @@ import { log, printAndExit, run, settingsFrom } from "./common.mjs";
 
 const ADAPTERS = {
   ioredis: "./ioredis.mjs",
+  "ioredis@5.4.1": "./ioredis.mjs",
   "node-redis": "./node-redis.mjs",
   glide: "./glide.mjs",
 };
@@ -18,7 +19,7 @@ async function main(argv) {
   }
   const settings = settingsFrom(argv[1]);
   const { open } = await import(ADAPTERS[argv[0]]);
-  const adapter = await open(settings);
+  const adapter = await open(settings, argv[0]);
   return run(settings, adapter);
 }
 

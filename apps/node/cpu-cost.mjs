@@ -1,7 +1,7 @@
 // A Node.js cluster library's own CPU cost of a topology refresh on this machine, as its replay
 // model takes it.
 //
-// Usage: node apps/node/cpu-cost.mjs node-redis|ioredis PORT [CYCLES]
+// Usage: node apps/node/cpu-cost.mjs node-redis|ioredis|ioredis@5.4.1 PORT [CYCLES]
 //
 // node-redis (crates/core/src/replay/models/node_redis.rs, `rediscover_cpu_ms`): against the
 // cluster node 127.0.0.1:PORT (a cluster with every slot assigned), connects one
@@ -16,7 +16,8 @@
 // `Cluster#refreshSlotsCache(callback)` in a row (built/cluster/index.js:356-402), the refresh a
 // MOVED starts (:470): each asks a shuffled pool node on a duplicate connection
 // (`getInfoFromNode`, :811-829: connected, CLUSTER SLOTS, disconnected) and writes the answer
-// into `slots` and the pool (:842-880). Prints `{"refresh_cpu_ms": <median>}`.
+// into `slots` and the pool (:842-880). Prints `{"refresh_cpu_ms": <median>}`. `ioredis@5.4.1`
+// times the same on ioredis 5.4.1 (the package `ioredis-5`; `refreshSlotsCache` at :290).
 //
 // Each call's process CPU (`process.cpuUsage`, user + system, so the socket work counts as
 // well) is one sample; the first 20 calls warm the JIT and are not kept. The fidelity matrix runs
@@ -30,7 +31,7 @@ const require = createRequire(import.meta.url);
 const WARM = 20;
 
 function usage(message) {
-  process.stderr.write(`cpu-cost: ${message}\nusage: node apps/node/cpu-cost.mjs node-redis|ioredis PORT [CYCLES]\n`);
+  process.stderr.write(`cpu-cost: ${message}\nusage: node apps/node/cpu-cost.mjs node-redis|ioredis|ioredis@5.4.1 PORT [CYCLES]\n`);
   process.exit(2);
 }
 
@@ -63,8 +64,8 @@ async function nodeRedis(port, cycles) {
   return { rediscover_cpu_ms: Number(median(samples).toFixed(4)) };
 }
 
-async function ioredis(port, cycles) {
-  const Redis = require("ioredis");
+async function ioredis(port, cycles, pkg = "ioredis") {
+  const Redis = require(pkg);
   const cluster = new Redis.Cluster([{ host: "127.0.0.1", port }]);
   cluster.on("error", () => {});
   await new Promise((resolve, reject) => {
@@ -72,7 +73,7 @@ async function ioredis(port, cycles) {
     cluster.once("end", () => reject(new Error("the cluster ended before it was ready")));
   });
   if (typeof cluster.refreshSlotsCache !== "function") {
-    throw new Error("Cluster#refreshSlotsCache not found: not ioredis 6.0.x?");
+    throw new Error("Cluster#refreshSlotsCache not found: not ioredis 5.4-6.1?");
   }
   const samples = [];
   for (let i = 0; i < WARM + cycles; i += 1) {
@@ -90,7 +91,11 @@ async function ioredis(port, cycles) {
 const [library, portText, cyclesText] = process.argv.slice(2);
 const port = Number(portText);
 const cycles = cyclesText === undefined ? 200 : Number(cyclesText);
-const timings = { "node-redis": nodeRedis, ioredis };
+const timings = {
+  "node-redis": nodeRedis,
+  ioredis,
+  "ioredis@5.4.1": (p, c) => ioredis(p, c, "ioredis-5"),
+};
 if (!Object.hasOwn(timings, library)) usage(`no timing for ${JSON.stringify(library)}`);
 if (!Number.isInteger(port) || port <= 0 || port > 65535) usage(`not a port: ${JSON.stringify(portText)}`);
 if (!Number.isInteger(cycles) || cycles < 1 || cycles > 100000) usage(`not a count of cycles: ${JSON.stringify(cyclesText)}`);

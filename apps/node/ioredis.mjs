@@ -1,6 +1,8 @@
-// The ioredis adapter: `Redis.Cluster` of ioredis 6.0.0, counted from inside the library.
-// Every hook calls the original unchanged; the file:line cited are of the published package
-// (node_modules/ioredis/built/...), see README.md.
+// The ioredis adapter: `Redis.Cluster` of ioredis 6.0.0 (or of 5.4.1, the package `ioredis-5`,
+// as `ioredis@5.4.1`), counted from inside the library. Every hook calls the original unchanged;
+// the file:line cited are of the published 6.0.0 package (node_modules/ioredis/built/...), see
+// README.md; 5.4.1 has each hooked method (its `refreshSlotsCache` at cluster/index.js:290,
+// `getInfoFromNode` :645, `handleError` :502, `Redis#sendCommand` Redis.js:326, `setStatus` :601).
 
 import { createRequire } from "node:module";
 import { performance } from "node:perf_hooks";
@@ -8,14 +10,15 @@ import { Counts, log, parseAddr } from "./common.mjs";
 import { trace } from "./trace.mjs";
 
 const require = createRequire(import.meta.url);
-const { Cluster, Redis } = require("ioredis");
-const DataHandler = require("ioredis/built/DataHandler").default;
-const { PACKAGE_VERSION } = require("ioredis/built/utils/version");
+/** The package of each release the app runs. */
+const PACKAGES = { ioredis: "ioredis", "ioredis@5.4.1": "ioredis-5" };
 
 /** A connection's node, as `HOST:PORT`. */
 const nodeOf = (redis) => `${redis.options.host}:${redis.options.port}`;
 
-function install(counts) {
+function install(counts, pkg) {
+  const { Cluster, Redis } = require(pkg);
+  const DataHandler = require(`${pkg}/built/DataHandler`).default;
   // Topology refreshes: `refreshSlotsCache` (cluster/index.js:356) starts one unless one is
   // running (`isRefreshing`, :360); it ends by calling back without an error on success (:397).
   const refresh = Cluster.prototype.refreshSlotsCache;
@@ -96,9 +99,13 @@ function install(counts) {
   };
 }
 
-export function open(s) {
+export function open(s, release = "ioredis") {
+  const pkg = PACKAGES[release];
+  if (!pkg) throw new Error(`no ioredis package for ${release}`);
+  // The version from the package itself (6.0.0's `built/utils/version` is new in 6.0.0).
+  const version = require(`${pkg}/package.json`).version;
   const counts = new Counts(s.command);
-  install(counts);
+  install(counts, pkg);
   const startup = parseAddr(s.startup);
   const lib = { ...s.library_options };
   const options = {
@@ -112,8 +119,14 @@ export function open(s) {
   };
   if (s.address_remap) {
     const to = parseAddr(String(s.address_remap));
-    options.natMap = () => ({ host: to.host, port: to.port });
+    const mapped = () => ({ host: to.host, port: to.port });
+    // Before 5.5.0 `natMap` is read only as an object (5.4.1 cluster/index.js:630-643): one
+    // that maps every `HOST:PORT` key it is asked for.
+    options.natMap = version.startsWith("5.")
+      ? new Proxy({}, { get: (_, key) => (typeof key === "string" && key.includes(":") ? mapped() : undefined) })
+      : mapped;
   }
+  const { Cluster } = require(pkg);
   const cluster = new Cluster([startup], options);
   // The library's error events, logged (the first 5 of each kind, then every 100th).
   const seen = { cluster: 0, node: 0 };
@@ -139,7 +152,7 @@ export function open(s) {
   };
   return {
     client: "ioredis",
-    version: PACKAGE_VERSION,
+    version,
     counts,
     call,
     // The nodes ioredis knows (its connection pool, which it asks for the topology).

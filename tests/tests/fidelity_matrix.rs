@@ -87,7 +87,8 @@ fn node_libraries_refreshes_timed_on_this_machine_are_plausible() {
     // development machine).
     for (library, option) in [
         (Library::NodeRedis, "rediscover_cpu_ms"),
-        (Library::Ioredis, "refresh_cpu_ms"),
+        (Library::Ioredis("6.0.0"), "refresh_cpu_ms"),
+        (Library::Ioredis("5.4.1"), "refresh_cpu_ms"),
     ] {
         if !library.is_available() {
             panic!(

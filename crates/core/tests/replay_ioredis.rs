@@ -122,7 +122,53 @@ fn options_are_checked_by_their_ioredis_names() {
     o.set("MaxRedirects", "3").unwrap();
     assert!(model(MODEL, o).is_err(), "a go-redis option");
     assert!(model("ioredis@6.0.3", ModelOptions::new(addr(A))).is_ok());
-    assert!(model("ioredis@5.4.1", ModelOptions::new(addr(A))).is_err());
+}
+
+#[test]
+fn releases_5_4_to_6_1_resolve_to_the_model_and_others_are_refused_with_its_range() {
+    for asked in [
+        "ioredis@5.4.0",
+        "ioredis@5.4.1",
+        "ioredis@5.11.1",
+        "ioredis@6.1.0",
+    ] {
+        assert!(model(asked, ModelOptions::new(addr(A))).is_ok(), "{asked}");
+    }
+    for asked in ["ioredis@5.3.2", "ioredis@4.28.5", "ioredis@6.2.0"] {
+        let e = model(asked, ModelOptions::new(addr(A)))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("5.4.0–6.1.x"), "{asked}: {e}");
+    }
+}
+
+#[test]
+fn a_5_x_release_retries_a_nat_mapped_moved_on_the_connection_it_has() {
+    // The storm of `nat_map_onto_one_address_makes_a_moved_storm_for_the_other_half`: 5.x
+    // follows each MOVED on A's connection (`findOrCreate`), 6.0.0 recreates it each time. The
+    // same commands fail the same way; only the connections differ.
+    let (cluster, w) = (incident2(), workload_of(10, 100, "zadd"));
+    let six = run(&cluster, &w, MODEL, &[("natMap", A)]);
+    let five = run(&cluster, &w, "ioredis@5.4.1", &[("natMap", A)]);
+    assert_eq!((five.failed, five.moved), (six.failed, six.moved));
+    assert!(six.failed > 0);
+    // Each refresh asks on a duplicate connection (`getInfoFromNode`), in both; beyond those
+    // 5.x opens A's connection once, 6.0.0 once more for each MOVED handled (16 a command).
+    assert_eq!(five.new_connections, five.cluster_slots_calls + 1);
+    assert_eq!(five.cluster_slots_calls, six.cluster_slots_calls);
+    assert_eq!(six.new_connections - five.new_connections, 16 * six.failed);
+    // Without a remap the releases are the same.
+    let plain = |m: &str| {
+        let r = run(&cluster, &w, m, &[]);
+        (
+            r.succeeded,
+            r.moved,
+            r.new_connections,
+            r.cluster_slots_calls,
+        )
+    };
+    assert_eq!(plain("ioredis@5.11.1"), plain(MODEL));
 }
 
 #[test]

@@ -50,10 +50,9 @@ fn timing(library: Library) -> Option<Timing> {
             release,
             script: "cpu_cost.py",
         }),
-        Library::NodeRedis => Some(Timing::Node {
-            library: "node-redis",
+        Library::NodeRedis | Library::Ioredis(_) => Some(Timing::Node {
+            library: library.node_adapter(),
         }),
-        Library::Ioredis => Some(Timing::Node { library: "ioredis" }),
         _ => None,
     }
 }
@@ -164,8 +163,14 @@ mod tests {
     fn only_a_library_whose_model_takes_costs_is_timed() {
         assert_eq!(timing(Library::GoRedis), None);
         assert_eq!(
-            timing(Library::Ioredis),
+            timing(Library::Ioredis("6.0.0")),
             Some(Timing::Node { library: "ioredis" })
+        );
+        assert_eq!(
+            timing(Library::Ioredis("5.4.1")),
+            Some(Timing::Node {
+                library: "ioredis@5.4.1"
+            })
         );
         assert_eq!(
             machine_options(Library::Jedis, ServerKind::Redis),

@@ -20,8 +20,9 @@ pub const APP_SCRIPT: &str = "app.py";
 pub enum Library {
     /// redis-py's asyncio `RedisCluster` at this release (`5.0.0` or `8.1.0`).
     RedisPy(&'static str),
-    /// ioredis 6.0.0 `Redis.Cluster` (`apps/node`).
-    Ioredis,
+    /// ioredis `Redis.Cluster` at this release (`6.0.0`, or `5.4.1` from the package `ioredis-5`;
+    /// `apps/node`).
+    Ioredis(&'static str),
     /// node-redis 6.3.1 `createCluster` (`apps/node`).
     NodeRedis,
     /// go-redis v9.8.0 `ClusterClient` (`apps/go-redis`).
@@ -36,11 +37,17 @@ pub enum Library {
     Glide,
 }
 
+/// ioredis 6.0.0, the release its model was written from.
+pub const IOREDIS_6_0_0: &str = "6.0.0";
+/// ioredis 5.4.1, a 5.x release its model covers.
+pub const IOREDIS_5_4_1: &str = "5.4.1";
+
 /// Every library and release the matrix can run.
-pub const ALL: [Library; 9] = [
+pub const ALL: [Library; 10] = [
     Library::RedisPy(REDIS_PY_5_0_0),
     Library::RedisPy(REDIS_PY_8_1_0),
-    Library::Ioredis,
+    Library::Ioredis(IOREDIS_6_0_0),
+    Library::Ioredis(IOREDIS_5_4_1),
     Library::NodeRedis,
     Library::GoRedis,
     Library::Jedis,
@@ -54,7 +61,7 @@ impl Library {
     pub fn name(self) -> &'static str {
         match self {
             Library::RedisPy(_) => "redis-py",
-            Library::Ioredis => "ioredis",
+            Library::Ioredis(_) => "ioredis",
             Library::NodeRedis => "node-redis",
             Library::GoRedis => "go-redis",
             Library::Jedis => "jedis",
@@ -67,8 +74,7 @@ impl Library {
     /// The release its app runs.
     pub fn version(self) -> &'static str {
         match self {
-            Library::RedisPy(v) => v,
-            Library::Ioredis => "6.0.0",
+            Library::RedisPy(v) | Library::Ioredis(v) => v,
             Library::NodeRedis => "6.3.1",
             Library::GoRedis => "9.8.0",
             Library::Jedis => "5.1.0",
@@ -103,7 +109,7 @@ impl Library {
                 &["redis-py", "jedis", "redis-rs"]
             }
             Library::GoRedis | Library::Glide => &["redis-py", "go-redis", "glide"],
-            Library::Ioredis => &["ioredis"],
+            Library::Ioredis(_) => &["ioredis"],
             Library::NodeRedis => &["node-redis"],
             Library::Lettuce => &[],
         }
@@ -154,7 +160,7 @@ impl Library {
                 c.arg("-u").arg(script).env("PYTHONDONTWRITEBYTECODE", "1");
                 c
             }
-            Library::Ioredis | Library::NodeRedis | Library::Glide => {
+            Library::Ioredis(_) | Library::NodeRedis | Library::Glide => {
                 let app = need(root.join("apps/node/app.mjs"))?;
                 if self == Library::Glide {
                     // The package and its native module (npm install of the optional
@@ -162,7 +168,7 @@ impl Library {
                     need(root.join("apps/node/node_modules/@valkey/valkey-glide/package.json"))?;
                 }
                 let mut c = Command::new("node");
-                c.arg(app).arg(self.name());
+                c.arg(app).arg(self.node_adapter());
                 c
             }
             Library::GoRedis => Command::new(need(root.join("apps/go-redis/bin/app"))?),
@@ -213,7 +219,7 @@ impl Library {
     pub fn address_option(self) -> Option<&'static str> {
         match self {
             Library::RedisPy(_) => Some("address_remap"),
-            Library::Ioredis => Some("natMap"),
+            Library::Ioredis(_) => Some("natMap"),
             Library::Jedis => Some("hostAndPortMapper"),
             Library::Lettuce => Some("socketAddressResolver"),
             Library::NodeRedis => Some("nodeAddressMap"),
@@ -239,6 +245,15 @@ impl Library {
     /// to the replay's outcomes.
     pub fn wedged_by_outcomes(self) -> bool {
         !matches!(self, Library::RedisPy(_))
+    }
+
+    /// What `apps/node/app.mjs` and `apps/node/cpu-cost.mjs` call its adapter: the library's
+    /// name, or `ioredis@5.4.1` for the release beside the one the Node apps pin.
+    pub fn node_adapter(self) -> &'static str {
+        match self {
+            Library::Ioredis(IOREDIS_5_4_1) => "ioredis@5.4.1",
+            l => l.name(),
+        }
     }
 
     /// The replay model that stands for it (`--model`): its label, which the replay resolves to
@@ -318,7 +333,18 @@ mod tests {
                 Library::RedisPy(REDIS_PY_8_1_0)
             ]
         );
-        assert_eq!(Library::parse("ioredis").unwrap(), vec![Library::Ioredis]);
+        assert_eq!(
+            Library::parse("ioredis").unwrap(),
+            vec![
+                Library::Ioredis(IOREDIS_6_0_0),
+                Library::Ioredis(IOREDIS_5_4_1)
+            ]
+        );
+        assert_eq!(
+            Library::Ioredis(IOREDIS_5_4_1).node_adapter(),
+            "ioredis@5.4.1"
+        );
+        assert_eq!(Library::Ioredis(IOREDIS_6_0_0).node_adapter(), "ioredis");
         assert_eq!(
             Library::parse("go-redis@9.8.0").unwrap(),
             vec![Library::GoRedis]

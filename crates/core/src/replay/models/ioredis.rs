@@ -116,10 +116,26 @@
 //! look-ups. `ClusterAllFailedError` is emitted as the cluster's `error` event (:221) and handed
 //! to refresh callbacks that ignore it (`DelayQueue.js:20`), never a command's rejection.
 //!
-//! Release coverage: 6.0.x only. ioredis 5.4.1's `built/cluster/index.js` (`npm pack
-//! ioredis@5.4.1`) routes `MOVED` differently (it always `findOrCreate`s, it has no `recreate` of
-//! the connection that answered, 6.0.0's :452-467), and its `ConnectionPool` has no
-//! `clusterNodeRetryStrategy`; releases between were not compared.
+//! Release coverage: **5.4.0–6.1.x** (`docs/releases/ioredis.md`), from the packages of every
+//! release between (`npm pack ioredis@X`, their `built/` files compared with 6.0.0's, each pair of
+//! consecutive releases diffed). 6.1.0 differs only in what is not modelled here (routing when the
+//! pool holds no master, pipelines' redirections, maintenance notifications, which cluster
+//! connections turn off, the periodic refresh's timer set once, an aborted connect). 5.4.0–5.11.x
+//! (`asked` below 6.0.0) differ in two modelled ways, and the model follows them:
+//!
+//! - a `MOVED` always `findOrCreate`s the mapped address (5.4.1 `built/cluster/index.js:376`,
+//!   5.11.1 :402): there is no `recreate` of the connection that answered (6.0.0 :452-467,
+//!   `ConnectionPool.js:131-148`). Without a `natMap` a node never redirects to itself and the
+//!   two are the same; with one that maps every address to one, 5.x retries on the connection
+//!   it has where 6.0.0 opens a new one per `MOVED`;
+//! - an error reply is a `ReplyError` (`redis-parser` 3.0.0 `lib/parser.js:179`, 5.4.1
+//!   `DataHandler.js:5`), not 6.0.0's `SimpleError`: the class a `CLUSTERDOWN` reaches the
+//!   application with when `retryDelayOnClusterDown` is 0.
+//!
+//! 5.4.0–5.4.2 read `natMap` only as an object (5.4.1 `cluster/index.js:630-643`; a function is
+//! ignored before 5.5.0): the option here is the mapping, whichever form it takes. Before 5.4.0
+//! a refresh started while another runs calls back at once (no `_refreshSlotsCacheCallbacks`)
+//! and there is no `socketTimeout` (5.4.0 `Redis.js:404-432`): 5.0.0–5.3.x are not covered.
 
 mod command;
 mod delay_queue;
@@ -145,8 +161,8 @@ use crate::time::Timestamp;
 use crate::timeline::NodeIdx;
 use pool::Node;
 
-/// `ioredis@6.0.0`: covers **6.0.x** (written from the 6.0.0 package; 5.4.1's `MOVED` handling
-/// differs, see the module doc).
+/// `ioredis@6.0.0`: covers **5.4.0–6.1.x** (written from the 6.0.0 package; 5.x's `MOVED` and
+/// error class as its packages have them, see the module doc).
 pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
     name: "ioredis@6.0.0",
     about: "ioredis Redis.Cluster: MOVED patches the slot and refreshes, closed connections retry \
@@ -156,9 +172,9 @@ pub const DESCRIPTOR: ModelDescriptor = ModelDescriptor {
     options: OPTIONS,
     coverage: Some(Coverage {
         library: "ioredis",
-        from: Version::new(6, 0, 0),
-        until: Version::new(6, 1, 0),
-        range: "6.0.x",
+        from: Version::new(5, 4, 0),
+        until: Version::new(6, 2, 0),
+        range: "5.4.0–6.1.x",
     }),
     hypotheses: Hypotheses::Library { extra: &[] },
 };
@@ -270,6 +286,8 @@ const CONNECTION_CLOSED: ClientError = ClientError::new("Error", Failure::Connec
 /// The `CLUSTERDOWN` error reply, a `SimpleError` (`resp/errors.js:5`, a `ReplyError`), with
 /// `retryDelayOnClusterDown` 0.
 const CLUSTER_DOWN: ClientError = ClientError::new("SimpleError", Failure::ClusterDown);
+/// The same in 5.x: `redis-parser`'s `ReplyError` (`lib/parser.js:179`).
+const CLUSTER_DOWN_5: ClientError = ClientError::new("ReplyError", Failure::ClusterDown);
 /// A silent node without `socketTimeout`: ioredis waits; the instant clock cannot.
 const NO_REPLY: ClientError = ClientError::new(
     "no reply (ioredis waits without socketTimeout)",
@@ -306,14 +324,20 @@ struct Config {
     socket_timeout_ms: Option<u64>,
     /// The least a refresh that got its answer lasts, its own work (`refresh_cpu_ms`).
     refresh_cpu_us: u64,
+    /// Whether a `MOVED` to the address of the connection that answered it makes a new one
+    /// (6.0.0's `recreate`; 5.x reuses it).
+    recreate_on_moved: bool,
+    /// The class a `CLUSTERDOWN` reaches the application with.
+    cluster_down: ClientError,
 }
 
-/// Builds `ioredis@6.0.0`.
+/// Builds `ioredis@6.0.0`, as 5.x has it when the release `asked` is one (see the module doc).
 pub(super) fn build(
-    _: Option<Version>,
+    asked: Option<Version>,
     options: ModelOptions,
 ) -> Result<Box<dyn ClientModel>, ReplayError> {
     let name = DESCRIPTOR.name;
+    let before_6 = asked.is_some_and(|v| v < Version::new(6, 0, 0));
     // `address_remap` is redis-py's option, the replay's common name for a remap (the fidelity
     // matrix passes it to every model with address translation): read as `natMap`.
     let mut known: Vec<&str> = OPTIONS.iter().map(|o| o.name).collect();
@@ -383,6 +407,12 @@ pub(super) fn build(
             refresh_interval_ms,
             socket_timeout_ms,
             refresh_cpu_us,
+            recreate_on_moved: !before_6,
+            cluster_down: if before_6 {
+                CLUSTER_DOWN_5
+            } else {
+                CLUSTER_DOWN
+            },
         },
     )))
 }

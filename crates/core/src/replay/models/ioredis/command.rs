@@ -4,8 +4,8 @@
 
 use super::pool::Node;
 use super::{
-    Client, Run, CLUSTERDOWN_BUCKET, CLUSTER_DOWN, CONNECTION_CLOSED, FAILOVER_BUCKET, NEVER_READY,
-    NO_REPLY, TOO_MANY_ASK, TOO_MANY_CLOSED, TOO_MANY_CLUSTERDOWN, TOO_MANY_MOVED,
+    Client, Run, CLUSTERDOWN_BUCKET, CONNECTION_CLOSED, FAILOVER_BUCKET, NEVER_READY, NO_REPLY,
+    TOO_MANY_ASK, TOO_MANY_CLOSED, TOO_MANY_CLUSTERDOWN, TOO_MANY_MOVED,
 };
 use crate::redirect::Redirect;
 use crate::replay::client::Transport;
@@ -133,9 +133,13 @@ impl Client {
                     let mapped = self.nat(&to);
                     // `recreate` (ConnectionPool.js:131), a new connection, only while the pool
                     // holds the one the command was sent on (`=== lastRedis`, :453-463): the
-                    // others in flight on it reuse the replacement.
+                    // others in flight on it reuse the replacement. 5.x always finds it.
                     let n = *self.nodes.get(node);
-                    if self.nodes.addr(node) == Some(&mapped) && n.in_pool && n.created <= sent {
+                    if self.cfg.recreate_on_moved
+                        && self.nodes.addr(node) == Some(&mapped)
+                        && n.in_pool
+                        && n.created <= sent
+                    {
                         *self.nodes.get_mut(node) = Node {
                             in_pool: true,
                             order: n.order,
@@ -156,7 +160,7 @@ impl Client {
                 Reply::ClusterDown => (
                     CLUSTERDOWN_BUCKET,
                     self.cfg.delay_clusterdown_ms,
-                    CLUSTER_DOWN,
+                    self.cfg.cluster_down,
                 ),
                 // `Connection is closed.`: the failover bucket (:699-706). The command is
                 // rejected before the pool's `end` listener runs, so the cluster is still
