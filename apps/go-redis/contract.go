@@ -288,10 +288,21 @@ loop:
 			case <-stop:
 			}
 		}
+		// The commands whose time passed while the pacer waited (skipped: no burst).
+		lateSkips := func() int64 {
+			late := max(i, int64(math.Ceil(float64(time.Since(start))/float64(period))))
+			return min(late, scheduled) - i
+		}
 		select {
 		case <-stop:
 			if acquired {
 				<-permits
+			}
+			if waited {
+				// The schedule ended while the pacer waited: the same skips.
+				out.mu.Lock()
+				out.skipped += lateSkips()
+				out.mu.Unlock()
 			}
 			break loop
 		default:

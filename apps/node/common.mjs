@@ -318,7 +318,10 @@ export async function run(settings, adapter) {
     const got = await permits.acquire(start + scheduled * period - performance.now());
     if (control.stop || !got) {
       if (got) permits.release();
-      else if (!control.stop) out.skipped += scheduled - i;
+      if (!control.stop) out.skipped += scheduled - i;
+      // The schedule ended while the pacer waited: the commands whose time passed are skipped,
+      // as when a permit comes.
+      else if (waited) out.skipped += Math.min(Math.max(i, Math.ceil((performance.now() - start) / period)), scheduled) - i;
       break;
     }
     if (waited) {

@@ -1,7 +1,7 @@
 // Unit tests of the contract's shared part (run by ./build): `node --test common.test.mjs`.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Outcomes } from "./common.mjs";
+import { Counts, Outcomes, run, settingsFrom } from "./common.mjs";
 
 test("every command failing for the schedule's last second is wedged; a late failure is not", () => {
   const o = new Outcomes();
@@ -35,4 +35,29 @@ test("a failure that ended before a hung command's issue keeps the earlier momen
   const since = o.first_fail_since_ok_ms;
   o.failed("CancelledError", "still in flight", since + 300, true);
   assert.equal(o.first_fail_since_ok_ms, since);
+});
+
+test("a schedule ended while every permit is taken skips the commands due meanwhile", async () => {
+  // One permit, taken by a command that never settles; the schedule (200/s) is ended by a
+  // SIGTERM after 0.5 s, as the fidelity harness ends it: the commands due until then were
+  // skipped, so issued + skipped is the pace the application kept, not one command.
+  const s = settingsFrom(
+    JSON.stringify({ startup: "127.0.0.1:1", rate: 200, in_flight: 1, duration_s: 5, socket_timeout_s: 0.01 }),
+  );
+  const adapter = {
+    client: "fake",
+    version: "0",
+    counts: new Counts(s.command),
+    call: () => new Promise(() => {}),
+    startupNodesEnd: () => null,
+    close: async () => {},
+  };
+  const end = setTimeout(() => process.emit("SIGTERM", "SIGTERM"), 500);
+  const line = await run(s, adapter);
+  clearTimeout(end);
+  assert.equal(line.issued, 1);
+  const kept = (line.issued + line.skipped) / ((line.issuing_ended_ms - line.started_ms) / 1000);
+  assert.ok(line.skipped >= 80 && line.skipped <= 130, `skipped ${line.skipped}`);
+  assert.ok(kept > 150 && kept < 250, `pace ${kept}/s`);
+  assert.deepEqual(line.errors, { CancelledError: 1 });
 });

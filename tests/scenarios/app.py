@@ -550,6 +550,11 @@ async def main():
         await permits.acquire()
         if stop.is_set():
             permits.release()
+            if waited:
+                # The schedule ended while the pacer waited: the commands whose time passed
+                # are skipped, as when a permit comes in time.
+                late = max(i, math.ceil((time.monotonic() - start) / period))
+                out.skipped += min(late, scheduled) - i
             break
         if waited:
             # Every command whose time passed while the pacer waited is skipped: no burst.

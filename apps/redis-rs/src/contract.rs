@@ -401,8 +401,15 @@ where
                 match got {
                     Some(p) => (p, true),
                     None => {
+                        let mut o = out.lock().expect("outcomes");
                         if !stop.stopped() {
-                            out.lock().expect("outcomes").skipped += scheduled - i;
+                            o.skipped += scheduled - i;
+                        } else {
+                            // The schedule ended while the pacer waited: the commands whose
+                            // time passed are skipped, as when a permit comes in time.
+                            let elapsed = start.elapsed().as_secs_f64();
+                            let late = i.max((elapsed / period.as_secs_f64()).ceil() as u64);
+                            o.skipped += late.min(scheduled) - i;
                         }
                         break;
                     }
@@ -410,6 +417,11 @@ where
             }
         };
         if stop.stopped() {
+            if waited {
+                let elapsed = start.elapsed().as_secs_f64();
+                let late = i.max((elapsed / period.as_secs_f64()).ceil() as u64);
+                out.lock().expect("outcomes").skipped += late.min(scheduled) - i;
+            }
             break;
         }
         if waited {

@@ -410,11 +410,17 @@ public final class Main {
             got = permits.tryAcquire(10, TimeUnit.MILLISECONDS);
           }
           if (!got) {
+            // The schedule ended while the pacer waited: the commands whose time passed are
+            // skipped, as when a permit comes in time.
+            out.skipped += lateSkips(i, start, periodNs, scheduled);
             break;
           }
         }
         if (stop.getCount() == 0) {
           permits.release();
+          if (waited) {
+            out.skipped += lateSkips(i, start, periodNs, scheduled);
+          }
           break;
         }
         if (waited) {
@@ -542,5 +548,15 @@ public final class Main {
     } catch (Exception e) {
       log("summary: " + e);
     }
+  }
+
+  /**
+   * The commands from {@code i} whose due time passed while the pacer waited for a permit (up to
+   * the end of the schedule): skipped, so a wait is not followed by a burst, and counted as such
+   * whether the wait ended with a permit or with the schedule.
+   */
+  static long lateSkips(long i, long start, double periodNs, long scheduled) {
+    long late = Math.max(i, (long) Math.ceil((System.nanoTime() - start) / periodNs));
+    return Math.min(late, scheduled) - i;
   }
 }
