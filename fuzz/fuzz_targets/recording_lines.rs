@@ -96,16 +96,16 @@ fn templates() -> &'static Templates {
 }
 
 /// The next line's time: mostly the recording's pace, sometimes a jump or a step back; in a
-/// `wild` recording (one in 32) also decades on or anything at all. A recording that spans years
-/// costs its tracks' grids 2^20 buckets a series, bounded but slow: the recordings that span
-/// minutes keep the executions fast.
+/// `wild` recording (one in 32) also decades on or anything at all (such a recording is then
+/// mostly not read, see [`MOST_BUCKETS`]). Saturating: a wild time near the ends of `i64` and a
+/// step after it once overflowed the harness itself (`fuzz/regressions/recording_lines/`).
 fn step(u: &mut Unstructured, now: i64, wild: bool) -> Result<i64> {
     Ok(match u.int_in_range(0u8..=15)? {
         0 => now,
-        1..=11 => now + u.int_in_range(0..=1_000)?,
-        12 | 13 => now + u.int_in_range(0..=60_000)?,
-        14 => now - u.int_in_range(0..=5_000)?,
-        _ if !wild => now + u.int_in_range(0..=10_000)?,
+        1..=11 => now.saturating_add(u.int_in_range(0..=1_000)?),
+        12 | 13 => now.saturating_add(u.int_in_range(0..=60_000)?),
+        14 => now.saturating_sub(u.int_in_range(0..=5_000)?),
+        _ if !wild => now.saturating_add(u.int_in_range(0..=10_000)?),
         _ if u.arbitrary::<bool>()? => {
             now.saturating_add(i64::from(u.arbitrary::<u32>()?) * 1_000)
         }
