@@ -101,7 +101,11 @@ fn check(library: Library, kind: ServerKind) {
         group["declared_model"]
     );
     let expected: Vec<String> = match kind {
-        ServerKind::Valkey => vec![library.name().to_owned()],
+        ServerKind::Valkey => library
+            .named_on_valkey()
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
         ServerKind::Redis => library
             .named_on_redis_7_0()
             .iter()

@@ -95,6 +95,18 @@ impl Library {
         format!("{}@{}", self.name(), self.version())
     }
 
+    /// What the census names this library's connections on Valkey 8.1, where `CLIENT LIST` has
+    /// the `lib-name` a library sends with `CLIENT SETINFO`: the library, or nothing for ioredis
+    /// 5.4.1, which sends no `CLIENT SETINFO` (ioredis sends it from 5.8.0, 5.8.2
+    /// `built/redis/event_handler.js:65-70`) and no `HELLO` (RESP2): nothing in its handshake
+    /// names it.
+    pub fn named_on_valkey(self) -> Vec<&'static str> {
+        match self {
+            Library::Ioredis(IOREDIS_5_4_1) => Vec::new(),
+            l => vec![l.name()],
+        }
+    }
+
     /// What the census names this library's connections on Redis 7.0, where no `lib-name`
     /// reaches `CLIENT LIST` and the `CLIENT SETINFO` rejection fingerprint decides
     /// (`slotscope_core::fingerprint`): the libraries it cannot tell apart there, this one among
@@ -109,6 +121,8 @@ impl Library {
                 &["redis-py", "jedis", "redis-rs"]
             }
             Library::GoRedis | Library::Glide => &["redis-py", "go-redis", "glide"],
+            // 5.4.1 sends no `CLIENT SETINFO`: no rejection to count.
+            Library::Ioredis(IOREDIS_5_4_1) => &[],
             Library::Ioredis(_) => &["ioredis"],
             Library::NodeRedis => &["node-redis"],
             Library::Lettuce => &[],

@@ -18,6 +18,7 @@
 //! | redis-py 8.1+ | each | 3 (`CLIENT MAINT_NOTIFICATIONS ON` too) | `CLIENT SETNAME` | 8.1.0 `redis/asyncio/connection.py:371-413` |
 //! | go-redis v9 | each | 2 | `CLIENT SETNAME` | v9.8.0 `redis.go:353-361` |
 //! | ioredis 6.0 | each node connection; none on the `CLUSTER SLOTS` connection of a refresh (`protocol: 2`) | 2 and 2 more per refresh | `CLIENT SETNAME` | 6.0.0 `built/redis/event_handler.js:45-73`, `built/cluster/index.js:818-824` |
+//! | ioredis 5.4–5.7 | none (RESP2) | none: no `CLIENT SETINFO` before 5.8.0 | `CLIENT SETNAME` | 5.8.2 `built/redis/event_handler.js:65-70` (where it begins) |
 //! | node-redis 6.3 | each (RESP3), the name in it | 2, 3 with `CLIENT MAINT_NOTIFICATIONS` (clients given a host) | in `HELLO … SETNAME` | `@redis/client` 6.3.1 `dist/lib/client/index.js:548-551`, :588-603, :616-619 |
 //! | Jedis 5 | none (RESP2) | 2 per connection | `CLIENT SETNAME` | 5.1.0 `redis/clients/jedis/Connection.java:410-437` |
 //! | Valkey GLIDE 2.5 | each (two connections a node: user and management) | 2 | `CLIENT SETNAME` | release-2.5 `glide-core/redis-rs/redis/src/connection.rs:937-995` |
@@ -37,6 +38,9 @@
 //! the name in `CLIENT SETNAME`); ioredis 6.0 from either of those or from redis-py 8.1+ (its refreshes'
 //! connections add `ERR` without `HELLO`, so its ratio lies anywhere from 2 up); node-redis 6.3
 //! is told from all but itself only when the connections carry a name (it sends it in `HELLO`).
+//! ioredis before 5.8.0 leaves neither a rejection here nor a `lib-name` on a server that knows
+//! `CLIENT SETINFO`: nothing names it (live: ioredis 5.4.1 on Redis 7.0.15 and Valkey 8.1.8,
+//! `tests/tests/library_census.rs`).
 //!
 //! Handshakes cut short: a client whose connections are closed (a reset storm, `CLIENT KILL`)
 //! between its `HELLO` and its `CLIENT SETINFO` replies leaves fewer `ERR` per `HELLO` than its
