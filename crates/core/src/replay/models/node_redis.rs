@@ -114,16 +114,11 @@
 //! new master that refuses connections would hold every rediscovery), `connectTimeout` (checked:
 //! the replay's nodes refuse or accept at once), `pingInterval` (none by default), DNS.
 //!
-//! Release coverage: **6.3.0–6.4.0** (`docs/releases/node-redis.md`), from the packages of every
-//! `@redis/client` release from 1.5.0 (`redis` 4.6) to 6.4.0, each file the model reads diffed
-//! where it changes. 6.3.0's `dist/` is 6.3.1's; 6.4.0 changes only what is not modelled (keyless
-//! commands following `MOVED`, `cluster/index.js:458-468`; a master demoted to a replica with
-//! `useReplicas`; `destroy()` during a connect; the opt-in `rejectInFlight`; `SMIGRATED`; pub/sub);
-//! the redirect loop, `#rediscover`, `socket.js`'s `#onSocketError` and `#connect` are the same.
-//! 6.2.1 and before keep a node's client after a terminal connect failure (no `.catch` in
-//! `#createNodeClient`, 6.3.1's :594-604) and throw from `destroy()` on a closed client inside a
-//! discovery; 5.x has no reconnection tracker, and 4.6-4.7 (`@redis/client` 1.5-1.6) count
-//! redirects twice and have no socket or command timeout: none covered.
+//! Release coverage: **6.3.0–6.4.0**, every `@redis/client` release from 1.5.0 to 6.4.0 compared
+//! (`docs/releases/node-redis.md`): 6.3.0's `dist/` is 6.3.1's, and 6.4.0 changes only what is
+//! not modelled. 6.2.1 and before keep a node's client after a terminal connect failure (no
+//! `.catch` in `#createNodeClient`, 6.3.1's :594-604); 5.x has no reconnection tracker; 4.6-4.7
+//! count redirects twice: none covered.
 
 mod delivery;
 mod discovery;
