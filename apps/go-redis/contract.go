@@ -270,6 +270,12 @@ func run(s Settings, out *Outcomes, stop <-chan struct{}, drain time.Duration, c
 		}
 	}
 	due := func(i int64) time.Time { return start.Add(time.Duration(i) * period) }
+	// The first command from i whose due time has not passed yet: those before it came due while
+	// the pacer waited for a permit, and are skipped (no burst), whether the wait ended with a
+	// permit or with the schedule.
+	lateFrom := func(i int64) int64 {
+		return max(i, int64(math.Ceil(float64(time.Since(start))/float64(period))))
+	}
 
 loop:
 	for i := int64(0); i < scheduled; i++ {
@@ -288,28 +294,22 @@ loop:
 			case <-stop:
 			}
 		}
-		// The commands whose time passed while the pacer waited (skipped: no burst).
-		lateSkips := func() int64 {
-			late := max(i, int64(math.Ceil(float64(time.Since(start))/float64(period))))
-			return min(late, scheduled) - i
-		}
 		select {
 		case <-stop:
 			if acquired {
 				<-permits
 			}
 			if waited {
-				// The schedule ended while the pacer waited: the same skips.
+				// The schedule ended while the pacer waited.
 				out.mu.Lock()
-				out.skipped += lateSkips()
+				out.skipped += min(lateFrom(i), scheduled) - i
 				out.mu.Unlock()
 			}
 			break loop
 		default:
 		}
 		if waited {
-			// Every command whose time passed while the pacer waited is skipped: no burst.
-			late := max(i, int64(math.Ceil(float64(time.Since(start))/float64(period))))
+			late := lateFrom(i)
 			out.mu.Lock()
 			out.skipped += min(late, scheduled) - i
 			out.mu.Unlock()

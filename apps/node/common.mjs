@@ -305,6 +305,11 @@ export async function run(settings, adapter) {
     inFlight.set(tracked, issuedMs);
   };
 
+  // The first command from `i` whose due time has not passed yet: those before it came due
+  // while the pacer waited for a permit, and are skipped (no burst), whether the wait ended with
+  // a permit or with the schedule.
+  const lateFrom = (i) => Math.max(i, Math.ceil((performance.now() - start) / period));
+
   let i = 0;
   while (!control.stop && i < scheduled) {
     const delay = start + i * period - performance.now();
@@ -319,14 +324,12 @@ export async function run(settings, adapter) {
     if (control.stop || !got) {
       if (got) permits.release();
       if (!control.stop) out.skipped += scheduled - i;
-      // The schedule ended while the pacer waited: the commands whose time passed are skipped,
-      // as when a permit comes.
-      else if (waited) out.skipped += Math.min(Math.max(i, Math.ceil((performance.now() - start) / period)), scheduled) - i;
+      // The schedule ended while the pacer waited.
+      else if (waited) out.skipped += Math.min(lateFrom(i), scheduled) - i;
       break;
     }
     if (waited) {
-      // Every command whose time passed while the pacer waited is skipped: no burst.
-      const late = Math.max(i, Math.ceil((performance.now() - start) / period));
+      const late = lateFrom(i);
       out.skipped += Math.min(late, scheduled) - i;
       if (late >= scheduled) {
         permits.release();

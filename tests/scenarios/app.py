@@ -534,6 +534,12 @@ async def main():
             out.watch(client)
             permits.release()
 
+    def late_from(i):
+        # The first command from `i` whose due time has not passed yet: those before it came due
+        # while the pacer waited for a permit, and are skipped (no burst), whether the wait ended
+        # with a permit or with the schedule.
+        return max(i, math.ceil((time.monotonic() - start) / period))
+
     i = 0
     while not stop.is_set():
         due = start + i * period
@@ -551,14 +557,11 @@ async def main():
         if stop.is_set():
             permits.release()
             if waited:
-                # The schedule ended while the pacer waited: the commands whose time passed
-                # are skipped, as when a permit comes in time.
-                late = max(i, math.ceil((time.monotonic() - start) / period))
-                out.skipped += min(late, scheduled) - i
+                # The schedule ended while the pacer waited.
+                out.skipped += min(late_from(i), scheduled) - i
             break
         if waited:
-            # Every command whose time passed while the pacer waited is skipped: no burst.
-            late = max(i, math.ceil((time.monotonic() - start) / period))
+            late = late_from(i)
             out.skipped += min(late, scheduled) - i
             if late >= scheduled:
                 permits.release()

@@ -381,6 +381,13 @@ where
     let start = Instant::now();
     let due = |i: u64| start + period.mul_f64(i as f64);
     let end = due(scheduled);
+    // The first command from `i` whose due time has not passed yet: those before it came due
+    // while the pacer waited for a permit, and are skipped (no burst), whether the wait ended
+    // with a permit or with the schedule.
+    let late_from = |i: u64| {
+        let elapsed = start.elapsed().as_secs_f64();
+        i.max((elapsed / period.as_secs_f64()).ceil() as u64)
+    };
 
     let mut i = 0u64;
     while !stop.stopped() && i < scheduled {
@@ -405,11 +412,8 @@ where
                         if !stop.stopped() {
                             o.skipped += scheduled - i;
                         } else {
-                            // The schedule ended while the pacer waited: the commands whose
-                            // time passed are skipped, as when a permit comes in time.
-                            let elapsed = start.elapsed().as_secs_f64();
-                            let late = i.max((elapsed / period.as_secs_f64()).ceil() as u64);
-                            o.skipped += late.min(scheduled) - i;
+                            // The schedule ended while the pacer waited.
+                            o.skipped += late_from(i).min(scheduled) - i;
                         }
                         break;
                     }
@@ -418,16 +422,12 @@ where
         };
         if stop.stopped() {
             if waited {
-                let elapsed = start.elapsed().as_secs_f64();
-                let late = i.max((elapsed / period.as_secs_f64()).ceil() as u64);
-                out.lock().expect("outcomes").skipped += late.min(scheduled) - i;
+                out.lock().expect("outcomes").skipped += late_from(i).min(scheduled) - i;
             }
             break;
         }
         if waited {
-            // Every command whose time passed while the pacer waited is skipped: no burst.
-            let elapsed = start.elapsed().as_secs_f64();
-            let late = i.max((elapsed / period.as_secs_f64()).ceil() as u64);
+            let late = late_from(i);
             out.lock().expect("outcomes").skipped += late.min(scheduled) - i;
             if late >= scheduled {
                 break;

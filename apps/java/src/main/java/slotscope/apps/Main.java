@@ -412,20 +412,19 @@ public final class Main {
           if (!got) {
             // The schedule ended while the pacer waited: the commands whose time passed are
             // skipped, as when a permit comes in time.
-            out.skipped += lateSkips(i, start, periodNs, scheduled);
+            out.skipped += Math.min(lateFrom(i, start, periodNs), scheduled) - i;
             break;
           }
         }
         if (stop.getCount() == 0) {
           permits.release();
           if (waited) {
-            out.skipped += lateSkips(i, start, periodNs, scheduled);
+            out.skipped += Math.min(lateFrom(i, start, periodNs), scheduled) - i;
           }
           break;
         }
         if (waited) {
-          // Every command whose time passed while the pacer waited is skipped: no burst.
-          long late = Math.max(i, (long) Math.ceil((System.nanoTime() - start) / periodNs));
+          long late = lateFrom(i, start, periodNs);
           out.skipped += Math.min(late, scheduled) - i;
           if (late >= scheduled) {
             permits.release();
@@ -551,12 +550,11 @@ public final class Main {
   }
 
   /**
-   * The commands from {@code i} whose due time passed while the pacer waited for a permit (up to
-   * the end of the schedule): skipped, so a wait is not followed by a burst, and counted as such
-   * whether the wait ended with a permit or with the schedule.
+   * The first command from {@code i} whose due time has not passed yet: those before it came due
+   * while the pacer waited for a permit, and are skipped (no burst), whether the wait ended with a
+   * permit or with the schedule.
    */
-  static long lateSkips(long i, long start, double periodNs, long scheduled) {
-    long late = Math.max(i, (long) Math.ceil((System.nanoTime() - start) / periodNs));
-    return Math.min(late, scheduled) - i;
+  static long lateFrom(long i, long start, double periodNs) {
+    return Math.max(i, (long) Math.ceil((System.nanoTime() - start) / periodNs));
   }
 }
